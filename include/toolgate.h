@@ -1,0 +1,284 @@
+/*
+ * toolgate.h — the one public header of libtoolgate.
+ *
+ * A runtime (tg_runtime) owns a libuv loop, the tool registry, the current
+ * policy generation and the event bus. Calls run through the chain of
+ * SPEC §1 as asynchronous state machines on that loop; nothing here blocks.
+ *
+ * Ownership, in one place:
+ *   - Strings and cJSON values passed *in* are copied; the caller keeps them.
+ *   - Values handed *out* in callbacks (outcome, event, approval request)
+ *     are owned by the runtime and valid only for the duration of the
+ *     callback; copy what you keep (tg_outcome_to_json gives a malloc'd
+ *     string the caller frees with free()).
+ *   - Functions return 0 on success or a negative errno-style code; where a
+ *     message helps, it is written to `err` (a buffer of TG_ERRMSG bytes).
+ */
+#ifndef TOOLGATE_H
+#define TOOLGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_VERSION "0.1.0"
+#define TG_ERRMSG 512
+
+typedef struct tg_runtime tg_runtime;
+
+/* ---- errors (SPEC §1) ------------------------------------------------ */
+
+/* X-macro: one list gives the enum and the names. */
+#define TG_PHASE_MAP(X) \
+  X(NONE)               \
+  X(AUTHORIZE)          \
+  X(PRE_HOOK)           \
+  X(VALIDATE)           \
+  X(APPROVE)            \
+  X(EXECUTE)            \
+  X(TIMEOUT)            \
+  X(CANCEL)             \
+  X(UPSTREAM)           \
+  X(POLICY)             \
+  X(INTERNAL)
+
+typedef enum {
+#define TG_PHASE_ENUM(name) TG_PHASE_##name,
+  TG_PHASE_MAP(TG_PHASE_ENUM)
+#undef TG_PHASE_ENUM
+  TG_PHASE__COUNT
+} tg_phase;
+
+const char *tg_phase_name(tg_phase phase);
+
+typedef struct {
+  tg_phase phase;       /* TG_PHASE_NONE when there is no error */
+  const char *code;     /* short machine code, e.g. "DENIED", "SCHEMA" */
+  const char *message;  /* what the agent / user reads */
+  const char *suggestion; /* may be NULL */
+  int retryable;
+} tg_error_view;
+
+/* ---- status and verdicts -------------------------------------------- */
+
+#define TG_STATUS_MAP(X) \
+  X(OK, "ok")            \
+  X(ERROR, "error")      \
+  X(DENIED, "denied")    \
+  X(REJECTED, "rejected") \
+  X(CANCELLED, "cancelled") \
+  X(TIMEOUT, "timeout")
+
+typedef enum {
+#define TG_STATUS_ENUM(name, str) TG_STATUS_##name,
+  TG_STATUS_MAP(TG_STATUS_ENUM)
+#undef TG_STATUS_ENUM
+} tg_status;
+
+const char *tg_status_name(tg_status s);
+
+typedef enum {
+  TG_VERDICT_NONE = 0, /* the rule did not answer */
+  TG_VERDICT_ALLOW,
+  TG_VERDICT_DENY,
+  TG_VERDICT_ASK
+} tg_verdict;
+
+const char *tg_verdict_name(tg_verdict v);
+
+/* ---- configuration --------------------------------------------------- */
+
+typedef enum {
+  TG_APPROVE_CALLBACK = 0, /* ask the approver set with tg_runtime_set_approver;
+                              with none set, an ask is rejected */
+  TG_APPROVE_DENY,         /* non-interactive: every ask is rejected */
+  TG_APPROVE_ALLOW         /* non-interactive: every ask is approved */
+} tg_approve_mode;
+
+typedef struct {
+  const char *policies_dir;   /* NULL: no policies (only C tools, defaults) */
+  const char *session;        /* default session id; NULL: "default" */
+  tg_verdict default_verdict; /* for tools not read-only when no rule answers;
+                                 TG_VERDICT_NONE means the default, ASK */
+  uint64_t timeout_ms;        /* default per-attempt timeout; 0: 60000 */
+  uint64_t approval_timeout_ms; /* 0: 300000 (5 min); a timeout rejects */
+  uint64_t progress_interval_ms; /* 0: 1000 */
+  tg_approve_mode approve_mode;
+  uint64_t seed;              /* jitter RNG seed; 0: from the clock */
+  size_t max_args_bytes;      /* 0: 16 MiB; bigger args JSON is refused */
+} tg_config;
+
+/* Fills a config with the defaults above. */
+void tg_config_init(tg_config *cfg);
+
+/* Creates a runtime. `loop` may be NULL (the runtime makes and owns one)
+ * or a loop the host owns and runs (it must outlive the runtime).
+ * Loads cfg->policies_dir if set. Returns NULL and fills err on failure. */
+tg_runtime *tg_runtime_new(const tg_config *cfg, uv_loop_t *loop,
+                           char err[TG_ERRMSG]);
+
+/* Cancels calls still running, runs the loop until they have ended, closes
+ * every handle, frees everything. Safe with NULL. */
+void tg_runtime_free(tg_runtime *rt);
+
+uv_loop_t *tg_runtime_loop(tg_runtime *rt);
+
+/* Runs the loop: mode as uv_run. Returns uv_run's value. */
+int tg_runtime_run(tg_runtime *rt, uv_run_mode mode);
+
+/* Loads (or reloads) the policies in dir into a new generation and makes it
+ * current if every file loaded. On failure the old generation stays, err
+ * names file:line:message, and -EINVAL is returned. */
+int tg_runtime_load_policies(tg_runtime *rt, const char *dir,
+                             char err[TG_ERRMSG]);
+
+/* The number of the current policy generation (0 before any load). */
+uint64_t tg_runtime_generation(tg_runtime *rt);
+
+/* A JSON description of what is registered: rules in evaluation order,
+ * hooks in run order, tools. Caller frees with cJSON_Delete. */
+cJSON *tg_runtime_describe(tg_runtime *rt);
+
+/* ---- events ---------------------------------------------------------- */
+
+typedef struct {
+  uint64_t seq;          /* strictly increasing per runtime */
+  const char *type;      /* "call_start", "decision", "hook", ... */
+  const char *call_id;   /* may be NULL for runtime-wide events */
+  const cJSON *data;     /* the whole event as a JSON object, incl. seq/type */
+} tg_event;
+
+typedef void (*tg_event_cb)(tg_runtime *rt, const tg_event *ev, void *ud);
+
+/* Returns a subscription id (> 0) or a negative code. */
+int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud);
+void tg_events_unsubscribe(tg_runtime *rt, int id);
+
+/* ---- calls ------------------------------------------------------------ */
+
+typedef struct {
+  const char *id;        /* NULL: the runtime makes one ("call-N") */
+  const char *tool;
+  const cJSON *args;     /* an object; NULL means {} */
+  const char *args_json; /* alternative to args: raw JSON text */
+  const char *session;   /* NULL: the runtime's default */
+  int64_t turn;
+  const cJSON *metadata; /* an object or NULL */
+} tg_call_request;
+
+typedef struct {
+  const char *id;
+  const char *tool;
+  tg_status status;
+  const cJSON *result;   /* NULL when the call produced none */
+  tg_error_view error;   /* phase NONE on success */
+  tg_verdict verdict;    /* the decision that let the call run (or not) */
+  const char *rule;      /* the rule that made it; NULL for the default */
+  int attempts;
+  double duration_ms;
+  int truncated;         /* the result limit cut the result */
+} tg_outcome;
+
+typedef void (*tg_done_cb)(tg_runtime *rt, const tg_outcome *out, void *ud);
+
+/* Starts a call. done is called exactly once, from the loop or (for calls
+ * refused at once, e.g. an unknown tool) before tg_call_start returns.
+ * Returns 0, or a negative code with err filled when the request itself is
+ * malformed (no tool name, args not an object, bad JSON): then done is
+ * not called. */
+int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
+                  void *ud, char err[TG_ERRMSG]);
+
+/* Cancels a running call by id. Returns 0, or -ENOENT if no such call is
+ * running. The call ends with status "cancelled" and its partial output. */
+int tg_call_cancel(tg_runtime *rt, const char *call_id);
+
+/* The outcome as the JSON object of `toolgate call --json`:
+ * {"id","tool","status","result","error","decision":{"verdict","rule"},
+ *  "attempts","duration_ms"}. Caller frees with cJSON_Delete. */
+cJSON *tg_outcome_to_json(const tg_outcome *out);
+
+/* ---- approvals ------------------------------------------------------- */
+
+typedef enum {
+  TG_ANSWER_APPROVE = 1,
+  TG_ANSWER_ALWAYS,     /* approve and remember for the session */
+  TG_ANSWER_REJECT
+} tg_answer;
+
+typedef enum {
+  TG_SCOPE_TOOL = 0,    /* approve-always covers the whole tool */
+  TG_SCOPE_ARGS         /* only these exact args */
+} tg_always_scope;
+
+typedef struct {
+  uint64_t approval_id;  /* pass back to tg_approval_answer */
+  const char *call_id;
+  const char *tool;
+  const cJSON *args;
+  const char *session;
+  const char *prompt;    /* the rule's ask text */
+  const char *rule;
+} tg_approval_request;
+
+/* The approver is told of each ask; it answers now or later with
+ * tg_approval_answer. Answers after the timeout, or for a call that has
+ * been cancelled, are ignored (-ENOENT). */
+typedef void (*tg_approver_cb)(tg_runtime *rt, const tg_approval_request *req,
+                               void *ud);
+
+void tg_runtime_set_approver(tg_runtime *rt, tg_approver_cb cb, void *ud);
+void tg_runtime_set_approve_mode(tg_runtime *rt, tg_approve_mode mode);
+
+int tg_approval_answer(tg_runtime *rt, uint64_t approval_id, tg_answer answer,
+                       tg_always_scope scope, const char *guidance);
+
+/* ---- C tools ---------------------------------------------------------- */
+
+typedef struct tg_exec tg_exec; /* one running attempt of a tool */
+
+/* Called to start one attempt. The tool finishes it, now or later, with
+ * tg_exec_finish_ok / tg_exec_finish_error, exactly once. */
+typedef void (*tg_tool_start_fn)(tg_exec *ex, const cJSON *args, void *ud);
+/* Called when the attempt is cancelled or times out: stop for real, then
+ * finish (partial output may be passed to tg_exec_finish_error as result). */
+typedef void (*tg_tool_cancel_fn)(tg_exec *ex, void *ud);
+
+typedef struct {
+  const char *name;
+  const char *description;
+  const cJSON *schema;       /* JSON Schema for args, or NULL */
+  int read_only;
+  uint64_t timeout_ms;       /* 0: the runtime default */
+  size_t max_result_bytes;   /* 0: no limit */
+  int retry_attempts;        /* 0 or 1: no retry */
+  uint64_t retry_initial_ms, retry_max_ms;
+  double retry_multiplier, retry_jitter;
+  tg_tool_start_fn start;
+  tg_tool_cancel_fn cancel;  /* may be NULL: the result is then dropped */
+  void *ud;
+} tg_tool_def;
+
+int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
+                     char err[TG_ERRMSG]);
+
+/* Result ownership passes to the runtime. */
+void tg_exec_finish_ok(tg_exec *ex, cJSON *result);
+void tg_exec_finish_error(tg_exec *ex, cJSON *partial_result, const char *code,
+                          const char *message, int retryable);
+/* Reports progress (current/total may be negative: unknown). */
+void tg_exec_progress(tg_exec *ex, double current, double total,
+                      const char *message);
+const char *tg_exec_call_id(const tg_exec *ex);
+int tg_exec_attempt(const tg_exec *ex);
+tg_runtime *tg_exec_runtime(tg_exec *ex);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

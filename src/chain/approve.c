@@ -1,0 +1,182 @@
+/*
+ * approve.c — the human in the loop. After an ask, the approver answers
+ * approve, approve-always (remembered for the session: the whole tool or
+ * these exact args) or reject with guidance; no answer within
+ * approval_timeout_ms counts as a reject. The answer may come at once or
+ * much later; other calls go on meanwhile.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "call.h"
+
+struct tg_always {
+  char *session;
+  char *tool;
+  char *args;               /* canonical JSON text; NULL: the whole tool */
+  tg_always *next;
+};
+
+static char *args_key(const cJSON *args) { return cJSON_PrintUnformatted(args); }
+
+int tg__always_covers(tg_call *c) {
+  char *key = NULL;
+  int hit = 0;
+  for (tg_always *a = c->rt->always; a && !hit; a = a->next) {
+    if (strcmp(a->session, c->session) || strcmp(a->tool, c->tool_name)) continue;
+    if (!a->args) {
+      hit = 1;
+      break;
+    }
+    if (!key) key = args_key(c->args);
+    hit = key && strcmp(key, a->args) == 0;
+  }
+  free(key);
+  return hit;
+}
+
+static void remember(tg_call *c, tg_always_scope scope) {
+  tg_always *a = calloc(1, sizeof *a);
+  if (!a) return;
+  a->session = tg__strdup(c->session);
+  a->tool = tg__strdup(c->tool_name);
+  a->args = scope == TG_SCOPE_ARGS ? args_key(c->args) : NULL;
+  a->next = c->rt->always;
+  c->rt->always = a;
+}
+
+void tg__always_free(tg_runtime *rt) {
+  while (rt->always) {
+    tg_always *a = rt->always;
+    rt->always = a->next;
+    free(a->session);
+    free(a->tool);
+    free(a->args);
+    free(a);
+  }
+}
+
+static const char *answer_name(int a) {
+  return a == TG_ANSWER_APPROVE ? "approve"
+         : a == TG_ANSWER_ALWAYS ? "always" : "reject";
+}
+
+static void emit_answer(tg_call *c, int answer, const char *by,
+                        const char *guidance) {
+  if (!tg__events_wanted(c->rt, c->gen)) {
+    c->rt->bus.seq++;
+    return;
+  }
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "answer", answer_name(answer));
+  cJSON_AddStringToObject(d, "by", by);
+  if (guidance) cJSON_AddStringToObject(d, "guidance", guidance);
+  tg__emit(c->rt, c->gen, "approval", c->id, d);
+}
+
+static void reject(tg_call *c, const char *why, const char *guidance) {
+  int has = guidance && *guidance;
+  tg__call_fail(c, TG_STATUS_REJECTED, TG_PHASE_APPROVE, "REJECTED", 0,
+                "the tool did not run: %s. Do not assume it succeeded; "
+                "request updated guidance or offer alternatives.%s%s",
+                why, has ? " User guidance: " : "", has ? guidance : "");
+}
+
+static void approval_timeout_cb(uv_timer_t *t) {
+  tg_call *c = t->data;
+  if (!c->approval_id) return;
+  c->approval_id = 0;
+  c->approve_answer = TG_ANSWER_REJECT;
+  char why[128];
+  snprintf(why, sizeof why, "no answer within %llu ms (approval timed out)",
+           (unsigned long long)c->rt->cfg.approval_timeout_ms);
+  reject(c, why, NULL);
+  emit_answer(c, TG_ANSWER_REJECT, "timeout", NULL);
+  tg__call_advance(c);
+}
+
+static void emit_request(tg_call *c) {
+  if (!tg__events_wanted(c->rt, c->gen)) {
+    c->rt->bus.seq++;
+    return;
+  }
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddNumberToObject(d, "approval_id", (double)c->approval_id);
+  cJSON_AddStringToObject(d, "tool", c->tool_name);
+  cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
+  if (c->reason) cJSON_AddStringToObject(d, "prompt", c->reason);
+  if (c->rule) cJSON_AddStringToObject(d, "rule", c->rule);
+  tg__emit(c->rt, c->gen, "approval_request", c->id, d);
+}
+
+/* Asks the approver; it may answer before this returns. */
+static void ask(tg_call *c) {
+  tg_runtime *rt = c->rt;
+  c->approval_id = rt->next_approval_id++;
+  emit_request(c);
+  uv_timer_t *t = tg__call_wait_timer(c);
+  if (t) uv_timer_start(t, approval_timeout_cb, rt->cfg.approval_timeout_ms, 0);
+  tg_approval_request req = {c->approval_id, c->id, c->tool_name, c->args,
+                             c->session, c->reason, c->rule};
+  rt->approver(rt, &req, rt->approver_ud);
+}
+
+tg_step tg__stage_approve(tg_call *c) {
+  if (c->verdict != TG_VERDICT_ASK) return TG_NEXT;
+  if (!c->approve_answer && !c->approval_id) {
+    tg_approve_mode m = c->rt->cfg.approve_mode;
+    if (m == TG_APPROVE_ALLOW) {
+      c->approve_answer = TG_ANSWER_APPROVE;
+      emit_answer(c, TG_ANSWER_APPROVE, "mode", NULL);
+    } else if (m == TG_APPROVE_DENY || !c->rt->approver) {
+      c->approve_answer = TG_ANSWER_REJECT;
+      reject(c, m == TG_APPROVE_DENY
+                    ? "approval needed, and the approver is set to deny "
+                      "(non-interactive mode)"
+                    : "approval needed, and no approver is configured",
+             NULL);
+      emit_answer(c, TG_ANSWER_REJECT, "mode", NULL);
+    } else {
+      ask(c);
+    }
+  }
+  if (!c->approve_answer) return TG_WAIT;
+  return c->approve_answer == TG_ANSWER_REJECT ? TG_END : TG_NEXT;
+}
+
+static tg_call *call_by_approval(tg_runtime *rt, uint64_t id) {
+  for (tg_call *c = rt->calls; c; c = c->next)
+    if (c->approval_id == id) return c;
+  return NULL;
+}
+
+int tg_approval_answer(tg_runtime *rt, uint64_t approval_id, tg_answer answer,
+                       tg_always_scope scope, const char *guidance) {
+  tg_call *c = approval_id ? call_by_approval(rt, approval_id) : NULL;
+  if (!c) return -ENOENT;
+  if (answer < TG_ANSWER_APPROVE || answer > TG_ANSWER_REJECT) return -EINVAL;
+  c->approval_id = 0;
+  if (c->wait_timer) uv_timer_stop(c->wait_timer);
+  c->approve_answer = (int)answer;
+  if (answer == TG_ANSWER_ALWAYS) remember(c, scope);
+  if (answer == TG_ANSWER_REJECT) reject(c, "the user rejected the call", guidance);
+  emit_answer(c, (int)answer, "approver", guidance);
+  tg__call_advance(c); /* no-op when answered from inside the ask */
+  return 0;
+}
+
+void tg__approve_withdraw(tg_call *c) {
+  if (!c->approval_id) return;
+  c->approval_id = 0;
+  if (c->wait_timer) uv_timer_stop(c->wait_timer);
+}
+
+void tg_runtime_set_approver(tg_runtime *rt, tg_approver_cb cb, void *ud) {
+  rt->approver = cb;
+  rt->approver_ud = ud;
+}
+
+void tg_runtime_set_approve_mode(tg_runtime *rt, tg_approve_mode mode) {
+  rt->cfg.approve_mode = mode;
+}

@@ -1,0 +1,148 @@
+/*
+ * authorize.c — the rules, lowest priority number first; the first rule
+ * that answers decides. With no answer: allow for read-only tools, the
+ * configured default (ask) for the rest. A rule that raises fails the call
+ * closed unless it says fail = "open".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "call.h"
+
+static const char *const kinds[] = {"allow", "deny", "ask", "abort", "args",
+                                    "result"};
+
+const char *tg__verdict_kind(lua_State *L, int idx) {
+  if (lua_isnil(L, idx)) return NULL;
+  if (!lua_istable(L, idx)) return "";
+  lua_getfield(L, idx, "tg");
+  const char *k = lua_tostring(L, -1);
+  const char *found = "";
+  for (size_t i = 0; k && i < sizeof kinds / sizeof *kinds; i++)
+    if (strcmp(k, kinds[i]) == 0) found = kinds[i]; /* static: outlives pop */
+  lua_pop(L, 1);
+  return found;
+}
+
+const char *tg__verdict_text(lua_State *L, int idx, const char *field) {
+  lua_getfield(L, idx, field);
+  /* the verdict table keeps the string alive while it is on the stack */
+  const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  lua_pop(L, 1);
+  return s;
+}
+
+static void set_decision(tg_call *c, tg_verdict v, const char *rule,
+                         const char *reason) {
+  c->verdict = v;
+  free(c->rule);
+  free(c->reason);
+  c->rule = tg__strdup(rule);
+  c->reason = tg__strdup(reason);
+}
+
+static void emit_decision(tg_call *c, int by_default) {
+  if (!tg__events_wanted(c->rt, c->gen)) {
+    c->rt->bus.seq++;
+    return;
+  }
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "verdict", tg_verdict_name(c->verdict));
+  if (c->rule) cJSON_AddStringToObject(d, "rule", c->rule);
+  else cJSON_AddNullToObject(d, "rule");
+  if (c->reason) cJSON_AddStringToObject(d, "reason", c->reason);
+  if (by_default) cJSON_AddTrueToObject(d, "default");
+  if (c->remembered) cJSON_AddTrueToObject(d, "remembered");
+  if (c->rejudged) cJSON_AddTrueToObject(d, "rejudged");
+  tg__emit(c->rt, c->gen, "decision", c->id, d);
+}
+
+static void emit_rule_error(tg_call *c, const tg_rule *r, const char *msg) {
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "rule", r->name);
+  cJSON_AddStringToObject(d, "error", msg);
+  cJSON_AddStringToObject(d, "fail", "open");
+  tg__emit(c->rt, c->gen, "rule_error", c->id, d);
+}
+
+/* Runs one rule. Returns 1 when it answered (decision set), 0 when not,
+ * -1 when it failed closed (call failed). */
+static int run_rule(tg_call *c, const tg_rule *r) {
+  lua_State *L = c->gen->L;
+  char msg[1024];
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->fn_ref);
+  tg__call_push_table(c);
+  char what[200];
+  snprintf(what, sizeof what, "rule '%s'", r->name);
+  if (tg__policy_pcall(c, 1, 1, what, r->where, msg, sizeof msg) < 0) {
+    if (r->fail_open) {
+      emit_rule_error(c, r, msg);
+      return 0;
+    }
+    set_decision(c, TG_VERDICT_DENY, r->name, msg);
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "RULE_ERROR", 0,
+                  "the tool did not run: %s", msg);
+    return -1;
+  }
+  const char *k = tg__verdict_kind(L, -1);
+  int answered = 1;
+  if (!k) {
+    answered = 0;
+  } else if (!strcmp(k, "allow") || !strcmp(k, "deny") || !strcmp(k, "ask")) {
+    tg_verdict v = k[0] == 'a' ? (k[1] == 'l' ? TG_VERDICT_ALLOW : TG_VERDICT_ASK)
+                               : TG_VERDICT_DENY;
+    set_decision(c, v, r->name,
+                 tg__verdict_text(L, -1, v == TG_VERDICT_ASK ? "prompt" : "reason"));
+  } else {
+    set_decision(c, TG_VERDICT_DENY, r->name, NULL);
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "BAD_VERDICT", 0,
+                  "rule '%s' (%s) returned %s; a rule returns tg.allow(), "
+                  "tg.deny(reason), tg.ask(prompt) or nothing",
+                  r->name, r->where, *k ? k : luaL_typename(L, -1));
+    answered = -1;
+  }
+  lua_pop(L, 1);
+  return answered;
+}
+
+static void fail_denied(tg_call *c) {
+  char by[600];
+  if (c->rule) snprintf(by, sizeof by, "rule '%s'", c->rule);
+  else snprintf(by, sizeof by, "default (no rule allowed it)");
+  tg__call_fail(c, TG_STATUS_DENIED, TG_PHASE_AUTHORIZE, "DENIED", 0,
+                "the tool did not run; do not assume it succeeded. Denied by "
+                "%s%s%s",
+                by, c->reason ? ": " : "", c->reason ? c->reason : "");
+  free(c->error.suggestion);
+  c->error.suggestion = tg__strdup(
+      "do not retry the same call; change the request or ask the user");
+}
+
+tg_step tg__stage_authorize(tg_call *c) {
+  tg_generation *g = c->gen;
+  int answered = 0;
+  c->remembered = 0;
+  for (size_t i = 0; i < g->nrules && !answered; i++) {
+    if (!tg__rule_covers(&g->rules[i], c->tool_name)) continue;
+    answered = run_rule(c, &g->rules[i]);
+    if (answered < 0) {
+      emit_decision(c, 0);
+      return TG_END;
+    }
+  }
+  if (!answered) {
+    tg_verdict v = c->tool && c->tool->read_only ? TG_VERDICT_ALLOW
+                                                 : c->rt->cfg.default_verdict;
+    set_decision(c, v, NULL, NULL);
+  }
+  if (c->verdict == TG_VERDICT_ASK && tg__always_covers(c)) {
+    c->verdict = TG_VERDICT_ALLOW;
+    c->remembered = 1;
+  }
+  emit_decision(c, !answered);
+  if (c->verdict == TG_VERDICT_DENY) {
+    fail_denied(c);
+    return TG_END;
+  }
+  return TG_NEXT;
+}

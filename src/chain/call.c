@@ -1,0 +1,420 @@
+/*
+ * call.c — starting a call, driving its stages in order, cancelling it,
+ * and ending it: call_end event, outcome to the caller, memory freed.
+ *
+ * Stage order (SPEC §1): recover and events wrap everything here; then
+ * authorize, pre-hooks, (rules again after a rewrite), validate, approve,
+ * execute (result limit, retry, timeout, progress, execute), post-hooks.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "call.h"
+#include "../exec/exec.h"
+#include "../policy/luajson.h"
+
+void tg__err_clear(tg_err *e) {
+  free(e->code);
+  free(e->message);
+  free(e->suggestion);
+  memset(e, 0, sizeof *e);
+}
+
+void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, const char *code,
+                   int retryable, const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tg__err_clear(&c->error);
+  c->error.phase = phase;
+  c->error.code = tg__strdup(code);
+  c->error.message = tg__strdup(msg);
+  c->error.retryable = retryable;
+  c->status = st;
+}
+
+static void wait_timer_closed(uv_handle_t *h) {
+  tg_call *c = h->data;
+  free(h);
+  if (--c->pending_closes == 0 && c->stage == TG_STAGE_END && !c->advancing)
+    free(c);
+}
+
+uv_timer_t *tg__call_wait_timer(tg_call *c) {
+  if (!c->wait_timer) {
+    c->wait_timer = malloc(sizeof *c->wait_timer);
+    if (!c->wait_timer) return NULL;
+    uv_timer_init(c->rt->loop, c->wait_timer);
+    c->wait_timer->data = c;
+  }
+  return c->wait_timer;
+}
+
+void tg__call_push_table(tg_call *c) {
+  lua_State *L = c->gen->L;
+  if (c->call_ref != LUA_NOREF) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
+    return;
+  }
+  lua_createtable(L, 0, 7);
+  lua_pushstring(L, c->id);
+  lua_setfield(L, -2, "id");
+  lua_pushstring(L, c->tool_name);
+  lua_setfield(L, -2, "tool");
+  if (tg_json_push(L, c->args) < 0) lua_newtable(L); /* depth checked at start */
+  lua_setfield(L, -2, "args");
+  lua_pushstring(L, c->session);
+  lua_setfield(L, -2, "session");
+  lua_pushinteger(L, (lua_Integer)c->turn);
+  lua_setfield(L, -2, "turn");
+  lua_pushinteger(L, c->attempt);
+  lua_setfield(L, -2, "attempt");
+  if (tg_json_push(L, c->metadata) < 0) lua_newtable(L);
+  lua_setfield(L, -2, "metadata");
+  lua_pushvalue(L, -1);
+  c->call_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  c->hooks_ran = 1;
+}
+
+int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *what,
+                     const char *where, char *msg, size_t msglen) {
+  lua_State *L = c->gen->L;
+  if (lua_pcall(L, nargs, nres, 0) == LUA_OK) return 0;
+  if (lua_type(L, -1) == LUA_TSTRING)
+    snprintf(msg, msglen, "%s (in %s defined at %s)", lua_tostring(L, -1),
+             what, where);
+  else
+    snprintf(msg, msglen, "%s defined at %s raised a %s value", what, where,
+             luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return -1;
+}
+
+/* ---- ending a call ---------------------------------------------------- */
+
+static tg_outcome outcome_of(const tg_call *c) {
+  tg_outcome o;
+  memset(&o, 0, sizeof o);
+  o.id = c->id;
+  o.tool = c->tool_name;
+  o.status = c->status;
+  o.result = c->result;
+  o.error.phase = c->error.phase;
+  o.error.code = c->error.code;
+  o.error.message = c->error.message;
+  o.error.suggestion = c->error.suggestion;
+  o.error.retryable = c->error.retryable;
+  o.verdict = c->verdict;
+  o.rule = c->rule;
+  o.attempts = c->attempt;
+  o.duration_ms = tg__now_ms() - c->start_ms;
+  o.truncated = c->truncated;
+  return o;
+}
+
+static cJSON *error_json(const tg_error_view *e) {
+  if (e->phase == TG_PHASE_NONE) return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "phase", tg_phase_name(e->phase));
+  cJSON_AddStringToObject(o, "code", e->code ? e->code : "ERROR");
+  cJSON_AddStringToObject(o, "message", e->message ? e->message : "");
+  if (e->suggestion) cJSON_AddStringToObject(o, "suggestion", e->suggestion);
+  cJSON_AddBoolToObject(o, "retryable", e->retryable);
+  return o;
+}
+
+cJSON *tg_outcome_to_json(const tg_outcome *o) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "id", o->id);
+  cJSON_AddStringToObject(j, "tool", o->tool);
+  cJSON_AddStringToObject(j, "status", tg_status_name(o->status));
+  cJSON_AddItemToObject(j, "result", o->result ? cJSON_Duplicate(o->result, 1)
+                                               : cJSON_CreateNull());
+  cJSON_AddItemToObject(j, "error", error_json(&o->error));
+  cJSON *d = cJSON_AddObjectToObject(j, "decision");
+  cJSON_AddStringToObject(d, "verdict", tg_verdict_name(o->verdict));
+  if (o->rule) cJSON_AddStringToObject(d, "rule", o->rule);
+  else cJSON_AddNullToObject(d, "rule");
+  cJSON_AddNumberToObject(j, "attempts", o->attempts);
+  cJSON_AddNumberToObject(j, "duration_ms", o->duration_ms);
+  if (o->truncated) cJSON_AddTrueToObject(j, "truncated");
+  return j;
+}
+
+static void emit_call_end(tg_call *c, const tg_outcome *o) {
+  if (!tg__events_wanted(c->rt, c->gen)) {
+    c->rt->bus.seq++;
+    return;
+  }
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "tool", c->tool_name);
+  cJSON_AddStringToObject(d, "status", tg_status_name(o->status));
+  cJSON_AddNumberToObject(d, "attempts", o->attempts);
+  cJSON_AddNumberToObject(d, "duration_ms", o->duration_ms);
+  cJSON_AddStringToObject(d, "verdict", tg_verdict_name(o->verdict));
+  if (o->rule) cJSON_AddStringToObject(d, "rule", o->rule);
+  cJSON_AddItemToObject(d, "error", error_json(&o->error));
+  tg__emit(c->rt, c->gen, "call_end", c->id, d);
+}
+
+static void unlink_call(tg_call *c) {
+  if (c->prev) c->prev->next = c->next; else c->rt->calls = c->next;
+  if (c->next) c->next->prev = c->prev;
+  c->prev = c->next = NULL;
+}
+
+/* Ends the call: event, outcome, free. The struct itself waits for its
+ * timer's close callback when it has one. */
+static void finish(tg_call *c) {
+  tg_outcome o = outcome_of(c);
+  emit_call_end(c, &o);
+  unlink_call(c);
+  if (c->done) c->done(c->rt, &o, c->done_ud);
+  if (c->call_ref != LUA_NOREF)
+    luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);
+  tg__generation_unref(c->gen);
+  free(c->id);
+  free(c->tool_name);
+  free(c->session);
+  free(c->rule);
+  free(c->reason);
+  cJSON_Delete(c->args);
+  cJSON_Delete(c->metadata);
+  cJSON_Delete(c->result);
+  cJSON_Delete(c->short_result);
+  tg__err_clear(&c->error);
+  if (c->wait_timer) {
+    c->pending_closes++;
+    uv_close((uv_handle_t *)c->wait_timer, wait_timer_closed);
+    c->wait_timer = NULL;
+  }
+}
+
+/* ---- the driver ------------------------------------------------------- */
+
+static tg_step stage_start(tg_call *c) {
+  if (tg__events_wanted(c->rt, c->gen)) {
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "tool", c->tool_name);
+    cJSON_AddStringToObject(d, "session", c->session);
+    cJSON_AddNumberToObject(d, "turn", (double)c->turn);
+    cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
+    cJSON_AddNumberToObject(d, "generation", (double)c->gen->number);
+    tg__emit(c->rt, c->gen, "call_start", c->id, d);
+  } else {
+    c->rt->bus.seq++;
+  }
+  if (!c->tool) {
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, "UNKNOWN_TOOL", 0,
+                  "unknown tool '%s'", c->tool_name);
+    return TG_END;
+  }
+  return TG_NEXT;
+}
+
+static tg_step run_stage(tg_call *c);
+
+/* Cancelling: stop whatever the call waits for, then go to post-hooks
+ * (or straight to the end when pre-hooks have not run yet). */
+static tg_step handle_cancel(tg_call *c) {
+  if (c->stage == TG_STAGE_EXECUTE && c->exec) {
+    /* the execute stage reports the cancelled attempt, partial output and
+     * all, once the tool has stopped */
+    if (!c->exec->cancelled) tg__exec_cancel(c->exec);
+    return c->exec->finished ? run_stage(c) : TG_WAIT;
+  }
+  c->cancel_handled = 1;
+  tg__approve_withdraw(c);
+  if (c->wait_timer) uv_timer_stop(c->wait_timer);
+  tg__call_fail(c, TG_STATUS_CANCELLED, TG_PHASE_CANCEL, "CANCELLED",
+                0, "the call was cancelled%s; do not assume it succeeded",
+                c->stage == TG_STAGE_EXECUTE ? " between attempts"
+                                             : " before the tool ran");
+  c->stage = c->stage > TG_STAGE_REJUDGE ? TG_STAGE_POST_HOOKS : TG_STAGE_END;
+  return TG_NEXT;
+}
+
+static tg_step stage_rejudge(tg_call *c) {
+  if (!c->rewritten) return TG_NEXT;
+  c->rejudged = 1;
+  return tg__stage_authorize(c);
+}
+
+/* Runs one stage; sets the next one. */
+static tg_step run_stage(tg_call *c) {
+  tg_step s;
+  switch (c->stage) {
+    case TG_STAGE_START:
+      s = stage_start(c);
+      c->stage = s == TG_END ? TG_STAGE_END : TG_STAGE_AUTHORIZE;
+      return TG_NEXT;
+    case TG_STAGE_AUTHORIZE:
+      s = tg__stage_authorize(c);
+      c->stage = s == TG_END ? TG_STAGE_END : TG_STAGE_PRE_HOOKS;
+      return TG_NEXT;
+    case TG_STAGE_PRE_HOOKS:
+      s = tg__stage_pre_hooks(c);
+      c->stage = s == TG_END ? TG_STAGE_END : TG_STAGE_REJUDGE;
+      return TG_NEXT;
+    case TG_STAGE_REJUDGE:
+      s = stage_rejudge(c);
+      c->stage = s == TG_END ? TG_STAGE_END : TG_STAGE_VALIDATE;
+      return TG_NEXT;
+    case TG_STAGE_VALIDATE:
+      s = tg__stage_validate(c);
+      c->stage = s == TG_END ? TG_STAGE_POST_HOOKS : TG_STAGE_APPROVE;
+      return TG_NEXT;
+    case TG_STAGE_APPROVE:
+      s = tg__stage_approve(c);
+      if (s == TG_WAIT) return s;
+      c->stage = s == TG_END ? TG_STAGE_POST_HOOKS : TG_STAGE_EXECUTE;
+      return TG_NEXT;
+    case TG_STAGE_EXECUTE:
+      s = tg__stage_execute(c);
+      if (s == TG_WAIT) return s;
+      c->stage = TG_STAGE_LIMIT;
+      return TG_NEXT;
+    case TG_STAGE_LIMIT:
+      tg__stage_limit(c);
+      c->stage = TG_STAGE_POST_HOOKS;
+      return TG_NEXT;
+    case TG_STAGE_POST_HOOKS:
+      tg__stage_post_hooks(c);
+      c->stage = TG_STAGE_END;
+      return TG_NEXT;
+    case TG_STAGE_END:
+      break;
+  }
+  return TG_END;
+}
+
+void tg__call_advance(tg_call *c) {
+  if (c->advancing) return; /* the running driver will see the change */
+  c->advancing = 1;
+  for (;;) {
+    tg_step s;
+    if (c->cancel_requested && !c->cancel_handled &&
+        c->stage < TG_STAGE_LIMIT && c->stage != TG_STAGE_START)
+      s = handle_cancel(c);
+    else
+      s = run_stage(c);
+    if (s == TG_WAIT) {
+      c->advancing = 0;
+      return;
+    }
+    if (s == TG_END) break;
+  }
+  finish(c);
+  c->advancing = 0;
+  if (c->pending_closes == 0) free(c);
+}
+
+/* ---- starting --------------------------------------------------------- */
+
+static cJSON *parse_args(tg_runtime *rt, const tg_call_request *req,
+                         char *err) {
+  if (req->args) {
+    if (!cJSON_IsObject(req->args)) {
+      tg__errf(err, TG_ERRMSG, "args must be a JSON object");
+      return NULL;
+    }
+    return cJSON_Duplicate(req->args, 1);
+  }
+  if (!req->args_json) return cJSON_CreateObject();
+  size_t len = strlen(req->args_json);
+  if (len > rt->cfg.max_args_bytes) {
+    tg__errf(err, TG_ERRMSG, "args are %zu bytes, over the limit of %zu",
+             len, rt->cfg.max_args_bytes);
+    return NULL;
+  }
+  const char *end = NULL;
+  cJSON *j = cJSON_ParseWithLengthOpts(req->args_json, len, &end, 1);
+  if (!j) {
+    size_t at = end ? (size_t)(end - req->args_json) : 0;
+    tg__errf(err, TG_ERRMSG, "args are not valid JSON (error at byte %zu%s%.20s)",
+             at, at < len ? " near: " : "", at < len ? req->args_json + at : "");
+    return NULL;
+  }
+  if (!cJSON_IsObject(j)) {
+    cJSON_Delete(j);
+    tg__errf(err, TG_ERRMSG, "args must be a JSON object, like {\"key\": \"value\"}");
+    return NULL;
+  }
+  return j;
+}
+
+static tg_call *find_call(tg_runtime *rt, const char *id) {
+  for (tg_call *c = rt->calls; c; c = c->next)
+    if (strcmp(c->id, id) == 0) return c;
+  return NULL;
+}
+
+static int check_request(tg_runtime *rt, const tg_call_request *req,
+                         char *err) {
+  if (!req || !req->tool || !*req->tool) {
+    tg__errf(err, TG_ERRMSG, "a call needs a tool name");
+    return -EINVAL;
+  }
+  if (req->metadata && !cJSON_IsObject(req->metadata)) {
+    tg__errf(err, TG_ERRMSG, "metadata must be a JSON object");
+    return -EINVAL;
+  }
+  if (req->id && find_call(rt, req->id)) {
+    tg__errf(err, TG_ERRMSG, "a call with id '%s' is already running", req->id);
+    return -EEXIST;
+  }
+  if (!rt->gen || rt->freeing) {
+    tg__errf(err, TG_ERRMSG, "the runtime is shutting down");
+    return -ESHUTDOWN;
+  }
+  return 0;
+}
+
+int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
+                  void *ud, char err[TG_ERRMSG]) {
+  int rc = check_request(rt, req, err);
+  if (rc < 0) return rc;
+  cJSON *args = parse_args(rt, req, err);
+  if (!args) return -EINVAL;
+  tg_call *c = calloc(1, sizeof *c);
+  if (!c) {
+    cJSON_Delete(args);
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return -ENOMEM;
+  }
+  char idbuf[32];
+  if (!req->id) snprintf(idbuf, sizeof idbuf, "call-%llu",
+                         (unsigned long long)rt->next_call_no++);
+  c->rt = rt;
+  c->id = tg__strdup(req->id ? req->id : idbuf);
+  c->tool_name = tg__strdup(req->tool);
+  c->session = tg__strdup(req->session ? req->session : rt->session);
+  c->turn = req->turn;
+  c->args = args;
+  c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1)
+                              : cJSON_CreateObject();
+  c->gen = rt->gen;
+  tg__generation_ref(c->gen);
+  c->tool = tg__find_tool(rt, c->gen, c->tool_name);
+  c->call_ref = LUA_NOREF;
+  c->start_ms = tg__now_ms();
+  c->done = done;
+  c->done_ud = ud;
+  c->next = rt->calls;
+  if (rt->calls) rt->calls->prev = c;
+  rt->calls = c;
+  tg__call_advance(c);
+  return 0;
+}
+
+int tg_call_cancel(tg_runtime *rt, const char *call_id) {
+  tg_call *c = call_id ? find_call(rt, call_id) : NULL;
+  if (!c || c->stage >= TG_STAGE_LIMIT) return -ENOENT;
+  c->cancel_requested = 1;
+  tg__call_advance(c);
+  return 0;
+}

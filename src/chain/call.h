@@ -1,0 +1,130 @@
+/*
+ * call.h — one call's state machine. call.c drives the stages in SPEC §1
+ * order; each stage lives in its own file and either finishes at once
+ * (TG_NEXT), ends the call (TG_END), or returns TG_WAIT after arranging for
+ * a callback (approval answer, back-off timer, tool finish) that resumes
+ * the machine with tg__call_advance.
+ */
+#ifndef TG_CALL_H
+#define TG_CALL_H
+
+#include <stdint.h>
+#include "../base/runtime.h"
+#include "../policy/generation.h"
+
+typedef enum { TG_NEXT, TG_WAIT, TG_END } tg_step;
+
+typedef enum {
+  TG_STAGE_START,
+  TG_STAGE_AUTHORIZE,
+  TG_STAGE_PRE_HOOKS,
+  TG_STAGE_REJUDGE,       /* rules again when hooks rewrote the call */
+  TG_STAGE_VALIDATE,
+  TG_STAGE_APPROVE,
+  TG_STAGE_EXECUTE,       /* retry / timeout / progress / execute loop */
+  TG_STAGE_LIMIT,         /* result limit on the final result */
+  TG_STAGE_POST_HOOKS,
+  TG_STAGE_END
+} tg_stage;
+
+/* An owned copy of a structured error. */
+typedef struct {
+  tg_phase phase;
+  char *code, *message, *suggestion;
+  int retryable;
+} tg_err;
+
+typedef struct tg_exec tg_exec;
+
+struct tg_call {
+  tg_runtime *rt;
+  tg_call *prev, *next;          /* rt->calls list */
+  char *id, *tool_name, *session;
+  int64_t turn;
+  cJSON *args;                   /* the args as judged (owned) */
+  cJSON *metadata;               /* owned, an object */
+  tg_generation *gen;            /* reference held for the call's life */
+  const tg_tool *tool;
+  int call_ref;                  /* the call table in gen->L */
+  tg_stage stage;
+  int attempt;
+  tg_verdict verdict;
+  char *rule, *reason;           /* the decision and who made it */
+  int remembered;                /* allowed by a remembered approval */
+  int rejudged;
+  cJSON *short_result;           /* a pre-hook's tg.result (owned) */
+  int has_short;
+  uint64_t approval_id;          /* 0: none pending */
+  tg_exec *exec;                 /* the running attempt, if any */
+  uv_timer_t *wait_timer;        /* back-off / approval timeout (lazy) */
+  cJSON *result;                 /* owned */
+  tg_err error;
+  tg_status status;
+  int truncated;
+  int cancel_requested;
+  int advancing;                 /* re-entrancy guard for tg__call_advance */
+  int cancel_handled;
+  int rewritten;                 /* hooks changed the args or the tool */
+  int hooks_ran;                 /* the call table reached policy code */
+  int approve_answer;            /* 0 pending, TG_ANSWER_* once answered */
+  int exec_state;                /* execute.c: 0 start, 1 running, 2 back-off */
+  double start_ms;
+  tg_done_cb done;
+  void *done_ud;
+  int pending_closes;            /* uv handles still closing */
+};
+
+/* Drives the call until it waits or ends. */
+void tg__call_advance(tg_call *c);
+
+/* Records an error as the call's outcome (copies the strings). */
+void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, const char *code,
+                   int retryable, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+void tg__err_clear(tg_err *e);
+
+/* Lazily made timer shared by the waits that never overlap (approval
+ * timeout, retry back-off). */
+uv_timer_t *tg__call_wait_timer(tg_call *c);
+
+/* Stages (one file each). */
+tg_step tg__stage_authorize(tg_call *c);   /* authorize.c */
+tg_step tg__stage_pre_hooks(tg_call *c);   /* hooks.c */
+tg_step tg__stage_post_hooks(tg_call *c);  /* hooks.c */
+tg_step tg__stage_validate(tg_call *c);    /* validate_stage.c */
+tg_step tg__stage_approve(tg_call *c);     /* approve.c */
+tg_step tg__stage_execute(tg_call *c);     /* execute.c */
+tg_step tg__stage_limit(tg_call *c);       /* limit.c */
+
+/* Cancels whatever the call waits for (approval, back-off, tool). */
+void tg__approve_withdraw(tg_call *c);     /* approve.c */
+void tg__execute_cancel(tg_call *c);       /* execute.c */
+
+/* retry.c: the delay before attempt n+1 (n >= 1), with jitter. */
+double tg__retry_delay_ms(tg_runtime *rt, const tg_retry *r, int n);
+
+/* Pushes the call table {id, tool, args, session, turn, attempt, metadata}
+ * (built on first use) onto gen->L. */
+void tg__call_push_table(tg_call *c);
+
+/* Runs a policy function (rule, hook) that is on top of gen->L under the
+ * call's generation with nargs arguments below it. Returns 0 with nres
+ * results left on the stack, or -1 with the error message (annotated with
+ * `what` and `where`) written into msg. */
+int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *what,
+                     const char *where, char *msg, size_t msglen);
+
+/* The kind of a verdict value a policy returned ("allow", "deny", "ask",
+ * "abort", "args", "result"): NULL for nil, "" for anything that is not a
+ * verdict table. Leaves the stack as it was. */
+const char *tg__verdict_kind(lua_State *L, int idx);
+/* A string field of the verdict table at idx, or NULL. */
+const char *tg__verdict_text(lua_State *L, int idx, const char *field);
+
+/* approve.c: does a remembered approve-always cover this call? */
+int tg__always_covers(tg_call *c);
+
+/* Frees the remembered approvals (approve.c). */
+void tg__always_free(tg_runtime *rt);
+
+#endif

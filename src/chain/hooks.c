@@ -1,0 +1,277 @@
+/*
+ * hooks.c — pre-hooks ("*" hooks, then the tool's own, in registration
+ * order) and post-hooks (the same list backwards).
+ *
+ * A pre-hook may return nothing (go on), tg.abort(reason), tg.args(t[,
+ * tool]) to rewrite the call, or tg.result(v) to answer without running the
+ * tool. After the hooks, the args as policy code left them are compared
+ * with the args the rules judged; any change — returned or made in place —
+ * sends the call back to the rules (call.c, stage REJUDGE).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include "call.h"
+#include "../policy/luajson.h"
+
+/* Collects the hooks that apply to `tool` in run order. */
+static size_t select_hooks(const tg_hook *h, size_t n, const char *tool,
+                           const tg_hook **out, size_t cap) {
+  size_t k = 0;
+  for (size_t i = 0; i < n && k < cap; i++)
+    if (strcmp(h[i].tool, "*") == 0) out[k++] = &h[i];
+  for (size_t i = 0; i < n && k < cap; i++)
+    if (strcmp(h[i].tool, "*") != 0 && strcmp(h[i].tool, tool) == 0)
+      out[k++] = &h[i];
+  return k;
+}
+
+static void emit_hook(tg_call *c, const char *stage, const tg_hook *h,
+                      const char *outcome) {
+  if (!tg__events_wanted(c->rt, c->gen)) {
+    c->rt->bus.seq++;
+    return;
+  }
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "stage", stage);
+  cJSON_AddStringToObject(d, "hook", h->where);
+  cJSON_AddStringToObject(d, "outcome", outcome);
+  tg__emit(c->rt, c->gen, "hook", c->id, d);
+}
+
+static void fail_hook(tg_call *c, const char *msg) {
+  tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "HOOK_ERROR", 0,
+                "the tool did not run: %s", msg);
+}
+
+static void fail_post(tg_call *c, const char *msg) {
+  tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "HOOK_ERROR", 0,
+                "a post-hook failed, so the result is withheld: %s", msg);
+}
+
+/* tg.args(t, tool?): the call table's args (and tool) are replaced. */
+static int apply_args(tg_call *c, lua_State *L, int v) {
+  tg__call_push_table(c);                      /* call */
+  lua_getfield(L, v, "args");
+  lua_setfield(L, -2, "args");
+  const char *tool = tg__verdict_text(L, v, "tool");
+  if (tool && strcmp(tool, c->tool_name) != 0) {
+    lua_pushstring(L, tool);
+    lua_setfield(L, -2, "tool");
+    free(c->tool_name);
+    c->tool_name = tg__strdup(tool);
+    c->tool = tg__find_tool(c->rt, c->gen, tool);
+    c->rewritten = 1;
+  }
+  lua_pop(L, 1);
+  if (!c->tool) {
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_PRE_HOOK, "UNKNOWN_TOOL", 0,
+                  "a pre-hook rerouted the call to unknown tool '%s'",
+                  c->tool_name);
+    return -1;
+  }
+  return 0;
+}
+
+/* Handles one pre-hook's answer at v. 0: go on, 1: stop hooks, -1: end. */
+static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
+  const char *k = tg__verdict_kind(L, v);
+  if (!k) return 0;
+  if (!strcmp(k, "abort")) {
+    const char *why = tg__verdict_text(L, v, "reason");
+    tg__call_fail(c, TG_STATUS_DENIED, TG_PHASE_PRE_HOOK, "ABORTED", 0,
+                  "the tool did not run; do not assume it succeeded. Aborted "
+                  "by hook at %s: %s", h->where, why ? why : "");
+    return -1;
+  }
+  if (!strcmp(k, "args")) return apply_args(c, L, v) < 0 ? -1 : 0;
+  if (!strcmp(k, "result")) {
+    char msg[512];
+    lua_getfield(L, v, "result");
+    cJSON *r = tg_json_from_lua(L, -1, msg, sizeof msg);
+    lua_pop(L, 1);
+    if (!r) {
+      char m2[700];
+      snprintf(m2, sizeof m2, "hook at %s returned a result that is not "
+               "JSON: %s", h->where, msg);
+      fail_hook(c, m2);
+      return -1;
+    }
+    cJSON_Delete(c->short_result);
+    c->short_result = r;
+    c->has_short = 1;
+    return 1;
+  }
+  char m[600];
+  snprintf(m, sizeof m, "pre-hook at %s returned %s; a pre-hook returns "
+           "nothing, tg.abort(reason), tg.args(t) or tg.result(v)",
+           h->where, *k ? k : luaL_typename(L, v));
+  fail_hook(c, m);
+  return -1;
+}
+
+/* Compares the args policy code left in the call table with c->args. */
+static int sync_args(tg_call *c) {
+  lua_State *L = c->gen->L;
+  char msg[512];
+  tg__call_push_table(c);
+  lua_getfield(L, -1, "args");
+  cJSON *now = lua_istable(L, -1) ? tg_json_from_lua(L, -1, msg, sizeof msg)
+                                  : NULL;
+  if (!lua_istable(L, -1)) snprintf(msg, sizeof msg, "args must be a table");
+  lua_pop(L, 2);
+  if (!now) {
+    fail_hook(c, msg);
+    return -1;
+  }
+  if (cJSON_Compare(now, c->args, 1)) {
+    cJSON_Delete(now);
+    return 0;
+  }
+  cJSON_Delete(c->args);
+  c->args = now;
+  c->rewritten = 1;
+  return 0;
+}
+
+tg_step tg__stage_pre_hooks(tg_call *c) {
+  tg_generation *g = c->gen;
+  const tg_hook *list[256];
+  size_t n = select_hooks(g->before, g->nbefore, c->tool_name, list, 256);
+  lua_State *L = g->L;
+  char msg[1024];
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, list[i]->fn_ref);
+    tg__call_push_table(c);
+    if (tg__policy_pcall(c, 1, 1, "pre-hook", list[i]->where, msg,
+                         sizeof msg) < 0) {
+      emit_hook(c, "before", list[i], "error");
+      fail_hook(c, msg);
+      return TG_END;
+    }
+    int r = pre_answer(c, list[i], L, lua_gettop(L));
+    const char *k = tg__verdict_kind(L, -1);
+    emit_hook(c, "before", list[i], r < 0 ? "error" : k ? k : "continue");
+    lua_pop(L, 1);
+    if (r < 0) return TG_END;
+    if (r > 0) break;
+  }
+  if (c->hooks_ran && sync_args(c) < 0) return TG_END;
+  if (c->rewritten && tg__events_wanted(c->rt, g)) {
+    cJSON *d = cJSON_CreateObject();
+    cJSON_AddStringToObject(d, "tool", c->tool_name);
+    cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
+    tg__emit(c->rt, g, "rewrite", c->id, d);
+  }
+  return TG_NEXT;
+}
+
+/* ---- post-hooks ------------------------------------------------------- */
+
+static void push_error(lua_State *L, const tg_err *e) {
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, tg_phase_name(e->phase));
+  lua_setfield(L, -2, "phase");
+  lua_pushstring(L, e->code ? e->code : "ERROR");
+  lua_setfield(L, -2, "code");
+  lua_pushstring(L, e->message ? e->message : "");
+  lua_setfield(L, -2, "message");
+  if (e->suggestion) {
+    lua_pushstring(L, e->suggestion);
+    lua_setfield(L, -2, "suggestion");
+  }
+  lua_pushboolean(L, e->retryable);
+  lua_setfield(L, -2, "retryable");
+}
+
+/* res = {status, result, error, attempts, truncated} */
+static void push_res(tg_call *c, lua_State *L) {
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, tg_status_name(c->status));
+  lua_setfield(L, -2, "status");
+  if (c->result && tg_json_push(L, c->result) == 0)
+    lua_setfield(L, -2, "result");
+  if (c->error.phase != TG_PHASE_NONE) {
+    push_error(L, &c->error);
+    lua_setfield(L, -2, "error");
+  }
+  lua_pushinteger(L, c->attempt);
+  lua_setfield(L, -2, "attempts");
+  lua_pushboolean(L, c->truncated);
+  lua_setfield(L, -2, "truncated");
+}
+
+/* Applies a post-hook's answer at v. Returns -1 when the call failed. */
+static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
+                       int res) {
+  const char *k = tg__verdict_kind(L, v);
+  char msg[700];
+  if (!k) return 0;
+  if (!strcmp(k, "result")) {
+    lua_getfield(L, v, "result");
+    cJSON *r = tg_json_from_lua(L, -1, msg, sizeof msg);
+    if (!r) {
+      lua_pop(L, 1);
+      char m2[900];
+      snprintf(m2, sizeof m2, "post-hook at %s returned a result that is "
+               "not JSON: %s", h->where, msg);
+      fail_post(c, m2);
+      return -1;
+    }
+    lua_setfield(L, res, "result");              /* later hooks see it */
+    lua_pushstring(L, "ok");
+    lua_setfield(L, res, "status");
+    lua_pushnil(L);
+    lua_setfield(L, res, "error");
+    cJSON_Delete(c->result);
+    c->result = r;
+    tg__err_clear(&c->error);
+    c->status = TG_STATUS_OK;
+    return 0;
+  }
+  if (!strcmp(k, "abort")) {
+    const char *why = tg__verdict_text(L, v, "reason");
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "ABORTED", 0,
+                  "post-hook at %s failed the call: %s", h->where,
+                  why ? why : "");
+    push_error(L, &c->error);
+    lua_setfield(L, res, "error");
+    lua_pushstring(L, "error");
+    lua_setfield(L, res, "status");
+    return 0;
+  }
+  snprintf(msg, sizeof msg, "post-hook at %s returned %s; a post-hook "
+           "returns nothing, tg.result(v) or tg.abort(reason)",
+           h->where, *k ? k : luaL_typename(L, v));
+  fail_post(c, msg);
+  return -1;
+}
+
+tg_step tg__stage_post_hooks(tg_call *c) {
+  tg_generation *g = c->gen;
+  const tg_hook *list[256];
+  size_t n = select_hooks(g->after, g->nafter, c->tool_name, list, 256);
+  if (n == 0) return TG_NEXT;
+  lua_State *L = g->L;
+  char msg[1024];
+  push_res(c, L);
+  int res = lua_gettop(L);
+  for (size_t k = n; k-- > 0;) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, list[k]->fn_ref);
+    tg__call_push_table(c);
+    lua_pushvalue(L, res);
+    if (tg__policy_pcall(c, 2, 1, "post-hook", list[k]->where, msg,
+                         sizeof msg) < 0) {
+      emit_hook(c, "after", list[k], "error");
+      fail_post(c, msg);
+      break;
+    }
+    int r = post_answer(c, list[k], L, lua_gettop(L), res);
+    const char *kind = tg__verdict_kind(L, -1);
+    emit_hook(c, "after", list[k], r < 0 ? "error" : kind ? kind : "continue");
+    lua_pop(L, 1);
+    if (r < 0) break;
+  }
+  lua_pop(L, 1); /* res */
+  return TG_NEXT;
+}

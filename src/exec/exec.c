@@ -1,0 +1,209 @@
+/*
+ * exec.c — one attempt of a tool: its deadline (timeout stage), its
+ * progress heartbeat (progress stage), and the hand-off to the executor
+ * (C tool or Lua tool). The executor ends the attempt exactly once; a
+ * timeout or cancel asks it to stop for real and keeps what it produced.
+ *
+ * Ownership: execute.c allocates the tg_exec and calls tg__exec_release
+ * when it has taken the outcome. A C tool without a cancel function may
+ * finish after that (it cannot be stopped): the struct then stays alive,
+ * detached from its call, until the tool calls tg_exec_finish_*.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exec.h"
+
+void tg__exec_maybe_free(tg_exec *ex) {
+  if (!ex->released || ex->pending_closes) return;
+  if (ex->tool->kind == TG_TOOL_C && !ex->tool_finished) return;
+  cJSON_Delete(ex->result);
+  tg__err_clear(&ex->error);
+  free(ex->progress_message);
+  free(ex->call_id);
+  tg__generation_unref(ex->gen);
+  free(ex);
+}
+
+static void timer_closed(uv_handle_t *h) {
+  tg_exec *ex = h->data;
+  free(h);
+  ex->pending_closes--;
+  tg__exec_maybe_free(ex);
+}
+
+static void close_timer(tg_exec *ex, uv_timer_t **t) {
+  if (!*t) return;
+  ex->pending_closes++;
+  uv_close((uv_handle_t *)*t, timer_closed);
+  *t = NULL;
+}
+
+static uv_timer_t *new_timer(tg_exec *ex) {
+  uv_timer_t *t = malloc(sizeof *t);
+  if (!t) return NULL;
+  uv_timer_init(ex->rt->loop, t);
+  t->data = ex;
+  return t;
+}
+
+/* ---- progress --------------------------------------------------------- */
+
+static void progress_cb(uv_timer_t *t) {
+  tg_exec *ex = t->data;
+  if (ex->finished || !ex->call) return;
+  tg_call *c = ex->call;
+  if (!tg__events_wanted(ex->rt, ex->gen)) {
+    ex->rt->bus.seq++;
+    return;
+  }
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddNumberToObject(d, "attempt", ex->attempt);
+  cJSON_AddNumberToObject(d, "elapsed_ms", tg__now_ms() - ex->start_ms);
+  if (ex->progress_current >= 0)
+    cJSON_AddNumberToObject(d, "current", ex->progress_current);
+  if (ex->progress_total >= 0)
+    cJSON_AddNumberToObject(d, "total", ex->progress_total);
+  if (ex->progress_message)
+    cJSON_AddStringToObject(d, "message", ex->progress_message);
+  tg__emit(ex->rt, ex->gen, "progress", c->id, d);
+}
+
+void tg_exec_progress(tg_exec *ex, double current, double total,
+                      const char *message) {
+  if (!ex || ex->finished) return;
+  ex->progress_current = current;
+  ex->progress_total = total;
+  if (message) {
+    char *m = tg__strdup(message);
+    if (m) {
+      free(ex->progress_message);
+      ex->progress_message = m;
+    }
+  }
+}
+
+/* ---- deadline --------------------------------------------------------- */
+
+static void timeout_cb(uv_timer_t *t) {
+  tg_exec *ex = t->data;
+  if (ex->finished) return;
+  ex->timed_out = 1;
+  tg__exec_cancel(ex);
+}
+
+static uint64_t timeout_of(const tg_exec *ex) {
+  return ex->tool->timeout_ms ? ex->tool->timeout_ms : ex->rt->cfg.timeout_ms;
+}
+
+void tg__exec_start(tg_exec *ex, const cJSON *args) {
+  ex->start_ms = tg__now_ms();
+  ex->progress_current = ex->progress_total = -1;
+  ex->timeout_timer = new_timer(ex);
+  ex->progress_timer = new_timer(ex);
+  if (ex->timeout_timer)
+    uv_timer_start(ex->timeout_timer, timeout_cb, timeout_of(ex), 0);
+  uint64_t every = ex->rt->cfg.progress_interval_ms;
+  if (ex->progress_timer)
+    uv_timer_start(ex->progress_timer, progress_cb, every, every);
+  if (ex->tool->kind == TG_TOOL_LUA) tg__luatool_start(ex, args);
+  else ex->tool->start(ex, args, ex->tool->ud);
+}
+
+/* ---- stopping ----------------------------------------------------------- */
+
+/* The attempt's error when it was stopped: TIMEOUT or CANCEL. */
+void tg__exec_stop_error(tg_exec *ex, const char *detail) {
+  tg__err_clear(&ex->error);
+  if (ex->timed_out) {
+    ex->error.phase = TG_PHASE_TIMEOUT;
+    ex->error.code = tg__strdup("TIMEOUT");
+    char m[256];
+    snprintf(m, sizeof m, "the tool ran past its timeout of %llu ms and was "
+             "stopped%s", (unsigned long long)timeout_of(ex), detail);
+    ex->error.message = tg__strdup(m);
+    ex->error.retryable = 1;
+  } else {
+    ex->error.phase = TG_PHASE_CANCEL;
+    ex->error.code = tg__strdup("CANCELLED");
+    char m[256];
+    snprintf(m, sizeof m, "the call was cancelled while the tool ran%s; do "
+             "not assume it finished", detail);
+    ex->error.message = tg__strdup(m);
+  }
+}
+
+void tg__exec_cancel(tg_exec *ex) {
+  if (ex->finished || ex->cancelled) return;
+  ex->cancelled = 1;
+  if (ex->tool->kind == TG_TOOL_LUA) {
+    tg__luatool_cancel(ex);
+    return;
+  }
+  if (ex->tool->cancel) {
+    ex->tool->cancel(ex, ex->tool->ud); /* the tool finishes when stopped */
+    return;
+  }
+  /* A C tool that cannot be stopped: give up on it now. */
+  tg__exec_stop_error(ex, " (the tool cannot be interrupted; its late result "
+                     "will be dropped)");
+  tg__exec_done(ex);
+}
+
+void tg__exec_done(tg_exec *ex) {
+  if (ex->finished) return;
+  ex->finished = 1;
+  if (ex->timeout_timer) uv_timer_stop(ex->timeout_timer);
+  if (ex->progress_timer) uv_timer_stop(ex->progress_timer);
+  if (ex->call) tg__call_advance(ex->call);
+}
+
+void tg__exec_release(tg_exec *ex) {
+  ex->call = NULL;
+  ex->released = 1;
+  close_timer(ex, &ex->timeout_timer);
+  close_timer(ex, &ex->progress_timer);
+  if (ex->tool->kind == TG_TOOL_LUA) tg__luatool_release(ex);
+  tg__exec_maybe_free(ex);
+}
+
+/* ---- the C tool's side ------------------------------------------------- */
+
+/* Records the tool's end. Returns 0 when the chain still waits for it,
+ * -1 when the attempt was already given up (the value is dropped). */
+static int tool_finished(tg_exec *ex, cJSON *result) {
+  ex->tool_finished = 1;
+  if (ex->finished) {
+    cJSON_Delete(result);
+    tg__exec_maybe_free(ex);
+    return -1;
+  }
+  cJSON_Delete(ex->result);
+  ex->result = result;
+  return 0;
+}
+
+void tg_exec_finish_ok(tg_exec *ex, cJSON *result) {
+  if (tool_finished(ex, result) < 0) return;
+  if (ex->cancelled) tg__exec_stop_error(ex, "");
+  tg__exec_done(ex);
+}
+
+void tg_exec_finish_error(tg_exec *ex, cJSON *partial_result, const char *code,
+                          const char *message, int retryable) {
+  if (tool_finished(ex, partial_result) < 0) return;
+  if (ex->cancelled) {
+    tg__exec_stop_error(ex, "");
+  } else {
+    tg__err_clear(&ex->error);
+    ex->error.phase = TG_PHASE_EXECUTE;
+    ex->error.code = tg__strdup(code ? code : "TOOL_ERROR");
+    ex->error.message = tg__strdup(message ? message : "the tool failed");
+    ex->error.retryable = retryable;
+  }
+  tg__exec_done(ex);
+}
+
+const char *tg_exec_call_id(const tg_exec *ex) { return ex->call_id; }
+int tg_exec_attempt(const tg_exec *ex) { return ex->attempt; }
+tg_runtime *tg_exec_runtime(tg_exec *ex) { return ex->rt; }

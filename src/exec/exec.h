@@ -1,0 +1,60 @@
+/*
+ * exec.h — one attempt of a tool. The chain starts it and is told when it
+ * finishes through tg__exec_done; the attempt may outlive the chain's
+ * interest (a cancelled C tool that has no cancel function): then the call
+ * pointer is cleared and the attempt frees itself when the tool finishes.
+ */
+#ifndef TG_EXEC_H
+#define TG_EXEC_H
+
+#include "../chain/call.h"
+
+struct tg_exec {
+  tg_call *call;               /* NULL once abandoned */
+  tg_runtime *rt;
+  tg_generation *gen;          /* ref held while the attempt runs */
+  const tg_tool *tool;
+  char *call_id;
+  int attempt;
+  int finished;                /* the chain has the attempt's outcome */
+  int tool_finished;           /* a C tool has called tg_exec_finish_* */
+  int released;                /* execute.c is done with it */
+  int cancelled;               /* cancel asked (timeout or cancel) */
+  int timed_out;               /* ... because the deadline passed */
+  double start_ms;
+  uv_timer_t *timeout_timer;   /* lazily made */
+  uv_timer_t *progress_timer;
+  double progress_current, progress_total; /* < 0: not reported */
+  char *progress_message;
+  int pending_closes;
+  /* Lua tools */
+  int co_ref;                  /* the coroutine, in gen->L's registry */
+  lua_State *co;
+  int box_ref;                 /* the ctx box, emptied on release */
+  int waiting;                 /* a ctx.sleep timer will resume it */
+  uv_timer_t *sleep_timer;
+  /* outcome of the attempt */
+  cJSON *result;
+  tg_err error;
+};
+
+/* Starts the attempt. It may finish before this returns. */
+void tg__exec_start(tg_exec *ex, const cJSON *args);
+/* Asks the tool to stop (timeout/cancel). */
+void tg__exec_cancel(tg_exec *ex);
+/* Called by executors when the attempt ends (once). */
+void tg__exec_done(tg_exec *ex);
+/* Frees the attempt once its handles are closed. */
+void tg__exec_release(tg_exec *ex);
+/* Sets the attempt's error to TIMEOUT or CANCEL (whichever stopped it);
+ * detail is appended to the message. */
+void tg__exec_stop_error(tg_exec *ex, const char *detail);
+/* Frees the attempt if it is released and nothing refers to it. */
+void tg__exec_maybe_free(tg_exec *ex);
+
+/* Lua tool executor (luatool.c). */
+void tg__luatool_start(tg_exec *ex, const cJSON *args);
+void tg__luatool_cancel(tg_exec *ex);
+void tg__luatool_release(tg_exec *ex);    /* drops the coroutine */
+
+#endif

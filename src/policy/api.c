@@ -1,0 +1,427 @@
+/*
+ * api.c — the policy side of `require "toolgate"`: tg.rule, tg.before_tool,
+ * tg.after_tool, tg.tool, tg.on_event and the verdict helpers. Registration
+ * functions only work while the generation loads. Every argument is checked
+ * before anything is allocated, because luaL_error longjmps past cleanup.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "generation.h"
+#include "luajson.h"
+#include "../chain/validate.h"
+#include "../base/runtime.h"
+
+#define TG_DEFAULT_PRIORITY 1000
+
+static tg_generation *gen_of(lua_State *L) {
+  return (tg_generation *)lua_touserdata(L, lua_upvalueindex(1));
+}
+
+static tg_generation *loading_gen(lua_State *L, const char *fn) {
+  tg_generation *g = gen_of(L);
+  if (!g->loading)
+    luaL_error(L, "tg.%s: registration is only possible while the policy "
+                  "file loads (call it at the top level of the file)", fn);
+  return g;
+}
+
+/* "file:line" where the function at idx was defined. */
+static char *where_of(lua_State *L, int idx) {
+  lua_Debug ar;
+  lua_pushvalue(L, idx);
+  lua_getinfo(L, ">S", &ar);
+  char buf[300];
+  snprintf(buf, sizeof buf, "%s:%d", ar.short_src, ar.linedefined);
+  return strdup(buf);
+}
+
+static int field_type(lua_State *L, int t, const char *k, int type,
+                      const char *fn, const char *what) {
+  lua_getfield(L, t, k);
+  int ty = lua_type(L, -1);
+  if (ty != LUA_TNIL && ty != type)
+    luaL_error(L, "tg.%s: '%s' must be %s (got %s)", fn, k, what,
+               luaL_typename(L, -1));
+  return ty != LUA_TNIL;
+}
+
+/* Checks a tools field: nil, a string, or a list of strings. Leaves it on
+ * the stack. Returns the count (0 for nil). */
+static size_t check_tools(lua_State *L, int idx, const char *fn) {
+  int ty = lua_type(L, idx);
+  if (ty == LUA_TNIL) return 0;
+  if (ty == LUA_TSTRING) return 1;
+  if (ty != LUA_TTABLE)
+    luaL_error(L, "tg.%s: 'tools' must be a tool name or a list of names "
+                  "(got %s)", fn, luaL_typename(L, idx));
+  size_t n = lua_rawlen(L, idx);
+  for (size_t i = 1; i <= n; i++) {
+    lua_rawgeti(L, idx, (int)i);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "tg.%s: tools[%d] must be a string", fn, (int)i);
+    lua_pop(L, 1);
+  }
+  if (n == 0) luaL_error(L, "tg.%s: 'tools' is an empty list", fn);
+  return n;
+}
+
+static char **copy_tools(lua_State *L, int idx, size_t n) {
+  char **t = calloc(n, sizeof *t);
+  if (!t) return NULL;
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    t[0] = strdup(lua_tostring(L, idx));
+    return t;
+  }
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, idx, (int)i + 1);
+    t[i] = strdup(lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  return t;
+}
+
+static void *grow(void *p, size_t n, size_t size) {
+  return realloc(p, (n + 1) * size);
+}
+
+static int l_rule(lua_State *L) {
+  tg_generation *g = loading_gen(L, "rule");
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "name");                                   /* 2 */
+  if (lua_type(L, 2) != LUA_TSTRING || !*lua_tostring(L, 2))
+    return luaL_error(L, "tg.rule: 'name' must be a non-empty string");
+  const char *name = lua_tostring(L, 2);
+  for (size_t i = 0; i < g->nrules; i++)
+    if (strcmp(g->rules[i].name, name) == 0)
+      return luaL_error(L, "tg.rule: a rule named '%s' already exists (%s)",
+                        name, g->rules[i].where);
+  lua_getfield(L, 1, "check");                                  /* 3 */
+  if (!lua_isfunction(L, 3))
+    return luaL_error(L, "tg.rule '%s': 'check' must be a function (got %s)",
+                      name, luaL_typename(L, 3));
+  lua_getfield(L, 1, "priority");                               /* 4 */
+  int prio = TG_DEFAULT_PRIORITY;
+  if (!lua_isnil(L, 4)) {
+    int isnum = 0;
+    lua_Number p = lua_tonumberx(L, 4, &isnum);
+    if (!isnum || p != (lua_Number)(int)p)
+      return luaL_error(L, "tg.rule '%s': 'priority' must be an integer", name);
+    prio = (int)p;
+  }
+  lua_getfield(L, 1, "tools");                                  /* 5 */
+  size_t ntools = check_tools(L, 5, "rule");
+  lua_getfield(L, 1, "fail");                                   /* 6 */
+  const char *fail = lua_isnil(L, 6) ? "closed" : lua_tostring(L, 6);
+  if (!fail || (strcmp(fail, "closed") && strcmp(fail, "open")))
+    return luaL_error(L, "tg.rule '%s': 'fail' must be \"closed\" or \"open\"",
+                      name);
+  tg_rule *r = grow(g->rules, g->nrules, sizeof *r);
+  if (!r) return luaL_error(L, "out of memory");
+  g->rules = r;
+  r = &g->rules[g->nrules];
+  memset(r, 0, sizeof *r);
+  r->name = strdup(name);
+  r->priority = prio;
+  r->fail_open = strcmp(fail, "open") == 0;
+  r->where = where_of(L, 3);
+  r->order = g->nrules;
+  if (ntools) {
+    r->tools = copy_tools(L, 5, ntools);
+    r->ntools = ntools;
+  }
+  lua_pushvalue(L, 3);
+  r->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  g->nrules++;
+  return 0;
+}
+
+static int add_hook(lua_State *L, int after) {
+  const char *fn = after ? "after_tool" : "before_tool";
+  tg_generation *g = loading_gen(L, fn);
+  int nt = lua_type(L, 1);
+  if (nt != LUA_TSTRING && nt != LUA_TTABLE)
+    return luaL_error(L, "tg.%s: first argument must be a tool name, \"*\" "
+                         "or a list of names", fn);
+  size_t n = check_tools(L, 1, fn);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  char **names = copy_tools(L, 1, n);
+  if (!names) return luaL_error(L, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    tg_hook **list = after ? &g->after : &g->before;
+    size_t *cnt = after ? &g->nafter : &g->nbefore;
+    tg_hook *h = grow(*list, *cnt, sizeof *h);
+    if (!h) break;
+    *list = h;
+    h = &h[*cnt];
+    h->tool = names[i];
+    names[i] = NULL;
+    h->where = where_of(L, 2);
+    lua_pushvalue(L, 2);
+    h->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    (*cnt)++;
+  }
+  for (size_t i = 0; i < n; i++) free(names[i]);
+  free(names);
+  return 0;
+}
+
+static int l_before_tool(lua_State *L) { return add_hook(L, 0); }
+static int l_after_tool(lua_State *L) { return add_hook(L, 1); }
+
+static uint64_t opt_ms(lua_State *L, int t, const char *k, const char *fn,
+                       uint64_t dflt) {
+  lua_getfield(L, t, k);
+  uint64_t v = dflt;
+  if (!lua_isnil(L, -1)) {
+    int isnum = 0;
+    lua_Number n = lua_tonumberx(L, -1, &isnum);
+    if (!isnum || n < 0 || n > 9e15)
+      luaL_error(L, "tg.%s: '%s' must be a number of milliseconds >= 0", fn, k);
+    v = (uint64_t)n;
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static double opt_num(lua_State *L, int t, const char *k, const char *fn,
+                      double dflt, double lo, double hi) {
+  lua_getfield(L, t, k);
+  double v = dflt;
+  if (!lua_isnil(L, -1)) {
+    int isnum = 0;
+    v = (double)lua_tonumberx(L, -1, &isnum);
+    if (!isnum || v < lo || v > hi)
+      luaL_error(L, "tg.%s: '%s' must be a number from %g to %g", fn, k, lo, hi);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+/* Reads retry = {attempts, initial_ms, max_ms, multiplier, jitter,
+ * retryable}. Leaves retryable (function or nil) on the stack. */
+static void read_retry(lua_State *L, int t, tg_retry *r) {
+  r->attempts = 1;
+  r->initial_ms = 200;
+  r->max_ms = 10000;
+  r->multiplier = 2.0;
+  r->jitter = 0.0;
+  lua_getfield(L, t, "retry");
+  int rt = lua_gettop(L);
+  if (lua_isnil(L, rt)) {
+    lua_pushnil(L);
+    lua_remove(L, rt);
+    return;
+  }
+  if (!lua_istable(L, rt))
+    luaL_error(L, "tg.tool: 'retry' must be a table {attempts=, initial_ms=, "
+                  "max_ms=, multiplier=, jitter=, retryable=}");
+  r->attempts = (int)opt_num(L, rt, "attempts", "tool retry", 1, 1, 100);
+  r->initial_ms = opt_ms(L, rt, "initial_ms", "tool retry", 200);
+  r->max_ms = opt_ms(L, rt, "max_ms", "tool retry", 10000);
+  r->multiplier = opt_num(L, rt, "multiplier", "tool retry", 2, 1, 100);
+  r->jitter = opt_num(L, rt, "jitter", "tool retry", 0, 0, 1);
+  field_type(L, rt, "retryable", LUA_TFUNCTION, "tool retry", "a function");
+  lua_remove(L, rt);
+}
+
+/* Converts and checks schema at idx; raises with the schema's problem. */
+static cJSON *read_schema(lua_State *L, int idx, const char *tool) {
+  if (lua_isnil(L, idx)) return NULL;
+  if (!lua_istable(L, idx))
+    luaL_error(L, "tg.tool '%s': 'schema' must be a table (a JSON Schema)", tool);
+  char msg[256];
+  cJSON *s = tg_json_from_lua(L, idx, msg, sizeof msg);
+  if (!s) luaL_error(L, "tg.tool '%s': schema %s", tool, msg);
+  if (tg_schema_check(s, msg, sizeof msg) < 0) {
+    cJSON_Delete(s);
+    luaL_error(L, "tg.tool '%s': %s", tool, msg);
+  }
+  return s;
+}
+
+static int l_tool(lua_State *L) {
+  tg_generation *g = loading_gen(L, "tool");
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "name");                                   /* 2 */
+  const char *name = lua_tostring(L, 2);
+  if (lua_type(L, 2) != LUA_TSTRING || !*name)
+    return luaL_error(L, "tg.tool: 'name' must be a non-empty string");
+  if (tg__find_tool(g->rt, g, name))
+    return luaL_error(L, "tg.tool: a tool named '%s' already exists", name);
+  lua_getfield(L, 1, "run");                                    /* 3 */
+  if (!lua_isfunction(L, 3))
+    return luaL_error(L, "tg.tool '%s': 'run' must be a function (got %s)",
+                      name, luaL_typename(L, 3));
+  field_type(L, 1, "description", LUA_TSTRING, "tool", "a string"); /* 4 */
+  field_type(L, 1, "read_only", LUA_TBOOLEAN, "tool", "a boolean"); /* 5 */
+  lua_getfield(L, 1, "schema");                                 /* 6 */
+  tg_tool t = {0};
+  t.timeout_ms = opt_ms(L, 1, "timeout_ms", "tool", 0);
+  t.max_result_bytes = (size_t)opt_ms(L, 1, "max_result_bytes", "tool", 0);
+  read_retry(L, 1, &t.retry);                                   /* 7 */
+  cJSON *schema = read_schema(L, 6, name); /* last: it allocates */
+  tg_tool *tp = malloc(sizeof *tp);
+  tg_tool **list = grow(g->tools, g->ntools, sizeof *list);
+  if (!tp || !list) {
+    free(tp);
+    if (list) g->tools = list;
+    cJSON_Delete(schema);
+    return luaL_error(L, "out of memory");
+  }
+  g->tools = list;
+  *tp = t;
+  tp->name = strdup(name);
+  tp->description = lua_isstring(L, 4) ? strdup(lua_tostring(L, 4)) : NULL;
+  tp->read_only = lua_toboolean(L, 5);
+  tp->schema = schema;
+  tp->kind = TG_TOOL_LUA;
+  tp->where = where_of(L, 3);
+  tp->retryable_ref = lua_isnil(L, 7) ? LUA_NOREF : luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, 3);
+  tp->run_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  g->tools[g->ntools++] = tp;
+  return 0;
+}
+
+static int l_on_event(lua_State *L) {
+  tg_generation *g = loading_gen(L, "on_event");
+  int fi = lua_isfunction(L, 1) ? 1 : 2;
+  if (fi == 2 && lua_type(L, 1) != LUA_TSTRING)
+    return luaL_error(L, "tg.on_event: use tg.on_event(fn) or "
+                         "tg.on_event(\"call_end\", fn)");
+  luaL_checktype(L, fi, LUA_TFUNCTION);
+  tg_handler *h = grow(g->handlers, g->nhandlers, sizeof *h);
+  if (!h) return luaL_error(L, "out of memory");
+  g->handlers = h;
+  h = &h[g->nhandlers];
+  h->type = fi == 2 ? strdup(lua_tostring(L, 1)) : NULL;
+  h->where = where_of(L, fi);
+  lua_pushvalue(L, fi);
+  h->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  g->nhandlers++;
+  return 0;
+}
+
+/* Verdicts are small tables {tg = kind, ...}: plain data a policy author
+ * can print and compare. */
+static int verdict(lua_State *L, const char *kind, const char *field,
+                   int required) {
+  if (required && lua_type(L, 1) != LUA_TSTRING)
+    return luaL_error(L, "tg.%s: give the %s as a string", kind, field);
+  if (!lua_isnoneornil(L, 1) && lua_type(L, 1) != LUA_TSTRING)
+    return luaL_error(L, "tg.%s: the %s must be a string", kind, field);
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, kind);
+  lua_setfield(L, -2, "tg");
+  if (!lua_isnoneornil(L, 1)) {
+    lua_pushvalue(L, 1);
+    lua_setfield(L, -2, field);
+  }
+  return 1;
+}
+
+static int l_allow(lua_State *L) { return verdict(L, "allow", "reason", 0); }
+static int l_deny(lua_State *L) { return verdict(L, "deny", "reason", 1); }
+static int l_ask(lua_State *L) { return verdict(L, "ask", "prompt", 0); }
+static int l_abort(lua_State *L) { return verdict(L, "abort", "reason", 1); }
+
+static int l_args(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  if (!lua_isnoneornil(L, 2)) luaL_checkstring(L, 2);
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, "args");
+  lua_setfield(L, -2, "tg");
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "args");
+  if (!lua_isnoneornil(L, 2)) {
+    lua_pushvalue(L, 2);
+    lua_setfield(L, -2, "tool");
+  }
+  return 1;
+}
+
+static int l_result(lua_State *L) {
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, "result");
+  lua_setfield(L, -2, "tg");
+  lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "result");
+  return 1;
+}
+
+static int l_array(lua_State *L) {
+  if (lua_isnoneornil(L, 1)) lua_newtable(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  tg_json_mark_array(L, 1);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int l_object(lua_State *L) {
+  if (lua_isnoneornil(L, 1)) lua_newtable(L);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  tg_json_mark_object(L, 1);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int l_json_encode(lua_State *L) {
+  char msg[256];
+  luaL_checkany(L, 1);
+  cJSON *j = tg_json_from_lua(L, 1, msg, sizeof msg);
+  if (!j) return luaL_error(L, "tg.json_encode: %s", msg);
+  char *s = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  if (!s) return luaL_error(L, "out of memory");
+  lua_pushstring(L, s);
+  free(s);
+  return 1;
+}
+
+static int l_json_decode(lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  const char *end = NULL;
+  cJSON *j = cJSON_ParseWithLengthOpts(s, len, &end, 1);
+  if (!j) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "invalid JSON at byte %d", (int)(end ? end - s : 0));
+    return 2;
+  }
+  int rc = tg_json_push(L, j);
+  cJSON_Delete(j);
+  if (rc < 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, "JSON nested too deeply");
+    return 2;
+  }
+  return 1;
+}
+
+static const luaL_Reg api[] = {
+    {"rule", l_rule},       {"before_tool", l_before_tool},
+    {"after_tool", l_after_tool}, {"tool", l_tool},
+    {"on_event", l_on_event}, {"allow", l_allow},
+    {"deny", l_deny},       {"ask", l_ask},
+    {"abort", l_abort},     {"args", l_args},
+    {"result", l_result},   {"array", l_array},
+    {"object", l_object},   {"json_encode", l_json_encode},
+    {"json_decode", l_json_decode}, {NULL, NULL}};
+
+void tg__policy_api_open(tg_generation *g) {
+  lua_State *L = g->L;
+  lua_newtable(L);                               /* tg */
+  lua_pushlightuserdata(L, g);
+  luaL_setfuncs(L, api, 1);
+  tg_json_push_null(L);
+  lua_setfield(L, -2, "null");
+  lua_pushnumber(L, (lua_Number)g->number);
+  lua_setfield(L, -2, "generation");
+  lua_pushstring(L, TG_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "toolgate");               /* loaded.toolgate = tg */
+  lua_pop(L, 3);
+}

@@ -1,0 +1,303 @@
+/*
+ * generation.c — loading the policies folder (*.lua files) in name order, into a fresh
+ * lua_State: each file runs once, as text only, in its own environment
+ * whose reads fall back to the standard globals. The files register rules,
+ * hooks, tools and event handlers through the `toolgate` module (api.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "generation.h"
+#include "luajson.h"
+#include "../base/runtime.h"
+#include "../exec/exec.h"
+
+#define TG_POLICY_MAX_BYTES (4u << 20)
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_lua_file(const char *n) {
+  size_t len = strlen(n);
+  return n[0] != '.' && len > 4 && strcmp(n + len - 4, ".lua") == 0;
+}
+
+/* Lists the .lua files of dir, sorted by name into g->files (full paths). */
+static int list_files(tg_generation *g, const char *dir, char *err,
+                      size_t errlen) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    tg__errf(err, errlen, "cannot read policy directory '%s': %s", dir,
+             strerror(errno));
+    return -1;
+  }
+  struct dirent *e;
+  size_t cap = 0;
+  while ((e = readdir(d))) {
+    if (!is_lua_file(e->d_name)) continue;
+    if (g->nfiles == cap) {
+      cap = cap ? cap * 2 : 16;
+      char **f = realloc(g->files, cap * sizeof *f);
+      if (!f) break;
+      g->files = f;
+    }
+    size_t n = strlen(dir) + strlen(e->d_name) + 2;
+    char *p = malloc(n);
+    if (!p) break;
+    snprintf(p, n, "%s/%s", dir, e->d_name);
+    g->files[g->nfiles++] = p;
+  }
+  closedir(d);
+  qsort(g->files, g->nfiles, sizeof *g->files, name_cmp);
+  return 0;
+}
+
+static char *read_file(const char *path, size_t *len, char *err,
+                       size_t errlen) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    tg__errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
+      (size_t)st.st_size > TG_POLICY_MAX_BYTES) {
+    tg__errf(err, errlen, "%s: not a regular file under %u bytes", path,
+             TG_POLICY_MAX_BYTES);
+    fclose(f);
+    return NULL;
+  }
+  char *buf = malloc((size_t)st.st_size + 1);
+  size_t n = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
+  fclose(f);
+  if (!buf || n != (size_t)st.st_size) {
+    free(buf);
+    tg__errf(err, errlen, "%s: read failed", path);
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+/* Adds the shipped lua/ library and the policy folder to package.path so
+ * policies can `require` helpers and each other. */
+static void set_package_path(lua_State *L, const char *dir) {
+  lua_getglobal(L, "package");
+  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s/?.lua", TOOLGATE_LUA_DIR,
+                  TOOLGATE_LUA_DIR, dir ? dir : ".");
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, "");
+  lua_setfield(L, -2, "cpath"); /* no native modules from policies */
+  lua_pop(L, 1);
+}
+
+/* Runs one policy file in a fresh environment. */
+static int load_one(tg_generation *g, const char *path, char *err,
+                    size_t errlen) {
+  lua_State *L = g->L;
+  size_t len = 0;
+  char *src = read_file(path, &len, err, errlen);
+  if (!src) return -1;
+  lua_pushfstring(L, "@%s", path);
+  int rc = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
+  free(src);
+  lua_remove(L, -2); /* chunk name */
+  if (rc == LUA_OK) {
+    lua_newtable(L);                      /* env */
+    lua_newtable(L);                      /* its metatable */
+#if TG_LUA54
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+#else
+    lua_pushvalue(L, LUA_GLOBALSINDEX);
+#endif
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
+    tg_setenv(L, -1);
+    lua_pop(L, 1);                        /* env (now the chunk's) */
+    rc = lua_pcall(L, 0, 0, 0);
+  }
+  if (rc != LUA_OK) {
+    const char *m = lua_tostring(L, -1);
+    tg__errf(err, errlen, "%s", m ? m : "(error object is not a string)");
+    lua_pop(L, 1);
+    return -1;
+  }
+  return 0;
+}
+
+static int rule_cmp(const void *a, const void *b) {
+  const tg_rule *x = a, *y = b;
+  if (x->priority != y->priority) return x->priority < y->priority ? -1 : 1;
+  return x->order < y->order ? -1 : (x->order > y->order);
+}
+
+tg_generation *tg__generation_load(struct tg_runtime *rt, const char *dir,
+                                   uint64_t number, char *err, size_t errlen) {
+  tg_generation *g = calloc(1, sizeof *g);
+  if (!g) return NULL;
+  g->rt = rt;
+  g->number = number;
+  g->refs = 1;
+  g->L = luaL_newstate();
+  if (!g->L) {
+    free(g);
+    tg__errf(err, errlen, "cannot create a Lua state");
+    return NULL;
+  }
+  luaL_openlibs(g->L);
+  tg_json_open(g->L);
+  set_package_path(g->L, dir);
+  tg__policy_api_open(g);
+  if (dir && list_files(g, dir, err, errlen) < 0) goto fail;
+  g->loading = 1;
+  for (size_t i = 0; i < g->nfiles; i++)
+    if (load_one(g, g->files[i], err, errlen) < 0) goto fail;
+  g->loading = 0;
+  qsort(g->rules, g->nrules, sizeof *g->rules, rule_cmp);
+  return g;
+fail:
+  g->refs = 0;
+  tg__generation_unref(g); /* refs 0 -> -1: frees */
+  return NULL;
+}
+
+void tg__generation_ref(tg_generation *g) { g->refs++; }
+
+void tg__tool_free(tg_tool *t) {
+  if (!t) return;
+  free(t->name);
+  free(t->description);
+  free(t->where);
+  cJSON_Delete(t->schema);
+  free(t);
+}
+
+static void free_hooks(tg_hook *h, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(h[i].tool);
+    free(h[i].where);
+  }
+  free(h);
+}
+
+void tg__generation_unref(tg_generation *g) {
+  if (--g->refs > 0) return;
+  for (size_t i = 0; i < g->nrules; i++) {
+    for (size_t k = 0; k < g->rules[i].ntools; k++) free(g->rules[i].tools[k]);
+    free(g->rules[i].tools);
+    free(g->rules[i].name);
+    free(g->rules[i].where);
+  }
+  free(g->rules);
+  free_hooks(g->before, g->nbefore);
+  free_hooks(g->after, g->nafter);
+  for (size_t i = 0; i < g->ntools; i++) tg__tool_free(g->tools[i]);
+  free(g->tools);
+  for (size_t i = 0; i < g->nhandlers; i++) {
+    free(g->handlers[i].type);
+    free(g->handlers[i].where);
+  }
+  free(g->handlers);
+  for (size_t i = 0; i < g->nfiles; i++) free(g->files[i]);
+  free(g->files);
+  if (g->L) lua_close(g->L);
+  free(g);
+}
+
+int tg__rule_covers(const tg_rule *r, const char *tool) {
+  if (!r->tools) return 1;
+  for (size_t i = 0; i < r->ntools; i++)
+    if (strcmp(r->tools[i], "*") == 0 || strcmp(r->tools[i], tool) == 0)
+      return 1;
+  return 0;
+}
+
+/* Hooks in run order for a tool: "*" hooks first, then tool-specific ones,
+ * each by registration; post-hooks run that list backwards. */
+static cJSON *describe_hooks(const tg_hook *h, size_t n, int reverse) {
+  cJSON *a = cJSON_CreateArray();
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t k = 0; k < n; k++) {
+      size_t i = reverse ? n - 1 - k : k;
+      int star = strcmp(h[i].tool, "*") == 0;
+      if (star != ((pass == 0) != reverse)) continue;
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "tool", h[i].tool);
+      cJSON_AddStringToObject(o, "where", h[i].where);
+      cJSON_AddItemToArray(a, o);
+    }
+  return a;
+}
+
+static cJSON *describe_rules(const tg_generation *g, cJSON *warnings) {
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; i < g->nrules; i++) {
+    const tg_rule *r = &g->rules[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddNumberToObject(o, "priority", r->priority);
+    cJSON *tools = cJSON_AddArrayToObject(o, "tools");
+    if (!r->tools) cJSON_AddItemToArray(tools, cJSON_CreateString("*"));
+    for (size_t k = 0; k < r->ntools; k++)
+      cJSON_AddItemToArray(tools, cJSON_CreateString(r->tools[k]));
+    cJSON_AddStringToObject(o, "fail", r->fail_open ? "open" : "closed");
+    cJSON_AddStringToObject(o, "where", r->where);
+    cJSON_AddItemToArray(a, o);
+    if (i > 0 && g->rules[i - 1].priority == r->priority) {
+      char w[512];
+      snprintf(w, sizeof w,
+               "rules '%s' and '%s' share priority %d: the one registered "
+               "first runs first",
+               g->rules[i - 1].name, r->name, r->priority);
+      cJSON_AddItemToArray(warnings, cJSON_CreateString(w));
+    }
+  }
+  return a;
+}
+
+static cJSON *describe_tool(const tg_tool *t) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", t->name);
+  if (t->description) cJSON_AddStringToObject(o, "description", t->description);
+  cJSON_AddBoolToObject(o, "read_only", t->read_only);
+  if (t->timeout_ms) cJSON_AddNumberToObject(o, "timeout_ms", (double)t->timeout_ms);
+  if (t->retry.attempts > 1)
+    cJSON_AddNumberToObject(o, "retry_attempts", t->retry.attempts);
+  if (t->max_result_bytes)
+    cJSON_AddNumberToObject(o, "max_result_bytes", (double)t->max_result_bytes);
+  if (t->schema) cJSON_AddItemToObject(o, "schema", cJSON_Duplicate(t->schema, 1));
+  cJSON_AddStringToObject(o, "where", t->where);
+  return o;
+}
+
+cJSON *tg__generation_describe(const tg_generation *g) {
+  cJSON *d = cJSON_CreateObject();
+  cJSON *warnings = cJSON_CreateArray();
+  cJSON_AddNumberToObject(d, "generation", g ? (double)g->number : 0);
+  cJSON *files = cJSON_AddArrayToObject(d, "files");
+  cJSON *tools = cJSON_CreateArray();
+  if (g) {
+    for (size_t i = 0; i < g->nfiles; i++)
+      cJSON_AddItemToArray(files, cJSON_CreateString(g->files[i]));
+    cJSON_AddItemToObject(d, "rules", describe_rules(g, warnings));
+    cJSON *hooks = cJSON_AddObjectToObject(d, "hooks");
+    cJSON_AddItemToObject(hooks, "before", describe_hooks(g->before, g->nbefore, 0));
+    cJSON_AddItemToObject(hooks, "after", describe_hooks(g->after, g->nafter, 1));
+    for (size_t i = 0; i < g->ntools; i++)
+      cJSON_AddItemToArray(tools, describe_tool(g->tools[i]));
+    cJSON *h = cJSON_AddArrayToObject(d, "event_handlers");
+    for (size_t i = 0; i < g->nhandlers; i++) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "type", g->handlers[i].type ? g->handlers[i].type : "*");
+      cJSON_AddStringToObject(o, "where", g->handlers[i].where);
+      cJSON_AddItemToArray(h, o);
+    }
+  }
+  cJSON_AddItemToObject(d, "tools", tools);
+  cJSON_AddItemToObject(d, "warnings", warnings);
+  return d;
+}

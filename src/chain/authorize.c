@@ -72,9 +72,8 @@ static int run_rule(tg_call *c, const tg_rule *r) {
   char msg[1024];
   lua_rawgeti(L, LUA_REGISTRYINDEX, r->fn_ref);
   tg__call_push_table(c);
-  char what[200];
-  snprintf(what, sizeof what, "rule '%s'", r->name);
-  if (tg__policy_pcall(c, 1, 1, what, r->where, msg, sizeof msg) < 0) {
+  if (tg__policy_pcall(c, 1, 1, "rule", r->name, r->where, msg,
+                       sizeof msg) < 0) {
     if (r->fail_open) {
       emit_rule_error(c, r, msg);
       return 0;

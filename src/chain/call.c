@@ -73,17 +73,20 @@ void tg__call_push_table(tg_call *c) {
   lua_setfield(L, -2, "turn");
   lua_pushinteger(L, c->attempt);
   lua_setfield(L, -2, "attempt");
-  if (tg_json_push(L, c->metadata) < 0) lua_newtable(L);
+  if (!c->metadata || tg_json_push(L, c->metadata) < 0) lua_newtable(L);
   lua_setfield(L, -2, "metadata");
   lua_pushvalue(L, -1);
   c->call_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  c->hooks_ran = 1;
 }
 
-int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *what,
-                     const char *where, char *msg, size_t msglen) {
+int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *kind,
+                     const char *name, const char *where, char *msg,
+                     size_t msglen) {
   lua_State *L = c->gen->L;
   if (lua_pcall(L, nargs, nres, 0) == LUA_OK) return 0;
+  char what[300];
+  if (name) snprintf(what, sizeof what, "%s '%s'", kind, name);
+  else snprintf(what, sizeof what, "%s", kind);
   if (lua_type(L, -1) == LUA_TSTRING)
     snprintf(msg, msglen, "%s (in %s defined at %s)", lua_tostring(L, -1),
              what, where);
@@ -177,9 +180,9 @@ static void finish(tg_call *c) {
   if (c->call_ref != LUA_NOREF)
     luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);
   tg__generation_unref(c->gen);
-  free(c->id);
+  if (c->id != c->idbuf) free(c->id);
   free(c->tool_name);
-  free(c->session);
+  if (c->session != c->rt->session) free(c->session);
   free(c->rule);
   free(c->reason);
   cJSON_Delete(c->args);
@@ -332,7 +335,8 @@ static cJSON *parse_args(tg_runtime *rt, const tg_call_request *req,
     return NULL;
   }
   const char *end = NULL;
-  cJSON *j = cJSON_ParseWithLengthOpts(req->args_json, len, &end, 1);
+  /* length + 1: with require_null_terminated cJSON checks the NUL */
+  cJSON *j = cJSON_ParseWithLengthOpts(req->args_json, len + 1, &end, 1);
   if (!j) {
     size_t at = end ? (size_t)(end - req->args_json) : 0;
     tg__errf(err, TG_ERRMSG, "args are not valid JSON (error at byte %zu%s%.20s)",
@@ -345,6 +349,17 @@ static cJSON *parse_args(tg_runtime *rt, const tg_call_request *req,
     return NULL;
   }
   return j;
+}
+
+/* "call-N" without snprintf: this runs once per call. */
+static void call_id(char buf[32], uint64_t n) {
+  char digits[21];
+  int k = 0;
+  do digits[k++] = (char)('0' + n % 10); while ((n /= 10) && k < 20);
+  memcpy(buf, "call-", 5);
+  int i = 5;
+  while (k) buf[i++] = digits[--k];
+  buf[i] = '\0';
 }
 
 static tg_call *find_call(tg_runtime *rt, const char *id) {
@@ -386,17 +401,19 @@ int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;
   }
-  char idbuf[32];
-  if (!req->id) snprintf(idbuf, sizeof idbuf, "call-%llu",
-                         (unsigned long long)rt->next_call_no++);
   c->rt = rt;
-  c->id = tg__strdup(req->id ? req->id : idbuf);
+  /* The common case allocates nothing for the id and the session. */
+  if (req->id) {
+    c->id = tg__strdup(req->id);
+  } else {
+    call_id(c->idbuf, rt->next_call_no++);
+    c->id = c->idbuf;
+  }
   c->tool_name = tg__strdup(req->tool);
-  c->session = tg__strdup(req->session ? req->session : rt->session);
+  c->session = req->session ? tg__strdup(req->session) : rt->session;
   c->turn = req->turn;
   c->args = args;
-  c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1)
-                              : cJSON_CreateObject();
+  c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
   c->gen = rt->gen;
   tg__generation_ref(c->gen);
   c->tool = tg__find_tool(rt, c->gen, c->tool_name);

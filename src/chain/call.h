@@ -39,10 +39,12 @@ typedef struct tg_exec tg_exec;
 struct tg_call {
   tg_runtime *rt;
   tg_call *prev, *next;          /* rt->calls list */
-  char *id, *tool_name, *session;
+  char *id, *tool_name, *session; /* id and session may point into idbuf /
+                                    rt->session: see call_free_strings */
+  char idbuf[32];
   int64_t turn;
   cJSON *args;                   /* the args as judged (owned) */
-  cJSON *metadata;               /* owned, an object */
+  cJSON *metadata;               /* owned, an object; NULL: {} */
   tg_generation *gen;            /* reference held for the call's life */
   const tg_tool *tool;
   int call_ref;                  /* the call table in gen->L */
@@ -65,7 +67,6 @@ struct tg_call {
   int advancing;                 /* re-entrancy guard for tg__call_advance */
   int cancel_handled;
   int rewritten;                 /* hooks changed the args or the tool */
-  int hooks_ran;                 /* the call table reached policy code */
   int approve_answer;            /* 0 pending, TG_ANSWER_* once answered */
   int exec_state;                /* execute.c: 0 start, 1 running, 2 back-off */
   double start_ms;
@@ -110,9 +111,11 @@ void tg__call_push_table(tg_call *c);
 /* Runs a policy function (rule, hook) that is on top of gen->L under the
  * call's generation with nargs arguments below it. Returns 0 with nres
  * results left on the stack, or -1 with the error message (annotated with
- * `what` and `where`) written into msg. */
-int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *what,
-                     const char *where, char *msg, size_t msglen);
+ * `kind`, `name` (may be NULL) and `where`) written into msg. The message
+ * is only formatted on failure: this is the hot path of every call. */
+int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *kind,
+                     const char *name, const char *where, char *msg,
+                     size_t msglen);
 
 /* The kind of a verdict value a policy returned ("allow", "deny", "ask",
  * "abort", "args", "result"): NULL for nil, "" for anything that is not a

@@ -34,7 +34,7 @@ static int is_retryable(tg_call *c, const tg_err *e) {
   lua_pushboolean(L, e->retryable);
   lua_setfield(L, -2, "retryable");
   char msg[512];
-  if (tg__policy_pcall(c, 1, 1, "retryable predicate", t->where, msg,
+  if (tg__policy_pcall(c, 1, 1, "retryable predicate", NULL, t->where, msg,
                        sizeof msg) < 0) {
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "error", msg);
@@ -91,7 +91,7 @@ static void start_attempt(tg_call *c) {
   ex->gen = c->gen;
   tg__generation_ref(ex->gen);
   ex->tool = c->tool;
-  ex->call_id = tg__strdup(c->id);
+  ex->call_id = c->id;
   ex->attempt = c->attempt;
   ex->co_ref = LUA_NOREF;
   c->exec = ex;

@@ -116,6 +116,10 @@ static int sync_args(tg_call *c) {
   char msg[512];
   tg__call_push_table(c);
   lua_getfield(L, -1, "args");
+  if (lua_istable(L, -1) && tg_json_equal_lua(L, -1, c->args)) {
+    lua_pop(L, 2);
+    return 0;
+  }
   cJSON *now = lua_istable(L, -1) ? tg_json_from_lua(L, -1, msg, sizeof msg)
                                   : NULL;
   if (!lua_istable(L, -1)) snprintf(msg, sizeof msg, "args must be a table");
@@ -143,7 +147,7 @@ tg_step tg__stage_pre_hooks(tg_call *c) {
   for (size_t i = 0; i < n; i++) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, list[i]->fn_ref);
     tg__call_push_table(c);
-    if (tg__policy_pcall(c, 1, 1, "pre-hook", list[i]->where, msg,
+    if (tg__policy_pcall(c, 1, 1, "pre-hook", NULL, list[i]->where, msg,
                          sizeof msg) < 0) {
       emit_hook(c, "before", list[i], "error");
       fail_hook(c, msg);
@@ -156,7 +160,8 @@ tg_step tg__stage_pre_hooks(tg_call *c) {
     if (r < 0) return TG_END;
     if (r > 0) break;
   }
-  if (c->hooks_ran && sync_args(c) < 0) return TG_END;
+  /* only hooks may rewrite: rules are judges */
+  if (n > 0 && sync_args(c) < 0) return TG_END;
   if (c->rewritten && tg__events_wanted(c->rt, g)) {
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "tool", c->tool_name);
@@ -260,7 +265,7 @@ tg_step tg__stage_post_hooks(tg_call *c) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, list[k]->fn_ref);
     tg__call_push_table(c);
     lua_pushvalue(L, res);
-    if (tg__policy_pcall(c, 2, 1, "post-hook", list[k]->where, msg,
+    if (tg__policy_pcall(c, 2, 1, "post-hook", NULL, list[k]->where, msg,
                          sizeof msg) < 0) {
       emit_hook(c, "after", list[k], "error");
       fail_post(c, msg);

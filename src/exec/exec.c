@@ -20,7 +20,7 @@ void tg__exec_maybe_free(tg_exec *ex) {
   cJSON_Delete(ex->result);
   tg__err_clear(&ex->error);
   free(ex->progress_message);
-  free(ex->call_id);
+  free(ex->own_call_id);
   tg__generation_unref(ex->gen);
   free(ex);
 }
@@ -96,18 +96,26 @@ static uint64_t timeout_of(const tg_exec *ex) {
   return ex->tool->timeout_ms ? ex->tool->timeout_ms : ex->rt->cfg.timeout_ms;
 }
 
+/* The deadline and the heartbeat are armed only for a tool that did not
+ * finish inside its start function: most tools in a hot loop do, and two
+ * timers per attempt would cost more than the rest of the chain. The
+ * deadline still counts from the attempt's start. */
 void tg__exec_start(tg_exec *ex, const cJSON *args) {
   ex->start_ms = tg__now_ms();
   ex->progress_current = ex->progress_total = -1;
+  if (ex->tool->kind == TG_TOOL_LUA) tg__luatool_start(ex, args);
+  else ex->tool->start(ex, args, ex->tool->ud);
+  if (ex->finished || ex->cancelled) return;
+  uint64_t elapsed = (uint64_t)(tg__now_ms() - ex->start_ms);
+  uint64_t limit = timeout_of(ex);
   ex->timeout_timer = new_timer(ex);
   ex->progress_timer = new_timer(ex);
   if (ex->timeout_timer)
-    uv_timer_start(ex->timeout_timer, timeout_cb, timeout_of(ex), 0);
+    uv_timer_start(ex->timeout_timer, timeout_cb,
+                   elapsed < limit ? limit - elapsed : 0, 0);
   uint64_t every = ex->rt->cfg.progress_interval_ms;
   if (ex->progress_timer)
     uv_timer_start(ex->progress_timer, progress_cb, every, every);
-  if (ex->tool->kind == TG_TOOL_LUA) tg__luatool_start(ex, args);
-  else ex->tool->start(ex, args, ex->tool->ud);
 }
 
 /* ---- stopping ----------------------------------------------------------- */
@@ -159,6 +167,11 @@ void tg__exec_done(tg_exec *ex) {
 }
 
 void tg__exec_release(tg_exec *ex) {
+  if (ex->tool->kind == TG_TOOL_C && !ex->tool_finished) {
+    /* a C tool still running may ask for its call id after the call ends */
+    ex->own_call_id = tg__strdup(ex->call_id);
+    ex->call_id = ex->own_call_id;
+  }
   ex->call = NULL;
   ex->released = 1;
   close_timer(ex, &ex->timeout_timer);

@@ -14,7 +14,8 @@ struct tg_exec {
   tg_runtime *rt;
   tg_generation *gen;          /* ref held while the attempt runs */
   const tg_tool *tool;
-  char *call_id;
+  const char *call_id;         /* the call's; copied if the attempt is detached */
+  char *own_call_id;
   int attempt;
   int finished;                /* the chain has the attempt's outcome */
   int tool_finished;           /* a C tool has called tg_exec_finish_* */

@@ -382,7 +382,7 @@ static int l_json_decode(lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
   const char *end = NULL;
-  cJSON *j = cJSON_ParseWithLengthOpts(s, len, &end, 1);
+  cJSON *j = cJSON_ParseWithLengthOpts(s, len + 1, &end, 1); /* + NUL */
   if (!j) {
     lua_pushnil(L);
     lua_pushfstring(L, "invalid JSON at byte %d", (int)(end ? end - s : 0));

@@ -238,6 +238,90 @@ static cJSON *from_lua(lua_State *L, int idx, conv *cv, int depth) {
   }
 }
 
+/* ---- Lua == JSON, without converting ---------------------------------- */
+
+static int equal_at(lua_State *L, int idx, const cJSON *j, int depth);
+
+/* Is the metatable of the table at idx the array marker? Compared by
+ * identity: no string lookups on this path. */
+static int has_array_mt(lua_State *L, int idx) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  push_mt(L, &array_mt_key);
+  int eq = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return eq;
+}
+
+/* Answers may be false negatives (then the caller converts and compares
+ * the cJSON values), never false positives. */
+static int table_equal(lua_State *L, int idx, const cJSON *j, int depth) {
+  int n = 0;
+  if (cJSON_IsArray(j)) {
+    int len = cJSON_GetArraySize(j);
+    if (!has_array_mt(L, idx) || (int)lua_rawlen(L, idx) != len) return 0;
+    lua_pushinteger(L, len); /* nothing may follow element len */
+    if (len > 0 && lua_next(L, idx)) {
+      lua_pop(L, 2);
+      return 0;
+    }
+    if (len == 0) {
+      lua_pop(L, 1);
+      lua_pushnil(L);
+      if (lua_next(L, idx)) {
+        lua_pop(L, 2);
+        return 0;
+      }
+    }
+    for (const cJSON *c = j->child; c; c = c->next) {
+      lua_rawgeti(L, idx, ++n);
+      int eq = equal_at(L, lua_gettop(L), c, depth + 1);
+      lua_pop(L, 1);
+      if (!eq) return 0;
+    }
+    return 1;
+  }
+  if (!cJSON_IsObject(j) || has_array_mt(L, idx)) return 0;
+  /* One pass over the Lua table, looking each key up in the (small) cJSON
+   * object: cheaper than lua_getfield, which interns every key. */
+  int keys = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    const cJSON *c = lua_type(L, -2) == LUA_TSTRING
+        ? cJSON_GetObjectItemCaseSensitive(j, lua_tostring(L, -2)) : NULL;
+    if (!c || !equal_at(L, lua_gettop(L), c, depth + 1)) {
+      lua_pop(L, 2);
+      return 0;
+    }
+    lua_pop(L, 1);
+    keys++;
+  }
+  for (const cJSON *c = j->child; c; c = c->next) n++;
+  return keys == n;
+}
+
+static int equal_at(lua_State *L, int idx, const cJSON *j, int depth) {
+  if (depth > TG_JSON_MAX_DEPTH || !lua_checkstack(L, 4)) return 0;
+  switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN:
+      return cJSON_IsBool(j) && !lua_toboolean(L, idx) == !cJSON_IsTrue(j);
+    case LUA_TNUMBER:
+      return cJSON_IsNumber(j) && (double)lua_tonumber(L, idx) == j->valuedouble;
+    case LUA_TSTRING: {
+      size_t len;
+      const char *s = lua_tolstring(L, idx, &len);
+      return cJSON_IsString(j) && strlen(j->valuestring) == len &&
+             memcmp(s, j->valuestring, len) == 0;
+    }
+    case LUA_TTABLE: return table_equal(L, idx, j, depth);
+    case LUA_TLIGHTUSERDATA: return tg_json_isnull(L, idx) && cJSON_IsNull(j);
+    default: return 0; /* nil inside a table cannot happen; functions never equal */
+  }
+}
+
+int tg_json_equal_lua(lua_State *L, int idx, const cJSON *j) {
+  return equal_at(L, lua_absindex(L, idx), j, 0);
+}
+
 cJSON *tg_json_from_lua(lua_State *L, int idx, char *err, size_t errlen) {
   char dummy[8];
   conv cv = {err ? err : dummy, err ? errlen : sizeof dummy, ""};

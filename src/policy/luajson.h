@@ -30,6 +30,11 @@ int tg_json_push(lua_State *L, const cJSON *j);
  * non-string keys in an object, cycles/too deep). Does not raise. */
 cJSON *tg_json_from_lua(lua_State *L, int idx, char *err, size_t errlen);
 
+/* Does the Lua value at idx convert to a JSON value equal to j? Answers
+ * without allocating (the hot path: did a hook change the args?). A value
+ * that would not convert is "not equal". Does not raise. */
+int tg_json_equal_lua(lua_State *L, int idx, const cJSON *j);
+
 void tg_json_push_null(lua_State *L);
 int tg_json_isnull(lua_State *L, int idx);
 

@@ -116,6 +116,7 @@ static void ask(tg_call *c) {
   c->approval_id = rt->next_approval_id++;
   emit_request(c);
   uv_timer_t *t = tg__call_wait_timer(c);
+  uv_update_time(rt->loop); /* the loop's clock may be stale (policy load) */
   if (t) uv_timer_start(t, approval_timeout_cb, rt->cfg.approval_timeout_ms, 0);
   tg_approval_request req = {c->approval_id, c->id, c->tool_name, c->args,
                              c->session, c->reason, c->rule};

@@ -131,6 +131,7 @@ static tg_step attempt_finished(tg_call *c) {
   uv_timer_t *t = tg__call_wait_timer(c);
   if (!t) return TG_NEXT;
   c->exec_state = EX_BACKOFF;
+  uv_update_time(c->rt->loop);
   uv_timer_start(t, backoff_done_cb, (uint64_t)(delay + 0.5), 0);
   return TG_WAIT;
 }

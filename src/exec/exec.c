@@ -106,6 +106,7 @@ void tg__exec_start(tg_exec *ex, const cJSON *args) {
   if (ex->tool->kind == TG_TOOL_LUA) tg__luatool_start(ex, args);
   else ex->tool->start(ex, args, ex->tool->ud);
   if (ex->finished || ex->cancelled) return;
+  uv_update_time(ex->rt->loop); /* timers count from the loop's clock */
   uint64_t elapsed = (uint64_t)(tg__now_ms() - ex->start_ms);
   uint64_t limit = timeout_of(ex);
   ex->timeout_timer = new_timer(ex);

@@ -46,6 +46,7 @@ static void start_wait(tg_exec *ex, uint64_t ms) {
     ex->sleep_timer->data = ex;
   }
   ex->waiting = 1;
+  uv_update_time(ex->rt->loop); /* the tool may have computed for a while */
   uv_timer_start(ex->sleep_timer, sleep_done_cb, ms, 0);
 }
 

@@ -157,7 +157,7 @@ tg_generation *tg__generation_load(struct tg_runtime *rt, const char *dir,
   for (size_t i = 0; i < g->nfiles; i++)
     if (load_one(g, g->files[i], err, errlen) < 0) goto fail;
   g->loading = 0;
-  qsort(g->rules, g->nrules, sizeof *g->rules, rule_cmp);
+  if (g->nrules) qsort(g->rules, g->nrules, sizeof *g->rules, rule_cmp);
   return g;
 fail:
   g->refs = 0;

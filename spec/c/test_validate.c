@@ -1,0 +1,577 @@
+/*
+ * test_validate.c — the JSON Schema subset in src/chain/validate.c: each
+ * keyword passing and failing with the exact message, the depth limits,
+ * safe truncation, and tg_schema_check.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+#include "chain/validate.h"
+#include "tg_test.h"
+
+/* Validates instance text against schema text; err receives the message. */
+static int run(const char *schema, const char *instance, char *err,
+               size_t errlen) {
+  cJSON *s = cJSON_Parse(schema), *v = cJSON_Parse(instance);
+  if (!s) TG_FAIL("bad schema JSON in test: %s", schema);
+  if (!v) TG_FAIL("bad instance JSON in test: %s", instance);
+  int r = tg_schema_validate(s, v, err, errlen);
+  cJSON_Delete(s);
+  cJSON_Delete(v);
+  return r;
+}
+
+/* Runs tg_schema_check on schema text. */
+static int check(const char *schema, char *err, size_t errlen) {
+  cJSON *s = cJSON_Parse(schema);
+  if (!s) TG_FAIL("bad schema JSON in test: %s", schema);
+  int r = tg_schema_check(s, err, errlen);
+  cJSON_Delete(s);
+  return r;
+}
+
+#define VALID(schema, instance)                                          \
+  do {                                                                   \
+    char e_[512] = "";                                                   \
+    if (run(schema, instance, e_, sizeof e_) != 1)                       \
+      TG_FAIL("%s should be valid against %s, got: %s", instance,        \
+              schema, e_);                                               \
+    ASSERT_STR_EQ(e_, "");                                               \
+  } while (0)
+
+#define INVALID(schema, instance, msg)                                   \
+  do {                                                                   \
+    char e_[512] = "";                                                   \
+    if (run(schema, instance, e_, sizeof e_) != 0)                       \
+      TG_FAIL("%s should be invalid against %s", instance, schema);      \
+    ASSERT_STR_EQ(e_, msg);                                              \
+  } while (0)
+
+#define CHECK_BAD(schema, msg)                                           \
+  do {                                                                   \
+    char e_[512] = "";                                                   \
+    ASSERT_EQ(check(schema, e_, sizeof e_), -1);                         \
+    ASSERT_STR_EQ(e_, msg);                                              \
+  } while (0)
+
+#define ASSERT_PREFIX(s, prefix)                                         \
+  do {                                                                   \
+    const char *p_ = (prefix);                                           \
+    if (strncmp((s), p_, strlen(p_)) != 0)                               \
+      TG_FAIL("\"%s\" does not start with \"%s\"", (s), p_);             \
+  } while (0)
+
+/* Nested arrays n deep around 1: "[[[1]]]" for n = 3 (malloc'd). */
+static char *nested_arrays(int n) {
+  char *t = malloc((size_t)n * 2 + 2);
+  ASSERT(t);
+  memset(t, '[', (size_t)n);
+  t[n] = '1';
+  memset(t + n + 1, ']', (size_t)n);
+  t[2 * n + 1] = '\0';
+  return t;
+}
+
+/* A schema of items n deep: {"items":{"items":...{}}} (malloc'd). */
+static char *nested_items(int n) {
+  char *t = malloc((size_t)n * 11 + 3);
+  ASSERT(t);
+  char *p = t;
+  for (int i = 0; i < n; i++) p += sprintf(p, "{\"items\":");
+  p += sprintf(p, "{}");
+  for (int i = 0; i < n; i++) *p++ = '}';
+  *p = '\0';
+  return t;
+}
+
+/* ---- type ---------------------------------------------------------- */
+
+TEST(type_each_name) {
+  VALID("{\"type\":\"string\"}", "\"x\"");
+  VALID("{\"type\":\"number\"}", "1.5");
+  VALID("{\"type\":\"integer\"}", "3");
+  VALID("{\"type\":\"boolean\"}", "false");
+  VALID("{\"type\":\"object\"}", "{}");
+  VALID("{\"type\":\"array\"}", "[]");
+  VALID("{\"type\":\"null\"}", "null");
+  INVALID("{\"type\":\"string\"}", "1", "$: expected string, got number");
+  INVALID("{\"type\":\"boolean\"}", "\"true\"",
+          "$: expected boolean, got string");
+  INVALID("{\"type\":\"object\"}", "[]", "$: expected object, got array");
+  INVALID("{\"type\":\"array\"}", "{}", "$: expected array, got object");
+  INVALID("{\"type\":\"null\"}", "0", "$: expected null, got number");
+  INVALID("{\"type\":\"number\"}", "null", "$: expected number, got null");
+}
+
+TEST(type_integer_vs_number) {
+  VALID("{\"type\":\"integer\"}", "-7");
+  VALID("{\"type\":\"integer\"}", "2.0");
+  VALID("{\"type\":\"integer\"}", "1e300");
+  VALID("{\"type\":\"number\"}", "7");
+  INVALID("{\"type\":\"integer\"}", "2.5", "$: expected integer, got number");
+  INVALID("{\"type\":\"integer\"}", "\"2\"",
+          "$: expected integer, got string");
+}
+
+TEST(type_array_of_names) {
+  const char *s = "{\"type\":[\"string\",\"null\"]}";
+  VALID(s, "\"x\"");
+  VALID(s, "null");
+  INVALID(s, "1", "$: expected string or null, got number");
+}
+
+/* ---- paths --------------------------------------------------------- */
+
+TEST(path_nested_object_in_array_in_object) {
+  const char *s =
+      "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"object\","
+      "\"properties\":{\"b\":{\"type\":\"array\",\"items\":{\"type\":"
+      "\"object\",\"properties\":{\"c\":{\"type\":\"string\"}}}}}}}}";
+  VALID(s, "{\"a\":{\"b\":[{\"c\":\"x\"},{\"c\":\"y\"}]}}");
+  INVALID(s, "{\"a\":{\"b\":[{\"c\":\"x\"},{\"c\":5}]}}",
+          "$.a.b[1].c: expected string, got number");
+}
+
+TEST(path_files_example) {
+  const char *s =
+      "{\"properties\":{\"files\":{\"items\":{\"properties\":{\"name\":"
+      "{\"type\":\"string\"}}}}}}";
+  INVALID(s, "{\"files\":[{\"name\":\"a\"},{},{\"name\":3}]}",
+          "$.files[2].name: expected string, got number");
+}
+
+TEST(path_non_identifier_keys_are_bracketed) {
+  INVALID("{\"properties\":{\"a b\":{\"type\":\"string\"}}}", "{\"a b\":1}",
+          "$[\"a b\"]: expected string, got number");
+  INVALID("{\"properties\":{\"1x\":{\"type\":\"string\"}}}", "{\"1x\":1}",
+          "$[\"1x\"]: expected string, got number");
+  INVALID("{\"properties\":{\"q\\\"\\n\":{\"type\":\"string\"}}}",
+          "{\"q\\\"\\n\":1}", "$[\"q\\\"\\u000a\"]: expected string, got number");
+  INVALID("{\"properties\":{\"_ok9\":{\"type\":\"string\"}}}", "{\"_ok9\":1}",
+          "$._ok9: expected string, got number");
+}
+
+/* ---- object keywords ----------------------------------------------- */
+
+TEST(required) {
+  const char *s = "{\"type\":\"object\",\"required\":[\"path\",\"mode\"]}";
+  VALID(s, "{\"path\":\"/x\",\"mode\":\"r\"}");
+  INVALID(s, "{\"mode\":\"r\"}", "$: missing required property \"path\"");
+  INVALID(s, "{\"path\":\"/x\"}", "$: missing required property \"mode\"");
+  /* required only constrains objects */
+  VALID("{\"required\":[\"a\"]}", "[1]");
+}
+
+TEST(required_nested_path) {
+  INVALID("{\"properties\":{\"opts\":{\"required\":[\"x\"]}}}",
+          "{\"opts\":{}}", "$.opts: missing required property \"x\"");
+}
+
+TEST(required_empty_object_from_lua_is_empty_list) {
+  char e[256];
+  ASSERT_EQ(check("{\"required\":{}}", e, sizeof e), 0);
+  VALID("{\"required\":{}}", "{}");
+}
+
+TEST(properties_only_listed_ones_checked) {
+  const char *s = "{\"properties\":{\"n\":{\"type\":\"integer\"}}}";
+  VALID(s, "{\"n\":1,\"other\":\"anything\"}");
+  VALID(s, "{}");
+  INVALID(s, "{\"other\":true,\"n\":\"1\"}", "$.n: expected integer, got string");
+}
+
+TEST(additional_properties_false) {
+  const char *s =
+      "{\"properties\":{\"a\":{}},\"additionalProperties\":false}";
+  VALID(s, "{\"a\":1}");
+  INVALID(s, "{\"a\":1,\"extra\":2}",
+          "$.extra: property not allowed (additionalProperties is false)");
+  INVALID(s, "{\"a b\":2}",
+          "$[\"a b\"]: property not allowed (additionalProperties is false)");
+}
+
+TEST(additional_properties_schema) {
+  const char *s = "{\"properties\":{\"a\":{\"type\":\"string\"}},"
+                  "\"additionalProperties\":{\"type\":\"number\"}}";
+  VALID(s, "{\"a\":\"x\",\"b\":1,\"c\":2.5}");
+  INVALID(s, "{\"a\":\"x\",\"b\":1,\"c\":\"no\"}",
+          "$.c: expected number, got string");
+  INVALID(s, "{\"a\":1}", "$.a: expected string, got number");
+}
+
+/* ---- enum / const -------------------------------------------------- */
+
+TEST(enum_strings) {
+  const char *s = "{\"enum\":[\"r\",\"w\"]}";
+  VALID(s, "\"r\"");
+  VALID(s, "\"w\"");
+  INVALID(s, "\"R\"", "$: must be one of \"r\", \"w\"");
+  INVALID("{\"properties\":{\"mode\":{\"enum\":[\"r\",\"w\"]}}}",
+          "{\"mode\":\"x\"}", "$.mode: must be one of \"r\", \"w\"");
+}
+
+TEST(enum_of_objects_deep_equality) {
+  const char *s = "{\"enum\":[{\"a\":[1,2]},null,3]}";
+  VALID(s, "{\"a\":[1,2]}");
+  VALID(s, "null");
+  VALID(s, "3.0");
+  INVALID(s, "{\"a\":[2,1]}", "$: must be one of {\"a\":[1,2]}, null, 3");
+  INVALID(s, "{\"A\":[1,2]}", "$: must be one of {\"a\":[1,2]}, null, 3");
+  INVALID(s, "{\"a\":[1,2],\"b\":0}",
+          "$: must be one of {\"a\":[1,2]}, null, 3");
+}
+
+TEST(const_deep_equality) {
+  const char *s = "{\"const\":{\"k\":\"v\",\"n\":[true]}}";
+  VALID(s, "{\"n\":[true],\"k\":\"v\"}");
+  INVALID(s, "{\"k\":\"V\",\"n\":[true]}",
+          "$: must equal {\"k\":\"v\",\"n\":[true]}");
+  VALID("{\"const\":\"x\"}", "\"x\"");
+  INVALID("{\"const\":false}", "0", "$: must equal false");
+}
+
+/* ---- numbers ------------------------------------------------------- */
+
+TEST(minimum_maximum) {
+  const char *s = "{\"properties\":{\"count\":{\"minimum\":1,\"maximum\":10}}}";
+  VALID(s, "{\"count\":1}");
+  VALID(s, "{\"count\":10}");
+  INVALID(s, "{\"count\":12}", "$.count: 12 is above the maximum 10");
+  INVALID(s, "{\"count\":0.5}", "$.count: 0.5 is below the minimum 1");
+  /* numeric keywords ignore non-numbers */
+  VALID(s, "{\"count\":\"12\"}");
+}
+
+TEST(exclusive_bounds) {
+  const char *s = "{\"exclusiveMinimum\":0,\"exclusiveMaximum\":1}";
+  VALID(s, "0.1");
+  VALID(s, "0.999");
+  INVALID(s, "0", "$: 0 is not above the exclusive minimum 0");
+  INVALID(s, "1", "$: 1 is not below the exclusive maximum 1");
+  INVALID(s, "-3.25", "$: -3.25 is not above the exclusive minimum 0");
+}
+
+/* ---- strings ------------------------------------------------------- */
+
+TEST(min_max_length) {
+  const char *s = "{\"minLength\":2,\"maxLength\":3}";
+  VALID(s, "\"ab\"");
+  VALID(s, "\"abc\"");
+  INVALID(s, "\"a\"", "$: is 1 characters long, fewer than minLength 2");
+  INVALID(s, "\"abcd\"", "$: is 4 characters long, more than maxLength 3");
+  VALID(s, "5");
+}
+
+TEST(length_counts_utf8_code_points) {
+  const char *s = "{\"minLength\":3,\"maxLength\":3}";
+  VALID(s, "\"h\xc3\xa9\xc3\xa9\""); /* "héé": 5 bytes, 3 code points */
+  VALID(s, "\"\xe2\x82\xac\xf0\x9f\x98\x80x\""); /* euro, emoji, x */
+  INVALID(s, "\"\xc3\xa9\xc3\xa9\"",
+          "$: is 2 characters long, fewer than minLength 3");
+  INVALID(s, "\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"",
+          "$: is 4 characters long, more than maxLength 3");
+}
+
+TEST(pattern_unanchored_search) {
+  VALID("{\"pattern\":\"b+\"}", "\"abbbc\"");
+  INVALID("{\"pattern\":\"b+\"}", "\"ac\"", "$: does not match pattern \"b+\"");
+  const char *s = "{\"properties\":{\"name\":{\"pattern\":\"^[a-z]+$\"}}}";
+  VALID(s, "{\"name\":\"abc\"}");
+  INVALID(s, "{\"name\":\"abc1\"}",
+          "$.name: does not match pattern \"^[a-z]+$\"");
+  VALID(s, "{\"name\":7}");
+}
+
+/* ---- arrays -------------------------------------------------------- */
+
+TEST(items) {
+  const char *s = "{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}";
+  VALID(s, "[]");
+  VALID(s, "[1,2,3]");
+  INVALID(s, "[1,2,\"3\"]", "$[2]: expected integer, got string");
+}
+
+TEST(min_max_items) {
+  const char *s = "{\"minItems\":1,\"maxItems\":2}";
+  VALID(s, "[1]");
+  VALID(s, "[1,2]");
+  INVALID(s, "[]", "$: has 0 items, fewer than minItems 1");
+  INVALID(s, "[1,2,3]", "$: has 3 items, more than maxItems 2");
+}
+
+/* ---- combinators --------------------------------------------------- */
+
+TEST(any_of) {
+  const char *s = "{\"anyOf\":[{\"type\":\"string\"},{\"minimum\":5}]}";
+  VALID(s, "\"x\"");
+  VALID(s, "7");
+  INVALID(s, "3", "$: matches none of anyOf");
+  INVALID("{\"properties\":{\"v\":{\"anyOf\":[{\"type\":\"null\"}]}}}",
+          "{\"v\":1}", "$.v: matches none of anyOf");
+}
+
+TEST(one_of) {
+  const char *s = "{\"oneOf\":[{\"type\":\"number\"},{\"type\":\"integer\"}]}";
+  VALID(s, "1.5");
+  INVALID(s, "3", "$: matches 2 of oneOf (exactly one expected)");
+  INVALID(s, "\"x\"", "$: matches none of oneOf");
+  INVALID("{\"oneOf\":[{},true,{\"type\":\"string\"}]}", "\"s\"",
+          "$: matches 3 of oneOf (exactly one expected)");
+}
+
+TEST(all_of_reports_the_failing_branch) {
+  const char *s = "{\"allOf\":[{\"type\":\"string\"},{\"maxLength\":2}]}";
+  VALID(s, "\"ab\"");
+  INVALID(s, "\"abc\"", "$: is 3 characters long, more than maxLength 2");
+  INVALID(s, "1", "$: expected string, got number");
+}
+
+/* ---- boolean schemas ----------------------------------------------- */
+
+TEST(boolean_schemas) {
+  VALID("true", "{\"anything\":[1]}");
+  INVALID("false", "null", "$: not allowed (schema is false)");
+  const char *s = "{\"properties\":{\"a\":true,\"b\":false}}";
+  VALID(s, "{\"a\":1}");
+  INVALID(s, "{\"a\":1,\"b\":2}", "$.b: not allowed (schema is false)");
+  VALID("{\"items\":false}", "[]");
+  INVALID("{\"items\":false}", "[0]", "$[0]: not allowed (schema is false)");
+}
+
+TEST(unknown_keywords_ignored) {
+  const char *s =
+      "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+      "\"title\":\"t\",\"description\":\"d\",\"default\":3,"
+      "\"x-vendor\":{\"type\":42},\"type\":\"integer\"}";
+  char e[256];
+  ASSERT_EQ(check(s, e, sizeof e), 0);
+  VALID(s, "3");
+  INVALID(s, "\"3\"", "$: expected integer, got string");
+}
+
+/* ---- depth limits -------------------------------------------------- */
+
+TEST(instance_100_deep_rejected) {
+  char *deep = nested_arrays(100);
+  char e[1024];
+  ASSERT_EQ(run("{}", deep, e, sizeof e), 0);
+  ASSERT_PREFIX(e, "$[0][0][0]");
+  ASSERT_CONTAINS(e, "]: value nested deeper than 64 levels");
+  ASSERT_EQ(run("true", deep, e, sizeof e), 0);
+  free(deep);
+}
+
+TEST(instance_at_the_limit_accepted) {
+  char *ok = nested_arrays(64), *over = nested_arrays(65);
+  char e[1024];
+  ASSERT_EQ(run("{\"type\":\"array\"}", ok, e, sizeof e), 1);
+  ASSERT_EQ(run("{\"type\":\"array\"}", over, e, sizeof e), 0);
+  ASSERT_CONTAINS(e, "nested deeper than 64 levels");
+  free(ok);
+  free(over);
+}
+
+/* Deeper than cJSON_Parse allows, built by hand: the walk stops early. */
+TEST(instance_built_very_deep_rejected) {
+  cJSON *root = cJSON_CreateArray(), *at = root;
+  for (int i = 0; i < 5000; i++) {
+    cJSON *a = cJSON_CreateArray();
+    cJSON_AddItemToArray(at, a);
+    at = a;
+  }
+  cJSON *s = cJSON_CreateObject();
+  char e[64];
+  ASSERT_EQ(tg_schema_validate(s, root, e, sizeof e), 0);
+  ASSERT(strlen(e) < sizeof e);
+  cJSON_Delete(s);
+  cJSON_Delete(root);
+}
+
+TEST(schema_100_deep_rejected) {
+  char *deep = nested_items(100);
+  char e[1024];
+  ASSERT_EQ(check(deep, e, sizeof e), -1);
+  ASSERT_PREFIX(e, "schema at $.items.items.items");
+  ASSERT_CONTAINS(e, ".items: schema nested deeper than 64 levels");
+  ASSERT_EQ(run(deep, "[]", e, sizeof e), 0);
+  ASSERT_PREFIX(e, "invalid schema at $.items");
+  ASSERT_CONTAINS(e, "schema nested deeper than 64 levels");
+  free(deep);
+  char *ok = nested_items(64);
+  ASSERT_EQ(check(ok, e, sizeof e), 0);
+  free(ok);
+}
+
+/* ---- message buffer ------------------------------------------------ */
+
+TEST(tiny_errlen_stays_terminated) {
+  const char *s = "{\"properties\":{\"count\":{\"maximum\":10}}}";
+  char full[256];
+  ASSERT_EQ(run(s, "{\"count\":12}", full, sizeof full), 0);
+  ASSERT_STR_EQ(full, "$.count: 12 is above the maximum 10");
+  char e[16];
+  memset(e, 'x', sizeof e);
+  ASSERT_EQ(run(s, "{\"count\":12}", e, 8), 0);
+  ASSERT_STR_EQ(e, "$.count");
+  ASSERT_EQ(e[8], 'x'); /* nothing written past errlen */
+  ASSERT_EQ(run(s, "{\"count\":12}", e, 1), 0);
+  ASSERT_STR_EQ(e, "");
+  e[0] = 'x';
+  ASSERT_EQ(run(s, "{\"count\":12}", e, 0), 0);
+  ASSERT_EQ(e[0], 'x');
+  ASSERT_EQ(run(s, "{\"count\":12}", NULL, 0), 0);
+  ASSERT_EQ(run(s, "{\"count\":1}", NULL, 0), 1);
+}
+
+TEST(truncation_never_splits_utf8) {
+  /* $["é": the cut at 4 bytes would fall inside the 2-byte é */
+  const char *s = "{\"properties\":{\"\xc3\xa9 \":{\"type\":\"string\"}}}";
+  char e[16];
+  ASSERT_EQ(run(s, "{\"\xc3\xa9 \":1}", e, 5), 0);
+  ASSERT_STR_EQ(e, "$[\"");
+  ASSERT_EQ(run(s, "{\"\xc3\xa9 \":1}", e, 6), 0);
+  ASSERT_STR_EQ(e, "$[\"\xc3\xa9");
+}
+
+TEST(truncated_long_enum_list) {
+  char e[40];
+  ASSERT_EQ(run("{\"enum\":[\"aaaaaaaaaa\",\"bbbbbbbbbb\",\"cccccccccc\","
+                "\"dddddddddd\"]}",
+                "\"z\"", e, sizeof e),
+            0);
+  ASSERT_EQ(strlen(e), sizeof e - 1);
+  ASSERT_PREFIX(e, "$: must be one of \"aaaaaaaaaa\", ");
+}
+
+/* ---- tg_schema_check ----------------------------------------------- */
+
+TEST(check_accepts_good_schema) {
+  char e[256] = "";
+  ASSERT_EQ(check("{\"type\":\"object\",\"required\":[\"a\"],\"properties\":{"
+                  "\"a\":{\"type\":[\"string\",\"null\"],\"pattern\":\"^x\","
+                  "\"minLength\":1,\"maxLength\":9},\"n\":{\"type\":"
+                  "\"integer\",\"minimum\":0,\"exclusiveMaximum\":1.5},"
+                  "\"l\":{\"items\":{\"enum\":[1,2]},\"minItems\":0}},"
+                  "\"additionalProperties\":{\"const\":1},"
+                  "\"anyOf\":[true,{}],\"oneOf\":[{}],\"allOf\":[false]}",
+                  e, sizeof e),
+            0);
+  ASSERT_EQ(check("true", e, sizeof e), 0);
+  ASSERT_EQ(check("false", e, sizeof e), 0);
+}
+
+TEST(check_rejects_bad_type_name) {
+  CHECK_BAD("{\"properties\":{\"x\":{\"type\":\"strng\"}}}",
+            "schema at $.properties.x: 'type' names an unknown type "
+            "\"strng\" (known: string, number, integer, boolean, object, "
+            "array, null)");
+  CHECK_BAD("{\"properties\":{\"x\":{\"type\":3}}}",
+            "schema at $.properties.x: 'type' must be a string or an array "
+            "of strings");
+  CHECK_BAD("{\"type\":[\"string\",1]}",
+            "schema at $: 'type' must be a string or an array of strings");
+  CHECK_BAD("{\"type\":[]}", "schema at $: 'type' must not be an empty array");
+}
+
+TEST(check_rejects_bad_pattern) {
+  char e[256];
+  ASSERT_EQ(check("{\"properties\":{\"p\":{\"pattern\":\"(\"}}}", e, sizeof e),
+            -1);
+  const char *head = "schema at $.properties.p: 'pattern' \"(\" does not "
+                     "compile: ";
+  ASSERT_PREFIX(e, head);
+  ASSERT(strlen(e) > strlen(head)); /* the regerror text follows */
+  CHECK_BAD("{\"pattern\":1}", "schema at $: 'pattern' must be a string");
+  /* validation against an unchecked bad schema fails closed */
+  ASSERT_EQ(run("{\"pattern\":\"(\"}", "\"x\"", e, sizeof e), 0);
+  ASSERT_PREFIX(e, "invalid schema at $: 'pattern' \"(\"");
+}
+
+TEST(check_rejects_required_not_array) {
+  CHECK_BAD("{\"required\":\"path\"}",
+            "schema at $: 'required' must be an array of strings");
+  CHECK_BAD("{\"required\":[\"a\",2]}",
+            "schema at $: 'required' must be an array of strings");
+  char e[256];
+  ASSERT_EQ(run("{\"required\":\"path\"}", "{}", e, sizeof e), 0);
+  ASSERT_STR_EQ(e, "invalid schema at $: 'required' must be an array of "
+                   "strings");
+}
+
+TEST(check_rejects_wrong_keyword_types) {
+  CHECK_BAD("3", "schema at $: a schema must be an object or a boolean");
+  CHECK_BAD("{\"properties\":[]}",
+            "schema at $: 'properties' must be an object of schemas");
+  CHECK_BAD("{\"properties\":{\"a\":1}}",
+            "schema at $.properties.a: a schema must be an object or a "
+            "boolean");
+  CHECK_BAD("{\"enum\":\"r\"}", "schema at $: 'enum' must be an array");
+  CHECK_BAD("{\"minimum\":\"1\"}", "schema at $: 'minimum' must be a number");
+  CHECK_BAD("{\"exclusiveMaximum\":true}",
+            "schema at $: 'exclusiveMaximum' must be a number");
+  CHECK_BAD("{\"maxLength\":-1}",
+            "schema at $: 'maxLength' must be a non-negative integer");
+  CHECK_BAD("{\"minItems\":1.5}",
+            "schema at $: 'minItems' must be a non-negative integer");
+  CHECK_BAD("{\"items\":[{}]}",
+            "schema at $.items: a schema must be an object or a boolean");
+  CHECK_BAD("{\"additionalProperties\":\"no\"}",
+            "schema at $.additionalProperties: a schema must be an object or "
+            "a boolean");
+  CHECK_BAD("{\"anyOf\":[]}",
+            "schema at $: 'anyOf' must be a non-empty array of schemas");
+  CHECK_BAD("{\"oneOf\":{}}",
+            "schema at $: 'oneOf' must be a non-empty array of schemas");
+  CHECK_BAD("{\"allOf\":[{},{\"type\":\"nope\"}]}",
+            "schema at $.allOf[1]: 'type' names an unknown type \"nope\" "
+            "(known: string, number, integer, boolean, object, array, "
+            "null)");
+  CHECK_BAD("{\"properties\":{\"a b\":{\"items\":{\"minimum\":null}}}}",
+            "schema at $.properties[\"a b\"].items: 'minimum' must be a "
+            "number");
+}
+
+TEST(check_tiny_errlen_and_null) {
+  char e[8];
+  memset(e, 'x', sizeof e);
+  ASSERT_EQ(check("{\"type\":1}", e, sizeof e), -1);
+  ASSERT_STR_EQ(e, "schema ");
+  ASSERT_EQ(tg_schema_check(NULL, e, sizeof e), -1);
+  ASSERT_EQ(tg_schema_check(NULL, NULL, 0), -1);
+  cJSON *v = cJSON_CreateNull();
+  ASSERT_EQ(tg_schema_validate(NULL, v, e, sizeof e), 0);
+  cJSON_Delete(v);
+}
+
+TEST_MAIN(TEST_ENTRY(type_each_name), TEST_ENTRY(type_integer_vs_number),
+          TEST_ENTRY(type_array_of_names),
+          TEST_ENTRY(path_nested_object_in_array_in_object),
+          TEST_ENTRY(path_files_example),
+          TEST_ENTRY(path_non_identifier_keys_are_bracketed),
+          TEST_ENTRY(required), TEST_ENTRY(required_nested_path),
+          TEST_ENTRY(required_empty_object_from_lua_is_empty_list),
+          TEST_ENTRY(properties_only_listed_ones_checked),
+          TEST_ENTRY(additional_properties_false),
+          TEST_ENTRY(additional_properties_schema), TEST_ENTRY(enum_strings),
+          TEST_ENTRY(enum_of_objects_deep_equality),
+          TEST_ENTRY(const_deep_equality), TEST_ENTRY(minimum_maximum),
+          TEST_ENTRY(exclusive_bounds), TEST_ENTRY(min_max_length),
+          TEST_ENTRY(length_counts_utf8_code_points),
+          TEST_ENTRY(pattern_unanchored_search), TEST_ENTRY(items),
+          TEST_ENTRY(min_max_items), TEST_ENTRY(any_of), TEST_ENTRY(one_of),
+          TEST_ENTRY(all_of_reports_the_failing_branch),
+          TEST_ENTRY(boolean_schemas), TEST_ENTRY(unknown_keywords_ignored),
+          TEST_ENTRY(instance_100_deep_rejected),
+          TEST_ENTRY(instance_at_the_limit_accepted),
+          TEST_ENTRY(instance_built_very_deep_rejected),
+          TEST_ENTRY(schema_100_deep_rejected),
+          TEST_ENTRY(tiny_errlen_stays_terminated),
+          TEST_ENTRY(truncation_never_splits_utf8),
+          TEST_ENTRY(truncated_long_enum_list),
+          TEST_ENTRY(check_accepts_good_schema),
+          TEST_ENTRY(check_rejects_bad_type_name),
+          TEST_ENTRY(check_rejects_bad_pattern),
+          TEST_ENTRY(check_rejects_required_not_array),
+          TEST_ENTRY(check_rejects_wrong_keyword_types),
+          TEST_ENTRY(check_tiny_errlen_and_null))

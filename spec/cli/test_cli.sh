@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# test_cli.sh — black-box checks of the `toolgate` command line.
+#
+#   spec/cli/test_cli.sh PATH/TO/toolgate
+#
+# Writes its own policies to a temporary directory, runs the binary with
+# stdin from /dev/null (so nothing is interactive) and prints one line per
+# check. Exits 1 if any check failed. JSON is checked with python3.
+set -u
+
+TG=${1:?usage: test_cli.sh PATH/TO/toolgate}
+case $TG in /*) ;; *) TG=$PWD/$TG ;; esac
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-cli.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+checks=0
+failed=0
+
+pass() { checks=$((checks + 1)); echo "ok   $1"; }
+fail() { checks=$((checks + 1)); failed=$((failed + 1)); echo "FAIL $1: $2"; }
+
+# run ARGS...: runs toolgate in $WORK; sets RC, OUT, ERR.
+run() {
+  (cd "$WORK" && "$TG" "$@" >"$WORK/stdout" 2>"$WORK/stderr" </dev/null)
+  RC=$?
+  OUT=$(cat "$WORK/stdout")
+  ERR=$(cat "$WORK/stderr")
+}
+
+# expect NAME RC [TEXT]: the last run exited RC and, if given, its stderr
+# contains TEXT.
+expect() {
+  local name=$1 want=$2 text=${3:-}
+  if [ "$RC" -ne "$want" ]; then
+    fail "$name" "exit $RC, want $want (stderr: $ERR)"
+  elif [ -n "$text" ] && ! grep -qF -- "$text" "$WORK/stderr"; then
+    fail "$name" "stderr does not contain '$text' (stderr: $ERR)"
+  else
+    pass "$name"
+  fi
+}
+
+# json_ok NAME PYTHON-EXPR [FILE]: every line of FILE (default: the last
+# stdout) is JSON, and the expression over `objs` (them, parsed) is true.
+json_ok() {
+  local name=$1 expr=$2 file=${3:-$WORK/stdout} why
+  if ! command -v python3 >/dev/null; then
+    fail "$name" "python3 is needed to check JSON"
+    return
+  fi
+  why=$(python3 - "$file" "$expr" <<'EOF' 2>&1
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+try:
+    objs = [json.loads(l) for l in lines]
+except ValueError as e:
+    print("not JSON: %s" % e)
+    sys.exit(1)
+if not eval("(" + sys.argv[2] + ")"):  # the expression may span lines
+    print("not true: %s, on %r" % (sys.argv[2], lines[:6]))
+    sys.exit(1)
+EOF
+  )
+  if [ -z "$why" ]; then pass "$name"; else fail "$name" "$why"; fi
+}
+
+# ---- policies ----------------------------------------------------------
+
+mkdir -p "$WORK/pol" "$WORK/broken" "$WORK/syntax"
+cat >"$WORK/pol/10-tools.lua" <<'EOF'
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true,
+  run = function(args, ctx) return args end }
+tg.tool { name = "write",
+  run = function(args, ctx) return "wrote " .. tostring(args.path) end }
+EOF
+# Registered out of priority order: check must list them by priority.
+cat >"$WORK/pol/20-rules.lua" <<'EOF'
+local tg = require "toolgate"
+tg.rule { name = "late-rule", priority = 30, tools = { "echo" },
+  check = function(call) end }
+tg.rule { name = "no-bad", priority = 5, tools = { "echo" },
+  check = function(call)
+    if call.args.bad then return tg.deny("bad args are blocked") end
+  end }
+tg.rule { name = "ask-write", priority = 10, tools = { "write" },
+  check = function(call) return tg.ask("write " .. tostring(call.args.path)) end }
+EOF
+# Loads (valid Lua) but fails at line 3.
+printf 'local tg = require "toolgate"\n\nerror("broken on purpose")\n' \
+  >"$WORK/broken/bad.lua"
+# A syntax error on line 2.
+printf 'local tg = require "toolgate"\ntg.rule { name = "x" priority = 1 }\n' \
+  >"$WORK/syntax/oops.lua"
+P=(--policies "$WORK/pol")
+
+# ---- exit codes -----------------------------------------------------------
+
+run call echo '{"a":1}' "${P[@]}"
+expect "call ok exits 0" 0
+run call echo '{"bad":true}' "${P[@]}"
+expect "call denied by a rule exits 1" 1
+run call echo '{"a":' "${P[@]}"
+expect "bad JSON exits 2 and says so" 2 "not valid JSON"
+run call echo '{"a":1,}' "${P[@]}"
+expect "bad JSON message says where" 2 "column"
+run call echo '[1,2]' "${P[@]}"
+expect "args not an object exits 2" 2 "JSON object"
+run call nope '{}' "${P[@]}"
+expect "unknown tool exits 2" 2 "unknown tool 'nope'"
+expect "unknown tool lists registered tools" 2 "echo"
+run call echo '{}' --policies "$WORK/no-such-dir"
+expect "explicit missing policy dir exits 2" 2 "no-such-dir"
+run call echo '{}' --policies "$WORK/broken"
+expect "broken policy file exits 2 with file:line" 2 "bad.lua:3"
+run call echo '{}'
+expect "no ./policies: runs with no policies (unknown tool)" 2 "unknown tool 'echo'"
+run call echo
+expect "missing JSON is a usage error" 2 "JSON"
+run call echo '{}' --approve=sometimes "${P[@]}"
+expect "bad --approve value names the option" 2 "--approve"
+run call echo '{}' --timeout-ms soon "${P[@]}"
+expect "bad --timeout-ms value names the option" 2 "--timeout-ms"
+run call echo '{}' --frobnicate "${P[@]}"
+expect "unknown option is named" 2 "--frobnicate"
+run call echo '{}' --events
+expect "option without its value is named" 2 "--events"
+run frobnicate
+expect "unknown command exits 2" 2 "unknown command"
+run
+expect "no command exits 2" 2 "usage"
+run --help
+expect "--help exits 0" 0
+run --version
+if [ "$RC" -eq 0 ] && grep -q '^toolgate [0-9]' "$WORK/stdout"; then
+  pass "--version prints the version"
+else
+  fail "--version prints the version" "exit $RC, stdout: $OUT"
+fi
+
+# ---- --json ---------------------------------------------------------------
+
+run call echo '{"a":1}' "${P[@]}" --json
+expect "call --json exits 0" 0
+json_ok "--json prints exactly one JSON line with every field" \
+  'len(objs) == 1 and all(k in objs[0] for k in ("id", "tool", "status",
+   "result", "error", "decision", "attempts", "duration_ms"))
+   and objs[0]["status"] == "ok" and objs[0]["result"] == {"a": 1}'
+run call echo '{"bad":true}' "${P[@]}" --json
+json_ok "--json on a deny: status denied, decision names the rule" \
+  'len(objs) == 1 and objs[0]["status"] == "denied"
+   and objs[0]["decision"]["rule"] == "no-bad"
+   and objs[0]["error"]["phase"] == "AUTHORIZE"'
+
+# ---- approvals ------------------------------------------------------------
+
+run call write '{"path":"x"}' "${P[@]}" --approve=allow --json
+expect "--approve=allow lets an asked call run" 0
+json_ok "--approve=allow: status ok, result from the tool" \
+  'objs[0]["status"] == "ok" and objs[0]["result"] == "wrote x"'
+run call write '{"path":"x"}' "${P[@]}" --approve=deny --json
+expect "--approve=deny exits 1" 1
+json_ok "--approve=deny: status rejected" 'objs[0]["status"] == "rejected"'
+run call write '{"path":"x"}' "${P[@]}"
+expect "no terminal, no --approve: rejected, and says why" 1 "no terminal"
+
+# ---- --events -------------------------------------------------------------
+
+rm -f "$WORK/events.jsonl"
+run call echo '{"a":1}' "${P[@]}" --events "$WORK/events.jsonl"
+expect "call --events exits 0" 0
+json_ok "--events: JSON lines, seq strictly increasing, call_start..call_end" \
+  'len(objs) >= 2
+   and all(a["seq"] < b["seq"] for a, b in zip(objs, objs[1:]))
+   and "call_start" in [o["type"] for o in objs]
+   and "call_end" in [o["type"] for o in objs]
+   and [o["type"] for o in objs].index("call_start")
+       < [o["type"] for o in objs].index("call_end")' \
+  "$WORK/events.jsonl"
+run call echo '{"a":2}' "${P[@]}" --events "$WORK/events.jsonl"
+json_ok "--events appends" \
+  'sum(o["type"] == "call_start" for o in objs) == 2' "$WORK/events.jsonl"
+
+# ---- check ----------------------------------------------------------------
+
+run check "$WORK/pol"
+expect "check on good policies exits 0" 0
+if grep -n . "$WORK/stdout" | awk -F: '
+     /no-bad/ { a = $1 } /ask-write/ { b = $1 } /late-rule/ { c = $1 }
+     END { exit !(a && b && c && a < b && b < c) }'; then
+  pass "check lists rules in priority order"
+else
+  fail "check lists rules in priority order" "stdout: $OUT"
+fi
+run check "$WORK/pol" --json
+json_ok "check --json: one object, rules by priority" \
+  'len(objs) == 1 and [r["priority"] for r in objs[0]["rules"]] == [5, 10, 30]'
+run check "$WORK/syntax"
+expect "check on a syntax error exits 1 with file:line" 1 "oops.lua:2"
+run check "$WORK/broken"
+expect "check on a failing file exits 1 with file:line" 1 "bad.lua:3"
+run check "$WORK/no-such-dir"
+expect "check on a missing dir exits 1" 1 "no-such-dir"
+
+echo "$((checks - failed))/$checks checks passed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs the busted specs through the built Lua module.
+# Usage: spec/run-busted.sh INTERPRETER BUILD_DIR SANITIZE(ON|OFF)
+set -euo pipefail
+interp=$1 build=$2 sanitize=${3:-OFF}
+cd "$(dirname "$0")/.."
+export LUA_CPATH="$build/lua/?.so;;"
+export TOOLGATE_BUILD_DIR="$build"
+case "$sanitize" in
+  ON|on|1|TRUE|true)
+    # The interpreter is not instrumented: load the ASan runtime first.
+    export LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+    export LSAN_OPTIONS="suppressions=$PWD/spec/lsan.supp:print_suppressions=0"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" ;;
+esac
+exec "$interp" /usr/bin/busted --output=utfTerminal spec/lua

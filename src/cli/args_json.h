@@ -1,0 +1,14 @@
+/*
+ * args_json.h — checks the JSON args of a call before anything is loaded,
+ * so a typo is reported with its line and column.
+ */
+#ifndef TOOLGATE_CLI_ARGS_JSON_H
+#define TOOLGATE_CLI_ARGS_JSON_H
+
+#include "toolgate.h"
+
+/* The parsed object (free with cJSON_Delete), or NULL after a message that
+ * says what is wrong and where. */
+cJSON *args_json_parse(const char *text);
+
+#endif

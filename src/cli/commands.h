@@ -1,0 +1,16 @@
+/*
+ * commands.h — the `toolgate` commands. Each takes the words after its
+ * name and returns the process exit code (output.h). Adding a command is
+ * one function here and one entry in main.c's table.
+ */
+#ifndef TOOLGATE_CLI_COMMANDS_H
+#define TOOLGATE_CLI_COMMANDS_H
+
+int cmd_call(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+/* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
+extern const char cmd_call_usage[];
+extern const char cmd_check_usage[];
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * describe_text.c — renders the description of a policy generation as
+ * aligned sections. Every section is printed, "(none)" when empty, so a
+ * reader sees at a glance that nothing is registered rather than wonder.
+ */
+#include <string.h>
+#include "describe_text.h"
+#include "output.h"
+
+static const char *str(const cJSON *o, const char *key, const char *dflt) {
+  const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));
+  return s ? s : dflt;
+}
+
+static double num(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItem(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* The widest value of `key` among the objects of `arr`, and at least
+ * `min` (a column heading's width), for alignment. */
+static int width_of(const cJSON *arr, const char *key, int min) {
+  const cJSON *it;
+  int w = min;
+  cJSON_ArrayForEach(it, arr) {
+    int n = (int)strlen(str(it, key, ""));
+    if (n > w) w = n;
+  }
+  return w;
+}
+
+/* A heading; returns 1 when the section has items to list. */
+static int heading(FILE *f, int color, const char *title, const cJSON *arr) {
+  cli_sgr(f, color, "1");
+  fputs(title, f);
+  cli_sgr(f, color, "0");
+  fputc('\n', f);
+  if (cJSON_GetArraySize(arr) > 0) return 1;
+  fputs("  (none)\n", f);
+  return 0;
+}
+
+static void print_files(FILE *f, const cJSON *d, int color) {
+  const cJSON *files = cJSON_GetObjectItem(d, "files"), *it;
+  if (!heading(f, color, "files, in load order", files)) return;
+  cJSON_ArrayForEach(it, files)
+    fprintf(f, "  %s\n", cJSON_IsString(it) ? it->valuestring : "?");
+}
+
+/* ["a", "b"] as "a,b" ("*" when empty), cut to fit buf. */
+static const char *join_names(const cJSON *arr, char *buf, size_t size) {
+  const cJSON *it;
+  size_t len = 0;
+  buf[0] = '\0';
+  cJSON_ArrayForEach(it, arr) {
+    int n = snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+                     cJSON_IsString(it) ? it->valuestring : "?");
+    if (n < 0 || (size_t)n >= size - len) break;
+    len += (size_t)n;
+  }
+  return len ? buf : "*";
+}
+
+static int tools_width(const cJSON *rules) {
+  const cJSON *r;
+  char buf[256];
+  int w = (int)strlen("tools");
+  cJSON_ArrayForEach(r, rules) {
+    int n = (int)strlen(join_names(cJSON_GetObjectItem(r, "tools"), buf,
+                                   sizeof buf));
+    if (n > w) w = n;
+  }
+  return w;
+}
+
+static void print_rules(FILE *f, const cJSON *d, int color) {
+  const cJSON *rules = cJSON_GetObjectItem(d, "rules"), *r;
+  char buf[256];
+  if (!heading(f, color, "rules, in evaluation order", rules)) return;
+  int wname = width_of(rules, "name", (int)strlen("name"));
+  int wtools = tools_width(rules);
+  fprintf(f, "  %6s  %-*s  %-*s  %-6s  %s\n", "prio", wname, "name", wtools,
+          "tools", "fail", "where");
+  cJSON_ArrayForEach(r, rules) {
+    fprintf(f, "  %6g  %-*s  %-*s  %-6s  %s\n", num(r, "priority"), wname,
+            str(r, "name", "?"), wtools,
+            join_names(cJSON_GetObjectItem(r, "tools"), buf, sizeof buf),
+            str(r, "fail", "closed"), str(r, "where", ""));
+  }
+}
+
+static void print_hooks(FILE *f, const cJSON *hooks, const char *which,
+                        const char *title, int color) {
+  const cJSON *arr = cJSON_GetObjectItem(hooks, which), *h;
+  if (!heading(f, color, title, arr)) return;
+  int w = width_of(arr, "tool", 1);
+  cJSON_ArrayForEach(h, arr)
+    fprintf(f, "  %-*s  %s\n", w, str(h, "tool", "?"), str(h, "where", ""));
+}
+
+static void print_tool(FILE *f, const cJSON *t, int w) {
+  fprintf(f, "  %-*s  %-9s", w, str(t, "name", "?"),
+          cJSON_IsTrue(cJSON_GetObjectItem(t, "read_only")) ? "read-only"
+                                                            : "writes");
+  if (num(t, "timeout_ms") > 0)
+    fprintf(f, "  timeout=%gms", num(t, "timeout_ms"));
+  if (num(t, "retry_attempts") > 0)
+    fprintf(f, "  retry=%g", num(t, "retry_attempts"));
+  if (num(t, "max_result_bytes") > 0)
+    fprintf(f, "  max_result=%gB", num(t, "max_result_bytes"));
+  if (cJSON_GetObjectItem(t, "schema")) fputs("  schema", f);
+  fprintf(f, "  %s\n", str(t, "where", ""));
+  const char *desc = str(t, "description", NULL);
+  if (desc) fprintf(f, "  %-*s  %s\n", w, "", desc);
+}
+
+static void print_tools(FILE *f, const cJSON *d, int color) {
+  const cJSON *tools = cJSON_GetObjectItem(d, "tools"), *t;
+  if (!heading(f, color, "tools", tools)) return;
+  int w = width_of(tools, "name", 1);
+  cJSON_ArrayForEach(t, tools) print_tool(f, t, w);
+}
+
+static void print_handlers(FILE *f, const cJSON *d, int color) {
+  const cJSON *arr = cJSON_GetObjectItem(d, "event_handlers"), *h;
+  if (!heading(f, color, "event handlers", arr)) return;
+  int w = width_of(arr, "type", 1);
+  cJSON_ArrayForEach(h, arr)
+    fprintf(f, "  %-*s  %s\n", w, str(h, "type", "*"), str(h, "where", ""));
+}
+
+static void print_warnings(FILE *f, const cJSON *d, int color) {
+  const cJSON *arr = cJSON_GetObjectItem(d, "warnings"), *w;
+  if (!heading(f, color, "warnings", arr)) return;
+  cJSON_ArrayForEach(w, arr)
+    fprintf(f, "  %s\n", cJSON_IsString(w) ? w->valuestring : "?");
+}
+
+void describe_print(FILE *f, const cJSON *d, const char *dir, int color) {
+  const cJSON *hooks = cJSON_GetObjectItem(d, "hooks");
+  fprintf(f, "policies %s: generation %g, loaded without errors\n", dir,
+          num(d, "generation"));
+  print_files(f, d, color);
+  print_rules(f, d, color);
+  print_hooks(f, hooks, "before", "before-tool hooks, in run order", color);
+  print_hooks(f, hooks, "after", "after-tool hooks, in run order", color);
+  print_tools(f, d, color);
+  print_handlers(f, d, color);
+  print_warnings(f, d, color);
+}

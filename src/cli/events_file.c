@@ -1,0 +1,60 @@
+/*
+ * events_file.c — the JSON-lines event log of `toolgate call --events`.
+ * Each line is flushed at once: the file is meant to be tailed while the
+ * call runs, and must be complete even if the process is killed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "events_file.h"
+#include "output.h"
+
+struct events_file {
+  FILE *f;
+  char *path;
+  int write_errno; /* the first write error, 0 if none */
+};
+
+events_file *events_file_open(const char *path) {
+  events_file *ef = calloc(1, sizeof *ef);
+  if (!ef) {
+    cli_error("--events: out of memory");
+    return NULL;
+  }
+  int to_stderr = strcmp(path, "-") == 0;
+  ef->f = to_stderr ? stderr : fopen(path, "a");
+  if (!ef->f) {
+    cli_error("--events: cannot open '%s' for appending: %s", path,
+              strerror(errno));
+    free(ef);
+    return NULL;
+  }
+  ef->path = strdup(path);
+  return ef;
+}
+
+void events_file_write(events_file *ef, const tg_event *ev) {
+  char *line = cJSON_PrintUnformatted(ev->data);
+  if (!line) {
+    if (!ef->write_errno) ef->write_errno = ENOMEM;
+    return;
+  }
+  if ((fputs(line, ef->f) < 0 || fputc('\n', ef->f) == EOF ||
+       fflush(ef->f) == EOF) && !ef->write_errno)
+    ef->write_errno = errno ? errno : EIO;
+  free(line);
+}
+
+int events_file_close(events_file *ef) {
+  if (!ef) return 0;
+  int failed = ef->write_errno;
+  if (ef->f != stderr && fclose(ef->f) == EOF && !failed)
+    failed = errno ? errno : EIO;
+  if (failed)
+    cli_error("--events: some events could not be written to '%s': %s",
+              ef->path ? ef->path : "?", strerror(failed));
+  free(ef->path);
+  free(ef);
+  return failed ? -1 : 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * main.c — the `toolgate` command: finds the command named by the first
+ * word and hands it the rest. Adding a command is one entry in `commands`.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "toolgate.h"
+#include "commands.h"
+#include "output.h"
+
+typedef struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *usage;   /* its full --help text */
+  const char *summary; /* one line for the list */
+} cli_command;
+
+static const cli_command commands[] = {
+    {"call", cmd_call, cmd_call_usage, "run one tool call through the chain"},
+    {"check", cmd_check, cmd_check_usage,
+     "load policies and list what they register"},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof *commands)
+
+static void usage(FILE *f) {
+  fputs("usage: toolgate COMMAND [ARGS...]\n"
+        "       toolgate help [COMMAND] | --help | --version\n"
+        "\n"
+        "commands:\n",
+        f);
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  fputs("\nRun 'toolgate COMMAND --help' for a command's options.\n", f);
+}
+
+static const cli_command *find_command(const char *name) {
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(commands[i].name, name) == 0) return &commands[i];
+  return NULL;
+}
+
+/* `toolgate help [COMMAND]`. */
+static int help(int argc, char **argv) {
+  if (argc < 1) {
+    usage(stdout);
+    return CLI_EXIT_OK;
+  }
+  const cli_command *c = find_command(argv[0]);
+  if (!c) {
+    cli_error("help: unknown command '%s'", argv[0]);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  fputs(c->usage, stdout);
+  return CLI_EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+    return help(0, NULL);
+  if (strcmp(name, "help") == 0) return help(argc - 2, argv + 2);
+  if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+    printf("toolgate %s\n", TG_VERSION);
+    return CLI_EXIT_OK;
+  }
+  const cli_command *c = find_command(name);
+  if (!c) {
+    cli_error("unknown %s '%s'", name[0] == '-' ? "option" : "command", name);
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  return c->run(argc - 2, argv + 2);
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "runtime.h"
 #include "../chain/call.h"
+#include "../chain/validate.h"
 #include "../policy/generation.h"
 
 void tg_config_init(tg_config *cfg) {
@@ -134,6 +135,11 @@ int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
                      char err[TG_ERRMSG]) {
   if (!def || !def->name || !*def->name || !def->start) {
     tg__errf(err, TG_ERRMSG, "a C tool needs a name and a start function");
+    return -EINVAL;
+  }
+  char why[TG_ERRMSG];
+  if (def->schema && tg_schema_check(def->schema, why, sizeof why) < 0) {
+    tg__errf(err, TG_ERRMSG, "tool '%s': %s", def->name, why);
     return -EINVAL;
   }
   if (tg__find_tool(rt, rt->gen, def->name)) {

@@ -10,7 +10,8 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
-/* Returns 1 when instance satisfies schema; otherwise 0 with
+/* schema must have passed tg_schema_check (tools are checked when they are
+ * registered). Returns 1 when instance satisfies schema; otherwise 0 with
  * "$.path.to[2].field: what failed" in err (the first failure found). */
 int tg_schema_validate(const cJSON *schema, const cJSON *instance, char *err,
                        size_t errlen);

@@ -318,8 +318,27 @@ void tg__call_advance(tg_call *c) {
 
 /* ---- starting --------------------------------------------------------- */
 
-static cJSON *parse_args(tg_runtime *rt, const tg_call_request *req,
-                         char *err) {
+/* Nesting deeper than policies can see (TG_JSON_MAX_DEPTH) is refused up
+ * front, so no stage ever works on a silently cut copy. */
+static int too_deep(const cJSON *j, int depth) {
+  if (depth > TG_JSON_MAX_DEPTH) return 1;
+  for (const cJSON *c = j->child; c; c = c->next)
+    if ((c->child || cJSON_IsArray(c) || cJSON_IsObject(c)) &&
+        too_deep(c, depth + 1))
+      return 1;
+  return 0;
+}
+
+static cJSON *checked_depth(cJSON *j, const char *what, char *err) {
+  if (!j || !too_deep(j, 1)) return j;
+  cJSON_Delete(j);
+  tg__errf(err, TG_ERRMSG, "%s are nested deeper than %d levels", what,
+           TG_JSON_MAX_DEPTH);
+  return NULL;
+}
+
+static cJSON *parse_args_json(tg_runtime *rt, const tg_call_request *req,
+                              char *err) {
   if (req->args) {
     if (!cJSON_IsObject(req->args)) {
       tg__errf(err, TG_ERRMSG, "args must be a JSON object");
@@ -351,6 +370,11 @@ static cJSON *parse_args(tg_runtime *rt, const tg_call_request *req,
   return j;
 }
 
+static cJSON *parse_args(tg_runtime *rt, const tg_call_request *req,
+                         char *err) {
+  return checked_depth(parse_args_json(rt, req, err), "args", err);
+}
+
 /* "call-N" without snprintf: this runs once per call. */
 static void call_id(char buf[32], uint64_t n) {
   char digits[21];
@@ -376,6 +400,11 @@ static int check_request(tg_runtime *rt, const tg_call_request *req,
   }
   if (req->metadata && !cJSON_IsObject(req->metadata)) {
     tg__errf(err, TG_ERRMSG, "metadata must be a JSON object");
+    return -EINVAL;
+  }
+  if (req->metadata && too_deep(req->metadata, 1)) {
+    tg__errf(err, TG_ERRMSG, "metadata are nested deeper than %d levels",
+             TG_JSON_MAX_DEPTH);
     return -EINVAL;
   }
   if (req->id && find_call(rt, req->id)) {

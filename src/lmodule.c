@@ -30,6 +30,7 @@ typedef struct {
   int sub_id;        /* our C event subscription (0: none yet) */
   int next_handler;
   unsigned long long next_id; /* for calls the host does not name */
+  size_t max_args_bytes;      /* applied to table args as they convert */
 } lrt;
 
 typedef struct {
@@ -425,6 +426,7 @@ static int l_new(lua_State *L) {
   lrt *r = lua_newuserdatauv(L, sizeof *r, 0);
   memset(r, 0, sizeof *r);
   r->state_ref = r->err_ref = LUA_NOREF;
+  r->max_args_bytes = cfg.max_args_bytes;
   luaL_setmetatable(L, RT_MT);
   char err[TG_ERRMSG] = "";
   r->rt = tg_runtime_new(&cfg, NULL, err);
@@ -461,8 +463,8 @@ static int opt_fn_ref(lua_State *L, int t, const char *k) {
 }
 
 /* Converts the args (table or JSON text) at idx; NULL + message on error. */
-static cJSON *args_of(lua_State *L, int idx, tg_call_request *req,
-                      char *err) {
+static cJSON *args_of(lua_State *L, int idx, size_t max_bytes,
+                      tg_call_request *req, char *err) {
   if (lua_type(L, idx) == LUA_TSTRING) {
     req->args_json = lua_tostring(L, idx);
     return NULL;
@@ -473,7 +475,7 @@ static cJSON *args_of(lua_State *L, int idx, tg_call_request *req,
              luaL_typename(L, idx));
     return NULL;
   }
-  cJSON *j = tg_json_from_lua(L, idx, err, TG_ERRMSG);
+  cJSON *j = tg_json_from_lua_max(L, idx, max_bytes, err, TG_ERRMSG);
   if (j && !cJSON_IsObject(j)) {
     snprintf(err, TG_ERRMSG, "args must be an object, not a list");
     cJSON_Delete(j);
@@ -536,7 +538,7 @@ static int l_call(lua_State *L) {
   }
   char err[TG_ERRMSG] = "";
   int bad = 0;
-  cJSON *args = args_of(L, 3, &req, err);
+  cJSON *args = args_of(L, 3, r->max_args_bytes, &req, err);
   cJSON *meta = err[0] ? NULL : call_metadata(L, 4, err, &bad);
   if (err[0] || bad) {
     cJSON_Delete(args);

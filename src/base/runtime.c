@@ -69,6 +69,7 @@ tg_runtime *tg_runtime_new(const tg_config *cfg, uv_loop_t *loop,
 int tg_runtime_load_policies(tg_runtime *rt, const char *dir,
                              char err[TG_ERRMSG]) {
   char msg[TG_ERRMSG] = "";
+  if (!dir) dir = rt->policies_dir; /* reload: the folder we loaded from */
   tg_generation *g =
       tg__generation_load(rt, dir, rt->gen_counter + 1, msg, sizeof msg);
   if (!g) {

@@ -115,6 +115,7 @@ static void ask(tg_call *c) {
   tg_runtime *rt = c->rt;
   c->approval_id = rt->next_approval_id++;
   emit_request(c);
+  if (!c->approval_id) return; /* an event handler answered already */
   uv_timer_t *t = tg__call_wait_timer(c);
   uv_update_time(rt->loop); /* the loop's clock may be stale (policy load) */
   if (t) uv_timer_start(t, approval_timeout_cb, rt->cfg.approval_timeout_ms, 0);

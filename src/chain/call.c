@@ -295,16 +295,20 @@ static tg_step run_stage(tg_call *c) {
   return TG_END;
 }
 
+static int cancel_pending(const tg_call *c) {
+  return c->cancel_requested && !c->cancel_handled &&
+         c->stage < TG_STAGE_LIMIT && c->stage != TG_STAGE_START;
+}
+
 void tg__call_advance(tg_call *c) {
   if (c->advancing) return; /* the running driver will see the change */
   c->advancing = 1;
   for (;;) {
-    tg_step s;
-    if (c->cancel_requested && !c->cancel_handled &&
-        c->stage < TG_STAGE_LIMIT && c->stage != TG_STAGE_START)
-      s = handle_cancel(c);
-    else
-      s = run_stage(c);
+    int cancelling = cancel_pending(c);
+    tg_step s = cancelling ? handle_cancel(c) : run_stage(c);
+    /* A cancel that arrived while the stage ran (from an event handler,
+     * say) is handled now, not after the wait the stage just began. */
+    if (s == TG_WAIT && !cancelling && cancel_pending(c)) continue;
     if (s == TG_WAIT) {
       c->advancing = 0;
       return;

@@ -101,8 +101,15 @@ int tg_json_push(lua_State *L, const cJSON *j) {
 typedef struct {
   char *err;
   size_t errlen;
+  size_t bytes, max_bytes; /* about the JSON text's size; 0: no limit */
   char path[256];
 } conv;
+
+/* Counts toward the size limit; 0 when still under it. */
+static int over_budget(conv *cv, size_t n) {
+  cv->bytes += n;
+  return cv->max_bytes && cv->bytes > cv->max_bytes;
+}
 
 static cJSON *conv_fail(conv *cv, const char *what) {
   snprintf(cv->err, cv->errlen, "$%s: %s", cv->path, what);
@@ -222,6 +229,12 @@ static cJSON *from_lua(lua_State *L, int idx, conv *cv, int depth) {
     case LUA_TSTRING: {
       size_t len;
       const char *s = lua_tolstring(L, idx, &len);
+      if (over_budget(cv, len + 3)) {
+        char m[96];
+        snprintf(m, sizeof m, "over the size limit of %zu bytes",
+                 cv->max_bytes);
+        return conv_fail(cv, m);
+      }
       if (memchr(s, '\0', len))
         return conv_fail(cv, "a string with a NUL byte cannot be sent as JSON");
       return cJSON_CreateString(s);
@@ -322,8 +335,13 @@ int tg_json_equal_lua(lua_State *L, int idx, const cJSON *j) {
   return equal_at(L, lua_absindex(L, idx), j, 0);
 }
 
-cJSON *tg_json_from_lua(lua_State *L, int idx, char *err, size_t errlen) {
+cJSON *tg_json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
+                            char *err, size_t errlen) {
   char dummy[8];
-  conv cv = {err ? err : dummy, err ? errlen : sizeof dummy, ""};
+  conv cv = {err ? err : dummy, err ? errlen : sizeof dummy, 0, max_bytes, ""};
   return from_lua(L, lua_absindex(L, idx), &cv, 0);
+}
+
+cJSON *tg_json_from_lua(lua_State *L, int idx, char *err, size_t errlen) {
+  return tg_json_from_lua_max(L, idx, 0, err, errlen);
 }

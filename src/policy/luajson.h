@@ -35,6 +35,11 @@ cJSON *tg_json_from_lua(lua_State *L, int idx, char *err, size_t errlen);
  * that would not convert is "not equal". Does not raise. */
 int tg_json_equal_lua(lua_State *L, int idx, const cJSON *j);
 
+/* The same, refusing values whose strings add up to more than about
+ * max_bytes of JSON text ("$.x: over the size limit of N bytes"). */
+cJSON *tg_json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
+                            char *err, size_t errlen);
+
 void tg_json_push_null(lua_State *L);
 int tg_json_isnull(lua_State *L, int idx);
 

@@ -124,6 +124,9 @@ const char *tg__verdict_kind(lua_State *L, int idx);
 /* A string field of the verdict table at idx, or NULL. */
 const char *tg__verdict_text(lua_State *L, int idx, const char *field);
 
+/* Pushes {phase, code, message, suggestion?, retryable} (hooks.c). */
+void tg__push_error(lua_State *L, const tg_err *e);
+
 /* approve.c: does a remembered approve-always cover this call? */
 int tg__always_covers(tg_call *c);
 

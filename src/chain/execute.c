@@ -24,15 +24,7 @@ static int is_retryable(tg_call *c, const tg_err *e) {
   if (t->retryable_ref == LUA_NOREF || t->kind != TG_TOOL_LUA) return e->retryable;
   lua_State *L = c->gen->L;
   lua_rawgeti(L, LUA_REGISTRYINDEX, t->retryable_ref);
-  lua_createtable(L, 0, 4);
-  lua_pushstring(L, tg_phase_name(e->phase));
-  lua_setfield(L, -2, "phase");
-  lua_pushstring(L, e->code ? e->code : "");
-  lua_setfield(L, -2, "code");
-  lua_pushstring(L, e->message ? e->message : "");
-  lua_setfield(L, -2, "message");
-  lua_pushboolean(L, e->retryable);
-  lua_setfield(L, -2, "retryable");
+  tg__push_error(L, e);
   char msg[512];
   if (tg__policy_pcall(c, 1, 1, "retryable predicate", NULL, t->where, msg,
                        sizeof msg) < 0) {
@@ -143,18 +135,15 @@ tg_step tg__stage_execute(tg_call *c) {
     c->status = TG_STATUS_OK;
     return TG_NEXT;
   }
-  for (;;) {
-    if (c->exec_state == EX_BACKOFF) return TG_WAIT;
-    if (c->exec_state == EX_START) {
-      start_attempt(c);
-      if (!c->exec) return TG_NEXT; /* could not start */
-    }
-    if (!c->exec->finished) return TG_WAIT;
-    tg_step s = attempt_finished(c);
-    if (s == TG_NEXT || s == TG_WAIT) {
-      if (s == TG_WAIT || c->exec_state != EX_START || 1) return s;
-    }
+  /* Called again by every event that moves the attempt loop on: the
+   * attempt's end, the back-off timer. */
+  if (c->exec_state == EX_BACKOFF) return TG_WAIT;
+  if (c->exec_state == EX_START) {
+    start_attempt(c);
+    if (!c->exec) return TG_NEXT; /* could not start */
   }
+  if (!c->exec->finished) return TG_WAIT;
+  return attempt_finished(c);
 }
 
 void tg__execute_cancel(tg_call *c) {

@@ -173,7 +173,7 @@ tg_step tg__stage_pre_hooks(tg_call *c) {
 
 /* ---- post-hooks ------------------------------------------------------- */
 
-static void push_error(lua_State *L, const tg_err *e) {
+void tg__push_error(lua_State *L, const tg_err *e) {
   lua_createtable(L, 0, 5);
   lua_pushstring(L, tg_phase_name(e->phase));
   lua_setfield(L, -2, "phase");
@@ -197,7 +197,7 @@ static void push_res(tg_call *c, lua_State *L) {
   if (c->result && tg_json_push(L, c->result) == 0)
     lua_setfield(L, -2, "result");
   if (c->error.phase != TG_PHASE_NONE) {
-    push_error(L, &c->error);
+    tg__push_error(L, &c->error);
     lua_setfield(L, -2, "error");
   }
   lua_pushinteger(L, c->attempt);
@@ -239,7 +239,7 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "ABORTED", 0,
                   "post-hook at %s failed the call: %s", h->where,
                   why ? why : "");
-    push_error(L, &c->error);
+    tg__push_error(L, &c->error);
     lua_setfield(L, res, "error");
     lua_pushstring(L, "error");
     lua_setfield(L, res, "status");

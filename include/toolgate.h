@@ -111,6 +111,20 @@ typedef struct {
   tg_approve_mode approve_mode;
   uint64_t seed;              /* jitter RNG seed; 0: from the clock */
   size_t max_args_bytes;      /* 0: 16 MiB; bigger args JSON is refused */
+
+  /* Built-in executors (exec, file tools). */
+  int builtin_tools;          /* register them: 1 after tg_config_init */
+  size_t exec_output_cap;     /* bytes kept per stream, head + tail; 0: 1 MiB */
+  uint64_t kill_grace_ms;     /* SIGTERM to SIGKILL on timeout/cancel; 0: 2000 */
+  const char *const *workspace_roots; /* NULL-terminated list the file tools
+                                         are confined to; NULL: the cwd */
+  size_t file_max_bytes;      /* largest file read/written; 0: 16 MiB */
+
+  /* Policy sandbox and reload. */
+  int trusted_policies;       /* 1: policies get the full standard library */
+  uint64_t hook_instruction_budget; /* per policy function call; 0: 10^7 */
+  size_t policy_memory_cap;   /* bytes per generation (Lua 5.4); 0: 64 MiB */
+  int watch_policies;         /* reload when policies_dir changes */
 } tg_config;
 
 /* Fills a config with the defaults above. */

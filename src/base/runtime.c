@@ -18,6 +18,7 @@ void tg_config_init(tg_config *cfg) {
   cfg->progress_interval_ms = 1000;
   cfg->approve_mode = TG_APPROVE_CALLBACK;
   cfg->max_args_bytes = 16u << 20;
+  cfg->builtin_tools = 1;
 }
 
 static void fill_defaults(tg_config *c) {

@@ -8,6 +8,7 @@
 #include "runtime.h"
 #include "../chain/call.h"
 #include "../chain/validate.h"
+#include "../exec/builtin.h"
 #include "../policy/generation.h"
 
 void tg_config_init(tg_config *cfg) {
@@ -58,6 +59,10 @@ tg_runtime *tg_runtime_new(const tg_config *cfg, uv_loop_t *loop,
     }
     rt->loop = &rt->own_loop;
     rt->owns_loop = 1;
+  }
+  if (rt->cfg.builtin_tools && tg__builtins_register(rt, err) < 0) {
+    tg_runtime_free(rt);
+    return NULL;
   }
   const char *dir = cfg ? cfg->policies_dir : NULL;
   if (tg_runtime_load_policies(rt, dir, err) < 0) {

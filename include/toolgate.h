@@ -257,7 +257,9 @@ int tg_approval_answer(tg_runtime *rt, uint64_t approval_id, tg_answer answer,
 typedef struct tg_exec tg_exec; /* one running attempt of a tool */
 
 /* Called to start one attempt. The tool finishes it, now or later, with
- * tg_exec_finish_ok / tg_exec_finish_error, exactly once. */
+ * tg_exec_finish_ok / tg_exec_finish_error, exactly once. A tool that arms
+ * its own uv timer here should call uv_update_time first: the loop's
+ * cached clock may be stale (policy loading, a long Lua hook). */
 typedef void (*tg_tool_start_fn)(tg_exec *ex, const cJSON *args, void *ud);
 /* Called when the attempt is cancelled or times out: stop for real, then
  * finish (partial output may be passed to tg_exec_finish_error as result). */

@@ -24,14 +24,20 @@ int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud) {
   return b->subs[b->nsubs++].id;
 }
 
+/* Drops subscriptions marked dead (cb NULL) once no delivery walks the
+ * array, so an unsubscribe inside a callback never shifts the others. */
+static void compact_subs(tg_bus *b) {
+  size_t k = 0;
+  for (size_t i = 0; i < b->nsubs; i++)
+    if (b->subs[i].cb) b->subs[k++] = b->subs[i];
+  b->nsubs = k;
+}
+
 void tg_events_unsubscribe(tg_runtime *rt, int id) {
   tg_bus *b = &rt->bus;
   for (size_t i = 0; i < b->nsubs; i++)
-    if (b->subs[i].id == id) {
-      memmove(&b->subs[i], &b->subs[i + 1], (b->nsubs - i - 1) * sizeof *b->subs);
-      b->nsubs--;
-      return;
-    }
+    if (b->subs[i].id == id) b->subs[i].cb = NULL;
+  if (!b->dispatching) compact_subs(b);
 }
 
 int tg__events_wanted(tg_runtime *rt, tg_generation *gen) {
@@ -79,13 +85,15 @@ static void dispatch(tg_runtime *rt) {
     tg_event view = {(uint64_t)seq->valuedouble, type->valuestring,
                      cJSON_IsString(cid) ? cid->valuestring : NULL, q->ev};
     /* Subscribers may unsubscribe while we loop: walk by index. */
-    for (size_t i = 0; i < b->nsubs; i++) b->subs[i].cb(rt, &view, b->subs[i].ud);
+    for (size_t i = 0; i < b->nsubs; i++)
+      if (b->subs[i].cb) b->subs[i].cb(rt, &view, b->subs[i].ud);
     deliver_to_policy(rt, q->gen ? q->gen : rt->gen, q->ev, view.type);
     if (q->gen) tg__generation_unref(q->gen);
     cJSON_Delete(q->ev);
     free(q);
   }
   b->dispatching = 0;
+  compact_subs(b);
 }
 
 void tg__emit(tg_runtime *rt, tg_generation *gen, const char *type,

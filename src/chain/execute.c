@@ -83,6 +83,7 @@ static void start_attempt(tg_call *c) {
   ex->gen = c->gen;
   tg__generation_ref(ex->gen);
   ex->tool = c->tool;
+  ex->kind = c->tool->kind;
   ex->call_id = c->id;
   ex->attempt = c->attempt;
   ex->co_ref = LUA_NOREF;

@@ -16,7 +16,7 @@
 
 void tg__exec_maybe_free(tg_exec *ex) {
   if (!ex->released || ex->pending_closes) return;
-  if (ex->tool->kind == TG_TOOL_C && !ex->tool_finished) return;
+  if (ex->kind == TG_TOOL_C && !ex->tool_finished) return;
   cJSON_Delete(ex->result);
   tg__err_clear(&ex->error);
   free(ex->progress_message);
@@ -168,7 +168,7 @@ void tg__exec_done(tg_exec *ex) {
 }
 
 void tg__exec_release(tg_exec *ex) {
-  if (ex->tool->kind == TG_TOOL_C && !ex->tool_finished) {
+  if (ex->kind == TG_TOOL_C && !ex->tool_finished) {
     /* a C tool still running may ask for its call id after the call ends */
     ex->own_call_id = tg__strdup(ex->call_id);
     ex->call_id = ex->own_call_id;

@@ -13,7 +13,9 @@ struct tg_exec {
   tg_call *call;               /* NULL once abandoned */
   tg_runtime *rt;
   tg_generation *gen;          /* ref held while the attempt runs */
-  const tg_tool *tool;
+  const tg_tool *tool;         /* not valid after release: see kind */
+  tg_tool_kind kind;           /* the tool's, copied: a detached C tool may
+                                  finish after the runtime freed its tools */
   const char *call_id;         /* the call's; copied if the attempt is detached */
   char *own_call_id;
   int attempt;

@@ -1,0 +1,464 @@
+/*
+ * test_chain_events.c — the event bus and the call request through the C
+ * API: seq strictly increasing with no gaps, the order of a call's events,
+ * unsubscribing from inside a callback, two runtimes sharing nothing; and
+ * malformed requests, unknown tools, duplicate ids, the outcome's JSON.
+ */
+#include "test_chain.h"
+
+static tg_config allow_cfg(void) {
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.default_verdict = TG_VERDICT_ALLOW;
+  return cfg;
+}
+
+/* Fails unless the recorded seqs run on by exactly one each. */
+static void assert_no_gaps(const recorder *r) {
+  for (int i = 1; i < r->n; i++)
+    if (r->ev[i].seq != r->ev[i - 1].seq + 1)
+      TG_FAIL("seq gap: event %d (%s) has seq %llu after %llu (%s)", i,
+              r->ev[i].type, (unsigned long long)r->ev[i].seq,
+              (unsigned long long)r->ev[i - 1].seq, r->ev[i - 1].type);
+}
+
+/* Fails unless the events of call id begin with call_start and end with
+ * call_end (exactly one of each). */
+static void assert_framed(const recorder *r, const char *id) {
+  int first = -1, last = -1;
+  for (int i = 0; i < r->n; i++)
+    if (!strcmp(r->ev[i].call_id, id)) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  if (first < 0) TG_FAIL("no events for call %s", id);
+  ASSERT_STR_EQ(r->ev[first].type, "call_start");
+  ASSERT_STR_EQ(r->ev[last].type, "call_end");
+  ASSERT_EQ(count_type(r, "call_start", id), 1);
+  ASSERT_EQ(count_type(r, "call_end", id), 1);
+}
+
+/* ---- seq ---------------------------------------------------------------- */
+
+TEST(events_seq_strictly_increasing_without_gaps) {
+  tg_config cfg = allow_cfg();
+  cfg.approve_mode = TG_APPROVE_DENY;
+  tg_runtime *rt = new_rt(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  must_register(rt, &d);
+  slow_tool s = {0};
+  s.delay_ms = 5;
+  tg_tool_def d2 = tool_def("slow", slow_start, NULL, &s);
+  must_register(rt, &d2);
+  recorder ev = {0};
+  ASSERT(tg_events_subscribe(rt, on_event, &ev) > 0);
+  outc o[4];
+  memset(o, 0, sizeof o);
+  start_call(rt, "s1", "slow", NULL, &o[0]);  /* runs while the others do */
+  start_call(rt, "s2", "echo", NULL, &o[1]);
+  start_call(rt, "s3", "nope", NULL, &o[2]);  /* unknown tool */
+  start_call(rt, "s4", "echo", "{\"a\":[1,2,3]}", &o[3]);
+  run_until(rt, &o[0].n, 1);
+  ASSERT_EQ(o[2].status, TG_STATUS_ERROR);
+  ASSERT(ev.n >= 12);
+  assert_no_gaps(&ev);
+  ASSERT(ev.ev[0].seq >= 1);
+  assert_framed(&ev, "s1");
+  assert_framed(&ev, "s2");
+  assert_framed(&ev, "s3");
+  assert_framed(&ev, "s4");
+  /* the slow call started first and ended last */
+  ASSERT_STR_EQ(ev.ev[0].call_id, "s1");
+  ASSERT_STR_EQ(ev.ev[ev.n - 1].call_id, "s1");
+  ASSERT_STR_EQ(ev.ev[ev.n - 1].type, "call_end");
+  /* the event JSON carries the same seq and type */
+  for (int i = 0; i < ev.n; i++) {
+    ASSERT_EQ(num_at(ev.ev[i].data, "seq"), (double)ev.ev[i].seq);
+    ASSERT_STR_EQ(str_at(ev.ev[i].data, "type"), ev.ev[i].type);
+  }
+  slow_close(rt, &s);
+  for (int i = 0; i < 4; i++) outc_free(&o[i]);
+  recorder_free(&ev);
+  tg_runtime_free(rt);
+}
+
+TEST(events_order_of_a_simple_allowed_call) {
+  tg_config cfg = allow_cfg();
+  tg_runtime *rt = new_rt(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  must_register(rt, &d);
+  recorder ev = {0};
+  tg_events_subscribe(rt, on_event, &ev);
+  outc o = {0};
+  start_call(rt, "e1", "echo", NULL, &o);
+  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  ASSERT_EQ(o.status, TG_STATUS_OK);
+  const char *want[] = {"call_start", "decision", "attempt", "call_end"};
+  ASSERT_EQ(ev.n, 4);
+  for (int i = 0; i < 4; i++) {
+    ASSERT_STR_EQ(ev.ev[i].type, want[i]);
+    ASSERT_STR_EQ(ev.ev[i].call_id, "e1");
+  }
+  assert_no_gaps(&ev);
+  ASSERT_STR_EQ(str_at(ev.ev[0].data, "tool"), "echo");
+  ASSERT_STR_EQ(str_at(ev.ev[1].data, "verdict"), "allow");
+  ASSERT_EQ(num_at(ev.ev[2].data, "attempt"), 1);
+  ASSERT_STR_EQ(str_at(ev.ev[3].data, "status"), "ok");
+  outc_free(&o);
+  recorder_free(&ev);
+  tg_runtime_free(rt);
+}
+
+/* ---- unsubscribe inside a callback ------------------------------------- */
+
+typedef struct {
+  int id, n;
+} self_unsub;
+
+static void unsub_self_cb(tg_runtime *rt, const tg_event *e, void *ud) {
+  (void)e;
+  self_unsub *s = ud;
+  s->n++;
+  tg_events_unsubscribe(rt, s->id);
+}
+
+TEST(events_unsubscribe_inside_callback_is_safe) {
+  tg_config cfg = allow_cfg();
+  tg_runtime *rt = new_rt(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  must_register(rt, &d);
+  self_unsub a = {0, 0};
+  a.id = tg_events_subscribe(rt, unsub_self_cb, &a); /* first in the list */
+  recorder b = {0};
+  int bid = tg_events_subscribe(rt, on_event, &b);
+  ASSERT(a.id > 0 && bid > 0 && a.id != bid);
+  outc o1 = {0}, o2 = {0};
+  start_call(rt, "u1", "echo", NULL, &o1);
+  start_call(rt, "u2", "echo", NULL, &o2);
+  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  ASSERT_EQ(a.n, 1); /* saw one event, then left */
+  /* the subscriber after it missed nothing */
+  ASSERT_EQ(b.n, 8);
+  ASSERT_STR_EQ(b.ev[0].type, "call_start");
+  ASSERT_STR_EQ(b.ev[0].call_id, "u1");
+  assert_no_gaps(&b);
+  /* unsubscribing twice, or an unknown id, is harmless */
+  tg_events_unsubscribe(rt, a.id);
+  tg_events_unsubscribe(rt, 12345);
+  outc_free(&o1);
+  outc_free(&o2);
+  recorder_free(&b);
+  tg_runtime_free(rt);
+}
+
+/* ---- two runtimes ------------------------------------------------------- */
+
+static const char *seen_policy =
+    "local tg = require \"toolgate\"\n"
+    "local seen = {}\n"
+    "tg.on_event(function(ev) seen[#seen + 1] = ev.seq end)\n"
+    "tg.tool { name = \"seen\", read_only = true, run = function()\n"
+    "  return { first = seen[1], last = seen[#seen], n = #seen }\n"
+    "end }\n";
+
+static const char *deny_policy =
+    "local tg = require \"toolgate\"\n"
+    "tg.rule { name = \"no-shared\", priority = 10, tools = { \"shared\" },\n"
+    "  check = function(call) return tg.deny(\"not here\") end }\n"
+    "tg.tool { name = \"lua_only_a\", read_only = true,\n"
+    "  run = function() return { a = true } end }\n";
+
+TEST(events_two_runtimes_share_nothing) {
+  char *dir_a = make_dir(), *dir_b = make_dir();
+  write_file(dir_a, "10_seen.lua", seen_policy);
+  write_file(dir_a, "20_deny.lua", deny_policy);
+  write_file(dir_b, "10_seen.lua", seen_policy);
+  tg_config ca = allow_cfg(), cb = allow_cfg();
+  ca.policies_dir = dir_a;
+  cb.policies_dir = dir_b;
+  tg_runtime *a = new_rt(&ca);
+  tg_runtime *b = new_rt(&cb);
+  recorder ra = {0}, rb = {0};
+  tg_events_subscribe(a, on_event, &ra);
+  tg_events_subscribe(b, on_event, &rb);
+  tg_tool_def shared = tool_def("shared", echo_start, NULL, NULL);
+  tg_tool_def only_a = tool_def("only_a", echo_start, NULL, NULL);
+  must_register(a, &shared);
+  must_register(a, &only_a);
+  must_register(b, &shared);
+
+  outc o[8];
+  memset(o, 0, sizeof o);
+  start_call(a, "a-1", "shared", NULL, &o[0]);
+  start_call(b, "b-1", "shared", NULL, &o[1]);
+  start_call(b, "b-2", "only_a", NULL, &o[2]);
+  start_call(b, "b-3", "lua_only_a", NULL, &o[3]);
+  start_call(a, "a-2", "only_a", NULL, &o[4]);
+  start_call(a, "a-3", "lua_only_a", NULL, &o[5]);
+  tg_runtime_run(a, UV_RUN_DEFAULT);
+  tg_runtime_run(b, UV_RUN_DEFAULT);
+  ASSERT_EQ(o[0].status, TG_STATUS_DENIED); /* A's rule */
+  ASSERT_STR_EQ(o[0].rule, "no-shared");
+  ASSERT_EQ(o[1].status, TG_STATUS_OK);     /* B has no such rule */
+  ASSERT_EQ(o[2].status, TG_STATUS_ERROR);  /* A's C tool */
+  ASSERT_STR_EQ(o[2].code, "UNKNOWN_TOOL");
+  ASSERT_EQ(o[3].status, TG_STATUS_ERROR);  /* A's Lua tool */
+  ASSERT_STR_EQ(o[3].code, "UNKNOWN_TOOL");
+  ASSERT_EQ(o[4].status, TG_STATUS_OK);
+  ASSERT_EQ(o[5].status, TG_STATUS_OK);
+
+  /* each runtime counts its own events from 1 */
+  start_call(a, "a-seen", "seen", NULL, &o[6]);
+  start_call(b, "b-seen", "seen", NULL, &o[7]);
+  tg_runtime_run(a, UV_RUN_DEFAULT);
+  tg_runtime_run(b, UV_RUN_DEFAULT);
+  ASSERT_EQ(o[6].status, TG_STATUS_OK);
+  ASSERT_EQ(o[7].status, TG_STATUS_OK);
+  ASSERT_EQ(num_at(o[6].result, "first"), 1);
+  ASSERT_EQ(num_at(o[7].result, "first"), 1);
+  ASSERT_EQ(num_at(o[6].result, "last"), num_at(o[6].result, "n"));
+  ASSERT_EQ(num_at(o[7].result, "last"), num_at(o[7].result, "n"));
+  /* the C subscribers: same start, no gaps, only their own calls */
+  ASSERT(ra.n > 0 && rb.n > 0);
+  ASSERT_EQ(ra.ev[0].seq, rb.ev[0].seq);
+  assert_no_gaps(&ra);
+  assert_no_gaps(&rb);
+  for (int i = 0; i < ra.n; i++)
+    if (ra.ev[i].call_id[0]) ASSERT(!strncmp(ra.ev[i].call_id, "a-", 2));
+  for (int i = 0; i < rb.n; i++)
+    if (rb.ev[i].call_id[0]) ASSERT(!strncmp(rb.ev[i].call_id, "b-", 2));
+  ASSERT_EQ(ra.ev[ra.n - 1].seq, (uint64_t)num_at(o[6].result, "last") + 1);
+  ASSERT_EQ(rb.ev[rb.n - 1].seq, (uint64_t)num_at(o[7].result, "last") + 1);
+
+  for (int i = 0; i < 8; i++) outc_free(&o[i]);
+  recorder_free(&ra);
+  recorder_free(&rb);
+  tg_runtime_free(a);
+  tg_runtime_free(b);
+  rm_dir(dir_a);
+  rm_dir(dir_b);
+}
+
+/* ---- malformed requests -------------------------------------------------- */
+
+static int done_calls;
+static void count_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
+  (void)rt;
+  (void)o;
+  (void)ud;
+  done_calls++;
+}
+
+/* Starts a request that must be refused; returns the code, err in err. */
+static int refused(tg_runtime *rt, const tg_call_request *req,
+                   char err[TG_ERRMSG]) {
+  err[0] = '\0';
+  int before = done_calls;
+  int rc = tg_call_start(rt, req, count_done, NULL, err);
+  if (rc >= 0) TG_FAIL("the request was accepted (rc %d)", rc);
+  if (!err[0]) TG_FAIL("refused (rc %d) without a message", rc);
+  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  ASSERT_EQ(done_calls, before);
+  return rc;
+}
+
+static tg_runtime *echo_rt(recorder *ev, tg_config *cfg) {
+  tg_runtime *rt = new_rt(cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  must_register(rt, &d);
+  if (ev) tg_events_subscribe(rt, on_event, ev);
+  return rt;
+}
+
+TEST(request_without_tool_is_refused) {
+  recorder ev = {0};
+  tg_runtime *rt = echo_rt(&ev, NULL);
+  char err[TG_ERRMSG];
+  tg_call_request req;
+  memset(&req, 0, sizeof req);
+  ASSERT(refused(rt, &req, err) < 0);
+  ASSERT_CONTAINS(err, "tool");
+  req.tool = "";
+  ASSERT(refused(rt, &req, err) < 0);
+  ASSERT_EQ(count_type(&ev, "call_start", NULL), 0);
+  ASSERT_EQ(echo_starts, 0);
+  recorder_free(&ev);
+  tg_runtime_free(rt);
+}
+
+TEST(request_args_not_an_object_is_refused) {
+  recorder ev = {0};
+  tg_runtime *rt = echo_rt(&ev, NULL);
+  char err[TG_ERRMSG];
+  tg_call_request req;
+  memset(&req, 0, sizeof req);
+  req.tool = "echo";
+  req.args_json = "[1,2]";
+  ASSERT(refused(rt, &req, err) < 0);
+  ASSERT_CONTAINS(err, "object");
+  req.args_json = NULL;
+  cJSON *arr = cJSON_Parse("[1,2]");
+  req.args = arr;
+  ASSERT(refused(rt, &req, err) < 0);
+  ASSERT_CONTAINS(err, "object");
+  cJSON_Delete(arr);
+  ASSERT_EQ(count_type(&ev, "call_start", NULL), 0);
+  ASSERT_EQ(echo_starts, 0);
+  recorder_free(&ev);
+  tg_runtime_free(rt);
+}
+
+TEST(request_bad_json_is_refused) {
+  recorder ev = {0};
+  tg_runtime *rt = echo_rt(&ev, NULL);
+  char err[TG_ERRMSG];
+  tg_call_request req;
+  memset(&req, 0, sizeof req);
+  req.tool = "echo";
+  req.args_json = "{bad";
+  ASSERT(refused(rt, &req, err) < 0);
+  ASSERT_CONTAINS(err, "JSON");
+  req.args_json = "{\"a\":1} trailing";
+  ASSERT(refused(rt, &req, err) < 0);
+  req.args_json = "";
+  ASSERT(refused(rt, &req, err) < 0);
+  ASSERT_EQ(count_type(&ev, "call_start", NULL), 0);
+  recorder_free(&ev);
+  tg_runtime_free(rt);
+}
+
+TEST(request_args_over_max_bytes_is_refused) {
+  tg_config cfg = allow_cfg();
+  cfg.max_args_bytes = 64;
+  recorder ev = {0};
+  tg_runtime *rt = echo_rt(&ev, &cfg);
+  char big[256];
+  memset(big, 'x', sizeof big);
+  memcpy(big, "{\"s\":\"", 6);
+  memcpy(big + sizeof big - 3, "\"}", 3); /* valid JSON, 255 bytes */
+  char err[TG_ERRMSG];
+  tg_call_request req;
+  memset(&req, 0, sizeof req);
+  req.tool = "echo";
+  req.args_json = big;
+  ASSERT(refused(rt, &req, err) < 0);
+  ASSERT_CONTAINS(err, "limit");
+  ASSERT_EQ(count_type(&ev, "call_start", NULL), 0);
+  /* under the limit is fine */
+  outc o = {0};
+  start_call(rt, NULL, "echo", "{\"s\":\"small\"}", &o);
+  ASSERT_EQ(o.status, TG_STATUS_OK);
+  outc_free(&o);
+  recorder_free(&ev);
+  tg_runtime_free(rt);
+}
+
+TEST(request_unknown_tool_ends_with_unknown_tool) {
+  tg_runtime *rt = echo_rt(NULL, NULL);
+  outc o = {0};
+  start_call(rt, "u1", "does_not_exist", "{}", &o);
+  ASSERT_EQ(o.n, 1); /* refused at once, from inside tg_call_start */
+  ASSERT_EQ(o.status, TG_STATUS_ERROR);
+  ASSERT_STR_EQ(o.code, "UNKNOWN_TOOL");
+  ASSERT_CONTAINS(o.message, "does_not_exist");
+  ASSERT_EQ(o.attempts, 0);
+  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  ASSERT_EQ(o.n, 1);
+  outc_free(&o);
+  tg_runtime_free(rt);
+}
+
+TEST(request_duplicate_running_id_is_eexist) {
+  tg_config cfg = allow_cfg();
+  tg_runtime *rt = new_rt(&cfg);
+  slow_tool s = {0};
+  s.delay_ms = 20;
+  tg_tool_def d = tool_def("slow", slow_start, NULL, &s);
+  must_register(rt, &d);
+  outc o = {0};
+  start_call(rt, "same", "slow", NULL, &o);
+  char err[TG_ERRMSG] = "";
+  tg_call_request req;
+  memset(&req, 0, sizeof req);
+  req.id = "same";
+  req.tool = "slow";
+  int before = done_calls;
+  ASSERT_EQ(tg_call_start(rt, &req, count_done, NULL, err), -EEXIST);
+  ASSERT_CONTAINS(err, "same");
+  ASSERT_EQ(s.starts, 1);
+  run_until(rt, &o.n, 1);
+  ASSERT_EQ(done_calls, before);
+  ASSERT_EQ(o.status, TG_STATUS_OK); /* the first call went on */
+  /* once it has ended, the id is free again */
+  outc o2 = {0};
+  start_call(rt, "same", "slow", NULL, &o2);
+  run_until(rt, &o2.n, 1);
+  ASSERT_EQ(o2.status, TG_STATUS_OK);
+  slow_close(rt, &s);
+  outc_free(&o);
+  outc_free(&o2);
+  tg_runtime_free(rt);
+}
+
+/* Fails unless obj has exactly these keys (in any order). */
+static void assert_keys(const cJSON *obj, const char *const *keys, int n) {
+  ASSERT(cJSON_IsObject(obj));
+  ASSERT_EQ(cJSON_GetArraySize(obj), n);
+  for (int i = 0; i < n; i++)
+    if (!cJSON_GetObjectItemCaseSensitive(obj, keys[i]))
+      TG_FAIL("key '%s' is missing from %s", keys[i], cJSON_PrintUnformatted(obj));
+}
+
+TEST(outcome_to_json_has_exact_keys) {
+  static const char *const keys[] = {"id", "tool", "status", "result",
+                                     "error", "decision", "attempts",
+                                     "duration_ms"};
+  static const char *const dkeys[] = {"verdict", "rule"};
+  tg_config cfg = allow_cfg();
+  tg_runtime *rt = echo_rt(NULL, &cfg);
+  outc ok = {0}, bad = {0};
+  start_call(rt, "j1", "echo", "{\"q\":true}", &ok);
+  start_call(rt, "j2", "missing", NULL, &bad);
+  ASSERT_EQ(ok.n, 1);
+  ASSERT_EQ(bad.n, 1);
+
+  assert_keys(ok.json, keys, 8);
+  assert_keys(cJSON_GetObjectItem(ok.json, "decision"), dkeys, 2);
+  ASSERT_STR_EQ(str_at(ok.json, "id"), "j1");
+  ASSERT_STR_EQ(str_at(ok.json, "tool"), "echo");
+  ASSERT_STR_EQ(str_at(ok.json, "status"), "ok");
+  ASSERT(cJSON_IsObject(cJSON_GetObjectItem(ok.json, "result")));
+  ASSERT(cJSON_IsNull(cJSON_GetObjectItem(ok.json, "error")));
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(ok.json, "decision"), "verdict"),
+                "allow");
+  ASSERT(cJSON_IsNull(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(ok.json, "decision"), "rule")));
+  ASSERT_EQ(num_at(ok.json, "attempts"), 1);
+  ASSERT(num_at(ok.json, "duration_ms") >= 0);
+
+  assert_keys(bad.json, keys, 8);
+  assert_keys(cJSON_GetObjectItem(bad.json, "decision"), dkeys, 2);
+  ASSERT_STR_EQ(str_at(bad.json, "status"), "error");
+  ASSERT(cJSON_IsNull(cJSON_GetObjectItem(bad.json, "result")));
+  const cJSON *e = cJSON_GetObjectItem(bad.json, "error");
+  ASSERT(cJSON_IsObject(e));
+  ASSERT_STR_EQ(str_at(e, "code"), "UNKNOWN_TOOL");
+  ASSERT(str_at(e, "phase"));
+  ASSERT(str_at(e, "message"));
+  ASSERT(cJSON_IsBool(cJSON_GetObjectItem(e, "retryable")));
+  outc_free(&ok);
+  outc_free(&bad);
+  tg_runtime_free(rt);
+}
+
+TEST_MAIN(TEST_ENTRY(events_seq_strictly_increasing_without_gaps),
+          TEST_ENTRY(events_order_of_a_simple_allowed_call),
+          TEST_ENTRY(events_unsubscribe_inside_callback_is_safe),
+          TEST_ENTRY(events_two_runtimes_share_nothing),
+          TEST_ENTRY(request_without_tool_is_refused),
+          TEST_ENTRY(request_args_not_an_object_is_refused),
+          TEST_ENTRY(request_bad_json_is_refused),
+          TEST_ENTRY(request_args_over_max_bytes_is_refused),
+          TEST_ENTRY(request_unknown_tool_ends_with_unknown_tool),
+          TEST_ENTRY(request_duplicate_running_id_is_eexist),
+          TEST_ENTRY(outcome_to_json_has_exact_keys))

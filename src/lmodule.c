@@ -17,6 +17,7 @@
 #include <string.h>
 #include "base/luacompat.h"
 #include "policy/luajson.h"
+#include "policy/luaoutcome.h"
 #include "toolgate.h"
 
 #define RT_MT "toolgate.runtime"
@@ -95,38 +96,6 @@ static void set_str(lua_State *L, const char *k, const char *v) {
   lua_setfield(L, -2, k);
 }
 
-/* {id, tool, status, result, error = {phase, code, message, suggestion,
- *  retryable}, decision = {verdict, rule}, attempts, duration_ms, truncated};
- * absent result / error are nil, not JSON null, so `if out.error` works. */
-static void push_outcome(lua_State *L, const tg_outcome *o) {
-  lua_createtable(L, 0, 9);
-  set_str(L, "id", o->id);
-  set_str(L, "tool", o->tool);
-  set_str(L, "status", tg_status_name(o->status));
-  if (o->result && tg_json_push(L, o->result) == 0)
-    lua_setfield(L, -2, "result");
-  if (o->error.phase != TG_PHASE_NONE) {
-    lua_createtable(L, 0, 5);
-    set_str(L, "phase", tg_phase_name(o->error.phase));
-    set_str(L, "code", o->error.code);
-    set_str(L, "message", o->error.message);
-    set_str(L, "suggestion", o->error.suggestion);
-    lua_pushboolean(L, o->error.retryable);
-    lua_setfield(L, -2, "retryable");
-    lua_setfield(L, -2, "error");
-  }
-  lua_createtable(L, 0, 2);
-  set_str(L, "verdict", tg_verdict_name(o->verdict));
-  set_str(L, "rule", o->rule);
-  lua_setfield(L, -2, "decision");
-  lua_pushinteger(L, o->attempts);
-  lua_setfield(L, -2, "attempts");
-  lua_pushnumber(L, o->duration_ms);
-  lua_setfield(L, -2, "duration_ms");
-  lua_pushboolean(L, o->truncated);
-  lua_setfield(L, -2, "truncated");
-}
-
 static void unref(lua_State *L, int *ref) {
   if (*ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, *ref);
   *ref = LUA_NOREF;
@@ -145,7 +114,7 @@ static void done_cb(tg_runtime *rt, const tg_outcome *o, void *ud) {
   c->done = 1;
   if (!r || !r->cur_L) return; /* closing: l_close drops the refs */
   lua_State *L = r->cur_L;
-  push_outcome(L, o);
+  tg_push_outcome(L, o);
   c->outcome_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   forget_call(L, r, c->id);
   if (c->on_done_ref != LUA_NOREF) {

@@ -422,8 +422,8 @@ static int check_request(tg_runtime *rt, const tg_call_request *req,
   return 0;
 }
 
-int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
-                  void *ud, char err[TG_ERRMSG]) {
+static int start_call(tg_runtime *rt, const tg_call_request *req, int depth,
+                      tg_done_cb done, void *ud, char err[TG_ERRMSG]) {
   int rc = check_request(rt, req, err);
   if (rc < 0) return rc;
   cJSON *args = parse_args(rt, req, err);
@@ -454,11 +454,28 @@ int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
   c->start_ms = tg__now_ms();
   c->done = done;
   c->done_ud = ud;
+  c->depth = depth;
   c->next = rt->calls;
   if (rt->calls) rt->calls->prev = c;
   rt->calls = c;
   tg__call_advance(c);
   return 0;
+}
+
+int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
+                  void *ud, char err[TG_ERRMSG]) {
+  return start_call(rt, req, 0, done, ud, err);
+}
+
+int tg__call_start_nested(tg_runtime *rt, const tg_call_request *req,
+                          int parent_depth, tg_done_cb done, void *ud,
+                          char err[TG_ERRMSG]) {
+  if (parent_depth + 1 > TG_MAX_CALL_DEPTH) {
+    tg__errf(err, TG_ERRMSG, "calls nested deeper than %d (a tool calling "
+             "itself?)", TG_MAX_CALL_DEPTH);
+    return -ELOOP;
+  }
+  return start_call(rt, req, parent_depth + 1, done, ud, err);
 }
 
 int tg_call_cancel(tg_runtime *rt, const char *call_id) {

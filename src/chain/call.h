@@ -73,7 +73,16 @@ struct tg_call {
   tg_done_cb done;
   void *done_ud;
   int pending_closes;            /* uv handles still closing */
+  int depth;                     /* 0, or how deep inside ctx.call nesting */
 };
+
+#define TG_MAX_CALL_DEPTH 8
+
+/* Starts a call made by a tool of another call (ctx.call): like
+ * tg_call_start, one level deeper; refused (-ELOOP) past the limit. */
+int tg__call_start_nested(tg_runtime *rt, const tg_call_request *req,
+                          int parent_depth, tg_done_cb done, void *ud,
+                          char err[TG_ERRMSG]);
 
 /* Drives the call until it waits or ends. */
 void tg__call_advance(tg_call *c);

@@ -15,7 +15,7 @@
 #include "exec.h"
 
 void tg__exec_maybe_free(tg_exec *ex) {
-  if (!ex->released || ex->pending_closes) return;
+  if (!ex->released || ex->pending_closes || ex->nested) return;
   if (ex->kind == TG_TOOL_C && !ex->tool_finished) return;
   cJSON_Delete(ex->result);
   tg__err_clear(&ex->error);

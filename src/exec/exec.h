@@ -36,6 +36,8 @@ struct tg_exec {
   int box_ref;                 /* the ctx box, emptied on release */
   int waiting;                 /* a ctx.sleep timer will resume it */
   uv_timer_t *sleep_timer;
+  struct tg_nested *nested;    /* a ctx.call in flight (luatool_call.c) */
+  int nested_count;            /* ctx.calls made, for their ids */
   /* outcome of the attempt */
   cJSON *result;
   tg_err error;
@@ -59,5 +61,14 @@ void tg__exec_maybe_free(tg_exec *ex);
 void tg__luatool_start(tg_exec *ex, const cJSON *args);
 void tg__luatool_cancel(tg_exec *ex);
 void tg__luatool_release(tg_exec *ex);    /* drops the coroutine */
+/* For ctx functions that wait (luatool_call.c): the attempt behind ctx
+ * (raises if it ended), arming the wait timer with a callback, resuming
+ * the coroutine with nargs values pushed on it. */
+tg_exec *tg__luatool_ctx(lua_State *L, const char *fn);
+void tg__luatool_wait(tg_exec *ex, uint64_t ms, uv_timer_cb cb);
+void tg__luatool_resume(tg_exec *ex, int nargs);
+/* ctx.call (luatool_call.c) and what cancel/release must do about it. */
+int tg__ctx_call(lua_State *L);
+void tg__nested_abandon(tg_exec *ex);
 
 #endif

@@ -20,7 +20,7 @@
 /* ctx functions reach their attempt through a box (a full userdata
  * holding the tg_exec pointer) that release() empties, so a ctx kept past
  * the tool's end raises instead of touching freed memory. */
-static tg_exec *ctx_exec(lua_State *L, const char *fn) {
+tg_exec *tg__luatool_ctx(lua_State *L, const char *fn) {
   tg_exec **box = lua_touserdata(L, lua_upvalueindex(1));
   if (!*box)
     luaL_error(L, "ctx.%s: this tool attempt has ended; ctx cannot be "
@@ -28,17 +28,16 @@ static tg_exec *ctx_exec(lua_State *L, const char *fn) {
   return *box;
 }
 
-static void resume(tg_exec *ex, int nargs);
 
 static void sleep_done_cb(uv_timer_t *t) {
   tg_exec *ex = t->data;
   if (ex->finished || !ex->co) return;
   ex->waiting = 0;
   lua_pushboolean(ex->co, 1); /* ctx.sleep returns true */
-  resume(ex, 1);
+  tg__luatool_resume(ex, 1);
 }
 
-static void start_wait(tg_exec *ex, uint64_t ms) {
+void tg__luatool_wait(tg_exec *ex, uint64_t ms, uv_timer_cb cb) {
   if (!ex->sleep_timer) {
     ex->sleep_timer = malloc(sizeof *ex->sleep_timer);
     if (!ex->sleep_timer) return;
@@ -47,23 +46,23 @@ static void start_wait(tg_exec *ex, uint64_t ms) {
   }
   ex->waiting = 1;
   uv_update_time(ex->rt->loop); /* the tool may have computed for a while */
-  uv_timer_start(ex->sleep_timer, sleep_done_cb, ms, 0);
+  uv_timer_start(ex->sleep_timer, cb, ms, 0);
 }
 
 static int ctx_sleep(lua_State *L) {
-  tg_exec *ex = ctx_exec(L, "sleep");
+  tg_exec *ex = tg__luatool_ctx(L, "sleep");
   lua_Number ms = luaL_checknumber(L, 1);
   if (ms < 0 || ms > 9e15)
     return luaL_argerror(L, 1, "milliseconds must be >= 0");
   if (L != ex->co)
     return luaL_error(L, "ctx.sleep: call it from the tool's run function "
                          "itself, not from a nested coroutine or a hook");
-  start_wait(ex, (uint64_t)ms);
+  tg__luatool_wait(ex, (uint64_t)ms, sleep_done_cb);
   return lua_yield(L, 0);
 }
 
 static int ctx_progress(lua_State *L) {
-  tg_exec *ex = ctx_exec(L, "progress");
+  tg_exec *ex = tg__luatool_ctx(L, "progress");
   if (lua_type(L, 1) == LUA_TSTRING) { /* ctx.progress("message") */
     tg_exec_progress(ex, ex->progress_current, ex->progress_total,
                      lua_tostring(L, 1));
@@ -77,13 +76,13 @@ static int ctx_progress(lua_State *L) {
 }
 
 static int ctx_cancelled(lua_State *L) {
-  tg_exec *ex = ctx_exec(L, "cancelled");
+  tg_exec *ex = tg__luatool_ctx(L, "cancelled");
   lua_pushboolean(L, ex->cancelled);
   return 1;
 }
 
 static int ctx_partial(lua_State *L) {
-  tg_exec *ex = ctx_exec(L, "partial");
+  tg_exec *ex = tg__luatool_ctx(L, "partial");
   char msg[256];
   cJSON *v = tg_json_from_lua(L, 1, msg, sizeof msg);
   if (!v) return luaL_error(L, "ctx.partial: the value is not JSON: %s", msg);
@@ -96,6 +95,7 @@ static const luaL_Reg ctx_fns[] = {{"sleep", ctx_sleep},
                                    {"progress", ctx_progress},
                                    {"cancelled", ctx_cancelled},
                                    {"partial", ctx_partial},
+                                   {"call", tg__ctx_call},
                                    {NULL, NULL}};
 
 /* Pushes ctx = {call_id, tool, attempt, session, sleep, progress, ...}. */
@@ -171,13 +171,13 @@ static void take_raise(tg_exec *ex, lua_State *co) {
   set_error(ex, "TOOL_RAISED", m, 0);
 }
 
-static void resume(tg_exec *ex, int nargs) {
+void tg__luatool_resume(tg_exec *ex, int nargs) {
   lua_State *co = ex->co;
   int nres = 0;
   int st = tg_resume(co, ex->gen->L, nargs, &nres);
   if (st == LUA_YIELD) {
     lua_pop(co, nres);
-    if (!ex->waiting) start_wait(ex, 0); /* a bare yield: next loop turn */
+    if (!ex->waiting) tg__luatool_wait(ex, 0, sleep_done_cb); /* a bare yield: next loop turn */
     return;
   }
   if (st == LUA_OK) take_results(ex, co, nres);
@@ -200,11 +200,12 @@ void tg__luatool_start(tg_exec *ex, const cJSON *args) {
     return;
   }
   push_ctx(co, ex);
-  resume(ex, 2);
+  tg__luatool_resume(ex, 2);
 }
 
 void tg__luatool_cancel(tg_exec *ex) {
   if (ex->sleep_timer) uv_timer_stop(ex->sleep_timer);
+  tg__nested_abandon(ex); /* a ctx.call in flight is cancelled too */
   tg__exec_stop_error(ex, "");
   tg__exec_done(ex);
 }
@@ -218,6 +219,7 @@ static void sleep_timer_closed(uv_handle_t *h) {
 
 void tg__luatool_release(tg_exec *ex) {
   lua_State *L = ex->gen->L;
+  tg__nested_abandon(ex);
   if (ex->box_ref != LUA_NOREF) { /* empty the box: ctx is dead */
     lua_rawgeti(L, LUA_REGISTRYINDEX, ex->box_ref);
     *(tg_exec **)lua_touserdata(L, -1) = NULL;

@@ -1,0 +1,115 @@
+/*
+ * luatool_call.c — ctx.call(tool, args): a Lua tool calls another tool
+ * through the whole chain (rules, hooks, approval, retry…) and waits for
+ * its outcome without blocking the loop.
+ *
+ * The nested call is started from a loop callback, not from inside the
+ * running coroutine, so policy code of the nested call never runs while
+ * the parent's coroutine is on the C stack. Its id is "<parent>.<n>" and
+ * its metadata carries parent_call. Cancelling the parent cancels it.
+ *
+ * Ownership: the tg_nested belongs to the attempt while the nested call
+ * runs; the attempt is not freed before the nested call's done callback
+ * (tg__exec_maybe_free checks ex->nested).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exec.h"
+#include "../policy/luajson.h"
+#include "../policy/luaoutcome.h"
+
+typedef struct tg_nested {
+  char id[160];
+  char *tool;
+  cJSON *args;
+  int started;   /* tg_call_start accepted it: its done callback will come */
+} tg_nested;
+
+static void nested_free(tg_exec *ex) {
+  tg_nested *n = ex->nested;
+  ex->nested = NULL;
+  free(n->tool);
+  cJSON_Delete(n->args);
+  free(n);
+}
+
+static void nested_done_cb(tg_runtime *rt, const tg_outcome *o, void *ud) {
+  tg_exec *ex = ud;
+  nested_free(ex);
+  if (ex->cancelled || ex->finished || !ex->co) { /* nobody waits now */
+    tg__exec_maybe_free(ex);
+    return;
+  }
+  ex->waiting = 0;
+  tg_push_outcome(ex->co, o);
+  tg__luatool_resume(ex, 1);
+}
+
+/* Loop callback: starts the nested call, or resumes with nil, err. */
+static void nested_start_cb(uv_timer_t *t) {
+  tg_exec *ex = t->data;
+  tg_nested *n = ex->nested;
+  if (!n || ex->finished || !ex->call) return;
+  cJSON *meta = cJSON_CreateObject();
+  cJSON_AddStringToObject(meta, "parent_call", ex->call->id);
+  tg_call_request req = {.id = n->id, .tool = n->tool, .args = n->args,
+                         .session = ex->call->session,
+                         .turn = ex->call->turn, .metadata = meta};
+  char err[TG_ERRMSG] = "";
+  n->started = 1;
+  int rc = tg__call_start_nested(ex->rt, &req, ex->call->depth,
+                                 nested_done_cb, ex, err);
+  cJSON_Delete(meta);
+  if (rc == 0) return; /* done_cb resumes us, maybe already has */
+  nested_free(ex);
+  ex->waiting = 0;
+  lua_pushnil(ex->co);
+  lua_pushfstring(ex->co, "ctx.call: %s", err);
+  tg__luatool_resume(ex, 2);
+}
+
+/* ctx.call(tool, args?) -> outcome | nil, message */
+int tg__ctx_call(lua_State *L) {
+  tg_exec *ex = tg__luatool_ctx(L, "call");
+  const char *tool = luaL_checkstring(L, 1);
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
+  if (L != ex->co || !ex->call)
+    return luaL_error(L, "ctx.call: call it from the tool's run function "
+                         "itself, not from a nested coroutine or a hook");
+  if (ex->nested) return luaL_error(L, "ctx.call: a call is already waiting");
+  char msg[256];
+  cJSON *args = lua_isnoneornil(L, 2) ? cJSON_CreateObject()
+                                      : tg_json_from_lua(L, 2, msg, sizeof msg);
+  if (!args) return luaL_error(L, "ctx.call: the args are not JSON: %s", msg);
+  if (!cJSON_IsObject(args)) {
+    cJSON_Delete(args);
+    return luaL_error(L, "ctx.call: the args must be a table with keys");
+  }
+  tg_nested *n = calloc(1, sizeof *n);
+  char *name = tg__strdup(tool);
+  if (!n || !name) {
+    free(n);
+    free(name);
+    cJSON_Delete(args);
+    return luaL_error(L, "ctx.call: out of memory");
+  }
+  n->tool = name;
+  n->args = args;
+  snprintf(n->id, sizeof n->id, "%s.%d", ex->call->id, ++ex->nested_count);
+  ex->nested = n;
+  tg__luatool_wait(ex, 0, nested_start_cb);
+  return lua_yield(L, 0);
+}
+
+void tg__nested_abandon(tg_exec *ex) {
+  tg_nested *n = ex->nested;
+  if (!n) return;
+  if (!n->started) {
+    nested_free(ex);
+    return;
+  }
+  /* The nested call ends (now or once its tool stops) through
+   * nested_done_cb, which frees n and, if released, the attempt. */
+  tg_call_cancel(ex->rt, n->id);
+}

@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 for lua in lua5.4 luajit; do
   dir=build-bench-$lua
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTOOLGATE_LUA=$lua >/dev/null
-  cmake --build "$dir" -j"$(nproc)" --target bench_chain >/dev/null
+  cmake --build "$dir" -j"$(nproc)" --target bench_chain bench_reload >/dev/null
   "$dir/bench_chain" "${1:-200000}"
+  echo
+  "$dir/bench_reload"
   echo
 done

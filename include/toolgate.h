@@ -294,6 +294,114 @@ const char *tg_exec_call_id(const tg_exec *ex);
 int tg_exec_attempt(const tg_exec *ex);
 tg_runtime *tg_exec_runtime(tg_exec *ex);
 
+/* ---- file changes (built-in file tools) ------------------------------ */
+
+/* A change one of the file tools (write_file, apply_patch) made. Delivered
+ * after the call that made it has ended (after its call_end event); a call
+ * that changed nothing (a patch that did not apply) reports nothing. */
+typedef struct {
+  const char *path;      /* relative to its workspace root, '/'-separated */
+  const char *type;      /* "created", "modified", "deleted" or "renamed" */
+  const char *old_path;  /* renamed: the path it had before; else NULL */
+  const char *root;      /* the workspace root it is under (resolved) */
+  int64_t size;          /* bytes after the change; 0 when deleted */
+  double mtime;          /* seconds since the epoch after the change;
+                            0 when deleted */
+  const char *tool;      /* the tool that made it */
+  const char *call_id;   /* the call that made it */
+  const cJSON *json;     /* the same as a JSON object (as in the ring) */
+} tg_file_change;
+
+typedef void (*tg_change_cb)(tg_runtime *rt, const tg_file_change *ch,
+                             void *ud);
+
+/* Calls cb for each change whose path matches glob: `*` stays within a
+ * path segment, `**` crosses segments (a whole `**` segment also matches
+ * none), `?` is one character, `[a-z]`/`[!a-z]` a set, `\` quotes.
+ * Returns a subscription id (> 0), or -EINVAL for a malformed glob, or
+ * -ENOMEM. Subscribers may unsubscribe from inside their callback. */
+int tg_changes_subscribe(tg_runtime *rt, const char *glob, tg_change_cb cb,
+                         void *ud);
+void tg_changes_unsubscribe(tg_runtime *rt, int id);
+
+/* The most recent changes (at most limit; 0: all the ring holds, which is
+ * the last 256), oldest first, as a JSON array of
+ * {path, type, old_path?, root, size, mtime?, tool, call_id}.
+ * Caller frees with cJSON_Delete. */
+cJSON *tg_changes_recent(tg_runtime *rt, size_t limit);
+
+/* 1 when path matches glob (syntax above), else 0 (also for a malformed
+ * glob). */
+int tg_glob_match(const char *glob, const char *path);
+
+/* ---- hot reload triggers (SPEC §2) ------------------------------------
+ * Every trigger takes the path of tg_runtime_load_policies: a new
+ * generation beside the old, swapped in only when every file loaded;
+ * policy_loaded {generation, files, duration_ms, trigger} or policy_error
+ * {error, file?, line?, generation, trigger} tell the outcome. trigger is
+ * "api", "watch", "signal" or "control". The handles these add are
+ * unref'd: they never keep the loop running on their own (uv_run returns
+ * when no call is pending), and tg_runtime_free closes them. */
+
+/* Watches the policies folder (on = 1) or stops (on = 0); tg_config's
+ * watch_policies does the same at creation. Saves are debounced (75 ms of
+ * quiet); only *.lua files that are not dot files count, so editor temp
+ * files and backups do not; atomic saves (temp file + rename), deletions
+ * and new files are all picked up. The folder itself is watched, not its
+ * subfolders. */
+int tg_runtime_watch(tg_runtime *rt, int on, char err[TG_ERRMSG]);
+
+/* Reloads when the process gets signum (usually SIGHUP); 0 stops. The
+ * library installs no signal handler unless asked here. */
+int tg_runtime_reload_on_signal(tg_runtime *rt, int signum,
+                                char err[TG_ERRMSG]);
+
+/* The control socket's well-known path for a policies folder:
+ * $XDG_RUNTIME_DIR/toolgate/<hash>.sock, else /tmp/toolgate-<uid>/
+ * <hash>.sock, <hash> from realpath(policies_dir). Fails if the folder
+ * does not exist or the socket folder is not private to this user. */
+int tg_control_path(const char *policies_dir, char *buf, size_t len,
+                    char err[TG_ERRMSG]);
+
+/* Listens for control requests on path (NULL: tg_control_path of the
+ * loaded policies folder; its parent is made 0700). A stale socket file
+ * (nobody listening) is replaced; a live one fails with -EADDRINUSE.
+ * Requests are one JSON line: {"cmd":"reload"} answers {"ok":true,
+ * "generation":N,"files":n,"duration_ms":x} or {"ok":false,"error":
+ * "file:line: message","generation":N}; {"cmd":"status"} answers
+ * {"ok":true,"generation":N,"policies":DIR,"pid":P}. */
+int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]);
+
+/* The path listened on, or NULL. */
+const char *tg_runtime_control_path(tg_runtime *rt);
+
+/* The client side: sends one request line to the socket at path and
+ * returns the reply line (malloc'd, no newline; caller frees). Blocks up
+ * to timeout_ms (0: 30 s). -ENOENT or -ECONNREFUSED: no instance listens
+ * there. */
+int tg_control_request(const char *path, const char *request, char **reply,
+                       uint64_t timeout_ms, char err[TG_ERRMSG]);
+
+/* ---- explain (dry run) -------------------------------------------------
+ * What the chain would decide for a call, without running it: the rules
+ * in evaluation order with what each answered (they are evaluated for
+ * real, against the current generation — rules are judges and should
+ * have no side effects; ones that do will have them), the rules not
+ * consulted and why, the final verdict and the rule that made it (or the
+ * default and why), whether the approver would be asked, the schema check,
+ * and the pre-hooks and post-hooks that would run, in run order. Neither
+ * the hooks nor the tool run; no event is emitted. Rules see
+ * call.dry_run == true. Returns NULL with err for a malformed request or
+ * an unknown tool. Caller frees with cJSON_Delete. Shape:
+ * {tool, args, session, generation, tool_info {where, read_only},
+ *  rules [{name, priority, where, status: "answered"|"no answer"|"error"|
+ *          "skipped"|"not reached", answer?, reason?, error?, fail?}],
+ *  decision {verdict, rule, where?, reason?, by_default, why, remembered?},
+ *  approval?, validation {ok, error?}, pre_hooks [{tool, where}],
+ *  post_hooks [...], hooks_run, notes [...]} */
+cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
+                  char err[TG_ERRMSG]);
+
 #ifdef __cplusplus
 }
 #endif

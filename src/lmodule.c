@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/glob.h"
 #include "base/luacompat.h"
 #include "policy/luajson.h"
 #include "policy/luaoutcome.h"
@@ -30,6 +31,8 @@ typedef struct {
   int err_ref;       /* first error raised by a callback, or LUA_NOREF */
   int sub_id;        /* our C event subscription (0: none yet) */
   int next_handler;
+  int change_sub;    /* our tg_changes_subscribe("**") (0: none yet) */
+  int next_file_handler;
   unsigned long long next_id; /* for calls the host does not name */
   size_t max_args_bytes;      /* applied to table args as they convert */
 } lrt;
@@ -199,6 +202,80 @@ static int l_off_event(lua_State *L) {
   return 0;
 }
 
+/* ---- file changes ------------------------------------------------------------ */
+
+/* One C subscription for every path; each handler's glob is matched here,
+ * handlers in registration order. */
+static void change_cb(tg_runtime *rt, const tg_file_change *ch, void *ud) {
+  lrt *r = ud;
+  lua_State *L = r->cur_L;
+  if (!L) return; /* closing */
+  push_state(L, r, "file_handlers");
+  int t = lua_gettop(L);
+  for (int id = 1; id <= r->next_file_handler; id++) {
+    lua_rawgeti(L, t, id);                        /* {fn, glob} or nil */
+    if (lua_istable(L, -1)) {
+      lua_rawgeti(L, -1, 2);
+      int match = tg_glob_match(lua_tostring(L, -1), ch->path);
+      lua_pop(L, 1);
+      if (match) {
+        lua_rawgeti(L, -1, 1);
+        tg_json_push(L, ch->json);
+        callback(r, L, 1, 0, "on_file_change");
+      }
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+/* rt:on_file_change(glob, fn) -> id */
+static int l_on_file_change(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  const char *glob = luaL_checkstring(L, 2);
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  char why[TG_ERRMSG];
+  if (tg__glob_check(glob, why, sizeof why) < 0)
+    return luaL_error(L, "rt:on_file_change: %s", why);
+  if (!r->change_sub) r->change_sub = tg_changes_subscribe(r->rt, "**", change_cb, r);
+  if (r->change_sub < 0) {
+    r->change_sub = 0;
+    return luaL_error(L, "rt:on_file_change: out of memory");
+  }
+  push_state(L, r, "file_handlers");
+  lua_createtable(L, 2, 0);
+  lua_pushvalue(L, 3);
+  lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, 2);
+  lua_rawseti(L, -2, 2);
+  int id = ++r->next_file_handler;
+  lua_rawseti(L, -2, id);
+  lua_pushinteger(L, id);
+  return 1;
+}
+
+static int l_off_file_change(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  push_state(L, r, "file_handlers");
+  lua_pushnil(L);
+  lua_rawseti(L, -2, (int)id);
+  return 0;
+}
+
+/* rt:recent_changes([n]) -> list of changes, oldest first */
+static int l_recent_changes(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  lua_Number n = luaL_optnumber(L, 2, 0);
+  if (n < 0 || n != (lua_Number)(long long)n)
+    return luaL_argerror(L, 2, "a whole number >= 0 expected");
+  cJSON *a = tg_changes_recent(r->rt, (size_t)n);
+  int rc = a ? tg_json_push(L, a) : -1;
+  cJSON_Delete(a);
+  if (rc < 0) return luaL_error(L, "rt:recent_changes: out of memory");
+  return 1;
+}
+
 /* ---- approvals --------------------------------------------------------------- */
 
 static int parse_answer(lua_State *L, int idx, tg_answer *a) {
@@ -365,6 +442,34 @@ static tg_verdict opt_verdict(lua_State *L, int t) {
   return TG_VERDICT_ASK;
 }
 
+/* workspace = "dir" or {"dir", ...} -> a NULL-terminated array in a
+ * userdata left on the stack (the GC frees it; the runtime copies the
+ * roots). NULL when absent. */
+static const char *const *opt_roots(lua_State *L, int t) {
+  lua_getfield(L, t, "workspace");
+  int ty = lua_type(L, -1), v = lua_gettop(L);
+  if (ty == LUA_TNIL) {
+    lua_pop(L, 1);
+    return NULL;
+  }
+  if (ty != LUA_TSTRING && ty != LUA_TTABLE)
+    luaL_error(L, "toolgate.new: 'workspace' must be a directory or a list "
+                  "of directories (got %s)", luaL_typename(L, -1));
+  size_t n = ty == LUA_TSTRING ? 1 : lua_rawlen(L, v);
+  const char **roots = lua_newuserdatauv(L, (n + 1) * sizeof *roots, 0);
+  for (size_t i = 0; i < n; i++) {
+    if (ty == LUA_TTABLE) lua_rawgeti(L, v, (int)i + 1);
+    else lua_pushvalue(L, v);
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "toolgate.new: workspace[%d] must be a string", (int)i + 1);
+    roots[i] = lua_tostring(L, -1); /* the options table keeps it alive */
+    lua_pop(L, 1);
+  }
+  roots[n] = NULL;
+  lua_remove(L, v); /* leaves the userdata */
+  return roots;
+}
+
 /* Reads every option before anything is allocated: luaL_error longjmps. */
 static void read_config(lua_State *L, int t, tg_config *cfg) {
   tg_config_init(cfg);
@@ -380,6 +485,31 @@ static void read_config(lua_State *L, int t, tg_config *cfg) {
       opt_u64(L, t, "progress_interval_ms", cfg->progress_interval_ms);
   cfg->seed = opt_u64(L, t, "seed", 0);
   cfg->max_args_bytes = (size_t)opt_u64(L, t, "max_args_bytes", cfg->max_args_bytes);
+  cfg->exec_output_cap =
+      (size_t)opt_u64(L, t, "exec_output_cap", cfg->exec_output_cap);
+  cfg->kill_grace_ms = opt_u64(L, t, "kill_grace_ms", cfg->kill_grace_ms);
+  cfg->file_max_bytes = (size_t)opt_u64(L, t, "file_max_bytes", 0);
+  cfg->workspace_roots = opt_roots(L, t);
+  lua_getfield(L, t, "builtin_tools");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    luaL_error(L, "toolgate.new: 'builtin_tools' must be a boolean (got %s)",
+               luaL_typename(L, -1));
+  cfg->builtin_tools = lua_isnil(L, -1) || lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, t, "watch");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    luaL_error(L, "toolgate.new: 'watch' must be a boolean (got %s)",
+               luaL_typename(L, -1));
+  cfg->watch_policies = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, t, "trusted_policies");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    luaL_error(L, "toolgate.new: 'trusted_policies' must be a boolean (got %s)",
+               luaL_typename(L, -1));
+  cfg->trusted_policies = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  cfg->hook_instruction_budget = opt_u64(L, t, "hook_instruction_budget", 0);
+  cfg->policy_memory_cap = (size_t)opt_u64(L, t, "policy_memory_cap", 0);
   lua_getfield(L, t, "approve");
   int ty = lua_type(L, -1);
   if (ty != LUA_TNIL && ty != LUA_TFUNCTION && ty != LUA_TSTRING)
@@ -409,6 +539,8 @@ static int l_new(lua_State *L) {
   lua_setfield(L, -2, "handlers");
   lua_newtable(L);
   lua_setfield(L, -2, "calls");
+  lua_newtable(L);
+  lua_setfield(L, -2, "file_handlers");
   r->state_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   if (!lua_isnoneornil(L, 1)) {
     lua_getfield(L, 1, "approve");
@@ -676,6 +808,49 @@ static int l_reload(lua_State *L) {
   return 1;
 }
 
+/* rt:explain(tool, args, opts) -> explanation | nil, err (tg_explain) */
+static int l_explain(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  tg_call_request req;
+  memset(&req, 0, sizeof req);
+  req.tool = luaL_checkstring(L, 2);
+  read_call_opts(L, 4, &req);
+  char err[TG_ERRMSG] = "";
+  int bad = 0;
+  cJSON *args = args_of(L, 3, r->max_args_bytes, &req, err);
+  cJSON *meta = err[0] ? NULL : call_metadata(L, 4, err, &bad);
+  cJSON *j = NULL;
+  if (!err[0] && !bad) {
+    req.args = args;
+    req.metadata = meta;
+    j = tg_explain(r->rt, &req, err);
+  }
+  cJSON_Delete(args);
+  cJSON_Delete(meta);
+  if (!j || tg_json_push(L, j) < 0) {
+    cJSON_Delete(j);
+    lua_pushnil(L);
+    lua_pushstring(L, err[0] ? err : "the explanation is nested too deeply");
+    return 2;
+  }
+  cJSON_Delete(j);
+  return 1;
+}
+
+/* rt:listen([path]) -> path | nil, err: the control socket (toolgate reload) */
+static int l_listen(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  const char *path = luaL_optstring(L, 2, NULL);
+  char err[TG_ERRMSG] = "";
+  if (tg_runtime_listen(r->rt, path, err) < 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    return 2;
+  }
+  lua_pushstring(L, tg_runtime_control_path(r->rt));
+  return 1;
+}
+
 static int l_describe(lua_State *L) {
   cJSON *d = tg_runtime_describe(check_rt(L, 1)->rt);
   int rc = tg_json_push(L, d);
@@ -726,6 +901,10 @@ static const luaL_Reg rt_methods[] = {
     {"off_event", l_off_event}, {"answer", l_answer},
     {"set_approver", l_set_approver}, {"generation", l_generation},
     {"reload", l_reload},       {"describe", l_describe},
+    {"explain", l_explain},     {"listen", l_listen},
+    {"on_file_change", l_on_file_change},
+    {"off_file_change", l_off_file_change},
+    {"recent_changes", l_recent_changes},
     {"close", l_close},         {NULL, NULL}};
 
 static const luaL_Reg call_methods[] = {{"cancel", l_call_cancel},

@@ -9,7 +9,12 @@
 #include "../chain/call.h"
 #include "../chain/validate.h"
 #include "../exec/builtin.h"
+#include "../exec/fs_confine.h"
+#include "changes.h"
+#include "../exec/process.h"
 #include "../policy/generation.h"
+#include "../policy/watch.h"
+#include "control.h"
 
 void tg_config_init(tg_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
@@ -60,35 +65,48 @@ tg_runtime *tg_runtime_new(const tg_config *cfg, uv_loop_t *loop,
     rt->loop = &rt->own_loop;
     rt->owns_loop = 1;
   }
-  if (rt->cfg.builtin_tools && tg__builtins_register(rt, err) < 0) {
+  if (tg__fs_init(rt, err) < 0 ||
+      (rt->cfg.builtin_tools && tg__builtins_register(rt, err) < 0)) {
     tg_runtime_free(rt);
     return NULL;
   }
   const char *dir = cfg ? cfg->policies_dir : NULL;
-  if (tg_runtime_load_policies(rt, dir, err) < 0) {
+  if (tg_runtime_load_policies(rt, dir, err) < 0 ||
+      (rt->cfg.watch_policies && tg_runtime_watch(rt, 1, err) < 0)) {
     tg_runtime_free(rt);
     return NULL;
   }
   return rt;
 }
 
-int tg_runtime_load_policies(tg_runtime *rt, const char *dir,
-                             char err[TG_ERRMSG]) {
-  char msg[TG_ERRMSG] = "";
-  if (!dir) dir = rt->policies_dir; /* reload: the folder we loaded from */
-  tg_generation *g =
-      tg__generation_load(rt, dir, rt->gen_counter + 1, msg, sizeof msg);
-  if (!g) {
-    tg__errf(err, TG_ERRMSG, "%s", msg);
-    if (rt->gen) { /* a reload failed: the old generation stays */
-      cJSON *d = cJSON_CreateObject();
-      cJSON_AddStringToObject(d, "error", msg);
-      cJSON_AddNumberToObject(d, "generation", (double)rt->gen->number);
-      tg__emit(rt, NULL, "policy_error", NULL, d);
-    }
-    return -EINVAL;
-  }
+/* Adds file and line when the message starts "file:line:", as Lua's do. */
+static void add_error_place(cJSON *d, const char *msg) {
+  const char *colon = strchr(msg, ':');
+  if (!colon || colon == msg || memchr(msg, '\n', (size_t)(colon - msg)))
+    return;
+  char *end = NULL;
+  long line = strtol(colon + 1, &end, 10);
+  if (end == colon + 1 || *end != ':' || line <= 0) return;
+  char *file = strndup(msg, (size_t)(colon - msg));
+  if (file) cJSON_AddStringToObject(d, "file", file);
+  free(file);
+  cJSON_AddNumberToObject(d, "line", (double)line);
+}
+
+static void emit_reload_error(tg_runtime *rt, const char *msg,
+                              const char *trigger) {
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddStringToObject(d, "error", msg);
+  add_error_place(d, msg);
+  cJSON_AddNumberToObject(d, "generation", (double)rt->gen->number);
+  cJSON_AddStringToObject(d, "trigger", trigger);
+  tg__emit(rt, NULL, "policy_error", NULL, d);
+}
+
+/* Makes g current; calls still running keep the generation they hold. */
+static void swap_in(tg_runtime *rt, tg_generation *g, const char *dir) {
   rt->gen_counter = g->number;
+  int moved = dir && (!rt->policies_dir || strcmp(dir, rt->policies_dir));
   if (dir && dir != rt->policies_dir) {
     char *copy = tg__strdup(dir);
     free(rt->policies_dir);
@@ -97,11 +115,41 @@ int tg_runtime_load_policies(tg_runtime *rt, const char *dir,
   tg_generation *old = rt->gen;
   rt->gen = g;
   if (old) tg__generation_unref(old);
+  if (rt->watch && (moved || tg__watch_lost(rt))) tg__watch_rearm(rt);
+}
+
+int tg__reload(tg_runtime *rt, const char *dir, const char *trigger,
+               tg_reload_info *info, char err[TG_ERRMSG]) {
+  char msg[TG_ERRMSG] = "";
+  if (rt->freeing) {
+    tg__errf(err, TG_ERRMSG, "the runtime is shutting down");
+    return -ESHUTDOWN;
+  }
+  if (!dir) dir = rt->policies_dir; /* reload: the folder we loaded from */
+  uint64_t t0 = uv_hrtime();
+  tg_generation *g =
+      tg__generation_load(rt, dir, rt->gen_counter + 1, msg, sizeof msg);
+  if (!g) {
+    tg__errf(err, TG_ERRMSG, "%s", msg);
+    /* a reload failed: the old generation stays */
+    if (rt->gen) emit_reload_error(rt, msg, trigger);
+    return -EINVAL;
+  }
+  swap_in(rt, g, dir);
+  double ms = (double)(uv_hrtime() - t0) / 1e6;
+  if (info) *info = (tg_reload_info){g->number, g->nfiles, ms};
   cJSON *d = cJSON_CreateObject();
   cJSON_AddNumberToObject(d, "generation", (double)g->number);
   cJSON_AddNumberToObject(d, "files", (double)g->nfiles);
+  cJSON_AddNumberToObject(d, "duration_ms", ms);
+  cJSON_AddStringToObject(d, "trigger", trigger);
   tg__emit(rt, g, "policy_loaded", NULL, d);
   return 0;
+}
+
+int tg_runtime_load_policies(tg_runtime *rt, const char *dir,
+                             char err[TG_ERRMSG]) {
+  return tg__reload(rt, dir, "api", NULL, err);
 }
 
 uint64_t tg_runtime_generation(tg_runtime *rt) {
@@ -198,6 +246,10 @@ cJSON *tg_runtime_describe(tg_runtime *rt) {
 void tg_runtime_free(tg_runtime *rt) {
   if (!rt) return;
   rt->freeing = 1;
+  /* Triggers first: no reload may start while the runtime comes apart. */
+  tg__watch_stop(rt);
+  tg__reload_signal_stop(rt);
+  tg__control_stop(rt);
   /* Cancel what still runs, then let the loop finish their endings and
    * close callbacks: nothing is freed under a live handle. */
   while (rt->calls) {
@@ -206,12 +258,15 @@ void tg_runtime_free(tg_runtime *rt) {
     uv_run(rt->loop, UV_RUN_NOWAIT);
     if (rt->calls == c) uv_run(rt->loop, UV_RUN_ONCE);
   }
+  tg__procs_shutdown(rt); /* commands a cancelled Lua tool left dying */
   if (rt->gen) tg__generation_unref(rt->gen);
   rt->gen = NULL;
   uv_run(rt->loop, UV_RUN_NOWAIT); /* close callbacks of freed attempts */
   for (size_t i = 0; i < rt->nctools; i++) tg__tool_free(rt->ctools[i]);
   free(rt->ctools);
   tg__always_free(rt);
+  tg__changes_free(rt);
+  tg__fs_free(rt);
   tg__bus_free(rt);
   if (rt->owns_loop) {
     uv_run(rt->loop, UV_RUN_DEFAULT);

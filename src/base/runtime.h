@@ -15,6 +15,8 @@ typedef struct tg_generation tg_generation;
 typedef struct tg_call tg_call;
 typedef struct tg_tool tg_tool;
 typedef struct tg_always tg_always;
+typedef struct tg_watch tg_watch;
+typedef struct tg_control tg_control;
 
 struct tg_runtime {
   uv_loop_t *loop;
@@ -36,7 +38,31 @@ struct tg_runtime {
   void *approver_ud;
   tg_always *always;         /* remembered approve-always answers */
   int freeing;
+  struct tg_fs *fs;          /* workspace roots of the file tools (exec/fs_confine.c) */
+  struct tg_changes *changes; /* file changes: queue, ring, subscribers (base/changes.c) */
+  struct tg_proc *procs;     /* processes still supervised (exec/process.c) */
+  /* Reload triggers (src/policy/watch.c, src/base/control.c); NULL: off.
+   * Their handles are unref'd: they never keep a host's loop alive. */
+  tg_watch *watch;           /* the policies folder watch + debounce */
+  uv_signal_t *reload_signal; /* SIGHUP, only when asked for */
+  tg_control *control;       /* the control socket server */
 };
+
+/* What a successful reload made. */
+typedef struct {
+  uint64_t generation;
+  size_t files;
+  double duration_ms;        /* building and swapping the generation */
+} tg_reload_info;
+
+/* The one reload path every trigger takes (tg_runtime_load_policies, the
+ * folder watch, the reload signal, the control socket): builds a new
+ * generation from dir (NULL: the folder loaded last) beside the current
+ * one and swaps it in only if every file loaded. Emits policy_loaded
+ * {generation, files, duration_ms, trigger} or policy_error {error, file?,
+ * line?, generation (the one that stays), trigger}. info may be NULL. */
+int tg__reload(tg_runtime *rt, const char *dir, const char *trigger,
+               tg_reload_info *info, char err[TG_ERRMSG]);
 
 /* Milliseconds from the monotonic clock (uv_hrtime based). */
 double tg__now_ms(void);

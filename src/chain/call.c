@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
+#include "../base/changes.h"
 #include "../exec/exec.h"
 #include "../policy/luajson.h"
+#include "../policy/sandbox.h"
 
 void tg__err_clear(tg_err *e) {
   free(e->code);
@@ -83,16 +85,17 @@ int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *kind,
                      const char *name, const char *where, char *msg,
                      size_t msglen) {
   lua_State *L = c->gen->L;
-  if (lua_pcall(L, nargs, nres, 0) == LUA_OK) return 0;
-  char what[300];
-  if (name) snprintf(what, sizeof what, "%s '%s'", kind, name);
-  else snprintf(what, sizeof what, "%s", kind);
-  if (lua_type(L, -1) == LUA_TSTRING)
-    snprintf(msg, msglen, "%s (in %s defined at %s)", lua_tostring(L, -1),
-             what, where);
-  else
-    snprintf(msg, msglen, "%s defined at %s raised a %s value", what, where,
-             luaL_typename(L, -1));
+  /* the instruction budget and memory cap hold here (sandbox.h) */
+  if (tg__sandbox_pcall(c->gen->sb, L, nargs, nres) == LUA_OK) return 0;
+  char what[600];
+  if (name) snprintf(what, sizeof what, "%s '%s' defined at %s", kind, name, where);
+  else snprintf(what, sizeof what, "%s defined at %s", kind, where);
+  /* a limit that stopped it says more than the error value it left */
+  int stopped = tg__sandbox_describe_stop(c->gen->sb, what, msg, msglen);
+  if (!stopped && lua_type(L, -1) == LUA_TSTRING)
+    snprintf(msg, msglen, "%s (in %s)", lua_tostring(L, -1), what);
+  else if (!stopped)
+    snprintf(msg, msglen, "%s raised a %s value", what, luaL_typename(L, -1));
   lua_pop(L, 1);
   return -1;
 }
@@ -176,6 +179,8 @@ static void finish(tg_call *c) {
   tg_outcome o = outcome_of(c);
   emit_call_end(c, &o);
   unlink_call(c);
+  /* the files the call changed are announced after its call_end */
+  tg__changes_call_ended(c->rt, c->gen, c->id);
   if (c->done) c->done(c->rt, &o, c->done_ud);
   if (c->call_ref != LUA_NOREF)
     luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);

@@ -4,11 +4,13 @@
  * tg.on_event handlers (errors there become `handler_error` events, which
  * are not fed back to policy handlers, so a failing handler cannot loop).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../base/runtime.h"
 #include "../policy/generation.h"
 #include "../policy/luajson.h"
+#include "../policy/sandbox.h"
 
 int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud) {
   tg_bus *b = &rt->bus;
@@ -60,8 +62,11 @@ static void deliver_to_policy(tg_runtime *rt, tg_generation *g,
       lua_pop(L, 1);
       continue;
     }
-    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    if (tg__sandbox_pcall(g->sb, L, 1, 0) != LUA_OK) {
       const char *m = lua_tostring(L, -1);
+      char stop[700], what[400];
+      snprintf(what, sizeof what, "on_event handler defined at %s", h->where);
+      if (tg__sandbox_describe_stop(g->sb, what, stop, sizeof stop)) m = stop;
       cJSON *d = cJSON_CreateObject();
       cJSON_AddStringToObject(d, "where", h->where);
       cJSON_AddStringToObject(d, "error", m ? m : "(non-string error)");

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "events_file.h"
 #include "interrupt.h"
+#include "spinner.h"
 #include "options.h"
 #include "output.h"
 
@@ -39,6 +40,11 @@ const char cmd_call_usage[] =
     "  --approval-timeout-ms N\n"
     "                      how long an ask waits for its answer (default\n"
     "                      5 minutes); no answer rejects the call\n"
+    "  --exec-output-cap N bytes of stdout and of stderr that exec keeps\n"
+    "                      (head and tail; default 1M; K, M, G suffixes)\n"
+    "  --kill-grace-ms N   from SIGTERM to SIGKILL when exec is stopped\n"
+    "                      (default 2000)\n"
+    SANDBOX_OPT_USAGE
     "\n"
     "exit status: 0 ok; 1 the call failed, was denied, rejected, cancelled\n"
     "or timed out; 2 usage or configuration error. Ctrl-C cancels the call;\n"
@@ -56,6 +62,9 @@ typedef struct {
   int no_terminal;           /* mode "ask" but no terminal: asks denied */
   uint64_t timeout_ms;       /* 0: the runtime default */
   uint64_t approval_timeout_ms; /* 0: the runtime default */
+  uint64_t exec_output_cap;  /* 0: the runtime default */
+  uint64_t kill_grace_ms;    /* 0: the runtime default */
+  sandbox_options sandbox;   /* the policy sandbox's limits */
 } call_options;
 
 /* Everything one run holds; the callbacks get it through their ud. */
@@ -66,6 +75,7 @@ typedef struct {
   int subscription;
   tty_approver *approver;
   cli_interrupt *interrupt;
+  cli_spinner *spinner;      /* NULL: no terminal, --json or events on stderr */
   char *call_id;             /* learned from call_start, for Ctrl-C */
   cJSON *outcome;            /* tg_outcome_to_json of the finished call */
   int done;
@@ -104,6 +114,7 @@ static int parse_call_options(call_options *o, int argc, char **argv) {
   static const char *const names[] = {"TOOL", "JSON"};
   const char *pos[2], *approve = NULL, *policies = NULL;
   const char *timeout = NULL, *approval_timeout = NULL;
+  const char *output_cap = NULL, *grace = NULL;
   const opt_spec specs[] = {
       {"--policies", OPT_VALUE, NULL, &policies},
       {"--json", OPT_FLAG, &o->json, NULL},
@@ -112,6 +123,9 @@ static int parse_call_options(call_options *o, int argc, char **argv) {
       {"--session", OPT_VALUE, NULL, &o->session},
       {"--timeout-ms", OPT_VALUE, NULL, &timeout},
       {"--approval-timeout-ms", OPT_VALUE, NULL, &approval_timeout},
+      {"--exec-output-cap", OPT_VALUE, NULL, &output_cap},
+      {"--kill-grace-ms", OPT_VALUE, NULL, &grace},
+      SANDBOX_OPT_SPECS(&o->sandbox),
   };
   const opt_parser p = {"call", specs, sizeof specs / sizeof *specs, pos,
                         2, 2, names, "call TOOL JSON [options]"};
@@ -126,7 +140,11 @@ static int parse_call_options(call_options *o, int argc, char **argv) {
                              &o->timeout_ms) < 0) ||
       (approval_timeout &&
        opt_millis("call", "--approval-timeout-ms", approval_timeout,
-                  &o->approval_timeout_ms) < 0))
+                  &o->approval_timeout_ms) < 0) ||
+      (output_cap && opt_bytes("call", "--exec-output-cap", output_cap,
+                               &o->exec_output_cap) < 0) ||
+      (grace && opt_millis("call", "--kill-grace-ms", grace,
+                           &o->kill_grace_ms) < 0))
     return CLI_EXIT_USAGE;
   o->tool = pos[0];
   o->args_json = pos[1];
@@ -136,15 +154,31 @@ static int parse_call_options(call_options *o, int argc, char **argv) {
 
 /* ---- callbacks from the runtime ------------------------------------- */
 
+/* The spinner follows the tool: it starts with the first attempt (after
+ * any approval prompt) and shows the last line progress events carry. */
+static void show_activity(call_run *r, const tg_event *ev) {
+  if (strcmp(ev->type, "attempt") == 0) {
+    cli_spinner_start(r->spinner);
+  } else if (strcmp(ev->type, "progress") == 0) {
+    const cJSON *line = cJSON_GetObjectItem(ev->data, "last_line");
+    if (!line) line = cJSON_GetObjectItem(ev->data, "message");
+    cli_spinner_set_line(r->spinner, cJSON_GetStringValue(line));
+  }
+}
+
 static void on_event(tg_runtime *rt, const tg_event *ev, void *ud) {
   call_run *r = ud;
   if (!r->call_id && ev->call_id && strcmp(ev->type, "call_start") == 0)
     r->call_id = strdup(ev->call_id);
   if (r->events) events_file_write(r->events, ev);
+  if (r->spinner && r->call_id && ev->call_id &&
+      strcmp(ev->call_id, r->call_id) == 0)
+    show_activity(r, ev);
 }
 
 static void on_done(tg_runtime *rt, const tg_outcome *out, void *ud) {
   call_run *r = ud;
+  cli_spinner_stop(r->spinner); /* before anything prints */
   r->outcome = tg_outcome_to_json(out);
   r->done = 1;
   /* The tool named on the command line does not exist (a pre-hook
@@ -171,6 +205,9 @@ static int make_runtime(call_run *r) {
   if (r->opt.timeout_ms) cfg.timeout_ms = r->opt.timeout_ms;
   if (r->opt.approval_timeout_ms)
     cfg.approval_timeout_ms = r->opt.approval_timeout_ms;
+  cfg.exec_output_cap = (size_t)r->opt.exec_output_cap;
+  cfg.kill_grace_ms = r->opt.kill_grace_ms;
+  if (sandbox_options_apply("call", &r->opt.sandbox, &cfg) < 0) return -1;
   r->rt = tg_runtime_new(&cfg, NULL, err);
   if (!r->rt) cli_error("%s", err);
   return r->rt ? 0 : -1;
@@ -192,6 +229,9 @@ static int set_up(call_run *r) {
     return CLI_EXIT_FAILED;
   }
   r->interrupt = cli_interrupt_start(tg_runtime_loop(r->rt), cancel_running, r);
+  int events_on_stderr = r->opt.events_path && !strcmp(r->opt.events_path, "-");
+  if (!r->opt.json && !events_on_stderr)
+    r->spinner = cli_spinner_new(tg_runtime_loop(r->rt), r->opt.tool);
   return r->interrupt ? 0 : CLI_EXIT_FAILED;
 }
 
@@ -202,6 +242,8 @@ static void close_handles(call_run *r) {
   r->approver = NULL;
   cli_interrupt_close(r->interrupt);
   r->interrupt = NULL;
+  cli_spinner_close(r->spinner);
+  r->spinner = NULL;
   if (r->rt) tg_runtime_run(r->rt, UV_RUN_NOWAIT);
 }
 

@@ -18,16 +18,20 @@ const char cmd_check_usage[] =
     "register: rules in evaluation order, hooks in run order, tools, event\n"
     "handlers, warnings. --json prints the description as one JSON object.\n"
     "\n"
+    "options (the policy sandbox, as for call):\n"
+    SANDBOX_OPT_USAGE
+    "\n"
     "exit status: 0 the policies load; 1 they do not (the message names\n"
     "file:line); 2 usage error.\n";
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_check_options(int argc, char **argv, const char **dir,
-                               int *json) {
+                               int *json, sandbox_options *sb) {
   static const char *const names[] = {"DIR"};
-  const opt_spec specs[] = {{"--json", OPT_FLAG, json, NULL}};
-  const opt_parser p = {"check", specs, 1, dir, 0, 1, names,
-                        "check [DIR] [--json]"};
+  const opt_spec specs[] = {{"--json", OPT_FLAG, json, NULL},
+                            SANDBOX_OPT_SPECS(sb)};
+  const opt_parser p = {"check", specs, sizeof specs / sizeof *specs, dir, 0,
+                        1, names, "check [DIR] [--json]"};
   int npos;
   int rc = opt_parse(&p, argc, argv, &npos);
   if (rc == OPT_PARSE_HELP) {
@@ -40,12 +44,14 @@ static int parse_check_options(int argc, char **argv, const char **dir,
 int cmd_check(int argc, char **argv) {
   const char *dir = "policies";
   int json = 0;
-  int code = parse_check_options(argc, argv, &dir, &json);
+  sandbox_options sb = {0, NULL, NULL};
+  int code = parse_check_options(argc, argv, &dir, &json, &sb);
   if (code >= 0) return code;
   tg_config cfg;
   char err[TG_ERRMSG] = "";
   tg_config_init(&cfg);
   cfg.policies_dir = dir;
+  if (sandbox_options_apply("check", &sb, &cfg) < 0) return CLI_EXIT_USAGE;
   tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
   if (!rt) {
     cli_error("%s", err);

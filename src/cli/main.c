@@ -19,6 +19,12 @@ static const cli_command commands[] = {
     {"call", cmd_call, cmd_call_usage, "run one tool call through the chain"},
     {"check", cmd_check, cmd_check_usage,
      "load policies and list what they register"},
+    {"explain", cmd_explain, cmd_explain_usage,
+     "show which rules decide a call, without running it"},
+    {"reload", cmd_reload, cmd_reload_usage,
+     "ask the running instance to reload its policies"},
+    {"watch", cmd_watch, cmd_watch_usage,
+     "reload policies as they are saved, until Ctrl-C"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -98,3 +98,54 @@ int opt_millis(const char *command, const char *name, const char *text,
   *out = (uint64_t)v;
   return 0;
 }
+
+int opt_bytes(const char *command, const char *name, const char *text,
+              uint64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  unsigned shift = 0;
+  if (end && *end && !end[1]) {
+    const char *units = "KMG", *u = strchr(units, *end);
+    if (u) {
+      shift = 10 * (unsigned)(u - units + 1);
+      end++;
+    }
+  }
+  if (text[0] < '0' || text[0] > '9' || *end || errno == ERANGE || v == 0 ||
+      v > (UINT64_MAX >> shift)) {
+    cli_error("%s: option '%s' needs a positive number of bytes (like 65536, "
+              "64K or 1M), not '%s'", command, name, text);
+    return -1;
+  }
+  *out = (uint64_t)v << shift;
+  return 0;
+}
+
+static int opt_count(const char *command, const char *name, const char *text,
+                     uint64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (text[0] < '0' || text[0] > '9' || *end || errno == ERANGE || v == 0) {
+    cli_error("%s: option '%s' needs a positive whole number, not '%s'",
+              command, name, text);
+    return -1;
+  }
+  *out = (uint64_t)v;
+  return 0;
+}
+
+int sandbox_options_apply(const char *command, const sandbox_options *o,
+                          tg_config *cfg) {
+  uint64_t budget = 0, cap = 0;
+  if ((o->budget && opt_count(command, "--instruction-budget", o->budget,
+                              &budget) < 0) ||
+      (o->memory_cap && opt_bytes(command, "--policy-memory-cap",
+                                  o->memory_cap, &cap) < 0))
+    return -1;
+  cfg->trusted_policies = o->trusted;
+  if (budget) cfg->hook_instruction_budget = budget;
+  if (cap) cfg->policy_memory_cap = (size_t)cap;
+  return 0;
+}

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "toolgate.h"
 
 typedef enum {
   OPT_FLAG,  /* --name: sets *flag to 1 */
@@ -47,5 +48,38 @@ int opt_parse(const opt_parser *p, int argc, char **argv, int *npos);
  * prints an error naming the option and returns -1 when `text` is not one. */
 int opt_millis(const char *command, const char *name, const char *text,
                uint64_t *out);
+
+/* Parses a positive byte count, with an optional K, M or G suffix (powers
+ * of 1024): "65536", "64K", "1M". Prints an error and returns -1 otherwise. */
+int opt_bytes(const char *command, const char *name, const char *text,
+              uint64_t *out);
+
+/* The policy sandbox options of every command that loads policies: put
+ * SANDBOX_OPT_SPECS(&o) in the command's table, SANDBOX_OPT_USAGE in its
+ * help, and call sandbox_options_apply before tg_runtime_new. */
+typedef struct {
+  int trusted;                /* --trusted-policies */
+  const char *budget;         /* --instruction-budget N */
+  const char *memory_cap;     /* --policy-memory-cap BYTES */
+} sandbox_options;
+
+#define SANDBOX_OPT_SPECS(o)                                   \
+  {"--trusted-policies", OPT_FLAG, &(o)->trusted, NULL},       \
+  {"--instruction-budget", OPT_VALUE, NULL, &(o)->budget},     \
+  {"--policy-memory-cap", OPT_VALUE, NULL, &(o)->memory_cap}
+
+#define SANDBOX_OPT_USAGE                                                    \
+  "  --trusted-policies  give policies the full Lua standard library\n"      \
+  "                      (os.execute, io.popen, debug, ...)\n"               \
+  "  --instruction-budget N\n"                                              \
+  "                      Lua instructions per policy function call\n"       \
+  "                      (default 10000000)\n"                              \
+  "  --policy-memory-cap BYTES\n"                                           \
+  "                      memory of the loaded policies (default 64M;\n"     \
+  "                      K, M, G suffixes)\n"
+
+/* Checks the values (an error is printed) and sets them in cfg. */
+int sandbox_options_apply(const char *command, const sandbox_options *o,
+                          tg_config *cfg);
 
 #endif

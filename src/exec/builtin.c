@@ -4,9 +4,11 @@
  * one line here.
  */
 #include "builtin.h"
+#include "exec_tool.h"
+#include "fs_tools.h"
 
 int tg__builtins_register(tg_runtime *rt, char err[TG_ERRMSG]) {
-  (void)rt;
-  (void)err;
+  if (tg__exec_tool_register(rt, err) < 0) return -1;
+  if (tg__fs_tools_register(rt, err) < 0) return -1;
   return 0;
 }

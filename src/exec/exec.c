@@ -66,6 +66,11 @@ static void progress_cb(uv_timer_t *t) {
     cJSON_AddNumberToObject(d, "total", ex->progress_total);
   if (ex->progress_message)
     cJSON_AddStringToObject(d, "message", ex->progress_message);
+  if (ex->progress_output) { /* the same, named for what they are */
+    cJSON_AddNumberToObject(d, "bytes", ex->progress_current);
+    cJSON_AddStringToObject(d, "last_line",
+                            ex->progress_message ? ex->progress_message : "");
+  }
   tg__emit(ex->rt, ex->gen, "progress", c->id, d);
 }
 
@@ -93,6 +98,7 @@ static void timeout_cb(uv_timer_t *t) {
 }
 
 static uint64_t timeout_of(const tg_exec *ex) {
+  if (ex->timeout_ms) return ex->timeout_ms;
   return ex->tool->timeout_ms ? ex->tool->timeout_ms : ex->rt->cfg.timeout_ms;
 }
 

@@ -29,6 +29,11 @@ struct tg_exec {
   uv_timer_t *progress_timer;
   double progress_current, progress_total; /* < 0: not reported */
   char *progress_message;
+  int progress_output;         /* current is bytes of output and message
+                                  the last line (exec, ctx.exec) */
+  uint64_t timeout_ms;         /* set by a tool's start: overrides the
+                                  tool's and runtime's (exec's timeout_ms) */
+  struct tg_proc *proc;        /* the process it waits for (process.c) */
   int pending_closes;
   /* Lua tools */
   int co_ref;                  /* the coroutine, in gen->L's registry */
@@ -70,5 +75,8 @@ void tg__luatool_resume(tg_exec *ex, int nargs);
 /* ctx.call (luatool_call.c) and what cancel/release must do about it. */
 int tg__ctx_call(lua_State *L);
 void tg__nested_abandon(tg_exec *ex);
+/* ctx.exec (luatool_exec.c): stops and lets go of its process. */
+int tg__ctx_exec(lua_State *L);
+void tg__ctx_exec_abandon(tg_exec *ex);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 #include "exec.h"
 #include "../policy/luajson.h"
+#include "../policy/sandbox.h"
 
 /* ctx functions reach their attempt through a box (a full userdata
  * holding the tg_exec pointer) that release() empties, so a ctx kept past
@@ -96,6 +97,7 @@ static const luaL_Reg ctx_fns[] = {{"sleep", ctx_sleep},
                                    {"cancelled", ctx_cancelled},
                                    {"partial", ctx_partial},
                                    {"call", tg__ctx_call},
+                                   {"exec", tg__ctx_exec},
                                    {NULL, NULL}};
 
 /* Pushes ctx = {call_id, tool, attempt, session, sleep, progress, ...}. */
@@ -164,7 +166,14 @@ static void take_results(tg_exec *ex, lua_State *co, int nres) {
 }
 
 static void take_raise(tg_exec *ex, lua_State *co) {
-  char m[1024];
+  char m[1024], what[600];
+  /* a stop by the sandbox is an EXECUTE error too: the tool had started */
+  snprintf(what, sizeof what, "tool '%s' (%s)", ex->tool->name, ex->tool->where);
+  if (tg__sandbox_describe_stop(ex->gen->sb, what, m, sizeof m)) {
+    int budget = tg__sandbox_stop(ex->gen->sb) == TG_STOP_BUDGET;
+    set_error(ex, budget ? "INSTRUCTION_BUDGET" : "MEMORY_CAP", m, 0);
+    return;
+  }
   const char *e = lua_tostring(co, -1);
   snprintf(m, sizeof m, "tool '%s' (%s) raised an error: %s", ex->tool->name,
            ex->tool->where, e ? e : luaL_typename(co, -1));
@@ -174,7 +183,7 @@ static void take_raise(tg_exec *ex, lua_State *co) {
 void tg__luatool_resume(tg_exec *ex, int nargs) {
   lua_State *co = ex->co;
   int nres = 0;
-  int st = tg_resume(co, ex->gen->L, nargs, &nres);
+  int st = tg__sandbox_resume(ex->gen->sb, co, ex->gen->L, nargs, &nres);
   if (st == LUA_YIELD) {
     lua_pop(co, nres);
     if (!ex->waiting) tg__luatool_wait(ex, 0, sleep_done_cb); /* a bare yield: next loop turn */
@@ -206,6 +215,7 @@ void tg__luatool_start(tg_exec *ex, const cJSON *args) {
 void tg__luatool_cancel(tg_exec *ex) {
   if (ex->sleep_timer) uv_timer_stop(ex->sleep_timer);
   tg__nested_abandon(ex); /* a ctx.call in flight is cancelled too */
+  tg__ctx_exec_abandon(ex); /* and a ctx.exec's process group killed */
   tg__exec_stop_error(ex, "");
   tg__exec_done(ex);
 }
@@ -220,6 +230,7 @@ static void sleep_timer_closed(uv_handle_t *h) {
 void tg__luatool_release(tg_exec *ex) {
   lua_State *L = ex->gen->L;
   tg__nested_abandon(ex);
+  tg__ctx_exec_abandon(ex);
   if (ex->box_ref != LUA_NOREF) { /* empty the box: ctx is dead */
     lua_rawgeti(L, LUA_REGISTRYINDEX, ex->box_ref);
     *(tg_exec **)lua_touserdata(L, -1) = NULL;

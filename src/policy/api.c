@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "api_changes.h"
 #include "generation.h"
 #include "luajson.h"
 #include "../chain/validate.h"
@@ -406,7 +407,10 @@ static const luaL_Reg api[] = {
     {"abort", l_abort},     {"args", l_args},
     {"result", l_result},   {"array", l_array},
     {"object", l_object},   {"json_encode", l_json_encode},
-    {"json_decode", l_json_decode}, {NULL, NULL}};
+    {"json_decode", l_json_decode},
+    {"on_file_change", tg__l_on_file_change}, /* api_changes.c */
+    {"recent_changes", tg__l_recent_changes},
+    {NULL, NULL}};
 
 void tg__policy_api_open(tg_generation *g) {
   lua_State *L = g->L;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include "generation.h"
 #include "luajson.h"
+#include "sandbox.h"
 #include "../base/runtime.h"
 #include "../exec/exec.h"
 
@@ -83,18 +84,6 @@ static char *read_file(const char *path, size_t *len, char *err,
   return buf;
 }
 
-/* Adds the shipped lua/ library and the policy folder to package.path so
- * policies can `require` helpers and each other. */
-static void set_package_path(lua_State *L, const char *dir) {
-  lua_getglobal(L, "package");
-  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s/?.lua", TOOLGATE_LUA_DIR,
-                  TOOLGATE_LUA_DIR, dir ? dir : ".");
-  lua_setfield(L, -2, "path");
-  lua_pushstring(L, "");
-  lua_setfield(L, -2, "cpath"); /* no native modules from policies */
-  lua_pop(L, 1);
-}
-
 /* Runs one policy file in a fresh environment. */
 static int load_one(tg_generation *g, const char *path, char *err,
                     size_t errlen) {
@@ -107,22 +96,13 @@ static int load_one(tg_generation *g, const char *path, char *err,
   free(src);
   lua_remove(L, -2); /* chunk name */
   if (rc == LUA_OK) {
-    lua_newtable(L);                      /* env */
-    lua_newtable(L);                      /* its metatable */
-#if TG_LUA54
-    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-#else
-    lua_pushvalue(L, LUA_GLOBALSINDEX);
-#endif
-    lua_setfield(L, -2, "__index");
-    lua_setmetatable(L, -2);
-    tg_setenv(L, -1);
-    lua_pop(L, 1);                        /* env (now the chunk's) */
-    rc = lua_pcall(L, 0, 0, 0);
+    tg__sandbox_set_env(L);               /* its own globals */
+    rc = tg__sandbox_pcall(g->sb, L, 0, 0); /* under the budget too */
   }
   if (rc != LUA_OK) {
     const char *m = lua_tostring(L, -1);
-    tg__errf(err, errlen, "%s", m ? m : "(error object is not a string)");
+    if (!tg__sandbox_describe_stop(g->sb, path, err, errlen))
+      tg__errf(err, errlen, "%s", m ? m : "(error object is not a string)");
     lua_pop(L, 1);
     return -1;
   }
@@ -142,15 +122,12 @@ tg_generation *tg__generation_load(struct tg_runtime *rt, const char *dir,
   g->rt = rt;
   g->number = number;
   g->refs = 1;
-  g->L = luaL_newstate();
+  g->L = tg__sandbox_new(&rt->cfg, dir, &g->sb, err, errlen);
   if (!g->L) {
     free(g);
-    tg__errf(err, errlen, "cannot create a Lua state");
     return NULL;
   }
-  luaL_openlibs(g->L);
   tg_json_open(g->L);
-  set_package_path(g->L, dir);
   tg__policy_api_open(g);
   if (dir && list_files(g, dir, err, errlen) < 0) goto fail;
   g->loading = 1;
@@ -204,7 +181,7 @@ void tg__generation_unref(tg_generation *g) {
   free(g->handlers);
   for (size_t i = 0; i < g->nfiles; i++) free(g->files[i]);
   free(g->files);
-  if (g->L) lua_close(g->L);
+  if (g->L) tg__sandbox_close(g->L, g->sb);
   free(g);
 }
 

@@ -68,6 +68,7 @@ typedef struct tg_generation {
   uint64_t number;
   int refs;
   lua_State *L;
+  struct tg_sandbox *sb;    /* L's limits (sandbox.h) */
   struct tg_runtime *rt;
   int loading;              /* tg.rule & co. only work while loading */
   tg_rule *rules;   size_t nrules;   /* sorted: priority, then order */

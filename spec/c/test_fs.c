@@ -1,0 +1,887 @@
+/*
+ * test_fs.c — the built-in file tools on real files (SPEC §3): read_file,
+ * list_dir, write_file, apply_patch; confinement to the workspace roots
+ * (every escape we know of), atomic writes under SIGKILL, all-or-nothing
+ * patches. File-change tracking is in test_fs_changes.c.
+ */
+#include "test_fs.h"
+#include "base/runtime.h"
+#include "exec/fs_confine.h"
+#include <signal.h>
+#include <time.h>
+#include <sys/wait.h>
+
+/* ---- read_file -------------------------------------------------------- */
+
+TEST(read_file_whole_and_line_window) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "five.txt", "one\ntwo\nthree\nfour\nfive");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"five.txt\"}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "content"), "one\ntwo\nthree\nfour\nfive");
+  ASSERT_STR_EQ(fs_str(o.result, "path"), "five.txt");
+  ASSERT_STR_EQ(fs_str(o.result, "encoding"), "utf-8");
+  ASSERT_EQ(fs_num(o.result, "lines"), 5);
+  ASSERT_EQ(fs_num(o.result, "size"), 23);
+  ASSERT_EQ(fs_bool(o.result, "truncated"), 0);
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":2,\"limit\":2}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "content"), "two\nthree\n");
+  ASSERT_EQ(fs_num(o.result, "offset"), 2);
+  ASSERT_EQ(fs_num(o.result, "count"), 2);
+  ASSERT_EQ(fs_bool(o.result, "truncated"), 1);
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":4}");
+  ASSERT_STR_EQ(fs_str(o.result, "content"), "four\nfive");
+  ASSERT_EQ(fs_bool(o.result, "truncated"), 0);
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":9}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "content"), "");
+  ASSERT_EQ(fs_num(o.result, "count"), 0);
+  fs_out_free(&o);
+  /* the schema refuses a line number below 1 */
+  o = fs_call(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":0}");
+  ASSERT_EQ(o.status, TG_STATUS_ERROR);
+  ASSERT_CONTAINS(o.message, "offset");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+TEST(read_file_binary_comes_back_base64) {
+  char *dir = fs_tmpdir();
+  char *p = fs_join(dir, "bin");
+  FILE *f = fopen(p, "wb");
+  fwrite("\x00\x01\xff", 1, 3, f);
+  fclose(f);
+  free(p);
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"bin\"}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "encoding"), "base64");
+  ASSERT_STR_EQ(fs_str(o.result, "content"), "AAH/");
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"bin\",\"limit\":1}");
+  ASSERT_REFUSED(o, "BINARY_FILE");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+TEST(read_file_missing_and_directory) {
+  char *dir = fs_tmpdir();
+  fs_mkdir(dir, "sub");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"nope.txt\"}");
+  ASSERT_REFUSED(o, "NOT_FOUND");
+  ASSERT_CONTAINS(o.message, "nope.txt");
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"sub\"}");
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  ASSERT_CONTAINS(o.message, "list_dir");
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"\"}");
+  ASSERT_EQ(o.status, TG_STATUS_ERROR); /* minLength: the schema refuses it */
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* ---- confinement -------------------------------------------------------- */
+
+/* base/root is the workspace; base/outside holds a secret. */
+typedef struct {
+  char *base, *root, *outside;
+} layout;
+
+static layout make_layout(void) {
+  layout l;
+  l.base = fs_tmpdir();
+  fs_mkdir(l.base, "root");
+  fs_mkdir(l.base, "outside");
+  l.root = fs_join(l.base, "root");
+  l.outside = fs_join(l.base, "outside");
+  fs_put(l.outside, "secret.txt", "secret\n");
+  fs_put(l.root, "in.txt", "inside\n");
+  return l;
+}
+
+static void free_layout(layout *l) {
+  free(l->root);
+  free(l->outside);
+  fs_rmrf(l->base);
+}
+
+TEST(confine_dotdot_escape) {
+  layout l = make_layout();
+  fs_mkdir(l.root, "sub");
+  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
+  const char *reads[] = {"../outside/secret.txt", "sub/../../outside/secret.txt",
+                         "..", "sub/../.."};
+  for (size_t i = 0; i < 4; i++) {
+    char args[256];
+    snprintf(args, sizeof args, "{\"path\":\"%s\"}", reads[i]);
+    fs_out o = fs_call(rt, "read_file", args);
+    ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+    ASSERT_CONTAINS(o.message, "outside the workspace");
+    fs_out_free(&o);
+  }
+  fs_out o = fs_write(rt, "../outside/new.txt", "x", 0);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT(!fs_exists(l.outside, "new.txt"));
+  fs_out_free(&o);
+  /* `..` that comes back inside is fine */
+  o = fs_call(rt, "read_file", "{\"path\":\"sub/../in.txt\"}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "path"), "in.txt");
+  fs_out_free(&o);
+  /* `..` through a directory that does not exist: out is out, and in is
+   * refused rather than guessed at */
+  o = fs_write(rt, "nodir/../../outside/x.txt", "x", 1);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT(!fs_exists(l.outside, "x.txt"));
+  fs_out_free(&o);
+  o = fs_write(rt, "nodir/../x.txt", "x", 1);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT(!fs_exists(l.root, "nodir"));
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  free_layout(&l);
+}
+
+TEST(confine_absolute_paths) {
+  layout l = make_layout();
+  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"/etc/passwd\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  char *secret = fs_join(l.outside, "secret.txt");
+  o = fs_write(rt, secret, "overwritten", 0);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  char *s = fs_get(l.outside, "secret.txt");
+  ASSERT_STR_EQ(s, "secret\n");
+  free(s);
+  free(secret);
+  /* an absolute path inside the root is fine, and reported relative */
+  char *in = fs_join(l.root, "in.txt");
+  cJSON *a = cJSON_CreateObject();
+  cJSON_AddStringToObject(a, "path", in);
+  o = fs_call_j(rt, "read_file", NULL, a);
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "path"), "in.txt");
+  fs_out_free(&o);
+  cJSON_Delete(a);
+  free(in);
+  tg_runtime_free(rt);
+  free_layout(&l);
+}
+
+TEST(confine_symlink_in_the_middle) {
+  layout l = make_layout();
+  fs_symlink(l.outside, l.root, "link");
+  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"link/secret.txt\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT_CONTAINS(o.message, "through a symlink");
+  fs_out_free(&o);
+  o = fs_write(rt, "link/planted.txt", "x", 0);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT(!fs_exists(l.outside, "planted.txt"));
+  fs_out_free(&o);
+  o = fs_call(rt, "list_dir", "{\"path\":\"link\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- /dev/null\n+++ b/link/p.txt\n@@ -0,0 +1 @@\n+x\n");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT(!fs_exists(l.outside, "p.txt"));
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  free_layout(&l);
+}
+
+TEST(confine_symlink_at_the_end) {
+  layout l = make_layout();
+  char *secret = fs_join(l.outside, "secret.txt");
+  char *ghost = fs_join(l.outside, "ghost.txt");
+  fs_symlink(secret, l.root, "evil.txt");
+  fs_symlink(ghost, l.root, "dangling.txt");
+  fs_symlink("in.txt", l.root, "alias.txt"); /* stays inside: allowed */
+  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"evil.txt\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  o = fs_write(rt, "evil.txt", "pwned", 0);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  char *s = fs_get(l.outside, "secret.txt");
+  ASSERT_STR_EQ(s, "secret\n");
+  free(s);
+  /* a dangling link would create its target outside: refused */
+  o = fs_write(rt, "dangling.txt", "pwned", 0);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT_CONTAINS(o.message, "dangling");
+  ASSERT(!fs_exists(l.outside, "ghost.txt"));
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- a/evil.txt\n+++ b/evil.txt\n@@ -1 +1 @@\n-secret\n+pwned\n");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  /* a symlink that stays inside resolves to its target */
+  o = fs_call(rt, "read_file", "{\"path\":\"alias.txt\"}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "path"), "in.txt");
+  ASSERT_STR_EQ(fs_str(o.result, "content"), "inside\n");
+  fs_out_free(&o);
+  o = fs_write(rt, "alias.txt", "changed\n", 0);
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "path"), "in.txt");
+  fs_out_free(&o);
+  s = fs_get(l.root, "in.txt");
+  ASSERT_STR_EQ(s, "changed\n");
+  free(s);
+  char buf[64];
+  char *alias = fs_join(l.root, "alias.txt");
+  ssize_t k = readlink(alias, buf, sizeof buf - 1);
+  ASSERT(k > 0); /* still a symlink */
+  free(alias);
+  free(secret);
+  free(ghost);
+  tg_runtime_free(rt);
+  free_layout(&l);
+}
+
+/* /work/rootX is not inside /work/root: containment is by components. */
+TEST(confine_prefix_sibling) {
+  char *base = fs_tmpdir();
+  fs_mkdir(base, "root");
+  fs_mkdir(base, "rootX");
+  char *root = fs_join(base, "root"), *sib = fs_join(base, "rootX");
+  fs_put(sib, "f.txt", "sibling\n");
+  fs_symlink("../rootX", root, "s");
+  tg_runtime *rt = fs_runtime(root, 0, NULL);
+  char *abs = fs_join(sib, "f.txt");
+  cJSON *a = cJSON_CreateObject();
+  cJSON_AddStringToObject(a, "path", abs);
+  fs_out o = fs_call_j(rt, "read_file", NULL, a);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  cJSON_Delete(a);
+  o = fs_call(rt, "read_file", "{\"path\":\"../rootX/f.txt\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"s/f.txt\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  o = fs_write(rt, "s/new.txt", "x", 0);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT(!fs_exists(sib, "new.txt"));
+  fs_out_free(&o);
+  free(abs);
+  free(root);
+  free(sib);
+  tg_runtime_free(rt);
+  fs_rmrf(base);
+}
+
+/* A device is refused without being opened (/dev as a second root). */
+TEST(confine_device_refused) {
+  char *dir = fs_tmpdir();
+  const char *roots[] = {dir, "/dev", NULL};
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.default_verdict = TG_VERDICT_ALLOW;
+  cfg.workspace_roots = roots;
+  char err[TG_ERRMSG];
+  tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
+  ASSERT(rt);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"/dev/null\"}");
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  ASSERT_CONTAINS(o.message, "character device");
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"/dev/zero\"}");
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  fs_out_free(&o);
+  o = fs_write(rt, "/dev/null", "x", 0);
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  fs_out_free(&o);
+  ASSERT_EQ(fs_count_temps("/dev", 0), 0);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* A FIFO is refused at once: no read that waits for a writer forever. */
+TEST(confine_fifo_does_not_hang) {
+  char *dir = fs_tmpdir();
+  char *p = fs_join(dir, "pipe");
+  ASSERT_EQ(mkfifo(p, 0644), 0);
+  free(p);
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"pipe\"}");
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  ASSERT_CONTAINS(o.message, "FIFO");
+  fs_out_free(&o);
+  o = fs_write(rt, "pipe", "x", 0);
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- a/pipe\n+++ b/pipe\n@@ -1 +1 @@\n-a\n+b\n");
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  fs_out_free(&o);
+  o = fs_call(rt, "list_dir", "{}");
+  ASSERT_OK(o);
+  const cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItem(o.result, "entries"), 0);
+  ASSERT_STR_EQ(fs_str(e0, "type"), "other");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+TEST(confine_size_limit) {
+  char *dir = fs_tmpdir();
+  char big[2001];
+  memset(big, 'x', 2000);
+  big[2000] = '\0';
+  fs_put(dir, "big.txt", big);
+  fs_put(dir, "small.txt", "a\n");
+  tg_runtime *rt = fs_runtime(dir, 1000, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"big.txt\"}");
+  ASSERT_REFUSED(o, "TOO_LARGE");
+  ASSERT_CONTAINS(o.message, "2000 bytes");
+  fs_out_free(&o);
+  o = fs_write(rt, "new.txt", big, 0);
+  ASSERT_REFUSED(o, "TOO_LARGE");
+  ASSERT(!fs_exists(dir, "new.txt"));
+  fs_out_free(&o);
+  char patch[2200];
+  snprintf(patch, sizeof patch,
+           "--- a/small.txt\n+++ b/small.txt\n@@ -1 +1 @@\n-a\n+%s\n", big);
+  o = fs_patch(rt, patch);
+  ASSERT_REFUSED(o, "TOO_LARGE");
+  fs_out_free(&o);
+  char *s = fs_get(dir, "small.txt");
+  ASSERT_STR_EQ(s, "a\n");
+  free(s);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* Without openat2 (old kernels, seccomp) the path-based fallback still
+ * refuses every escape the resolver sees. */
+TEST(confine_without_openat2) {
+  layout l = make_layout();
+  char *secret = fs_join(l.outside, "secret.txt");
+  fs_symlink(secret, l.root, "evil.txt");
+  fs_symlink(l.outside, l.root, "link");
+  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
+  rt->fs->no_openat2 = 1;
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"in.txt\"}");
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  o = fs_write(rt, "sub/new.txt", "n\n", 1);
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  o = fs_write(rt, "evil.txt", "pwned", 0);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"link/secret.txt\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  o = fs_call(rt, "list_dir", "{\"recursive\":true}");
+  ASSERT_OK(o);
+  ASSERT_EQ(fs_num(o.result, "count"), 5); /* evil.txt in.txt link sub sub/new.txt */
+  fs_out_free(&o);
+  char *s = fs_get(l.outside, "secret.txt");
+  ASSERT_STR_EQ(s, "secret\n");
+  free(s);
+  free(secret);
+  tg_runtime_free(rt);
+  free_layout(&l);
+}
+
+/* Relative paths go to the first root; any root is reachable by absolute
+ * path or through a symlink from another root. */
+TEST(confine_several_roots) {
+  char *a = fs_tmpdir(), *b = fs_tmpdir();
+  fs_put(b, "other.txt", "in b\n");
+  fs_symlink(b, a, "to_b");
+  const char *roots[] = {a, b, NULL};
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.default_verdict = TG_VERDICT_ALLOW;
+  cfg.workspace_roots = roots;
+  char err[TG_ERRMSG];
+  tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
+  ASSERT(rt);
+  fs_out o = fs_write(rt, "first.txt", "1", 0);
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  ASSERT(fs_exists(a, "first.txt"));
+  o = fs_call(rt, "read_file", "{\"path\":\"to_b/other.txt\"}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "path"), "other.txt"); /* relative to b */
+  fs_out_free(&o);
+  char *abs = fs_join(b, "new.txt");
+  o = fs_write(rt, abs, "2", 0);
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  ASSERT(fs_exists(b, "new.txt"));
+  cJSON *r = tg_changes_recent(rt, 0);
+  char real_b[4096];
+  ASSERT(realpath(b, real_b));
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(r, 1), "root"), real_b);
+  cJSON_Delete(r);
+  free(abs);
+  tg_runtime_free(rt);
+  fs_rmrf(a);
+  fs_rmrf(b);
+}
+
+TEST(runtime_refuses_a_missing_root) {
+  const char *roots[] = {"/nonexistent/tg-root", NULL};
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.workspace_roots = roots;
+  char err[TG_ERRMSG] = "";
+  ASSERT(tg_runtime_new(&cfg, NULL, err) == NULL);
+  ASSERT_CONTAINS(err, "/nonexistent/tg-root");
+  const char *none[] = {NULL};
+  cfg.workspace_roots = none;
+  ASSERT(tg_runtime_new(&cfg, NULL, err) == NULL);
+  ASSERT_CONTAINS(err, "empty list");
+}
+
+/* ---- write_file ------------------------------------------------------- */
+
+TEST(write_file_creates_modifies_keeps_mode) {
+  char *dir = fs_tmpdir();
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_write(rt, "a.txt", "first\n", 0);
+  ASSERT_OK(o);
+  ASSERT_EQ(fs_bool(o.result, "created"), 1);
+  ASSERT_EQ(fs_num(o.result, "bytes"), 6);
+  fs_out_free(&o);
+  char *p = fs_join(dir, "a.txt");
+  ASSERT_EQ(chmod(p, 0640), 0);
+  o = fs_write(rt, "a.txt", "second\n", 0);
+  ASSERT_OK(o);
+  ASSERT_EQ(fs_bool(o.result, "created"), 0);
+  fs_out_free(&o);
+  struct stat st;
+  ASSERT_EQ(stat(p, &st), 0);
+  ASSERT_EQ(st.st_mode & 07777, 0640);
+  char *s = fs_get(dir, "a.txt");
+  ASSERT_STR_EQ(s, "second\n");
+  free(s);
+  free(p);
+  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  /* missing directories: refused, unless create_dirs */
+  o = fs_write(rt, "x/y/z.txt", "deep\n", 0);
+  ASSERT_REFUSED(o, "NOT_FOUND");
+  ASSERT_CONTAINS(o.message, "create_dirs");
+  fs_out_free(&o);
+  o = fs_write(rt, "x/y/z.txt", "deep\n", 1);
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "path"), "x/y/z.txt");
+  fs_out_free(&o);
+  s = fs_get(dir, "x/y/z.txt");
+  ASSERT_STR_EQ(s, "deep\n");
+  free(s);
+  /* a directory is not overwritten */
+  o = fs_write(rt, "x", "no", 0);
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* The child writes two big contents in turn, for ever; we SIGKILL it at
+ * random moments. The file must always be one content or the other. */
+static char *filled(size_t n, char c) {
+  char *s = malloc(n + 1);
+  ASSERT(s);
+  for (size_t i = 0; i < n; i++) s[i] = (i % 64 == 63) ? '\n' : c;
+  s[n] = '\0';
+  return s;
+}
+
+static void writer_child(const char *dir, const char *a, const char *b,
+                         int ready_fd) {
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  for (int i = 0;; i++) {
+    fs_out o = fs_write(rt, "big.txt", i % 2 ? a : b, 0);
+    if (o.status != TG_STATUS_OK) _exit(3);
+    fs_out_free(&o);
+    if (i == 0 && write(ready_fd, "r", 1) != 1) _exit(4);
+  }
+}
+
+TEST(write_file_is_atomic_under_sigkill) {
+  char *dir = fs_tmpdir();
+  size_t na = 3u << 20, nb = 5u << 20;
+  char *a = filled(na, 'a'), *b = filled(nb, 'b');
+  fs_put(dir, "big.txt", a);
+  srand((unsigned)time(NULL));
+  int leftovers = 0, saw_a = 0, saw_b = 0;
+  for (int round = 0; round < 8; round++) {
+    int pfd[2];
+    ASSERT_EQ(pipe(pfd), 0);
+    pid_t pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+      close(pfd[0]);
+      writer_child(dir, a, b, pfd[1]);
+      _exit(0);
+    }
+    close(pfd[1]);
+    char c;
+    ASSERT_EQ(read(pfd[0], &c, 1), 1); /* it has written once */
+    close(pfd[0]);
+    usleep((useconds_t)(1000 + rand() % 60000));
+    kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ASSERT(WIFSIGNALED(st)); /* killed mid-loop, not failed */
+    char *got = fs_get(dir, "big.txt");
+    ASSERT(got);
+    size_t n = strlen(got);
+    int is_a = n == na && memcmp(got, a, na) == 0;
+    int is_b = n == nb && memcmp(got, b, nb) == 0;
+    if (!is_a && !is_b)
+      TG_FAIL("round %d: big.txt is %zu bytes, neither content", round, n);
+    saw_a += is_a;
+    saw_b += is_b;
+    free(got);
+    /* a kill mid-write may leave the temp file, under its documented
+     * name, and nothing else */
+    leftovers += fs_count_temps(dir, 1);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int others = 0;
+    while ((e = readdir(d)))
+      others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+                strcmp(e->d_name, "big.txt");
+    closedir(d);
+    ASSERT_EQ(others, 0);
+  }
+  printf("  (8 kills: %d left the old/new a, %d b; %d temp files left)\n",
+         saw_a, saw_b, leftovers);
+  free(a);
+  free(b);
+  fs_rmrf(dir);
+}
+
+/* ---- list_dir ------------------------------------------------------------ */
+
+TEST(list_dir_sorted_recursive_bounded) {
+  char *dir = fs_tmpdir();
+  fs_mkdir(dir, "b");
+  fs_mkdir(dir, "b/inner");
+  fs_put(dir, "b/inner/deep.txt", "d");
+  fs_put(dir, "b/x.txt", "xx");
+  fs_put(dir, "a.txt", "aaa");
+  fs_put(dir, "c.txt", "");
+  fs_symlink("b", dir, "link");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_call(rt, "list_dir", "{}");
+  ASSERT_OK(o);
+  const cJSON *es = cJSON_GetObjectItem(o.result, "entries");
+  ASSERT_EQ(cJSON_GetArraySize(es), 4);
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, 0), "path"), "a.txt");
+  ASSERT_EQ(fs_num(cJSON_GetArrayItem(es, 0), "size"), 3);
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, 1), "path"), "b");
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, 1), "type"), "dir");
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, 3), "type"), "symlink");
+  ASSERT_EQ(fs_bool(o.result, "truncated"), 0);
+  fs_out_free(&o);
+  o = fs_call(rt, "list_dir", "{\"recursive\":true}");
+  ASSERT_OK(o);
+  es = cJSON_GetObjectItem(o.result, "entries");
+  const char *want[] = {"a.txt", "b", "b/inner", "b/inner/deep.txt", "b/x.txt",
+                        "c.txt", "link"};
+  ASSERT_EQ(cJSON_GetArraySize(es), 7); /* the symlink is not followed */
+  for (int i = 0; i < 7; i++)
+    ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, i), "path"), want[i]);
+  fs_out_free(&o);
+  o = fs_call(rt, "list_dir", "{\"recursive\":true,\"max_entries\":3}");
+  ASSERT_OK(o);
+  ASSERT_EQ(fs_num(o.result, "count"), 3);
+  ASSERT_EQ(fs_bool(o.result, "truncated"), 1);
+  fs_out_free(&o);
+  o = fs_call(rt, "list_dir", "{\"path\":\"b\"}");
+  ASSERT_OK(o);
+  es = cJSON_GetObjectItem(o.result, "entries");
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, 0), "path"), "b/inner");
+  fs_out_free(&o);
+  o = fs_call(rt, "list_dir", "{\"path\":\"a.txt\"}");
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  fs_out_free(&o);
+  o = fs_call(rt, "list_dir", "{\"max_entries\":0}");
+  ASSERT_EQ(o.status, TG_STATUS_ERROR); /* schema: minimum 1 */
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* ---- apply_patch ----------------------------------------------------------- */
+
+static const char two_files[] =
+    "diff --git a/one.txt b/one.txt\n"
+    "--- a/one.txt\n"
+    "+++ b/one.txt\n"
+    "@@ -1,3 +1,3 @@\n"
+    " alpha\n"
+    "-beta\n"
+    "+BETA\n"
+    " gamma\n"
+    "diff --git a/two.txt b/two.txt\n"
+    "--- a/two.txt\n"
+    "+++ b/two.txt\n"
+    "@@ -1,2 +1,3 @@\n"
+    " red\n"
+    "+green\n"
+    " blue\n";
+
+TEST(apply_patch_two_files) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "one.txt", "alpha\nbeta\ngamma\n");
+  fs_put(dir, "two.txt", "red\nblue\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_patch(rt, two_files);
+  ASSERT_OK(o);
+  const cJSON *files = cJSON_GetObjectItem(o.result, "files");
+  ASSERT_EQ(cJSON_GetArraySize(files), 2);
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 0), "path"), "one.txt");
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 0), "type"), "modified");
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 1), "path"), "two.txt");
+  fs_out_free(&o);
+  char *s = fs_get(dir, "one.txt");
+  ASSERT_STR_EQ(s, "alpha\nBETA\ngamma\n");
+  free(s);
+  s = fs_get(dir, "two.txt");
+  ASSERT_STR_EQ(s, "red\ngreen\nblue\n");
+  free(s);
+  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+TEST(apply_patch_second_file_fails_nothing_changes) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "one.txt", "alpha\nbeta\ngamma\n");
+  fs_put(dir, "two.txt", "red\nyellow\n"); /* not what the patch expects */
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_patch(rt, two_files);
+  ASSERT_REFUSED(o, "PATCH_CONFLICT");
+  ASSERT_CONTAINS(o.message, "hunk 1 of 'two.txt'");
+  ASSERT_CONTAINS(o.message, "@@ -1,2 +1,3 @@");
+  ASSERT_CONTAINS(o.message, "blue");
+  fs_out_free(&o);
+  char *s = fs_get(dir, "one.txt");
+  ASSERT_STR_EQ(s, "alpha\nbeta\ngamma\n");
+  free(s);
+  s = fs_get(dir, "two.txt");
+  ASSERT_STR_EQ(s, "red\nyellow\n");
+  free(s);
+  cJSON *recent = tg_changes_recent(rt, 0);
+  ASSERT_EQ(cJSON_GetArraySize(recent), 0);
+  cJSON_Delete(recent);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+TEST(apply_patch_new_deleted_renamed) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "old.txt", "bye\n");
+  fs_put(dir, "from.txt", "keep\nthis\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_patch(rt,
+      "--- /dev/null\n"
+      "+++ b/src/new.txt\n"
+      "@@ -0,0 +1,2 @@\n"
+      "+hello\n"
+      "+world\n"
+      "--- a/old.txt\n"
+      "+++ /dev/null\n"
+      "@@ -1 +0,0 @@\n"
+      "-bye\n"
+      "diff --git a/from.txt b/to.txt\n"
+      "similarity index 80%\n"
+      "rename from from.txt\n"
+      "rename to to.txt\n"
+      "--- a/from.txt\n"
+      "+++ b/to.txt\n"
+      "@@ -1,2 +1,2 @@\n"
+      " keep\n"
+      "-this\n"
+      "+that\n");
+  ASSERT_OK(o);
+  const cJSON *files = cJSON_GetObjectItem(o.result, "files");
+  ASSERT_EQ(cJSON_GetArraySize(files), 3);
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 0), "type"), "created");
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 0), "path"), "src/new.txt");
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 1), "type"), "deleted");
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 2), "type"), "renamed");
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 2), "path"), "to.txt");
+  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 2), "old_path"), "from.txt");
+  fs_out_free(&o);
+  char *s = fs_get(dir, "src/new.txt");
+  ASSERT_STR_EQ(s, "hello\nworld\n");
+  free(s);
+  ASSERT(!fs_exists(dir, "old.txt"));
+  ASSERT(!fs_exists(dir, "from.txt"));
+  s = fs_get(dir, "to.txt");
+  ASSERT_STR_EQ(s, "keep\nthat\n");
+  free(s);
+  /* creating what exists, deleting what does not: refused */
+  o = fs_patch(rt, "--- /dev/null\n+++ b/to.txt\n@@ -0,0 +1 @@\n+x\n");
+  ASSERT_REFUSED(o, "ALREADY_EXISTS");
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n");
+  ASSERT_REFUSED(o, "NOT_FOUND");
+  fs_out_free(&o);
+  /* a deletion must remove the whole content it claims */
+  o = fs_patch(rt, "--- a/to.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-keep\n");
+  ASSERT_REFUSED(o, "PATCH_CONFLICT");
+  ASSERT(fs_exists(dir, "to.txt"));
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+TEST(apply_patch_offsets_and_missing_newline) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "f.txt", "0\n1\n2\n3\n4\n5\n6\n7\n8\nlast");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  /* line numbers off by 3, context exact: applies where it matches */
+  fs_out o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n 3\n-4\n+four\n 5\n");
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -9,2 +9,2 @@\n 8\n-last\n"
+                   "\\ No newline at end of file\n+LAST\n");
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  char *s = fs_get(dir, "f.txt");
+  ASSERT_STR_EQ(s, "0\n1\n2\n3\nfour\n5\n6\n7\n8\nLAST\n");
+  free(s);
+  /* context that is not in the file: refused, with the line it wanted */
+  o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n nine\n-ten\n+TEN\n");
+  ASSERT_REFUSED(o, "PATCH_CONFLICT");
+  ASSERT_CONTAINS(o.message, "\"nine\"");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+TEST(apply_patch_malformed) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "f.txt", "a\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_patch(rt, "just some text\n");
+  ASSERT_REFUSED(o, "PATCH_PARSE");
+  ASSERT_CONTAINS(o.message, "no file sections");
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-a\n+b\n");
+  ASSERT_REFUSED(o, "PATCH_PARSE");
+  ASSERT_CONTAINS(o.message, "@@ counts");
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ bogus @@\n-a\n");
+  ASSERT_REFUSED(o, "PATCH_PARSE");
+  ASSERT_CONTAINS(o.message, "malformed hunk header");
+  fs_out_free(&o);
+  o = fs_patch(rt, "@@ -1 +1 @@\n-a\n+b\n");
+  ASSERT_REFUSED(o, "PATCH_PARSE");
+  fs_out_free(&o);
+  char *s = fs_get(dir, "f.txt");
+  ASSERT_STR_EQ(s, "a\n");
+  free(s);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* A write that fails half-way (the second file is immutable: rename over
+ * it fails with EPERM even for root) is undone: the first file, already
+ * replaced, is restored. */
+TEST(apply_patch_rolls_back_a_failed_write) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "one.txt", "alpha\nbeta\ngamma\n");
+  fs_put(dir, "two.txt", "red\nblue\n");
+  char *one = fs_join(dir, "one.txt");
+  ASSERT_EQ(chmod(one, 0604), 0);
+  if (fs_immutable(dir, "two.txt", 1) < 0) {
+    printf("  (skipped: cannot set the immutable attribute here)\n");
+    free(one);
+    fs_rmrf(dir);
+    return;
+  }
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_patch(rt, two_files);
+  fs_immutable(dir, "two.txt", 0);
+  ASSERT_REFUSED(o, "PERMISSION_DENIED");
+  ASSERT_CONTAINS(o.message, "two.txt");
+  ASSERT_CONTAINS(o.message, "restored, nothing was changed");
+  fs_out_free(&o);
+  char *s = fs_get(dir, "one.txt");
+  ASSERT_STR_EQ(s, "alpha\nbeta\ngamma\n");
+  free(s);
+  struct stat st;
+  ASSERT_EQ(stat(one, &st), 0);
+  ASSERT_EQ(st.st_mode & 07777, 0604);
+  s = fs_get(dir, "two.txt");
+  ASSERT_STR_EQ(s, "red\nblue\n");
+  free(s);
+  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  cJSON *recent = tg_changes_recent(rt, 0);
+  ASSERT_EQ(cJSON_GetArraySize(recent), 0);
+  cJSON_Delete(recent);
+  free(one);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* A new file in a new directory, then a failure: the directory goes too. */
+TEST(apply_patch_rollback_removes_new_dirs) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "two.txt", "red\nblue\n");
+  if (fs_immutable(dir, "two.txt", 1) < 0) {
+    printf("  (skipped: cannot set the immutable attribute here)\n");
+    fs_rmrf(dir);
+    return;
+  }
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_patch(rt,
+      "--- /dev/null\n+++ b/n1/n2/new.txt\n@@ -0,0 +1 @@\n+x\n"
+      "--- a/two.txt\n+++ b/two.txt\n@@ -1,2 +1,2 @@\n red\n-blue\n+BLUE\n");
+  fs_immutable(dir, "two.txt", 0);
+  ASSERT_REFUSED(o, "PERMISSION_DENIED");
+  fs_out_free(&o);
+  ASSERT(!fs_exists(dir, "n1"));
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),
+          TEST_ENTRY(read_file_binary_comes_back_base64),
+          TEST_ENTRY(read_file_missing_and_directory),
+          TEST_ENTRY(confine_dotdot_escape),
+          TEST_ENTRY(confine_absolute_paths),
+          TEST_ENTRY(confine_symlink_in_the_middle),
+          TEST_ENTRY(confine_symlink_at_the_end),
+          TEST_ENTRY(confine_prefix_sibling),
+          TEST_ENTRY(confine_device_refused),
+          TEST_ENTRY(confine_fifo_does_not_hang),
+          TEST_ENTRY(confine_size_limit),
+          TEST_ENTRY(confine_without_openat2),
+          TEST_ENTRY(confine_several_roots),
+          TEST_ENTRY(runtime_refuses_a_missing_root),
+          TEST_ENTRY(write_file_creates_modifies_keeps_mode),
+          TEST_ENTRY(write_file_is_atomic_under_sigkill),
+          TEST_ENTRY(list_dir_sorted_recursive_bounded),
+          TEST_ENTRY(apply_patch_two_files),
+          TEST_ENTRY(apply_patch_second_file_fails_nothing_changes),
+          TEST_ENTRY(apply_patch_new_deleted_renamed),
+          TEST_ENTRY(apply_patch_offsets_and_missing_newline),
+          TEST_ENTRY(apply_patch_malformed),
+          TEST_ENTRY(apply_patch_rolls_back_a_failed_write),
+          TEST_ENTRY(apply_patch_rollback_removes_new_dirs))

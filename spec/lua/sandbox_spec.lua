@@ -1,0 +1,420 @@
+-- The policy sandbox (SPEC §2, "Safety of policy code"): the restricted
+-- standard library, trusted_policies, the instruction budget per policy
+-- call and the memory cap per generation. Small limits keep it fast.
+local H = require "spec.lua.helpers"
+local toolgate = H.toolgate
+
+local BUDGET = 200000          -- instructions per policy call in these specs
+local CAP = 16 * 1024 * 1024   -- bytes per generation in these specs
+
+-- A read-only tool `try` that runs args.code (Lua source, loaded with the
+-- sandbox's own load, so it sees what a policy file sees) under pcall and
+-- reports {ok, err, value}.
+local TRY = [[
+local tg = require "toolgate"
+tg.tool { name = "try", read_only = true, run = function(args)
+  local f, lerr = load(args.code, "=try")
+  if not f then return { ok = false, err = "load: " .. tostring(lerr) } end
+  local ok, v = pcall(f, args)
+  return { ok = ok, err = not ok and tostring(v) or nil,
+           value = ok and v ~= nil and tostring(v) or nil }
+end }
+]]
+
+local function try(rt, code, args)
+  args = args or {}
+  args.code = code
+  local out = H.call(rt, "try", args)
+  assert(out.status == "ok", "try failed: " .. tostring(out.error and out.error.message))
+  return out.result
+end
+
+local function refused(rt, code, what)
+  local r = try(rt, code)
+  assert.is_false(r.ok, code .. " was allowed")
+  assert.is_true(H.has(r.err, what), r.err)
+  return r.err
+end
+
+local function sandbox(files, opts)
+  opts = opts or {}
+  opts.hook_instruction_budget = opts.hook_instruction_budget or BUDGET
+  opts.policy_memory_cap = opts.policy_memory_cap or CAP
+  return H.runtime(files, opts)
+end
+
+describe("policy sandbox: the standard library", function()
+  after_each(H.cleanup)
+
+  it("refuses os.execute, os.remove, os.exit and io.popen with a message that says so", function()
+    local rt = sandbox(TRY)
+    local err = refused(rt, "os.execute('true')", "os.execute is not available to policies")
+    assert.is_true(H.has(err, "trusted_policies"), err)
+    assert.is_true(H.has(err, "try:1"), err) -- where the policy reached for it
+    refused(rt, "os.remove('/tmp/x')", "os.remove is not available")
+    refused(rt, "os.rename('/tmp/x', '/tmp/y')", "os.rename is not available")
+    refused(rt, "os.exit(1)", "os.exit is not available")
+    refused(rt, "os.tmpname()", "os.tmpname is not available")
+    refused(rt, "io.popen('echo hi')", "io.popen is not available")
+    refused(rt, "io.write('x')", "io.write is not available")
+    refused(rt, "io.read('l')", "io.read is not available")
+  end)
+
+  it("keeps os.time, os.clock, os.date and os.getenv", function()
+    local rt = sandbox(TRY)
+    assert.is_true(try(rt, "return os.time() > 0").ok)
+    assert.are.equal("true", try(rt, "return os.clock() >= 0").value)
+    assert.are.equal("1970", try(rt, "return os.date('!%Y', 0)").value)
+    assert.are.equal(os.getenv("HOME"), try(rt, "return os.getenv('HOME')").value)
+  end)
+
+  it("opens files for reading only; io.lines needs a file name", function()
+    local rt, dir = sandbox(TRY)
+    local data = dir .. "/data.txt"
+    H.write(data, "one\ntwo\n")
+    -- `...` is the args table
+    local r = try(rt, "local a = ... local f = assert(io.open(a.path, 'rb')) local s = f:read('a') f:close() return s",
+            { path = data })
+    assert.are.equal("one\ntwo\n", r.value)
+    r = try(rt, "local a = ... local n = 0 for _ in io.lines(a.path) do n = n + 1 end return n", { path = data })
+    assert.are.equal("2", r.value)
+    local target = dir .. "/written.txt"
+    for _, mode in ipairs { "w", "a", "r+", "wb" } do
+      r = try(rt, "local a = ... return io.open(a.path, a.mode)", { path = target, mode = mode })
+      assert.is_false(r.ok)
+      assert.is_true(H.has(r.err, 'for reading only (mode "r" or "rb"), not "' .. mode .. '"'), r.err)
+    end
+    assert.is_false(H.exists(target))
+    refused(rt, "return io.lines()", "io.lines: give a file name")
+  end)
+
+  it("refuses loadfile, dofile, string.dump and binary chunks", function()
+    local rt, dir = sandbox(TRY)
+    refused(rt, "loadfile('/etc/hostname')", "loadfile is not available")
+    refused(rt, "dofile('/etc/hostname')", "dofile is not available")
+    refused(rt, "string.dump(function() end)", "string.dump is not available")
+    refused(rt, "('x').dump(print)", "string.dump is not available")
+    -- real bytecode, made by the host's own Lua
+    local bc = dir .. "/chunk.luac"
+    H.write(bc, string.dump(function() return "escaped" end))
+    local r = try(rt, "local a = ... local f = assert(io.open(a.path, 'rb')) local s = f:read('a') f:close()"
+                  .. " local fn, err = load(s, 'bc', 'b') return fn and fn() or err", { path = bc })
+    assert.is_true(r.ok, r.err)
+    assert.is_true(H.has(r.value, "binary chunks are not allowed"), r.value)
+    -- through a reader function
+    r = try(rt, "local a = ... local f = assert(io.open(a.path, 'rb')) local s = f:read('a') f:close()"
+            .. " local done = false local fn, err = load(function() if done then return nil end done = true return s end)"
+            .. " return fn and fn() or err", { path = bc })
+    assert.is_true(r.ok, r.err)
+    assert.is_true(H.has(r.value, "binary chunks are not allowed"), r.value)
+    -- source text still loads, and gets an environment of its own
+    r = try(rt, "local f = load('x_from_load = 1; return 40 + 2') return f() .. '/' .. tostring(x_from_load)")
+    assert.are.equal("42/nil", r.value)
+  end)
+
+  it("has no debug library beyond debug.traceback", function()
+    local rt = sandbox(TRY)
+    refused(rt, "debug.getinfo(1)", "debug.getinfo is not available")
+    refused(rt, "debug.sethook()", "debug.sethook is not available")
+    refused(rt, "debug.getregistry()", "debug.getregistry is not available")
+    refused(rt, "debug.getupvalue(print, 1)", "debug.getupvalue is not available")
+    assert.is_true(H.has(try(rt, "return debug.traceback('here')").value, "here"))
+    refused(rt, "return require('debug').getinfo", "debug.getinfo is not available")
+  end)
+
+  it("loads no C code: package.loadlib refused, cpath empty, C modules not found", function()
+    local rt = sandbox(TRY)
+    refused(rt, "package.loadlib('/lib/x86_64-linux-gnu/libc.so.6', 'system')", "package.loadlib is not available")
+    refused(rt, "require 'lfs'", "module 'lfs' not found")
+    local err = refused(rt, "require 'lpeg'", "C modules are not available")
+    assert.is_true(H.has(err, "no file"), err)
+    refused(rt, "package.cpath = '/usr/lib/x86_64-linux-gnu/lua/5.4/?.so'; require 'lpeg'", "module 'lpeg' not found")
+    refused(rt, "require 'ffi'", "module 'ffi' not found")
+    refused(rt, "require 'jit'", "module 'jit' not found")
+  end)
+
+  it("require reaches the shipped lua/ library and the policy folder only", function()
+    local rt, dir = sandbox(TRY)
+    -- in a subfolder: the folder's own *.lua files are policies, not modules
+    assert(os.execute("mkdir " .. dir .. "/lib"))
+    H.write(dir .. "/lib/helper.lua",
+            "local M = {} function M.twice(x) return 2 * x end leaked_from_module = true return M")
+    assert.are.equal("42", try(rt, "return require('lib.helper').twice(21)").value)
+    assert.are.equal("table", try(rt, "return type(require('toolgate.shell'))").value)
+    -- a module's globals stay in the module
+    assert.are.equal("nil", try(rt, "return tostring(leaked_from_module)").value)
+    -- installed for the host's Lua, not for policies
+    refused(rt, "require 'dkjson'", "module 'dkjson' not found")
+    refused(rt, "require 'busted'", "module 'busted' not found")
+    -- paths are not module names
+    refused(rt, "require '../../etc/passwd'", "is not a module name")
+    refused(rt, "require '/etc/passwd'", "is not a module name")
+    -- package.path is only informational
+    H.write(dir .. "/../outside_mod.lua", "return 'outside'")
+    refused(rt, "package.path = '" .. dir .. "/../?.lua'; return require 'outside_mod'", "module 'outside_mod' not found")
+    os.remove(dir .. "/../outside_mod.lua")
+  end)
+
+  it("gives every file its own globals, _G included", function()
+    local rt = sandbox {
+      ["10_a.lua"] = "leak = 'from a'; _G.leak2 = 'from a too'",
+      ["20_b.lua"] = [[
+local tg = require "toolgate"
+tg.tool { name = "peek", read_only = true, run = function()
+  return { leak = tostring(leak), leak2 = tostring(leak2), mt = tostring(getmetatable(_G)) } end }
+]],
+    }
+    local out = H.call(rt, "peek", {})
+    assert.are.same({ leak = "nil", leak2 = "nil", mt = "false" }, out.result)
+  end)
+
+  it("keeps common idioms working: jit probing, collectgarbage('count'), coroutines, string methods", function()
+    local rt = sandbox(TRY)
+    assert.are.equal("no jit", try(rt, "if jit then return 'jit' end return 'no jit'").value)
+    assert.is_true(tonumber(try(rt, "return collectgarbage('count')").value) > 0)
+    refused(rt, "collectgarbage()", 'collectgarbage("collect") is not available')
+    assert.are.equal("3", try(rt, "local co = coroutine.wrap(function() coroutine.yield(1) return 3 end) co() return co()").value)
+    assert.are.equal("ABC", try(rt, "return ('abc'):upper()").value)
+    assert.are.equal("6", try(rt, "return select('#', table.unpack or unpack, 1, 2, 3, 4, 5)").value)
+    assert.are.equal("x", try(rt, "local t = setmetatable({}, {__index = function() return 'x' end}) return t.y").value)
+  end)
+
+  it("trusted_policies = true opens the full library", function()
+    local rt = sandbox(TRY, { trusted_policies = true })
+    local r = try(rt, "return tostring(os.execute('true'))")
+    assert.is_true(r.ok, r.err)
+    assert.is_truthy(r.value == "true" or r.value == "0", r.value)
+    assert.are.equal("function", try(rt, "return type(io.popen)").value)
+    assert.are.equal("function", try(rt, "return type(debug.getinfo)").value)
+    assert.are.equal("function", try(rt, "return type(string.dump)").value)
+    assert.has_error(function() toolgate.new { trusted_policies = "yes" } end,
+                     "toolgate.new: 'trusted_policies' must be a boolean (got string)")
+  end)
+end)
+
+describe("policy sandbox: instruction budget", function()
+  after_each(H.cleanup)
+
+  local LOOP_RULE = [[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+tg.rule { name = "spin", tools = { "echo" }, check = function(call)
+  if call.args.spin then
+    while true do end
+  end
+end }
+]]
+
+  it("stops an infinite loop in a rule: POLICY error naming the rule and file:line; the next call works", function()
+    local rt = sandbox(LOOP_RULE)
+    local out = H.call(rt, "echo", { spin = true })
+    assert.are.equal("error", out.status)
+    assert.are.equal("POLICY", out.error.phase)
+    local m = out.error.message
+    assert.is_true(H.has(m, "rule 'spin' defined at "), m)
+    assert.is_true(H.has(m, "exceeded its instruction budget of " .. BUDGET), m)
+    assert.is_true(H.has(m, "10_policy.lua:5)"), m) -- stopped at the loop
+    assert.is_true(H.has(m, "hook_instruction_budget"), m)
+    local again = H.call(rt, "echo", { x = 1 })
+    assert.are.equal("ok", again.status)
+    assert.are.same({ x = 1 }, again.result)
+  end)
+
+  it("cannot be swallowed by pcall inside the policy", function()
+    local rt = sandbox [[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+tg.rule { name = "stubborn", check = function(call)
+  while true do
+    pcall(function() while true do end end)
+    pcall(error, "again")
+  end
+end }
+]]
+    local out = H.call(rt, "echo", {})
+    assert.are.equal("POLICY", out.error.phase)
+    assert.is_true(H.has(out.error.message, "exceeded its instruction budget"), out.error.message)
+  end)
+
+  it("counts per call: many calls that each use most of the budget all pass", function()
+    local rt = sandbox [[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+tg.rule { name = "busy", check = function(call)
+  local s = 0
+  for i = 1, 40000 do s = s + i end   -- about 2 instructions an iteration
+end }
+]]
+    for i = 1, 10 do
+      local out = H.call(rt, "echo", { i = i })
+      assert.are.equal("ok", out.status, out.error and out.error.message)
+    end
+  end)
+
+  it("a fail = \"open\" rule that loops lets the call through, with a rule_error", function()
+    local rt = sandbox [[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+tg.rule { name = "spin-open", fail = "open", check = function(call) while true do end end }
+]]
+    local events = H.record(rt, "rule_error")
+    local out = H.call(rt, "echo", { a = 1 })
+    assert.are.equal("ok", out.status)
+    assert.are.equal(1, #events)
+    assert.is_true(H.has(events[1].error, "exceeded its instruction budget"), events[1].error)
+    assert.are.equal("ok", H.call(rt, "echo", { a = 2 }).status)
+  end)
+
+  it("stops an infinite loop in a pre-hook", function()
+    local rt = sandbox {
+      ["00_tools.lua"] = H.lib.tools,
+      ["10_hook.lua"] = "require('toolgate').before_tool('echo', function(call) repeat until false end)",
+    }
+    local out = H.call(rt, "echo", {})
+    assert.are.equal("POLICY", out.error.phase)
+    assert.is_true(H.has(out.error.message, "pre-hook defined at "), out.error.message)
+    assert.is_true(H.has(out.error.message, "exceeded its instruction budget"), out.error.message)
+    assert.are.equal("ok", H.call(rt, "runs", {}).status)
+  end)
+
+  it("stops an infinite loop in an on_event handler: handler_error, the call goes on", function()
+    local rt = sandbox {
+      ["00_tools.lua"] = H.lib.tools,
+      ["10_events.lua"] = "require('toolgate').on_event('call_start', function(ev) while true do end end)",
+    }
+    local errors = H.record(rt, "handler_error")
+    local out = H.call(rt, "echo", { v = 1 })
+    assert.are.equal("ok", out.status)
+    assert.are.same({ v = 1 }, out.result)
+    assert.is_true(#errors >= 1)
+    assert.is_true(H.has(errors[1].error, "on_event handler defined at "), errors[1].error)
+    assert.is_true(H.has(errors[1].error, "exceeded its instruction budget"), errors[1].error)
+    assert.are.equal("ok", H.call(rt, "echo", { v = 2 }).status)
+  end)
+
+  it("stops a Lua tool that loops without yielding: EXECUTE error INSTRUCTION_BUDGET", function()
+    local rt = sandbox [[
+local tg = require "toolgate"
+tg.tool { name = "spin", read_only = true, run = function(args) while true do end end }
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+]]
+    local out = H.call(rt, "spin", {})
+    assert.are.equal("error", out.status)
+    assert.are.equal("EXECUTE", out.error.phase)
+    assert.are.equal("INSTRUCTION_BUDGET", out.error.code)
+    assert.is_false(out.error.retryable)
+    assert.is_true(H.has(out.error.message, "tool 'spin'"), out.error.message)
+    assert.is_true(H.has(out.error.message, "10_policy.lua:2"), out.error.message)
+    assert.are.equal("ok", H.call(rt, "echo", {}).status)
+  end)
+
+  it("gives a Lua tool the budget per resume: work split by ctx.sleep runs to the end", function()
+    local rt = sandbox [[
+local tg = require "toolgate"
+tg.tool { name = "steps", read_only = true, run = function(args, ctx)
+  local s = 0
+  for step = 1, 6 do
+    for i = 1, 40000 do s = s + 1 end   -- most of a budget per step
+    ctx.sleep(0)
+  end
+  return { s = s }
+end }
+]]
+    local out = H.call(rt, "steps", {})
+    assert.are.equal("ok", out.status, out.error and out.error.message)
+    assert.are.equal(240000, out.result.s)
+  end)
+
+  it("stops a policy file that loops while it loads, naming file:line", function()
+    local dir = H.policy_dir "local x = 0\nwhile true do x = x + 1 end\n"
+    local rt, err = toolgate.new { policies = dir, hook_instruction_budget = BUDGET }
+    assert.is_nil(rt)
+    assert.is_true(H.has(err, "exceeded its instruction budget of " .. BUDGET), err)
+    assert.is_true(H.has(err, "10_policy.lua:2"), err)
+  end)
+
+  it("turns deep recursion into a POLICY error; the next call works", function()
+    local rt = sandbox([[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+local function down(n) return 1 + down(n + 1) end
+local meta = setmetatable({}, {})
+getmetatable(meta).__index = function(t, k) return t[k] end   -- recursion through C
+tg.rule { name = "deep", check = function(call)
+  if call.args.lua then return down(1) end
+  if call.args.c then return meta.x end
+end }
+]], { hook_instruction_budget = 10000000, policy_memory_cap = 256 * 1024 * 1024 })
+    for _, how in ipairs { "lua", "c" } do
+      local out = H.call(rt, "echo", { [how] = true })
+      assert.are.equal("POLICY", out.error.phase, how)
+      local m = out.error.message
+      assert.is_true(H.has(m, "stack overflow"), m)
+      assert.is_true(H.has(m, "rule 'deep' defined at "), m)
+      assert.are.equal("ok", H.call(rt, "echo", { after = how }).status)
+    end
+  end)
+end)
+
+describe("policy sandbox: memory cap", function()
+  after_each(H.cleanup)
+
+  local HOGS = [[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+tg.tool { name = "grow", read_only = true, run = function(args)
+  local t = {}
+  for i = 1, 1e9 do t[i] = {} end
+end }
+tg.rule { name = "hog", tools = { "echo" }, check = function(call)
+  if call.args.string then local s = string.rep("x", 2^30) end
+  if call.args.tables then local t = {}; for i = 1, 1e9 do t[i] = {} end end
+  if call.args.some then local s = string.rep("y", 4 * 1024 * 1024) return nil end
+end }
+]]
+
+  local function hogs()
+    return sandbox(HOGS, { hook_instruction_budget = 1e9 })
+  end
+
+  it("stops a 1 GiB string in a rule with a POLICY error; the next call works", function()
+    local rt = hogs()
+    local out = H.call(rt, "echo", { string = true })
+    assert.are.equal("POLICY", out.error.phase)
+    local m = out.error.message
+    assert.is_true(H.has(m, "rule 'hog' defined at "), m)
+    assert.is_true(H.has(m, "10_policy.lua:7"), m)
+    assert.is_true(H.has(m, "ran out of memory"), m)
+    assert.is_true(H.has(m, "16 MiB (policy_memory_cap"), m)
+    assert.are.equal("ok", H.call(rt, "echo", { some = true }).status)
+  end)
+
+  it("stops a table bomb in a rule; the memory is given back", function()
+    local rt = hogs()
+    for _ = 1, 2 do
+      local out = H.call(rt, "echo", { tables = true })
+      assert.are.equal("POLICY", out.error.phase)
+      assert.is_true(H.has(out.error.message, "ran out of memory"), out.error.message)
+      -- 4 MiB more fits again: what the failed call built was collected
+      local ok = H.call(rt, "echo", { some = true })
+      assert.are.equal("ok", ok.status, ok.error and ok.error.message)
+    end
+  end)
+
+  it("stops a table bomb in a Lua tool: EXECUTE error MEMORY_CAP", function()
+    local rt = hogs()
+    local out = H.call(rt, "grow", {})
+    assert.are.equal("EXECUTE", out.error.phase)
+    assert.are.equal("MEMORY_CAP", out.error.code)
+    assert.is_true(H.has(out.error.message, "tool 'grow'"), out.error.message)
+    assert.are.equal("ok", H.call(rt, "echo", {}).status)
+  end)
+
+  it("refuses a policy file that allocates past the cap while it loads", function()
+    local dir = H.policy_dir "big = string.rep('z', 64 * 1024 * 1024)"
+    local rt, err = toolgate.new { policies = dir, policy_memory_cap = CAP }
+    assert.is_nil(rt)
+    assert.is_true(H.has(err, "10_policy.lua"), err)
+    assert.is_true(H.has(err, "ran out of memory"), err)
+  end)
+end)

@@ -1,0 +1,500 @@
+/*
+ * control.c — the control socket (protocol and location in control.h):
+ * the server on the runtime's loop, and the small blocking client that
+ * `toolgate reload` uses.
+ *
+ * Replies are written with send(MSG_NOSIGNAL) straight on the socket
+ * rather than uv_write: a client that has gone away must not kill the host
+ * with SIGPIPE, and a library must not change the process's signal
+ * dispositions. A reply is one short line into an empty socket buffer, so
+ * it never has to wait.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include "control.h"
+#include "runtime.h"
+
+typedef struct tg_conn tg_conn;
+
+struct tg_control {
+  uv_pipe_t server;
+  tg_runtime *rt;
+  char *path;
+  dev_t dev;                  /* of the socket file we made: we remove */
+  ino_t ino;                  /* it only if it is still ours */
+  tg_conn *conns;
+};
+
+struct tg_conn {
+  uv_pipe_t pipe;
+  uv_timer_t idle;
+  tg_control *ctl;            /* NULL once closing */
+  tg_conn *prev, *next;
+  char in[TG_CONTROL_MAX_LINE];
+  size_t len;
+  int open_handles;
+  int closing;
+};
+
+/* ---- where the socket lives ------------------------------------------ */
+
+static uint64_t fnv1a64(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* The folder the sockets go in. */
+static void socket_dir(char *buf, size_t len) {
+  const char *xdg = getenv("XDG_RUNTIME_DIR");
+  if (xdg && xdg[0] == '/')
+    snprintf(buf, len, "%s/toolgate", xdg);
+  else
+    snprintf(buf, len, "/tmp/toolgate-%lu", (unsigned long)getuid());
+}
+
+/* The folder must be ours and private: another user must not be able to
+ * plant a socket there. Made when `create`. */
+static int check_socket_dir(const char *dir, int create, char *err) {
+  if (create && mkdir(dir, 0700) < 0 && errno != EEXIST) {
+    tg__errf(err, TG_ERRMSG, "cannot make '%s': %s", dir, strerror(errno));
+    return -errno;
+  }
+  struct stat st;
+  if (lstat(dir, &st) < 0) return create ? -errno : 0; /* client: no dir */
+  if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+    tg__errf(err, TG_ERRMSG, "'%s' is not a private folder of this user "
+             "(it must be a directory we own with mode 0700); remove it, or "
+             "set XDG_RUNTIME_DIR", dir);
+    return -EPERM;
+  }
+  return 0;
+}
+
+static int default_path(const char *policies_dir, char *buf, size_t len,
+                        int create, char *err) {
+  char real[PATH_MAX], dir[PATH_MAX];
+  if (!policies_dir) {
+    tg__errf(err, TG_ERRMSG, "there is no policies folder to derive the "
+             "socket path from; give a path");
+    return -EINVAL;
+  }
+  if (!realpath(policies_dir, real)) {
+    int e = errno;
+    tg__errf(err, TG_ERRMSG, "cannot find the policies folder '%s': %s",
+             policies_dir, strerror(e));
+    return -e;
+  }
+  socket_dir(dir, sizeof dir);
+  int rc = check_socket_dir(dir, create, err);
+  if (rc < 0) return rc;
+  int n = snprintf(buf, len, "%s/%016llx.sock", dir,
+                   (unsigned long long)fnv1a64(real));
+  if (n < 0 || (size_t)n >= len) {
+    tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long", dir);
+    return -ENAMETOOLONG;
+  }
+  return 0;
+}
+
+int tg_control_path(const char *policies_dir, char *buf, size_t len,
+                    char err[TG_ERRMSG]) {
+  return default_path(policies_dir, buf, len, 0, err);
+}
+
+static int fill_addr(struct sockaddr_un *a, const char *path, char *err) {
+  memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof a->sun_path) {
+    tg__errf(err, TG_ERRMSG, "the socket path '%s' is longer than %zu bytes, "
+             "the limit of a Unix socket; choose a shorter one", path,
+             sizeof a->sun_path - 1);
+    return -ENAMETOOLONG;
+  }
+  memcpy(a->sun_path, path, strlen(path) + 1);
+  return 0;
+}
+
+/* ---- the server: connections ----------------------------------------- */
+
+static void conn_closed(uv_handle_t *h) {
+  tg_conn *c = h->data;
+  if (--c->open_handles == 0) free(c);
+}
+
+static void conn_close(tg_conn *c) {
+  if (c->closing) return;
+  c->closing = 1;
+  if (c->ctl) { /* unlink now: the server may go before our callbacks */
+    if (c->prev) c->prev->next = c->next; else c->ctl->conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    c->ctl = NULL;
+  }
+  uv_close((uv_handle_t *)&c->pipe, conn_closed);
+  uv_close((uv_handle_t *)&c->idle, conn_closed);
+}
+
+/* Sends one JSON line and closes. Takes ownership of j. */
+static void reply(tg_conn *c, cJSON *j) {
+  char *s = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  uv_os_fd_t fd;
+  if (s && uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0) {
+    size_t n = strlen(s);
+    s[n] = '\n'; /* replaces the NUL; we send exactly n + 1 bytes */
+    size_t off = 0;
+    while (off < n + 1) {
+      ssize_t w = send(fd, s + off, n + 1 - off, MSG_NOSIGNAL);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break; /* the client left, or (never in practice) full */
+      off += (size_t)w;
+    }
+  }
+  free(s);
+  conn_close(c);
+}
+
+static cJSON *error_reply(tg_runtime *rt, const char *msg) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddFalseToObject(j, "ok");
+  cJSON_AddStringToObject(j, "error", msg);
+  cJSON_AddNumberToObject(j, "generation", (double)tg_runtime_generation(rt));
+  return j;
+}
+
+static cJSON *do_reload(tg_runtime *rt) {
+  char err[TG_ERRMSG] = "";
+  tg_reload_info info;
+  if (tg__reload(rt, NULL, "control", &info, err) < 0)
+    return error_reply(rt, err);
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddTrueToObject(j, "ok");
+  cJSON_AddNumberToObject(j, "generation", (double)info.generation);
+  cJSON_AddNumberToObject(j, "files", (double)info.files);
+  cJSON_AddNumberToObject(j, "duration_ms", info.duration_ms);
+  return j;
+}
+
+static cJSON *do_status(tg_runtime *rt) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddTrueToObject(j, "ok");
+  cJSON_AddNumberToObject(j, "generation", (double)tg_runtime_generation(rt));
+  if (rt->policies_dir) cJSON_AddStringToObject(j, "policies", rt->policies_dir);
+  cJSON_AddNumberToObject(j, "pid", (double)getpid());
+  return j;
+}
+
+static cJSON *answer(tg_runtime *rt, const char *line) {
+  cJSON *req = cJSON_Parse(line);
+  const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItem(req, "cmd"));
+  cJSON *out;
+  char msg[300];
+  if (!cmd) {
+    out = error_reply(rt, "a request is one JSON object with a \"cmd\" "
+                          "string, like {\"cmd\":\"reload\"}");
+  } else if (strcmp(cmd, "reload") == 0) {
+    out = do_reload(rt);
+  } else if (strcmp(cmd, "status") == 0) {
+    out = do_status(rt);
+  } else {
+    snprintf(msg, sizeof msg, "unknown command '%.200s' (known: reload, "
+             "status)", cmd);
+    out = error_reply(rt, msg);
+  }
+  cJSON_Delete(req);
+  return out;
+}
+
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+  tg_conn *c = h->data;
+  /* one byte kept for the NUL that ends the line */
+  buf->base = c->in + c->len;
+  buf->len = sizeof c->in - 1 - c->len;
+}
+
+static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
+  tg_conn *c = s->data;
+  if (c->closing || !c->ctl) return;
+  if (nread > 0) c->len += (size_t)nread;
+  c->in[c->len] = '\0';
+  char *nl = memchr(c->in, '\n', c->len);
+  int eof = nread < 0;
+  if (!nl && !eof && c->len == sizeof c->in - 1) {
+    char msg[100];
+    snprintf(msg, sizeof msg, "the request is longer than %d bytes",
+             TG_CONTROL_MAX_LINE - 1);
+    reply(c, error_reply(c->ctl->rt, msg));
+    return;
+  }
+  if (!nl && !(eof && nread == UV_EOF && c->len)) {
+    if (eof) conn_close(c); /* an error, or EOF with nothing said */
+    return;
+  }
+  if (nl) *nl = '\0';
+  uv_read_stop(s);
+  reply(c, answer(c->ctl->rt, c->in));
+}
+
+static void idle_cb(uv_timer_t *t) { conn_close(t->data); }
+
+static void on_connection(uv_stream_t *server, int status) {
+  tg_control *ctl = server->data;
+  if (status < 0) return;
+  tg_conn *c = calloc(1, sizeof *c);
+  if (!c) return;
+  uv_pipe_init(ctl->rt->loop, &c->pipe, 0);
+  uv_timer_init(ctl->rt->loop, &c->idle);
+  c->pipe.data = c->idle.data = c;
+  c->open_handles = 2;
+  c->ctl = ctl;
+  c->next = ctl->conns;
+  if (ctl->conns) ctl->conns->prev = c;
+  ctl->conns = c;
+  if (uv_accept(server, (uv_stream_t *)&c->pipe) < 0 ||
+      uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb) < 0) {
+    conn_close(c);
+    return;
+  }
+  uv_timer_start(&c->idle, idle_cb, TG_CONTROL_IDLE_MS, 0);
+}
+
+/* ---- the server: listening ------------------------------------------- */
+
+/* A socket file from an instance that is gone is removed; one that
+ * answers means another instance runs. */
+static int clear_stale(const char *path, char *err) {
+  struct stat st;
+  if (lstat(path, &st) < 0) return 0;
+  if (!S_ISSOCK(st.st_mode)) {
+    tg__errf(err, TG_ERRMSG, "'%s' exists and is not a socket; remove it or "
+             "choose another path", path);
+    return -EEXIST;
+  }
+  struct sockaddr_un a;
+  int rc = fill_addr(&a, path, err);
+  if (rc < 0) return rc;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  rc = connect(fd, (struct sockaddr *)&a, sizeof a);
+  int e = rc < 0 ? errno : 0;
+  close(fd);
+  if (e == ECONNREFUSED || e == ENOENT) { /* stale: nobody listens */
+    if (unlink(path) == 0 || errno == ENOENT) return 0;
+    e = errno;
+  } else if (e == 0 || e == EAGAIN || e == EINPROGRESS) {
+    tg__errf(err, TG_ERRMSG, "another toolgate instance is already "
+             "listening on '%s' (the same policies folder); stop it, or send "
+             "it `toolgate reload`", path);
+    return -EADDRINUSE;
+  }
+  tg__errf(err, TG_ERRMSG, "cannot replace '%s': %s", path, strerror(e));
+  return -e;
+}
+
+static void server_closed(uv_handle_t *h) {
+  tg_control *ctl = h->data;
+  free(ctl->path);
+  free(ctl);
+}
+
+void tg__control_stop(tg_runtime *rt) {
+  tg_control *ctl = rt->control;
+  if (!ctl) return;
+  rt->control = NULL;
+  while (ctl->conns) conn_close(ctl->conns);
+  struct stat st;
+  if (ctl->path && lstat(ctl->path, &st) == 0 && st.st_dev == ctl->dev &&
+      st.st_ino == ctl->ino)
+    unlink(ctl->path);
+  uv_close((uv_handle_t *)&ctl->server, server_closed);
+}
+
+static int bind_and_listen(tg_control *ctl, const char *path, char *err) {
+  int rc = uv_pipe_bind(&ctl->server, path);
+  if (rc == 0) rc = uv_listen((uv_stream_t *)&ctl->server, 16, on_connection);
+  if (rc < 0) {
+    tg__errf(err, TG_ERRMSG, "cannot listen on '%s': %s", path,
+             uv_strerror(rc));
+    return rc;
+  }
+  struct stat st;
+  /* private even where the folder is not (a path the user chose) */
+  if (chmod(path, 0600) < 0 || lstat(path, &st) < 0) {
+    rc = -errno;
+    tg__errf(err, TG_ERRMSG, "cannot secure '%s': %s", path, strerror(errno));
+    unlink(path);
+    return rc;
+  }
+  ctl->dev = st.st_dev;
+  ctl->ino = st.st_ino;
+  return 0;
+}
+
+int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
+  char buf[PATH_MAX];
+  struct sockaddr_un a;
+  if (rt->control) {
+    tg__errf(err, TG_ERRMSG, "already listening on '%s'", rt->control->path);
+    return -EALREADY;
+  }
+  int rc = path ? 0 : default_path(rt->policies_dir, buf, sizeof buf, 1, err);
+  if (!path) path = buf;
+  if (rc == 0) rc = fill_addr(&a, path, err);
+  if (rc == 0) rc = clear_stale(path, err);
+  if (rc < 0) return rc;
+  tg_control *ctl = calloc(1, sizeof *ctl);
+  if (!ctl || !(ctl->path = tg__strdup(path))) {
+    free(ctl);
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return -ENOMEM;
+  }
+  ctl->rt = rt;
+  uv_pipe_init(rt->loop, &ctl->server, 0);
+  ctl->server.data = ctl;
+  rc = bind_and_listen(ctl, path, err);
+  if (rc < 0) {
+    uv_close((uv_handle_t *)&ctl->server, server_closed);
+    return rc;
+  }
+  /* listening alone must not keep the host's loop running */
+  uv_unref((uv_handle_t *)&ctl->server);
+  rt->control = ctl;
+  return 0;
+}
+
+const char *tg_runtime_control_path(tg_runtime *rt) {
+  return rt->control ? rt->control->path : NULL;
+}
+
+/* ---- the client ------------------------------------------------------ */
+
+static int64_t left_ms(uint64_t deadline_ns) {
+  uint64_t now = uv_hrtime();
+  return now >= deadline_ns ? 0 : (int64_t)((deadline_ns - now) / 1000000);
+}
+
+/* Waits for fd to be ready for `events`; -ETIMEDOUT past the deadline. */
+static int wait_fd(int fd, short events, uint64_t deadline_ns) {
+  for (;;) {
+    struct pollfd p = {fd, events, 0};
+    int64_t ms = left_ms(deadline_ns);
+    int n = poll(&p, 1, ms > INT_MAX ? INT_MAX : (int)ms);
+    if (n > 0) return 0;
+    if (n == 0) return -ETIMEDOUT;
+    if (errno != EINTR) return -errno;
+  }
+}
+
+static int client_connect(const char *path, uint64_t deadline, char *err) {
+  struct sockaddr_un a;
+  int rc = fill_addr(&a, path, err);
+  if (rc < 0) return rc;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+    rc = -errno;
+    if (rc == -EAGAIN || rc == -EINPROGRESS) { /* backlog full: wait */
+      rc = wait_fd(fd, POLLOUT, deadline);
+      socklen_t l = sizeof(int);
+      int so = 0;
+      if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &l) == 0 && so)
+        rc = -so;
+    }
+    if (rc < 0) {
+      close(fd);
+      tg__errf(err, TG_ERRMSG, "cannot connect to '%s': %s", path,
+               strerror(-rc));
+      return rc;
+    }
+  }
+  return fd;
+}
+
+static int send_all(int fd, const char *s, size_t n, uint64_t deadline) {
+  size_t off = 0;
+  while (off < n) {
+    ssize_t w = send(fd, s + off, n - off, MSG_NOSIGNAL);
+    if (w > 0) {
+      off += (size_t)w;
+    } else if (w < 0 && errno == EAGAIN) {
+      int rc = wait_fd(fd, POLLOUT, deadline);
+      if (rc < 0) return rc;
+    } else if (!(w < 0 && errno == EINTR)) {
+      return w < 0 ? -errno : -EPIPE;
+    }
+  }
+  return 0;
+}
+
+/* Reads up to the first newline (or EOF) into a malloc'd string. */
+static int read_line(int fd, char **out, uint64_t deadline) {
+  size_t cap = 1024, len = 0;
+  char *b = malloc(cap);
+  if (!b) return -ENOMEM;
+  for (;;) {
+    if (len + 1 == cap) {
+      char *g = cap < (1u << 20) ? realloc(b, cap *= 2) : NULL;
+      if (!g) break;
+      b = g;
+    }
+    ssize_t r = recv(fd, b + len, cap - 1 - len, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && errno == EAGAIN) {
+      int rc = wait_fd(fd, POLLIN, deadline);
+      if (rc < 0) {
+        free(b);
+        return rc;
+      }
+      continue;
+    }
+    if (r <= 0) break;
+    b[len + (size_t)r] = '\0';
+    char *nl = memchr(b + len, '\n', (size_t)r);
+    len += (size_t)r;
+    if (nl) {
+      *nl = '\0';
+      len = (size_t)(nl - b);
+      break;
+    }
+  }
+  b[len] = '\0';
+  if (!len) {
+    free(b);
+    return -EPROTO;
+  }
+  *out = b;
+  return 0;
+}
+
+int tg_control_request(const char *path, const char *request, char **reply_out,
+                       uint64_t timeout_ms, char err[TG_ERRMSG]) {
+  uint64_t deadline = uv_hrtime() + (timeout_ms ? timeout_ms : 30000) * 1000000ull;
+  *reply_out = NULL;
+  int fd = client_connect(path, deadline, err);
+  if (fd < 0) return fd;
+  size_t n = strlen(request);
+  int rc = send_all(fd, request, n, deadline);
+  if (rc == 0 && (n == 0 || request[n - 1] != '\n'))
+    rc = send_all(fd, "\n", 1, deadline);
+  if (rc == 0) rc = read_line(fd, reply_out, deadline);
+  close(fd);
+  if (rc == -ETIMEDOUT)
+    tg__errf(err, TG_ERRMSG, "no reply from '%s' within %llu ms", path,
+             (unsigned long long)(timeout_ms ? timeout_ms : 30000));
+  else if (rc == -EPROTO)
+    tg__errf(err, TG_ERRMSG, "'%s' closed the connection without a reply",
+             path);
+  else if (rc < 0)
+    tg__errf(err, TG_ERRMSG, "talking to '%s' failed: %s", path,
+             strerror(-rc));
+  return rc;
+}

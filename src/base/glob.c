@@ -1,0 +1,175 @@
+/*
+ * glob.c — the path globs of file-change subscriptions (tg_glob_match).
+ *
+ *   *      any run of characters within one path segment (not '/')
+ *   **     any run of characters, '/' included (crosses segments)
+ *   ** + / a whole "**" segment followed by '/' also matches no segment at
+ *          all, so the glob src/ ** /x.c (without the spaces) matches
+ *          "src/x.c" as well as "src/a/b/x.c", as in .gitignore
+ *   ?      one character, not '/'
+ *   [abc] [a-z] [!a-z]   one character of (or not of) a set, not '/'
+ *   \c     the character c itself
+ *
+ * Matching is dynamic programming over (glob token, path position), so its
+ * cost is O(tokens x path length) whatever the pattern: no backtracking
+ * blow-up from a glob like "**a**a**a**b".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "glob.h"
+
+typedef enum { T_CHAR, T_ANY, T_STAR, T_STARSTAR, T_DIRS, T_SET } tok_kind;
+
+typedef struct {
+  tok_kind kind;
+  char c;              /* T_CHAR */
+  const char *set;     /* T_SET: points after '[' (and after '!') */
+  int negate;
+} tok;
+
+/* Length of a set starting after '[' up to (not including) its ']', or -1
+ * when it is not closed. A ']' right after '[' or '[!' is a member. */
+static int set_len(const char *s) {
+  int i = 0;
+  if (s[i] == ']') i++;
+  while (s[i] && s[i] != ']') i++;
+  return s[i] == ']' ? i : -1;
+}
+
+static int in_set(const tok *t, char c) {
+  const char *s = t->set;
+  int n = set_len(s), hit = 0;
+  for (int i = 0; i < n; i++) {
+    if (i + 2 < n && s[i + 1] == '-') {
+      if ((unsigned char)c >= (unsigned char)s[i] &&
+          (unsigned char)c <= (unsigned char)s[i + 2])
+        hit = 1;
+      i += 2;
+    } else if (s[i] == c) {
+      hit = 1;
+    }
+  }
+  return hit != t->negate;
+}
+
+/* Reads the next token at g; returns the number of glob bytes used, 0 at
+ * the end, -1 for a malformed glob. */
+static int next_tok(const char *g, int seg_start, tok *t) {
+  if (!*g) return 0;
+  if (g[0] == '*' && g[1] == '*') {
+    int whole = seg_start && (g[2] == '/' || g[2] == '\0');
+    if (whole && g[2] == '/') {
+      t->kind = T_DIRS;
+      return 3;
+    }
+    t->kind = T_STARSTAR;
+    int n = 2;
+    while (g[n] == '*') n++;
+    return n;
+  }
+  if (g[0] == '*') {
+    t->kind = T_STAR;
+    return 1;
+  }
+  if (g[0] == '?') {
+    t->kind = T_ANY;
+    return 1;
+  }
+  if (g[0] == '[') {
+    int neg = g[1] == '!' || g[1] == '^';
+    int n = set_len(g + 1 + neg);
+    if (n < 0) return -1;
+    t->kind = T_SET;
+    t->negate = neg;
+    t->set = g + 1 + neg;
+    return 1 + neg + n + 1;
+  }
+  if (g[0] == '\\') {
+    if (!g[1]) return -1;
+    t->kind = T_CHAR;
+    t->c = g[1];
+    return 2;
+  }
+  t->kind = T_CHAR;
+  t->c = g[0];
+  return 1;
+}
+
+int tg__glob_check(const char *glob, char *err, size_t errlen) {
+  if (!glob || !*glob) {
+    if (err) snprintf(err, errlen, "the glob is empty (use \"**\" for every path)");
+    return -EINVAL;
+  }
+  if (strlen(glob) > TG_GLOB_MAX) {
+    if (err) snprintf(err, errlen, "the glob is longer than %d bytes", TG_GLOB_MAX);
+    return -EINVAL;
+  }
+  const char *g = glob;
+  int seg_start = 1;
+  tok t;
+  int n;
+  while ((n = next_tok(g, seg_start, &t)) > 0) {
+    seg_start = t.kind == T_DIRS || (t.kind == T_CHAR && t.c == '/');
+    g += n;
+  }
+  if (n < 0) {
+    if (err)
+      snprintf(err, errlen, "bad glob '%s': %s", glob,
+               *g == '\\' ? "it ends with a lone '\\'" : "a '[' is not closed by ']'");
+    return -EINVAL;
+  }
+  return 0;
+}
+
+/* One token's step: from the positions `cur` the glob so far can end at,
+ * the positions `nxt` it can end at after this token. */
+static void step(const tok *t, const char *p, size_t len, const char *cur,
+                 char *nxt) {
+  memset(nxt, 0, len + 1);
+  int seen = 0; /* T_DIRS: some position before this one matched */
+  for (size_t j = 0; j <= len; j++) {
+    char c = j ? p[j - 1] : 0;
+    switch (t->kind) {
+      case T_CHAR: nxt[j] = j && cur[j - 1] && c == t->c; break;
+      case T_ANY: nxt[j] = j && cur[j - 1] && c != '/'; break;
+      case T_SET: nxt[j] = j && cur[j - 1] && c != '/' && in_set(t, c); break;
+      case T_STAR: nxt[j] = cur[j] || (j && nxt[j - 1] && c != '/'); break;
+      case T_STARSTAR: nxt[j] = cur[j] || (j && nxt[j - 1]); break;
+      case T_DIRS: nxt[j] = cur[j] || (seen && c == '/'); break;
+    }
+    if (cur[j]) seen = 1;
+  }
+}
+
+int tg_glob_match(const char *glob, const char *path) {
+  if (!glob || !path || tg__glob_check(glob, NULL, 0) < 0) return 0;
+  if (path[0] == '.' && path[1] == '/') path += 2;
+  if (glob[0] == '.' && glob[1] == '/') glob += 2;
+  size_t len = strlen(path);
+  char small[2][256];
+  char *cur = small[0], *nxt = small[1], *heap = NULL;
+  if (len + 1 > sizeof small[0]) {
+    heap = malloc(2 * (len + 1));
+    if (!heap) return 0;
+    cur = heap;
+    nxt = heap + len + 1;
+  }
+  memset(cur, 0, len + 1);
+  cur[0] = 1;
+  const char *g = glob;
+  int seg_start = 1, n;
+  tok t;
+  while ((n = next_tok(g, seg_start, &t)) > 0) {
+    step(&t, path, len, cur, nxt);
+    char *tmp = cur;
+    cur = nxt;
+    nxt = tmp;
+    seg_start = t.kind == T_DIRS || (t.kind == T_CHAR && t.c == '/');
+    g += n;
+  }
+  int ok = cur[len] != 0;
+  free(heap);
+  return ok;
+}

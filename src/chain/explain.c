@@ -1,0 +1,381 @@
+/*
+ * explain.c — the dry run behind `toolgate explain` and rt:explain: what
+ * the chain would decide for a call, without running it.
+ *
+ * The rules are evaluated for real, in the chain's order and with the
+ * chain's stopping rule (the first answer decides), against a call record
+ * that is never started: it is not in rt->calls, emits no event, and its
+ * call table says dry_run = true. Rules are judges, so this is safe for
+ * rules written as the policy API asks; a rule with side effects will have
+ * them. Hooks and the tool are only listed, never run: a pre-hook may
+ * rewrite the call, which the real chain would then judge again — the
+ * explanation says so rather than guessing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "call.h"
+#include "validate.h"
+#include "../policy/luajson.h"
+
+/* ---- the request ------------------------------------------------------ */
+
+static int too_deep(const cJSON *j, int depth) {
+  if (depth > TG_JSON_MAX_DEPTH) return 1;
+  for (const cJSON *c = j->child; c; c = c->next)
+    if ((c->child || cJSON_IsArray(c) || cJSON_IsObject(c)) &&
+        too_deep(c, depth + 1))
+      return 1;
+  return 0;
+}
+
+static cJSON *request_args(tg_runtime *rt, const tg_call_request *req,
+                           char *err) {
+  cJSON *j = NULL;
+  if (req->args) {
+    j = cJSON_IsObject(req->args) ? cJSON_Duplicate(req->args, 1) : NULL;
+  } else if (!req->args_json) {
+    return cJSON_CreateObject();
+  } else if (strlen(req->args_json) > rt->cfg.max_args_bytes) {
+    tg__errf(err, TG_ERRMSG, "args are over the limit of %zu bytes",
+             rt->cfg.max_args_bytes);
+    return NULL;
+  } else {
+    j = cJSON_Parse(req->args_json);
+    if (!j) {
+      tg__errf(err, TG_ERRMSG, "args are not valid JSON");
+      return NULL;
+    }
+  }
+  if (!cJSON_IsObject(j)) {
+    cJSON_Delete(j);
+    tg__errf(err, TG_ERRMSG, "args must be a JSON object, like {\"key\": \"value\"}");
+    return NULL;
+  }
+  if (too_deep(j, 1)) {
+    cJSON_Delete(j);
+    tg__errf(err, TG_ERRMSG, "args are nested deeper than %d levels",
+             TG_JSON_MAX_DEPTH);
+    return NULL;
+  }
+  return j;
+}
+
+static void unknown_tool(tg_runtime *rt, const char *name, char *err) {
+  char list[400] = "";
+  size_t n = 0;
+  cJSON *d = tg_runtime_describe(rt);
+  const cJSON *t;
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(d, "tools")) {
+    const char *tn = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
+    if (!tn || n >= sizeof list - 1) continue;
+    int w = snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", tn);
+    n = w < 0 ? n : n + (size_t)w;
+  }
+  cJSON_Delete(d);
+  tg__errf(err, TG_ERRMSG, "unknown tool '%s' (registered: %s)", name,
+           n ? list : "none");
+}
+
+/* A call record that is judged but never started. */
+static tg_call *dry_call(tg_runtime *rt, const tg_call_request *req,
+                         cJSON *args, const tg_tool *tool) {
+  tg_call *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->rt = rt;
+  snprintf(c->idbuf, sizeof c->idbuf, "explain");
+  c->id = req->id ? tg__strdup(req->id) : c->idbuf;
+  c->tool_name = tg__strdup(req->tool);
+  c->session = req->session ? tg__strdup(req->session) : rt->session;
+  c->turn = req->turn;
+  c->args = args;
+  c->metadata = req->metadata && cJSON_IsObject(req->metadata)
+                    ? cJSON_Duplicate(req->metadata, 1) : NULL;
+  c->gen = rt->gen;
+  tg__generation_ref(c->gen);
+  c->tool = tool;
+  c->call_ref = LUA_NOREF;
+  tg__call_push_table(c); /* made once; every rule sees this table */
+  lua_pushboolean(c->gen->L, 1);
+  lua_setfield(c->gen->L, -2, "dry_run");
+  lua_pop(c->gen->L, 1);
+  return c;
+}
+
+static void dry_call_free(tg_call *c) {
+  if (c->call_ref != LUA_NOREF)
+    luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);
+  tg__generation_unref(c->gen);
+  if (c->id != c->idbuf) free(c->id);
+  free(c->tool_name);
+  if (c->session != c->rt->session) free(c->session);
+  free(c->rule);
+  free(c->reason);
+  cJSON_Delete(c->args);
+  cJSON_Delete(c->metadata);
+  tg__err_clear(&c->error);
+  free(c);
+}
+
+/* ---- the rules -------------------------------------------------------- */
+
+typedef struct {
+  tg_verdict verdict;
+  const tg_rule *rule;      /* NULL: the default */
+  char *reason;             /* the rule's reason / prompt (owned) */
+  int failed;               /* the call would fail (POLICY), not be denied */
+} decision;
+
+static void add_str(cJSON *o, const char *k, const char *v) {
+  if (v) cJSON_AddStringToObject(o, k, v);
+}
+
+static void skipped(cJSON *o, const tg_rule *r) {
+  char why[300] = "applies to:";
+  size_t n = strlen(why);
+  for (size_t i = 0; i < r->ntools && n < sizeof why - 1; i++) {
+    int w = snprintf(why + n, sizeof why - n, "%s %s", i ? "," : "",
+                     r->tools[i]);
+    n = w < 0 ? n : n + (size_t)w;
+  }
+  cJSON_AddStringToObject(o, "status", "skipped");
+  cJSON_AddStringToObject(o, "why", why);
+}
+
+/* Runs one rule as authorize.c does; describes what it did in o.
+ * Returns 1 when it decided (d filled), else 0. */
+static int run_rule(tg_call *c, const tg_rule *r, cJSON *o, decision *d) {
+  lua_State *L = c->gen->L;
+  char msg[1024];
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->fn_ref);
+  tg__call_push_table(c);
+  if (tg__policy_pcall(c, 1, 1, "rule", r->name, r->where, msg,
+                       sizeof msg) < 0) {
+    cJSON_AddStringToObject(o, "status", "error");
+    cJSON_AddStringToObject(o, "error", msg);
+    cJSON_AddStringToObject(o, "fail", r->fail_open ? "open" : "closed");
+    if (r->fail_open) return 0; /* the next rule is asked */
+    *d = (decision){TG_VERDICT_DENY, r, tg__strdup(msg), 1};
+    return 1;
+  }
+  const char *k = tg__verdict_kind(L, -1);
+  int decided = 1;
+  if (!k) {
+    cJSON_AddStringToObject(o, "status", "no answer");
+    decided = 0;
+  } else if (!strcmp(k, "allow") || !strcmp(k, "deny") || !strcmp(k, "ask")) {
+    tg_verdict v = k[0] == 'd' ? TG_VERDICT_DENY
+                   : k[1] == 'l' ? TG_VERDICT_ALLOW : TG_VERDICT_ASK;
+    const char *why = tg__verdict_text(L, -1, v == TG_VERDICT_ASK ? "prompt"
+                                                                  : "reason");
+    cJSON_AddStringToObject(o, "status", "answered");
+    cJSON_AddStringToObject(o, "answer", k);
+    add_str(o, "reason", why);
+    *d = (decision){v, r, tg__strdup(why), 0};
+  } else {
+    snprintf(msg, sizeof msg, "returned %s; a rule returns tg.allow(), "
+             "tg.deny(reason), tg.ask(prompt) or nothing",
+             *k ? k : luaL_typename(L, -1));
+    cJSON_AddStringToObject(o, "status", "error");
+    cJSON_AddStringToObject(o, "error", msg);
+    *d = (decision){TG_VERDICT_DENY, r, tg__strdup(msg), 1};
+  }
+  lua_pop(L, 1);
+  return decided;
+}
+
+static cJSON *explain_rules(tg_call *c, decision *d) {
+  cJSON *a = cJSON_CreateArray();
+  const tg_generation *g = c->gen;
+  int decided = 0;
+  for (size_t i = 0; i < g->nrules; i++) {
+    const tg_rule *r = &g->rules[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddNumberToObject(o, "priority", r->priority);
+    cJSON_AddStringToObject(o, "where", r->where);
+    if (!tg__rule_covers(r, c->tool_name))
+      skipped(o, r);
+    else if (decided)
+      cJSON_AddStringToObject(o, "status", "not reached");
+    else
+      decided = run_rule(c, r, o, d);
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+/* ---- the verdict ------------------------------------------------------ */
+
+static void default_decision(tg_call *c, decision *d, char *why, size_t len) {
+  int ro = c->tool->read_only;
+  d->verdict = ro ? TG_VERDICT_ALLOW : c->rt->cfg.default_verdict;
+  snprintf(why, len, "no rule answered, so the default applies: %s",
+           ro ? "the tool is read-only, so it is allowed"
+              : "the tool is not read-only, so the runtime's "
+                "default_verdict decides");
+}
+
+/* What an ask leads to, as approve.c would handle it. */
+static const char *approval_outcome(tg_runtime *rt, int remembered) {
+  if (remembered)
+    return "approved by a remembered approve-always answer for this "
+           "session; nobody is asked";
+  switch (rt->cfg.approve_mode) {
+    case TG_APPROVE_ALLOW:
+      return "approved without asking (approve mode allow)";
+    case TG_APPROVE_DENY:
+      return "rejected without asking (approve mode deny)";
+    default:
+      return rt->approver ? "the approver would be asked"
+                          : "rejected: no approver is configured";
+  }
+}
+
+static cJSON *explain_decision(tg_call *c, const decision *d, int remembered,
+                               const char *default_why) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "verdict", tg_verdict_name(d->verdict));
+  if (d->rule) {
+    cJSON_AddStringToObject(o, "rule", d->rule->name);
+    cJSON_AddStringToObject(o, "where", d->rule->where);
+  } else {
+    cJSON_AddNullToObject(o, "rule");
+  }
+  add_str(o, "reason", d->reason);
+  cJSON_AddBoolToObject(o, "by_default", d->rule == NULL);
+  char why[600];
+  if (!d->rule)
+    snprintf(why, sizeof why, "%s", default_why);
+  else if (d->failed)
+    snprintf(why, sizeof why, "rule '%s' failed closed: the call would end "
+             "with a POLICY error and the tool would not run", d->rule->name);
+  else
+    snprintf(why, sizeof why, "rule '%s' answered first", d->rule->name);
+  cJSON_AddStringToObject(o, "why", why);
+  if (d->failed) cJSON_AddTrueToObject(o, "policy_error");
+  if (remembered) cJSON_AddTrueToObject(o, "remembered");
+  return o;
+}
+
+/* ---- hooks, validation ------------------------------------------------ */
+
+/* The hooks that apply to tool in run order ("*" first, then the tool's
+ * own, by registration; post-hooks that list backwards), as hooks.c. */
+static cJSON *hooks_in_order(const tg_hook *h, size_t n, const char *tool,
+                             int post) {
+  cJSON *a = cJSON_CreateArray();
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t k = 0; k < n; k++) {
+      size_t i = post ? n - 1 - k : k;
+      int star = strcmp(h[i].tool, "*") == 0;
+      int want_star = (pass == 0) != post;
+      if (star != want_star || (!star && strcmp(h[i].tool, tool))) continue;
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "tool", h[i].tool);
+      cJSON_AddStringToObject(o, "where", h[i].where);
+      cJSON_AddItemToArray(a, o);
+    }
+  return a;
+}
+
+static cJSON *explain_validation(const tg_call *c) {
+  cJSON *o = cJSON_CreateObject();
+  if (!c->tool->schema) {
+    cJSON_AddTrueToObject(o, "ok");
+    cJSON_AddStringToObject(o, "note", "the tool has no schema");
+    return o;
+  }
+  char msg[1024];
+  int ok = tg_schema_validate(c->tool->schema, c->args, msg, sizeof msg);
+  cJSON_AddBoolToObject(o, "ok", ok);
+  if (!ok) cJSON_AddStringToObject(o, "error", msg);
+  return o;
+}
+
+static cJSON *tool_info(const tg_tool *t) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "where", t->where ? t->where : "C");
+  cJSON_AddBoolToObject(o, "read_only", t->read_only);
+  return o;
+}
+
+static void add_notes(cJSON *j, int hooks_run, int has_pre) {
+  cJSON *n = cJSON_AddArrayToObject(j, "notes");
+  cJSON_AddItemToArray(n, cJSON_CreateString(
+      "rules were evaluated for real (call.dry_run is true); hooks and the "
+      "tool did not run"));
+  if (hooks_run && has_pre)
+    cJSON_AddItemToArray(n, cJSON_CreateString(
+        "a pre-hook may rewrite the call or answer it; a rewritten call is "
+        "judged by the rules again"));
+}
+
+/* ---- putting it together ---------------------------------------------- */
+
+static cJSON *explain(tg_call *c) {
+  cJSON *j = cJSON_CreateObject();
+  tg_generation *g = c->gen;
+  cJSON_AddStringToObject(j, "tool", c->tool_name);
+  cJSON_AddItemToObject(j, "args", cJSON_Duplicate(c->args, 1));
+  cJSON_AddStringToObject(j, "session", c->session);
+  cJSON_AddNumberToObject(j, "generation", (double)g->number);
+  cJSON_AddItemToObject(j, "tool_info", tool_info(c->tool));
+  decision d = {TG_VERDICT_NONE, NULL, NULL, 0};
+  cJSON_AddItemToObject(j, "rules", explain_rules(c, &d));
+  char default_why[300] = "";
+  if (d.verdict == TG_VERDICT_NONE)
+    default_decision(c, &d, default_why, sizeof default_why);
+  int remembered = 0;
+  if (d.verdict == TG_VERDICT_ASK) remembered = tg__always_covers(c);
+  cJSON_AddItemToObject(j, "decision",
+                        explain_decision(c, &d, remembered, default_why));
+  if (d.verdict == TG_VERDICT_ASK)
+    cJSON_AddStringToObject(j, "approval",
+                            approval_outcome(c->rt, remembered));
+  cJSON_AddItemToObject(j, "validation", explain_validation(c));
+  cJSON *pre = hooks_in_order(g->before, g->nbefore, c->tool_name, 0);
+  cJSON_AddItemToObject(j, "pre_hooks", pre);
+  cJSON_AddItemToObject(j, "post_hooks",
+                        hooks_in_order(g->after, g->nafter, c->tool_name, 1));
+  /* a deny (or a rule failing) ends the call before any hook runs */
+  int hooks_run = d.verdict != TG_VERDICT_DENY;
+  cJSON_AddBoolToObject(j, "hooks_run", hooks_run);
+  add_notes(j, hooks_run, cJSON_GetArraySize(pre) > 0);
+  free(d.reason);
+  return j;
+}
+
+cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
+                  char err[TG_ERRMSG]) {
+  if (!req || !req->tool || !*req->tool) {
+    tg__errf(err, TG_ERRMSG, "explain needs a tool name");
+    return NULL;
+  }
+  if (!rt->gen || rt->freeing) {
+    tg__errf(err, TG_ERRMSG, "the runtime is shutting down");
+    return NULL;
+  }
+  if (req->metadata && !cJSON_IsObject(req->metadata)) {
+    tg__errf(err, TG_ERRMSG, "metadata must be a JSON object");
+    return NULL;
+  }
+  cJSON *args = request_args(rt, req, err);
+  if (!args) return NULL;
+  const tg_tool *tool = tg__find_tool(rt, rt->gen, req->tool);
+  if (!tool) {
+    cJSON_Delete(args);
+    unknown_tool(rt, req->tool, err);
+    return NULL;
+  }
+  tg_call *c = dry_call(rt, req, args, tool);
+  if (!c) {
+    cJSON_Delete(args);
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return NULL;
+  }
+  cJSON *j = explain(c);
+  dry_call_free(c);
+  return j;
+}

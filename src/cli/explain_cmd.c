@@ -1,0 +1,244 @@
+/*
+ * explain_cmd.c — `toolgate explain TOOL JSON`: the dry run of tg_explain
+ * for policy authors, for people (default) or machines (--json). The human
+ * rendering reads the same JSON that --json prints.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "toolgate.h"
+#include "args_json.h"
+#include "commands.h"
+#include "options.h"
+#include "output.h"
+
+const char cmd_explain_usage[] =
+    "usage: toolgate explain TOOL JSON [options]\n"
+    "\n"
+    "Shows what the chain would decide for a call of TOOL with the args JSON,\n"
+    "without running it: every rule in evaluation order and what it answered\n"
+    "(allow, deny, ask, no answer, error), the rules skipped or not reached,\n"
+    "the verdict and the rule that made it (or the default, and why), what\n"
+    "an ask would lead to, the schema check, and the pre-hooks and\n"
+    "post-hooks that would run, in run order.\n"
+    "\n"
+    "The rules are evaluated for real: they are judges and should have no\n"
+    "side effects (a rule can tell a dry run by call.dry_run). Hooks and the\n"
+    "tool do not run.\n"
+    "\n"
+    "options:\n"
+    "  --policies DIR      policy files (default ./policies, if it exists)\n"
+    "  --json              print the explanation as one JSON object\n"
+    "  --session S         the session id (default \"default\")\n"
+    "  --approve=MODE      how an ask would be answered: ask (default),\n"
+    "                      deny or allow\n"
+    "\n"
+    "exit status: 0 explained (whatever the verdict); 2 usage or\n"
+    "configuration error: bad JSON, unknown tool, a policy that does not\n"
+    "load.\n";
+
+typedef struct {
+  const char *tool, *args_json, *policies, *session, *approve;
+  int json;
+} explain_options;
+
+static const char *default_policies(const char *given) {
+  struct stat st;
+  if (given) return given;
+  return stat("policies", &st) < 0 && errno == ENOENT ? NULL : "policies";
+}
+
+/* Returns -1 to go on, else the exit code. */
+static int parse_explain_options(explain_options *o, int argc, char **argv) {
+  static const char *const names[] = {"TOOL", "JSON"};
+  const char *pos[2];
+  const opt_spec specs[] = {
+      {"--policies", OPT_VALUE, NULL, &o->policies},
+      {"--json", OPT_FLAG, &o->json, NULL},
+      {"--session", OPT_VALUE, NULL, &o->session},
+      {"--approve", OPT_VALUE, NULL, &o->approve},
+  };
+  const opt_parser p = {"explain", specs, sizeof specs / sizeof *specs, pos,
+                        2, 2, names, "explain TOOL JSON [options]"};
+  int npos;
+  int rc = opt_parse(&p, argc, argv, &npos);
+  if (rc == OPT_PARSE_HELP) {
+    fputs(cmd_explain_usage, stdout);
+    return CLI_EXIT_OK;
+  }
+  if (rc != OPT_PARSE_OK) return CLI_EXIT_USAGE;
+  if (o->approve && strcmp(o->approve, "ask") && strcmp(o->approve, "deny") &&
+      strcmp(o->approve, "allow")) {
+    cli_error("explain: option '--approve' takes ask, deny or allow, not '%s'",
+              o->approve);
+    return CLI_EXIT_USAGE;
+  }
+  o->tool = pos[0];
+  o->args_json = pos[1];
+  o->policies = default_policies(o->policies);
+  return -1;
+}
+
+/* Never called: explain starts no call. Its presence is what makes an ask
+ * explain as "the approver would be asked", as `toolgate call` on a
+ * terminal would. */
+static void no_approver(tg_runtime *rt, const tg_approval_request *q,
+                        void *ud) {}
+
+static tg_runtime *make_runtime(const explain_options *o) {
+  tg_config cfg;
+  char err[TG_ERRMSG] = "";
+  tg_config_init(&cfg);
+  cfg.policies_dir = o->policies;
+  cfg.session = o->session;
+  cfg.builtin_tools = 1;
+  if (o->approve && !strcmp(o->approve, "deny")) cfg.approve_mode = TG_APPROVE_DENY;
+  if (o->approve && !strcmp(o->approve, "allow")) cfg.approve_mode = TG_APPROVE_ALLOW;
+  tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
+  if (!rt) cli_error("%s", err);
+  else tg_runtime_set_approver(rt, no_approver, NULL);
+  return rt;
+}
+
+/* ---- for people -------------------------------------------------------- */
+
+static const char *str(const cJSON *o, const char *k) {
+  return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+}
+
+static const char *verdict_color(const char *v) {
+  if (!v) return "0";
+  return !strcmp(v, "allow") ? "32" : !strcmp(v, "deny") ? "31" : "33";
+}
+
+static void print_rule(FILE *f, const cJSON *r, int *n, int color,
+                       const char *decider) {
+  const char *status = str(r, "status");
+  int ran = strcmp(status, "skipped") && strcmp(status, "not reached");
+  if (ran) fprintf(f, "  %-3d", ++*n);
+  else fputs("  -  ", f);
+  fprintf(f, "%-24s %5d  %-28s ", str(r, "name"),
+          (int)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "priority")),
+          str(r, "where"));
+  const char *answer = str(r, "answer");
+  if (answer) {
+    cli_sgr(f, color, verdict_color(answer));
+    fputs(answer, f);
+    cli_sgr(f, color, "0");
+    if (str(r, "reason")) fprintf(f, ": %s", str(r, "reason"));
+  } else if (!strcmp(status, "error")) {
+    fprintf(f, "error (fail %s): %s", str(r, "fail") ? str(r, "fail") : "closed",
+            str(r, "error"));
+  } else if (!strcmp(status, "skipped")) {
+    fprintf(f, "skipped (%s)", str(r, "why"));
+  } else {
+    fputs(status, f);
+  }
+  if (decider && ran && !strcmp(decider, str(r, "name"))) fputs("   <- decides", f);
+  fputc('\n', f);
+}
+
+static void print_hooks(FILE *f, const char *title, const cJSON *hooks) {
+  fprintf(f, "%s\n", title);
+  int n = 0;
+  const cJSON *h;
+  cJSON_ArrayForEach(h, hooks)
+    fprintf(f, "  %-3d%s (%s)\n", ++n, str(h, "where"), str(h, "tool"));
+  if (!n) fputs("  none\n", f);
+}
+
+static void print_decision(FILE *f, const cJSON *j, int color) {
+  const cJSON *d = cJSON_GetObjectItem(j, "decision");
+  int failed = cJSON_IsTrue(cJSON_GetObjectItem(d, "policy_error"));
+  const char *v = failed ? "error" : str(d, "verdict");
+  fputs("verdict   ", f);
+  cli_sgr(f, color, verdict_color(failed ? "deny" : v));
+  cli_sgr(f, color, "1");
+  fputs(v, f);
+  cli_sgr(f, color, "0");
+  if (failed)
+    fprintf(f, ", rule '%s' (%s) failed closed", str(d, "rule"),
+            str(d, "where"));
+  else if (str(d, "rule"))
+    fprintf(f, ", by rule '%s' (%s)", str(d, "rule"), str(d, "where"));
+  else
+    fputs(", by default", f);
+  if (str(d, "reason")) fprintf(f, ": %s", str(d, "reason"));
+  fprintf(f, "\nwhy       %s\n", str(d, "why"));
+  if (str(j, "approval")) fprintf(f, "approval  %s\n", str(j, "approval"));
+  const cJSON *val = cJSON_GetObjectItem(j, "validation");
+  if (cJSON_IsTrue(cJSON_GetObjectItem(val, "ok")))
+    fprintf(f, "schema    %s\n", str(val, "note") ? str(val, "note")
+                                                   : "the args match");
+  else
+    fprintf(f, "schema    the args do not match: %s\n", str(val, "error"));
+}
+
+static void print_explanation(FILE *f, const cJSON *j, int color) {
+  char *args = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "args"));
+  const cJSON *ti = cJSON_GetObjectItem(j, "tool_info");
+  fprintf(f, "explain   %s %s  (generation %d, session %s)\n", str(j, "tool"),
+          args ? args : "{}",
+          (int)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "generation")),
+          str(j, "session"));
+  cJSON_free(args);
+  fprintf(f, "tool      %s, %s\n\n", str(ti, "where"),
+          cJSON_IsTrue(cJSON_GetObjectItem(ti, "read_only")) ? "read-only"
+                                                             : "not read-only");
+  fputs("rules, in evaluation order:\n", f);
+  int n = 0;
+  const cJSON *r;
+  const char *decider = str(cJSON_GetObjectItem(j, "decision"), "rule");
+  cJSON_ArrayForEach(r, cJSON_GetObjectItem(j, "rules"))
+    print_rule(f, r, &n, color, decider);
+  if (!cJSON_GetArraySize(cJSON_GetObjectItem(j, "rules"))) fputs("  none\n", f);
+  fputc('\n', f);
+  print_decision(f, j, color);
+  fputc('\n', f);
+  int run = cJSON_IsTrue(cJSON_GetObjectItem(j, "hooks_run"));
+  print_hooks(f, run ? "pre-hooks, in run order:"
+                     : "pre-hooks (would not run: the call ends at the rules):",
+              cJSON_GetObjectItem(j, "pre_hooks"));
+  print_hooks(f, run ? "post-hooks, in run order:"
+                     : "post-hooks (would not run: the call ends at the rules):",
+              cJSON_GetObjectItem(j, "post_hooks"));
+  const cJSON *note;
+  fputc('\n', f);
+  cJSON_ArrayForEach(note, cJSON_GetObjectItem(j, "notes"))
+    fprintf(f, "note: %s\n", note->valuestring);
+}
+
+int cmd_explain(int argc, char **argv) {
+  explain_options o;
+  memset(&o, 0, sizeof o);
+  int code = parse_explain_options(&o, argc, argv);
+  if (code >= 0) return code;
+  cJSON *args = args_json_parse(o.args_json);
+  if (!args) return CLI_EXIT_USAGE;
+  tg_runtime *rt = make_runtime(&o);
+  if (!rt) {
+    cJSON_Delete(args);
+    return CLI_EXIT_USAGE;
+  }
+  tg_call_request req;
+  memset(&req, 0, sizeof req);
+  req.tool = o.tool;
+  req.args = args;
+  char err[TG_ERRMSG] = "";
+  cJSON *j = tg_explain(rt, &req, err);
+  if (!j) {
+    cli_error("explain: %s", err);
+    code = CLI_EXIT_USAGE;
+  } else if (o.json) {
+    cli_print_json_line(stdout, j);
+    code = CLI_EXIT_OK;
+  } else {
+    print_explanation(stdout, j, cli_color_wanted(stdout));
+    code = CLI_EXIT_OK;
+  }
+  cJSON_Delete(j);
+  cJSON_Delete(args);
+  tg_runtime_free(rt);
+  return code;
+}

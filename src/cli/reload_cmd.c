@@ -1,0 +1,119 @@
+/*
+ * reload_cmd.c — `toolgate reload`: asks the instance running for a
+ * policies folder to reload it, through its control socket
+ * (src/base/control.h: where the socket is, what is said).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "toolgate.h"
+#include "commands.h"
+#include "options.h"
+#include "output.h"
+
+const char cmd_reload_usage[] =
+    "usage: toolgate reload [--policies DIR] [--socket PATH] [--json]\n"
+    "\n"
+    "Asks the toolgate instance running for the policies in DIR (default\n"
+    "./policies) — 'toolgate watch', or a program that listens with\n"
+    "tg_runtime_listen / rt:listen — to reload them now. The instance is\n"
+    "found through a socket whose path follows from DIR (see README,\n"
+    "\"Hot reload\"); --socket names it instead.\n"
+    "\n"
+    "options:\n"
+    "  --policies DIR      the policies folder (default ./policies)\n"
+    "  --socket PATH       the instance's control socket\n"
+    "  --json              print the instance's reply as one JSON object:\n"
+    "                      {\"ok\":true,\"generation\":N,\"files\":n,\"duration_ms\":x}\n"
+    "                      or {\"ok\":false,\"error\":\"file:line: message\",...}\n"
+    "  --timeout-ms N      how long to wait for the reply (default 30000)\n"
+    "\n"
+    "exit status: 0 reloaded; 1 the reload failed (the instance keeps its\n"
+    "current generation; the message names file:line); 2 usage error, or no\n"
+    "instance is running for DIR.\n";
+
+/* Returns -1 to go on, else the exit code. */
+static int parse_reload_options(int argc, char **argv, const char **dir,
+                                const char **socket, int *json,
+                                uint64_t *timeout_ms) {
+  const char *timeout = NULL;
+  const opt_spec specs[] = {
+      {"--policies", OPT_VALUE, NULL, dir},
+      {"--socket", OPT_VALUE, NULL, socket},
+      {"--json", OPT_FLAG, json, NULL},
+      {"--timeout-ms", OPT_VALUE, NULL, &timeout},
+  };
+  const opt_parser p = {"reload", specs, sizeof specs / sizeof *specs, NULL,
+                        0, 0, NULL, "reload [--policies DIR] [--json]"};
+  int npos;
+  int rc = opt_parse(&p, argc, argv, &npos);
+  if (rc == OPT_PARSE_HELP) {
+    fputs(cmd_reload_usage, stdout);
+    return CLI_EXIT_OK;
+  }
+  if (rc != OPT_PARSE_OK ||
+      (timeout && opt_millis("reload", "--timeout-ms", timeout, timeout_ms) < 0))
+    return CLI_EXIT_USAGE;
+  return -1;
+}
+
+static int report(const char *line, int json) {
+  cJSON *r = cJSON_Parse(line);
+  const cJSON *ok = cJSON_GetObjectItem(r, "ok");
+  if (!cJSON_IsBool(ok)) {
+    cli_error("reload: the instance sent a reply that is not understood: %s",
+              line);
+    cJSON_Delete(r);
+    return CLI_EXIT_FAILED;
+  }
+  int good = cJSON_IsTrue(ok);
+  double gen = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "generation"));
+  if (json) {
+    cli_print_json_line(stdout, r);
+  } else if (good) {
+    printf("reloaded: generation %.0f, %.0f file%s in %.2f ms\n", gen,
+           cJSON_GetNumberValue(cJSON_GetObjectItem(r, "files")),
+           cJSON_GetNumberValue(cJSON_GetObjectItem(r, "files")) == 1 ? ""
+                                                                     : "s",
+           cJSON_GetNumberValue(cJSON_GetObjectItem(r, "duration_ms")));
+  }
+  if (!good)
+    cli_error("reload failed; generation %.0f stays: %s", gen,
+              cJSON_GetStringValue(cJSON_GetObjectItem(r, "error")));
+  cJSON_Delete(r);
+  return good ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}
+
+int cmd_reload(int argc, char **argv) {
+  const char *dir = "policies", *socket = NULL;
+  int json = 0;
+  uint64_t timeout_ms = 30000;
+  int code = parse_reload_options(argc, argv, &dir, &socket, &json,
+                                  &timeout_ms);
+  if (code >= 0) return code;
+  char path[4096], err[TG_ERRMSG] = "";
+  if (!socket) {
+    if (tg_control_path(dir, path, sizeof path, err) < 0) {
+      cli_error("reload: %s", err);
+      return CLI_EXIT_USAGE;
+    }
+    socket = path;
+  }
+  char *reply = NULL;
+  int rc = tg_control_request(socket, "{\"cmd\":\"reload\"}", &reply,
+                              timeout_ms, err);
+  if (rc == -ENOENT || rc == -ECONNREFUSED) {
+    cli_error("reload: no toolgate instance is running for '%s' (nothing "
+              "listens on %s); start one with 'toolgate watch --policies %s'",
+              dir, socket, dir);
+    return CLI_EXIT_USAGE;
+  }
+  if (rc < 0) {
+    cli_error("reload: %s", err);
+    return CLI_EXIT_FAILED;
+  }
+  code = report(reply, json);
+  free(reply);
+  return code;
+}

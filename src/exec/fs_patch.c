@@ -1,0 +1,337 @@
+/*
+ * fs_patch.c — apply_patch: a unified diff over several files, all or
+ * nothing.
+ *
+ *   1. parse the whole patch (patch.c);
+ *   2. resolve every path (confined) and apply every hunk in memory, on
+ *      one in-memory state per file, so a later section sees what an
+ *      earlier one did; any hunk that does not apply ends the call here,
+ *      before a single byte is written;
+ *   3. commit: write each changed file atomically (fs_io.c), then delete;
+ *      if one step fails, undo the steps already taken from the originals
+ *      kept in memory (and remove directories we made), so a patch that
+ *      fails half-way changes nothing. If even the undo fails, the error
+ *      says ROLLBACK_FAILED and names the files left changed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fs_io.h"
+#include "fs_tools.h"
+#include "patch.h"
+
+typedef struct {
+  tg_fs_path p;
+  int orig_exists;
+  char *orig;
+  size_t orig_len;
+  struct stat orig_st;
+  int cur_exists;             /* the in-memory state after the sections */
+  char *cur;
+  size_t cur_len;
+  int done;                   /* commit: 1 written, 2 deleted */
+  int renamed_from;           /* slot index this one was renamed from, -1 */
+  tg_strlist made_dirs;
+  struct stat st;             /* after the commit */
+} slot;
+
+typedef struct {
+  tg_fs *fs;
+  slot *v;
+  size_t n;
+  tg_fs_err e;
+} plan;
+
+static void plan_free(plan *pl) {
+  for (size_t i = 0; i < pl->n; i++) {
+    tg__fs_path_free(&pl->v[i].p);
+    free(pl->v[i].orig);
+    free(pl->v[i].cur);
+    tg__strlist_free(&pl->v[i].made_dirs);
+  }
+  free(pl->v);
+}
+
+/* ---- in memory ---------------------------------------------------------- */
+
+static int load_slot(plan *pl, slot *s) {
+  if (!s->p.exists) return 0;
+  if (tg__fs_read(pl->fs, &s->p, &s->orig, &s->orig_len, &s->orig_st, &pl->e) < 0)
+    return -1;
+  s->orig_exists = s->cur_exists = 1;
+  s->cur = malloc(s->orig_len + 1);
+  if (!s->cur) {
+    tg__fs_errf(&pl->e, "IO_ERROR", "out of memory");
+    return -1;
+  }
+  memcpy(s->cur, s->orig, s->orig_len + 1);
+  s->cur_len = s->orig_len;
+  return 0;
+}
+
+/* The slot of a path (one per resolved file, whatever spelling the patch
+ * used), loading the file on first use. -1 with pl->e on refusal. */
+static long slot_of(plan *pl, const char *path) {
+  tg_fs_path p;
+  if (tg__fs_resolve(pl->fs, path, &p, &pl->e) < 0) return -1;
+  for (size_t i = 0; i < pl->n; i++)
+    if (strcmp(pl->v[i].p.abs, p.abs) == 0) {
+      tg__fs_path_free(&p);
+      return (long)i;
+    }
+  slot *v = realloc(pl->v, (pl->n + 1) * sizeof *v);
+  if (!v) {
+    tg__fs_path_free(&p);
+    tg__fs_errf(&pl->e, "IO_ERROR", "out of memory");
+    return -1;
+  }
+  pl->v = v;
+  slot *s = &v[pl->n++];
+  memset(s, 0, sizeof *s);
+  s->p = p;
+  s->renamed_from = -1;
+  if (p.exists && !S_ISREG(p.st.st_mode)) {
+    tg__fs_not_regular(&pl->e, p.rel, p.st.st_mode);
+    return -1;
+  }
+  return load_slot(pl, s) < 0 ? -1 : (long)(pl->n - 1);
+}
+
+static int apply_to(plan *pl, const tg_patch_file *f, const char *in,
+                    size_t len, char **out, size_t *outlen) {
+  if (tg__patch_apply(f, in, len, out, outlen, pl->e.msg, sizeof pl->e.msg) < 0) {
+    pl->e.code = "PATCH_CONFLICT";
+    return -1;
+  }
+  if (*outlen > pl->fs->max_bytes) {
+    free(*out);
+    return tg__fs_too_large(&pl->e, tg__patch_file_name(f), *outlen,
+                            pl->fs->max_bytes);
+  }
+  return 0;
+}
+
+static void set_cur(slot *s, char *buf, size_t len) {
+  free(s->cur);
+  s->cur = buf;
+  s->cur_len = len;
+  s->cur_exists = buf != NULL;
+}
+
+static int op_modify(plan *pl, const tg_patch_file *f, slot *s) {
+  char *out;
+  size_t n;
+  if (!s->cur_exists) {
+    tg__fs_errf(&pl->e, "NOT_FOUND", "the patch changes '%s', which does not "
+                "exist (a new file is written as --- /dev/null)", s->p.rel);
+    return -1;
+  }
+  if (apply_to(pl, f, s->cur, s->cur_len, &out, &n) < 0) return -1;
+  set_cur(s, out, n);
+  return 0;
+}
+
+static int op_create(plan *pl, const tg_patch_file *f, slot *s) {
+  char *out;
+  size_t n;
+  if (s->cur_exists) {
+    tg__fs_errf(&pl->e, "ALREADY_EXISTS", "the patch creates '%s', which "
+                "already exists; change it with a diff against its current "
+                "content instead", s->p.rel);
+    return -1;
+  }
+  if (apply_to(pl, f, "", 0, &out, &n) < 0) return -1;
+  set_cur(s, out, n);
+  return 0;
+}
+
+static int op_delete(plan *pl, const tg_patch_file *f, slot *s) {
+  char *out = NULL;
+  size_t n = s->cur_len;
+  if (!s->cur_exists) {
+    tg__fs_errf(&pl->e, "NOT_FOUND", "the patch deletes '%s', which does not "
+                "exist", s->p.rel);
+    return -1;
+  }
+  if (f->nhunks && apply_to(pl, f, s->cur, s->cur_len, &out, &n) < 0) return -1;
+  free(out);
+  if (n != 0) {
+    tg__fs_errf(&pl->e, "PATCH_CONFLICT", "the patch deletes '%s' but its "
+                "removed lines are not the whole file; read it again and "
+                "remove every line", s->p.rel);
+    return -1;
+  }
+  set_cur(s, NULL, 0);
+  return 0;
+}
+
+static int op_rename(plan *pl, const tg_patch_file *f, long from, long to) {
+  slot *a = &pl->v[from], *b = &pl->v[to];
+  char *out;
+  size_t n;
+  if (from == to) return op_modify(pl, f, a);
+  if (!a->cur_exists || b->cur_exists) {
+    tg__fs_errf(&pl->e, a->cur_exists ? "ALREADY_EXISTS" : "NOT_FOUND",
+                "the patch renames '%s' to '%s', but %s", a->p.rel, b->p.rel,
+                a->cur_exists ? "the new name is taken" : "the file does not exist");
+    return -1;
+  }
+  if (apply_to(pl, f, a->cur, a->cur_len, &out, &n) < 0) return -1;
+  set_cur(b, out, n);
+  set_cur(a, NULL, 0);
+  b->renamed_from = (int)from;
+  return 0;
+}
+
+static int run_section(plan *pl, const tg_patch_file *f) {
+  long a = -1, b = -1;
+  if (f->op == TG_PATCH_DELETE || f->op == TG_PATCH_RENAME)
+    if ((a = slot_of(pl, f->old_path)) < 0) return -1;
+  if (f->op != TG_PATCH_DELETE)
+    if ((b = slot_of(pl, f->new_path)) < 0) return -1;
+  switch (f->op) {
+    case TG_PATCH_MODIFY: return op_modify(pl, f, &pl->v[b]);
+    case TG_PATCH_CREATE: return op_create(pl, f, &pl->v[b]);
+    case TG_PATCH_DELETE: return op_delete(pl, f, &pl->v[a]);
+    case TG_PATCH_RENAME: return op_rename(pl, f, a, b);
+  }
+  return -1;
+}
+
+/* ---- commit and undo --------------------------------------------------- */
+
+static int changed(const slot *s) {
+  if (s->orig_exists != s->cur_exists) return 1;
+  return s->cur_exists && (s->cur_len != s->orig_len ||
+                           memcmp(s->cur, s->orig, s->cur_len) != 0);
+}
+
+/* Puts slot s back as it was. Returns 0 or -1 (then it stays changed). */
+static int undo(plan *pl, slot *s) {
+  tg_fs_err e;
+  int rc = 0;
+  if (s->orig_exists)
+    rc = tg__fs_write_atomic(pl->fs, &s->p, s->orig, s->orig_len, &s->orig_st,
+                             NULL, &e);
+  else if (s->done == 1)
+    rc = tg__fs_remove(pl->fs, &s->p, &e);
+  tg__fs_remove_dirs(pl->fs, s->p.root, &s->made_dirs);
+  if (rc == 0) s->done = 0;
+  return rc;
+}
+
+static void rollback(plan *pl) {
+  char left[TG_ERRMSG] = "";
+  size_t k = 0;
+  for (size_t i = pl->n; i > 0; i--) {
+    slot *s = &pl->v[i - 1];
+    if (s->done && undo(pl, s) < 0 && k < sizeof left)
+      k += (size_t)snprintf(left + k, sizeof left - k, "%s'%s'", k ? ", " : "",
+                            s->p.rel);
+  }
+  size_t m = strlen(pl->e.msg);
+  if (k) {
+    pl->e.code = "ROLLBACK_FAILED";
+    snprintf(pl->e.msg + m, sizeof pl->e.msg - m, "; undoing the files "
+             "already written failed too, these are left changed: %s", left);
+  } else {
+    snprintf(pl->e.msg + m, sizeof pl->e.msg - m, "; the files already "
+             "written were restored, nothing was changed");
+  }
+}
+
+static int commit_one(plan *pl, slot *s, int deleting) {
+  if (deleting) {
+    if (tg__fs_remove(pl->fs, &s->p, &pl->e) < 0) return -1;
+    s->done = 2;
+    return 0;
+  }
+  if (s->p.missing > 1 && !s->p.exists &&
+      tg__fs_make_parents(pl->fs, &s->p, &s->made_dirs, &pl->e) < 0)
+    return -1;
+  if (tg__fs_write_atomic(pl->fs, &s->p, s->cur, s->cur_len, NULL, &s->st,
+                          &pl->e) < 0) {
+    tg__fs_remove_dirs(pl->fs, s->p.root, &s->made_dirs);
+    return -1;
+  }
+  s->done = 1;
+  return 0;
+}
+
+/* Writes first, deletions last: a rename's new file exists before the old
+ * one goes. */
+static int commit(plan *pl) {
+  for (int deleting = 0; deleting < 2; deleting++)
+    for (size_t i = 0; i < pl->n; i++) {
+      slot *s = &pl->v[i];
+      if (!changed(s) || s->cur_exists == deleting) continue;
+      if (commit_one(pl, s, deleting) < 0) {
+        rollback(pl);
+        return -1;
+      }
+    }
+  return 0;
+}
+
+/* ---- the tool ------------------------------------------------------------- */
+
+static void add_file(cJSON *files, const char *path, const char *type,
+                     const char *old) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "path", path);
+  cJSON_AddStringToObject(o, "type", type);
+  if (old) cJSON_AddStringToObject(o, "old_path", old);
+  cJSON_AddItemToArray(files, o);
+}
+
+/* The result, and one change report per file, in first-touched order. */
+static cJSON *report(tg_exec *ex, plan *pl) {
+  cJSON *r = cJSON_CreateObject();
+  cJSON *files = cJSON_AddArrayToObject(r, "files");
+  for (size_t i = 0; i < pl->n; i++) {
+    slot *s = &pl->v[i];
+    int from = s->renamed_from;
+    if (from >= 0 && s->cur_exists && !pl->v[from].cur_exists) {
+      const char *old = pl->v[from].p.rel;
+      add_file(files, s->p.rel, "renamed", old);
+      tg__fs_report(ex, "apply_patch", s->p.root, s->p.rel, "renamed", old, &s->st);
+      continue;
+    }
+    int is_rename_source = 0;
+    for (size_t k = 0; k < pl->n; k++)
+      is_rename_source |= pl->v[k].renamed_from == (int)i && pl->v[k].cur_exists;
+    if (!s->done || is_rename_source) continue;
+    const char *type = s->done == 2 ? "deleted" : s->orig_exists ? "modified"
+                                                                 : "created";
+    add_file(files, s->p.rel, type, NULL);
+    tg__fs_report(ex, "apply_patch", s->p.root, s->p.rel, type, NULL,
+                  s->done == 2 ? NULL : &s->st);
+  }
+  cJSON_AddNumberToObject(r, "count", cJSON_GetArraySize(files));
+  return r;
+}
+
+void tg__apply_patch_start(tg_exec *ex, const cJSON *args, void *ud) {
+  (void)ud;
+  plan pl;
+  memset(&pl, 0, sizeof pl);
+  pl.fs = tg__fs_of(ex);
+  const char *text = tg__fs_str_arg(args, "patch");
+  tg_patch patch;
+  if (tg__patch_parse(text ? text : "", text ? strlen(text) : 0, &patch,
+                      pl.e.msg, sizeof pl.e.msg) < 0) {
+    pl.e.code = "PATCH_PARSE";
+    tg__patch_free(&patch);
+    tg__fs_fail(ex, &pl.e);
+    return;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < patch.nfiles && rc == 0; i++)
+    rc = run_section(&pl, &patch.files[i]);
+  if (rc == 0) rc = commit(&pl);
+  tg__patch_free(&patch);
+  if (rc < 0) tg__fs_fail(ex, &pl.e);
+  else tg_exec_finish_ok(ex, report(ex, &pl));
+  plan_free(&pl);
+}

@@ -1,0 +1,69 @@
+/*
+ * sandbox.h — the limits policy code runs under (SPEC §2, "Safety of policy
+ * code"): each generation's lua_State gets
+ *   - a counting allocator that refuses to grow past policy_memory_cap
+ *     while policy code runs (Lua 5.4 and LuaJIT alike: it wraps the
+ *     state's own allocator, so LuaJIT keeps its low-memory arena);
+ *   - an instruction budget per call from C into policy code, checked by a
+ *     count hook set once per state (LuaJIT: with the JIT off, so that
+ *     every loop is counted);
+ *   - unless trusted_policies, an allow-listed standard library: no
+ *     os.execute / io.popen / writes / bytecode / debug / C modules, and a
+ *     `require` that reaches only the shipped lua/ library and the policy
+ *     folder. Refused names raise a message that says so.
+ * Every call from C into policy code goes through tg__sandbox_pcall or
+ * tg__sandbox_resume; after a failure tg__sandbox_describe_stop says
+ * whether a limit stopped it.
+ */
+#ifndef TG_SANDBOX_H
+#define TG_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../base/luacompat.h"
+#include "toolgate.h"
+
+#define TG_DEFAULT_INSTRUCTION_BUDGET 10000000ull
+#define TG_DEFAULT_POLICY_MEMORY_CAP ((size_t)64 << 20)
+
+typedef struct tg_sandbox tg_sandbox;
+
+typedef enum {
+  TG_STOP_NONE = 0,
+  TG_STOP_BUDGET,  /* the instruction budget ran out */
+  TG_STOP_MEMORY   /* an allocation was refused at the memory cap */
+} tg_stop;
+
+/* Makes the lua_State of a generation whose policies live in policy_dir
+ * (may be NULL): standard library (restricted unless cfg->trusted_policies),
+ * package.path = the shipped lua/ library and policy_dir, no C modules.
+ * Returns NULL with a message in err. Free with tg__sandbox_close. */
+lua_State *tg__sandbox_new(const tg_config *cfg, const char *policy_dir,
+                           tg_sandbox **out, char *err, size_t errlen);
+void tg__sandbox_close(lua_State *L, tg_sandbox *sb);
+
+/* Gives the function on top of the stack (a loaded policy file or module)
+ * a fresh environment: its globals are its own (_G included), reads fall
+ * back to the standard globals. */
+void tg__sandbox_set_env(lua_State *L);
+
+/* lua_pcall / resume under the budget and the memory cap. Calls nest (an
+ * event handler run while a rule runs shares the rule's budget). */
+int tg__sandbox_pcall(tg_sandbox *sb, lua_State *L, int nargs, int nres);
+int tg__sandbox_resume(tg_sandbox *sb, lua_State *co, lua_State *from,
+                       int nargs, int *nres);
+
+/* What stopped the last failed call (TG_STOP_NONE: it raised an error of
+ * its own). */
+tg_stop tg__sandbox_stop(const tg_sandbox *sb);
+
+/* When a limit stopped the last call, writes "<what> exceeded its
+ * instruction budget of N (stopped at file:line)" or "<what> ran out of
+ * memory ..." into msg and returns 1; returns 0 otherwise. */
+int tg__sandbox_describe_stop(const tg_sandbox *sb, const char *what,
+                              char *msg, size_t msglen);
+
+/* Bytes the state holds now (for tests and `check`). */
+size_t tg__sandbox_memory_used(const tg_sandbox *sb);
+
+#endif

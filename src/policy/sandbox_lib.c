@@ -1,0 +1,438 @@
+/*
+ * sandbox_lib.c — the standard library policy code sees. An allow-list,
+ * like Redis: the libraries are opened, then every name that is not on the
+ * list is removed from its table, in place, so nothing unsafe is left in
+ * the state to be reached another way (package.loaded, string metatable).
+ * Reading a removed name raises "os.execute is not available to policies
+ * ..." through the table's metatable, instead of a puzzling nil.
+ *
+ * Replaced: print (to stderr: stdout belongs to the host's JSON output),
+ * load (text only), collectgarbage ("count" only), io.open (read modes
+ * only), io.lines (files only, not stdin), require (the shipped lua/
+ * library and the policy folder, Lua source only). trusted_policies keeps
+ * the full library; package.cpath is empty either way.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "sandbox.h"
+#include "sandbox_lib.h"
+
+#define ENV_MT "toolgate.sandbox.env"
+
+#if TG_LUA54
+#define tg_load(L, r, ud, name, mode) lua_load((L), (r), (ud), (name), (mode))
+#else
+#define tg_load(L, r, ud, name, mode) lua_loadx((L), (r), (ud), (name), (mode))
+#endif
+
+static void push_globals(lua_State *L) {
+#if TG_LUA54
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+#else
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+#endif
+}
+
+/* ---- environments --------------------------------------------------------- */
+
+static void push_env(lua_State *L) {
+  lua_newtable(L);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -2, "_G"); /* _G.x = 1 stays in the file too */
+  lua_getfield(L, LUA_REGISTRYINDEX, ENV_MT);
+  lua_setmetatable(L, -2);
+}
+
+/* [fn, env] -> [fn] with env as fn's environment. */
+static void take_env(lua_State *L) {
+  lua_pushvalue(L, -2);
+  tg_setenv(L, -2); /* tg_setenv wants the function on top */
+  lua_pop(L, 2);
+}
+
+void tg__sandbox_set_env(lua_State *L) {
+  push_env(L);
+  take_env(L);
+}
+
+/* {__index = the standard globals, __metatable = false}: shared by every
+ * environment; the policy can neither read nor replace it. */
+static void make_env_mt(lua_State *L) {
+  lua_createtable(L, 0, 2);
+  push_globals(L);
+  lua_setfield(L, -2, "__index");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setfield(L, LUA_REGISTRYINDEX, ENV_MT);
+}
+
+/* The shipped library and the policy folder: both for the standard
+ * require (trusted) and ours. */
+static void set_package_path(lua_State *L, const char *dir) {
+  lua_getglobal(L, "package");
+  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s/?.lua", TOOLGATE_LUA_DIR,
+                  TOOLGATE_LUA_DIR, dir ? dir : ".");
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, "");
+  lua_setfield(L, -2, "cpath"); /* no native modules from policies */
+  lua_pop(L, 1);
+}
+
+/* ---- refusing names ------------------------------------------------------- */
+
+static int listed(const char *const *list, const char *s) {
+  for (; list && *list; list++)
+    if (strcmp(*list, s) == 0) return 1;
+  return 0;
+}
+
+/* __index of a restricted table; upvalues: the library's name ("" for the
+ * globals) and the set of names removed from it. */
+static int refused_index(lua_State *L) {
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  lua_pushvalue(L, 2);
+  lua_rawget(L, lua_upvalueindex(2));
+  if (!lua_toboolean(L, -1)) return 0;
+  const char *lib = lua_tostring(L, lua_upvalueindex(1));
+  return luaL_error(L, "%s%s%s is not available to policies (the standard "
+                       "library is restricted; trusted_policies = true opens "
+                       "all of it)", lib, *lib ? "." : "", lua_tostring(L, 2));
+}
+
+/* Removes from the table on top every string key not in `keep`. The names
+ * removed raise when read, except those in `hide` (and all of them when
+ * refuse is 0), which just read as nil. */
+static void restrict_table(lua_State *L, const char *lib,
+                           const char *const *keep, const char *const *hide,
+                           int refuse) {
+  int t = lua_gettop(L), n = 0;
+  lua_newtable(L);
+  int refused = t + 1;
+  lua_pushnil(L);
+  while (lua_next(L, t)) {
+    lua_pop(L, 1);
+    const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    if (k && listed(keep, k)) continue;
+    lua_pushvalue(L, -1);
+    lua_pushnil(L);
+    lua_rawset(L, t); /* clearing a field during traversal is allowed */
+    if (k && refuse && !listed(hide, k)) {
+      lua_pushvalue(L, -1);
+      lua_pushboolean(L, 1);
+      lua_rawset(L, refused);
+      n++;
+    }
+  }
+  if (n) {
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, lib);
+    lua_pushvalue(L, refused);
+    lua_pushcclosure(L, refused_index, 2);
+    lua_setfield(L, -2, "__index");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, t);
+  }
+  lua_pop(L, 1);
+}
+
+/* ---- replacements --------------------------------------------------------- */
+
+/* print(...) to stderr; upvalue: tostring. */
+static int sb_print(lua_State *L) {
+  int n = lua_gettop(L);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 1; i <= n; i++) {
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, i);
+    lua_call(L, 1, 1);
+    if (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER)
+      return luaL_error(L, "'tostring' must return a string to 'print'");
+    if (i > 1) luaL_addchar(&b, '\t');
+    luaL_addvalue(&b);
+  }
+  luaL_addchar(&b, '\n');
+  luaL_pushresult(&b);
+  size_t len;
+  const char *s = lua_tolstring(L, -1, &len);
+  fwrite(s, 1, len, stderr);
+  fflush(stderr);
+  return 0;
+}
+
+#define BINARY_REFUSED "load: binary chunks are not allowed in policies " \
+                       "(the sandbox loads Lua source text only)"
+
+/* Reads the pieces of a chunk from the function at 1; slot 5 keeps the
+ * last piece alive while Lua reads it. *first is set until the first
+ * piece has been seen. */
+static const char *chunk_reader(lua_State *L, void *ud, size_t *size) {
+  int *first = ud;
+  luaL_checkstack(L, 2, "too many nested functions");
+  lua_pushvalue(L, 1);
+  lua_call(L, 0, 1);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    *size = 0;
+    return NULL;
+  }
+  if (lua_type(L, -1) != LUA_TSTRING)
+    luaL_error(L, "load: the reader function must return a string");
+  lua_replace(L, 5);
+  const char *p = lua_tolstring(L, 5, size);
+  if (*first && *size > 0) {
+    *first = 0;
+    if (p[0] == LUA_SIGNATURE[0]) { /* the same message as for a string */
+      lua_pushstring(L, BINARY_REFUSED);
+      lua_error(L);
+    }
+  }
+  return p;
+}
+
+/* load(chunk [, name [, mode [, env]]]): Lua source only, whatever mode
+ * says; without env the chunk gets an environment of its own. */
+static int sb_load(lua_State *L) {
+  int has_env = lua_gettop(L) >= 4;
+  if (has_env && !lua_istable(L, 4))
+    return luaL_argerror(L, 4, "the environment must be a table");
+  int st;
+  if (lua_type(L, 1) == LUA_TSTRING) {
+    size_t len;
+    const char *s = lua_tolstring(L, 1, &len);
+    const char *name = luaL_optstring(L, 2, s);
+    if (len > 0 && s[0] == LUA_SIGNATURE[0]) {
+      lua_pushnil(L);
+      lua_pushstring(L, BINARY_REFUSED);
+      return 2;
+    }
+    st = luaL_loadbufferx(L, s, len, name, "t");
+  } else {
+    const char *name = luaL_optstring(L, 2, "=(load)");
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_settop(L, 5);
+    int first = 1;
+    st = tg_load(L, chunk_reader, &first, name, "t");
+  }
+  if (st != LUA_OK) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  if (has_env) lua_pushvalue(L, 4);
+  else push_env(L);
+  take_env(L);
+  return 1;
+}
+
+/* A full collection on demand would let a policy spend seconds per
+ * instruction; the runtime runs the collector. */
+static int sb_collectgarbage(lua_State *L) {
+  const char *opt = luaL_optstring(L, 1, "collect");
+  if (strcmp(opt, "count") != 0)
+    return luaL_error(L, "collectgarbage(\"%s\") is not available to "
+                         "policies; only collectgarbage(\"count\") is (the "
+                         "runtime runs the collector)", opt);
+  lua_pushnumber(L, lua_gc(L, LUA_GCCOUNT, 0) +
+                        lua_gc(L, LUA_GCCOUNTB, 0) / 1024.0);
+  return 1;
+}
+
+/* io.open(name [, mode]) for reading only; upvalue: the real io.open. */
+static int sb_io_open(lua_State *L) {
+  luaL_checkstring(L, 1);
+  const char *mode = luaL_optstring(L, 2, "r");
+  int binary = strcmp(mode, "rb") == 0;
+  if (!binary && strcmp(mode, "r") != 0)
+    return luaL_error(L, "io.open: policies may open files for reading only "
+                         "(mode \"r\" or \"rb\"), not \"%s\"", mode);
+  lua_settop(L, 1);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushvalue(L, 1);
+  lua_pushstring(L, binary ? "rb" : "r");
+  lua_call(L, 2, LUA_MULTRET);
+  return lua_gettop(L) - 1;
+}
+
+/* io.lines(name, ...): a file; standard input belongs to the host. */
+static int sb_io_lines(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    return luaL_error(L, "io.lines: give a file name; policies cannot read "
+                         "the host's standard input");
+  int n = lua_gettop(L);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, n, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* ---- require ---------------------------------------------------------------- */
+
+/* "lib.shell", "my-helpers": names, not paths. */
+static int module_name_ok(const char *s) {
+  if (!*s || *s == '.') return 0;
+  for (const char *p = s; *p; p++) {
+    int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+             (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.';
+    if (!ok || (*p == '.' && (p[1] == '.' || p[1] == '\0'))) return 0;
+  }
+  return 1;
+}
+
+static int readable(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f) fclose(f);
+  return f != NULL;
+}
+
+/* Looks for name along path ("a/?.lua;b/?.lua"). Leaves the file found
+ * (returns 1) or the list of files tried (returns 0) on top. */
+static int find_module(lua_State *L, const char *name, const char *path) {
+  const char *fname = luaL_gsub(L, name, ".", "/");
+  int base = lua_gettop(L);
+  lua_pushliteral(L, "");
+  for (const char *p = path; *p;) {
+    const char *end = strchr(p, ';');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    lua_pushlstring(L, p, len);
+    luaL_gsub(L, lua_tostring(L, -1), "?", fname);
+    lua_remove(L, -2);
+    if (len && readable(lua_tostring(L, -1))) {
+      lua_replace(L, base);
+      lua_settop(L, base);
+      return 1;
+    }
+    lua_pushfstring(L, "\n\tno file '%s'", lua_tostring(L, -1));
+    lua_remove(L, -2);
+    lua_concat(L, 2);
+    p += len + (end ? 1 : 0);
+  }
+  lua_replace(L, base);
+  return 0;
+}
+
+/* require(name); upvalues: package.loaded and the path, fixed when the
+ * generation was made (package.path is only informational). */
+static int sb_require(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_settop(L, 1);
+  lua_pushvalue(L, 1);
+  lua_rawget(L, lua_upvalueindex(1));
+  if (!lua_isnil(L, -1)) return 1;
+  lua_pop(L, 1);
+  if (!module_name_ok(name))
+    return luaL_error(L, "require: '%s' is not a module name; policies "
+                         "require modules by name, like \"toolgate.shell\", "
+                         "not by path", name);
+  if (!find_module(L, name, lua_tostring(L, lua_upvalueindex(2))))
+    return luaL_error(L, "module '%s' not found: policies can require Lua "
+                         "modules of the shipped library and of the policy "
+                         "folder only (C modules are not available):%s",
+                      name, lua_tostring(L, -1));
+  const char *file = lua_tostring(L, -1);
+  if (luaL_loadfilex(L, file, "t") != LUA_OK) return lua_error(L);
+  tg__sandbox_set_env(L);
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_call(L, 2, 1);             /* module(name, file) */
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+  }
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, lua_upvalueindex(1));
+  return 1;
+}
+
+/* ---- the allow-lists ---------------------------------------------------------- */
+
+static const char *const base_keep[] = {
+    "_G", "_VERSION", "assert", "error", "getmetatable", "ipairs", "next",
+    "pairs", "pcall", "rawequal", "rawget", "rawlen", "rawset", "select",
+    "setmetatable", "tonumber", "tostring", "type", "unpack", "xpcall",
+    "bit", "coroutine", "math", "string", "table", "utf8", "os", "io",
+    "package", "debug", "print", "load", "loadstring", "collectgarbage",
+    "require", NULL};
+/* `if jit then` must keep working: jit (jit.on() would undo the budget) is
+ * absent rather than refused. */
+static const char *const base_hide[] = {"jit", "arg", NULL};
+static const char *const os_keep[] = {"clock", "date", "difftime", "getenv",
+                                      "time", NULL};
+static const char *const io_keep[] = {"open", "lines", "type", NULL};
+static const char *const package_keep[] = {"config", "loaded", "path", NULL};
+static const char *const debug_keep[] = {"traceback", NULL};
+static const char *const string_keep[] = {
+    "byte", "char", "find", "format", "gmatch", "gsub", "len", "lower",
+    "match", "pack", "packsize", "rep", "reverse", "sub", "unpack", "upper",
+    NULL};
+static const char *const loaded_keep[] = {
+    "_G", "bit", "coroutine", "debug", "io", "math", "os", "package",
+    "string", "table", "utf8", NULL};
+
+static void restrict_global(lua_State *L, const char *lib,
+                            const char *const *keep) {
+  lua_getglobal(L, lib);
+  if (lua_istable(L, -1)) restrict_table(L, lib, keep, NULL, 1);
+  lua_pop(L, 1);
+}
+
+/* Sets t[name] = C closure with the field `orig` of t as its upvalue. */
+static void wrap_field(lua_State *L, const char *lib, const char *name,
+                       lua_CFunction fn) {
+  lua_getglobal(L, lib);
+  lua_getfield(L, -1, name);
+  lua_pushcclosure(L, fn, 1);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+static void install_replacements(lua_State *L, const char *path) {
+  lua_getglobal(L, "tostring");
+  lua_pushcclosure(L, sb_print, 1);
+  lua_setglobal(L, "print");
+  lua_pushcfunction(L, sb_load);
+  lua_setglobal(L, "load");
+#if !TG_LUA54
+  lua_pushcfunction(L, sb_load); /* 5.1 code says loadstring */
+  lua_setglobal(L, "loadstring");
+#endif
+  lua_pushcfunction(L, sb_collectgarbage);
+  lua_setglobal(L, "collectgarbage");
+  wrap_field(L, "io", "open", sb_io_open);
+  wrap_field(L, "io", "lines", sb_io_lines);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  lua_pushstring(L, path);
+  lua_pushcclosure(L, sb_require, 2);
+  lua_setglobal(L, "require");
+  lua_pop(L, 1);
+}
+
+static void restrict_library(lua_State *L) {
+  restrict_global(L, "os", os_keep);
+  restrict_global(L, "io", io_keep);
+  restrict_global(L, "debug", debug_keep);
+  restrict_global(L, "string", string_keep);
+  restrict_global(L, "package", package_keep);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  restrict_table(L, "package.loaded", loaded_keep, NULL, 0);
+  lua_pop(L, 2);
+  push_globals(L);
+  restrict_table(L, "", base_keep, base_hide, 1);
+  lua_pop(L, 1);
+}
+
+void tg__sandbox_lib_open(lua_State *L, const char *policy_dir, int trusted) {
+  set_package_path(L, policy_dir);
+  make_env_mt(L);
+  if (trusted) return;
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  const char *path = lua_tostring(L, -1); /* anchored until the pop below */
+  restrict_library(L);
+  install_replacements(L, path);
+  lua_pop(L, 2);
+}

@@ -187,6 +187,12 @@ tg.tool { name = "peek", read_only = true, run = function()
     assert.are.equal("function", try(rt, "return type(io.popen)").value)
     assert.are.equal("function", try(rt, "return type(debug.getinfo)").value)
     assert.are.equal("function", try(rt, "return type(string.dump)").value)
+    -- the budget still holds: on LuaJIT the JIT stays off in policy states
+    assert.are.equal(jit and "false" or "no jit",
+                     try(rt, "return jit and tostring(jit.status()) or 'no jit'").value)
+    local loop = try(rt, "while true do end")
+    assert.is_false(loop.ok)
+    assert.is_true(H.has(loop.err, "instruction budget"), loop.err)
     assert.has_error(function() toolgate.new { trusted_policies = "yes" } end,
                      "toolgate.new: 'trusted_policies' must be a boolean (got string)")
   end)
@@ -275,6 +281,34 @@ tg.rule { name = "spin-open", fail = "open", check = function(call) while true d
     assert.is_true(H.has(out.error.message, "pre-hook defined at "), out.error.message)
     assert.is_true(H.has(out.error.message, "exceeded its instruction budget"), out.error.message)
     assert.are.equal("ok", H.call(rt, "runs", {}).status)
+  end)
+
+  it("stops an infinite loop in a post-hook: the result is withheld", function()
+    local rt = sandbox {
+      ["00_tools.lua"] = H.lib.tools,
+      ["10_hook.lua"] = "require('toolgate').after_tool('echo', function(call, res) while true do end end)",
+    }
+    local out = H.call(rt, "echo", {})
+    assert.are.equal("POLICY", out.error.phase)
+    assert.is_true(H.has(out.error.message, "post-hook defined at "), out.error.message)
+    assert.is_true(H.has(out.error.message, "exceeded its instruction budget"), out.error.message)
+    assert.are.equal("ok", H.call(rt, "runs", {}).status)
+  end)
+
+  it("stops a retry predicate that loops: no retry, a handler_error", function()
+    local rt = sandbox [[
+local tg = require "toolgate"
+tg.tool { name = "flaky", read_only = true,
+  retry = { attempts = 3, initial_ms = 1, retryable = function(err) while true do end end },
+  run = function() return nil, "try again" end }
+]]
+    local errors = H.record(rt, "handler_error")
+    local out = H.call(rt, "flaky", {})
+    assert.are.equal("error", out.status)
+    assert.are.equal(1, out.attempts)
+    assert.are.equal(1, #errors)
+    assert.is_true(H.has(errors[1].error, "retryable predicate defined at "), errors[1].error)
+    assert.is_true(H.has(errors[1].error, "exceeded its instruction budget"), errors[1].error)
   end)
 
   it("stops an infinite loop in an on_event handler: handler_error, the call goes on", function()

@@ -227,11 +227,13 @@ tg.tool { name = "quick", read_only = true,
   run = function(args, ctx) ctx.sleep(20); return "quick" end }
 ]]
 
-describe("ctx.exec", function()
+local TRUSTED = { trusted_policies = true }
+
+describe("ctx.exec with trusted_policies (runs the command itself)", function()
   after_each(H.cleanup)
 
   it("runs a command from a Lua tool and returns exec's result table", function()
-    local rt = H.runtime(lua_tools)
+    local rt = H.runtime(lua_tools, TRUSTED)
     local out = H.call(rt, "sh", { command = "echo hi; exit 4" })
     assert.are.equal("ok", out.status)
     assert.are.equal("hi\n", out.result.stdout)
@@ -240,7 +242,7 @@ describe("ctx.exec", function()
   end)
 
   it("takes exec's options and can run several commands in turn", function()
-    local rt = H.runtime(lua_tools)
+    local rt = H.runtime(lua_tools, TRUSTED)
     local out = H.call(rt, "sh", { opts = { command = 'printf "%s" "$V"', env = { V = "v!" } } })
     assert.are.equal("v!", out.result.stdout)
     out = H.call(rt, "sh_lines", {})
@@ -248,7 +250,7 @@ describe("ctx.exec", function()
   end)
 
   it("its own timeout_ms kills the command and says timed_out", function()
-    local rt = H.runtime(lua_tools)
+    local rt = H.runtime(lua_tools, TRUSTED)
     local out = H.call(rt, "sh", { opts = { command = "echo a; sleep 100", timeout_ms = 200 } })
     assert.are.equal("ok", out.status)
     assert.is_true(out.result.timed_out)
@@ -257,7 +259,7 @@ describe("ctx.exec", function()
   end)
 
   it("returns nil and a message when the command cannot start; raises on bad options", function()
-    local rt = H.runtime(lua_tools)
+    local rt = H.runtime(lua_tools, TRUSTED)
     local out = H.call(rt, "sh_fail", {})
     assert.is_nil(out.result.r)
     assert.is_true(H.has(out.result.err, "/no/such/dir"))
@@ -267,7 +269,7 @@ describe("ctx.exec", function()
   end)
 
   it("cancelling the Lua tool kills the process group; its output is the partial result", function()
-    local rt = H.runtime(lua_tools, { progress_interval_ms = 20 })
+    local rt = H.runtime(lua_tools, { progress_interval_ms = 20, trusted_policies = true })
     local got = {}
     local h = assert(rt:call("sh", { command = TWO_SLEEPERS }, {
       on_progress = function(ev) if ev.last_line and ev.last_line ~= "" then got.line = ev.last_line end end }))
@@ -282,7 +284,7 @@ describe("ctx.exec", function()
   end)
 
   it("a running command delays no other call", function()
-    local rt = H.runtime(lua_tools, { approve = "allow" })
+    local rt = H.runtime(lua_tools, { approve = "allow", trusted_policies = true })
     local order = {}
     local function note(name) return { on_done = function() order[#order + 1] = name end } end
     rt:call("exec", { command = "sleep 0.3" }, note("exec"))
@@ -291,5 +293,46 @@ describe("ctx.exec", function()
     rt:run()
     assert.are.equal("quick", order[1])
     assert.are.equal(3, #order)
+  end)
+end)
+
+describe("ctx.exec in untrusted policies (the default)", function()
+  after_each(H.cleanup)
+
+  local deny_rm = [[
+local tg = require "toolgate"
+tg.rule { name = "no-rm", tools = { "exec" }, check = function(call)
+  if call.args.command:find("rm ") then return tg.deny("no rm here") end end }
+]]
+
+  it("sends the command through the chain: with no approver it does not run", function()
+    local rt = H.runtime(lua_tools)
+    local out = H.call(rt, "sh", { command = "echo hi" })
+    assert.are.equal("error", out.status) -- run returned nil, message
+    assert.is_true(H.has(out.error.message, "did not run (rejected)"), out.error.message)
+    out = H.call(rt, "sh_fail", {})
+    assert.is_nil(out.result.r)
+    assert.is_true(H.has(out.result.err, "did not run (rejected)"), out.result.err)
+  end)
+
+  it("runs it once the call is approved, and returns exec's result table", function()
+    local rt = H.runtime(lua_tools, { approve = "allow" })
+    local out = H.call(rt, "sh", { command = "echo hi; exit 4" })
+    assert.are.equal("ok", out.status)
+    assert.are.equal("hi\n", out.result.stdout)
+    assert.are.equal(4, out.result.exit_code)
+  end)
+
+  it("cannot get round a rule on exec", function()
+    local dir = H.policy_dir({ ["10_tools.lua"] = lua_tools, ["20_deny.lua"] = deny_rm })
+    local marker = dir .. "/marker"
+    H.write(marker, "x")
+    local rt = assert(H.toolgate.new { policies = dir, approve = "allow" })
+    local out = rt:call("sh_fail", {}):wait()
+    out = rt:call("sh", { command = "rm " .. marker }):wait()
+    rt:close()
+    assert.are.equal("error", out.status)
+    assert.is_true(H.has(out.error.message, "denied"), out.error.message)
+    assert.is_true(H.exists(marker))
   end)
 end)

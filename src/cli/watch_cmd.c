@@ -36,6 +36,7 @@ const char cmd_watch_usage[] =
     "  --json              one JSON object per line: first {\"type\":\"watching\",\n"
     "                      ...}, then the policy_loaded / policy_error events\n"
     "  --events            print every other event too\n"
+    SANDBOX_OPT_USAGE
     "\n"
     "exit status: 0 stopped with Ctrl-C or SIGTERM; 2 usage or configuration\n"
     "error (the policies do not load at start, the socket is in use).\n";
@@ -43,6 +44,7 @@ const char cmd_watch_usage[] =
 typedef struct {
   const char *dir, *socket;
   int json, all_events;
+  sandbox_options sandbox;
   tg_runtime *rt;
   uv_signal_t stop[2];       /* SIGINT, SIGTERM: ref'd, they keep us up */
   int stopping;
@@ -157,6 +159,7 @@ static int set_up(watch_run *w) {
   tg_config_init(&cfg);
   cfg.policies_dir = w->dir;
   cfg.watch_policies = 1;
+  if (sandbox_options_apply("watch", &w->sandbox, &cfg) < 0) return -1;
   w->rt = tg_runtime_new(&cfg, NULL, err);
   if (!w->rt) {
     cli_error("watch: %s", err);
@@ -180,6 +183,7 @@ static int parse_watch_options(watch_run *w, int argc, char **argv) {
       {"--socket", OPT_VALUE, NULL, &w->socket},
       {"--json", OPT_FLAG, &w->json, NULL},
       {"--events", OPT_FLAG, &w->all_events, NULL},
+      SANDBOX_OPT_SPECS(&w->sandbox),
   };
   const opt_parser p = {"watch", specs, sizeof specs / sizeof *specs, NULL,
                         0, 0, NULL, "watch [--policies DIR] [--json]"};

@@ -74,6 +74,10 @@ void tg__luatool_wait(tg_exec *ex, uint64_t ms, uv_timer_cb cb);
 void tg__luatool_resume(tg_exec *ex, int nargs);
 /* ctx.call (luatool_call.c) and what cancel/release must do about it. */
 int tg__ctx_call(lua_State *L);
+/* Starts a nested call of tool with args (owned) and yields; as_exec:
+ * answer as ctx.exec does (the result, or nil, message). */
+int tg__ctx_call_tool(lua_State *L, tg_exec *ex, const char *tool,
+                      cJSON *args, int as_exec);
 void tg__nested_abandon(tg_exec *ex);
 /* ctx.exec (luatool_exec.c): stops and lets go of its process. */
 int tg__ctx_exec(lua_State *L);

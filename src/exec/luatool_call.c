@@ -24,6 +24,7 @@ typedef struct tg_nested {
   char *tool;
   cJSON *args;
   int started;   /* tg_call_start accepted it: its done callback will come */
+  int as_exec;   /* ctx.exec: answer with the result, or nil, message */
 } tg_nested;
 
 static void nested_free(tg_exec *ex) {
@@ -34,14 +35,31 @@ static void nested_free(tg_exec *ex) {
   free(n);
 }
 
+/* ctx.exec's answer: exec's result table when the command ran (whatever
+ * its exit code), else nil and why it did not. */
+static int push_exec_answer(lua_State *co, const tg_outcome *o) {
+  if (o->status == TG_STATUS_OK && o->result && tg_json_push(co, o->result) == 0)
+    return 1;
+  lua_pushnil(co);
+  lua_pushfstring(co, "ctx.exec: the command did not run (%s): %s",
+                  tg_status_name(o->status),
+                  o->error.message ? o->error.message : "no result");
+  return 2;
+}
+
 static void nested_done_cb(tg_runtime *rt, const tg_outcome *o, void *ud) {
   tg_exec *ex = ud;
+  int as_exec = ex->nested->as_exec;
   nested_free(ex);
   if (ex->cancelled || ex->finished || !ex->co) { /* nobody waits now */
     tg__exec_maybe_free(ex);
     return;
   }
   ex->waiting = 0;
+  if (as_exec) {
+    tg__luatool_resume(ex, push_exec_answer(ex->co, o));
+    return;
+  }
   tg_push_outcome(ex->co, o);
   tg__luatool_resume(ex, 1);
 }
@@ -69,6 +87,25 @@ static void nested_start_cb(uv_timer_t *t) {
   tg__luatool_resume(ex, 2);
 }
 
+int tg__ctx_call_tool(lua_State *L, tg_exec *ex, const char *tool,
+                      cJSON *args, int as_exec) {
+  tg_nested *n = calloc(1, sizeof *n);
+  char *name = tg__strdup(tool);
+  if (!n || !name) {
+    free(n);
+    free(name);
+    cJSON_Delete(args);
+    return luaL_error(L, "ctx.call: out of memory");
+  }
+  n->tool = name;
+  n->args = args;
+  n->as_exec = as_exec;
+  snprintf(n->id, sizeof n->id, "%s.%d", ex->call->id, ++ex->nested_count);
+  ex->nested = n;
+  tg__luatool_wait(ex, 0, nested_start_cb);
+  return lua_yield(L, 0);
+}
+
 /* ctx.call(tool, args?) -> outcome | nil, message */
 int tg__ctx_call(lua_State *L) {
   tg_exec *ex = tg__luatool_ctx(L, "call");
@@ -86,20 +123,7 @@ int tg__ctx_call(lua_State *L) {
     cJSON_Delete(args);
     return luaL_error(L, "ctx.call: the args must be a table with keys");
   }
-  tg_nested *n = calloc(1, sizeof *n);
-  char *name = tg__strdup(tool);
-  if (!n || !name) {
-    free(n);
-    free(name);
-    cJSON_Delete(args);
-    return luaL_error(L, "ctx.call: out of memory");
-  }
-  n->tool = name;
-  n->args = args;
-  snprintf(n->id, sizeof n->id, "%s.%d", ex->call->id, ++ex->nested_count);
-  ex->nested = n;
-  tg__luatool_wait(ex, 0, nested_start_cb);
-  return lua_yield(L, 0);
+  return tg__ctx_call_tool(L, ex, tool, args, 0);
 }
 
 void tg__nested_abandon(tg_exec *ex) {

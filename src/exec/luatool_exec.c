@@ -6,6 +6,11 @@
  * when the command could not be started. timeout_ms here is the command's
  * own: on expiry the group is killed and the table says timed_out = true.
  *
+ * Unless cfg.trusted_policies, the command does not run here: it becomes
+ * a nested call of the `exec` tool (luatool_call.c), judged by the rules
+ * and hooks like any call, so a policy's own tool cannot get round the
+ * shell policy; the answer is the same (the result, or nil, message).
+ *
  * Cancelling (or timing out) the Lua tool kills the process group too;
  * the command's output so far becomes the partial result unless the tool
  * left one with ctx.partial.
@@ -65,6 +70,15 @@ int tg__ctx_exec(lua_State *L) {
   char err[TG_ERRMSG];
   tg_exec_args a;
   cJSON *args = opts_json(L, err, sizeof err);
+  if (args && !ex->rt->cfg.trusted_policies) {
+    /* Untrusted policy code runs no command the rules have not judged:
+     * the command goes through the chain as a call of `exec`. */
+    if (!ex->call || ex->nested) {
+      cJSON_Delete(args);
+      return luaL_error(L, "ctx.exec: a call is already waiting");
+    }
+    return tg__ctx_call_tool(L, ex, "exec", args, 1);
+  }
   int rc = args ? tg__exec_args_parse(ex->rt, args, &a, err, sizeof err) : -1;
   if (rc < 0) {
     cJSON_Delete(args); /* before raising: luaL_error does not return */

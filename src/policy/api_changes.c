@@ -8,6 +8,7 @@
 #include "api_changes.h"
 #include "generation.h"
 #include "luajson.h"
+#include "sandbox.h"
 #include "../base/glob.h"
 #include "../base/runtime.h"
 
@@ -71,6 +72,10 @@ static void handler_failed(tg_generation *g, const char *where,
                            const char *glob, const cJSON *change) {
   lua_State *L = g->L;
   const char *m = lua_tostring(L, -1);
+  char stop[700], what[400];
+  snprintf(what, sizeof what, "on_file_change handler defined at %s",
+           where ? where : "?");
+  if (tg__sandbox_describe_stop(g->sb, what, stop, sizeof stop)) m = stop;
   cJSON *d = cJSON_CreateObject();
   cJSON_AddStringToObject(d, "where", where ? where : "?");
   cJSON_AddStringToObject(d, "error", m ? m : "(non-string error)");
@@ -103,7 +108,8 @@ void tg__policy_file_change(tg_generation *g, const cJSON *change,
     if (glob && tg_glob_match(glob, path)) {
       lua_rawgeti(L, -3, 2);                                 /* fn */
       if (tg_json_push(L, change) < 0) lua_newtable(L);
-      if (lua_pcall(L, 1, 0, 0) != LUA_OK)
+      /* under the sandbox's budget and cap, like every policy call */
+      if (tg__sandbox_pcall(g->sb, L, 1, 0) != LUA_OK)
         handler_failed(g, where, glob, change);
     }
     lua_pop(L, 3);

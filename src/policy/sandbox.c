@@ -63,8 +63,6 @@ static size_t gc_bytes(lua_State *L) {
          (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
 }
 
-size_t tg__sandbox_memory_used(const tg_sandbox *sb) { return sb->used; }
-
 /* ---- instruction budget -------------------------------------------------- */
 
 static tg_sandbox *sandbox_of(lua_State *L) {

@@ -63,7 +63,4 @@ tg_stop tg__sandbox_stop(const tg_sandbox *sb);
 int tg__sandbox_describe_stop(const tg_sandbox *sb, const char *what,
                               char *msg, size_t msglen);
 
-/* Bytes the state holds now (for tests and `check`). */
-size_t tg__sandbox_memory_used(const tg_sandbox *sb);
-
 #endif

@@ -173,17 +173,10 @@ static void unlink_call(tg_call *c) {
   c->prev = c->next = NULL;
 }
 
-/* Ends the call: event, outcome, free. The struct itself waits for its
- * timer's close callback when it has one. */
-static void finish(tg_call *c) {
-  tg_outcome o = outcome_of(c);
-  emit_call_end(c, &o);
-  unlink_call(c);
-  /* the files the call changed are announced after its call_end */
-  tg__changes_call_ended(c->rt, c->gen, c->id);
-  if (c->done) c->done(c->rt, &o, c->done_ud);
+void tg__call_free_fields(tg_call *c) {
   if (c->call_ref != LUA_NOREF)
     luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);
+  c->call_ref = LUA_NOREF;
   tg__generation_unref(c->gen);
   if (c->id != c->idbuf) free(c->id);
   free(c->tool_name);
@@ -195,6 +188,18 @@ static void finish(tg_call *c) {
   cJSON_Delete(c->result);
   cJSON_Delete(c->short_result);
   tg__err_clear(&c->error);
+}
+
+/* Ends the call: event, outcome, free. The struct itself waits for its
+ * timer's close callback when it has one. */
+static void finish(tg_call *c) {
+  tg_outcome o = outcome_of(c);
+  emit_call_end(c, &o);
+  unlink_call(c);
+  /* the files the call changed are announced after its call_end */
+  tg__changes_call_ended(c->rt, c->gen, c->id);
+  if (c->done) c->done(c->rt, &o, c->done_ud);
+  tg__call_free_fields(c);
   if (c->wait_timer) {
     c->pending_closes++;
     uv_close((uv_handle_t *)c->wait_timer, wait_timer_closed);

@@ -84,6 +84,10 @@ int tg__call_start_nested(tg_runtime *rt, const tg_call_request *req,
                           int parent_depth, tg_done_cb done, void *ud,
                           char err[TG_ERRMSG]);
 
+/* Frees what the call owns (strings, JSON, Lua refs, its generation
+ * reference), not the struct or its timer. */
+void tg__call_free_fields(tg_call *c);
+
 /* Drives the call until it waits or ends. */
 void tg__call_advance(tg_call *c);
 

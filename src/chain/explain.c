@@ -104,17 +104,7 @@ static tg_call *dry_call(tg_runtime *rt, const tg_call_request *req,
 }
 
 static void dry_call_free(tg_call *c) {
-  if (c->call_ref != LUA_NOREF)
-    luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);
-  tg__generation_unref(c->gen);
-  if (c->id != c->idbuf) free(c->id);
-  free(c->tool_name);
-  if (c->session != c->rt->session) free(c->session);
-  free(c->rule);
-  free(c->reason);
-  cJSON_Delete(c->args);
-  cJSON_Delete(c->metadata);
-  tg__err_clear(&c->error);
+  tg__call_free_fields(c);
   free(c);
 }
 

@@ -137,7 +137,7 @@ void tg__exec_args_free(tg_exec_args *a) {
 
 /* ---- the tool ------------------------------------------------------------- */
 
-static void exec_output(tg_proc *p, void *ud) {
+void tg__exec_output_progress(tg_proc *p, void *ud) {
   tg_exec *ex = ud;
   tg_exec_progress(ex, (double)tg__proc_bytes(p), -1, tg__proc_last_line(p));
 }
@@ -163,7 +163,8 @@ static void exec_start(tg_exec *ex, const cJSON *args, void *ud) {
   if (a.timeout_ms) ex->timeout_ms = a.timeout_ms; /* the chain's deadline */
   ex->progress_output = 1;
   tg_exec_progress(ex, 0, -1, "");
-  int rc = tg__proc_spawn(ex->rt, &a.proc, exec_output, exec_exited, ex, &ex->proc,
+  int rc = tg__proc_spawn(ex->rt, &a.proc, tg__exec_output_progress,
+                          exec_exited, ex, &ex->proc,
                           err, sizeof err);
   tg__exec_args_free(&a);
   if (rc < 0) tg_exec_finish_error(ex, NULL, "SPAWN_FAILED", err, 0);

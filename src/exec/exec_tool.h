@@ -21,6 +21,11 @@ int tg__exec_args_parse(tg_runtime *rt, const cJSON *args, tg_exec_args *a,
                         char *err, size_t errlen);
 void tg__exec_args_free(tg_exec_args *a);
 
+/* Output callback of a process an attempt runs (the exec tool, ctx.exec):
+ * the bytes so far and the last line become the attempt's progress. ud
+ * is the tg_exec. */
+void tg__exec_output_progress(tg_proc *p, void *ud);
+
 /* Registers `exec` into rt (builtin.c). */
 int tg__exec_tool_register(tg_runtime *rt, char err[TG_ERRMSG]);
 

@@ -25,11 +25,6 @@
 #include "exec_tool.h"
 #include "../policy/luajson.h"
 
-static void exec_output(tg_proc *p, void *ud) {
-  tg_exec *ex = ud;
-  tg_exec_progress(ex, (double)tg__proc_bytes(p), -1, tg__proc_last_line(p));
-}
-
 static void exec_exited(tg_proc *p, void *ud) {
   tg_exec *ex = ud;
   cJSON *result = tg__proc_result(p);
@@ -85,7 +80,7 @@ int tg__ctx_exec(lua_State *L) {
     return luaL_error(L, "ctx.%s", err); /* err starts "exec: " */
   }
   a.proc.timeout_ms = a.timeout_ms; /* the command's own deadline */
-  rc = tg__proc_spawn(ex->rt, &a.proc, exec_output, exec_exited, ex,
+  rc = tg__proc_spawn(ex->rt, &a.proc, tg__exec_output_progress, exec_exited, ex,
                       &ex->proc, err, sizeof err);
   tg__exec_args_free(&a);
   cJSON_Delete(args);

@@ -384,8 +384,8 @@ static cJSON *parse_args_json(tg_runtime *rt, const tg_call_request *req,
   return j;
 }
 
-static cJSON *parse_args(tg_runtime *rt, const tg_call_request *req,
-                         char *err) {
+cJSON *tg__call_parse_args(tg_runtime *rt, const tg_call_request *req,
+                           char *err) {
   return checked_depth(parse_args_json(rt, req, err), "args", err);
 }
 
@@ -436,7 +436,7 @@ static int start_call(tg_runtime *rt, const tg_call_request *req, int depth,
                       tg_done_cb done, void *ud, char err[TG_ERRMSG]) {
   int rc = check_request(rt, req, err);
   if (rc < 0) return rc;
-  cJSON *args = parse_args(rt, req, err);
+  cJSON *args = tg__call_parse_args(rt, req, err);
   if (!args) return -EINVAL;
   tg_call *c = calloc(1, sizeof *c);
   if (!c) {

@@ -84,6 +84,11 @@ int tg__call_start_nested(tg_runtime *rt, const tg_call_request *req,
                           int parent_depth, tg_done_cb done, void *ud,
                           char err[TG_ERRMSG]);
 
+/* The request's args as a new JSON object (args, or args_json parsed),
+ * refused with a message in err when malformed, too big or too deep. */
+cJSON *tg__call_parse_args(tg_runtime *rt, const tg_call_request *req,
+                           char *err);
+
 /* Frees what the call owns (strings, JSON, Lua refs, its generation
  * reference), not the struct or its timer. */
 void tg__call_free_fields(tg_call *c);

@@ -21,47 +21,6 @@
 
 /* ---- the request ------------------------------------------------------ */
 
-static int too_deep(const cJSON *j, int depth) {
-  if (depth > TG_JSON_MAX_DEPTH) return 1;
-  for (const cJSON *c = j->child; c; c = c->next)
-    if ((c->child || cJSON_IsArray(c) || cJSON_IsObject(c)) &&
-        too_deep(c, depth + 1))
-      return 1;
-  return 0;
-}
-
-static cJSON *request_args(tg_runtime *rt, const tg_call_request *req,
-                           char *err) {
-  cJSON *j = NULL;
-  if (req->args) {
-    j = cJSON_IsObject(req->args) ? cJSON_Duplicate(req->args, 1) : NULL;
-  } else if (!req->args_json) {
-    return cJSON_CreateObject();
-  } else if (strlen(req->args_json) > rt->cfg.max_args_bytes) {
-    tg__errf(err, TG_ERRMSG, "args are over the limit of %zu bytes",
-             rt->cfg.max_args_bytes);
-    return NULL;
-  } else {
-    j = cJSON_Parse(req->args_json);
-    if (!j) {
-      tg__errf(err, TG_ERRMSG, "args are not valid JSON");
-      return NULL;
-    }
-  }
-  if (!cJSON_IsObject(j)) {
-    cJSON_Delete(j);
-    tg__errf(err, TG_ERRMSG, "args must be a JSON object, like {\"key\": \"value\"}");
-    return NULL;
-  }
-  if (too_deep(j, 1)) {
-    cJSON_Delete(j);
-    tg__errf(err, TG_ERRMSG, "args are nested deeper than %d levels",
-             TG_JSON_MAX_DEPTH);
-    return NULL;
-  }
-  return j;
-}
-
 static void unknown_tool(tg_runtime *rt, const char *name, char *err) {
   char list[400] = "";
   size_t n = 0;
@@ -351,7 +310,7 @@ cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
     tg__errf(err, TG_ERRMSG, "metadata must be a JSON object");
     return NULL;
   }
-  cJSON *args = request_args(rt, req, err);
+  cJSON *args = tg__call_parse_args(rt, req, err);
   if (!args) return NULL;
   const tg_tool *tool = tg__find_tool(rt, rt->gen, req->tool);
   if (!tool) {

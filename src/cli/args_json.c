@@ -17,7 +17,7 @@ static const char *type_name(const cJSON *v) {
 }
 
 /* Reports the parse error at byte `at` as line:column plus what is there. */
-static void report_syntax(const char *text, size_t at) {
+static void report_syntax(const char *cmd, const char *text, size_t at) {
   size_t len = strlen(text);
   if (at > len) at = len;
   int line = 1, col = 1;
@@ -32,23 +32,24 @@ static void report_syntax(const char *text, size_t at) {
   size_t near = strcspn(text + at, "\n");
   if (near > 20) near = 20;
   if (at >= len)
-    cli_error("call: the args are not valid JSON: unexpected end at line %d, "
-              "column %d", line, col);
+    cli_error("%s: the args are not valid JSON: unexpected end at line %d, "
+              "column %d", cmd, line, col);
   else
-    cli_error("call: the args are not valid JSON: error at line %d, column %d "
-              "(byte %zu), near '%.*s'", line, col, at, (int)near, text + at);
+    cli_error("%s: the args are not valid JSON: error at line %d, column %d "
+              "(byte %zu), near '%.*s'", cmd, line, col, at, (int)near,
+              text + at);
 }
 
-cJSON *args_json_parse(const char *text) {
+cJSON *args_json_parse(const char *cmd, const char *text) {
   const char *end = NULL;
   cJSON *v = cJSON_ParseWithOpts(text, &end, 1);
   if (!v) {
-    report_syntax(text, end ? (size_t)(end - text) : 0);
+    report_syntax(cmd, text, end ? (size_t)(end - text) : 0);
     return NULL;
   }
   if (!cJSON_IsObject(v)) {
-    cli_error("call: the args must be a JSON object, like '{\"path\": \"x\"}', "
-              "not %s", type_name(v));
+    cli_error("%s: the args must be a JSON object, like '{\"path\": \"x\"}', "
+              "not %s", cmd, type_name(v));
     cJSON_Delete(v);
     return NULL;
   }

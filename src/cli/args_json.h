@@ -7,8 +7,8 @@
 
 #include "toolgate.h"
 
-/* The parsed object (free with cJSON_Delete), or NULL after a message that
- * says what is wrong and where. */
-cJSON *args_json_parse(const char *text);
+/* The parsed object (free with cJSON_Delete), or NULL after a message,
+ * prefixed with the command's name, that says what is wrong and where. */
+cJSON *args_json_parse(const char *cmd, const char *text);
 
 #endif

@@ -340,7 +340,7 @@ int cmd_call(int argc, char **argv) {
   memset(&r, 0, sizeof r);
   int code = parse_call_options(&r.opt, argc, argv);
   if (code >= 0) return code;
-  r.opt.args = args_json_parse(r.opt.args_json);
+  r.opt.args = args_json_parse("call", r.opt.args_json);
   if (!r.opt.args) return CLI_EXIT_USAGE;
   code = set_up(&r);
   if (code == 0) code = run_call(&r);

@@ -218,7 +218,7 @@ int cmd_explain(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   int code = parse_explain_options(&o, argc, argv);
   if (code >= 0) return code;
-  cJSON *args = args_json_parse(o.args_json);
+  cJSON *args = args_json_parse("explain", o.args_json);
   if (!args) return CLI_EXIT_USAGE;
   tg_runtime *rt = make_runtime(&o);
   if (!rt) {

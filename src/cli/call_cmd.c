@@ -44,6 +44,8 @@ const char cmd_call_usage[] =
     "                      (head and tail; default 1M; K, M, G suffixes)\n"
     "  --kill-grace-ms N   from SIGTERM to SIGKILL when exec is stopped\n"
     "                      (default 2000)\n"
+    "  --workspace DIR     the root the file tools are confined to\n"
+    "                      (default: the current directory)\n"
     SANDBOX_OPT_USAGE
     "\n"
     "exit status: 0 ok; 1 the call failed, was denied, rejected, cancelled\n"
@@ -64,6 +66,7 @@ typedef struct {
   uint64_t approval_timeout_ms; /* 0: the runtime default */
   uint64_t exec_output_cap;  /* 0: the runtime default */
   uint64_t kill_grace_ms;    /* 0: the runtime default */
+  const char *workspace[2];  /* --workspace DIR, NULL-terminated; NULL: cwd */
   sandbox_options sandbox;   /* the policy sandbox's limits */
 } call_options;
 
@@ -125,6 +128,7 @@ static int parse_call_options(call_options *o, int argc, char **argv) {
       {"--approval-timeout-ms", OPT_VALUE, NULL, &approval_timeout},
       {"--exec-output-cap", OPT_VALUE, NULL, &output_cap},
       {"--kill-grace-ms", OPT_VALUE, NULL, &grace},
+      {"--workspace", OPT_VALUE, NULL, &o->workspace[0]},
       SANDBOX_OPT_SPECS(&o->sandbox),
   };
   const opt_parser p = {"call", specs, sizeof specs / sizeof *specs, pos,
@@ -207,6 +211,7 @@ static int make_runtime(call_run *r) {
     cfg.approval_timeout_ms = r->opt.approval_timeout_ms;
   cfg.exec_output_cap = (size_t)r->opt.exec_output_cap;
   cfg.kill_grace_ms = r->opt.kill_grace_ms;
+  if (r->opt.workspace[0]) cfg.workspace_roots = r->opt.workspace;
   if (sandbox_options_apply("call", &r->opt.sandbox, &cfg) < 0) return -1;
   r->rt = tg_runtime_new(&cfg, NULL, err);
   if (!r->rt) cli_error("%s", err);

@@ -145,6 +145,12 @@ uv_loop_t *tg_runtime_loop(tg_runtime *rt);
 /* Runs the loop: mode as uv_run. Returns uv_run's value. */
 int tg_runtime_run(tg_runtime *rt, uv_run_mode mode);
 
+/* SIGKILLs, at once, every process group the runtime's tools still run
+ * (exec, ctx.exec). For a host that is about to exit without waiting for
+ * the calls to end (a second Ctrl-C): no command outlives it. Touches
+ * nothing else; tg_runtime_free is still needed to free memory. */
+void tg_runtime_kill_processes(tg_runtime *rt);
+
 /* Loads (or reloads) the policies in dir into a new generation and makes it
  * current if every file loaded. On failure the old generation stays, err
  * names file:line:message, and -EINVAL is returned. */

@@ -71,6 +71,16 @@ static void leave(lrt *r, lua_State *L, lua_State *prev) {
   lua_error(L);
 }
 
+/* libuv's loop is not re-entrant: a callback may start calls, cancel
+ * them or answer approvals, but not run the loop (or close the runtime,
+ * which runs it) — that is for the code that called rt:run / wait. */
+static void refuse_in_callback(lua_State *L, lrt *r, const char *fn) {
+  if (r->cur_L)
+    luaL_error(L, "toolgate: %s cannot be used inside a callback (on_done, "
+                  "on_progress, on_event, the approver); call it after "
+                  "rt:run() or handle:wait() returns", fn);
+}
+
 /* Calls the function below nargs arguments; records an error. */
 static void callback(lrt *r, lua_State *L, int nargs, int nres,
                      const char *what) {
@@ -656,20 +666,45 @@ static int l_call(lua_State *L) {
   c->owner = r;
   lua_pushvalue(L, h);
   c->anchor_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  /* We name the call ourselves so progress events find the handle. */
-  if (req.id) snprintf(c->id, sizeof c->id, "%s", req.id);
-  else snprintf(c->id, sizeof c->id, "call-%llu", ++r->next_id);
-  req.id = c->id;
+  /* We name the call ourselves so progress events find the handle; an id
+   * the host chose may not be one that is running, ours skip such ids. */
   push_state(L, r, "calls");
+  int calls = lua_gettop(L);
+  if (req.id) {
+    snprintf(c->id, sizeof c->id, "%s", req.id);
+    lua_getfield(L, calls, c->id);
+    int taken = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (taken) {
+      lua_settop(L, h);
+      cJSON_Delete(args);
+      cJSON_Delete(meta);
+      unref(L, &c->anchor_ref);
+      unref(L, &c->on_done_ref);
+      unref(L, &c->on_progress_ref);
+      lua_pushnil(L);
+      lua_pushfstring(L, "a call with id '%s' is already running", c->id);
+      return 2;
+    }
+  } else {
+    for (;;) {
+      snprintf(c->id, sizeof c->id, "call-%llu", ++r->next_id);
+      lua_getfield(L, calls, c->id);
+      int taken = !lua_isnil(L, -1);
+      lua_pop(L, 1);
+      if (!taken) break;
+    }
+  }
+  req.id = c->id;
   lua_pushvalue(L, h);
-  lua_setfield(L, -2, c->id);
-  lua_pop(L, 1);
+  lua_setfield(L, calls, c->id);
+  lua_settop(L, h);
   lua_State *prev = enter(r, L);
   int rc = tg_call_start(r->rt, &req, done_cb, c, err);
   cJSON_Delete(args);
   cJSON_Delete(meta);
   if (rc < 0) {
-    if (rc != -EEXIST) forget_call(L, r, c->id); /* EEXIST: not ours */
+    forget_call(L, r, c->id);
     unref(L, &c->anchor_ref);
     unref(L, &c->on_done_ref);
     unref(L, &c->on_progress_ref);
@@ -715,6 +750,7 @@ static int l_call_wait(lua_State *L) {
       return luaL_error(L, "toolgate: the runtime was closed before the call "
                            "ended");
     lrt *r = c->owner;
+    refuse_in_callback(L, r, "handle:wait()");
     lua_State *prev = enter(r, L);
     int more = uv_run(tg_runtime_loop(r->rt), UV_RUN_ONCE);
     leave(r, L, prev);
@@ -766,6 +802,7 @@ static int l_call_gc(lua_State *L) {
 
 static int run_loop(lua_State *L, uv_run_mode mode) {
   lrt *r = check_rt(L, 1);
+  refuse_in_callback(L, r, mode == UV_RUN_DEFAULT ? "rt:run()" : "rt:run_once()");
   lua_State *prev = enter(r, L);
   int more = uv_run(tg_runtime_loop(r->rt), mode);
   leave(r, L, prev);
@@ -881,6 +918,7 @@ static void each_running(lua_State *L, lrt *r, int pass) {
 static int l_close(lua_State *L) {
   lrt *r = luaL_checkudata(L, 1, RT_MT);
   if (!r->rt) return 0;
+  refuse_in_callback(L, r, "rt:close()");
   r->cur_L = NULL; /* callbacks during teardown are not delivered */
   tg_runtime_set_approver(r->rt, NULL, NULL);
   if (r->sub_id) tg_events_unsubscribe(r->rt, r->sub_id);

@@ -352,22 +352,22 @@ TEST(unknown_keywords_ignored) {
 
 /* ---- depth limits -------------------------------------------------- */
 
-TEST(instance_100_deep_rejected) {
-  char *deep = nested_arrays(100);
-  char e[1024];
+TEST(instance_200_deep_rejected) {
+  char *deep = nested_arrays(200);
+  char e[2048];
   ASSERT_EQ(run("{}", deep, e, sizeof e), 0);
   ASSERT_PREFIX(e, "$[0][0][0]");
-  ASSERT_CONTAINS(e, "]: value nested deeper than 64 levels");
+  ASSERT_CONTAINS(e, "]: value nested deeper than 128 levels");
   ASSERT_EQ(run("true", deep, e, sizeof e), 0);
   free(deep);
 }
 
 TEST(instance_at_the_limit_accepted) {
-  char *ok = nested_arrays(64), *over = nested_arrays(65);
-  char e[1024];
+  char *ok = nested_arrays(128), *over = nested_arrays(129);
+  char e[2048];
   ASSERT_EQ(run("{\"type\":\"array\"}", ok, e, sizeof e), 1);
   ASSERT_EQ(run("{\"type\":\"array\"}", over, e, sizeof e), 0);
-  ASSERT_CONTAINS(e, "nested deeper than 64 levels");
+  ASSERT_CONTAINS(e, "nested deeper than 128 levels");
   free(ok);
   free(over);
 }
@@ -552,7 +552,7 @@ TEST_MAIN(TEST_ENTRY(type_each_name), TEST_ENTRY(type_integer_vs_number),
           TEST_ENTRY(min_max_items), TEST_ENTRY(any_of), TEST_ENTRY(one_of),
           TEST_ENTRY(all_of_reports_the_failing_branch),
           TEST_ENTRY(boolean_schemas), TEST_ENTRY(unknown_keywords_ignored),
-          TEST_ENTRY(instance_100_deep_rejected),
+          TEST_ENTRY(instance_200_deep_rejected),
           TEST_ENTRY(instance_at_the_limit_accepted),
           TEST_ENTRY(instance_built_very_deep_rejected),
           TEST_ENTRY(schema_100_deep_rejected),

@@ -201,5 +201,30 @@ expect "check on a failing file exits 1 with file:line" 1 "bad.lua:3"
 run check "$WORK/no-such-dir"
 expect "check on a missing dir exits 1" 1 "no-such-dir"
 
+# ---- a second Ctrl-C ---------------------------------------------------------
+
+# The command ignores SIGTERM and the grace is long: only the second
+# Ctrl-C's SIGKILL of the group can end it before the CLI exits.
+(cd "$WORK" && exec "$TG" call --approve=allow --kill-grace-ms 20000 exec \
+  '{"command":"trap \"\" TERM; sleep 37 & echo $! > sleeper.pid; wait"}' \
+  >"$WORK/ctrlc.out" 2>&1 </dev/null) &
+tgpid=$!
+for _ in $(seq 100); do [ -s "$WORK/sleeper.pid" ] && break; sleep 0.05; done
+kill -INT "$tgpid"; sleep 0.3; kill -INT "$tgpid"
+wait "$tgpid"; RC=$?
+sleeper=$(cat "$WORK/sleeper.pid" 2>/dev/null)
+state=
+for _ in $(seq 60); do # a killed process may wait a moment to be reaped
+  state=$(awk '{print $3}' "/proc/$sleeper/stat" 2>/dev/null)
+  case $state in ""|Z|X) break ;; esac
+  sleep 0.05
+done
+if [ "$RC" -eq 130 ] && [ -n "$sleeper" ] && case $state in ""|Z|X) true ;; *) false ;; esac; then
+  pass "a second Ctrl-C exits 130 and kills the command's group"
+else
+  fail "a second Ctrl-C exits 130 and kills the command's group" \
+    "exit $RC, sleeper ${sleeper:-?} state '${state}' ($(cat "$WORK/ctrlc.out"))"
+fi
+
 echo "$((checks - failed))/$checks checks passed"
 [ "$failed" -eq 0 ]

@@ -139,4 +139,40 @@ tg.tool { name = "later", read_only = true, run = function(args, ctx) ctx.sleep(
     local _, h2 = H.call(rt, "echo", {})
     assert.is_truthy(h2.id:match("^call%-%d+$"), h2.id)
   end)
+
+  it("rt:close(), rt:run() and handle:wait() inside a callback raise instead of corrupting the loop", function()
+    local rt = H.runtime [[
+local tg = require "toolgate"
+tg.tool { name = "later", read_only = true, run = function(args, ctx) ctx.sleep(args.ms or 1); return "x" end }
+]]
+    local other = assert(rt:call("later", { ms = 200 }))
+    for _, misuse in ipairs {
+      function() rt:close() end,
+      function() rt:run() end,
+      function() rt:run_once() end,
+      function() other:wait() end, -- a call still running: would run the loop
+    } do
+      local h = assert(rt:call("later", {}, { on_done = misuse }))
+      local ok, err = pcall(h.wait, h)
+      assert.is_false(ok)
+      assert.is_true(H.has(tostring(err), "cannot be used inside a callback"), tostring(err))
+    end
+    other:wait()
+    assert.are.equal("ok", H.call(rt, "later", {}).status) -- still usable
+  end)
+
+  it("an id that is running cannot be taken by a second call, and generated ids skip it", function()
+    local rt = H.runtime [[
+local tg = require "toolgate"
+tg.tool { name = "later", read_only = true, run = function(args, ctx) ctx.sleep(20); return "x" end }
+]]
+    local h1 = assert(rt:call("later", {}, { id = "call-1" }))
+    local h2, err = rt:call("later", {}, { id = "call-1" })
+    assert.is_nil(h2)
+    assert.is_true(H.has(err, "already running"), err)
+    local h3 = assert(rt:call("later", {}))
+    assert.are_not.equal("call-1", h3.id)
+    assert.are.equal("ok", h1:wait().status)
+    assert.are.equal("ok", h3:wait().status)
+  end)
 end)

@@ -60,6 +60,17 @@ describe("policy sandbox: the standard library", function()
     refused(rt, "io.read('l')", "io.read is not available")
   end)
 
+  it("refuses __gc finalizers: Lua runs them outside the instruction budget", function()
+    local rt = sandbox(TRY)
+    refused(rt, "setmetatable({}, { __gc = function() while true do end end })",
+            "__gc finalizers are not available to policies")
+    local r = try(rt, "return getmetatable(setmetatable({}, { __index = {} })) ~= nil")
+    assert.is_true(r.ok)
+    assert.are.equal("true", r.value)
+    local trusted = H.runtime(TRY, { trusted_policies = true })
+    assert.is_true(try(trusted, "setmetatable({}, { __gc = function() end }); return 1").ok)
+  end)
+
   it("keeps os.time, os.clock, os.date and os.getenv", function()
     local rt = sandbox(TRY)
     assert.is_true(try(rt, "return os.time() > 0").ok)

@@ -21,6 +21,10 @@
 
 #define MAX_DEPTH 64
 #define MAX_DEPTH_TEXT "64"
+/* Instances may nest as deep as the chain lets args nest
+ * (TG_JSON_MAX_DEPTH): validation follows the schema, never deeper. */
+#define INSTANCE_MAX_DEPTH 128
+#define INSTANCE_MAX_DEPTH_TEXT "128"
 
 /* ---- bounded output ------------------------------------------------ */
 
@@ -609,11 +613,11 @@ static int validate(const cJSON *s, const cJSON *v, const seg *at,
          v_combinators(s, v, at, o);
 }
 
-/* Rejects an instance nested deeper than MAX_DEPTH; the walk itself stops
- * one level past the limit. */
+/* Rejects an instance nested deeper than INSTANCE_MAX_DEPTH; the walk
+ * itself stops one level past the limit. */
 static int too_deep(const cJSON *v, const seg *at, int depth, out_t *o) {
-  if (depth > MAX_DEPTH) {
-    fail(o, at, "value nested deeper than " MAX_DEPTH_TEXT " levels");
+  if (depth > INSTANCE_MAX_DEPTH) {
+    fail(o, at, "value nested deeper than " INSTANCE_MAX_DEPTH_TEXT " levels");
     return 1;
   }
   size_t i = 0;

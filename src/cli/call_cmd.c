@@ -104,11 +104,16 @@ static int parse_approve(call_options *o, const char *mode) {
   return 0;
 }
 
-/* The default directory is optional; one named with --policies is not. */
+/* The default directory is optional; one named with --policies is not.
+ * Running without policies is said out loud: no shell rule then. */
 static const char *policies_dir(const char *given) {
   struct stat st;
   if (given) return given;
-  if (stat(DEFAULT_POLICIES, &st) < 0 && errno == ENOENT) return NULL;
+  if (stat(DEFAULT_POLICIES, &st) < 0 && errno == ENOENT) {
+    cli_error("note: no ./" DEFAULT_POLICIES " folder here, so no policies "
+              "(no rules, no policy tools); use --policies DIR");
+    return NULL;
+  }
   return DEFAULT_POLICIES;
 }
 
@@ -197,6 +202,12 @@ static int cancel_running(void *ud) {
   return tg_call_cancel(r->rt, r->call_id);
 }
 
+/* The second Ctrl-C exits at once: no command of ours may outlive us. */
+static void kill_running(void *ud) {
+  call_run *r = ud;
+  tg_runtime_kill_processes(r->rt);
+}
+
 /* ---- setting up and tearing down ------------------------------------ */
 
 static int make_runtime(call_run *r) {
@@ -233,7 +244,8 @@ static int set_up(call_run *r) {
     cli_error("out of memory");
     return CLI_EXIT_FAILED;
   }
-  r->interrupt = cli_interrupt_start(tg_runtime_loop(r->rt), cancel_running, r);
+  r->interrupt = cli_interrupt_start(tg_runtime_loop(r->rt), cancel_running,
+                                      kill_running, r);
   int events_on_stderr = r->opt.events_path && !strcmp(r->opt.events_path, "-");
   if (!r->opt.json && !events_on_stderr)
     r->spinner = cli_spinner_new(tg_runtime_loop(r->rt), r->opt.tool);

@@ -12,7 +12,7 @@
 #include "output.h"
 
 const char cmd_check_usage[] =
-    "usage: toolgate check [DIR] [--json]\n"
+    "usage: toolgate check [DIR | --policies DIR] [--json]\n"
     "\n"
     "Loads the policy files in DIR (default ./policies) and lists what they\n"
     "register: rules in evaluation order, hooks in run order, tools, event\n"
@@ -29,6 +29,7 @@ static int parse_check_options(int argc, char **argv, const char **dir,
                                int *json, sandbox_options *sb) {
   static const char *const names[] = {"DIR"};
   const opt_spec specs[] = {{"--json", OPT_FLAG, json, NULL},
+                            {"--policies", OPT_VALUE, NULL, dir},
                             SANDBOX_OPT_SPECS(sb)};
   const opt_parser p = {"check", specs, sizeof specs / sizeof *specs, dir, 0,
                         1, names, "check [DIR] [--json]"};

@@ -138,7 +138,7 @@ static void print_warnings(FILE *f, const cJSON *d, int color) {
 
 void describe_print(FILE *f, const cJSON *d, const char *dir, int color) {
   const cJSON *hooks = cJSON_GetObjectItem(d, "hooks");
-  fprintf(f, "policies %s: generation %g, loaded without errors\n", dir,
+  fprintf(f, "%s/: generation %g, loaded without errors\n", dir,
           num(d, "generation"));
   print_files(f, d, color);
   print_rules(f, d, color);

@@ -10,11 +10,13 @@
 struct cli_interrupt {
   uv_signal_t sig;   /* sig.data points back here */
   cli_cancel_fn cancel;
+  cli_quit_fn quit;
   void *ud;
   int count;
 };
 
-static void quit_now(void) {
+static void quit_now(cli_interrupt *in) {
+  if (in->quit) in->quit(in->ud);
   uv_tty_reset_mode(); /* in case a prompt changed the terminal */
   fputc('\n', stderr);
   cli_error("interrupted");
@@ -24,7 +26,7 @@ static void quit_now(void) {
 
 static void on_sigint(uv_signal_t *h, int signum) {
   cli_interrupt *in = h->data;
-  if (++in->count > 1) quit_now();
+  if (++in->count > 1) quit_now(in);
   fputs("\n", stderr); /* the ^C the terminal echoed ends no line */
   if (in->cancel(in->ud) == 0)
     cli_error("cancelling the call (Ctrl-C again to quit at once)");
@@ -35,13 +37,14 @@ static void on_sigint(uv_signal_t *h, int signum) {
 static void on_closed(uv_handle_t *h) { free(h->data); }
 
 cli_interrupt *cli_interrupt_start(uv_loop_t *loop, cli_cancel_fn cancel,
-                                   void *ud) {
+                                   cli_quit_fn quit, void *ud) {
   cli_interrupt *in = calloc(1, sizeof *in);
   if (!in) {
     cli_error("out of memory");
     return NULL;
   }
   in->cancel = cancel;
+  in->quit = quit;
   in->ud = ud;
   int rc = uv_signal_init(loop, &in->sig);
   if (rc < 0) {

@@ -122,11 +122,14 @@ static void print_start(watch_run *w) {
     cJSON_Delete(j);
   } else {
     stamp();
+    /* the reload command that reaches this instance, --socket included */
     printf("watching %s: generation %llu, %d file%s\n"
            "  reload: save a file, 'kill -HUP %ld' or 'toolgate reload "
-           "--policies %s'\n  socket: %s\n  Ctrl-C stops\n",
+           "%s%s'\n  socket: %s\n  Ctrl-C stops\n",
            w->dir, (unsigned long long)tg_runtime_generation(w->rt), files,
-           files == 1 ? "" : "s", (long)getpid(), w->dir, sock);
+           files == 1 ? "" : "s", (long)getpid(),
+           w->socket ? "--socket " : "--policies ",
+           w->socket ? w->socket : w->dir, sock);
   }
   fflush(stdout);
 }

@@ -20,7 +20,7 @@
 #include "../policy/luaoutcome.h"
 
 typedef struct tg_nested {
-  char id[160];
+  char *id;      /* "<parent id>.<n>", never cut short: ids must not clash */
   char *tool;
   cJSON *args;
   int started;   /* tg_call_start accepted it: its done callback will come */
@@ -30,6 +30,7 @@ typedef struct tg_nested {
 static void nested_free(tg_exec *ex) {
   tg_nested *n = ex->nested;
   ex->nested = NULL;
+  free(n->id);
   free(n->tool);
   cJSON_Delete(n->args);
   free(n);
@@ -91,16 +92,20 @@ int tg__ctx_call_tool(lua_State *L, tg_exec *ex, const char *tool,
                       cJSON *args, int as_exec) {
   tg_nested *n = calloc(1, sizeof *n);
   char *name = tg__strdup(tool);
-  if (!n || !name) {
+  size_t idlen = strlen(ex->call->id) + 16;
+  char *id = malloc(idlen);
+  if (!n || !name || !id) {
     free(n);
     free(name);
+    free(id);
     cJSON_Delete(args);
     return luaL_error(L, "ctx.call: out of memory");
   }
+  snprintf(id, idlen, "%s.%d", ex->call->id, ++ex->nested_count);
+  n->id = id;
   n->tool = name;
   n->args = args;
   n->as_exec = as_exec;
-  snprintf(n->id, sizeof n->id, "%s.%d", ex->call->id, ++ex->nested_count);
   ex->nested = n;
   tg__luatool_wait(ex, 0, nested_start_cb);
   return lua_yield(L, 0);

@@ -343,6 +343,11 @@ void tg__proc_release(tg_proc *p) {
   else tg__proc_stop(p, TG_PROC_CANCEL, p->rt->freeing);
 }
 
+void tg_runtime_kill_processes(tg_runtime *rt) {
+  for (tg_proc *p = rt->procs; p; p = p->next)
+    if (!p->finished) kill_group(p, SIGKILL);
+}
+
 void tg__procs_shutdown(tg_runtime *rt) {
   for (tg_proc *p = rt->procs; p; p = p->next)
     tg__proc_stop(p, TG_PROC_CANCEL, 1); /* SIGKILL, or stop draining */

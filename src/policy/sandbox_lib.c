@@ -346,6 +346,26 @@ static int sb_require(lua_State *L) {
   return 1;
 }
 
+/* setmetatable without finalizers: Lua runs __gc with hooks off, so a
+ * finalizer would escape the instruction budget (and run at close or
+ * reload, when nobody can stop it). Upvalue 1: the real setmetatable. */
+static int sb_setmetatable(lua_State *L) {
+  if (lua_istable(L, 2)) {
+    lua_pushstring(L, "__gc");
+    lua_rawget(L, 2);
+    int has_gc = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (has_gc)
+      return luaL_error(L, "setmetatable: __gc finalizers are not available "
+                           "to policies (they run outside the instruction "
+                           "budget); trusted_policies = true allows them");
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 /* ---- the allow-lists ---------------------------------------------------------- */
 
 static const char *const base_keep[] = {
@@ -400,6 +420,9 @@ static void install_replacements(lua_State *L, const char *path) {
 #endif
   lua_pushcfunction(L, sb_collectgarbage);
   lua_setglobal(L, "collectgarbage");
+  lua_getglobal(L, "setmetatable");
+  lua_pushcclosure(L, sb_setmetatable, 1);
+  lua_setglobal(L, "setmetatable");
   wrap_field(L, "io", "open", sb_io_open);
   wrap_field(L, "io", "lines", sb_io_lines);
   lua_getglobal(L, "package");

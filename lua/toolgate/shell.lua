@@ -209,11 +209,26 @@ function dq_scan(p, i, parts, masks, term)
   end
 end
 
+-- Inside $(( … )) and ${ … }: steps over the quoted or substituted
+-- piece that starts at j with character c (one of \ ' " $ `), splitting
+-- any command substitution in it; returns the index after it.
+local function skip_quoted(p, j, c)
+  local s, junk_p, junk_m = p.s, {}, {}
+  if c == "\\" then return j + 2 end
+  if c == "'" then
+    local e = find(s, "'", j + 1, true)
+    if not e then fail(p, "unterminated single quote (opened at character %d)", j) end
+    return e + 1
+  end
+  if c == '"' then return dq_scan(p, j + 1, junk_p, junk_m, '"') end
+  if c == "$" then return dollar(p, j, junk_p, junk_m, true) end
+  return backquote(p, j, junk_p, junk_m, true)
+end
+
 -- $(( … )) and (( … )): from i (after the two parens) to the index after
 -- the closing "))"; substitutions inside are split.
 local function arith(p, i, open)
   local s, j, depth = p.s, i, 0
-  local junk_p, junk_m = {}, {}
   while true do
     local a, b = find(s, "^[^()\\'\"$`]+", j)
     if a then j = b + 1 end
@@ -231,18 +246,8 @@ local function arith(p, i, open)
         fail(p, "arithmetic (( opened at character %d closes with a single )",
           open)
       end
-    elseif c == "\\" then
-      j = j + 2
-    elseif c == "'" then
-      local e = find(s, "'", j + 1, true)
-      if not e then fail(p, "unterminated single quote (opened at character %d)", j) end
-      j = e + 1
-    elseif c == '"' then
-      j = dq_scan(p, j + 1, junk_p, junk_m, '"')
-    elseif c == "$" then
-      j = dollar(p, j, junk_p, junk_m, true)
     else
-      j = backquote(p, j, junk_p, junk_m, true)
+      j = skip_quoted(p, j, c)
     end
   end
 end
@@ -252,7 +257,6 @@ end
 -- ${x:-{a} is "{a").
 local function param(p, i)
   local s, j = p.s, i
-  local junk_p, junk_m = {}, {}
   while true do
     local a, b = find(s, "^[^}\\'\"$`]+", j)
     if a then j = b + 1 end
@@ -261,18 +265,8 @@ local function param(p, i)
       fail(p, "unterminated ${ (opened at character %d)", i - 2)
     elseif c == "}" then
       return j + 1
-    elseif c == "\\" then
-      j = j + 2
-    elseif c == "'" then
-      local e = find(s, "'", j + 1, true)
-      if not e then fail(p, "unterminated single quote (opened at character %d)", j) end
-      j = e + 1
-    elseif c == '"' then
-      j = dq_scan(p, j + 1, junk_p, junk_m, '"')
-    elseif c == "$" then
-      j = dollar(p, j, junk_p, junk_m, true)
     else
-      j = backquote(p, j, junk_p, junk_m, true)
+      j = skip_quoted(p, j, c)
     end
   end
 end

@@ -182,6 +182,34 @@ static void ensure_subscribed(lrt *r) {
   if (!r->sub_id) r->sub_id = tg_events_subscribe(r->rt, event_cb, r);
 }
 
+/* Adds {fn, filter} (filter: an event type or a glob; 0: none) to the
+ * state's list `list` under a new id, and returns the id. */
+static int add_handler(lua_State *L, lrt *r, const char *list, int fn,
+                       int filter, int *counter) {
+  push_state(L, r, list);
+  lua_createtable(L, 2, 0);
+  lua_pushvalue(L, fn);
+  lua_rawseti(L, -2, 1);
+  if (filter) {
+    lua_pushvalue(L, filter);
+    lua_rawseti(L, -2, 2);
+  }
+  int id = ++*counter;
+  lua_rawseti(L, -2, id);
+  lua_pushinteger(L, id);
+  return 1;
+}
+
+/* rt:off_x(id): drops the handler from the state's list `list`. */
+static int remove_handler(lua_State *L, const char *list) {
+  lrt *r = check_rt(L, 1);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  push_state(L, r, list);
+  lua_pushnil(L);
+  lua_rawseti(L, -2, (int)id);
+  return 0;
+}
+
 /* rt:on_event([type,] fn) -> id */
 static int l_on_event(lua_State *L) {
   lrt *r = check_rt(L, 1);
@@ -189,27 +217,12 @@ static int l_on_event(lua_State *L) {
   if (fi == 3) luaL_checkstring(L, 2);
   luaL_checktype(L, fi, LUA_TFUNCTION);
   ensure_subscribed(r);
-  push_state(L, r, "handlers");
-  lua_createtable(L, 2, 0);
-  lua_pushvalue(L, fi);
-  lua_rawseti(L, -2, 1);
-  if (fi == 3) {
-    lua_pushvalue(L, 2);
-    lua_rawseti(L, -2, 2);
-  }
-  int id = ++r->next_handler;
-  lua_rawseti(L, -2, id);
-  lua_pushinteger(L, id);
-  return 1;
+  return add_handler(L, r, "handlers", fi, fi == 3 ? 2 : 0,
+                     &r->next_handler);
 }
 
 static int l_off_event(lua_State *L) {
-  lrt *r = check_rt(L, 1);
-  lua_Integer id = luaL_checkinteger(L, 2);
-  push_state(L, r, "handlers");
-  lua_pushnil(L);
-  lua_rawseti(L, -2, (int)id);
-  return 0;
+  return remove_handler(L, "handlers");
 }
 
 /* ---- file changes ------------------------------------------------------------ */
@@ -252,25 +265,11 @@ static int l_on_file_change(lua_State *L) {
     r->change_sub = 0;
     return luaL_error(L, "rt:on_file_change: out of memory");
   }
-  push_state(L, r, "file_handlers");
-  lua_createtable(L, 2, 0);
-  lua_pushvalue(L, 3);
-  lua_rawseti(L, -2, 1);
-  lua_pushvalue(L, 2);
-  lua_rawseti(L, -2, 2);
-  int id = ++r->next_file_handler;
-  lua_rawseti(L, -2, id);
-  lua_pushinteger(L, id);
-  return 1;
+  return add_handler(L, r, "file_handlers", 3, 2, &r->next_file_handler);
 }
 
 static int l_off_file_change(lua_State *L) {
-  lrt *r = check_rt(L, 1);
-  lua_Integer id = luaL_checkinteger(L, 2);
-  push_state(L, r, "file_handlers");
-  lua_pushnil(L);
-  lua_rawseti(L, -2, (int)id);
-  return 0;
+  return remove_handler(L, "file_handlers");
 }
 
 /* rt:recent_changes([n]) -> list of changes, oldest first */

@@ -9,6 +9,7 @@
  * dispositions. A reply is one short line into an empty socket buffer, so
  * it never has to wait.
  */
+#define _GNU_SOURCE /* struct ucred, for SO_PEERCRED */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -246,6 +247,18 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
 
 static void idle_cb(uv_timer_t *t) { conn_close(t->data); }
 
+/* Only our own user may drive the instance, whatever the socket file's
+ * mode was between bind and chmod or wherever --socket put it. */
+static int peer_is_us(uv_pipe_t *p) {
+  uv_os_fd_t fd;
+  struct ucred cred;
+  socklen_t len = sizeof cred;
+  if (uv_fileno((uv_handle_t *)p, &fd) < 0 ||
+      getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+    return 0;
+  return cred.uid == getuid();
+}
+
 static void on_connection(uv_stream_t *server, int status) {
   tg_control *ctl = server->data;
   if (status < 0) return;
@@ -260,6 +273,7 @@ static void on_connection(uv_stream_t *server, int status) {
   if (ctl->conns) ctl->conns->prev = c;
   ctl->conns = c;
   if (uv_accept(server, (uv_stream_t *)&c->pipe) < 0 ||
+      !peer_is_us(&c->pipe) ||
       uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb) < 0) {
     conn_close(c);
     return;

@@ -289,8 +289,10 @@ static void try_reap(tg_proc *p) {
   int rc = waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT);
   if (rc == 0 && si.si_pid == 0) return; /* still running */
   if (rc < 0 && errno != ECHILD) return;  /* try again on the next turn */
-  kill_group(p, SIGKILL);
+  /* ECHILD: someone else reaped the shell (a host ignoring SIGCHLD), so
+   * its id may already belong to another process group: kill nothing. */
   if (rc == 0) {
+    kill_group(p, SIGKILL);
     int st = 0;
     pid_t r;
     while ((r = waitpid(p->pid, &st, 0)) < 0 && errno == EINTR) {}

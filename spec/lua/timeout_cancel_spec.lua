@@ -192,3 +192,50 @@ describe("progress", function()
     assert.are.equal(0, H.count(events2, h2.id, "progress"))
   end)
 end)
+
+describe("cancel from event handlers", function()
+  after_each(H.cleanup)
+
+  for _, answer in ipairs { "approve", "always", "reject" } do
+    it("a cancel from the `approval` event ends the call once (answer: " .. answer .. ")", function()
+      local rt = H.runtime(H.lib.tools)
+      local pending
+      rt:set_approver(function(req) pending = req.approval_id end) -- answers later
+      local dones = 0
+      local h = assert(rt:call("touch", {}, { on_done = function() dones = dones + 1 end }))
+      rt:on_event("approval", function() h:cancel() end)
+      rt:run_once()
+      assert.is_true(rt:answer(pending, answer))
+      local out = h:wait()
+      rt:run()
+      assert.are.equal("cancelled", out.status)
+      assert.are.equal(1, dones)
+      assert.are.equal(0, H.runs(rt))
+    end)
+  end
+
+  it("a cancel from the `approval` event of a timed-out ask ends the call once", function()
+    local rt = H.runtime(H.lib.tools, { approval_timeout_ms = 20 })
+    rt:set_approver(function() end) -- never answers
+    local dones = 0
+    local h = assert(rt:call("touch", {}, { on_done = function() dones = dones + 1 end }))
+    rt:on_event("approval", function() h:cancel() end)
+    local out = h:wait()
+    rt:run()
+    assert.are.equal(1, dones)
+    assert.are.equal("cancelled", out.status)
+  end)
+
+  it("a cancel from the `attempt` event stops the tool before it starts", function()
+    local rt = H.runtime(H.lib.tools)
+    local pending
+    rt:set_approver(function(req) pending = req.approval_id end)
+    local h = assert(rt:call("touch", {}))
+    rt:on_event("attempt", function() h:cancel() end)
+    rt:run_once()
+    assert.is_true(rt:answer(pending, "approve")) -- the attempt starts now
+    local out = h:wait()
+    assert.are.equal("cancelled", out.status)
+    assert.are.equal(0, H.runs(rt))
+  end)
+end)

@@ -119,6 +119,18 @@ static void reject(tg_call *c, const char *why, const char *guidance) {
                 why, has ? " User guidance: " : "", has ? guidance : "");
 }
 
+/* Emits the answer event with the driver's guard held: a handler that
+ * cancels the call then only marks it, and the tg__call_advance after
+ * this handles the cancel — instead of ending (and freeing) the call
+ * under our feet. */
+static void emit_answer_guarded(tg_call *c, int answer, const char *by,
+                                const char *guidance) {
+  int was = c->advancing;
+  c->advancing = 1;
+  emit_answer(c, answer, by, guidance);
+  c->advancing = was;
+}
+
 static void approval_timeout_cb(uv_timer_t *t) {
   tg_call *c = t->data;
   if (!c->approval_id) return;
@@ -128,7 +140,7 @@ static void approval_timeout_cb(uv_timer_t *t) {
   snprintf(why, sizeof why, "no answer within %llu ms (approval timed out)",
            (unsigned long long)c->rt->cfg.approval_timeout_ms);
   reject(c, why, NULL);
-  emit_answer(c, TG_ANSWER_REJECT, "timeout", NULL);
+  emit_answer_guarded(c, TG_ANSWER_REJECT, "timeout", NULL);
   tg__call_advance(c);
 }
 
@@ -199,7 +211,7 @@ int tg_approval_answer(tg_runtime *rt, uint64_t approval_id, tg_answer answer,
   c->approve_answer = (int)answer;
   if (answer == TG_ANSWER_ALWAYS) remember(c, scope);
   if (answer == TG_ANSWER_REJECT) reject(c, "the user rejected the call", guidance);
-  emit_answer(c, (int)answer, "approver", guidance);
+  emit_answer_guarded(c, (int)answer, "approver", guidance);
   tg__call_advance(c); /* no-op when answered from inside the ask */
   return 0;
 }

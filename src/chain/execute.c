@@ -72,6 +72,7 @@ static void start_attempt(tg_call *c) {
     lua_pop(L, 1);
   }
   emit_attempt(c);
+  if (c->cancel_requested) return; /* a handler of `attempt` cancelled it */
   tg_exec *ex = calloc(1, sizeof *ex);
   if (!ex) {
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, "NOMEM", 0,
@@ -141,7 +142,8 @@ tg_step tg__stage_execute(tg_call *c) {
   if (c->exec_state == EX_BACKOFF) return TG_WAIT;
   if (c->exec_state == EX_START) {
     start_attempt(c);
-    if (!c->exec) return TG_NEXT; /* could not start */
+    /* not started: cancelled (the driver handles it on TG_WAIT) or failed */
+    if (!c->exec) return c->cancel_requested ? TG_WAIT : TG_NEXT;
   }
   if (!c->exec->finished) return TG_WAIT;
   return attempt_finished(c);

@@ -257,52 +257,40 @@ static tg_step stage_rejudge(tg_call *c) {
   return tg__stage_authorize(c);
 }
 
+/* The stage order of SPEC §1, in one table: what runs, where the call
+ * goes next, and where it goes when the stage ends it (before validation
+ * nothing has run, so straight to the end; after, post-hooks still run). */
+typedef struct {
+  tg_step (*run)(tg_call *c);
+  tg_stage next, on_end;
+} stage_def;
+
+static const stage_def stages[] = {
+    [TG_STAGE_START] = {stage_start, TG_STAGE_AUTHORIZE, TG_STAGE_END},
+    [TG_STAGE_AUTHORIZE] = {tg__stage_authorize, TG_STAGE_PRE_HOOKS,
+                            TG_STAGE_END},
+    [TG_STAGE_PRE_HOOKS] = {tg__stage_pre_hooks, TG_STAGE_REJUDGE,
+                            TG_STAGE_END},
+    [TG_STAGE_REJUDGE] = {stage_rejudge, TG_STAGE_VALIDATE, TG_STAGE_END},
+    [TG_STAGE_VALIDATE] = {tg__stage_validate, TG_STAGE_APPROVE,
+                           TG_STAGE_POST_HOOKS},
+    [TG_STAGE_APPROVE] = {tg__stage_approve, TG_STAGE_EXECUTE,
+                          TG_STAGE_POST_HOOKS},
+    [TG_STAGE_EXECUTE] = {tg__stage_execute, TG_STAGE_LIMIT, TG_STAGE_LIMIT},
+    [TG_STAGE_LIMIT] = {tg__stage_limit, TG_STAGE_POST_HOOKS,
+                        TG_STAGE_POST_HOOKS},
+    [TG_STAGE_POST_HOOKS] = {tg__stage_post_hooks, TG_STAGE_END,
+                             TG_STAGE_END},
+};
+
 /* Runs one stage; sets the next one. */
 static tg_step run_stage(tg_call *c) {
-  tg_step s;
-  switch (c->stage) {
-    case TG_STAGE_START:
-      s = stage_start(c);
-      c->stage = s == TG_END ? TG_STAGE_END : TG_STAGE_AUTHORIZE;
-      return TG_NEXT;
-    case TG_STAGE_AUTHORIZE:
-      s = tg__stage_authorize(c);
-      c->stage = s == TG_END ? TG_STAGE_END : TG_STAGE_PRE_HOOKS;
-      return TG_NEXT;
-    case TG_STAGE_PRE_HOOKS:
-      s = tg__stage_pre_hooks(c);
-      c->stage = s == TG_END ? TG_STAGE_END : TG_STAGE_REJUDGE;
-      return TG_NEXT;
-    case TG_STAGE_REJUDGE:
-      s = stage_rejudge(c);
-      c->stage = s == TG_END ? TG_STAGE_END : TG_STAGE_VALIDATE;
-      return TG_NEXT;
-    case TG_STAGE_VALIDATE:
-      s = tg__stage_validate(c);
-      c->stage = s == TG_END ? TG_STAGE_POST_HOOKS : TG_STAGE_APPROVE;
-      return TG_NEXT;
-    case TG_STAGE_APPROVE:
-      s = tg__stage_approve(c);
-      if (s == TG_WAIT) return s;
-      c->stage = s == TG_END ? TG_STAGE_POST_HOOKS : TG_STAGE_EXECUTE;
-      return TG_NEXT;
-    case TG_STAGE_EXECUTE:
-      s = tg__stage_execute(c);
-      if (s == TG_WAIT) return s;
-      c->stage = TG_STAGE_LIMIT;
-      return TG_NEXT;
-    case TG_STAGE_LIMIT:
-      tg__stage_limit(c);
-      c->stage = TG_STAGE_POST_HOOKS;
-      return TG_NEXT;
-    case TG_STAGE_POST_HOOKS:
-      tg__stage_post_hooks(c);
-      c->stage = TG_STAGE_END;
-      return TG_NEXT;
-    case TG_STAGE_END:
-      break;
-  }
-  return TG_END;
+  if (c->stage == TG_STAGE_END) return TG_END;
+  const stage_def *d = &stages[c->stage];
+  tg_step s = d->run(c);
+  if (s == TG_WAIT) return s;
+  c->stage = s == TG_END ? d->on_end : d->next;
+  return TG_NEXT;
 }
 
 static int cancel_pending(const tg_call *c) {

@@ -32,7 +32,7 @@ static void timer_closed(uv_handle_t *h) {
   tg__exec_maybe_free(ex);
 }
 
-static void close_timer(tg_exec *ex, uv_timer_t **t) {
+void tg__exec_close_timer(tg_exec *ex, uv_timer_t **t) {
   if (!*t) return;
   ex->pending_closes++;
   uv_close((uv_handle_t *)*t, timer_closed);
@@ -181,8 +181,8 @@ void tg__exec_release(tg_exec *ex) {
   }
   ex->call = NULL;
   ex->released = 1;
-  close_timer(ex, &ex->timeout_timer);
-  close_timer(ex, &ex->progress_timer);
+  tg__exec_close_timer(ex, &ex->timeout_timer);
+  tg__exec_close_timer(ex, &ex->progress_timer);
   if (ex->tool->kind == TG_TOOL_LUA) tg__luatool_release(ex);
   tg__exec_maybe_free(ex);
 }

@@ -59,6 +59,9 @@ void tg__exec_release(tg_exec *ex);
 /* Sets the attempt's error to TIMEOUT or CANCEL (whichever stopped it);
  * detail is appended to the message. */
 void tg__exec_stop_error(tg_exec *ex, const char *detail);
+/* Closes one of the attempt's lazily made timers (NULL: nothing); the
+ * attempt is freed only after its close callback. */
+void tg__exec_close_timer(tg_exec *ex, uv_timer_t **t);
 /* Frees the attempt if it is released and nothing refers to it. */
 void tg__exec_maybe_free(tg_exec *ex);
 

@@ -220,13 +220,6 @@ void tg__luatool_cancel(tg_exec *ex) {
   tg__exec_done(ex);
 }
 
-static void sleep_timer_closed(uv_handle_t *h) {
-  tg_exec *ex = h->data;
-  free(h);
-  ex->pending_closes--;
-  tg__exec_maybe_free(ex);
-}
-
 void tg__luatool_release(tg_exec *ex) {
   lua_State *L = ex->gen->L;
   tg__nested_abandon(ex);
@@ -241,9 +234,5 @@ void tg__luatool_release(tg_exec *ex) {
   if (ex->co_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, ex->co_ref);
   ex->co_ref = LUA_NOREF;
   ex->co = NULL;
-  if (ex->sleep_timer) {
-    ex->pending_closes++;
-    uv_close((uv_handle_t *)ex->sleep_timer, sleep_timer_closed);
-    ex->sleep_timer = NULL;
-  }
+  tg__exec_close_timer(ex, &ex->sleep_timer);
 }

@@ -65,42 +65,69 @@ static void emit_rule_error(tg_call *c, const tg_rule *r, const char *msg) {
   tg__emit(c->rt, c->gen, "rule_error", c->id, d);
 }
 
-/* Runs one rule. Returns 1 when it answered (decision set), 0 when not,
- * -1 when it failed closed (call failed). */
-static int run_rule(tg_call *c, const tg_rule *r) {
+void tg__rule_judge(tg_call *c, const tg_rule *r, tg_rule_answer *a) {
   lua_State *L = c->gen->L;
   char msg[1024];
+  memset(a, 0, sizeof *a);
   lua_rawgeti(L, LUA_REGISTRYINDEX, r->fn_ref);
   tg__call_push_table(c);
   if (tg__policy_pcall(c, 1, 1, "rule", r->name, r->where, msg,
                        sizeof msg) < 0) {
-    if (r->fail_open) {
-      emit_rule_error(c, r, msg);
-      return 0;
-    }
-    set_decision(c, TG_VERDICT_DENY, r->name, msg);
-    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "RULE_ERROR", 0,
-                  "the tool did not run: %s", msg);
-    return -1;
+    a->kind = TG_RULE_RAISED;
+    a->text = tg__strdup(msg);
+    return;
   }
   const char *k = tg__verdict_kind(L, -1);
-  int answered = 1;
   if (!k) {
-    answered = 0;
+    a->kind = TG_RULE_SILENT;
   } else if (!strcmp(k, "allow") || !strcmp(k, "deny") || !strcmp(k, "ask")) {
-    tg_verdict v = k[0] == 'a' ? (k[1] == 'l' ? TG_VERDICT_ALLOW : TG_VERDICT_ASK)
-                               : TG_VERDICT_DENY;
-    set_decision(c, v, r->name,
-                 tg__verdict_text(L, -1, v == TG_VERDICT_ASK ? "prompt" : "reason"));
+    a->kind = TG_RULE_ANSWERED;
+    a->verdict = k[0] == 'd' ? TG_VERDICT_DENY
+                 : k[1] == 'l' ? TG_VERDICT_ALLOW : TG_VERDICT_ASK;
+    a->text = tg__strdup(tg__verdict_text(
+        L, -1, a->verdict == TG_VERDICT_ASK ? "prompt" : "reason"));
   } else {
-    set_decision(c, TG_VERDICT_DENY, r->name, NULL);
-    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "BAD_VERDICT", 0,
-                  "rule '%s' (%s) returned %s; a rule returns tg.allow(), "
-                  "tg.deny(reason), tg.ask(prompt) or nothing",
-                  r->name, r->where, *k ? k : luaL_typename(L, -1));
-    answered = -1;
+    snprintf(msg, sizeof msg, "returned %s; a rule returns tg.allow(), "
+             "tg.deny(reason), tg.ask(prompt) or nothing",
+             *k ? k : luaL_typename(L, -1));
+    a->kind = TG_RULE_BAD;
+    a->text = tg__strdup(msg);
   }
   lua_pop(L, 1);
+}
+
+/* Runs one rule. Returns 1 when it answered (decision set), 0 when not,
+ * -1 when it failed closed (call failed). */
+static int run_rule(tg_call *c, const tg_rule *r) {
+  tg_rule_answer a;
+  tg__rule_judge(c, r, &a);
+  int answered = 1;
+  switch (a.kind) {
+    case TG_RULE_SILENT:
+      answered = 0;
+      break;
+    case TG_RULE_ANSWERED:
+      set_decision(c, a.verdict, r->name, a.text);
+      break;
+    case TG_RULE_RAISED:
+      if (r->fail_open) {
+        emit_rule_error(c, r, a.text);
+        answered = 0;
+        break;
+      }
+      set_decision(c, TG_VERDICT_DENY, r->name, a.text);
+      tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "RULE_ERROR", 0,
+                    "the tool did not run: %s", a.text);
+      answered = -1;
+      break;
+    case TG_RULE_BAD:
+      set_decision(c, TG_VERDICT_DENY, r->name, NULL);
+      tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "BAD_VERDICT", 0,
+                    "rule '%s' (%s) %s", r->name, r->where, a.text);
+      answered = -1;
+      break;
+  }
+  free(a.text);
   return answered;
 }
 

@@ -142,6 +142,18 @@ const char *tg__verdict_kind(lua_State *L, int idx);
 /* A string field of the verdict table at idx, or NULL. */
 const char *tg__verdict_text(lua_State *L, int idx, const char *field);
 
+/* What a rule answered (authorize.c; explain.c reports the same). */
+typedef struct {
+  enum { TG_RULE_SILENT, TG_RULE_ANSWERED, TG_RULE_RAISED, TG_RULE_BAD } kind;
+  tg_verdict verdict; /* ANSWERED */
+  char *text;         /* reason or prompt (ANSWERED, may be NULL), the error
+                         (RAISED), what it returned instead (BAD); malloc'd,
+                         the caller frees */
+} tg_rule_answer;
+
+/* Runs rule r on the call and says what it answered. */
+void tg__rule_judge(tg_call *c, const tg_rule *r, tg_rule_answer *a);
+
 /* Pushes {phase, code, message, suggestion?, retryable} (hooks.c). */
 void tg__push_error(lua_State *L, const tg_err *e);
 

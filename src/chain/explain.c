@@ -95,43 +95,36 @@ static void skipped(cJSON *o, const tg_rule *r) {
 /* Runs one rule as authorize.c does; describes what it did in o.
  * Returns 1 when it decided (d filled), else 0. */
 static int run_rule(tg_call *c, const tg_rule *r, cJSON *o, decision *d) {
-  lua_State *L = c->gen->L;
-  char msg[1024];
-  lua_rawgeti(L, LUA_REGISTRYINDEX, r->fn_ref);
-  tg__call_push_table(c);
-  if (tg__policy_pcall(c, 1, 1, "rule", r->name, r->where, msg,
-                       sizeof msg) < 0) {
-    cJSON_AddStringToObject(o, "status", "error");
-    cJSON_AddStringToObject(o, "error", msg);
-    cJSON_AddStringToObject(o, "fail", r->fail_open ? "open" : "closed");
-    if (r->fail_open) return 0; /* the next rule is asked */
-    *d = (decision){TG_VERDICT_DENY, r, tg__strdup(msg), 1};
-    return 1;
+  tg_rule_answer a;
+  tg__rule_judge(c, r, &a);
+  switch (a.kind) {
+    case TG_RULE_SILENT:
+      cJSON_AddStringToObject(o, "status", "no answer");
+      return 0;
+    case TG_RULE_ANSWERED:
+      cJSON_AddStringToObject(o, "status", "answered");
+      cJSON_AddStringToObject(o, "answer", tg_verdict_name(a.verdict));
+      add_str(o, "reason", a.text);
+      *d = (decision){a.verdict, r, a.text, 0}; /* d owns the text now */
+      return 1;
+    case TG_RULE_RAISED:
+      cJSON_AddStringToObject(o, "status", "error");
+      cJSON_AddStringToObject(o, "error", a.text);
+      cJSON_AddStringToObject(o, "fail", r->fail_open ? "open" : "closed");
+      if (r->fail_open) { /* the next rule is asked */
+        free(a.text);
+        return 0;
+      }
+      *d = (decision){TG_VERDICT_DENY, r, a.text, 1};
+      return 1;
+    case TG_RULE_BAD:
+      cJSON_AddStringToObject(o, "status", "error");
+      cJSON_AddStringToObject(o, "error", a.text);
+      *d = (decision){TG_VERDICT_DENY, r, a.text, 1};
+      return 1;
   }
-  const char *k = tg__verdict_kind(L, -1);
-  int decided = 1;
-  if (!k) {
-    cJSON_AddStringToObject(o, "status", "no answer");
-    decided = 0;
-  } else if (!strcmp(k, "allow") || !strcmp(k, "deny") || !strcmp(k, "ask")) {
-    tg_verdict v = k[0] == 'd' ? TG_VERDICT_DENY
-                   : k[1] == 'l' ? TG_VERDICT_ALLOW : TG_VERDICT_ASK;
-    const char *why = tg__verdict_text(L, -1, v == TG_VERDICT_ASK ? "prompt"
-                                                                  : "reason");
-    cJSON_AddStringToObject(o, "status", "answered");
-    cJSON_AddStringToObject(o, "answer", k);
-    add_str(o, "reason", why);
-    *d = (decision){v, r, tg__strdup(why), 0};
-  } else {
-    snprintf(msg, sizeof msg, "returned %s; a rule returns tg.allow(), "
-             "tg.deny(reason), tg.ask(prompt) or nothing",
-             *k ? k : luaL_typename(L, -1));
-    cJSON_AddStringToObject(o, "status", "error");
-    cJSON_AddStringToObject(o, "error", msg);
-    *d = (decision){TG_VERDICT_DENY, r, tg__strdup(msg), 1};
-  }
-  lua_pop(L, 1);
-  return decided;
+  free(a.text);
+  return 0;
 }
 
 static cJSON *explain_rules(tg_call *c, decision *d) {

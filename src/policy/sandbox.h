@@ -53,6 +53,13 @@ int tg__sandbox_pcall(tg_sandbox *sb, lua_State *L, int nargs, int nres);
 int tg__sandbox_resume(tg_sandbox *sb, lua_State *co, lua_State *from,
                        int nargs, int *nres);
 
+/* For C functions of the sandbox that can run long without executing a
+ * Lua instruction (the pattern matcher): call every few thousand steps.
+ * Raises the same stop error the hook raises when the current call from C
+ * is over its bound; returns otherwise. Only from inside a protected call
+ * (a C function called by policy code). */
+void tg__sandbox_poll(lua_State *L);
+
 /* What stopped the last failed call (TG_STOP_NONE: it raised an error of
  * its own). */
 tg_stop tg__sandbox_stop(const tg_sandbox *sb);

@@ -122,7 +122,7 @@ typedef struct {
 
   /* Policy sandbox and reload. */
   int trusted_policies;       /* 1: policies get the full standard library */
-  uint64_t hook_instruction_budget; /* per policy function call; 0: 10^7 */
+  uint32_t policy_time_limit_ms; /* per call from C into policy code; 0: 500 */
   size_t policy_memory_cap;   /* bytes per generation (Lua 5.4); 0: 64 MiB */
   int watch_policies;         /* reload when policies_dir changes */
 } tg_config;

@@ -517,7 +517,7 @@ static void read_config(lua_State *L, int t, tg_config *cfg) {
                luaL_typename(L, -1));
   cfg->trusted_policies = lua_toboolean(L, -1);
   lua_pop(L, 1);
-  cfg->hook_instruction_budget = opt_u64(L, t, "hook_instruction_budget", 0);
+  cfg->policy_time_limit_ms = (uint32_t)opt_u64(L, t, "policy_time_limit_ms", 0);
   cfg->policy_memory_cap = (size_t)opt_u64(L, t, "policy_memory_cap", 0);
   lua_getfield(L, t, "approve");
   int ty = lua_type(L, -1);

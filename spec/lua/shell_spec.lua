@@ -329,7 +329,7 @@ describe("shell.split", function()
       end
     end)
 
-    it("splits a long command line well within a policy's instruction budget", function()
+    it("splits a long command line well within a policy's time limit", function()
       local line = string.rep("make -j2 && npm test | grep -v x; ", 1000)
       local t0 = os.clock()
       local cmds = assert(shell.split(line))

@@ -302,7 +302,7 @@ local function episode(iters_left)
     policies = POL, workspace = WS, default_verdict = rnd { "ask", "allow", "deny" },
     timeout_ms = rnd { 2000, 300, 50 }, approval_timeout_ms = rnd { 50, 200, 1000 },
     progress_interval_ms = rnd { 1, 5, 50 }, seed = SEED, kill_grace_ms = rnd { 0, 20, 200 },
-    trusted_policies = trusted, hook_instruction_budget = rnd { 20000, 100000 },
+    trusted_policies = trusted, policy_time_limit_ms = rnd { 20, 100 },
     policy_memory_cap = rnd { 2 * 1048576, 4 * 1048576, 16 * 1048576 },
     exec_output_cap = rnd { 64, 1024, 65536 },
   }

@@ -85,7 +85,7 @@ int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *kind,
                      const char *name, const char *where, char *msg,
                      size_t msglen) {
   lua_State *L = c->gen->L;
-  /* the instruction budget and memory cap hold here (sandbox.h) */
+  /* the time limit and memory cap hold here (sandbox.h) */
   if (tg__sandbox_pcall(c->gen->sb, L, nargs, nres) == LUA_OK) return 0;
   char what[600];
   if (name) snprintf(what, sizeof what, "%s '%s' defined at %s", kind, name, where);

@@ -138,14 +138,19 @@ static int opt_count(const char *command, const char *name, const char *text,
 
 int sandbox_options_apply(const char *command, const sandbox_options *o,
                           tg_config *cfg) {
-  uint64_t budget = 0, cap = 0;
-  if ((o->budget && opt_count(command, "--instruction-budget", o->budget,
-                              &budget) < 0) ||
+  uint64_t limit = 0, cap = 0;
+  if ((o->time_limit && opt_count(command, "--policy-time-limit",
+                                  o->time_limit, &limit) < 0) ||
       (o->memory_cap && opt_bytes(command, "--policy-memory-cap",
                                   o->memory_cap, &cap) < 0))
     return -1;
   cfg->trusted_policies = o->trusted;
-  if (budget) cfg->hook_instruction_budget = budget;
+  if (limit > UINT32_MAX) {
+    cli_error("%s: option '--policy-time-limit' is in milliseconds, at most "
+              "%u, not '%s'", command, (unsigned)UINT32_MAX, o->time_limit);
+    return -1;
+  }
+  if (limit) cfg->policy_time_limit_ms = (uint32_t)limit;
   if (cap) cfg->policy_memory_cap = (size_t)cap;
   return 0;
 }

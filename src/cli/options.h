@@ -59,21 +59,21 @@ int opt_bytes(const char *command, const char *name, const char *text,
  * help, and call sandbox_options_apply before tg_runtime_new. */
 typedef struct {
   int trusted;                /* --trusted-policies */
-  const char *budget;         /* --instruction-budget N */
+  const char *time_limit;     /* --policy-time-limit MS */
   const char *memory_cap;     /* --policy-memory-cap BYTES */
 } sandbox_options;
 
 #define SANDBOX_OPT_SPECS(o)                                   \
   {"--trusted-policies", OPT_FLAG, &(o)->trusted, NULL},       \
-  {"--instruction-budget", OPT_VALUE, NULL, &(o)->budget},     \
+  {"--policy-time-limit", OPT_VALUE, NULL, &(o)->time_limit},  \
   {"--policy-memory-cap", OPT_VALUE, NULL, &(o)->memory_cap}
 
 #define SANDBOX_OPT_USAGE                                                    \
   "  --trusted-policies  give policies the full Lua standard library\n"      \
   "                      (os.execute, io.popen, debug, ...)\n"               \
-  "  --instruction-budget N\n"                                              \
-  "                      Lua instructions per policy function call\n"       \
-  "                      (default 10000000)\n"                              \
+  "  --policy-time-limit MS\n"                                             \
+  "                      time per call into policy code, in ms\n"          \
+  "                      (default 500)\n"                                   \
   "  --policy-memory-cap BYTES\n"                                           \
   "                      memory of the loaded policies (default 64M;\n"     \
   "                      K, M, G suffixes)\n"

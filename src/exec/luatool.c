@@ -171,7 +171,7 @@ static void take_raise(tg_exec *ex, lua_State *co) {
   snprintf(what, sizeof what, "tool '%s' (%s)", ex->tool->name, ex->tool->where);
   if (tg__sandbox_describe_stop(ex->gen->sb, what, m, sizeof m)) {
     int budget = tg__sandbox_stop(ex->gen->sb) == TG_STOP_BUDGET;
-    set_error(ex, budget ? "INSTRUCTION_BUDGET" : "MEMORY_CAP", m, 0);
+    set_error(ex, budget ? "TIME_LIMIT" : "MEMORY_CAP", m, 0);
     return;
   }
   const char *e = lua_tostring(co, -1);

@@ -1,43 +1,57 @@
 /*
  * sandbox.c — the limits of a policy generation's lua_State: the counting
- * allocator (memory cap), the count hook (instruction budget per call from
- * C), and the state's creation. What the standard library lets policies do
- * is sandbox_lib.c.
+ * allocator (memory cap), the time limit per call from C, and the state's
+ * creation. What the standard library lets policies do is sandbox_lib.c.
  *
- * Budget, Redis style: the hook is set once per state with a period of
- * TG_HOOK_PERIOD instructions; entering a call from C only zeroes a
- * counter, so the hot path pays no Lua API call. When the budget runs out
- * the hook raises, and sets the period to 1 so every further instruction
- * raises again: a pcall inside the policy cannot swallow the stop. Back in
- * C the period is restored.
+ * Time limit, without paying per instruction: no hook is set while policy
+ * code behaves (Lua 5.4 checks a set hook at every instruction). Entering
+ * a call from C bumps the watchdog's epoch (base/watchdog.c); when the same
+ * call is still running after the limit, the watchdog's thread sets a
+ * count hook of period 1 on the thread running policy code — lua_sethook
+ * is safe to call asynchronously, as lua.c does from its SIGINT handler.
+ * The hook then raises at every instruction, so a pcall inside the policy
+ * cannot swallow the stop; back in C the hook is removed.
+ *
+ * Coroutines: hooks are per thread in Lua 5.4, so the sandbox tracks the
+ * thread that runs policy code (`running`): every switch — a call from C,
+ * coroutine.resume / wrap / close (sandbox_flow.c), a Lua tool's resume —
+ * publishes the thread it switches to and, if a stop is pending, hooks it
+ * itself. The watchdog hooks the thread it reads under a small handshake
+ * (`firing`) so that thread cannot end and be collected meanwhile. LuaJIT's
+ * hooks belong to the whole state: there the main thread is hooked.
  *
  * Memory: allocations are refused past the cap only while policy code runs
  * (depth > 0). C code pushes call tables and events between calls, outside
  * any protected call, where a refusal would be a panic; those pushes are
  * bounded by the args and event sizes, not by policy code.
  */
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sandbox.h"
 #include "sandbox_lib.h"
+#include "../base/watchdog.h"
 #if !TG_LUA54
 #include <luajit.h>
 #endif
-
-#define TG_HOOK_PERIOD 10000
 
 struct tg_sandbox {
   lua_Alloc orig;           /* the state's own allocator, which we count for */
   void *orig_ud;
   size_t used, cap;         /* bytes */
-  uint64_t budget;          /* instructions per call from C */
-  uint64_t ticks, max_ticks; /* hook firings this call, and the most allowed */
-  int period;               /* instructions between hook firings */
+  uint32_t limit_ms;        /* time per call from C */
   int depth;                /* calls from C into policy code, nested */
+  uint64_t epoch;           /* the outermost call's, from the watchdog */
   tg_stop stop;             /* what stopped the current / last call */
-  char where[256];          /* file:line the budget stopped */
+  char where[256];          /* file:line the time limit stopped */
   lua_State *L;             /* the main thread */
+  tg_watchdog *wd;
+  /* shared with the watchdog's thread */
+  _Atomic uint64_t stop_epoch;      /* stop the call of this epoch */
+  _Atomic(lua_State *) running;     /* the thread running policy code */
+  _Atomic(lua_State *) firing;      /* the thread the watchdog is hooking */
 };
 
 /* ---- memory ------------------------------------------------------------ */
@@ -63,7 +77,7 @@ static size_t gc_bytes(lua_State *L) {
          (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
 }
 
-/* ---- instruction budget -------------------------------------------------- */
+/* ---- the time limit ------------------------------------------------------ */
 
 static tg_sandbox *sandbox_of(lua_State *L) {
   void *ud = NULL;
@@ -71,67 +85,140 @@ static tg_sandbox *sandbox_of(lua_State *L) {
   return ud;
 }
 
-static void budget_hook(lua_State *L, lua_Debug *ar) {
-  tg_sandbox *sb = sandbox_of(L);
-  if (sb->stop != TG_STOP_BUDGET) {
-    /* a coroutine left at period 1 by an earlier stop: back to normal */
-    if (lua_gethookcount(L) != sb->period)
-      lua_sethook(L, budget_hook, LUA_MASKCOUNT, sb->period);
-    if (++sb->ticks <= sb->max_ticks) return;
-    sb->stop = TG_STOP_BUDGET;
-    if (lua_getinfo(L, "Sl", ar))
-      snprintf(sb->where, sizeof sb->where, "%s:%d", ar->short_src,
-               ar->currentline);
-    else
-      snprintf(sb->where, sizeof sb->where, "?");
-  }
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
-  char msg[400];
-  snprintf(msg, sizeof msg, "%s: instruction budget of %llu exceeded", sb->where,
-           (unsigned long long)sb->budget);
-  lua_pushstring(L, msg);
+/* Is the current call from C being stopped? (the loop thread) */
+static int stopping(const tg_sandbox *sb) {
+  return sb->depth > 0 && atomic_load(&sb->stop_epoch) == sb->epoch;
+}
+
+/* The thread whose hook stops `run`: itself on 5.4, the state on LuaJIT. */
+static lua_State *hook_target(tg_sandbox *sb, lua_State *run) {
+#if TG_LUA54
+  (void)sb;
+  return run;
+#else
+  (void)run;
+  return sb->L;
+#endif
+}
+
+static void raise_stop(lua_State *L, tg_sandbox *sb) {
+  lua_pushfstring(L, "%s: ran past its time limit of %d ms", sb->where,
+                  (int)sb->limit_ms);
   lua_error(L);
 }
 
-/* A nested call shares the budget of the outermost one. */
-static void enter(tg_sandbox *sb) {
-  if (sb->depth++ > 0) return;
-  sb->ticks = 0;
-  sb->stop = TG_STOP_NONE;
+/* Notes where the stop hit, once per call. */
+static void mark_stopped(tg_sandbox *sb, lua_State *L, lua_Debug *ar) {
+  if (sb->stop == TG_STOP_BUDGET) return;
+  sb->stop = TG_STOP_BUDGET;
+  lua_Debug here;
+  if (!ar && lua_getstack(L, 1, &here)) ar = &here; /* from a C function */
+  if (ar && lua_getinfo(L, "Sl", ar))
+    snprintf(sb->where, sizeof sb->where, "%s:%d", ar->short_src,
+             ar->currentline);
+  else
+    snprintf(sb->where, sizeof sb->where, "?");
 }
 
-static void leave(tg_sandbox *sb, lua_State *L) {
-  if (--sb->depth > 0 || sb->stop == TG_STOP_NONE) return;
-  if (sb->stop == TG_STOP_BUDGET) { /* back in C: the normal period again */
-    lua_sethook(sb->L, budget_hook, LUA_MASKCOUNT, sb->period);
-    if (L != sb->L) lua_sethook(L, budget_hook, LUA_MASKCOUNT, sb->period);
-  } else {
+/* Set only while a call is being stopped; raises at every instruction. A
+ * hook left on a thread by an earlier call, or reached outside a protected
+ * call (depth 0), removes itself and never raises. */
+static void stop_hook(lua_State *L, lua_Debug *ar) {
+  tg_sandbox *sb = sandbox_of(L);
+  if (!stopping(sb)) {
+    lua_sethook(L, NULL, 0, 0);
+    return;
+  }
+  mark_stopped(sb, L, ar);
+  raise_stop(L, sb);
+}
+
+int tg__sandbox_stopping(lua_State *L) { return stopping(sandbox_of(L)); }
+
+void tg__sandbox_poll(lua_State *L) {
+  tg_sandbox *sb = sandbox_of(L);
+  if (!stopping(sb)) return;
+  mark_stopped(sb, L, NULL);
+  raise_stop(L, sb);
+}
+
+/* The watchdog's thread: the call of `epoch` overran. */
+static void on_overrun(void *ud, uint64_t epoch) {
+  tg_sandbox *sb = ud;
+  atomic_store(&sb->stop_epoch, epoch); /* before reading running: see switch_to */
+  lua_State *run = atomic_load(&sb->running);
+  if (!run) return;
+  atomic_store(&sb->firing, run);
+  /* still running it? Then it cannot be collected until firing is clear
+   * (switch_from waits); if it already left, leave it alone */
+  if (atomic_load(&sb->running) == run)
+    lua_sethook(hook_target(sb, run), stop_hook, LUA_MASKCOUNT, 1);
+  atomic_store(&sb->firing, NULL);
+}
+
+/* The loop thread: policy code now runs on `run`. Publishes it, then
+ * checks for a stop the watchdog may have missed it for (the seq_cst pair
+ * running/stop_epoch with on_overrun: one of the two sees the other). */
+void tg__sandbox_switch_to(lua_State *run) {
+  tg_sandbox *sb = sandbox_of(run);
+  atomic_store(&sb->running, run);
+  if (stopping(sb)) lua_sethook(hook_target(sb, run), stop_hook, LUA_MASKCOUNT, 1);
+}
+
+/* Policy code left `left` for `to` (NULL: back to C). Waits while the
+ * watchdog is hooking `left`, so that the thread outlives the hooking. */
+void tg__sandbox_switch_from(lua_State *left, lua_State *to) {
+  tg_sandbox *sb = sandbox_of(left);
+  atomic_store(&sb->running, to);
+  while (atomic_load(&sb->firing) == left) sched_yield();
+  if (to && stopping(sb)) lua_sethook(hook_target(sb, to), stop_hook, LUA_MASKCOUNT, 1);
+}
+
+/* A nested call shares the time of the outermost one. Returns the thread
+ * that ran before. */
+static lua_State *enter(tg_sandbox *sb, lua_State *run) {
+  lua_State *prev = atomic_load_explicit(&sb->running, memory_order_relaxed);
+  if (sb->depth++ == 0) {
+    sb->stop = TG_STOP_NONE;
+    sb->epoch = tg__watchdog_enter(sb->wd);
+  }
+  tg__sandbox_switch_to(run);
+  return prev;
+}
+
+static void leave(tg_sandbox *sb, lua_State *run, lua_State *prev) {
+  int outermost = sb->depth == 1;
+  tg__sandbox_switch_from(run, outermost ? NULL : prev);
+  if (--sb->depth > 0) return;
+  tg__watchdog_leave(sb->wd);
+  if (atomic_load(&sb->stop_epoch) == sb->epoch) { /* back in C: no hook */
+    lua_sethook(sb->L, NULL, 0, 0);
+    if (run != sb->L) lua_sethook(run, NULL, 0, 0);
+  }
+  if (sb->stop == TG_STOP_MEMORY)
     /* give back at once what the failed call built (LuaJIT has no
      * emergency collection of its own) */
     lua_gc(sb->L, LUA_GCCOLLECT, 0);
-  }
 }
 
 int tg__sandbox_pcall(tg_sandbox *sb, lua_State *L, int nargs, int nres) {
-  enter(sb);
+  lua_State *prev = enter(sb, L);
   int st = lua_pcall(L, nargs, nres, 0);
-  leave(sb, L);
+  leave(sb, L, prev);
   return st;
 }
 
 int tg__sandbox_resume(tg_sandbox *sb, lua_State *co, lua_State *from,
                        int nargs, int *nres) {
-  enter(sb);
+  lua_State *prev = enter(sb, co);
   int st = tg_resume(co, from, nargs, nres);
-  leave(sb, co);
+  leave(sb, co, prev);
   return st;
 }
 
-void tg__sandbox_poll(lua_State *L) {
-  (void)L; /* the watchdog (time bound) lands separately */
-}
-
 tg_stop tg__sandbox_stop(const tg_sandbox *sb) { return sb->stop; }
+
+uint32_t tg__sandbox_time_limit_ms(const tg_sandbox *sb) { return sb->limit_ms; }
 
 static void format_bytes(char *buf, size_t len, size_t n) {
   if (n >= ((size_t)1 << 20) && n % ((size_t)1 << 20) == 0)
@@ -146,10 +233,9 @@ int tg__sandbox_describe_stop(const tg_sandbox *sb, const char *what,
                               char *msg, size_t msglen) {
   if (sb->stop == TG_STOP_BUDGET) {
     snprintf(msg, msglen,
-             "%s exceeded its instruction budget of %llu (stopped at %s); "
-             "make it do less per call, or raise the budget "
-             "(hook_instruction_budget, --instruction-budget)",
-             what, (unsigned long long)sb->budget, sb->where);
+             "%s ran past its time limit of %u ms (stopped at %s); make it "
+             "do less per call, or raise the limit (policy_time_limit_ms, "
+             "--policy-time-limit)", what, (unsigned)sb->limit_ms, sb->where);
     return 1;
   }
   if (sb->stop == TG_STOP_MEMORY) {
@@ -168,10 +254,8 @@ int tg__sandbox_describe_stop(const tg_sandbox *sb, const char *what,
 static void set_limits(tg_sandbox *sb, const tg_config *cfg) {
   sb->cap = cfg->policy_memory_cap ? cfg->policy_memory_cap
                                    : TG_DEFAULT_POLICY_MEMORY_CAP;
-  sb->budget = cfg->hook_instruction_budget ? cfg->hook_instruction_budget
-                                            : TG_DEFAULT_INSTRUCTION_BUDGET;
-  sb->period = sb->budget < TG_HOOK_PERIOD ? (int)sb->budget : TG_HOOK_PERIOD;
-  sb->max_ticks = sb->budget / (uint64_t)sb->period;
+  sb->limit_ms = cfg->policy_time_limit_ms ? cfg->policy_time_limit_ms
+                                           : TG_DEFAULT_POLICY_TIME_LIMIT_MS;
 }
 
 lua_State *tg__sandbox_new(const tg_config *cfg, const char *policy_dir,
@@ -185,22 +269,33 @@ lua_State *tg__sandbox_new(const tg_config *cfg, const char *policy_dir,
   }
   sb->L = L;
   set_limits(sb, cfg);
+  atomic_init(&sb->stop_epoch, 0);
+  atomic_init(&sb->running, NULL);
+  atomic_init(&sb->firing, NULL);
+  sb->wd = tg__watchdog_new(sb->limit_ms, on_overrun, sb);
+  if (!sb->wd) {
+    lua_close(L);
+    free(sb);
+    snprintf(err, errlen, "cannot start the policy watchdog thread");
+    return NULL;
+  }
   sb->orig = lua_getallocf(L, &sb->orig_ud);
   sb->used = gc_bytes(L);
   lua_setallocf(L, limited_alloc, sb);
   luaL_openlibs(L);
 #if !TG_LUA54
-  /* Compiled traces skip count hooks: with the JIT on, `while true do end`
-   * would never be stopped. The interpreter counts every instruction. */
+  /* Compiled traces skip hooks: with the JIT on, `while true do end`
+   * could never be stopped. The interpreter checks them. */
   luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
 #endif
   tg__sandbox_lib_open(L, policy_dir, cfg->trusted_policies);
-  lua_sethook(L, budget_hook, LUA_MASKCOUNT, sb->period);
+  tg__sandbox_flow_open(L);
   *out = sb;
   return L;
 }
 
 void tg__sandbox_close(lua_State *L, tg_sandbox *sb) {
-  if (L) lua_close(L); /* finalizers still run under the hook */
+  if (sb) tg__watchdog_free(sb->wd); /* no hooking while the state goes */
+  if (L) lua_close(L);
   free(sb);
 }

@@ -1,0 +1,145 @@
+/*
+ * watchdog.c — the sampling thread of watchdog.h. The owner's side is two
+ * atomic stores and a load; everything that costs (the clock, the lock,
+ * the callback) happens on the watchdog's thread.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <uv.h>
+#include "watchdog.h"
+
+#define NS_PER_MS 1000000ull
+
+struct tg_watchdog {
+  /* shared with the owner's thread */
+  _Atomic uint64_t epoch;  /* bumped when a section begins */
+  _Atomic int inside;      /* a section is running */
+  _Atomic int asleep;      /* the thread waits for the next section */
+  /* the watchdog's own (and fixed after start) */
+  uint32_t limit_ms;
+  uint64_t limit_ns, tick_ns;
+  tg_watchdog_fn fire;
+  void *ud;
+  uv_thread_t thread;
+  uv_mutex_t mu;
+  uv_cond_t cv;
+  int quit;                /* under mu */
+};
+
+/* What the thread remembers between ticks. */
+typedef struct {
+  uint64_t seen;        /* the epoch being timed (0: none) */
+  uint64_t since;       /* when it was first seen inside */
+  int fired;            /* the callback ran for `seen` */
+  uint64_t idle_epoch;  /* the epoch last seen outside a section */
+  int idle_ticks;       /* ticks in a row outside, with no new section */
+} sampler;
+
+/* Sleeps until a section begins (or quit). Called with mu held. The
+ * seq_cst pair asleep/inside pairs with tg__watchdog_enter: either the
+ * enter sees asleep and signals under mu, or this sees inside. */
+static void sleep_until_busy(tg_watchdog *w, sampler *s) {
+  atomic_store(&w->asleep, 1);
+  while (!w->quit && !atomic_load(&w->inside)) uv_cond_wait(&w->cv, &w->mu);
+  atomic_store(&w->asleep, 0);
+  s->idle_ticks = 0;
+}
+
+/* One tick's look at the owner. Returns the epoch to fire for, or 0. */
+static uint64_t sample(tg_watchdog *w, sampler *s) {
+  /* inside before epoch: an inside seen set belongs to this epoch or an
+   * earlier one (enter bumps the epoch first) */
+  int inside = atomic_load(&w->inside);
+  uint64_t e = atomic_load(&w->epoch);
+  if (!inside) {
+    if (e == s->idle_epoch) s->idle_ticks++;
+    else s->idle_epoch = e, s->idle_ticks = 1;
+    return 0;
+  }
+  s->idle_ticks = 0;
+  uint64_t now = uv_hrtime();
+  if (e != s->seen) {
+    s->seen = e, s->since = now, s->fired = 0;
+    return 0;
+  }
+  if (s->fired || now - s->since < w->limit_ns) return 0;
+  s->fired = 1;
+  return e;
+}
+
+static void run(void *arg) {
+  tg_watchdog *w = arg;
+  sampler s = {0};
+  uv_mutex_lock(&w->mu);
+  while (!w->quit) {
+    if (s.idle_ticks >= 2) {
+      sleep_until_busy(w, &s);
+      continue;
+    }
+    (void)uv_cond_timedwait(&w->cv, &w->mu, w->tick_ns);
+    if (w->quit) break;
+    uint64_t e = sample(w, &s);
+    if (e) {
+      uv_mutex_unlock(&w->mu); /* the callback may take its time */
+      w->fire(w->ud, e);
+      uv_mutex_lock(&w->mu);
+    }
+  }
+  uv_mutex_unlock(&w->mu);
+}
+
+tg_watchdog *tg__watchdog_new(uint32_t limit_ms, tg_watchdog_fn fire,
+                              void *ud) {
+  tg_watchdog *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->limit_ms = limit_ms ? limit_ms : 1;
+  w->limit_ns = (uint64_t)w->limit_ms * NS_PER_MS;
+  uint64_t tick = w->limit_ns / 10;
+  w->tick_ns = tick < NS_PER_MS ? NS_PER_MS
+               : tick > 10 * NS_PER_MS ? 10 * NS_PER_MS : tick;
+  w->fire = fire;
+  w->ud = ud;
+  atomic_init(&w->epoch, 0);
+  atomic_init(&w->inside, 0);
+  atomic_init(&w->asleep, 0);
+  int mu = uv_mutex_init(&w->mu), cv = mu == 0 ? uv_cond_init(&w->cv) : -1;
+  int th = cv == 0 ? uv_thread_create(&w->thread, run, w) : -1;
+  if (th == 0) return w;
+  if (cv == 0) uv_cond_destroy(&w->cv);
+  if (mu == 0) uv_mutex_destroy(&w->mu);
+  free(w);
+  return NULL;
+}
+
+void tg__watchdog_free(tg_watchdog *w) {
+  if (!w) return;
+  uv_mutex_lock(&w->mu);
+  w->quit = 1;
+  uv_cond_signal(&w->cv);
+  uv_mutex_unlock(&w->mu);
+  uv_thread_join(&w->thread);
+  uv_cond_destroy(&w->cv);
+  uv_mutex_destroy(&w->mu);
+  free(w);
+}
+
+uint64_t tg__watchdog_enter(tg_watchdog *w) {
+  uint64_t e = atomic_fetch_add_explicit(&w->epoch, 1, memory_order_relaxed) + 1;
+  atomic_store(&w->inside, 1);
+  if (atomic_load(&w->asleep)) { /* once per idle period */
+    uv_mutex_lock(&w->mu);
+    uv_cond_signal(&w->cv);
+    uv_mutex_unlock(&w->mu);
+  }
+  return e;
+}
+
+void tg__watchdog_leave(tg_watchdog *w) {
+  atomic_store_explicit(&w->inside, 0, memory_order_release);
+}
+
+uint32_t tg__watchdog_limit_ms(const tg_watchdog *w) { return w->limit_ms; }
+
+double tg__watchdog_tick_ms(const tg_watchdog *w) {
+  return (double)w->tick_ns / NS_PER_MS;
+}

@@ -30,17 +30,25 @@ struct tg_watchdog {
 typedef struct {
   uint64_t seen;        /* the epoch being timed (0: none) */
   uint64_t since;       /* when it was first seen inside */
-  int fired;            /* the callback ran for `seen` */
   uint64_t idle_epoch;  /* the epoch last seen outside a section */
   int idle_ticks;       /* ticks in a row outside, with no new section */
 } sampler;
 
-/* Sleeps until a section begins (or quit). Called with mu held. The
- * seq_cst pair asleep/inside pairs with tg__watchdog_enter: either the
- * enter sees asleep and signals under mu, or this sees inside. */
+/* Sleeps until a section begins (or quit). Called with mu held.
+ *
+ * Why a grace tick: the owner's side uses no fence (a fence per section
+ * would cost more than all the rest), so its store of `inside` and its
+ * load of `asleep` may pass each other. The thread announces `asleep`,
+ * waits one more tick, and only then looks again: an enter it cannot see
+ * yet is one whose load of `asleep` comes after the announcement became
+ * visible a tick earlier, so that enter signals (under mu, which this
+ * thread holds until cond_wait releases it). */
 static void sleep_until_busy(tg_watchdog *w, sampler *s) {
+  uint64_t e = atomic_load(&w->epoch);
   atomic_store(&w->asleep, 1);
-  while (!w->quit && !atomic_load(&w->inside)) uv_cond_wait(&w->cv, &w->mu);
+  (void)uv_cond_timedwait(&w->cv, &w->mu, w->tick_ns);
+  if (atomic_load(&w->epoch) == e && !atomic_load(&w->inside))
+    while (!w->quit && !atomic_load(&w->inside)) uv_cond_wait(&w->cv, &w->mu);
   atomic_store(&w->asleep, 0);
   s->idle_ticks = 0;
 }
@@ -59,12 +67,11 @@ static uint64_t sample(tg_watchdog *w, sampler *s) {
   s->idle_ticks = 0;
   uint64_t now = uv_hrtime();
   if (e != s->seen) {
-    s->seen = e, s->since = now, s->fired = 0;
+    s->seen = e, s->since = now;
     return 0;
   }
-  if (s->fired || now - s->since < w->limit_ns) return 0;
-  s->fired = 1;
-  return e;
+  /* past the limit: again each tick until it ends (see tg_watchdog_fn) */
+  return now - s->since < w->limit_ns ? 0 : e;
 }
 
 static void run(void *arg) {
@@ -123,10 +130,14 @@ void tg__watchdog_free(tg_watchdog *w) {
   free(w);
 }
 
+/* Plain stores and a plain load on x86: no locked instruction, no fence
+ * (see sleep_until_busy for why none is needed). Only this thread writes
+ * the epoch. */
 uint64_t tg__watchdog_enter(tg_watchdog *w) {
-  uint64_t e = atomic_fetch_add_explicit(&w->epoch, 1, memory_order_relaxed) + 1;
-  atomic_store(&w->inside, 1);
-  if (atomic_load(&w->asleep)) { /* once per idle period */
+  uint64_t e = atomic_load_explicit(&w->epoch, memory_order_relaxed) + 1;
+  atomic_store_explicit(&w->epoch, e, memory_order_relaxed);
+  atomic_store_explicit(&w->inside, 1, memory_order_release);
+  if (atomic_load_explicit(&w->asleep, memory_order_relaxed)) { /* once per idle period */
     uv_mutex_lock(&w->mu);
     uv_cond_signal(&w->cv);
     uv_mutex_unlock(&w->mu);

@@ -24,9 +24,10 @@
 typedef struct tg_watchdog tg_watchdog;
 
 /* Called on the watchdog's thread when the section begun at `epoch` is
- * still running `limit` after it began; at most once per section. The
- * section may end while the callback runs: check `epoch` against what the
- * owner publishes. */
+ * still running `limit` after it began, and again each tick while it
+ * goes on (the owner's stores are not fenced: what the first call read may
+ * have been stale). The section may end while the callback runs: check
+ * `epoch` against what the owner publishes. */
 typedef void (*tg_watchdog_fn)(void *ud, uint64_t epoch);
 
 /* Starts the thread. Returns NULL when a thread cannot be made. */

@@ -17,8 +17,9 @@
  * coroutine.resume / wrap / close (sandbox_flow.c), a Lua tool's resume —
  * publishes the thread it switches to and, if a stop is pending, hooks it
  * itself. The watchdog hooks the thread it reads under a small handshake
- * (`firing`) so that thread cannot end and be collected meanwhile. LuaJIT's
- * hooks belong to the whole state: there the main thread is hooked.
+ * (`firing`) so that a coroutine cannot end and be collected meanwhile.
+ * LuaJIT's hooks belong to the whole state: there the main thread is
+ * hooked. None of this fences on the hot path (see base/watchdog.h).
  *
  * Memory: allocations are refused past the cap only while policy code runs
  * (depth > 0). C code pushes call tables and events between calls, outside
@@ -142,36 +143,48 @@ void tg__sandbox_poll(lua_State *L) {
   raise_stop(L, sb);
 }
 
-/* The watchdog's thread: the call of `epoch` overran. */
+/* The watchdog's thread, each tick while the call of `epoch` overruns:
+ * hooks the thread that runs it. Called again on the next tick, so a stale
+ * read of `running` (the loop thread does not fence its stores) is made
+ * good a tick later. */
 static void on_overrun(void *ud, uint64_t epoch) {
   tg_sandbox *sb = ud;
-  atomic_store(&sb->stop_epoch, epoch); /* before reading running: see switch_to */
+  atomic_store(&sb->stop_epoch, epoch);
   lua_State *run = atomic_load(&sb->running);
   if (!run) return;
   atomic_store(&sb->firing, run);
-  /* still running it? Then it cannot be collected until firing is clear
-   * (switch_from waits); if it already left, leave it alone */
+  /* still running it? Then a coroutine cannot be collected until firing
+   * is clear (switch_from waits); if it already left, leave it alone */
   if (atomic_load(&sb->running) == run)
     lua_sethook(hook_target(sb, run), stop_hook, LUA_MASKCOUNT, 1);
   atomic_store(&sb->firing, NULL);
 }
 
-/* The loop thread: policy code now runs on `run`. Publishes it, then
- * checks for a stop the watchdog may have missed it for (the seq_cst pair
- * running/stop_epoch with on_overrun: one of the two sees the other). */
-void tg__sandbox_switch_to(lua_State *run) {
-  tg_sandbox *sb = sandbox_of(run);
-  atomic_store(&sb->running, run);
+static void hook_if_stopping(tg_sandbox *sb, lua_State *run) {
   if (stopping(sb)) lua_sethook(hook_target(sb, run), stop_hook, LUA_MASKCOUNT, 1);
 }
 
-/* Policy code left `left` for `to` (NULL: back to C). Waits while the
- * watchdog is hooking `left`, so that the thread outlives the hooking. */
+/* The loop thread: policy code now runs on `run`. Publishes it, then
+ * hooks it itself if a stop is already under way. */
+void tg__sandbox_switch_to(lua_State *run) {
+  tg_sandbox *sb = sandbox_of(run);
+  atomic_store_explicit(&sb->running, run, memory_order_release);
+  hook_if_stopping(sb, run);
+}
+
+/* Policy code left `left` for `to` (NULL: back to C). A coroutine may be
+ * collected once it is left, so then the store is fenced and the switch
+ * waits while the watchdog is hooking it. The main thread lives as long
+ * as the sandbox: the hot path (rules and hooks run on it) pays no fence. */
 void tg__sandbox_switch_from(lua_State *left, lua_State *to) {
   tg_sandbox *sb = sandbox_of(left);
-  atomic_store(&sb->running, to);
-  while (atomic_load(&sb->firing) == left) sched_yield();
-  if (to && stopping(sb)) lua_sethook(hook_target(sb, to), stop_hook, LUA_MASKCOUNT, 1);
+  if (left == sb->L) {
+    atomic_store_explicit(&sb->running, to, memory_order_release);
+  } else {
+    atomic_store(&sb->running, to);
+    while (atomic_load(&sb->firing) == left) sched_yield();
+  }
+  if (to) hook_if_stopping(sb, to);
 }
 
 /* A nested call shares the time of the outermost one. Returns the thread

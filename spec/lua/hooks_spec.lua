@@ -204,3 +204,137 @@ end)
     assert.is_nil(out.error)
   end)
 end)
+
+-- Does any string in v (keys too, nested) contain needle?
+local function carries(v, needle)
+  if type(v) == "string" then return v:find(needle, 1, true) ~= nil end
+  if type(v) ~= "table" then return false end
+  for k, x in pairs(v) do
+    if carries(k, needle) or carries(x, needle) then return true end
+  end
+  return false
+end
+
+describe("a failed post-hook withholds the result", function()
+  after_each(H.cleanup)
+
+  -- The tool makes the secret up (it is in no args), so only its result
+  -- can carry it.
+  local tools = [[
+local tg = require "toolgate"
+tg.tool { name = "leaky", read_only = true, run = function(args, ctx)
+  ctx.partial({ token = "S3CRET-" .. "partial" })
+  if args.fail then return nil, { code = "FLAKY", message = "try later", retryable = false } end
+  return { token = "S3CRET-" .. "value", n = 1 }
+end }
+tg.tool { name = "runs_fine", read_only = true, run = function() return {} end }
+tg.tool { name = "caller", read_only = true, run = function(args, ctx)
+  local out = ctx.call("leaky", args)
+  return { status = out.status, result = out.result, error = out.error }
+end }
+]]
+
+  it("when it raises: status error, and the secret is in no outcome field and no event", function()
+    local rt = H.runtime {
+      ["00_tools.lua"] = tools,
+      ["20_redact.lua"] = [[
+local tg = require "toolgate"
+tg.after_tool("leaky", function(call, res)
+  local redacted = res.result.token:gsub("S3CRET%-%w+", "[redacted]")
+  error("redaction broke")
+end)
+]],
+    }
+    local events = H.record(rt)
+    local out, h = H.call(rt, "leaky", {})
+    assert.are.equal("error", out.status)
+    assert.are.equal("HOOK_ERROR", out.error.code)
+    assert.is_true(H.has(out.error.message, "withheld"), out.error.message)
+    assert.is_true(H.has(out.error.message, "20_redact.lua:2"), out.error.message)
+    assert.is_nil(out.result)
+    assert.is_false(carries(out, "S3CRET"), "the outcome carries the secret")
+    assert.is_false(carries(h:outcome(), "S3CRET"), "the handle's outcome carries the secret")
+    assert.is_true(#H.of_call(events, h.id, "call_end") == 1)
+    for _, ev in ipairs(events) do
+      assert.is_false(carries(ev, "S3CRET"), "a '" .. ev.type .. "' event carries the secret")
+    end
+    assert.are.equal("ok", H.call(rt, "runs_fine", {}).status)
+  end)
+
+  it("when the tool failed too: its partial result is withheld as well", function()
+    local rt = H.runtime {
+      ["00_tools.lua"] = tools,
+      ["20_redact.lua"] = [[
+local tg = require "toolgate"
+tg.after_tool("leaky", function(call, res) error("redaction broke") end)
+]],
+    }
+    local events = H.record(rt)
+    local out = H.call(rt, "leaky", { fail = true })
+    assert.are.equal("error", out.status)
+    assert.is_nil(out.result)
+    assert.is_false(carries(out, "S3CRET"))
+    for _, ev in ipairs(events) do assert.is_false(carries(ev, "S3CRET"), ev.type) end
+  end)
+
+  it("when it returns something that is not a verdict: the same", function()
+    local rt = H.runtime {
+      ["00_tools.lua"] = tools,
+      ["20_redact.lua"] = [[
+local tg = require "toolgate"
+tg.after_tool("leaky", function(call, res) return "redacted?" end)
+]],
+    }
+    local out = H.call(rt, "leaky", {})
+    assert.are.equal("error", out.status)
+    assert.is_nil(out.result)
+  end)
+
+  it("when it aborts: the result is withheld and later post-hooks do not see it", function()
+    local rt = H.runtime {
+      ["00_tools.lua"] = tools,
+      ["20_redact.lua"] = [[
+local tg = require "toolgate"
+tg.after_tool("leaky", function(call, res)   -- runs last
+  return tg.result({ saw = res.result or "nothing", status = res.status })
+end)
+tg.after_tool("leaky", function(call, res) return tg.abort("cannot redact") end)
+]],
+    }
+    local events = H.record(rt)
+    local out = H.call(rt, "leaky", {})
+    assert.are.equal("ok", out.status)
+    assert.are.same({ saw = "nothing", status = "error" }, out.result)
+    for _, ev in ipairs(events) do assert.is_false(carries(ev, "S3CRET"), ev.type) end
+  end)
+
+  it("when it aborts as the last post-hook: status error, no result", function()
+    local rt = H.runtime {
+      ["00_tools.lua"] = tools,
+      ["20_redact.lua"] = [[
+local tg = require "toolgate"
+tg.after_tool("leaky", function(call, res) return tg.abort("cannot redact") end)
+]],
+    }
+    local out = H.call(rt, "leaky", {})
+    assert.are.equal("error", out.status)
+    assert.is_true(H.has(out.error.message, "cannot redact"), out.error.message)
+    assert.is_nil(out.result)
+    assert.is_false(carries(out, "S3CRET"))
+  end)
+
+  it("a Lua tool calling it with ctx.call gets no result either", function()
+    local rt = H.runtime {
+      ["00_tools.lua"] = tools,
+      ["20_redact.lua"] = [[
+local tg = require "toolgate"
+tg.after_tool("leaky", function(call, res) error("redaction broke") end)
+]],
+    }
+    local out = H.call(rt, "caller", {})
+    assert.are.equal("ok", out.status)
+    assert.are.equal("error", out.result.status)
+    assert.is_nil(out.result.result)
+    assert.is_false(carries(out, "S3CRET"))
+  end)
+end)

@@ -56,29 +56,49 @@ uv_timer_t *tg__call_wait_timer(tg_call *c) {
   return c->wait_timer;
 }
 
+/* The facts of the call as C knows them, written raw into the call table
+ * at idx. The first rules judge them as built; rules judging again after a
+ * rewrite judge them restored (tg__call_restore_table), so what they judge
+ * is what runs, whatever policy code did to the table meanwhile. */
+static void set_call_facts(tg_call *c, lua_State *L, int idx) {
+  lua_pushstring(L, c->id);
+  tg_rawsetfield(L, idx, "id");
+  lua_pushstring(L, c->tool_name);
+  tg_rawsetfield(L, idx, "tool");
+  if (tg_json_push(L, c->args) < 0) lua_newtable(L); /* depth checked at start */
+  tg_rawsetfield(L, idx, "args");
+  lua_pushstring(L, c->session);
+  tg_rawsetfield(L, idx, "session");
+  lua_pushinteger(L, (lua_Integer)c->turn);
+  tg_rawsetfield(L, idx, "turn");
+  lua_pushinteger(L, c->attempt);
+  tg_rawsetfield(L, idx, "attempt");
+  if (c->dry_run) lua_pushboolean(L, 1);
+  else lua_pushnil(L);
+  tg_rawsetfield(L, idx, "dry_run");
+}
+
 void tg__call_push_table(tg_call *c) {
   lua_State *L = c->gen->L;
   if (c->call_ref != LUA_NOREF) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
     return;
   }
-  lua_createtable(L, 0, 7);
-  lua_pushstring(L, c->id);
-  lua_setfield(L, -2, "id");
-  lua_pushstring(L, c->tool_name);
-  lua_setfield(L, -2, "tool");
-  if (tg_json_push(L, c->args) < 0) lua_newtable(L); /* depth checked at start */
-  lua_setfield(L, -2, "args");
-  lua_pushstring(L, c->session);
-  lua_setfield(L, -2, "session");
-  lua_pushinteger(L, (lua_Integer)c->turn);
-  lua_setfield(L, -2, "turn");
-  lua_pushinteger(L, c->attempt);
-  lua_setfield(L, -2, "attempt");
+  lua_createtable(L, 0, 8);
+  set_call_facts(c, L, lua_gettop(L));
   if (!c->metadata || tg_json_push(L, c->metadata) < 0) lua_newtable(L);
-  lua_setfield(L, -2, "metadata");
+  tg_rawsetfield(L, -2, "metadata");
   lua_pushvalue(L, -1);
   c->call_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void tg__call_restore_table(tg_call *c) {
+  lua_State *L = c->gen->L;
+  tg__call_push_table(c);
+  lua_pushnil(L);
+  lua_setmetatable(L, -2); /* no __index may stand in for a fact */
+  set_call_facts(c, L, lua_gettop(L));
+  lua_pop(L, 1);
 }
 
 int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *kind,

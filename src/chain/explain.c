@@ -55,9 +55,8 @@ static tg_call *dry_call(tg_runtime *rt, const tg_call_request *req,
   tg__generation_ref(c->gen);
   c->tool = tool;
   c->call_ref = LUA_NOREF;
+  c->dry_run = 1;
   tg__call_push_table(c); /* made once; every rule sees this table */
-  lua_pushboolean(c->gen->L, 1);
-  lua_setfield(c->gen->L, -2, "dry_run");
   lua_pop(c->gen->L, 1);
   return c;
 }

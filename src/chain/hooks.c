@@ -44,7 +44,19 @@ static void fail_hook(tg_call *c, const char *msg) {
                 "the tool did not run: %s", msg);
 }
 
+/* A post-hook that fails or aborts withholds the result: no copy of it
+ * stays with the call, so neither the outcome nor a later event nor a later
+ * post-hook can carry it (README, "Withheld results"). */
+static void withhold_result(tg_call *c) {
+  cJSON_Delete(c->result);
+  c->result = NULL;
+  cJSON_Delete(c->short_result);
+  c->short_result = NULL;
+  c->truncated = 0;
+}
+
 static void fail_post(tg_call *c, const char *msg) {
+  withhold_result(c);
   tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "HOOK_ERROR", 0,
                 "a post-hook failed, so the result is withheld: %s", msg);
 }
@@ -52,15 +64,22 @@ static void fail_post(tg_call *c, const char *msg) {
 /* tg.args(t, tool?): the call table's args (and tool) are replaced. */
 static int apply_args(tg_call *c, lua_State *L, int v) {
   tg__call_push_table(c);                      /* call */
-  lua_getfield(L, v, "args");
-  lua_setfield(L, -2, "args");
-  const char *tool = tg__verdict_text(L, v, "tool");
+  tg_rawgetfield(L, v, "args");
+  tg_rawsetfield(L, -2, "args");               /* checked after the hook */
+  const char *tool = tg_rawgetstring(L, v, "tool");
   if (tool && strcmp(tool, c->tool_name) != 0) {
+    char *copy = tg__strdup(tool);
+    if (!copy) {
+      lua_pop(L, 1);
+      tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, "NOMEM", 0,
+                    "out of memory rerouting the call");
+      return -1;
+    }
     lua_pushstring(L, tool);
-    lua_setfield(L, -2, "tool");
+    tg_rawsetfield(L, -2, "tool");
     free(c->tool_name);
-    c->tool_name = tg__strdup(tool);
-    c->tool = tg__find_tool(c->rt, c->gen, tool);
+    c->tool_name = copy;
+    c->tool = tg__find_tool(c->rt, c->gen, copy);
     c->rewritten = 1;
   }
   lua_pop(L, 1);
@@ -78,7 +97,7 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
   const char *k = tg__verdict_kind(L, v);
   if (!k) return 0;
   if (!strcmp(k, "abort")) {
-    const char *why = tg__verdict_text(L, v, "reason");
+    const char *why = tg_rawgetstring(L, v, "reason");
     tg__call_fail(c, TG_STATUS_DENIED, TG_PHASE_PRE_HOOK, "ABORTED", 0,
                   "the tool did not run; do not assume it succeeded. Aborted "
                   "by hook at %s: %s", h->where, why ? why : "");
@@ -87,7 +106,7 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
   if (!strcmp(k, "args")) return apply_args(c, L, v) < 0 ? -1 : 0;
   if (!strcmp(k, "result")) {
     char msg[512];
-    lua_getfield(L, v, "result");
+    tg_rawgetfield(L, v, "result");
     cJSON *r = tg_json_from_lua(L, -1, msg, sizeof msg);
     lua_pop(L, 1);
     if (!r) {
@@ -110,22 +129,62 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
   return -1;
 }
 
-/* Compares the args policy code left in the call table with c->args. */
-static int sync_args(tg_call *c) {
+/* What is wrong with the args value at idx, or NULL. Args are a JSON
+ * object read raw: a table with no metatable but tg.object's mark (a
+ * metatable's __index or __pairs would show rules one thing and the tool
+ * another). */
+static const char *args_problem(lua_State *L, int idx) {
+  if (!lua_istable(L, idx)) return luaL_typename(L, idx);
+  if (!lua_getmetatable(L, idx)) return NULL;
+  const char *mark = tg_rawgetstring(L, -1, "__jsontype");
+  lua_pop(L, 1);
+  if (mark && !strcmp(mark, "object")) return NULL;
+  return mark && !strcmp(mark, "array") ? "an array (tg.array)"
+                                        : "a table with a metatable";
+}
+
+/* After each pre-hook: call.args must still be a plain table, so that a
+ * failure names the hook that broke it. */
+static int check_args_left(tg_call *c, const tg_hook *h) {
   lua_State *L = c->gen->L;
-  char msg[512];
   tg__call_push_table(c);
-  lua_getfield(L, -1, "args");
-  if (lua_istable(L, -1) && tg_json_equal_lua(L, -1, c->args)) {
+  tg_rawgetfield(L, -1, "args");
+  const char *bad = args_problem(L, -1);
+  char m[600];
+  if (bad)
+    snprintf(m, sizeof m, "pre-hook at %s left call.args as %s; args must be "
+             "a plain table with keys (a JSON object)", h->where, bad);
+  lua_pop(L, 2);
+  if (!bad) return 0;
+  fail_hook(c, m);
+  return -1;
+}
+
+/* Compares the args policy code left in the call table with c->args; takes
+ * them when they changed. `last` is the last hook that ran, for messages. */
+static int sync_args(tg_call *c, const tg_hook *last) {
+  lua_State *L = c->gen->L;
+  char msg[512], m[800];
+  tg__call_push_table(c);
+  tg_rawgetfield(L, -1, "args"); /* a plain table: check_args_left */
+  if (tg_json_equal_lua(L, -1, c->args)) {
     lua_pop(L, 2);
     return 0;
   }
-  cJSON *now = lua_istable(L, -1) ? tg_json_from_lua(L, -1, msg, sizeof msg)
-                                  : NULL;
-  if (!lua_istable(L, -1)) snprintf(msg, sizeof msg, "args must be a table");
+  cJSON *now = tg_json_from_lua_max(L, -1, c->rt->cfg.max_args_bytes, msg,
+                                    sizeof msg);
   lua_pop(L, 2);
+  if (now && !cJSON_IsObject(now)) {
+    snprintf(msg, sizeof msg, "they are a list (a JSON array), not a table "
+             "with keys (a JSON object)");
+    cJSON_Delete(now);
+    now = NULL;
+  }
   if (!now) {
-    fail_hook(c, msg);
+    snprintf(m, sizeof m, "the args the pre-hooks left in call.args cannot "
+             "be used: %s (the last pre-hook that ran is at %s)", msg,
+             last->where);
+    fail_hook(c, m);
     return -1;
   }
   if (cJSON_Compare(now, c->args, 1)) {
@@ -144,7 +203,9 @@ tg_step tg__stage_pre_hooks(tg_call *c) {
   size_t n = select_hooks(g->before, g->nbefore, c->tool_name, list, 256);
   lua_State *L = g->L;
   char msg[1024];
+  const tg_hook *last = NULL;
   for (size_t i = 0; i < n; i++) {
+    last = list[i];
     lua_rawgeti(L, LUA_REGISTRYINDEX, list[i]->fn_ref);
     tg__call_push_table(c);
     if (tg__policy_pcall(c, 1, 1, "pre-hook", NULL, list[i]->where, msg,
@@ -154,6 +215,7 @@ tg_step tg__stage_pre_hooks(tg_call *c) {
       return TG_END;
     }
     int r = pre_answer(c, list[i], L, lua_gettop(L));
+    if (r >= 0 && check_args_left(c, list[i]) < 0) r = -1;
     const char *k = tg__verdict_kind(L, -1);
     emit_hook(c, "before", list[i], r < 0 ? "error" : k ? k : "continue");
     lua_pop(L, 1);
@@ -161,8 +223,10 @@ tg_step tg__stage_pre_hooks(tg_call *c) {
     if (r > 0) break;
   }
   /* only hooks may rewrite: rules are judges */
-  if (n > 0 && sync_args(c) < 0) return TG_END;
-  if (c->rewritten && tg__events_wanted(c->rt, g)) {
+  if (last && sync_args(c, last) < 0) return TG_END;
+  if (!c->rewritten) return TG_NEXT;
+  tg__call_restore_table(c); /* the rules judge again what will run */
+  if (tg__events_wanted(c->rt, g)) {
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "tool", c->tool_name);
     cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
@@ -213,7 +277,7 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
   char msg[700];
   if (!k) return 0;
   if (!strcmp(k, "result")) {
-    lua_getfield(L, v, "result");
+    tg_rawgetfield(L, v, "result");
     cJSON *r = tg_json_from_lua(L, -1, msg, sizeof msg);
     if (!r) {
       lua_pop(L, 1);
@@ -223,11 +287,12 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
       fail_post(c, m2);
       return -1;
     }
-    lua_setfield(L, res, "result");              /* later hooks see it */
+    /* later hooks see it; raw: a hook may have put a metatable on res */
+    tg_rawsetfield(L, res, "result");
     lua_pushstring(L, "ok");
-    lua_setfield(L, res, "status");
+    tg_rawsetfield(L, res, "status");
     lua_pushnil(L);
-    lua_setfield(L, res, "error");
+    tg_rawsetfield(L, res, "error");
     cJSON_Delete(c->result);
     c->result = r;
     tg__err_clear(&c->error);
@@ -235,14 +300,19 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
     return 0;
   }
   if (!strcmp(k, "abort")) {
-    const char *why = tg__verdict_text(L, v, "reason");
+    const char *why = tg_rawgetstring(L, v, "reason");
+    withhold_result(c);
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "ABORTED", 0,
-                  "post-hook at %s failed the call: %s", h->where,
-                  why ? why : "");
+                  "post-hook at %s failed the call, so the result is "
+                  "withheld: %s", h->where, why ? why : "");
+    lua_pushnil(L);
+    tg_rawsetfield(L, res, "result"); /* later post-hooks do not see it */
+    lua_pushboolean(L, 0);
+    tg_rawsetfield(L, res, "truncated");
     tg__push_error(L, &c->error);
-    lua_setfield(L, res, "error");
+    tg_rawsetfield(L, res, "error");
     lua_pushstring(L, "error");
-    lua_setfield(L, res, "status");
+    tg_rawsetfield(L, res, "status");
     return 0;
   }
   snprintf(msg, sizeof msg, "post-hook at %s returned %s; a post-hook "

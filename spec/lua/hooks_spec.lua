@@ -89,6 +89,42 @@ tg.before_tool("touch", function(call) return tg.args({ x = "evil" }) end)
     assert.are.equal(0, H.runs(rt))
   end)
 
+  -- What the rules judge again after a rewrite is what will run, whatever
+  -- else the hook changed in the call table.
+  local judge_again = [[
+local tg = require "toolgate"
+tg.rule { name = "no-evil", priority = 1, check = function(call)
+  local evil = false
+  for _, v in pairs(call.args) do
+    if v == "evil" then evil = true end
+    if type(v) == "table" then for _, w in pairs(v) do if w == "evil" then evil = true end end end
+  end
+  if evil and call.tool == "touch" and call.session ~= "admin" then return tg.deny("evil") end
+end }
+tg.rule { name = "allow-all", priority = 100, check = function() return tg.allow() end }
+]]
+
+  for name, hook in pairs {
+    ["renaming call.tool in place"] = 'call.args.x = "evil"; call.tool = "echo"',
+    ["changing call.session in place"] = 'call.args.x = "evil"; call.session = "admin"',
+    ["hiding a value behind __pairs"] =
+      'call.args.opts = setmetatable({ x = "evil" }, { __pairs = function() return next, {} end })',
+    ["putting a metatable on call"] =
+      'call.args.x = "evil"; rawset(call, "tool", nil); setmetatable(call, { __index = { tool = "echo" } })',
+  } do
+    it("a rewrite is judged on what will run: a hook " .. name .. " does not get past the rules", function()
+      local rt = H.runtime {
+        ["00_tools.lua"] = H.lib.tools,
+        ["10_rules.lua"] = judge_again,
+        ["20_hook.lua"] = "local tg = require 'toolgate'\ntg.before_tool('touch', function(call) " .. hook .. " end)\n",
+      }
+      local out = H.call(rt, "touch", { x = "good" })
+      assert.are.equal("denied", out.status)
+      assert.are.equal("no-evil", out.decision.rule)
+      assert.are.equal(0, H.runs(rt))
+    end)
+  end
+
   it("tg.result(v) short-circuits: the value is returned, the tool does not run, post-hooks still run", function()
     local rt = H.runtime {
       ["00_tools.lua"] = H.lib.tools,

@@ -374,3 +374,102 @@ tg.after_tool("leaky", function(call, res) error("redaction broke") end)
     assert.is_false(carries(out, "S3CRET"))
   end)
 end)
+
+describe("many hooks", function()
+  after_each(H.cleanup)
+
+  -- n hooks on one line each, so their file:line tells them apart.
+  local function many(kind, n, last)
+    -- each counts itself in call.metadata.ran, which lives as long as the call
+    local lines = { 'local tg = require "toolgate"' }
+    for i = 1, n do
+      lines[#lines + 1] = ("tg.%s(\"*\", function(call, res) local m = call.metadata; m.ran = (m.ran or 0) + 1; local ran = m.ran %s end)")
+        :format(kind, i == last.at and last.body or "")
+    end
+    return table.concat(lines, "\n") .. "\n"
+  end
+
+  -- The `hook` events of one call, as the list of file:line they name.
+  local function ran_hooks(events, id, stage)
+    local out = {}
+    for _, ev in ipairs(H.of_call(events, id, "hook")) do
+      if ev.stage == stage then out[#out + 1] = ev.hook end
+    end
+    return out
+  end
+
+  local function wheres(list)
+    local out = {}
+    for i, h in ipairs(list) do out[i] = h.where end
+    return out
+  end
+
+  it("300 \"*\" pre-hooks: the last one runs and aborts; explain and check list what ran", function()
+    local rt = H.runtime {
+      ["00_tools.lua"] = H.lib.tools,
+      ["10_allow.lua"] = allow_all,
+      ["20_hooks.lua"] = many("before_tool", 300,
+                              { at = 300, body = 'if call.tool == "touch" then return tg.abort("hook " .. ran .. " says no") end' }),
+    }
+    local events = H.record(rt)
+    local out, h = H.call(rt, "touch", {})
+    assert.are.equal("denied", out.status)
+    assert.are.equal("PRE_HOOK", out.error.phase)
+    assert.is_true(H.has(out.error.message, "hook 300 says no"), out.error.message)
+    assert.are.equal(0, H.runs(rt))
+    local ran = ran_hooks(events, h.id, "before")
+    assert.are.equal(300, #ran)
+    local e = assert(rt:explain("touch", {}))
+    assert.are.same(ran, wheres(e.pre_hooks))
+    assert.are.same(ran, wheres(rt:describe().hooks.before))
+  end)
+
+  it("300 \"*\" post-hooks all run, in reverse registration order, as explain and check list them", function()
+    local rt = H.runtime {
+      ["00_tools.lua"] = H.lib.tools,
+      ["20_hooks.lua"] = many("after_tool", 300,
+                              { at = 1, body = "return tg.result({ ran = ran })" }),
+    }
+    local events = H.record(rt)
+    local out, h = H.call(rt, "echo", {})
+    assert.are.equal("ok", out.status)
+    assert.are.same({ ran = 300 }, out.result)
+    local ran = ran_hooks(events, h.id, "after")
+    assert.are.equal(300, #ran)
+    assert.is_truthy(ran[1]:match("20_hooks%.lua:301$"), ran[1])  -- registered last
+    assert.is_truthy(ran[300]:match("20_hooks%.lua:2$"), ran[300]) -- registered first
+    local e = assert(rt:explain("echo", {}))
+    assert.are.same(ran, wheres(e.post_hooks))
+    assert.are.same(ran, wheres(rt:describe().hooks.after))
+  end)
+
+  it("300 \"*\" post-hooks: the one that runs last can still withhold the result", function()
+    local rt = H.runtime {
+      ["00_tools.lua"] = H.lib.tools,
+      ["20_hooks.lua"] = many("after_tool", 300, { at = 1, body = 'return tg.abort("no")' }),
+    }
+    local out = H.call(rt, "echo", { x = 1 })
+    assert.are.equal("error", out.status)
+    assert.is_nil(out.result)
+  end)
+
+  it("300 rules: the last one decides, and explain says the same", function()
+    local lines = { 'local tg = require "toolgate"' }
+    for i = 1, 299 do
+      lines[#lines + 1] = ('tg.rule { name = "r%d", priority = %d, check = function() end }'):format(i, i)
+    end
+    lines[#lines + 1] = 'tg.rule { name = "r300", priority = 300, check = function() return tg.deny("last") end }'
+    local rt = H.runtime {
+      ["00_tools.lua"] = H.lib.tools,
+      ["10_rules.lua"] = table.concat(lines, "\n") .. "\n",
+    }
+    local out = H.call(rt, "echo", {})
+    assert.are.equal("denied", out.status)
+    assert.are.equal("r300", out.decision.rule)
+    local e = assert(rt:explain("echo", {}))
+    assert.are.equal(300, #e.rules)
+    assert.are.equal("answered", e.rules[300].status)
+    assert.are.equal("r300", e.decision.rule)
+    assert.are.equal(300, #rt:describe().rules)
+  end)
+end)

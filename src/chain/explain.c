@@ -202,25 +202,6 @@ static cJSON *explain_decision(tg_call *c, const decision *d, int remembered,
 
 /* ---- hooks, validation ------------------------------------------------ */
 
-/* The hooks that apply to tool in run order ("*" first, then the tool's
- * own, by registration; post-hooks that list backwards), as hooks.c. */
-static cJSON *hooks_in_order(const tg_hook *h, size_t n, const char *tool,
-                             int post) {
-  cJSON *a = cJSON_CreateArray();
-  for (int pass = 0; pass < 2; pass++)
-    for (size_t k = 0; k < n; k++) {
-      size_t i = post ? n - 1 - k : k;
-      int star = strcmp(h[i].tool, "*") == 0;
-      int want_star = (pass == 0) != post;
-      if (star != want_star || (!star && strcmp(h[i].tool, tool))) continue;
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "tool", h[i].tool);
-      cJSON_AddStringToObject(o, "where", h[i].where);
-      cJSON_AddItemToArray(a, o);
-    }
-  return a;
-}
-
 static cJSON *explain_validation(const tg_call *c) {
   cJSON *o = cJSON_CreateObject();
   if (!c->tool->schema) {
@@ -276,10 +257,9 @@ static cJSON *explain(tg_call *c) {
     cJSON_AddStringToObject(j, "approval",
                             approval_outcome(c->rt, remembered));
   cJSON_AddItemToObject(j, "validation", explain_validation(c));
-  cJSON *pre = hooks_in_order(g->before, g->nbefore, c->tool_name, 0);
+  cJSON *pre = tg__hooks_describe(g, 0, c->tool_name); /* the chain's order */
   cJSON_AddItemToObject(j, "pre_hooks", pre);
-  cJSON_AddItemToObject(j, "post_hooks",
-                        hooks_in_order(g->after, g->nafter, c->tool_name, 1));
+  cJSON_AddItemToObject(j, "post_hooks", tg__hooks_describe(g, 1, c->tool_name));
   /* a deny (or a rule failing) ends the call before any hook runs */
   int hooks_run = d.verdict != TG_VERDICT_DENY;
   cJSON_AddBoolToObject(j, "hooks_run", hooks_run);

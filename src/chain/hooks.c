@@ -2,6 +2,9 @@
  * hooks.c — pre-hooks ("*" hooks, then the tool's own, in registration
  * order) and post-hooks (the same list backwards).
  *
+ * The run order is the generation's (tg__hook_walk_next), the one explain
+ * and check list.
+ *
  * A pre-hook may return nothing (go on), tg.abort(reason), tg.args(t[,
  * tool]) to rewrite the call, or tg.result(v) to answer without running the
  * tool. After the hooks, the args as policy code left them are compared
@@ -13,18 +16,6 @@
 #include <stdlib.h>
 #include "call.h"
 #include "../policy/luajson.h"
-
-/* Collects the hooks that apply to `tool` in run order. */
-static size_t select_hooks(const tg_hook *h, size_t n, const char *tool,
-                           const tg_hook **out, size_t cap) {
-  size_t k = 0;
-  for (size_t i = 0; i < n && k < cap; i++)
-    if (strcmp(h[i].tool, "*") == 0) out[k++] = &h[i];
-  for (size_t i = 0; i < n && k < cap; i++)
-    if (strcmp(h[i].tool, "*") != 0 && strcmp(h[i].tool, tool) == 0)
-      out[k++] = &h[i];
-  return k;
-}
 
 static void emit_hook(tg_call *c, const char *stage, const tg_hook *h,
                       const char *outcome) {
@@ -199,25 +190,25 @@ static int sync_args(tg_call *c, const tg_hook *last) {
 
 tg_step tg__stage_pre_hooks(tg_call *c) {
   tg_generation *g = c->gen;
-  const tg_hook *list[256];
-  size_t n = select_hooks(g->before, g->nbefore, c->tool_name, list, 256);
   lua_State *L = g->L;
   char msg[1024];
-  const tg_hook *last = NULL;
-  for (size_t i = 0; i < n; i++) {
-    last = list[i];
-    lua_rawgeti(L, LUA_REGISTRYINDEX, list[i]->fn_ref);
+  const tg_hook *h, *last = NULL;
+  tg_hook_walk w;
+  tg__hook_walk_start(&w, g, 0, c->tool_name);
+  while ((h = tg__hook_walk_next(&w))) {
+    last = h;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);
     tg__call_push_table(c);
-    if (tg__policy_pcall(c, 1, 1, "pre-hook", NULL, list[i]->where, msg,
+    if (tg__policy_pcall(c, 1, 1, "pre-hook", NULL, h->where, msg,
                          sizeof msg) < 0) {
-      emit_hook(c, "before", list[i], "error");
+      emit_hook(c, "before", h, "error");
       fail_hook(c, msg);
       return TG_END;
     }
-    int r = pre_answer(c, list[i], L, lua_gettop(L));
-    if (r >= 0 && check_args_left(c, list[i]) < 0) r = -1;
+    int r = pre_answer(c, h, L, lua_gettop(L));
+    if (r >= 0 && check_args_left(c, h) < 0) r = -1;
     const char *k = tg__verdict_kind(L, -1);
-    emit_hook(c, "before", list[i], r < 0 ? "error" : k ? k : "continue");
+    emit_hook(c, "before", h, r < 0 ? "error" : k ? k : "continue");
     lua_pop(L, 1);
     if (r < 0) return TG_END;
     if (r > 0) break;
@@ -324,26 +315,27 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
 
 tg_step tg__stage_post_hooks(tg_call *c) {
   tg_generation *g = c->gen;
-  const tg_hook *list[256];
-  size_t n = select_hooks(g->after, g->nafter, c->tool_name, list, 256);
-  if (n == 0) return TG_NEXT;
+  tg_hook_walk w;
+  tg__hook_walk_start(&w, g, 1, c->tool_name);
+  const tg_hook *h = tg__hook_walk_next(&w);
+  if (!h) return TG_NEXT;
   lua_State *L = g->L;
   char msg[1024];
   push_res(c, L);
   int res = lua_gettop(L);
-  for (size_t k = n; k-- > 0;) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, list[k]->fn_ref);
+  for (; h; h = tg__hook_walk_next(&w)) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);
     tg__call_push_table(c);
     lua_pushvalue(L, res);
-    if (tg__policy_pcall(c, 2, 1, "post-hook", NULL, list[k]->where, msg,
+    if (tg__policy_pcall(c, 2, 1, "post-hook", NULL, h->where, msg,
                          sizeof msg) < 0) {
-      emit_hook(c, "after", list[k], "error");
+      emit_hook(c, "after", h, "error");
       fail_post(c, msg);
       break;
     }
-    int r = post_answer(c, list[k], L, lua_gettop(L), res);
+    int r = post_answer(c, h, L, lua_gettop(L), res);
     const char *kind = tg__verdict_kind(L, -1);
-    emit_hook(c, "after", list[k], r < 0 ? "error" : kind ? kind : "continue");
+    emit_hook(c, "after", h, r < 0 ? "error" : kind ? kind : "continue");
     lua_pop(L, 1);
     if (r < 0) break;
   }

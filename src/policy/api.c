@@ -155,6 +155,7 @@ static int add_hook(lua_State *L, int after) {
     *list = h;
     h = &h[*cnt];
     h->tool = names[i];
+    h->any = h->tool && strcmp(h->tool, "*") == 0;
     names[i] = NULL;
     h->where = where_of(L, 2);
     lua_pushvalue(L, 2);

@@ -193,20 +193,38 @@ int tg__rule_covers(const tg_rule *r, const char *tool) {
   return 0;
 }
 
-/* Hooks in run order for a tool: "*" hooks first, then tool-specific ones,
- * each by registration; post-hooks run that list backwards. */
-static cJSON *describe_hooks(const tg_hook *h, size_t n, int reverse) {
-  cJSON *a = cJSON_CreateArray();
-  for (int pass = 0; pass < 2; pass++)
-    for (size_t k = 0; k < n; k++) {
-      size_t i = reverse ? n - 1 - k : k;
-      int star = strcmp(h[i].tool, "*") == 0;
-      if (star != ((pass == 0) != reverse)) continue;
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "tool", h[i].tool);
-      cJSON_AddStringToObject(o, "where", h[i].where);
-      cJSON_AddItemToArray(a, o);
+void tg__hook_walk_start(tg_hook_walk *w, const tg_generation *g, int after,
+                         const char *tool) {
+  *w = (tg_hook_walk){after ? g->after : g->before,
+                      after ? g->nafter : g->nbefore, 0, tool, after, 0};
+}
+
+/* Two passes over the list: "*" hooks, then the tool's own (post-hooks:
+ * the other way round, each pass backwards). */
+const tg_hook *tg__hook_walk_next(tg_hook_walk *w) {
+  for (; w->pass < 2; w->pass++, w->k = 0) {
+    int want_any = (w->pass == 0) != w->after;
+    while (w->k < w->n) {
+      size_t i = w->k++;
+      const tg_hook *h = &w->hooks[w->after ? w->n - 1 - i : i];
+      if (h->any != want_any) continue;
+      if (h->any || !w->tool || strcmp(h->tool, w->tool) == 0) return h;
     }
+  }
+  return NULL;
+}
+
+/* The hooks of one list in run order, as {tool, where} (tool NULL: all). */
+cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool) {
+  cJSON *a = cJSON_CreateArray();
+  tg_hook_walk w;
+  tg__hook_walk_start(&w, g, after, tool);
+  for (const tg_hook *h; (h = tg__hook_walk_next(&w));) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "tool", h->tool);
+    cJSON_AddStringToObject(o, "where", h->where);
+    cJSON_AddItemToArray(a, o);
+  }
   return a;
 }
 
@@ -262,8 +280,8 @@ cJSON *tg__generation_describe(const tg_generation *g) {
       cJSON_AddItemToArray(files, cJSON_CreateString(g->files[i]));
     cJSON_AddItemToObject(d, "rules", describe_rules(g, warnings));
     cJSON *hooks = cJSON_AddObjectToObject(d, "hooks");
-    cJSON_AddItemToObject(hooks, "before", describe_hooks(g->before, g->nbefore, 0));
-    cJSON_AddItemToObject(hooks, "after", describe_hooks(g->after, g->nafter, 1));
+    cJSON_AddItemToObject(hooks, "before", tg__hooks_describe(g, 0, NULL));
+    cJSON_AddItemToObject(hooks, "after", tg__hooks_describe(g, 1, NULL));
     for (size_t i = 0; i < g->ntools; i++)
       cJSON_AddItemToArray(tools, describe_tool(g->tools[i]));
     cJSON *h = cJSON_AddArrayToObject(d, "event_handlers");

@@ -54,6 +54,7 @@ typedef struct {
 
 typedef struct {
   char *tool;               /* "*" or a tool name */
+  int any;                  /* tool is "*" */
   int fn_ref;
   char *where;
 } tg_hook;
@@ -90,6 +91,26 @@ void tg__generation_unref(tg_generation *g);
 
 /* Registers the policy-side `toolgate` module (tg.*) in g->L. */
 void tg__policy_api_open(tg_generation *g);
+
+/* Walks the hooks that run for a call of `tool`, in run order: pre-hooks
+ * ("before") "*" ones first, then the tool's own, each in registration
+ * order; post-hooks ("after") that list backwards. tool NULL walks every
+ * hook of the list in the same order (toolgate check). The chain, explain
+ * and check all walk this one order; it copies nothing, so no number of
+ * hooks is too many. */
+typedef struct {
+  const tg_hook *hooks;
+  size_t n, k;
+  const char *tool;
+  int after, pass;
+} tg_hook_walk;
+
+void tg__hook_walk_start(tg_hook_walk *w, const tg_generation *g, int after,
+                         const char *tool);
+/* The next hook in run order, or NULL when there is none left. */
+const tg_hook *tg__hook_walk_next(tg_hook_walk *w);
+/* The same order as JSON [{tool, where}] (check and explain list it). */
+cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool);
 
 /* Does a rule's tools list / a hook's tool cover `tool`? */
 int tg__rule_covers(const tg_rule *r, const char *tool);

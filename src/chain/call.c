@@ -440,35 +440,48 @@ static int check_request(tg_runtime *rt, const tg_call_request *req,
   return 0;
 }
 
+tg_call *tg__call_new(tg_runtime *rt, const tg_call_request *req,
+                      cJSON *args, const char *id) {
+  tg_call *c = calloc(1, sizeof *c);
+  if (!c) {
+    cJSON_Delete(args);
+    return NULL;
+  }
+  c->rt = rt;
+  c->args = args;
+  c->call_ref = LUA_NOREF;
+  /* The common case allocates nothing for the id and the session. */
+  snprintf(c->idbuf, sizeof c->idbuf, "%s", id);
+  c->id = req->id ? tg__strdup(req->id) : c->idbuf;
+  c->tool_name = tg__strdup(req->tool);
+  c->session = req->session ? tg__strdup(req->session) : rt->session;
+  c->turn = req->turn;
+  c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
+  c->gen = rt->gen;
+  tg__generation_ref(c->gen);
+  if (!c->id || !c->tool_name || !c->session ||
+      (req->metadata && !c->metadata)) {
+    tg__call_free_fields(c);
+    free(c);
+    return NULL;
+  }
+  c->tool = tg__find_tool(rt, c->gen, c->tool_name);
+  return c;
+}
+
 static int start_call(tg_runtime *rt, const tg_call_request *req, int depth,
                       tg_done_cb done, void *ud, char err[TG_ERRMSG]) {
   int rc = check_request(rt, req, err);
   if (rc < 0) return rc;
   cJSON *args = tg__call_parse_args(rt, req, err);
   if (!args) return -EINVAL;
-  tg_call *c = calloc(1, sizeof *c);
+  char id[32] = "";
+  if (!req->id) call_id(id, rt->next_call_no++);
+  tg_call *c = tg__call_new(rt, req, args, id);
   if (!c) {
-    cJSON_Delete(args);
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;
   }
-  c->rt = rt;
-  /* The common case allocates nothing for the id and the session. */
-  if (req->id) {
-    c->id = tg__strdup(req->id);
-  } else {
-    call_id(c->idbuf, rt->next_call_no++);
-    c->id = c->idbuf;
-  }
-  c->tool_name = tg__strdup(req->tool);
-  c->session = req->session ? tg__strdup(req->session) : rt->session;
-  c->turn = req->turn;
-  c->args = args;
-  c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
-  c->gen = rt->gen;
-  tg__generation_ref(c->gen);
-  c->tool = tg__find_tool(rt, c->gen, c->tool_name);
-  c->call_ref = LUA_NOREF;
   c->start_ms = tg__now_ms();
   c->done = done;
   c->done_ud = ud;

@@ -39,22 +39,9 @@ static void unknown_tool(tg_runtime *rt, const char *name, char *err) {
 
 /* A call record that is judged but never started. */
 static tg_call *dry_call(tg_runtime *rt, const tg_call_request *req,
-                         cJSON *args, const tg_tool *tool) {
-  tg_call *c = calloc(1, sizeof *c);
+                         cJSON *args) {
+  tg_call *c = tg__call_new(rt, req, args, "explain");
   if (!c) return NULL;
-  c->rt = rt;
-  snprintf(c->idbuf, sizeof c->idbuf, "explain");
-  c->id = req->id ? tg__strdup(req->id) : c->idbuf;
-  c->tool_name = tg__strdup(req->tool);
-  c->session = req->session ? tg__strdup(req->session) : rt->session;
-  c->turn = req->turn;
-  c->args = args;
-  c->metadata = req->metadata && cJSON_IsObject(req->metadata)
-                    ? cJSON_Duplicate(req->metadata, 1) : NULL;
-  c->gen = rt->gen;
-  tg__generation_ref(c->gen);
-  c->tool = tool;
-  c->call_ref = LUA_NOREF;
   c->dry_run = 1;
   tg__call_push_table(c); /* made once; every rule sees this table */
   lua_pop(c->gen->L, 1);
@@ -290,9 +277,8 @@ cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
     unknown_tool(rt, req->tool, err);
     return NULL;
   }
-  tg_call *c = dry_call(rt, req, args, tool);
+  tg_call *c = dry_call(rt, req, args);
   if (!c) {
-    cJSON_Delete(args);
     tg__errf(err, TG_ERRMSG, "out of memory");
     return NULL;
   }

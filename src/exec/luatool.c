@@ -133,19 +133,24 @@ static void set_error(tg_exec *ex, const char *code, const char *msg,
  * read raw (policy/luaraw.h): no metamethod of the tool's runs here, outside
  * the coroutine. */
 static void take_returned_error(tg_exec *ex, lua_State *co, int idx) {
+  const char *code = NULL, *msg = NULL;
+  int retry = 1;
   if (lua_type(co, idx) == LUA_TTABLE) {
-    const char *code = tg_rawgetstring(co, idx, "code");
-    const char *msg = tg_rawgetstring(co, idx, "message");
-    int t = tg_rawgetfield(co, idx, "retryable");
-    int retry = t == LUA_TNIL ? 1 : lua_toboolean(co, -1);
+    code = tg_rawgetstring(co, idx, "code");
+    msg = tg_rawgetstring(co, idx, "message");
+    if (tg_rawgetfield(co, idx, "retryable") != LUA_TNIL)
+      retry = lua_toboolean(co, -1);
     lua_pop(co, 1);
-    set_error(ex, code ? code : "TOOL_ERROR", msg ? msg : "the tool failed",
-              retry);
-    return;
+  } else if (lua_type(co, idx) == LUA_TSTRING) {
+    msg = lua_tostring(co, idx);
   }
-  const char *msg = lua_type(co, idx) == LUA_TSTRING ? lua_tostring(co, idx)
-                                                     : NULL;
-  set_error(ex, "TOOL_ERROR", msg ? msg : "the tool failed", 1);
+  char m[600];
+  if (!msg) { /* say which tool, since the tool did not */
+    snprintf(m, sizeof m, "tool '%s' (%s) failed without a message",
+             ex->tool->name, ex->tool->where);
+    msg = m;
+  }
+  set_error(ex, code ? code : "TOOL_ERROR", msg, retry);
 }
 
 static void take_results(tg_exec *ex, lua_State *co, int nres) {

@@ -91,6 +91,8 @@ void tg__rule_judge(tg_call *c, const tg_rule *r, tg_rule_answer *a) {
 static int run_rule(tg_call *c, const tg_rule *r) {
   tg_rule_answer a;
   tg__rule_judge(c, r, &a);
+  /* a failure's text was lost only to an out-of-memory: still fail closed */
+  const char *why = a.text ? a.text : "(out of memory describing it)";
   int answered = 1;
   switch (a.kind) {
     case TG_RULE_SILENT:
@@ -101,19 +103,19 @@ static int run_rule(tg_call *c, const tg_rule *r) {
       break;
     case TG_RULE_RAISED:
       if (r->fail_open) {
-        emit_rule_error(c, r, a.text);
+        emit_rule_error(c, r, why);
         answered = 0;
         break;
       }
       set_decision(c, TG_VERDICT_DENY, r->name, a.text);
       tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "RULE_ERROR", 0,
-                    "the tool did not run: %s", a.text);
+                    "the tool did not run: %s", why);
       answered = -1;
       break;
     case TG_RULE_BAD:
       set_decision(c, TG_VERDICT_DENY, r->name, NULL);
       tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "BAD_VERDICT", 0,
-                    "%s", a.text);
+                    "%s", why);
       answered = -1;
       break;
   }

@@ -135,18 +135,18 @@ static const char *args_problem(lua_State *L, int idx) {
 }
 
 /* After each pre-hook: call.args must still be a plain table, so that a
- * failure names the hook that broke it. */
-static int check_args_left(tg_call *c, const tg_hook *h) {
+ * failure names the hook that broke it. call and key are stack slots of
+ * the call table and the string "args": this runs once per hook per call. */
+static int check_args_left(tg_call *c, const tg_hook *h, int call, int key) {
   lua_State *L = c->gen->L;
-  tg__call_push_table(c);
-  tg_rawgetfield(L, -1, "args");
+  lua_pushvalue(L, key);
+  lua_rawget(L, call);
   const char *bad = args_problem(L, -1);
-  char m[600];
-  if (bad)
-    snprintf(m, sizeof m, "pre-hook at %s left call.args as %s; args must be "
-             "a plain table with keys (a JSON object)", h->where, bad);
-  lua_pop(L, 2);
+  lua_pop(L, 1);
   if (!bad) return 0;
+  char m[600];
+  snprintf(m, sizeof m, "pre-hook at %s left call.args as %s; args must be "
+           "a plain table with keys (a JSON object)", h->where, bad);
   fail_hook(c, m);
   return -1;
 }
@@ -188,40 +188,52 @@ static int sync_args(tg_call *c, const tg_hook *last) {
   return 0;
 }
 
-tg_step tg__stage_pre_hooks(tg_call *c) {
-  tg_generation *g = c->gen;
-  lua_State *L = g->L;
+/* Runs the pre-hooks in order; the last one that ran in *last. */
+static tg_step run_pre_hooks(tg_call *c, const tg_hook **last) {
+  lua_State *L = c->gen->L;
+  tg__call_push_table(c);
+  lua_pushliteral(L, "args");
+  int call = lua_gettop(L) - 1, key = call + 1;
   char msg[1024];
-  const tg_hook *h, *last = NULL;
+  tg_step step = TG_NEXT;
+  const tg_hook *h;
   tg_hook_walk w;
-  tg__hook_walk_start(&w, g, 0, c->tool_name);
-  while ((h = tg__hook_walk_next(&w))) {
-    last = h;
+  tg__hook_walk_start(&w, c->gen, 0, c->tool_name);
+  while (step == TG_NEXT && (h = tg__hook_walk_next(&w))) {
+    *last = h;
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);
-    tg__call_push_table(c);
+    lua_pushvalue(L, call);
     if (tg__policy_pcall(c, 1, 1, "pre-hook", NULL, h->where, msg,
                          sizeof msg) < 0) {
       emit_hook(c, "before", h, "error");
       fail_hook(c, msg);
-      return TG_END;
+      step = TG_END;
+      break;
     }
     int r = pre_answer(c, h, L, lua_gettop(L));
-    if (r >= 0 && check_args_left(c, h) < 0) r = -1;
+    if (r >= 0 && check_args_left(c, h, call, key) < 0) r = -1;
     const char *k = tg__verdict_kind(L, -1);
     emit_hook(c, "before", h, r < 0 ? "error" : k ? k : "continue");
     lua_pop(L, 1);
-    if (r < 0) return TG_END;
+    if (r < 0) step = TG_END;
     if (r > 0) break;
   }
+  lua_pop(L, 2); /* call, key */
+  return step;
+}
+
+tg_step tg__stage_pre_hooks(tg_call *c) {
+  const tg_hook *last = NULL;
+  if (run_pre_hooks(c, &last) == TG_END) return TG_END;
   /* only hooks may rewrite: rules are judges */
   if (last && sync_args(c, last) < 0) return TG_END;
   if (!c->rewritten) return TG_NEXT;
   tg__call_restore_table(c); /* the rules judge again what will run */
-  if (tg__events_wanted(c->rt, g)) {
+  if (tg__events_wanted(c->rt, c->gen)) {
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "tool", c->tool_name);
     cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
-    tg__emit(c->rt, g, "rewrite", c->id, d);
+    tg__emit(c->rt, c->gen, "rewrite", c->id, d);
   }
   return TG_NEXT;
 }

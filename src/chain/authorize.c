@@ -136,17 +136,35 @@ static void fail_denied(tg_call *c) {
       "do not retry the same call; change the request or ask the user");
 }
 
+void tg__rules_changed_call(const tg_rule *last, char *msg, size_t len) {
+  snprintf(msg, len, "the call was changed while the rules judged it (the "
+           "last rule that ran is '%s' at %s); rules are judges: they return "
+           "a verdict and leave call.args, call.tool and the rest as they are",
+           last->name, last->where);
+}
+
 tg_step tg__stage_authorize(tg_call *c) {
   tg_generation *g = c->gen;
   int answered = 0;
+  const tg_rule *last = NULL;
   c->remembered = 0;
   for (size_t i = 0; i < g->nrules && !answered; i++) {
     if (!tg__rule_covers(&g->rules[i], c->tool_name)) continue;
-    answered = run_rule(c, &g->rules[i]);
+    last = &g->rules[i];
+    answered = run_rule(c, last);
     if (answered < 0) {
       emit_decision(c, 0);
       return TG_END;
     }
+  }
+  if (last && !tg__call_facts_intact(c)) { /* fail closed */
+    char msg[700];
+    tg__rules_changed_call(last, msg, sizeof msg);
+    set_decision(c, TG_VERDICT_DENY, last->name, NULL);
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "RULE_ERROR", 0,
+                  "the tool did not run: %s", msg);
+    emit_decision(c, 0);
+    return TG_END;
   }
   if (!answered) {
     tg_verdict v = c->tool && c->tool->read_only ? TG_VERDICT_ALLOW

@@ -101,6 +101,58 @@ void tg__call_restore_table(tg_call *c) {
   lua_pop(L, 1);
 }
 
+const char *tg__args_problem(lua_State *L, int idx) {
+  if (!lua_istable(L, idx)) return luaL_typename(L, idx);
+  if (!lua_getmetatable(L, idx)) return NULL;
+  const char *mark = tg_rawgetstring(L, -1, "__jsontype");
+  lua_pop(L, 1);
+  if (mark && !strcmp(mark, "object")) return NULL;
+  return mark && !strcmp(mark, "array") ? "an array (tg.array)"
+                                        : "a table with a metatable";
+}
+
+static int string_fact(lua_State *L, int t, const char *k, const char *v) {
+  const char *s = tg_rawgetstring(L, t, k);
+  return s && v && strcmp(s, v) == 0;
+}
+
+static int number_fact(lua_State *L, int t, const char *k, double v) {
+  int ok = tg_rawgetfield(L, t, k) == LUA_TNUMBER && lua_tonumber(L, -1) == v;
+  lua_pop(L, 1);
+  return ok;
+}
+
+static int flag_fact(lua_State *L, int t, const char *k, int v) {
+  int ty = tg_rawgetfield(L, t, k);
+  int ok = v ? ty == LUA_TBOOLEAN && lua_toboolean(L, -1) : ty == LUA_TNIL;
+  lua_pop(L, 1);
+  return ok;
+}
+
+static int args_fact(lua_State *L, int t, const cJSON *args) {
+  tg_rawgetfield(L, t, "args");
+  int ok = !tg__args_problem(L, -1) && tg_json_equal_lua(L, -1, args);
+  lua_pop(L, 1);
+  return ok;
+}
+
+int tg__call_facts_intact(tg_call *c) {
+  if (c->call_ref == LUA_NOREF) return 1; /* no policy code has seen it */
+  lua_State *L = c->gen->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
+  int t = lua_gettop(L);
+  int ok = !lua_getmetatable(L, t);
+  ok = ok && string_fact(L, t, "id", c->id) &&
+       string_fact(L, t, "tool", c->tool_name) &&
+       string_fact(L, t, "session", c->session) &&
+       number_fact(L, t, "turn", (double)c->turn) &&
+       number_fact(L, t, "attempt", c->attempt) &&
+       flag_fact(L, t, "dry_run", c->dry_run) &&
+       args_fact(L, t, c->args);
+  lua_settop(L, t - 1);
+  return ok;
+}
+
 int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *kind,
                      const char *name, const char *where, char *msg,
                      size_t msglen) {

@@ -138,6 +138,17 @@ void tg__call_push_table(tg_call *c);
  * rewritten call again. */
 void tg__call_restore_table(tg_call *c);
 
+/* What is wrong with the args value at idx, or NULL: args are a JSON
+ * object read raw, so a table with no metatable but tg.object's mark (an
+ * __index or __pairs would show policy code one thing and the tool
+ * another). Names the problem ("nil", "a table with a metatable"...). */
+const char *tg__args_problem(lua_State *L, int idx);
+
+/* Does the call table still hold the call's facts (id, tool, args,
+ * session, turn, attempt, dry_run; no metatable)? Rules are judges: when
+ * one changed them, what the later rules judged is not what would run. */
+int tg__call_facts_intact(tg_call *c);
+
 /* Runs a policy function (rule, hook) that is on top of gen->L under the
  * call's generation with nargs arguments below it. Returns 0 with nres
  * results left on the stack, or -1 with the error message (annotated with
@@ -165,6 +176,9 @@ typedef struct {
 
 /* Runs rule r on the call and says what it answered. */
 void tg__rule_judge(tg_call *c, const tg_rule *r, tg_rule_answer *a);
+/* The error when the call's facts changed while rules judged it
+ * (tg__call_facts_intact); last is the last rule that ran. */
+void tg__rules_changed_call(const tg_rule *last, char *msg, size_t len);
 
 /* Pushes {phase, code, message, suggestion?, retryable} (hooks.c). */
 void tg__push_error(lua_State *L, const tg_err *e);

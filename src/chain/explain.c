@@ -117,19 +117,28 @@ static cJSON *explain_rules(tg_call *c, decision *d) {
   cJSON *a = cJSON_CreateArray();
   const tg_generation *g = c->gen;
   int decided = 0;
+  const tg_rule *last = NULL;
   for (size_t i = 0; i < g->nrules; i++) {
     const tg_rule *r = &g->rules[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", r->name);
     cJSON_AddNumberToObject(o, "priority", r->priority);
     cJSON_AddStringToObject(o, "where", r->where);
-    if (!tg__rule_covers(r, c->tool_name))
+    if (!tg__rule_covers(r, c->tool_name)) {
       skipped(o, r);
-    else if (decided)
+    } else if (decided) {
       cJSON_AddStringToObject(o, "status", "not reached");
-    else
+    } else {
+      last = r;
       decided = run_rule(c, r, o, d);
+    }
     cJSON_AddItemToArray(a, o);
+  }
+  if (last && !d->failed && !tg__call_facts_intact(c)) { /* as authorize.c */
+    char msg[700];
+    tg__rules_changed_call(last, msg, sizeof msg);
+    free(d->reason);
+    *d = (decision){TG_VERDICT_DENY, last, tg__strdup(msg), 1};
   }
   return a;
 }

@@ -120,20 +120,6 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
   return -1;
 }
 
-/* What is wrong with the args value at idx, or NULL. Args are a JSON
- * object read raw: a table with no metatable but tg.object's mark (a
- * metatable's __index or __pairs would show rules one thing and the tool
- * another). */
-static const char *args_problem(lua_State *L, int idx) {
-  if (!lua_istable(L, idx)) return luaL_typename(L, idx);
-  if (!lua_getmetatable(L, idx)) return NULL;
-  const char *mark = tg_rawgetstring(L, -1, "__jsontype");
-  lua_pop(L, 1);
-  if (mark && !strcmp(mark, "object")) return NULL;
-  return mark && !strcmp(mark, "array") ? "an array (tg.array)"
-                                        : "a table with a metatable";
-}
-
 /* After each pre-hook: call.args must still be a plain table, so that a
  * failure names the hook that broke it. call and key are stack slots of
  * the call table and the string "args": this runs once per hook per call. */
@@ -141,7 +127,7 @@ static int check_args_left(tg_call *c, const tg_hook *h, int call, int key) {
   lua_State *L = c->gen->L;
   lua_pushvalue(L, key);
   lua_rawget(L, call);
-  const char *bad = args_problem(L, -1);
+  const char *bad = tg__args_problem(L, -1);
   lua_pop(L, 1);
   if (!bad) return 0;
   char m[600];

@@ -366,6 +366,17 @@ tg.tool { name = "after", read_only = true, run = function() return "loaded" end
   -- Every allocation of the load can be the one refused: under caps just
   -- below what the policies need, each load either registers everything or
   -- fails with an out-of-memory, never a partial set.
+  it("a tool registered twice (with a schema) is a load error naming it", function()
+    local rt, err = load({ ["10_twice.lua"] = [[
+local tg = require "toolgate"
+tg.tool { name = "t", schema = { type = "object" }, run = function() end }
+tg.tool { name = "t", schema = { type = "object" }, run = function() end }
+]] })
+    assert.is_nil(rt)
+    assert.is_true(H.has(err, "10_twice.lua:3"), err)
+    assert.is_true(H.has(err, "a tool named 't' already exists"), err)
+  end)
+
   it("under every cap, a load is all or nothing", function()
     local files = {
       ["10_all.lua"] = [[

@@ -268,10 +268,12 @@ static int l_tool(lua_State *L) {
   t.timeout_ms = opt_ms(L, 1, "timeout_ms", "tool", 0);
   t.max_result_bytes = (size_t)opt_ms(L, 1, "max_result_bytes", "tool", 0);
   read_retry(L, 1, &t.retry);                                   /* 7 */
+  cJSON *schema = read_schema(L, 6, name); /* last read: it allocates */
   /* no code of the policy runs from here on: the name stays unique */
-  if (tg__find_tool(g->rt, g, name))
+  if (tg__find_tool(g->rt, g, name)) {
+    cJSON_Delete(schema);
     return luaL_error(L, "tg.tool: a tool named '%s' already exists", name);
-  cJSON *schema = read_schema(L, 6, name); /* last check: it allocates */
+  }
   tg__reg_commit_begin(L, g, "tool");
   tg_tool *tp = NULL;
   if (tg__reg_reserve(g, (void **)&g->tools, &g->captools, g->ntools,

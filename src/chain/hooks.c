@@ -242,7 +242,8 @@ void tg__push_error(lua_State *L, const tg_err *e) {
   lua_setfield(L, -2, "retryable");
 }
 
-/* res = {status, result, error, attempts, truncated} */
+/* res = {status, result, error, attempts, truncated}; a fresh table, so
+ * lua_setfield runs no policy code (later writes to it are raw). */
 static void push_res(tg_call *c, lua_State *L) {
   lua_createtable(L, 0, 5);
   lua_pushstring(L, tg_status_name(c->status));

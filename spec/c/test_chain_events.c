@@ -451,6 +451,76 @@ TEST(outcome_to_json_has_exact_keys) {
   tg_runtime_free(rt);
 }
 
+/* ---- a failed post-hook withholds the result ----------------------------- */
+
+/* leaky: a C tool whose result (or, failing, partial result) carries a
+ * secret that is in no args. */
+static void leaky_start(tg_exec *ex, const cJSON *args, void *ud) {
+  (void)ud;
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddStringToObject(r, "token", "S3CRET-from-c");
+  if (cJSON_IsTrue(cJSON_GetObjectItem(args, "fail")))
+    tg_exec_finish_error(ex, r, "FLAKY", "try later", 0);
+  else
+    tg_exec_finish_ok(ex, r);
+}
+
+static int json_carries(const cJSON *j, const char *needle) {
+  char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+  int found = s && strstr(s, needle);
+  free(s);
+  return found;
+}
+
+static void withheld_case(const char *hook_body, const char *args_json) {
+  char *dir = make_dir();
+  char policy[1024];
+  snprintf(policy, sizeof policy,
+           "local tg = require \"toolgate\"\n"
+           "tg.after_tool(\"leaky\", function(call, res)\n"
+           "  %s\n"
+           "end)\n", hook_body);
+  write_file(dir, "20_redact.lua", policy);
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.policies_dir = dir;
+  tg_runtime *rt = new_rt(&cfg);
+  tg_tool_def d = tool_def("leaky", leaky_start, NULL, NULL);
+  must_register(rt, &d);
+  recorder ev = {0};
+  tg_events_subscribe(rt, on_event, &ev);
+  outc o = {0};
+  start_call(rt, NULL, "leaky", args_json, &o);
+  run_until(rt, &o.n, 1);
+  ASSERT_EQ(o.status, TG_STATUS_ERROR);
+  ASSERT_EQ(o.phase, TG_PHASE_POLICY);
+  ASSERT_CONTAINS(o.message, "withheld");
+  ASSERT_CONTAINS(o.message, "20_redact.lua:");
+  ASSERT(o.result == NULL);
+  ASSERT(cJSON_IsNull(cJSON_GetObjectItem(o.json, "result")));
+  ASSERT(!json_carries(o.json, "S3CRET"));
+  ASSERT(count_type(&ev, "call_end", NULL) == 1);
+  for (int i = 0; i < ev.n; i++)
+    if (json_carries(ev.ev[i].data, "S3CRET"))
+      TG_FAIL("the '%s' event carries the withheld result", ev.ev[i].type);
+  outc_free(&o);
+  recorder_free(&ev);
+  tg_runtime_free(rt);
+  rm_dir(dir);
+}
+
+TEST(post_hook_that_raises_withholds_the_result_from_outcome_and_events) {
+  withheld_case("error(\"redaction broke\")", "{}");
+}
+
+TEST(post_hook_that_raises_withholds_a_partial_result_too) {
+  withheld_case("error(\"redaction broke\")", "{\"fail\": true}");
+}
+
+TEST(post_hook_that_aborts_withholds_the_result) {
+  withheld_case("return tg.abort(\"cannot redact\")", "{}");
+}
+
 TEST_MAIN(TEST_ENTRY(events_seq_strictly_increasing_without_gaps),
           TEST_ENTRY(events_order_of_a_simple_allowed_call),
           TEST_ENTRY(events_unsubscribe_inside_callback_is_safe),
@@ -461,4 +531,7 @@ TEST_MAIN(TEST_ENTRY(events_seq_strictly_increasing_without_gaps),
           TEST_ENTRY(request_args_over_max_bytes_is_refused),
           TEST_ENTRY(request_unknown_tool_ends_with_unknown_tool),
           TEST_ENTRY(request_duplicate_running_id_is_eexist),
-          TEST_ENTRY(outcome_to_json_has_exact_keys))
+          TEST_ENTRY(outcome_to_json_has_exact_keys),
+          TEST_ENTRY(post_hook_that_raises_withholds_the_result_from_outcome_and_events),
+          TEST_ENTRY(post_hook_that_raises_withholds_a_partial_result_too),
+          TEST_ENTRY(post_hook_that_aborts_withholds_the_result))

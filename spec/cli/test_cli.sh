@@ -201,6 +201,74 @@ expect "check on a failing file exits 1 with file:line" 1 "bad.lua:3"
 run check "$WORK/no-such-dir"
 expect "check on a missing dir exits 1" 1 "no-such-dir"
 
+# ---- hostile policy code ------------------------------------------------------
+
+mkdir -p "$WORK/hostile" "$WORK/many" "$WORK/redact"
+# A rule answering with a table whose __index raises (line 4).
+cat >"$WORK/hostile/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+local BAD = setmetatable({}, { __index = function() error("metamethod ran") end })
+tg.rule { name = "weird", check = function(call) return BAD end }
+EOF
+H=(--policies "$WORK/hostile")
+run call echo '{"a":1}' "${H[@]}" --json
+expect "a rule returning a raising table: call exits 1, not an abort" 1
+json_ok "a rule returning a raising table: a POLICY error naming file:line" \
+  'objs[0]["status"] == "error" and objs[0]["error"]["phase"] == "POLICY"
+   and "10.lua:4" in objs[0]["error"]["message"]'
+run explain echo '{"a":1}' "${H[@]}" --json
+expect "explain on a rule returning a raising table exits 0" 0
+json_ok "explain on it reports the rule's bad answer" \
+  'objs[0]["rules"][0]["status"] == "error"
+   and "10.lua:4" in objs[0]["rules"][0]["error"]'
+run explain echo '{"a":1}' "${H[@]}"
+expect "explain (text) on it exits 0" 0
+
+# 300 "*" pre-hooks; the last one aborts. check, explain and call agree.
+{ echo 'local tg = require "toolgate"'
+  echo 'tg.tool { name = "echo", read_only = true, run = function(args) return args end }'
+  for _ in $(seq 299); do echo 'tg.before_tool("*", function(call) end)'; done
+  echo 'tg.before_tool("*", function(call) return tg.abort("the 300th says no") end)'
+} >"$WORK/many/10.lua"
+M=(--policies "$WORK/many")
+run check "$WORK/many" --json
+json_ok "check lists all 300 pre-hooks" 'len(objs[0]["hooks"]["before"]) == 300'
+run explain echo '{}' "${M[@]}" --json
+json_ok "explain lists all 300 pre-hooks" 'len(objs[0]["pre_hooks"]) == 300'
+rm -f "$WORK/many.jsonl"
+run call echo '{}' "${M[@]}" --json --events "$WORK/many.jsonl"
+expect "the 300th pre-hook runs: the call is aborted" 1
+json_ok "the 300th pre-hook's abort is the outcome" \
+  'objs[0]["status"] == "denied" and "the 300th says no" in objs[0]["error"]["message"]'
+json_ok "300 hook events, as many as check and explain list" \
+  'sum(o["type"] == "hook" for o in objs) == 300' "$WORK/many.jsonl"
+
+# A redaction post-hook that raises: the result is withheld everywhere.
+cat >"$WORK/redact/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.tool { name = "leaky", read_only = true,
+  run = function() return { token = "S3CRET-" .. "cli" } end }
+tg.after_tool("leaky", function(call, res) error("redaction broke") end)
+EOF
+rm -f "$WORK/redact.jsonl"
+run call leaky '{}' --policies "$WORK/redact" --json --events "$WORK/redact.jsonl"
+expect "a failing redaction post-hook: call exits 1" 1
+json_ok "a failing redaction post-hook: result null, status error" \
+  'objs[0]["status"] == "error" and objs[0]["result"] is None'
+if grep -q S3CRET "$WORK/stdout" "$WORK/stderr" "$WORK/redact.jsonl"; then
+  fail "the withheld result is in no output and no event" \
+    "$(grep -l S3CRET "$WORK/stdout" "$WORK/stderr" "$WORK/redact.jsonl")"
+else
+  pass "the withheld result is in no output and no event"
+fi
+run call leaky '{}' --policies "$WORK/redact"
+if [ "$RC" -eq 1 ] && ! grep -q S3CRET "$WORK/stdout" "$WORK/stderr"; then
+  pass "the withheld result is not printed for people either"
+else
+  fail "the withheld result is not printed for people either" "exit $RC: $OUT $ERR"
+fi
+
 # ---- a second Ctrl-C ---------------------------------------------------------
 
 # The command ignores SIGTERM and the grace is long: only the second

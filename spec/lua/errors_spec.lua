@@ -307,3 +307,123 @@ tg.tool { name = "small", read_only = true, max_result_bytes = 200, run = functi
     assert.is_false(out.truncated)
   end)
 end)
+
+describe("running out of memory while policies register", function()
+  after_each(H.cleanup)
+
+  -- 4000 hooks on a 2000-byte tool name: one Lua string, but 8 MB if every
+  -- registration keeps its own copy.
+  local hungry = [[
+local tg = require "toolgate"
+local name = string.rep("x", 2000)
+for i = 1, 4000 do tg.before_tool(name, function() end) end
+]]
+
+  local function load(files, cap)
+    local dir = H.policy_dir(files)
+    local rt, err = toolgate.new { policies = dir, policy_memory_cap = cap }
+    if rt then H.track(rt) end
+    return rt, err
+  end
+
+  it("what registrations keep counts against policy_memory_cap", function()
+    local rt, err = load({ ["10_hungry.lua"] = hungry }, 4 * 1024 * 1024)
+    assert.is_nil(rt, "8 MB of hooks loaded under a 4 MiB cap")
+    assert.is_true(H.has(err, "10_hungry.lua:3: tg.before_tool ran out of memory"), err)
+    assert.is_true(H.has(err, "policy_memory_cap"), err)
+    assert.is_true(H.has(err, "not loaded"), err)
+  end)
+
+  it("fails the whole generation even when the policy catches the error", function()
+    local rt, err = load({ ["10_hungry.lua"] = [[
+local tg = require "toolgate"
+local name = string.rep("x", 2000)
+local ok = true
+for i = 1, 4000 do
+  ok = pcall(tg.before_tool, name, function() end)
+  if not ok then break end
+end
+tg.tool { name = "after", read_only = true, run = function() return "loaded" end }
+]] }, 4 * 1024 * 1024)
+    assert.is_nil(rt, "a generation with a hook missing loaded")
+    assert.is_true(H.has(err, "ran out of memory"), err)
+  end)
+
+  it("a reload that runs out keeps the old generation and emits policy_error", function()
+    local rt, dir = H.runtime({ ["10_ok.lua"] = H.lib.tools }, { policy_memory_cap = 4 * 1024 * 1024 })
+    local errors = H.record(rt, "policy_error")
+    local gen = rt:generation()
+    H.write(dir .. "/20_hungry.lua", hungry)
+    local ok, err = rt:reload()
+    assert.is_nil(ok)
+    assert.is_true(H.has(err, "ran out of memory"), err)
+    assert.are.equal(gen, rt:generation())
+    assert.are.equal(1, #errors)
+    assert.is_true(H.has(errors[1].error, "20_hungry.lua:3"), errors[1].error)
+    assert.are.equal("ok", H.call(rt, "echo", { x = 1 }).status)
+  end)
+
+  -- Every allocation of the load can be the one refused: under caps just
+  -- below what the policies need, each load either registers everything or
+  -- fails with an out-of-memory, never a partial set.
+  it("a tool registered twice (with a schema) is a load error naming it", function()
+    local rt, err = load({ ["10_twice.lua"] = [[
+local tg = require "toolgate"
+tg.tool { name = "t", schema = { type = "object" }, run = function() end }
+tg.tool { name = "t", schema = { type = "object" }, run = function() end }
+]] })
+    assert.is_nil(rt)
+    assert.is_true(H.has(err, "10_twice.lua:3"), err)
+    assert.is_true(H.has(err, "a tool named 't' already exists"), err)
+  end)
+
+  it("under every cap, a load is all or nothing", function()
+    local files = {
+      ["10_all.lua"] = [[
+local tg = require "toolgate"
+for i = 1, 40 do
+  tg.rule { name = "r" .. i, tools = { "a" .. i, "b" .. i }, check = function() end }
+  tg.before_tool({ "*", "t" .. i }, function() end)
+  tg.after_tool("t" .. i, function() end)
+  tg.on_event("call_end", function() end)
+  tg.on_file_change("src/*.c", function() end)
+end
+for i = 1, 20 do
+  tg.tool { name = "t" .. i, description = "tool " .. i, schema = { type = "object" },
+            retry = { attempts = 2, retryable = function() return true end },
+            run = function() return i end }
+end
+]] }
+    local function loads(cap)
+      local rt, err = load(files, cap)
+      if not rt then
+        assert.is_true(H.has(err, "memory"), err)
+        return false
+      end
+      local d = rt:describe()
+      assert.are.equal(40, #d.rules)
+      assert.are.equal(80, #d.hooks.before)
+      assert.are.equal(40, #d.hooks.after)
+      assert.are.equal(40, #d.event_handlers)
+      local n = 0
+      for _, t in ipairs(d.tools) do if t.name:match("^t%d+$") then n = n + 1 end end
+      assert.are.equal(20, n)
+      rt:close()
+      return true
+    end
+    local lo, hi = 64 * 1024, 64 * 1024 * 1024 -- the smallest cap that loads
+    assert.is_true(loads(hi))
+    while hi - lo > 256 do
+      local mid = math.floor((lo + hi) / 2)
+      if loads(mid) then hi = mid else lo = mid end
+      H.cleanup()
+    end
+    local failed = 0
+    for cap = hi - 6000, hi, 24 do
+      if not loads(cap) then failed = failed + 1 end
+      H.cleanup()
+    end
+    assert.is_true(failed > 100, "the sweep hardly failed: " .. failed)
+    if os.getenv("TG_SPEC_VERBOSE") then print("failed loads in the sweep: " .. failed) end
+  end)
+end)

@@ -148,3 +148,52 @@ describe("default verdict", function()
     end)
   end)
 end)
+
+describe("rules are judges", function()
+  after_each(H.cleanup)
+
+  -- "guard" denies touching secrets; "meddler" runs first and changes the
+  -- call in a way that would make guard look at something else.
+  local function with_meddler(change)
+    return H.runtime {
+      ["00_tools.lua"] = H.lib.tools,
+      ["10_rules.lua"] = [[
+local tg = require "toolgate"
+tg.rule { name = "meddler", priority = 1, check = function(call)
+  if call.tool == "touch" then ]] .. change .. [[ end
+end }
+tg.rule { name = "guard", priority = 2, check = function(call)
+  if call.tool == "touch" and tostring(call.args.path):match("%.env$") then return tg.deny("secrets") end
+  return tg.allow()
+end }
+]],
+    }
+  end
+
+  for name, change in pairs {
+    ["call.args in place"] = 'call.args.path = "harmless.txt"',
+    ["call.args replaced"] = 'call.args = { path = "harmless.txt" }',
+    ["call.tool"] = 'call.tool = "echo"',
+    ["call's metatable"] = 'rawset(call, "tool", nil); setmetatable(call, { __index = { tool = "echo" } })',
+  } do
+    it("a rule that changes " .. name .. " fails the call closed: the tool does not run", function()
+      local rt = with_meddler(change)
+      local out = H.call(rt, "touch", { path = "prod.env" })
+      assert.are.equal("error", out.status)
+      assert.are.equal("POLICY", out.error.phase)
+      assert.are.equal("RULE_ERROR", out.error.code)
+      assert.is_true(H.has(out.error.message, "rules are judges"), out.error.message)
+      assert.are.equal(0, H.runs(rt))
+      local e = assert(rt:explain("touch", { path = "prod.env" }))
+      assert.are.equal("deny", e.decision.verdict)
+      assert.is_true(e.decision.policy_error)
+      assert.is_true(H.has(e.decision.reason, "rules are judges"), e.decision.reason)
+    end)
+  end
+
+  it("a rule may keep notes in call.metadata", function()
+    local rt = with_meddler("call.metadata.seen = true")
+    assert.are.equal("ok", H.call(rt, "touch", { path = "notes.txt" }).status)
+    assert.are.equal("denied", H.call(rt, "touch", { path = "prod.env" }).status)
+  end)
+end)

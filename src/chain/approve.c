@@ -72,12 +72,21 @@ int tg__always_covers(tg_call *c) {
   return hit;
 }
 
+/* Out of memory, nothing is remembered (the next call asks again): an
+ * entry without its args would cover the whole tool. */
 static void remember(tg_call *c, tg_always_scope scope) {
   tg_always *a = calloc(1, sizeof *a);
   if (!a) return;
   a->session = tg__strdup(c->session);
   a->tool = tg__strdup(c->tool_name);
   a->args = scope == TG_SCOPE_ARGS ? args_key(c->args) : NULL;
+  if (!a->session || !a->tool || (scope == TG_SCOPE_ARGS && !a->args)) {
+    free(a->session);
+    free(a->tool);
+    free(a->args);
+    free(a);
+    return;
+  }
   a->next = c->rt->always;
   c->rt->always = a;
 }

@@ -12,24 +12,14 @@
 static const char *const kinds[] = {"allow", "deny", "ask", "abort", "args",
                                     "result"};
 
+/* Verdicts are read raw (luaraw.h): a verdict's metatable never runs. */
 const char *tg__verdict_kind(lua_State *L, int idx) {
-  if (lua_isnil(L, idx)) return NULL;
+  if (lua_isnoneornil(L, idx)) return NULL;
   if (!lua_istable(L, idx)) return "";
-  lua_getfield(L, idx, "tg");
-  const char *k = lua_tostring(L, -1);
-  const char *found = "";
+  const char *k = tg_rawgetstring(L, idx, "tg");
   for (size_t i = 0; k && i < sizeof kinds / sizeof *kinds; i++)
-    if (strcmp(k, kinds[i]) == 0) found = kinds[i]; /* static: outlives pop */
-  lua_pop(L, 1);
-  return found;
-}
-
-const char *tg__verdict_text(lua_State *L, int idx, const char *field) {
-  lua_getfield(L, idx, field);
-  /* the verdict table keeps the string alive while it is on the stack */
-  const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-  lua_pop(L, 1);
-  return s;
+    if (strcmp(k, kinds[i]) == 0) return kinds[i]; /* static: outlives k */
+  return "";
 }
 
 static void set_decision(tg_call *c, tg_verdict v, const char *rule,
@@ -84,12 +74,12 @@ void tg__rule_judge(tg_call *c, const tg_rule *r, tg_rule_answer *a) {
     a->kind = TG_RULE_ANSWERED;
     a->verdict = k[0] == 'd' ? TG_VERDICT_DENY
                  : k[1] == 'l' ? TG_VERDICT_ALLOW : TG_VERDICT_ASK;
-    a->text = tg__strdup(tg__verdict_text(
+    a->text = tg__strdup(tg_rawgetstring(
         L, -1, a->verdict == TG_VERDICT_ASK ? "prompt" : "reason"));
   } else {
-    snprintf(msg, sizeof msg, "returned %s; a rule returns tg.allow(), "
-             "tg.deny(reason), tg.ask(prompt) or nothing",
-             *k ? k : luaL_typename(L, -1));
+    snprintf(msg, sizeof msg, "rule '%s' (%s) returned %s; a rule returns "
+             "tg.allow(), tg.deny(reason), tg.ask(prompt) or nothing",
+             r->name, r->where, *k ? k : luaL_typename(L, -1));
     a->kind = TG_RULE_BAD;
     a->text = tg__strdup(msg);
   }
@@ -101,6 +91,8 @@ void tg__rule_judge(tg_call *c, const tg_rule *r, tg_rule_answer *a) {
 static int run_rule(tg_call *c, const tg_rule *r) {
   tg_rule_answer a;
   tg__rule_judge(c, r, &a);
+  /* a failure's text was lost only to an out-of-memory: still fail closed */
+  const char *why = a.text ? a.text : "(out of memory describing it)";
   int answered = 1;
   switch (a.kind) {
     case TG_RULE_SILENT:
@@ -111,19 +103,19 @@ static int run_rule(tg_call *c, const tg_rule *r) {
       break;
     case TG_RULE_RAISED:
       if (r->fail_open) {
-        emit_rule_error(c, r, a.text);
+        emit_rule_error(c, r, why);
         answered = 0;
         break;
       }
       set_decision(c, TG_VERDICT_DENY, r->name, a.text);
       tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "RULE_ERROR", 0,
-                    "the tool did not run: %s", a.text);
+                    "the tool did not run: %s", why);
       answered = -1;
       break;
     case TG_RULE_BAD:
       set_decision(c, TG_VERDICT_DENY, r->name, NULL);
       tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "BAD_VERDICT", 0,
-                    "rule '%s' (%s) %s", r->name, r->where, a.text);
+                    "%s", why);
       answered = -1;
       break;
   }
@@ -144,17 +136,35 @@ static void fail_denied(tg_call *c) {
       "do not retry the same call; change the request or ask the user");
 }
 
+void tg__rules_changed_call(const tg_rule *last, char *msg, size_t len) {
+  snprintf(msg, len, "the call was changed while the rules judged it (the "
+           "last rule that ran is '%s' at %s); rules are judges: they return "
+           "a verdict and leave call.args, call.tool and the rest as they are",
+           last->name, last->where);
+}
+
 tg_step tg__stage_authorize(tg_call *c) {
   tg_generation *g = c->gen;
   int answered = 0;
+  const tg_rule *last = NULL;
   c->remembered = 0;
   for (size_t i = 0; i < g->nrules && !answered; i++) {
     if (!tg__rule_covers(&g->rules[i], c->tool_name)) continue;
-    answered = run_rule(c, &g->rules[i]);
+    last = &g->rules[i];
+    answered = run_rule(c, last);
     if (answered < 0) {
       emit_decision(c, 0);
       return TG_END;
     }
+  }
+  if (last && !tg__call_facts_intact(c)) { /* fail closed */
+    char msg[700];
+    tg__rules_changed_call(last, msg, sizeof msg);
+    set_decision(c, TG_VERDICT_DENY, last->name, NULL);
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "RULE_ERROR", 0,
+                  "the tool did not run: %s", msg);
+    emit_decision(c, 0);
+    return TG_END;
   }
   if (!answered) {
     tg_verdict v = c->tool && c->tool->read_only ? TG_VERDICT_ALLOW

@@ -56,29 +56,101 @@ uv_timer_t *tg__call_wait_timer(tg_call *c) {
   return c->wait_timer;
 }
 
+/* The facts of the call as C knows them, written raw into the call table
+ * at idx. The first rules judge them as built; rules judging again after a
+ * rewrite judge them restored (tg__call_restore_table), so what they judge
+ * is what runs, whatever policy code did to the table meanwhile. */
+static void set_call_facts(tg_call *c, lua_State *L, int idx) {
+  lua_pushstring(L, c->id);
+  tg_rawsetfield(L, idx, "id");
+  lua_pushstring(L, c->tool_name);
+  tg_rawsetfield(L, idx, "tool");
+  if (tg_json_push(L, c->args) < 0) lua_newtable(L); /* depth checked at start */
+  tg_rawsetfield(L, idx, "args");
+  lua_pushstring(L, c->session);
+  tg_rawsetfield(L, idx, "session");
+  lua_pushinteger(L, (lua_Integer)c->turn);
+  tg_rawsetfield(L, idx, "turn");
+  lua_pushinteger(L, c->attempt);
+  tg_rawsetfield(L, idx, "attempt");
+  if (c->dry_run) lua_pushboolean(L, 1);
+  else lua_pushnil(L);
+  tg_rawsetfield(L, idx, "dry_run");
+}
+
 void tg__call_push_table(tg_call *c) {
   lua_State *L = c->gen->L;
   if (c->call_ref != LUA_NOREF) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
     return;
   }
-  lua_createtable(L, 0, 7);
-  lua_pushstring(L, c->id);
-  lua_setfield(L, -2, "id");
-  lua_pushstring(L, c->tool_name);
-  lua_setfield(L, -2, "tool");
-  if (tg_json_push(L, c->args) < 0) lua_newtable(L); /* depth checked at start */
-  lua_setfield(L, -2, "args");
-  lua_pushstring(L, c->session);
-  lua_setfield(L, -2, "session");
-  lua_pushinteger(L, (lua_Integer)c->turn);
-  lua_setfield(L, -2, "turn");
-  lua_pushinteger(L, c->attempt);
-  lua_setfield(L, -2, "attempt");
+  lua_createtable(L, 0, 8);
+  set_call_facts(c, L, lua_gettop(L));
   if (!c->metadata || tg_json_push(L, c->metadata) < 0) lua_newtable(L);
-  lua_setfield(L, -2, "metadata");
+  tg_rawsetfield(L, -2, "metadata");
   lua_pushvalue(L, -1);
   c->call_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void tg__call_restore_table(tg_call *c) {
+  lua_State *L = c->gen->L;
+  tg__call_push_table(c);
+  lua_pushnil(L);
+  lua_setmetatable(L, -2); /* no __index may stand in for a fact */
+  set_call_facts(c, L, lua_gettop(L));
+  lua_pop(L, 1);
+}
+
+const char *tg__args_problem(lua_State *L, int idx) {
+  if (!lua_istable(L, idx)) return luaL_typename(L, idx);
+  if (!lua_getmetatable(L, idx)) return NULL;
+  const char *mark = tg_rawgetstring(L, -1, "__jsontype");
+  lua_pop(L, 1);
+  if (mark && !strcmp(mark, "object")) return NULL;
+  return mark && !strcmp(mark, "array") ? "an array (tg.array)"
+                                        : "a table with a metatable";
+}
+
+static int string_fact(lua_State *L, int t, const char *k, const char *v) {
+  const char *s = tg_rawgetstring(L, t, k);
+  return s && v && strcmp(s, v) == 0;
+}
+
+static int number_fact(lua_State *L, int t, const char *k, double v) {
+  int ok = tg_rawgetfield(L, t, k) == LUA_TNUMBER && lua_tonumber(L, -1) == v;
+  lua_pop(L, 1);
+  return ok;
+}
+
+static int flag_fact(lua_State *L, int t, const char *k, int v) {
+  int ty = tg_rawgetfield(L, t, k);
+  int ok = v ? ty == LUA_TBOOLEAN && lua_toboolean(L, -1) : ty == LUA_TNIL;
+  lua_pop(L, 1);
+  return ok;
+}
+
+static int args_fact(lua_State *L, int t, const cJSON *args) {
+  tg_rawgetfield(L, t, "args");
+  int ok = !tg__args_problem(L, -1) && tg_json_equal_lua(L, -1, args);
+  lua_pop(L, 1);
+  return ok;
+}
+
+int tg__call_facts_intact(tg_call *c) {
+  if (c->call_ref == LUA_NOREF) return 1; /* no policy code has seen it */
+  lua_State *L = c->gen->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
+  int t = lua_gettop(L);
+  int ok = !lua_getmetatable(L, t);
+  ok = ok && string_fact(L, t, "id", c->id) &&
+       string_fact(L, t, "tool", c->tool_name) &&
+       string_fact(L, t, "session", c->session) &&
+       number_fact(L, t, "turn", (double)c->turn) &&
+       number_fact(L, t, "attempt", c->attempt) &&
+       flag_fact(L, t, "dry_run", c->dry_run) &&
+       args_fact(L, t, c->args);
+  lua_settop(L, t - 1);
+  return ok;
 }
 
 int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *kind,
@@ -420,35 +492,48 @@ static int check_request(tg_runtime *rt, const tg_call_request *req,
   return 0;
 }
 
+tg_call *tg__call_new(tg_runtime *rt, const tg_call_request *req,
+                      cJSON *args, const char *id) {
+  tg_call *c = calloc(1, sizeof *c);
+  if (!c) {
+    cJSON_Delete(args);
+    return NULL;
+  }
+  c->rt = rt;
+  c->args = args;
+  c->call_ref = LUA_NOREF;
+  /* The common case allocates nothing for the id and the session. */
+  snprintf(c->idbuf, sizeof c->idbuf, "%s", id);
+  c->id = req->id ? tg__strdup(req->id) : c->idbuf;
+  c->tool_name = tg__strdup(req->tool);
+  c->session = req->session ? tg__strdup(req->session) : rt->session;
+  c->turn = req->turn;
+  c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
+  c->gen = rt->gen;
+  tg__generation_ref(c->gen);
+  if (!c->id || !c->tool_name || !c->session ||
+      (req->metadata && !c->metadata)) {
+    tg__call_free_fields(c);
+    free(c);
+    return NULL;
+  }
+  c->tool = tg__find_tool(rt, c->gen, c->tool_name);
+  return c;
+}
+
 static int start_call(tg_runtime *rt, const tg_call_request *req, int depth,
                       tg_done_cb done, void *ud, char err[TG_ERRMSG]) {
   int rc = check_request(rt, req, err);
   if (rc < 0) return rc;
   cJSON *args = tg__call_parse_args(rt, req, err);
   if (!args) return -EINVAL;
-  tg_call *c = calloc(1, sizeof *c);
+  char id[32] = "";
+  if (!req->id) call_id(id, rt->next_call_no++);
+  tg_call *c = tg__call_new(rt, req, args, id);
   if (!c) {
-    cJSON_Delete(args);
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;
   }
-  c->rt = rt;
-  /* The common case allocates nothing for the id and the session. */
-  if (req->id) {
-    c->id = tg__strdup(req->id);
-  } else {
-    call_id(c->idbuf, rt->next_call_no++);
-    c->id = c->idbuf;
-  }
-  c->tool_name = tg__strdup(req->tool);
-  c->session = req->session ? tg__strdup(req->session) : rt->session;
-  c->turn = req->turn;
-  c->args = args;
-  c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
-  c->gen = rt->gen;
-  tg__generation_ref(c->gen);
-  c->tool = tg__find_tool(rt, c->gen, c->tool_name);
-  c->call_ref = LUA_NOREF;
   c->start_ms = tg__now_ms();
   c->done = done;
   c->done_ud = ud;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "../base/runtime.h"
 #include "../policy/generation.h"
+#include "../policy/luaraw.h"
 
 typedef enum { TG_NEXT, TG_WAIT, TG_END } tg_step;
 
@@ -74,6 +75,7 @@ struct tg_call {
   void *done_ud;
   int pending_closes;            /* uv handles still closing */
   int depth;                     /* 0, or how deep inside ctx.call nesting */
+  int dry_run;                   /* explain's call: judged, never started */
 };
 
 #define TG_MAX_CALL_DEPTH 8
@@ -88,6 +90,12 @@ int tg__call_start_nested(tg_runtime *rt, const tg_call_request *req,
  * refused with a message in err when malformed, too big or too deep. */
 cJSON *tg__call_parse_args(tg_runtime *rt, const tg_call_request *req,
                            char *err);
+
+/* A call record for req (copied), taking args, with the id `id` when req
+ * has none. Not started, not in rt->calls. NULL when out of memory (args
+ * freed). Free with tg__call_free_fields and free. */
+tg_call *tg__call_new(tg_runtime *rt, const tg_call_request *req,
+                      cJSON *args, const char *id);
 
 /* Frees what the call owns (strings, JSON, Lua refs, its generation
  * reference), not the struct or its timer. */
@@ -122,9 +130,24 @@ void tg__execute_cancel(tg_call *c);       /* execute.c */
 /* retry.c: the delay before attempt n+1 (n >= 1), with jitter. */
 double tg__retry_delay_ms(tg_runtime *rt, const tg_retry *r, int n);
 
-/* Pushes the call table {id, tool, args, session, turn, attempt, metadata}
- * (built on first use) onto gen->L. */
+/* Pushes the call table {id, tool, args, session, turn, attempt, metadata,
+ * dry_run?} (built on first use) onto gen->L. */
 void tg__call_push_table(tg_call *c);
+/* Writes the call's facts (all but metadata) back into its call table and
+ * drops any metatable policy code put on it: done before rules judge a
+ * rewritten call again. */
+void tg__call_restore_table(tg_call *c);
+
+/* What is wrong with the args value at idx, or NULL: args are a JSON
+ * object read raw, so a table with no metatable but tg.object's mark (an
+ * __index or __pairs would show policy code one thing and the tool
+ * another). Names the problem ("nil", "a table with a metatable"...). */
+const char *tg__args_problem(lua_State *L, int idx);
+
+/* Does the call table still hold the call's facts (id, tool, args,
+ * session, turn, attempt, dry_run; no metatable)? Rules are judges: when
+ * one changed them, what the later rules judged is not what would run. */
+int tg__call_facts_intact(tg_call *c);
 
 /* Runs a policy function (rule, hook) that is on top of gen->L under the
  * call's generation with nargs arguments below it. Returns 0 with nres
@@ -137,22 +160,25 @@ int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *kind,
 
 /* The kind of a verdict value a policy returned ("allow", "deny", "ask",
  * "abort", "args", "result"): NULL for nil, "" for anything that is not a
- * verdict table. Leaves the stack as it was. */
+ * verdict table. Read raw, like every field of a value policy code returns
+ * (tg_rawgetstring and friends, policy/luaraw.h): no metamethod runs.
+ * Leaves the stack as it was. */
 const char *tg__verdict_kind(lua_State *L, int idx);
-/* A string field of the verdict table at idx, or NULL. */
-const char *tg__verdict_text(lua_State *L, int idx, const char *field);
 
 /* What a rule answered (authorize.c; explain.c reports the same). */
 typedef struct {
   enum { TG_RULE_SILENT, TG_RULE_ANSWERED, TG_RULE_RAISED, TG_RULE_BAD } kind;
   tg_verdict verdict; /* ANSWERED */
   char *text;         /* reason or prompt (ANSWERED, may be NULL), the error
-                         (RAISED), what it returned instead (BAD); malloc'd,
-                         the caller frees */
+                         (RAISED), what the rule (named, with file:line)
+                         returned instead (BAD); malloc'd, the caller frees */
 } tg_rule_answer;
 
 /* Runs rule r on the call and says what it answered. */
 void tg__rule_judge(tg_call *c, const tg_rule *r, tg_rule_answer *a);
+/* The error when the call's facts changed while rules judged it
+ * (tg__call_facts_intact); last is the last rule that ran. */
+void tg__rules_changed_call(const tg_rule *last, char *msg, size_t len);
 
 /* Pushes {phase, code, message, suggestion?, retryable} (hooks.c). */
 void tg__push_error(lua_State *L, const tg_err *e);

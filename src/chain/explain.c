@@ -39,25 +39,11 @@ static void unknown_tool(tg_runtime *rt, const char *name, char *err) {
 
 /* A call record that is judged but never started. */
 static tg_call *dry_call(tg_runtime *rt, const tg_call_request *req,
-                         cJSON *args, const tg_tool *tool) {
-  tg_call *c = calloc(1, sizeof *c);
+                         cJSON *args) {
+  tg_call *c = tg__call_new(rt, req, args, "explain");
   if (!c) return NULL;
-  c->rt = rt;
-  snprintf(c->idbuf, sizeof c->idbuf, "explain");
-  c->id = req->id ? tg__strdup(req->id) : c->idbuf;
-  c->tool_name = tg__strdup(req->tool);
-  c->session = req->session ? tg__strdup(req->session) : rt->session;
-  c->turn = req->turn;
-  c->args = args;
-  c->metadata = req->metadata && cJSON_IsObject(req->metadata)
-                    ? cJSON_Duplicate(req->metadata, 1) : NULL;
-  c->gen = rt->gen;
-  tg__generation_ref(c->gen);
-  c->tool = tool;
-  c->call_ref = LUA_NOREF;
+  c->dry_run = 1;
   tg__call_push_table(c); /* made once; every rule sees this table */
-  lua_pushboolean(c->gen->L, 1);
-  lua_setfield(c->gen->L, -2, "dry_run");
   lua_pop(c->gen->L, 1);
   return c;
 }
@@ -131,19 +117,28 @@ static cJSON *explain_rules(tg_call *c, decision *d) {
   cJSON *a = cJSON_CreateArray();
   const tg_generation *g = c->gen;
   int decided = 0;
+  const tg_rule *last = NULL;
   for (size_t i = 0; i < g->nrules; i++) {
     const tg_rule *r = &g->rules[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", r->name);
     cJSON_AddNumberToObject(o, "priority", r->priority);
     cJSON_AddStringToObject(o, "where", r->where);
-    if (!tg__rule_covers(r, c->tool_name))
+    if (!tg__rule_covers(r, c->tool_name)) {
       skipped(o, r);
-    else if (decided)
+    } else if (decided) {
       cJSON_AddStringToObject(o, "status", "not reached");
-    else
+    } else {
+      last = r;
       decided = run_rule(c, r, o, d);
+    }
     cJSON_AddItemToArray(a, o);
+  }
+  if (last && !d->failed && !tg__call_facts_intact(c)) { /* as authorize.c */
+    char msg[700];
+    tg__rules_changed_call(last, msg, sizeof msg);
+    free(d->reason);
+    *d = (decision){TG_VERDICT_DENY, last, tg__strdup(msg), 1};
   }
   return a;
 }
@@ -203,25 +198,6 @@ static cJSON *explain_decision(tg_call *c, const decision *d, int remembered,
 
 /* ---- hooks, validation ------------------------------------------------ */
 
-/* The hooks that apply to tool in run order ("*" first, then the tool's
- * own, by registration; post-hooks that list backwards), as hooks.c. */
-static cJSON *hooks_in_order(const tg_hook *h, size_t n, const char *tool,
-                             int post) {
-  cJSON *a = cJSON_CreateArray();
-  for (int pass = 0; pass < 2; pass++)
-    for (size_t k = 0; k < n; k++) {
-      size_t i = post ? n - 1 - k : k;
-      int star = strcmp(h[i].tool, "*") == 0;
-      int want_star = (pass == 0) != post;
-      if (star != want_star || (!star && strcmp(h[i].tool, tool))) continue;
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "tool", h[i].tool);
-      cJSON_AddStringToObject(o, "where", h[i].where);
-      cJSON_AddItemToArray(a, o);
-    }
-  return a;
-}
-
 static cJSON *explain_validation(const tg_call *c) {
   cJSON *o = cJSON_CreateObject();
   if (!c->tool->schema) {
@@ -277,10 +253,9 @@ static cJSON *explain(tg_call *c) {
     cJSON_AddStringToObject(j, "approval",
                             approval_outcome(c->rt, remembered));
   cJSON_AddItemToObject(j, "validation", explain_validation(c));
-  cJSON *pre = hooks_in_order(g->before, g->nbefore, c->tool_name, 0);
+  cJSON *pre = tg__hooks_describe(g, 0, c->tool_name); /* the chain's order */
   cJSON_AddItemToObject(j, "pre_hooks", pre);
-  cJSON_AddItemToObject(j, "post_hooks",
-                        hooks_in_order(g->after, g->nafter, c->tool_name, 1));
+  cJSON_AddItemToObject(j, "post_hooks", tg__hooks_describe(g, 1, c->tool_name));
   /* a deny (or a rule failing) ends the call before any hook runs */
   int hooks_run = d.verdict != TG_VERDICT_DENY;
   cJSON_AddBoolToObject(j, "hooks_run", hooks_run);
@@ -311,9 +286,8 @@ cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
     unknown_tool(rt, req->tool, err);
     return NULL;
   }
-  tg_call *c = dry_call(rt, req, args, tool);
+  tg_call *c = dry_call(rt, req, args);
   if (!c) {
-    cJSON_Delete(args);
     tg__errf(err, TG_ERRMSG, "out of memory");
     return NULL;
   }

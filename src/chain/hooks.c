@@ -2,6 +2,9 @@
  * hooks.c — pre-hooks ("*" hooks, then the tool's own, in registration
  * order) and post-hooks (the same list backwards).
  *
+ * The run order is the generation's (tg__hook_walk_next), the one explain
+ * and check list.
+ *
  * A pre-hook may return nothing (go on), tg.abort(reason), tg.args(t[,
  * tool]) to rewrite the call, or tg.result(v) to answer without running the
  * tool. After the hooks, the args as policy code left them are compared
@@ -13,18 +16,6 @@
 #include <stdlib.h>
 #include "call.h"
 #include "../policy/luajson.h"
-
-/* Collects the hooks that apply to `tool` in run order. */
-static size_t select_hooks(const tg_hook *h, size_t n, const char *tool,
-                           const tg_hook **out, size_t cap) {
-  size_t k = 0;
-  for (size_t i = 0; i < n && k < cap; i++)
-    if (strcmp(h[i].tool, "*") == 0) out[k++] = &h[i];
-  for (size_t i = 0; i < n && k < cap; i++)
-    if (strcmp(h[i].tool, "*") != 0 && strcmp(h[i].tool, tool) == 0)
-      out[k++] = &h[i];
-  return k;
-}
 
 static void emit_hook(tg_call *c, const char *stage, const tg_hook *h,
                       const char *outcome) {
@@ -44,7 +35,19 @@ static void fail_hook(tg_call *c, const char *msg) {
                 "the tool did not run: %s", msg);
 }
 
+/* A post-hook that fails or aborts withholds the result: no copy of it
+ * stays with the call, so neither the outcome nor a later event nor a later
+ * post-hook can carry it (README, "Withheld results"). */
+static void withhold_result(tg_call *c) {
+  cJSON_Delete(c->result);
+  c->result = NULL;
+  cJSON_Delete(c->short_result);
+  c->short_result = NULL;
+  c->truncated = 0;
+}
+
 static void fail_post(tg_call *c, const char *msg) {
+  withhold_result(c);
   tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "HOOK_ERROR", 0,
                 "a post-hook failed, so the result is withheld: %s", msg);
 }
@@ -52,15 +55,22 @@ static void fail_post(tg_call *c, const char *msg) {
 /* tg.args(t, tool?): the call table's args (and tool) are replaced. */
 static int apply_args(tg_call *c, lua_State *L, int v) {
   tg__call_push_table(c);                      /* call */
-  lua_getfield(L, v, "args");
-  lua_setfield(L, -2, "args");
-  const char *tool = tg__verdict_text(L, v, "tool");
+  tg_rawgetfield(L, v, "args");
+  tg_rawsetfield(L, -2, "args");               /* checked after the hook */
+  const char *tool = tg_rawgetstring(L, v, "tool");
   if (tool && strcmp(tool, c->tool_name) != 0) {
+    char *copy = tg__strdup(tool);
+    if (!copy) {
+      lua_pop(L, 1);
+      tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, "NOMEM", 0,
+                    "out of memory rerouting the call");
+      return -1;
+    }
     lua_pushstring(L, tool);
-    lua_setfield(L, -2, "tool");
+    tg_rawsetfield(L, -2, "tool");
     free(c->tool_name);
-    c->tool_name = tg__strdup(tool);
-    c->tool = tg__find_tool(c->rt, c->gen, tool);
+    c->tool_name = copy;
+    c->tool = tg__find_tool(c->rt, c->gen, copy);
     c->rewritten = 1;
   }
   lua_pop(L, 1);
@@ -78,7 +88,7 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
   const char *k = tg__verdict_kind(L, v);
   if (!k) return 0;
   if (!strcmp(k, "abort")) {
-    const char *why = tg__verdict_text(L, v, "reason");
+    const char *why = tg_rawgetstring(L, v, "reason");
     tg__call_fail(c, TG_STATUS_DENIED, TG_PHASE_PRE_HOOK, "ABORTED", 0,
                   "the tool did not run; do not assume it succeeded. Aborted "
                   "by hook at %s: %s", h->where, why ? why : "");
@@ -87,7 +97,7 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
   if (!strcmp(k, "args")) return apply_args(c, L, v) < 0 ? -1 : 0;
   if (!strcmp(k, "result")) {
     char msg[512];
-    lua_getfield(L, v, "result");
+    tg_rawgetfield(L, v, "result");
     cJSON *r = tg_json_from_lua(L, -1, msg, sizeof msg);
     lua_pop(L, 1);
     if (!r) {
@@ -110,22 +120,48 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
   return -1;
 }
 
-/* Compares the args policy code left in the call table with c->args. */
-static int sync_args(tg_call *c) {
+/* After each pre-hook: call.args must still be a plain table, so that a
+ * failure names the hook that broke it. call and key are stack slots of
+ * the call table and the string "args": this runs once per hook per call. */
+static int check_args_left(tg_call *c, const tg_hook *h, int call, int key) {
   lua_State *L = c->gen->L;
-  char msg[512];
+  lua_pushvalue(L, key);
+  lua_rawget(L, call);
+  const char *bad = tg__args_problem(L, -1);
+  lua_pop(L, 1);
+  if (!bad) return 0;
+  char m[600];
+  snprintf(m, sizeof m, "pre-hook at %s left call.args as %s; args must be "
+           "a plain table with keys (a JSON object)", h->where, bad);
+  fail_hook(c, m);
+  return -1;
+}
+
+/* Compares the args policy code left in the call table with c->args; takes
+ * them when they changed. `last` is the last hook that ran, for messages. */
+static int sync_args(tg_call *c, const tg_hook *last) {
+  lua_State *L = c->gen->L;
+  char msg[512], m[800];
   tg__call_push_table(c);
-  lua_getfield(L, -1, "args");
-  if (lua_istable(L, -1) && tg_json_equal_lua(L, -1, c->args)) {
+  tg_rawgetfield(L, -1, "args"); /* a plain table: check_args_left */
+  if (tg_json_equal_lua(L, -1, c->args)) {
     lua_pop(L, 2);
     return 0;
   }
-  cJSON *now = lua_istable(L, -1) ? tg_json_from_lua(L, -1, msg, sizeof msg)
-                                  : NULL;
-  if (!lua_istable(L, -1)) snprintf(msg, sizeof msg, "args must be a table");
+  cJSON *now = tg_json_from_lua_max(L, -1, c->rt->cfg.max_args_bytes, msg,
+                                    sizeof msg);
   lua_pop(L, 2);
+  if (now && !cJSON_IsObject(now)) {
+    snprintf(msg, sizeof msg, "they are a list (a JSON array), not a table "
+             "with keys (a JSON object)");
+    cJSON_Delete(now);
+    now = NULL;
+  }
   if (!now) {
-    fail_hook(c, msg);
+    snprintf(m, sizeof m, "the args the pre-hooks left in call.args cannot "
+             "be used: %s (the last pre-hook that ran is at %s)", msg,
+             last->where);
+    fail_hook(c, m);
     return -1;
   }
   if (cJSON_Compare(now, c->args, 1)) {
@@ -138,35 +174,52 @@ static int sync_args(tg_call *c) {
   return 0;
 }
 
-tg_step tg__stage_pre_hooks(tg_call *c) {
-  tg_generation *g = c->gen;
-  const tg_hook *list[256];
-  size_t n = select_hooks(g->before, g->nbefore, c->tool_name, list, 256);
-  lua_State *L = g->L;
+/* Runs the pre-hooks in order; the last one that ran in *last. */
+static tg_step run_pre_hooks(tg_call *c, const tg_hook **last) {
+  lua_State *L = c->gen->L;
+  tg__call_push_table(c);
+  lua_pushliteral(L, "args");
+  int call = lua_gettop(L) - 1, key = call + 1;
   char msg[1024];
-  for (size_t i = 0; i < n; i++) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, list[i]->fn_ref);
-    tg__call_push_table(c);
-    if (tg__policy_pcall(c, 1, 1, "pre-hook", NULL, list[i]->where, msg,
+  tg_step step = TG_NEXT;
+  const tg_hook *h;
+  tg_hook_walk w;
+  tg__hook_walk_start(&w, c->gen, 0, c->tool_name);
+  while (step == TG_NEXT && (h = tg__hook_walk_next(&w))) {
+    *last = h;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);
+    lua_pushvalue(L, call);
+    if (tg__policy_pcall(c, 1, 1, "pre-hook", NULL, h->where, msg,
                          sizeof msg) < 0) {
-      emit_hook(c, "before", list[i], "error");
+      emit_hook(c, "before", h, "error");
       fail_hook(c, msg);
-      return TG_END;
+      step = TG_END;
+      break;
     }
-    int r = pre_answer(c, list[i], L, lua_gettop(L));
+    int r = pre_answer(c, h, L, lua_gettop(L));
+    if (r >= 0 && check_args_left(c, h, call, key) < 0) r = -1;
     const char *k = tg__verdict_kind(L, -1);
-    emit_hook(c, "before", list[i], r < 0 ? "error" : k ? k : "continue");
+    emit_hook(c, "before", h, r < 0 ? "error" : k ? k : "continue");
     lua_pop(L, 1);
-    if (r < 0) return TG_END;
+    if (r < 0) step = TG_END;
     if (r > 0) break;
   }
+  lua_pop(L, 2); /* call, key */
+  return step;
+}
+
+tg_step tg__stage_pre_hooks(tg_call *c) {
+  const tg_hook *last = NULL;
+  if (run_pre_hooks(c, &last) == TG_END) return TG_END;
   /* only hooks may rewrite: rules are judges */
-  if (n > 0 && sync_args(c) < 0) return TG_END;
-  if (c->rewritten && tg__events_wanted(c->rt, g)) {
+  if (last && sync_args(c, last) < 0) return TG_END;
+  if (!c->rewritten) return TG_NEXT;
+  tg__call_restore_table(c); /* the rules judge again what will run */
+  if (tg__events_wanted(c->rt, c->gen)) {
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "tool", c->tool_name);
     cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
-    tg__emit(c->rt, g, "rewrite", c->id, d);
+    tg__emit(c->rt, c->gen, "rewrite", c->id, d);
   }
   return TG_NEXT;
 }
@@ -189,7 +242,8 @@ void tg__push_error(lua_State *L, const tg_err *e) {
   lua_setfield(L, -2, "retryable");
 }
 
-/* res = {status, result, error, attempts, truncated} */
+/* res = {status, result, error, attempts, truncated}; a fresh table, so
+ * lua_setfield runs no policy code (later writes to it are raw). */
 static void push_res(tg_call *c, lua_State *L) {
   lua_createtable(L, 0, 5);
   lua_pushstring(L, tg_status_name(c->status));
@@ -213,7 +267,7 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
   char msg[700];
   if (!k) return 0;
   if (!strcmp(k, "result")) {
-    lua_getfield(L, v, "result");
+    tg_rawgetfield(L, v, "result");
     cJSON *r = tg_json_from_lua(L, -1, msg, sizeof msg);
     if (!r) {
       lua_pop(L, 1);
@@ -223,11 +277,12 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
       fail_post(c, m2);
       return -1;
     }
-    lua_setfield(L, res, "result");              /* later hooks see it */
+    /* later hooks see it; raw: a hook may have put a metatable on res */
+    tg_rawsetfield(L, res, "result");
     lua_pushstring(L, "ok");
-    lua_setfield(L, res, "status");
+    tg_rawsetfield(L, res, "status");
     lua_pushnil(L);
-    lua_setfield(L, res, "error");
+    tg_rawsetfield(L, res, "error");
     cJSON_Delete(c->result);
     c->result = r;
     tg__err_clear(&c->error);
@@ -235,14 +290,19 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
     return 0;
   }
   if (!strcmp(k, "abort")) {
-    const char *why = tg__verdict_text(L, v, "reason");
+    const char *why = tg_rawgetstring(L, v, "reason");
+    withhold_result(c);
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "ABORTED", 0,
-                  "post-hook at %s failed the call: %s", h->where,
-                  why ? why : "");
+                  "post-hook at %s failed the call, so the result is "
+                  "withheld: %s", h->where, why ? why : "");
+    lua_pushnil(L);
+    tg_rawsetfield(L, res, "result"); /* later post-hooks do not see it */
+    lua_pushboolean(L, 0);
+    tg_rawsetfield(L, res, "truncated");
     tg__push_error(L, &c->error);
-    lua_setfield(L, res, "error");
+    tg_rawsetfield(L, res, "error");
     lua_pushstring(L, "error");
-    lua_setfield(L, res, "status");
+    tg_rawsetfield(L, res, "status");
     return 0;
   }
   snprintf(msg, sizeof msg, "post-hook at %s returned %s; a post-hook "
@@ -254,26 +314,27 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
 
 tg_step tg__stage_post_hooks(tg_call *c) {
   tg_generation *g = c->gen;
-  const tg_hook *list[256];
-  size_t n = select_hooks(g->after, g->nafter, c->tool_name, list, 256);
-  if (n == 0) return TG_NEXT;
+  tg_hook_walk w;
+  tg__hook_walk_start(&w, g, 1, c->tool_name);
+  const tg_hook *h = tg__hook_walk_next(&w);
+  if (!h) return TG_NEXT;
   lua_State *L = g->L;
   char msg[1024];
   push_res(c, L);
   int res = lua_gettop(L);
-  for (size_t k = n; k-- > 0;) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, list[k]->fn_ref);
+  for (; h; h = tg__hook_walk_next(&w)) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);
     tg__call_push_table(c);
     lua_pushvalue(L, res);
-    if (tg__policy_pcall(c, 2, 1, "post-hook", NULL, list[k]->where, msg,
+    if (tg__policy_pcall(c, 2, 1, "post-hook", NULL, h->where, msg,
                          sizeof msg) < 0) {
-      emit_hook(c, "after", list[k], "error");
+      emit_hook(c, "after", h, "error");
       fail_post(c, msg);
       break;
     }
-    int r = post_answer(c, list[k], L, lua_gettop(L), res);
+    int r = post_answer(c, h, L, lua_gettop(L), res);
     const char *kind = tg__verdict_kind(L, -1);
-    emit_hook(c, "after", list[k], r < 0 ? "error" : kind ? kind : "continue");
+    emit_hook(c, "after", h, r < 0 ? "error" : kind ? kind : "continue");
     lua_pop(L, 1);
     if (r < 0) break;
   }

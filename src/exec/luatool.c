@@ -129,21 +129,28 @@ static void set_error(tg_exec *ex, const char *code, const char *msg,
   ex->error.retryable = retryable;
 }
 
-/* `nil, err` returned by run: err is a string or {code, message, retryable}. */
+/* `nil, err` returned by run: err is a string or {code, message, retryable},
+ * read raw (policy/luaraw.h): no metamethod of the tool's runs here, outside
+ * the coroutine. */
 static void take_returned_error(tg_exec *ex, lua_State *co, int idx) {
+  const char *code = NULL, *msg = NULL;
+  int retry = 1;
   if (lua_type(co, idx) == LUA_TTABLE) {
-    lua_getfield(co, idx, "code");
-    lua_getfield(co, idx, "message");
-    lua_getfield(co, idx, "retryable");
-    const char *code = lua_tostring(co, -3), *msg = lua_tostring(co, -2);
-    int retry = lua_isnil(co, -1) ? 1 : lua_toboolean(co, -1);
-    set_error(ex, code ? code : "TOOL_ERROR", msg ? msg : "the tool failed",
-              retry);
-    lua_pop(co, 3);
-    return;
+    code = tg_rawgetstring(co, idx, "code");
+    msg = tg_rawgetstring(co, idx, "message");
+    if (tg_rawgetfield(co, idx, "retryable") != LUA_TNIL)
+      retry = lua_toboolean(co, -1);
+    lua_pop(co, 1);
+  } else if (lua_type(co, idx) == LUA_TSTRING) {
+    msg = lua_tostring(co, idx);
   }
-  const char *msg = lua_tostring(co, idx);
-  set_error(ex, "TOOL_ERROR", msg ? msg : "the tool failed", 1);
+  char m[600];
+  if (!msg) { /* say which tool, since the tool did not */
+    snprintf(m, sizeof m, "tool '%s' (%s) failed without a message",
+             ex->tool->name, ex->tool->where);
+    msg = m;
+  }
+  set_error(ex, code ? code : "TOOL_ERROR", msg, retry);
 }
 
 static void take_results(tg_exec *ex, lua_State *co, int nres) {

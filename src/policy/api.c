@@ -1,8 +1,10 @@
 /*
  * api.c — the policy side of `require "toolgate"`: tg.rule, tg.before_tool,
  * tg.after_tool, tg.tool, tg.on_event and the verdict helpers. Registration
- * functions only work while the generation loads. Every argument is checked
- * before anything is allocated, because luaL_error longjmps past cleanup.
+ * functions only work while the generation loads. Every argument is read
+ * and checked first (luaL_error longjmps past cleanup, and reading the spec
+ * table may run its metamethods); then the registration commits, taking
+ * only memory, all of which the generation owns at once (register.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +25,19 @@ static tg_generation *loading_gen(lua_State *L, const char *fn) {
   if (!g->loading)
     luaL_error(L, "tg.%s: registration is only possible while the policy "
                   "file loads (call it at the top level of the file)", fn);
+  tg__reg_check(L, g); /* after a failed commit, nothing more registers */
   return g;
 }
 
-/* "file:line" where the function at idx was defined. */
-static char *where_of(lua_State *L, int idx) {
+/* "file:line" where the function at idx was defined, in the generation's
+ * memory; NULL when refused. */
+static char *where_of(tg_generation *g, lua_State *L, int idx) {
   lua_Debug ar;
   lua_pushvalue(L, idx);
   lua_getinfo(L, ">S", &ar);
   char buf[300];
   snprintf(buf, sizeof buf, "%s:%d", ar.short_src, ar.linedefined);
-  return strdup(buf);
+  return tg__reg_strdup(g, buf);
 }
 
 static int field_type(lua_State *L, int t, const char *k, int type,
@@ -46,8 +50,9 @@ static int field_type(lua_State *L, int t, const char *k, int type,
   return ty != LUA_TNIL;
 }
 
-/* Checks a tools field: nil, a string, or a list of strings. Leaves it on
- * the stack. Returns the count (0 for nil). */
+/* Checks a tools field: nil, a string, or a list of strings (read raw, so
+ * no code runs between this check and copy_tools). Returns the count (0
+ * for nil). */
 static size_t check_tools(lua_State *L, int idx, const char *fn) {
   int ty = lua_type(L, idx);
   if (ty == LUA_TNIL) return 0;
@@ -66,73 +71,76 @@ static size_t check_tools(lua_State *L, int idx, const char *fn) {
   return n;
 }
 
-static char **copy_tools(lua_State *L, int idx, size_t n) {
-  char **t = calloc(n, sizeof *t);
-  if (!t) return NULL;
-  if (lua_type(L, idx) == LUA_TSTRING) {
-    t[0] = strdup(lua_tostring(L, idx));
-    return t;
-  }
-  for (size_t i = 0; i < n; i++) {
-    lua_rawgeti(L, idx, (int)i + 1);
-    t[i] = strdup(lua_tostring(L, -1));
-    lua_pop(L, 1);
-  }
-  return t;
+/* Tool name i (0-based) of the tools value at idx checked by check_tools. */
+static const char *tool_name_at(lua_State *L, int idx, size_t i) {
+  if (lua_type(L, idx) == LUA_TSTRING) return lua_tostring(L, idx);
+  lua_rawgeti(L, idx, (int)i + 1);
+  const char *s = lua_tostring(L, -1); /* the list keeps it alive */
+  lua_pop(L, 1);
+  return s;
 }
 
-static void *grow(void *p, size_t n, size_t size) {
-  return realloc(p, (n + 1) * size);
+/* Copies the n names into a list the rule owns as it fills (entries not
+ * yet copied are NULL). Returns -1 when memory is refused. */
+static int copy_tools(tg_generation *g, lua_State *L, int idx, tg_rule *r,
+                      size_t n) {
+  r->tools = tg__reg_alloc(g, n * sizeof *r->tools);
+  if (!r->tools) return -1;
+  r->ntools = n;
+  for (size_t i = 0; i < n; i++)
+    if (!(r->tools[i] = tg__reg_strdup(g, tool_name_at(L, idx, i)))) return -1;
+  return 0;
 }
 
 static int l_rule(lua_State *L) {
   tg_generation *g = loading_gen(L, "rule");
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_getfield(L, 1, "name");                                   /* 2 */
+  lua_getfield(L, 1, "check");                                  /* 3 */
+  lua_getfield(L, 1, "priority");                               /* 4 */
+  lua_getfield(L, 1, "tools");                                  /* 5 */
+  lua_getfield(L, 1, "fail");                                   /* 6 */
   if (lua_type(L, 2) != LUA_TSTRING || !*lua_tostring(L, 2))
     return luaL_error(L, "tg.rule: 'name' must be a non-empty string");
   const char *name = lua_tostring(L, 2);
-  for (size_t i = 0; i < g->nrules; i++)
-    if (strcmp(g->rules[i].name, name) == 0)
-      return luaL_error(L, "tg.rule: a rule named '%s' already exists (%s)",
-                        name, g->rules[i].where);
-  lua_getfield(L, 1, "check");                                  /* 3 */
   if (!lua_isfunction(L, 3))
     return luaL_error(L, "tg.rule '%s': 'check' must be a function (got %s)",
                       name, luaL_typename(L, 3));
-  lua_getfield(L, 1, "priority");                               /* 4 */
   int prio = TG_DEFAULT_PRIORITY;
   if (!lua_isnil(L, 4)) {
     int isnum = 0;
     lua_Number p = lua_tonumberx(L, 4, &isnum);
-    if (!isnum || p != (lua_Number)(int)p)
+    if (!isnum || p != p || p < -2147483647.0 || p > 2147483647.0 ||
+        p != (lua_Number)(int)p)
       return luaL_error(L, "tg.rule '%s': 'priority' must be an integer", name);
     prio = (int)p;
   }
-  lua_getfield(L, 1, "tools");                                  /* 5 */
   size_t ntools = check_tools(L, 5, "rule");
-  lua_getfield(L, 1, "fail");                                   /* 6 */
-  const char *fail = lua_isnil(L, 6) ? "closed" : lua_tostring(L, 6);
-  if (!fail || (strcmp(fail, "closed") && strcmp(fail, "open")))
+  const char *fail = lua_type(L, 6) == LUA_TNIL ? "closed"
+                     : lua_type(L, 6) == LUA_TSTRING ? lua_tostring(L, 6) : "";
+  if (strcmp(fail, "closed") && strcmp(fail, "open"))
     return luaL_error(L, "tg.rule '%s': 'fail' must be \"closed\" or \"open\"",
                       name);
-  tg_rule *r = grow(g->rules, g->nrules, sizeof *r);
-  if (!r) return luaL_error(L, "out of memory");
-  g->rules = r;
-  r = &g->rules[g->nrules];
+  for (size_t i = 0; i < g->nrules; i++)
+    if (strcmp(g->rules[i].name, name) == 0)
+      return luaL_error(L, "tg.rule: a rule named '%s' already exists (%s)",
+                        name, g->rules[i].where);
+  tg__reg_commit_begin(L, g, "rule");
+  if (tg__reg_reserve(g, (void **)&g->rules, &g->caprules, g->nrules,
+                      sizeof *g->rules) < 0)
+    return tg__reg_commit_fail(L, g);
+  tg_rule *r = &g->rules[g->nrules];
   memset(r, 0, sizeof *r);
-  r->name = strdup(name);
+  r->order = g->nrules++; /* owned by g from here on */
+  r->fn_ref = LUA_NOREF;
   r->priority = prio;
   r->fail_open = strcmp(fail, "open") == 0;
-  r->where = where_of(L, 3);
-  r->order = g->nrules;
-  if (ntools) {
-    r->tools = copy_tools(L, 5, ntools);
-    r->ntools = ntools;
-  }
+  if (!(r->name = tg__reg_strdup(g, name)) || !(r->where = where_of(g, L, 3)) ||
+      (ntools && copy_tools(g, L, 5, r, ntools) < 0))
+    return tg__reg_commit_fail(L, g);
   lua_pushvalue(L, 3);
-  r->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  g->nrules++;
+  r->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* last: it may raise */
+  tg__reg_commit_end(g);
   return 0;
 }
 
@@ -145,24 +153,26 @@ static int add_hook(lua_State *L, int after) {
                          "or a list of names", fn);
   size_t n = check_tools(L, 1, fn);
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  char **names = copy_tools(L, 1, n);
-  if (!names) return luaL_error(L, "out of memory");
+  tg_hook **list = after ? &g->after : &g->before;
+  size_t *cnt = after ? &g->nafter : &g->nbefore;
+  size_t *cap = after ? &g->capafter : &g->capbefore;
+  tg__reg_commit_begin(L, g, fn);
+  size_t first = *cnt;
   for (size_t i = 0; i < n; i++) {
-    tg_hook **list = after ? &g->after : &g->before;
-    size_t *cnt = after ? &g->nafter : &g->nbefore;
-    tg_hook *h = grow(*list, *cnt, sizeof *h);
-    if (!h) break;
-    *list = h;
-    h = &h[*cnt];
-    h->tool = names[i];
-    names[i] = NULL;
-    h->where = where_of(L, 2);
-    lua_pushvalue(L, 2);
-    h->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    (*cnt)++;
+    if (tg__reg_reserve(g, (void **)list, cap, *cnt, sizeof **list) < 0)
+      return tg__reg_commit_fail(L, g);
+    tg_hook *h = &(*list)[(*cnt)++]; /* owned by g from here on */
+    memset(h, 0, sizeof *h);
+    h->fn_ref = LUA_NOREF;
+    if (!(h->tool = tg__reg_strdup(g, tool_name_at(L, 1, i))) ||
+        !(h->where = where_of(g, L, 2)))
+      return tg__reg_commit_fail(L, g);
+    h->any = strcmp(h->tool, "*") == 0;
   }
-  for (size_t i = 0; i < n; i++) free(names[i]);
-  free(names);
+  lua_pushvalue(L, 2);
+  int ref = luaL_ref(L, LUA_REGISTRYINDEX); /* last: it may raise */
+  for (size_t i = first; i < *cnt; i++) (*list)[i].fn_ref = ref;
+  tg__reg_commit_end(g);
   return 0;
 }
 
@@ -247,8 +257,6 @@ static int l_tool(lua_State *L) {
   const char *name = lua_tostring(L, 2);
   if (lua_type(L, 2) != LUA_TSTRING || !*name)
     return luaL_error(L, "tg.tool: 'name' must be a non-empty string");
-  if (tg__find_tool(g->rt, g, name))
-    return luaL_error(L, "tg.tool: a tool named '%s' already exists", name);
   lua_getfield(L, 1, "run");                                    /* 3 */
   if (!lua_isfunction(L, 3))
     return luaL_error(L, "tg.tool '%s': 'run' must be a function (got %s)",
@@ -260,27 +268,37 @@ static int l_tool(lua_State *L) {
   t.timeout_ms = opt_ms(L, 1, "timeout_ms", "tool", 0);
   t.max_result_bytes = (size_t)opt_ms(L, 1, "max_result_bytes", "tool", 0);
   read_retry(L, 1, &t.retry);                                   /* 7 */
-  cJSON *schema = read_schema(L, 6, name); /* last: it allocates */
-  tg_tool *tp = malloc(sizeof *tp);
-  tg_tool **list = grow(g->tools, g->ntools, sizeof *list);
-  if (!tp || !list) {
-    free(tp);
-    if (list) g->tools = list;
+  cJSON *schema = read_schema(L, 6, name); /* last read: it allocates */
+  /* no code of the policy runs from here on: the name stays unique */
+  if (tg__find_tool(g->rt, g, name)) {
     cJSON_Delete(schema);
-    return luaL_error(L, "out of memory");
+    return luaL_error(L, "tg.tool: a tool named '%s' already exists", name);
   }
-  g->tools = list;
+  tg__reg_commit_begin(L, g, "tool");
+  tg_tool *tp = NULL;
+  if (tg__reg_reserve(g, (void **)&g->tools, &g->captools, g->ntools,
+                      sizeof *g->tools) < 0 ||
+      !(tp = tg__reg_alloc(g, sizeof *tp))) {
+    cJSON_Delete(schema);
+    return tg__reg_commit_fail(L, g);
+  }
   *tp = t;
-  tp->name = strdup(name);
-  tp->description = lua_isstring(L, 4) ? strdup(lua_tostring(L, 4)) : NULL;
-  tp->read_only = lua_toboolean(L, 5);
   tp->schema = schema;
   tp->kind = TG_TOOL_LUA;
-  tp->where = where_of(L, 3);
-  tp->retryable_ref = lua_isnil(L, 7) ? LUA_NOREF : luaL_ref(L, LUA_REGISTRYINDEX);
+  tp->read_only = lua_toboolean(L, 5);
+  tp->run_ref = tp->retryable_ref = LUA_NOREF;
+  g->tools[g->ntools++] = tp; /* owned by g from here on */
+  if (!(tp->name = tg__reg_strdup(g, name)) || !(tp->where = where_of(g, L, 3)) ||
+      (lua_type(L, 4) == LUA_TSTRING &&
+       !(tp->description = tg__reg_strdup(g, lua_tostring(L, 4)))))
+    return tg__reg_commit_fail(L, g);
   lua_pushvalue(L, 3);
-  tp->run_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  g->tools[g->ntools++] = tp;
+  tp->run_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* last: they may raise */
+  if (!lua_isnil(L, 7)) {
+    lua_pushvalue(L, 7);
+    tp->retryable_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  tg__reg_commit_end(g);
   return 0;
 }
 
@@ -291,15 +309,19 @@ static int l_on_event(lua_State *L) {
     return luaL_error(L, "tg.on_event: use tg.on_event(fn) or "
                          "tg.on_event(\"call_end\", fn)");
   luaL_checktype(L, fi, LUA_TFUNCTION);
-  tg_handler *h = grow(g->handlers, g->nhandlers, sizeof *h);
-  if (!h) return luaL_error(L, "out of memory");
-  g->handlers = h;
-  h = &h[g->nhandlers];
-  h->type = fi == 2 ? strdup(lua_tostring(L, 1)) : NULL;
-  h->where = where_of(L, fi);
+  tg__reg_commit_begin(L, g, "on_event");
+  if (tg__reg_reserve(g, (void **)&g->handlers, &g->caphandlers,
+                      g->nhandlers, sizeof *g->handlers) < 0)
+    return tg__reg_commit_fail(L, g);
+  tg_handler *h = &g->handlers[g->nhandlers++]; /* owned by g from here on */
+  memset(h, 0, sizeof *h);
+  h->fn_ref = LUA_NOREF;
+  if ((fi == 2 && !(h->type = tg__reg_strdup(g, lua_tostring(L, 1)))) ||
+      !(h->where = where_of(g, L, fi)))
+    return tg__reg_commit_fail(L, g);
   lua_pushvalue(L, fi);
-  h->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  g->nhandlers++;
+  h->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* last: it may raise */
+  tg__reg_commit_end(g);
   return 0;
 }
 

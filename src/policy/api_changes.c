@@ -33,9 +33,12 @@ int tg__l_on_file_change(lua_State *L) {
   if (tg__glob_check(lua_tostring(L, 1), why, sizeof why) < 0)
     return luaL_error(L, "tg.on_file_change: %s", why);
   luaL_checktype(L, 2, LUA_TFUNCTION);
+  tg__reg_check(L, g);
   lua_Debug ar;
   lua_pushvalue(L, 2);
   lua_getinfo(L, ">S", &ar);
+  /* only memory from here on: a failure breaks the generation */
+  tg__reg_commit_begin(L, g, "on_file_change");
   lua_getfield(L, LUA_REGISTRYINDEX, HANDLERS_KEY);        /* list */
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
@@ -52,6 +55,7 @@ int tg__l_on_file_change(lua_State *L) {
   lua_rawseti(L, -2, 3);
   lua_rawseti(L, -2, (int)lua_rawlen(L, -2) + 1);            /* list[n+1] */
   lua_pop(L, 1);
+  tg__reg_commit_end(g);
   return 0;
 }
 

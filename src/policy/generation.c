@@ -27,7 +27,27 @@ static int is_lua_file(const char *n) {
   return n[0] != '.' && len > 4 && strcmp(n + len - 4, ".lua") == 0;
 }
 
-/* Lists the .lua files of dir, sorted by name into g->files (full paths). */
+/* Adds dir/name to g->files. */
+static int add_file(tg_generation *g, size_t *cap, const char *dir,
+                    const char *name) {
+  if (g->nfiles == *cap) {
+    size_t want = *cap ? *cap * 2 : 16;
+    char **f = realloc(g->files, want * sizeof *f);
+    if (!f) return -1;
+    g->files = f;
+    *cap = want;
+  }
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  if (!p) return -1;
+  snprintf(p, n, "%s/%s", dir, name);
+  g->files[g->nfiles++] = p;
+  return 0;
+}
+
+/* Lists the .lua files of dir, sorted by name into g->files (full paths).
+ * A file left out would be a policy silently not loaded: any failure fails
+ * the listing. */
 static int list_files(tg_generation *g, const char *dir, char *err,
                       size_t errlen) {
   DIR *d = opendir(dir);
@@ -38,23 +58,22 @@ static int list_files(tg_generation *g, const char *dir, char *err,
   }
   struct dirent *e;
   size_t cap = 0;
-  while ((e = readdir(d))) {
-    if (!is_lua_file(e->d_name)) continue;
-    if (g->nfiles == cap) {
-      cap = cap ? cap * 2 : 16;
-      char **f = realloc(g->files, cap * sizeof *f);
-      if (!f) break;
-      g->files = f;
+  int rc = 0;
+  errno = 0;
+  while (rc == 0 && (e = readdir(d)))
+    if (is_lua_file(e->d_name) && add_file(g, &cap, dir, e->d_name) < 0) {
+      tg__errf(err, errlen, "cannot list policy directory '%s': out of "
+               "memory", dir);
+      rc = -1;
     }
-    size_t n = strlen(dir) + strlen(e->d_name) + 2;
-    char *p = malloc(n);
-    if (!p) break;
-    snprintf(p, n, "%s/%s", dir, e->d_name);
-    g->files[g->nfiles++] = p;
+  if (rc == 0 && errno) {
+    tg__errf(err, errlen, "cannot list policy directory '%s': %s", dir,
+             strerror(errno));
+    rc = -1;
   }
   closedir(d);
-  qsort(g->files, g->nfiles, sizeof *g->files, name_cmp);
-  return 0;
+  if (rc == 0) qsort(g->files, g->nfiles, sizeof *g->files, name_cmp);
+  return rc;
 }
 
 static char *read_file(const char *path, size_t *len, char *err,
@@ -91,10 +110,17 @@ static int load_one(tg_generation *g, const char *path, char *err,
   size_t len = 0;
   char *src = read_file(path, &len, err, errlen);
   if (!src) return -1;
-  lua_pushfstring(L, "@%s", path);
-  int rc = luaL_loadbufferx(L, src, len, lua_tostring(L, -1), "t");
+  size_t nlen = strlen(path) + 2;
+  char *name = malloc(nlen); /* not a Lua string: nothing here may raise */
+  if (!name) {
+    free(src);
+    tg__errf(err, errlen, "%s: out of memory", path);
+    return -1;
+  }
+  snprintf(name, nlen, "@%s", path);
+  int rc = luaL_loadbufferx(L, src, len, name, "t"); /* protected */
   free(src);
-  lua_remove(L, -2); /* chunk name */
+  free(name);
   if (rc == LUA_OK) {
     tg__sandbox_set_env(L);               /* its own globals */
     rc = tg__sandbox_pcall(g->sb, L, 0, 0); /* under the budget too */
@@ -115,10 +141,54 @@ static int rule_cmp(const void *a, const void *b) {
   return x->order < y->order ? -1 : (x->order > y->order);
 }
 
+/* The tg module and JSON marks, made inside a protected call: an
+ * out-of-memory there fails the load instead of aborting the process. */
+static int open_api(lua_State *L) {
+  tg_generation *g = lua_touserdata(L, 1);
+  tg_json_open(L);
+  tg__policy_api_open(g);
+  return 0;
+}
+
+static int open_api_protected(tg_generation *g, char *err, size_t errlen) {
+#if TG_LUA54
+  lua_pushcfunction(g->L, open_api); /* a light C function: no allocation */
+  lua_pushlightuserdata(g->L, g);
+  int rc = lua_pcall(g->L, 1, 0, 0);
+#else
+  int rc = lua_cpcall(g->L, open_api, g);
+#endif
+  if (rc == LUA_OK) return 0;
+  tg__errf(err, errlen, "cannot set up the policy API: %s",
+           lua_type(g->L, -1) == LUA_TSTRING ? lua_tostring(g->L, -1)
+                                             : "out of memory");
+  lua_pop(g->L, 1);
+  return -1;
+}
+
+/* Runs the files in order. A registration whose commit failed breaks the
+ * generation even when the policy caught its error (register.c). */
+static int load_files(tg_generation *g, char *err, size_t errlen) {
+  int rc = 0;
+  g->loading = 1;
+  for (size_t i = 0; i < g->nfiles && rc == 0; i++) {
+    rc = load_one(g, g->files[i], err, errlen);
+    if (tg__reg_broken(g)) {
+      tg__errf(err, errlen, "%s", g->broken);
+      rc = -1;
+    }
+  }
+  g->loading = 0;
+  return rc;
+}
+
 tg_generation *tg__generation_load(struct tg_runtime *rt, const char *dir,
                                    uint64_t number, char *err, size_t errlen) {
   tg_generation *g = calloc(1, sizeof *g);
-  if (!g) return NULL;
+  if (!g) {
+    tg__errf(err, errlen, "cannot load the policies: out of memory");
+    return NULL;
+  }
   g->rt = rt;
   g->number = number;
   g->refs = 1;
@@ -127,13 +197,9 @@ tg_generation *tg__generation_load(struct tg_runtime *rt, const char *dir,
     free(g);
     return NULL;
   }
-  tg_json_open(g->L);
-  tg__policy_api_open(g);
+  if (open_api_protected(g, err, errlen) < 0) goto fail;
   if (dir && list_files(g, dir, err, errlen) < 0) goto fail;
-  g->loading = 1;
-  for (size_t i = 0; i < g->nfiles; i++)
-    if (load_one(g, g->files[i], err, errlen) < 0) goto fail;
-  g->loading = 0;
+  if (load_files(g, err, errlen) < 0) goto fail;
   if (g->nrules) qsort(g->rules, g->nrules, sizeof *g->rules, rule_cmp);
   return g;
 fail:
@@ -153,32 +219,9 @@ void tg__tool_free(tg_tool *t) {
   free(t);
 }
 
-static void free_hooks(tg_hook *h, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    free(h[i].tool);
-    free(h[i].where);
-  }
-  free(h);
-}
-
 void tg__generation_unref(tg_generation *g) {
   if (--g->refs > 0) return;
-  for (size_t i = 0; i < g->nrules; i++) {
-    for (size_t k = 0; k < g->rules[i].ntools; k++) free(g->rules[i].tools[k]);
-    free(g->rules[i].tools);
-    free(g->rules[i].name);
-    free(g->rules[i].where);
-  }
-  free(g->rules);
-  free_hooks(g->before, g->nbefore);
-  free_hooks(g->after, g->nafter);
-  for (size_t i = 0; i < g->ntools; i++) tg__tool_free(g->tools[i]);
-  free(g->tools);
-  for (size_t i = 0; i < g->nhandlers; i++) {
-    free(g->handlers[i].type);
-    free(g->handlers[i].where);
-  }
-  free(g->handlers);
+  if (g->L) tg__reg_free_all(g); /* through L's allocator: before it closes */
   for (size_t i = 0; i < g->nfiles; i++) free(g->files[i]);
   free(g->files);
   if (g->L) tg__sandbox_close(g->L, g->sb);
@@ -193,20 +236,38 @@ int tg__rule_covers(const tg_rule *r, const char *tool) {
   return 0;
 }
 
-/* Hooks in run order for a tool: "*" hooks first, then tool-specific ones,
- * each by registration; post-hooks run that list backwards. */
-static cJSON *describe_hooks(const tg_hook *h, size_t n, int reverse) {
-  cJSON *a = cJSON_CreateArray();
-  for (int pass = 0; pass < 2; pass++)
-    for (size_t k = 0; k < n; k++) {
-      size_t i = reverse ? n - 1 - k : k;
-      int star = strcmp(h[i].tool, "*") == 0;
-      if (star != ((pass == 0) != reverse)) continue;
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "tool", h[i].tool);
-      cJSON_AddStringToObject(o, "where", h[i].where);
-      cJSON_AddItemToArray(a, o);
+void tg__hook_walk_start(tg_hook_walk *w, const tg_generation *g, int after,
+                         const char *tool) {
+  *w = (tg_hook_walk){after ? g->after : g->before,
+                      after ? g->nafter : g->nbefore, 0, tool, after, 0};
+}
+
+/* Two passes over the list: "*" hooks, then the tool's own (post-hooks:
+ * the other way round, each pass backwards). */
+const tg_hook *tg__hook_walk_next(tg_hook_walk *w) {
+  for (; w->pass < 2; w->pass++, w->k = 0) {
+    int want_any = (w->pass == 0) != w->after;
+    while (w->k < w->n) {
+      size_t i = w->k++;
+      const tg_hook *h = &w->hooks[w->after ? w->n - 1 - i : i];
+      if (h->any != want_any) continue;
+      if (h->any || !w->tool || strcmp(h->tool, w->tool) == 0) return h;
     }
+  }
+  return NULL;
+}
+
+/* The hooks of one list in run order, as {tool, where} (tool NULL: all). */
+cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool) {
+  cJSON *a = cJSON_CreateArray();
+  tg_hook_walk w;
+  tg__hook_walk_start(&w, g, after, tool);
+  for (const tg_hook *h; (h = tg__hook_walk_next(&w));) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "tool", h->tool);
+    cJSON_AddStringToObject(o, "where", h->where);
+    cJSON_AddItemToArray(a, o);
+  }
   return a;
 }
 
@@ -262,8 +323,8 @@ cJSON *tg__generation_describe(const tg_generation *g) {
       cJSON_AddItemToArray(files, cJSON_CreateString(g->files[i]));
     cJSON_AddItemToObject(d, "rules", describe_rules(g, warnings));
     cJSON *hooks = cJSON_AddObjectToObject(d, "hooks");
-    cJSON_AddItemToObject(hooks, "before", describe_hooks(g->before, g->nbefore, 0));
-    cJSON_AddItemToObject(hooks, "after", describe_hooks(g->after, g->nafter, 1));
+    cJSON_AddItemToObject(hooks, "before", tg__hooks_describe(g, 0, NULL));
+    cJSON_AddItemToObject(hooks, "after", tg__hooks_describe(g, 1, NULL));
     for (size_t i = 0; i < g->ntools; i++)
       cJSON_AddItemToArray(tools, describe_tool(g->tools[i]));
     cJSON *h = cJSON_AddArrayToObject(d, "event_handlers");

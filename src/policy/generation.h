@@ -54,6 +54,7 @@ typedef struct {
 
 typedef struct {
   char *tool;               /* "*" or a tool name */
+  int any;                  /* tool is "*" */
   int fn_ref;
   char *where;
 } tg_hook;
@@ -71,13 +72,20 @@ typedef struct tg_generation {
   struct tg_sandbox *sb;    /* L's limits (sandbox.h) */
   struct tg_runtime *rt;
   int loading;              /* tg.rule & co. only work while loading */
-  tg_rule *rules;   size_t nrules;   /* sorted: priority, then order */
-  tg_hook *before;  size_t nbefore;  /* registration order */
-  tg_hook *after;   size_t nafter;
-  tg_tool **tools;  size_t ntools;
-  tg_handler *handlers; size_t nhandlers;
-  char **files;     size_t nfiles;
+  /* What the policies registered, in memory from L's allocator (register.c):
+   * n entries of cap allocated. */
+  tg_rule *rules;   size_t nrules, caprules;   /* sorted: priority, order */
+  tg_hook *before;  size_t nbefore, capbefore; /* registration order */
+  tg_hook *after;   size_t nafter, capafter;
+  tg_tool **tools;  size_t ntools, captools;
+  tg_handler *handlers; size_t nhandlers, caphandlers;
+  char **files;     size_t nfiles;             /* malloc'd */
   int in_handler;           /* delivering an event to on_event handlers */
+  /* a registration being committed (register.c), and why the generation
+   * must not load: "" while nothing went wrong */
+  const char *commit_fn;
+  char commit_where[256];
+  char broken[TG_ERRMSG];
 } tg_generation;
 
 /* Builds a generation from the .lua files of dir, in name order. dir may be NULL (an
@@ -91,10 +99,62 @@ void tg__generation_unref(tg_generation *g);
 /* Registers the policy-side `toolgate` module (tg.*) in g->L. */
 void tg__policy_api_open(tg_generation *g);
 
+/* ---- registration (register.c) --------------------------------------------
+ * What a registration keeps (names, list slots, Lua tools) is allocated
+ * from the generation's Lua allocator, so policy_memory_cap bounds it like
+ * the data policies keep in Lua. A registration checks everything that can
+ * fail for a reason of the policy's own first, then commits: between
+ * tg__reg_commit_begin and _end only memory is taken, and a failure there
+ * breaks the generation — it will not load, even if the policy caught the
+ * error with pcall — so no partial policy set is ever loaded. */
+
+/* Raises when the generation is broken: call it before reading what is
+ * registered (a failed commit may have left an entry half made). */
+void tg__reg_check(lua_State *L, tg_generation *g);
+void tg__reg_commit_begin(lua_State *L, tg_generation *g, const char *fn);
+void tg__reg_commit_end(tg_generation *g);
+/* Records an out-of-memory of the commit in progress and raises it. */
+int tg__reg_commit_fail(lua_State *L, tg_generation *g);
+/* When a commit was left unfinished (its error was raised, and maybe
+ * caught by the policy), says so in g->broken. Returns 1 when broken. */
+int tg__reg_broken(tg_generation *g);
+
+/* Makes room for one more entry in *arr (n used of *cap, each size bytes).
+ * Returns 0, or -1 when the memory is refused. */
+int tg__reg_reserve(tg_generation *g, void **arr, size_t *cap, size_t n,
+                    size_t size);
+void *tg__reg_alloc(tg_generation *g, size_t size);    /* zeroed */
+char *tg__reg_strdup(tg_generation *g, const char *s); /* NULL for NULL */
+void tg__reg_free(tg_generation *g, void *p, size_t size);
+void tg__reg_strfree(tg_generation *g, char *s);
+/* Frees everything registered (before the Lua state closes). */
+void tg__reg_free_all(tg_generation *g);
+
+/* Walks the hooks that run for a call of `tool`, in run order: pre-hooks
+ * ("before") "*" ones first, then the tool's own, each in registration
+ * order; post-hooks ("after") that list backwards. tool NULL walks every
+ * hook of the list in the same order (toolgate check). The chain, explain
+ * and check all walk this one order; it copies nothing, so no number of
+ * hooks is too many. */
+typedef struct {
+  const tg_hook *hooks;
+  size_t n, k;
+  const char *tool;
+  int after, pass;
+} tg_hook_walk;
+
+void tg__hook_walk_start(tg_hook_walk *w, const tg_generation *g, int after,
+                         const char *tool);
+/* The next hook in run order, or NULL when there is none left. */
+const tg_hook *tg__hook_walk_next(tg_hook_walk *w);
+/* The same order as JSON [{tool, where}] (check and explain list it). */
+cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool);
+
 /* Does a rule's tools list / a hook's tool cover `tool`? */
 int tg__rule_covers(const tg_rule *r, const char *tool);
 
-/* Frees a tool made by either side. */
+/* Frees a C tool (tg_tool_register). A generation's Lua tools are freed
+ * with it (register.c). */
 void tg__tool_free(tg_tool *t);
 
 /* Describes what is registered (for `toolgate check`). */

@@ -1,0 +1,40 @@
+/*
+ * luaraw.h — reading and writing a field of a table that policy code has
+ * had its hands on (a verdict, the call table, a post-hook's res, a tool's
+ * error), without running any of its code. lua_getfield / lua_setfield
+ * would call __index / __newindex, which may raise, loop or lie — outside a
+ * protected call a raise aborts the process. Raw access runs no
+ * metamethod, so C reads what the table holds.
+ */
+#ifndef TG_LUARAW_H
+#define TG_LUARAW_H
+
+#include "../base/luacompat.h"
+
+/* Pushes t[k] of the table at idx, raw; returns its type. */
+static inline int tg_rawgetfield(lua_State *L, int idx, const char *k) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, k);
+  lua_rawget(L, idx);
+  return lua_type(L, -1);
+}
+
+/* t[k] = the value on top (popped), raw, for the table at idx. */
+static inline void tg_rawsetfield(lua_State *L, int idx, const char *k) {
+  idx = lua_absindex(L, idx);
+  lua_pushstring(L, k);
+  lua_insert(L, -2);
+  lua_rawset(L, idx);
+}
+
+/* The string t[k] of the table at idx, raw, or NULL when it is not a
+ * string. The table keeps the string alive while it holds it. */
+static inline const char *tg_rawgetstring(lua_State *L, int idx,
+                                          const char *k) {
+  const char *s = tg_rawgetfield(L, idx, k) == LUA_TSTRING
+                      ? lua_tostring(L, -1) : NULL;
+  lua_pop(L, 1);
+  return s;
+}
+
+#endif

@@ -7,6 +7,7 @@
 #include "test_fs.h"
 #include "base/runtime.h"
 #include "exec/fs_confine.h"
+#include "exec/fs_tools.h"
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -85,6 +86,86 @@ TEST(read_file_missing_and_directory) {
   fs_out_free(&o);
   o = fs_call(rt, "read_file", "{\"path\":\"\"}");
   ASSERT_EQ(o.status, TG_STATUS_ERROR); /* minLength: the schema refuses it */
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* Numbers that become C integers (issue 8, item 11): offset/limit of 1e20
+ * were cast unchecked to size_t. The schema states the range, so the
+ * chain refuses them before the tool runs... */
+TEST(read_file_numbers_out_of_range_refused_by_the_schema) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "a.txt", "one\ntwo\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  static const char *const bad[][2] = {
+      {"{\"path\":\"a.txt\",\"offset\":1e20}", "$.offset"},
+      {"{\"path\":\"a.txt\",\"limit\":1e20}", "$.limit"},
+      {"{\"path\":\"a.txt\",\"offset\":9007199254740992}", "$.offset"},
+      {"{\"path\":\"a.txt\",\"limit\":1e999}", "$.limit"},
+      {"{\"path\":\"a.txt\",\"limit\":1.5}", "$.limit"},
+      {"{\"path\":\".\",\"max_entries\":1e20}", "$.max_entries"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    fs_out o = fs_call(rt, i == 5 ? "list_dir" : "read_file", bad[i][0]);
+    if (o.status != TG_STATUS_ERROR || strcmp(o.code, "INVALID_ARGS") != 0)
+      TG_FAIL("%s: expected INVALID_ARGS, got status %d code '%s': %s",
+              bad[i][0], (int)o.status, o.code, o.message);
+    ASSERT_CONTAINS(o.message, bad[i][1]);
+    fs_out_free(&o);
+  }
+  /* the largest allowed offset is fine: past the end, nothing */
+  fs_out o = fs_call(rt, "read_file",
+                     "{\"path\":\"a.txt\",\"offset\":9007199254740991}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "content"), "");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* ...and the tools check again themselves, for a caller that skips the
+ * schema (a host registering the start function without one). */
+TEST(read_file_numbers_out_of_range_refused_by_the_tool) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "a.txt", "one\ntwo\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  static const struct { const char *name; tg_tool_start_fn start; } raw[] = {
+      {"raw_read_file", tg__read_file_start},
+      {"raw_list_dir", tg__list_dir_start}};
+  for (size_t i = 0; i < 2; i++) {
+    tg_tool_def d;
+    memset(&d, 0, sizeof d);
+    d.name = raw[i].name;
+    d.read_only = 1;
+    d.start = raw[i].start;
+    char err[TG_ERRMSG];
+    ASSERT_EQ(tg_tool_register(rt, &d, err), 0);
+  }
+  static const char *const bad[][3] = {
+      {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":1e20}",
+       "read_file: offset must be an integer from 1 to 9007199254740991, got 1e+20"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"limit\":1e20}",
+       "read_file: limit must be an integer from 1 to 9007199254740991, got 1e+20"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"limit\":-1}", "got -1"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"limit\":0.5}", "got 0.5"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":0}", "got 0"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":1e999}", "got infinity"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":\"2\"}", "got a string"},
+      {"raw_list_dir", "{\"max_entries\":1e20}",
+       "list_dir: max_entries must be an integer from 1 to 100000, got 1e+20"},
+      {"raw_list_dir", "{\"max_entries\":-1}", "got -1"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    fs_out o = fs_call(rt, bad[i][0], bad[i][1]);
+    ASSERT_REFUSED(o, "BAD_ARGS");
+    ASSERT_CONTAINS(o.message, bad[i][2]);
+    fs_out_free(&o);
+  }
+  fs_out o = fs_call(rt, "raw_read_file",
+                     "{\"path\":\"a.txt\",\"offset\":2,\"limit\":null}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "content"), "two\n");
   fs_out_free(&o);
   tg_runtime_free(rt);
   fs_rmrf(dir);
@@ -864,6 +945,8 @@ TEST(apply_patch_rollback_removes_new_dirs) {
 TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),
           TEST_ENTRY(read_file_binary_comes_back_base64),
           TEST_ENTRY(read_file_missing_and_directory),
+          TEST_ENTRY(read_file_numbers_out_of_range_refused_by_the_schema),
+          TEST_ENTRY(read_file_numbers_out_of_range_refused_by_the_tool),
           TEST_ENTRY(confine_dotdot_escape),
           TEST_ENTRY(confine_absolute_paths),
           TEST_ENTRY(confine_symlink_in_the_middle),

@@ -8,6 +8,7 @@
 #include "base/runtime.h"
 #include "exec/fs_confine.h"
 #include "exec/fs_tools.h"
+#include "exec/patch.h"
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -881,6 +882,149 @@ TEST(apply_patch_malformed) {
   fs_rmrf(dir);
 }
 
+/* Hunk header counts are checked against the patch before anything is
+ * sized from them (issue 8, item 12): `@@ -1,99999999999` made a calloc
+ * of ~2 TB (ASan aborts), a count near LONG_MAX overflowed a sum, and a
+ * doubled "\ No newline" marker took a line's length below zero (a memcpy
+ * of SIZE_MAX bytes). Each is a PATCH_PARSE error that names the line;
+ * nothing is written and the next patch applies. */
+TEST(apply_patch_hunk_counts_checked_before_allocating) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "f.txt", "one\ntwo\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  static const char *const bad[][2] = {
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,99999999999 +1,2 @@\n one\n",
+       "patch line 3: malformed hunk header '@@ -1,99999999999 +1,2 @@' "
+       "(expected @@ -START,COUNT +START,COUNT @@, numbers of at most "
+       "1000000000)"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,9223372036854775807 +1,3 @@\n one\n",
+       "malformed hunk header"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,999999999 +1,2 @@\n one\n",
+       "patch line 3: hunk @@ -1,999999999 +1,2 @@ of 'b/f.txt' promises "
+       "999999999 old and 2 new lines, but the patch has only 1 line after it"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,999999999 @@\n one\n two\n",
+       "promises 2 old and 999999999 new lines, but the patch has only 2 lines"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,+2 +1,2 @@\n one\n two\n",
+       "malformed hunk header"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,0 +1,0 @@\n",
+       "has no lines"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,3 @@\n one\n+\n"
+       "\\ No newline at end of file\n\\ No newline at end of file\n two\n",
+       "patch line 7: '\\ No newline at end of file' must follow a hunk line, "
+       "once"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    fs_out o = fs_patch(rt, bad[i][0]);
+    ASSERT_REFUSED(o, "PATCH_PARSE");
+    ASSERT_CONTAINS(o.message, bad[i][1]);
+    fs_out_free(&o);
+  }
+  char *s = fs_get(dir, "f.txt");
+  ASSERT_STR_EQ(s, "one\ntwo\n");
+  free(s);
+  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  fs_out o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n one\n"
+                          "-two\n+TWO\n");
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  s = fs_get(dir, "f.txt");
+  ASSERT_STR_EQ(s, "one\nTWO\n");
+  free(s);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* A small deterministic fuzz of the patch parser and applier: random
+ * mutations (bytes changed, cut, and tokens that matter to the parser
+ * inserted) of valid patches. Under ASan/UBSan this is where the two
+ * defects above showed; here it must end with every patch either parsed
+ * and applied within bounds or refused with a message. */
+static uint64_t fuzz_next(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+static size_t fuzz_mutate(uint64_t *x, char *buf, size_t n, size_t size) {
+  static const char *const seeds[] = {
+      "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n",
+      "diff --git a/x b/y\nrename from x\nrename to y\n--- a/x\n+++ b/y\n"
+      "@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+\n"
+      "\\ No newline at end of file\n",
+      "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n+x\n+\n--- a/g\n+++ "
+      "/dev/null\n@@ -1 +0,0 @@\n-q\n",
+      "--- a/f.txt\n+++ b/f.txt\n@@ -2,2 +2,3 @@\n two\n+ins\n three\n"
+      "@@ -5 +6 @@\n-five\n+FIVE\n"};
+  static const char *const toks[] = {
+      "@@ ", " @@", "-", "+", " ", "\n", "\\ No newline at end of file\n",
+      ",", "0", "1", "99999999999", "-1", "\\", "\"", "--- ", "+++ ",
+      "diff --git a/q b/q\n", "rename to ", "/dev/null", "\r", "+\n",
+      "1000000000", "9223372036854775807", "18446744073709551616"};
+  if (n == 0) {
+    const char *seed = seeds[fuzz_next(x) % 4];
+    n = strlen(seed);
+    memcpy(buf, seed, n);
+  }
+  size_t at = fuzz_next(x) % (n + 1);
+  switch (fuzz_next(x) % 3) {
+    case 0:
+      if (n) buf[fuzz_next(x) % n] = (char)(fuzz_next(x) & 0xff);
+      break;
+    case 1: {
+      size_t k = 1 + fuzz_next(x) % 8;
+      if (at + k > n) k = n - at;
+      memmove(buf + at, buf + at + k, n - at - k);
+      n -= k;
+      break;
+    }
+    default: {
+      const char *t = toks[fuzz_next(x) % (sizeof toks / sizeof *toks)];
+      size_t k = strlen(t);
+      if (n + k >= size) break;
+      memmove(buf + at + k, buf + at, n - at);
+      memcpy(buf + at, t, k);
+      n += k;
+    }
+  }
+  return n;
+}
+
+TEST(patch_parser_survives_random_mutations) {
+  static const char content[] = "one\ntwo\nthree\nfour\nfive\nsix";
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  char buf[2048];
+  size_t parsed = 0, applied = 0;
+  for (int it = 0; it < 4000; it++) {
+    size_t n = 0;
+    int muts = 1 + (int)(fuzz_next(&x) % 6);
+    for (int m = 0; m < muts; m++) n = fuzz_mutate(&x, buf, n, sizeof buf);
+    tg_patch p;
+    char err[512] = "";
+    if (tg__patch_parse(buf, n, &p, err, sizeof err) == 0) {
+      parsed++;
+      for (size_t i = 0; i < p.nfiles; i++) {
+        char *out = NULL;
+        size_t len = 0;
+        err[0] = '\0';
+        if (tg__patch_apply(&p.files[i], content, sizeof content - 1, &out,
+                            &len, err, sizeof err) == 0) {
+          applied++;
+          ASSERT(len <= sizeof content - 1 + n);
+          ASSERT_EQ(strlen(out), len);
+          free(out);
+        } else {
+          ASSERT(err[0]);
+        }
+      }
+    } else {
+      ASSERT(err[0]);
+    }
+    tg__patch_free(&p);
+  }
+  ASSERT(parsed > 100 && applied > 50); /* the mutations reach the applier */
+}
+
 /* A write that fails half-way (the second file is immutable: rename over
  * it fails with EPERM even for root) is undone: the first file, already
  * replaced, is restored. */
@@ -966,5 +1110,7 @@ TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),
           TEST_ENTRY(apply_patch_new_deleted_renamed),
           TEST_ENTRY(apply_patch_offsets_and_missing_newline),
           TEST_ENTRY(apply_patch_malformed),
+          TEST_ENTRY(apply_patch_hunk_counts_checked_before_allocating),
+          TEST_ENTRY(patch_parser_survives_random_mutations),
           TEST_ENTRY(apply_patch_rolls_back_a_failed_write),
           TEST_ENTRY(apply_patch_rollback_removes_new_dirs))

@@ -335,6 +335,180 @@ TEST(confine_symlink_at_the_end) {
   free_layout(&l);
 }
 
+/* Paths resolve as the kernel would (issue 8, item 14): a path spelled as
+ * a directory ("a.txt/", "a.txt/.") is ENOTDIR on a file, and "new/" does
+ * not create a file "new" (EISDIR). These used to read or write a.txt and
+ * create "new". */
+TEST(paths_spelled_as_a_directory_are_not_files) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "a.txt", "one\n");
+  fs_mkdir(dir, "sub");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  static const char *const reads[] = {"a.txt/", "a.txt/.", "a.txt//",
+                                      "./a.txt/"};
+  for (size_t i = 0; i < sizeof reads / sizeof *reads; i++) {
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "path", reads[i]);
+    fs_out o = fs_call_j(rt, "read_file", NULL, a);
+    cJSON_Delete(a);
+    ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+    ASSERT_CONTAINS(o.message, "'a.txt' is a regular file, not a directory");
+    fs_out_free(&o);
+  }
+  fs_out o = fs_call(rt, "list_dir", "{\"path\":\"a.txt/\"}");
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  fs_out_free(&o);
+  o = fs_write(rt, "a.txt/", "pwned\n", 0);
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  fs_out_free(&o);
+  o = fs_write(rt, "new/", "x\n", 0);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT_CONTAINS(o.message, "write_file: 'new/' ends with '/', so it names a "
+                             "directory");
+  fs_out_free(&o);
+  o = fs_write(rt, "new/.", "x\n", 0);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  fs_out_free(&o);
+  o = fs_write(rt, "d1/d2/", "x\n", 1);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- /dev/null\n+++ b/new/\n@@ -0,0 +1 @@\n+x\n");
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT_CONTAINS(o.message, "apply_patch: 'new/' ends with '/'");
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- a/a.txt/\n+++ b/a.txt/\n@@ -1 +1 @@\n-one\n+pwned\n");
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  fs_out_free(&o);
+  ASSERT(!fs_exists(dir, "new"));
+  ASSERT(!fs_exists(dir, "d1"));
+  char *s = fs_get(dir, "a.txt");
+  ASSERT_STR_EQ(s, "one\n");
+  free(s);
+  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  /* a directory spelled so is still a directory; files as usual */
+  o = fs_call(rt, "list_dir", "{\"path\":\"sub/\"}");
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"sub/.\"}");
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  fs_out_free(&o);
+  o = fs_write(rt, "sub/new.txt", "x\n", 0);
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* A path through a file names that file, with the kernel's ENOTDIR (it
+ * said NOT_FOUND, "a component of the path is a file"); a name longer than
+ * a file name may be says so (it said "the path is too long"). */
+TEST(paths_refusals_name_the_real_cause) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "a.txt", "one\n");
+  fs_mkdir(dir, "sub");
+  fs_put(dir, "sub/f", "x\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"a.txt/b\"}");
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  ASSERT_CONTAINS(o.message, "'a.txt/b': 'a.txt' is a regular file, not a "
+                             "directory, so there is nothing below it");
+  fs_out_free(&o);
+  o = fs_write(rt, "sub/f/deeper/x.txt", "x\n", 1);
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  ASSERT_CONTAINS(o.message, "'sub/f' is a regular file");
+  fs_out_free(&o);
+  ASSERT(!fs_exists(dir, "sub/f/deeper"));
+  char name[300];
+  memset(name, 'n', sizeof name - 1);
+  name[sizeof name - 1] = '\0';
+  o = fs_write(rt, name, "x\n", 0);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT_CONTAINS(o.message, "is 299 bytes long, over the 255 a file name "
+                             "may have");
+  fs_out_free(&o);
+  char *longpath = malloc(PATH_MAX + 10);
+  ASSERT(longpath);
+  for (size_t i = 0; i < PATH_MAX + 8; i += 2) memcpy(longpath + i, "d/", 2);
+  longpath[PATH_MAX + 8] = '\0';
+  o = fs_write(rt, longpath, "x\n", 1);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT_CONTAINS(o.message, "over the 4095 a path may have");
+  fs_out_free(&o);
+  free(longpath);
+  ASSERT(!fs_exists(dir, "d"));
+  /* a symlink loop is named as one */
+  fs_symlink("loop2", dir, "loop1");
+  fs_symlink("loop1", dir, "loop2");
+  o = fs_call(rt, "read_file", "{\"path\":\"loop1\"}");
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT_CONTAINS(o.message, "symlink loop");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* /dev/stdin when stdin is a pipe: /dev/stdin -> /proc/self/fd/0 ->
+ * "pipe:[N]", which realpath cannot follow, so it was called a dangling
+ * symlink ("points to nothing"). It is a pipe with no path: outside the
+ * workspace when /proc is not a root, not a regular file when it is. */
+TEST(confine_dev_stdin_pipe_is_not_a_dangling_symlink) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  ASSERT(dup2(fds[0], 0) == 0); /* this test runs in its own process */
+  char *dir = fs_tmpdir();
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"/dev/stdin\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT_CONTAINS(o.message, "to a pipe that has no path in the filesystem");
+  if (strstr(o.message, "dangling")) TG_FAIL("misnamed: %s", o.message);
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  const char *roots[] = {dir, "/dev", "/proc", NULL};
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.default_verdict = TG_VERDICT_ALLOW;
+  cfg.workspace_roots = roots;
+  char err[TG_ERRMSG];
+  rt = tg_runtime_new(&cfg, NULL, err);
+  ASSERT(rt);
+  o = fs_call(rt, "read_file", "{\"path\":\"/dev/stdin\"}");
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  ASSERT_CONTAINS(o.message, "'stdin' -> '/proc/self/fd/0' to a pipe");
+  fs_out_free(&o);
+  o = fs_write(rt, "/dev/stdin", "pwned", 0);
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  fs_out_free(&o);
+  ASSERT_EQ(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+  char c;
+  ASSERT(read(fds[0], &c, 1) < 0 && errno == EAGAIN); /* nothing written */
+  tg_runtime_free(rt);
+  close(fds[1]);
+  fs_rmrf(dir);
+}
+
+/* A dangling symlink that points outside by a relative path is outside
+ * the workspace (it was "points to nothing", BROKEN_SYMLINK, as if it
+ * stayed inside); one that stays inside is BROKEN_SYMLINK. */
+TEST(confine_relative_dangling_symlinks_classified) {
+  layout l = make_layout();
+  fs_symlink("../outside/ghost.txt", l.root, "away.txt");
+  fs_symlink("nothere.txt", l.root, "near.txt");
+  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
+  fs_out o = fs_write(rt, "away.txt", "pwned", 0);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT_CONTAINS(o.message, "dangling");
+  ASSERT_CONTAINS(o.message, "points outside the workspace");
+  fs_out_free(&o);
+  ASSERT(!fs_exists(l.outside, "ghost.txt"));
+  o = fs_write(rt, "near.txt", "x", 0);
+  ASSERT_REFUSED(o, "BROKEN_SYMLINK");
+  ASSERT_CONTAINS(o.message, "'near.txt' -> 'nothere.txt', which is dangling");
+  fs_out_free(&o);
+  ASSERT(!fs_exists(l.root, "nothere.txt"));
+  tg_runtime_free(rt);
+  free_layout(&l);
+}
+
 /* /work/rootX is not inside /work/root: containment is by components. */
 TEST(confine_prefix_sibling) {
   char *base = fs_tmpdir();
@@ -882,6 +1056,52 @@ TEST(apply_patch_malformed) {
   fs_rmrf(dir);
 }
 
+/* A patch that contradicts itself says so (issue 8, item 14): creating a
+ * file twice was "already exists", deleting twice "does not exist", which
+ * sent the agent to the disk for a fault in the patch. */
+TEST(apply_patch_names_its_own_clashes) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "a.txt", "one\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  static const char *const bad[][2] = {
+      {"--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n"
+       "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"
+       "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+y\n",
+       "the patch creates 'n.txt' twice (file sections 1 and 3, at patch "
+       "lines 1 and 10); create it once"},
+      {"--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n"
+       "--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n",
+       "the patch deletes 'a.txt' twice (file sections 1 and 2, at patch "
+       "lines 1 and 5); delete it once"},
+      {"--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n"
+       "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n",
+       "file section 2 of the patch (patch line 5) changes 'a.txt', but "
+       "section 1 (patch line 1) already deleted it"},
+      {"diff --git a/a.txt b/c.txt\nrename from a.txt\nrename to c.txt\n"
+       "diff --git a/c.txt b/c.txt\nnew file mode 100644\n--- /dev/null\n"
+       "+++ b/c.txt\n@@ -0,0 +1 @@\n+x\n",
+       "file section 2 of the patch (patch line 4) creates 'c.txt', but "
+       "section 1 (patch line 1) already renamed 'a.txt' to it"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    fs_out o = fs_patch(rt, bad[i][0]);
+    ASSERT_REFUSED(o, "PATCH_CONFLICT");
+    ASSERT_CONTAINS(o.message, bad[i][1]);
+    fs_out_free(&o);
+  }
+  char *s = fs_get(dir, "a.txt");
+  ASSERT_STR_EQ(s, "one\n");
+  free(s);
+  ASSERT(!fs_exists(dir, "n.txt"));
+  ASSERT(!fs_exists(dir, "c.txt"));
+  /* what exists on disk is still named as such */
+  fs_out o = fs_patch(rt, "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n");
+  ASSERT_REFUSED(o, "ALREADY_EXISTS");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
 /* Hunk header counts are checked against the patch before anything is
  * sized from them (issue 8, item 12): `@@ -1,99999999999` made a calloc
  * of ~2 TB (ASan aborts), a count near LONG_MAX overflowed a sum, and a
@@ -1096,6 +1316,10 @@ TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),
           TEST_ENTRY(confine_symlink_in_the_middle),
           TEST_ENTRY(confine_symlink_at_the_end),
           TEST_ENTRY(confine_prefix_sibling),
+          TEST_ENTRY(paths_spelled_as_a_directory_are_not_files),
+          TEST_ENTRY(paths_refusals_name_the_real_cause),
+          TEST_ENTRY(confine_dev_stdin_pipe_is_not_a_dangling_symlink),
+          TEST_ENTRY(confine_relative_dangling_symlinks_classified),
           TEST_ENTRY(confine_device_refused),
           TEST_ENTRY(confine_fifo_does_not_hang),
           TEST_ENTRY(confine_size_limit),
@@ -1110,6 +1334,7 @@ TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),
           TEST_ENTRY(apply_patch_new_deleted_renamed),
           TEST_ENTRY(apply_patch_offsets_and_missing_newline),
           TEST_ENTRY(apply_patch_malformed),
+          TEST_ENTRY(apply_patch_names_its_own_clashes),
           TEST_ENTRY(apply_patch_hunk_counts_checked_before_allocating),
           TEST_ENTRY(patch_parser_survives_random_mutations),
           TEST_ENTRY(apply_patch_rolls_back_a_failed_write),

@@ -8,6 +8,7 @@
 #include "base/runtime.h"
 #include "exec/fs_confine.h"
 #include "exec/fs_tools.h"
+#include "exec/fs_io.h"
 #include "exec/patch.h"
 #include <signal.h>
 #include <time.h>
@@ -436,6 +437,15 @@ TEST(paths_refusals_name_the_real_cause) {
   fs_out_free(&o);
   free(longpath);
   ASSERT(!fs_exists(dir, "d"));
+  /* nothing is said of what lies outside: "/etc/passwd/x" is outside, not
+   * "'/etc/passwd' is a regular file" (nor was it NOT_FOUND) */
+  o = fs_call(rt, "read_file", "{\"path\":\"/etc/passwd/x\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  fs_symlink("/etc/passwd", dir, "pw");
+  o = fs_call(rt, "read_file", "{\"path\":\"pw/x\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
   /* a symlink loop is named as one */
   fs_symlink("loop2", dir, "loop1");
   fs_symlink("loop1", dir, "loop2");
@@ -443,6 +453,25 @@ TEST(paths_refusals_name_the_real_cause) {
   ASSERT_REFUSED(o, "BAD_PATH");
   ASSERT_CONTAINS(o.message, "symlink loop");
   fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* A file that appears where create_dirs makes a directory (after the path
+ * was resolved) is named as not a directory (it was NOT_FOUND). */
+TEST(make_parents_names_what_is_in_the_way) {
+  char *dir = fs_tmpdir();
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  tg_fs_path p;
+  tg_fs_err e = {0};
+  ASSERT_EQ(tg__fs_resolve(rt->fs, "x/y/z.txt", &p, &e), 0);
+  ASSERT_EQ(p.missing, 3);
+  fs_put(dir, "x", "in the way\n");
+  ASSERT_EQ(tg__fs_make_parents(rt->fs, &p, NULL, &e), -1);
+  ASSERT_STR_EQ(e.code, "NOT_A_DIRECTORY");
+  ASSERT_CONTAINS(e.msg, "cannot create 'x/y/z.txt': 'x' is in the way and is "
+                         "not a directory");
+  tg__fs_path_free(&p);
   tg_runtime_free(rt);
   fs_rmrf(dir);
 }
@@ -1318,6 +1347,7 @@ TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),
           TEST_ENTRY(confine_prefix_sibling),
           TEST_ENTRY(paths_spelled_as_a_directory_are_not_files),
           TEST_ENTRY(paths_refusals_name_the_real_cause),
+          TEST_ENTRY(make_parents_names_what_is_in_the_way),
           TEST_ENTRY(confine_dev_stdin_pipe_is_not_a_dangling_symlink),
           TEST_ENTRY(confine_relative_dangling_symlinks_classified),
           TEST_ENTRY(confine_device_refused),

@@ -239,6 +239,22 @@ static int errno_refusal(tg_fs_err *e, const char *input, int err) {
   return -1;
 }
 
+static int outside_refusal(const tg_fs *fs, const char *input,
+                           const char *abs, const char *resolved,
+                           tg_fs_err *e) {
+  char roots[1024] = "";
+  size_t k = 0;
+  for (size_t i = 0; i < fs->nroots && k < sizeof roots; i++)
+    k += (size_t)snprintf(roots + k, sizeof roots - k, "%s%s", i ? ", " : "",
+                          fs->roots[i]);
+  tg__fs_errf(e, "OUTSIDE_WORKSPACE",
+              "'%s' resolves to '%s'%s, outside the workspace (%s); the file "
+              "tools only work inside the workspace roots",
+              input, resolved,
+              lexically_inside(fs, abs) ? " through a symlink" : "", roots);
+  return -1;
+}
+
 /* The path as the agent may see it in a message: relative to its root
  * when inside one, else as it is. */
 static const char *shown_path(const tg_fs *fs, const char *abs) {
@@ -258,10 +274,15 @@ static int through_a_file(const tg_fs *fs, const char *input, const char *abs,
        slash = strchr(slash + 1, '/')) {
     *slash = '\0';
     int found = stat(cut, &st) == 0 && !S_ISDIR(st.st_mode);
-    if (found) {
+    char *real = found ? realpath(cut, NULL) : NULL;
+    if (found && (!real || root_of(fs, real) < 0)) /* say nothing of it */
+      outside_refusal(fs, input, abs, real ? real : cut, e);
+    else if (found)
       tg__fs_errf(e, "NOT_A_DIRECTORY", "'%s': '%s' is a %s, not a "
                   "directory, so there is nothing below it", input,
                   shown_path(fs, cut), kind_of(st.st_mode));
+    free(real);
+    if (found) {
       free(cut);
       return -1;
     }
@@ -415,22 +436,6 @@ static int check_missing(const tg_fs *fs, const char *input, const char *real,
   return symlink_refusal(fs, input, real, rest, strcspn(rest, "/"), e);
 }
 
-static int outside_refusal(const tg_fs *fs, const char *input,
-                           const char *abs, const char *resolved,
-                           tg_fs_err *e) {
-  char roots[1024] = "";
-  size_t k = 0;
-  for (size_t i = 0; i < fs->nroots && k < sizeof roots; i++)
-    k += (size_t)snprintf(roots + k, sizeof roots - k, "%s%s", i ? ", " : "",
-                          fs->roots[i]);
-  tg__fs_errf(e, "OUTSIDE_WORKSPACE",
-              "'%s' resolves to '%s'%s, outside the workspace (%s); the file "
-              "tools only work inside the workspace roots",
-              input, resolved,
-              lexically_inside(fs, abs) ? " through a symlink" : "", roots);
-  return -1;
-}
-
 static int finish_path(const tg_fs *fs, const char *input, char *abs,
                        tg_fs_path *p, tg_fs_err *e) {
   int r = root_of(fs, abs);
@@ -471,8 +476,9 @@ int tg__fs_resolve(const tg_fs *fs, const char *input, tg_fs_path *p,
   const char *rest = "";
   int err = 0, missing = 0;
   char *real = real_prefix(abs, &rest, &err);
-  if (!real) {
-    if (err == ENOTDIR) through_a_file(fs, input, abs, e);
+  if (!real) { /* what lies outside the workspace is not described */
+    if (!lexically_inside(fs, abs)) outside_refusal(fs, input, abs, abs, e);
+    else if (err == ENOTDIR) through_a_file(fs, input, abs, e);
     else errno_refusal(e, input, err);
     free(abs);
     return -1;

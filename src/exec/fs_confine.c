@@ -6,7 +6,13 @@
  * (the kernel's own view: symlinks followed, `..` applied to the real
  * parent), then the missing rest appended as plain names. The result must
  * be inside a root by whole components. A dangling symlink is refused
- * rather than written through.
+ * rather than written through. What the kernel would refuse is refused
+ * for the same reason, said plainly: a path through a file ("a.txt/b")
+ * or spelled as a directory ("a.txt/") when it is a file (ENOTDIR), a
+ * name over NAME_MAX. A symlink realpath cannot follow that still leads
+ * somewhere (/dev/stdin -> /proc/self/fd/0 -> a pipe) is not dangling: it
+ * is refused as what it leads to. A path that fails to resolve outside
+ * the workspace is refused as outside, describing nothing there.
  *
  * Opening: relative to the root's descriptor with openat2(RESOLVE_BENEATH
  * | RESOLVE_NO_SYMLINKS). The resolved path has no symlinks, so one that

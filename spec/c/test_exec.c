@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include "test_chain.h"
 #include "exec/capture.h"
+#include "exec/exec_tool.h"
+#include <math.h>
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -490,6 +492,37 @@ TEST(bad_args_fail_validation) {
   tg_runtime_free(rt);
 }
 
+/* exec's own parsing of its args (ctx.exec under trusted_policies uses it
+ * without the schema): a timeout_ms that is NaN, infinite, a fraction or
+ * out of range was cast unchecked to uint64_t (issue 8, item 11). */
+TEST(exec_args_numbers_checked_without_the_schema) {
+  tg_runtime *rt = exec_rt(NULL);
+  static const struct { double v; const char *got; } bad[] = {
+      {NAN, "got NaN"}, {INFINITY, "got infinity"}, {1.5, "got 1.5"},
+      {1e20, "got 1e+20"}, {0, "got 0"}, {-1, "got -1"},
+      {86400001, "got 86400001"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "command", "true");
+    cJSON_AddNumberToObject(args, "timeout_ms", bad[i].v);
+    tg_exec_args a;
+    char err[256] = "";
+    ASSERT_EQ(tg__exec_args_parse(rt, args, &a, err, sizeof err), -1);
+    ASSERT_CONTAINS(err, "exec: timeout_ms must be an integer from 1 to "
+                         "86400000");
+    ASSERT_CONTAINS(err, bad[i].got);
+    cJSON_Delete(args);
+  }
+  cJSON *args = cJSON_Parse("{\"command\":\"true\",\"timeout_ms\":86400000}");
+  tg_exec_args a;
+  char err[256] = "";
+  ASSERT_EQ(tg__exec_args_parse(rt, args, &a, err, sizeof err), 0);
+  ASSERT_EQ(a.timeout_ms, 86400000);
+  tg__exec_args_free(&a);
+  cJSON_Delete(args);
+  tg_runtime_free(rt);
+}
+
 /* ---- runtimes ----------------------------------------------------------------------- */
 
 TEST(two_runtimes_run_commands_side_by_side) {
@@ -637,6 +670,7 @@ TEST_MAIN(TEST_ENTRY(stdout_stderr_and_exit_code),
           TEST_ENTRY(runtime_free_kills_a_running_command),
           TEST_ENTRY(bad_cwd_is_a_clear_execute_error),
           TEST_ENTRY(bad_args_fail_validation),
+          TEST_ENTRY(exec_args_numbers_checked_without_the_schema),
           TEST_ENTRY(two_runtimes_run_commands_side_by_side),
           TEST_ENTRY(exec_is_registered_unless_builtins_are_off),
           TEST_ENTRY(cli_spinner_on_a_terminal),

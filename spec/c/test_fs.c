@@ -7,6 +7,9 @@
 #include "test_fs.h"
 #include "base/runtime.h"
 #include "exec/fs_confine.h"
+#include "exec/fs_tools.h"
+#include "exec/fs_io.h"
+#include "exec/patch.h"
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -85,6 +88,86 @@ TEST(read_file_missing_and_directory) {
   fs_out_free(&o);
   o = fs_call(rt, "read_file", "{\"path\":\"\"}");
   ASSERT_EQ(o.status, TG_STATUS_ERROR); /* minLength: the schema refuses it */
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* Numbers that become C integers (issue 8, item 11): offset/limit of 1e20
+ * were cast unchecked to size_t. The schema states the range, so the
+ * chain refuses them before the tool runs... */
+TEST(read_file_numbers_out_of_range_refused_by_the_schema) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "a.txt", "one\ntwo\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  static const char *const bad[][2] = {
+      {"{\"path\":\"a.txt\",\"offset\":1e20}", "$.offset"},
+      {"{\"path\":\"a.txt\",\"limit\":1e20}", "$.limit"},
+      {"{\"path\":\"a.txt\",\"offset\":9007199254740992}", "$.offset"},
+      {"{\"path\":\"a.txt\",\"limit\":1e999}", "$.limit"},
+      {"{\"path\":\"a.txt\",\"limit\":1.5}", "$.limit"},
+      {"{\"path\":\".\",\"max_entries\":1e20}", "$.max_entries"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    fs_out o = fs_call(rt, i == 5 ? "list_dir" : "read_file", bad[i][0]);
+    if (o.status != TG_STATUS_ERROR || strcmp(o.code, "INVALID_ARGS") != 0)
+      TG_FAIL("%s: expected INVALID_ARGS, got status %d code '%s': %s",
+              bad[i][0], (int)o.status, o.code, o.message);
+    ASSERT_CONTAINS(o.message, bad[i][1]);
+    fs_out_free(&o);
+  }
+  /* the largest allowed offset is fine: past the end, nothing */
+  fs_out o = fs_call(rt, "read_file",
+                     "{\"path\":\"a.txt\",\"offset\":9007199254740991}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "content"), "");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* ...and the tools check again themselves, for a caller that skips the
+ * schema (a host registering the start function without one). */
+TEST(read_file_numbers_out_of_range_refused_by_the_tool) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "a.txt", "one\ntwo\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  static const struct { const char *name; tg_tool_start_fn start; } raw[] = {
+      {"raw_read_file", tg__read_file_start},
+      {"raw_list_dir", tg__list_dir_start}};
+  for (size_t i = 0; i < 2; i++) {
+    tg_tool_def d;
+    memset(&d, 0, sizeof d);
+    d.name = raw[i].name;
+    d.read_only = 1;
+    d.start = raw[i].start;
+    char err[TG_ERRMSG];
+    ASSERT_EQ(tg_tool_register(rt, &d, err), 0);
+  }
+  static const char *const bad[][3] = {
+      {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":1e20}",
+       "read_file: offset must be an integer from 1 to 9007199254740991, got 1e+20"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"limit\":1e20}",
+       "read_file: limit must be an integer from 1 to 9007199254740991, got 1e+20"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"limit\":-1}", "got -1"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"limit\":0.5}", "got 0.5"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":0}", "got 0"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":1e999}", "got infinity"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":\"2\"}", "got a string"},
+      {"raw_list_dir", "{\"max_entries\":1e20}",
+       "list_dir: max_entries must be an integer from 1 to 100000, got 1e+20"},
+      {"raw_list_dir", "{\"max_entries\":-1}", "got -1"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    fs_out o = fs_call(rt, bad[i][0], bad[i][1]);
+    ASSERT_REFUSED(o, "BAD_ARGS");
+    ASSERT_CONTAINS(o.message, bad[i][2]);
+    fs_out_free(&o);
+  }
+  fs_out o = fs_call(rt, "raw_read_file",
+                     "{\"path\":\"a.txt\",\"offset\":2,\"limit\":null}");
+  ASSERT_OK(o);
+  ASSERT_STR_EQ(fs_str(o.result, "content"), "two\n");
   fs_out_free(&o);
   tg_runtime_free(rt);
   fs_rmrf(dir);
@@ -249,6 +332,208 @@ TEST(confine_symlink_at_the_end) {
   free(alias);
   free(secret);
   free(ghost);
+  tg_runtime_free(rt);
+  free_layout(&l);
+}
+
+/* Paths resolve as the kernel would (issue 8, item 14): a path spelled as
+ * a directory ("a.txt/", "a.txt/.") is ENOTDIR on a file, and "new/" does
+ * not create a file "new" (EISDIR). These used to read or write a.txt and
+ * create "new". */
+TEST(paths_spelled_as_a_directory_are_not_files) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "a.txt", "one\n");
+  fs_mkdir(dir, "sub");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  static const char *const reads[] = {"a.txt/", "a.txt/.", "a.txt//",
+                                      "./a.txt/"};
+  for (size_t i = 0; i < sizeof reads / sizeof *reads; i++) {
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "path", reads[i]);
+    fs_out o = fs_call_j(rt, "read_file", NULL, a);
+    cJSON_Delete(a);
+    ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+    ASSERT_CONTAINS(o.message, "'a.txt' is a regular file, not a directory");
+    fs_out_free(&o);
+  }
+  fs_out o = fs_call(rt, "list_dir", "{\"path\":\"a.txt/\"}");
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  fs_out_free(&o);
+  o = fs_write(rt, "a.txt/", "pwned\n", 0);
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  fs_out_free(&o);
+  o = fs_write(rt, "new/", "x\n", 0);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT_CONTAINS(o.message, "write_file: 'new/' ends with '/', so it names a "
+                             "directory");
+  fs_out_free(&o);
+  o = fs_write(rt, "new/.", "x\n", 0);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  fs_out_free(&o);
+  o = fs_write(rt, "d1/d2/", "x\n", 1);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- /dev/null\n+++ b/new/\n@@ -0,0 +1 @@\n+x\n");
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT_CONTAINS(o.message, "apply_patch: 'new/' ends with '/'");
+  fs_out_free(&o);
+  o = fs_patch(rt, "--- a/a.txt/\n+++ b/a.txt/\n@@ -1 +1 @@\n-one\n+pwned\n");
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  fs_out_free(&o);
+  ASSERT(!fs_exists(dir, "new"));
+  ASSERT(!fs_exists(dir, "d1"));
+  char *s = fs_get(dir, "a.txt");
+  ASSERT_STR_EQ(s, "one\n");
+  free(s);
+  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  /* a directory spelled so is still a directory; files as usual */
+  o = fs_call(rt, "list_dir", "{\"path\":\"sub/\"}");
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  o = fs_call(rt, "read_file", "{\"path\":\"sub/.\"}");
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  fs_out_free(&o);
+  o = fs_write(rt, "sub/new.txt", "x\n", 0);
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* A path through a file names that file, with the kernel's ENOTDIR (it
+ * said NOT_FOUND, "a component of the path is a file"); a name longer than
+ * a file name may be says so (it said "the path is too long"). */
+TEST(paths_refusals_name_the_real_cause) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "a.txt", "one\n");
+  fs_mkdir(dir, "sub");
+  fs_put(dir, "sub/f", "x\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"a.txt/b\"}");
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  ASSERT_CONTAINS(o.message, "'a.txt/b': 'a.txt' is a regular file, not a "
+                             "directory, so there is nothing below it");
+  fs_out_free(&o);
+  o = fs_write(rt, "sub/f/deeper/x.txt", "x\n", 1);
+  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  ASSERT_CONTAINS(o.message, "'sub/f' is a regular file");
+  fs_out_free(&o);
+  ASSERT(!fs_exists(dir, "sub/f/deeper"));
+  char name[300];
+  memset(name, 'n', sizeof name - 1);
+  name[sizeof name - 1] = '\0';
+  o = fs_write(rt, name, "x\n", 0);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT_CONTAINS(o.message, "is 299 bytes long, over the 255 a file name "
+                             "may have");
+  fs_out_free(&o);
+  char *longpath = malloc(PATH_MAX + 10);
+  ASSERT(longpath);
+  for (size_t i = 0; i < PATH_MAX + 8; i += 2) memcpy(longpath + i, "d/", 2);
+  longpath[PATH_MAX + 8] = '\0';
+  o = fs_write(rt, longpath, "x\n", 1);
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT_CONTAINS(o.message, "over the 4095 a path may have");
+  fs_out_free(&o);
+  free(longpath);
+  ASSERT(!fs_exists(dir, "d"));
+  /* nothing is said of what lies outside: "/etc/passwd/x" is outside, not
+   * "'/etc/passwd' is a regular file" (nor was it NOT_FOUND) */
+  o = fs_call(rt, "read_file", "{\"path\":\"/etc/passwd/x\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  fs_symlink("/etc/passwd", dir, "pw");
+  o = fs_call(rt, "read_file", "{\"path\":\"pw/x\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  fs_out_free(&o);
+  /* a symlink loop is named as one */
+  fs_symlink("loop2", dir, "loop1");
+  fs_symlink("loop1", dir, "loop2");
+  o = fs_call(rt, "read_file", "{\"path\":\"loop1\"}");
+  ASSERT_REFUSED(o, "BAD_PATH");
+  ASSERT_CONTAINS(o.message, "symlink loop");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* A file that appears where create_dirs makes a directory (after the path
+ * was resolved) is named as not a directory (it was NOT_FOUND). */
+TEST(make_parents_names_what_is_in_the_way) {
+  char *dir = fs_tmpdir();
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  tg_fs_path p;
+  tg_fs_err e = {0};
+  ASSERT_EQ(tg__fs_resolve(rt->fs, "x/y/z.txt", &p, &e), 0);
+  ASSERT_EQ(p.missing, 3);
+  fs_put(dir, "x", "in the way\n");
+  ASSERT_EQ(tg__fs_make_parents(rt->fs, &p, NULL, &e), -1);
+  ASSERT_STR_EQ(e.code, "NOT_A_DIRECTORY");
+  ASSERT_CONTAINS(e.msg, "cannot create 'x/y/z.txt': 'x' is in the way and is "
+                         "not a directory");
+  tg__fs_path_free(&p);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* /dev/stdin when stdin is a pipe: /dev/stdin -> /proc/self/fd/0 ->
+ * "pipe:[N]", which realpath cannot follow, so it was called a dangling
+ * symlink ("points to nothing"). It is a pipe with no path: outside the
+ * workspace when /proc is not a root, not a regular file when it is. */
+TEST(confine_dev_stdin_pipe_is_not_a_dangling_symlink) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  ASSERT(dup2(fds[0], 0) == 0); /* this test runs in its own process */
+  char *dir = fs_tmpdir();
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  fs_out o = fs_call(rt, "read_file", "{\"path\":\"/dev/stdin\"}");
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT_CONTAINS(o.message, "to a pipe that has no path in the filesystem");
+  if (strstr(o.message, "dangling")) TG_FAIL("misnamed: %s", o.message);
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  const char *roots[] = {dir, "/dev", "/proc", NULL};
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.default_verdict = TG_VERDICT_ALLOW;
+  cfg.workspace_roots = roots;
+  char err[TG_ERRMSG];
+  rt = tg_runtime_new(&cfg, NULL, err);
+  ASSERT(rt);
+  o = fs_call(rt, "read_file", "{\"path\":\"/dev/stdin\"}");
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  ASSERT_CONTAINS(o.message, "'stdin' -> '/proc/self/fd/0' to a pipe");
+  fs_out_free(&o);
+  o = fs_write(rt, "/dev/stdin", "pwned", 0);
+  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  fs_out_free(&o);
+  ASSERT_EQ(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+  char c;
+  ASSERT(read(fds[0], &c, 1) < 0 && errno == EAGAIN); /* nothing written */
+  tg_runtime_free(rt);
+  close(fds[1]);
+  fs_rmrf(dir);
+}
+
+/* A dangling symlink that points outside by a relative path is outside
+ * the workspace (it was "points to nothing", BROKEN_SYMLINK, as if it
+ * stayed inside); one that stays inside is BROKEN_SYMLINK. */
+TEST(confine_relative_dangling_symlinks_classified) {
+  layout l = make_layout();
+  fs_symlink("../outside/ghost.txt", l.root, "away.txt");
+  fs_symlink("nothere.txt", l.root, "near.txt");
+  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
+  fs_out o = fs_write(rt, "away.txt", "pwned", 0);
+  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT_CONTAINS(o.message, "dangling");
+  ASSERT_CONTAINS(o.message, "points outside the workspace");
+  fs_out_free(&o);
+  ASSERT(!fs_exists(l.outside, "ghost.txt"));
+  o = fs_write(rt, "near.txt", "x", 0);
+  ASSERT_REFUSED(o, "BROKEN_SYMLINK");
+  ASSERT_CONTAINS(o.message, "'near.txt' -> 'nothere.txt', which is dangling");
+  fs_out_free(&o);
+  ASSERT(!fs_exists(l.root, "nothere.txt"));
   tg_runtime_free(rt);
   free_layout(&l);
 }
@@ -800,6 +1085,195 @@ TEST(apply_patch_malformed) {
   fs_rmrf(dir);
 }
 
+/* A patch that contradicts itself says so (issue 8, item 14): creating a
+ * file twice was "already exists", deleting twice "does not exist", which
+ * sent the agent to the disk for a fault in the patch. */
+TEST(apply_patch_names_its_own_clashes) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "a.txt", "one\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  static const char *const bad[][2] = {
+      {"--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n"
+       "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"
+       "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+y\n",
+       "the patch creates 'n.txt' twice (file sections 1 and 3, at patch "
+       "lines 1 and 10); create it once"},
+      {"--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n"
+       "--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n",
+       "the patch deletes 'a.txt' twice (file sections 1 and 2, at patch "
+       "lines 1 and 5); delete it once"},
+      {"--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n"
+       "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n",
+       "file section 2 of the patch (patch line 5) changes 'a.txt', but "
+       "section 1 (patch line 1) already deleted it"},
+      {"diff --git a/a.txt b/c.txt\nrename from a.txt\nrename to c.txt\n"
+       "diff --git a/c.txt b/c.txt\nnew file mode 100644\n--- /dev/null\n"
+       "+++ b/c.txt\n@@ -0,0 +1 @@\n+x\n",
+       "file section 2 of the patch (patch line 4) creates 'c.txt', but "
+       "section 1 (patch line 1) already renamed 'a.txt' to it"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    fs_out o = fs_patch(rt, bad[i][0]);
+    ASSERT_REFUSED(o, "PATCH_CONFLICT");
+    ASSERT_CONTAINS(o.message, bad[i][1]);
+    fs_out_free(&o);
+  }
+  char *s = fs_get(dir, "a.txt");
+  ASSERT_STR_EQ(s, "one\n");
+  free(s);
+  ASSERT(!fs_exists(dir, "n.txt"));
+  ASSERT(!fs_exists(dir, "c.txt"));
+  /* what exists on disk is still named as such */
+  fs_out o = fs_patch(rt, "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n");
+  ASSERT_REFUSED(o, "ALREADY_EXISTS");
+  fs_out_free(&o);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* Hunk header counts are checked against the patch before anything is
+ * sized from them (issue 8, item 12): `@@ -1,99999999999` made a calloc
+ * of ~2 TB (ASan aborts), a count near LONG_MAX overflowed a sum, and a
+ * doubled "\ No newline" marker took a line's length below zero (a memcpy
+ * of SIZE_MAX bytes). Each is a PATCH_PARSE error that names the line;
+ * nothing is written and the next patch applies. */
+TEST(apply_patch_hunk_counts_checked_before_allocating) {
+  char *dir = fs_tmpdir();
+  fs_put(dir, "f.txt", "one\ntwo\n");
+  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  static const char *const bad[][2] = {
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,99999999999 +1,2 @@\n one\n",
+       "patch line 3: malformed hunk header '@@ -1,99999999999 +1,2 @@' "
+       "(expected @@ -START,COUNT +START,COUNT @@, numbers of at most "
+       "1000000000)"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,9223372036854775807 +1,3 @@\n one\n",
+       "malformed hunk header"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,999999999 +1,2 @@\n one\n",
+       "patch line 3: hunk @@ -1,999999999 +1,2 @@ of 'b/f.txt' promises "
+       "999999999 old and 2 new lines, but the patch has only 1 line after it"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,999999999 @@\n one\n two\n",
+       "promises 2 old and 999999999 new lines, but the patch has only 2 lines"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,+2 +1,2 @@\n one\n two\n",
+       "malformed hunk header"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,0 +1,0 @@\n",
+       "has no lines"},
+      {"--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,3 @@\n one\n+\n"
+       "\\ No newline at end of file\n\\ No newline at end of file\n two\n",
+       "patch line 7: '\\ No newline at end of file' must follow a hunk line, "
+       "once"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    fs_out o = fs_patch(rt, bad[i][0]);
+    ASSERT_REFUSED(o, "PATCH_PARSE");
+    ASSERT_CONTAINS(o.message, bad[i][1]);
+    fs_out_free(&o);
+  }
+  char *s = fs_get(dir, "f.txt");
+  ASSERT_STR_EQ(s, "one\ntwo\n");
+  free(s);
+  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  fs_out o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n one\n"
+                          "-two\n+TWO\n");
+  ASSERT_OK(o);
+  fs_out_free(&o);
+  s = fs_get(dir, "f.txt");
+  ASSERT_STR_EQ(s, "one\nTWO\n");
+  free(s);
+  tg_runtime_free(rt);
+  fs_rmrf(dir);
+}
+
+/* A small deterministic fuzz of the patch parser and applier: random
+ * mutations (bytes changed, cut, and tokens that matter to the parser
+ * inserted) of valid patches. Under ASan/UBSan this is where the two
+ * defects above showed; here it must end with every patch either parsed
+ * and applied within bounds or refused with a message. */
+static uint64_t fuzz_next(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+static size_t fuzz_mutate(uint64_t *x, char *buf, size_t n, size_t size) {
+  static const char *const seeds[] = {
+      "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n",
+      "diff --git a/x b/y\nrename from x\nrename to y\n--- a/x\n+++ b/y\n"
+      "@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+\n"
+      "\\ No newline at end of file\n",
+      "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,2 @@\n+x\n+\n--- a/g\n+++ "
+      "/dev/null\n@@ -1 +0,0 @@\n-q\n",
+      "--- a/f.txt\n+++ b/f.txt\n@@ -2,2 +2,3 @@\n two\n+ins\n three\n"
+      "@@ -5 +6 @@\n-five\n+FIVE\n"};
+  static const char *const toks[] = {
+      "@@ ", " @@", "-", "+", " ", "\n", "\\ No newline at end of file\n",
+      ",", "0", "1", "99999999999", "-1", "\\", "\"", "--- ", "+++ ",
+      "diff --git a/q b/q\n", "rename to ", "/dev/null", "\r", "+\n",
+      "1000000000", "9223372036854775807", "18446744073709551616"};
+  if (n == 0) {
+    const char *seed = seeds[fuzz_next(x) % 4];
+    n = strlen(seed);
+    memcpy(buf, seed, n);
+  }
+  size_t at = fuzz_next(x) % (n + 1);
+  switch (fuzz_next(x) % 3) {
+    case 0:
+      if (n) buf[fuzz_next(x) % n] = (char)(fuzz_next(x) & 0xff);
+      break;
+    case 1: {
+      size_t k = 1 + fuzz_next(x) % 8;
+      if (at + k > n) k = n - at;
+      memmove(buf + at, buf + at + k, n - at - k);
+      n -= k;
+      break;
+    }
+    default: {
+      const char *t = toks[fuzz_next(x) % (sizeof toks / sizeof *toks)];
+      size_t k = strlen(t);
+      if (n + k >= size) break;
+      memmove(buf + at + k, buf + at, n - at);
+      memcpy(buf + at, t, k);
+      n += k;
+    }
+  }
+  return n;
+}
+
+TEST(patch_parser_survives_random_mutations) {
+  static const char content[] = "one\ntwo\nthree\nfour\nfive\nsix";
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  char buf[2048];
+  size_t parsed = 0, applied = 0;
+  for (int it = 0; it < 4000; it++) {
+    size_t n = 0;
+    int muts = 1 + (int)(fuzz_next(&x) % 6);
+    for (int m = 0; m < muts; m++) n = fuzz_mutate(&x, buf, n, sizeof buf);
+    tg_patch p;
+    char err[512] = "";
+    if (tg__patch_parse(buf, n, &p, err, sizeof err) == 0) {
+      parsed++;
+      for (size_t i = 0; i < p.nfiles; i++) {
+        char *out = NULL;
+        size_t len = 0;
+        err[0] = '\0';
+        if (tg__patch_apply(&p.files[i], content, sizeof content - 1, &out,
+                            &len, err, sizeof err) == 0) {
+          applied++;
+          ASSERT(len <= sizeof content - 1 + n);
+          ASSERT_EQ(strlen(out), len);
+          free(out);
+        } else {
+          ASSERT(err[0]);
+        }
+      }
+    } else {
+      ASSERT(err[0]);
+    }
+    tg__patch_free(&p);
+  }
+  ASSERT(parsed > 100 && applied > 50); /* the mutations reach the applier */
+}
+
 /* A write that fails half-way (the second file is immutable: rename over
  * it fails with EPERM even for root) is undone: the first file, already
  * replaced, is restored. */
@@ -864,11 +1338,18 @@ TEST(apply_patch_rollback_removes_new_dirs) {
 TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),
           TEST_ENTRY(read_file_binary_comes_back_base64),
           TEST_ENTRY(read_file_missing_and_directory),
+          TEST_ENTRY(read_file_numbers_out_of_range_refused_by_the_schema),
+          TEST_ENTRY(read_file_numbers_out_of_range_refused_by_the_tool),
           TEST_ENTRY(confine_dotdot_escape),
           TEST_ENTRY(confine_absolute_paths),
           TEST_ENTRY(confine_symlink_in_the_middle),
           TEST_ENTRY(confine_symlink_at_the_end),
           TEST_ENTRY(confine_prefix_sibling),
+          TEST_ENTRY(paths_spelled_as_a_directory_are_not_files),
+          TEST_ENTRY(paths_refusals_name_the_real_cause),
+          TEST_ENTRY(make_parents_names_what_is_in_the_way),
+          TEST_ENTRY(confine_dev_stdin_pipe_is_not_a_dangling_symlink),
+          TEST_ENTRY(confine_relative_dangling_symlinks_classified),
           TEST_ENTRY(confine_device_refused),
           TEST_ENTRY(confine_fifo_does_not_hang),
           TEST_ENTRY(confine_size_limit),
@@ -883,5 +1364,8 @@ TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),
           TEST_ENTRY(apply_patch_new_deleted_renamed),
           TEST_ENTRY(apply_patch_offsets_and_missing_newline),
           TEST_ENTRY(apply_patch_malformed),
+          TEST_ENTRY(apply_patch_names_its_own_clashes),
+          TEST_ENTRY(apply_patch_hunk_counts_checked_before_allocating),
+          TEST_ENTRY(patch_parser_survives_random_mutations),
           TEST_ENTRY(apply_patch_rolls_back_a_failed_write),
           TEST_ENTRY(apply_patch_rollback_removes_new_dirs))

@@ -268,6 +268,21 @@ describe("ctx.exec with trusted_policies (runs the command itself)", function()
     assert.is_true(H.has(out.error.message, "ctx.exec: expects a command string"))
   end)
 
+  it("checks its own numbers: a timeout_ms that is a fraction or out of range raises, nothing runs", function()
+    local rt = H.runtime(lua_tools, TRUSTED)
+    local marker = os.tmpname()
+    os.remove(marker)
+    for _, ms in ipairs { 1.5, 1e20, -1, 0 } do
+      local out = H.call(rt, "sh", { opts = { command = "touch " .. marker, timeout_ms = ms } })
+      assert.are.equal("TOOL_RAISED", out.error.code)
+      assert.is_true(H.has(out.error.message,
+        "ctx.exec: timeout_ms must be an integer from 1 to 86400000, got "), out.error.message)
+      assert.is_nil(io.open(marker))
+    end
+    local out = H.call(rt, "sh", { opts = { command = "echo fine", timeout_ms = 5000 } })
+    assert.are.equal("fine\n", out.result.stdout)
+  end)
+
   it("cancelling the Lua tool kills the process group; its output is the partial result", function()
     local rt = H.runtime(lua_tools, { progress_interval_ms = 20, trusted_policies = true })
     local got = {}

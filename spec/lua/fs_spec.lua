@@ -43,6 +43,32 @@ describe("file tools", function()
     end
   end)
 
+  it("resolves paths as the kernel would: 'a.txt/' is not a.txt and 'new/' creates nothing", function()
+    local rt, ws = fs_runtime()
+    H.write(ws .. "/a.txt", "one\n")
+    local out = H.call(rt, "read_file", { path = "a.txt/" })
+    assert.are.equal("NOT_A_DIRECTORY", out.error.code)
+    assert.is_true(H.has(out.error.message, "'a.txt' is a regular file, not a directory"))
+    out = H.call(rt, "write_file", { path = "new/", content = "x" })
+    assert.are.equal("BAD_PATH", out.error.code)
+    assert.is_nil(io.open(ws .. "/new"))
+    out = H.call(rt, "read_file", { path = "a.txt/b" })
+    assert.are.equal("NOT_A_DIRECTORY", out.error.code)
+    assert.are.equal("one\n", H.call(rt, "read_file", { path = "a.txt" }).result.content)
+  end)
+
+  it("refuses line numbers a C integer cannot hold, in the schema, before the tool runs", function()
+    local rt, ws = fs_runtime()
+    H.write(ws .. "/a.txt", "one\ntwo\n")
+    for _, args in ipairs { { path = "a.txt", offset = 1e20 }, { path = "a.txt", limit = 1e20 },
+                            { path = "a.txt", limit = 2^53 } } do
+      local out = H.call(rt, "read_file", args)
+      assert.are.equal("VALIDATE", out.error.phase)
+      assert.is_true(H.has(out.error.message, "maximum 9007199254740991"), out.error.message)
+    end
+    assert.are.equal("two\n", H.call(rt, "read_file", { path = "a.txt", offset = 2 }).result.content)
+  end)
+
   it("treats write_file and apply_patch as not read-only (they ask by default)", function()
     local rt = fs_runtime(nil, { default_verdict = "ask", approve = "deny" })
     assert.are.equal("ok", H.call(rt, "list_dir", {}).status)

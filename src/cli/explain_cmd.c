@@ -122,8 +122,10 @@ static void print_rule(FILE *f, const cJSON *r, int *n, int color,
   int ran = strcmp(status, "skipped") && strcmp(status, "not reached");
   if (ran) fprintf(f, "  %-3d", ++*n);
   else fputs("  -  ", f);
-  fprintf(f, "%-24s %5d  %-28s ", str(r, "name"),
-          (int)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "priority")),
+  /* numbers are printed as the doubles they are: a cast of a NaN (a
+   * missing key) or of a value past INT_MAX would be undefined */
+  fprintf(f, "%-24s %5.0f  %-28s ", str(r, "name"),
+          cJSON_GetNumberValue(cJSON_GetObjectItem(r, "priority")),
           str(r, "where"));
   const char *answer = str(r, "answer");
   if (answer) {
@@ -182,9 +184,9 @@ static void print_decision(FILE *f, const cJSON *j, int color) {
 static void print_explanation(FILE *f, const cJSON *j, int color) {
   char *args = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "args"));
   const cJSON *ti = cJSON_GetObjectItem(j, "tool_info");
-  fprintf(f, "explain   %s %s  (generation %d, session %s)\n", str(j, "tool"),
+  fprintf(f, "explain   %s %s  (generation %.0f, session %s)\n", str(j, "tool"),
           args ? args : "{}",
-          (int)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "generation")),
+          cJSON_GetNumberValue(cJSON_GetObjectItem(j, "generation")),
           str(j, "session"));
   cJSON_free(args);
   fprintf(f, "tool      %s, %s\n\n", str(ti, "where"),

@@ -145,10 +145,11 @@ static void print_decision(FILE *f, const cJSON *o, int color) {
 }
 
 static void print_attempts(FILE *f, const cJSON *o, int color) {
-  int attempts = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "attempts"));
+  /* printed as the double it is, not cast (see explain_cmd.c) */
+  double attempts = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "attempts"));
   double ms = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "duration_ms"));
   label(f, color, "attempts");
-  fprintf(f, "%d\n", attempts);
+  fprintf(f, "%.0f\n", attempts);
   label(f, color, "duration");
   if (ms < 10) fprintf(f, "%.2f ms\n", ms);
   else if (ms < 1000) fprintf(f, "%.1f ms\n", ms);

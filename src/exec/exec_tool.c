@@ -18,10 +18,11 @@
 #include <string.h>
 #include "exec_tool.h"
 #include "exec.h"
+#include "../base/jsonnum.h"
 
 #define DEFAULT_CAP ((size_t)1 << 20)
 #define DEFAULT_GRACE_MS 2000
-#define MAX_TIMEOUT_MS 86400000.0 /* one day: a bound a user controls */
+#define MAX_TIMEOUT_MS 86400000 /* one day: a bound a user controls */
 
 static const char EXEC_SCHEMA[] =
     "{\"type\":\"object\",\"required\":[\"command\"],"
@@ -32,7 +33,8 @@ static const char EXEC_SCHEMA[] =
     "\"description\":\"working directory (default: the runtime's)\"},"
     "\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},"
     "\"description\":\"variables set over the runtime's environment\"},"
-    "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400000,"
+    "\"timeout_ms\":{\"type\":\"integer\",\"minimum\":1,"
+    "\"maximum\":" TG_NUM_TEXT(MAX_TIMEOUT_MS) ","
     "\"description\":\"this call's timeout (default: the tool's)\"},"
     "\"stdin\":{\"type\":\"string\","
     "\"description\":\"text written to the command's standard input\"}}}";
@@ -102,14 +104,11 @@ static int parse_fields(const cJSON *args, tg_exec_args *a, char *err,
   if (!o->command || !*o->command)
     return bad(err, n, "'command' is required: the shell command to run");
   if (o->input) o->input_len = strlen(o->input);
-  const cJSON *t = cJSON_GetObjectItemCaseSensitive(args, "timeout_ms");
-  if (t && !cJSON_IsNull(t)) {
-    if (!cJSON_IsNumber(t) || t->valuedouble < 1 ||
-        t->valuedouble > MAX_TIMEOUT_MS)
-      return bad(err, n, "'timeout_ms' must be a number of milliseconds "
-                         "from 1 to 86400000");
-    a->timeout_ms = (uint64_t)t->valuedouble;
-  }
+  int64_t ms;
+  if (tg__json_int_arg(args, "exec", "timeout_ms", 1, MAX_TIMEOUT_MS, 0, &ms,
+                       err, n) < 0)
+    return -1;
+  a->timeout_ms = (uint64_t)ms; /* 0: not given */
   const cJSON *env = cJSON_GetObjectItemCaseSensitive(args, "env");
   if (env && !cJSON_IsNull(env) && parse_env(env, a, err, n) < 0) return -1;
   return 0;

@@ -6,7 +6,13 @@
  * (the kernel's own view: symlinks followed, `..` applied to the real
  * parent), then the missing rest appended as plain names. The result must
  * be inside a root by whole components. A dangling symlink is refused
- * rather than written through.
+ * rather than written through. What the kernel would refuse is refused
+ * for the same reason, said plainly: a path through a file ("a.txt/b")
+ * or spelled as a directory ("a.txt/") when it is a file (ENOTDIR), a
+ * name over NAME_MAX. A symlink realpath cannot follow that still leads
+ * somewhere (/dev/stdin -> /proc/self/fd/0 -> a pipe) is not dangling: it
+ * is refused as what it leads to. A path that fails to resolve outside
+ * the workspace is refused as outside, describing nothing there.
  *
  * Opening: relative to the root's descriptor with openat2(RESOLVE_BENEATH
  * | RESOLVE_NO_SYMLINKS). The resolved path has no symlinks, so one that
@@ -196,26 +202,133 @@ static int lexically_inside(const tg_fs *fs, const char *abs) {
   return in;
 }
 
+static const char *kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "directory";
+  if (S_ISFIFO(m)) return "FIFO (named pipe)";
+  if (S_ISSOCK(m)) return "socket";
+  if (S_ISCHR(m)) return "character device";
+  if (S_ISBLK(m)) return "block device";
+  if (S_ISLNK(m)) return "symbolic link";
+  if (S_ISREG(m)) return "regular file";
+  return "special file";
+}
+
+/* realpath-free joining: real + "/" + rest ("/" not doubled). */
+static char *join(const char *real, const char *rest) {
+  size_t n = strlen(real) + strlen(rest) + 2;
+  char *s = malloc(n);
+  if (!s) return NULL;
+  if (!*rest) snprintf(s, n, "%s", real);
+  else snprintf(s, n, "%s%s%s", real, strcmp(real, "/") ? "/" : "", rest);
+  return s;
+}
+
+/* Why the kernel refused to resolve input (err from realpath; ENOTDIR is
+ * through_a_file's, which names the component). */
 static int errno_refusal(tg_fs_err *e, const char *input, int err) {
   switch (err) {
-    case ENOTDIR:
-      tg__fs_errf(e, "NOT_FOUND", "'%s': a component of the path is a file, "
-                  "not a directory", input);
-      break;
     case ELOOP:
-      tg__fs_errf(e, "BAD_PATH", "'%s': too many levels of symbolic links",
-                  input);
+      tg__fs_errf(e, "BAD_PATH", "'%s': too many levels of symbolic links "
+                  "(a symlink loop, or a chain of more than 40)", input);
       break;
     case EACCES:
-      tg__fs_errf(e, "PERMISSION_DENIED", "'%s': permission denied", input);
+      tg__fs_errf(e, "PERMISSION_DENIED", "'%s': permission denied: a "
+                  "directory on the way cannot be searched", input);
       break;
     case ENAMETOOLONG:
-      tg__fs_errf(e, "BAD_PATH", "'%s': the path is too long", input);
+      tg__fs_errf(e, "BAD_PATH", "'%s': the path is too long once its "
+                  "symlinks are followed (over %d bytes)", input, PATH_MAX - 1);
       break;
     default:
       tg__fs_errf(e, "IO_ERROR", "'%s': %s", input, strerror(err));
   }
   return -1;
+}
+
+static int outside_refusal(const tg_fs *fs, const char *input,
+                           const char *abs, const char *resolved,
+                           tg_fs_err *e) {
+  char roots[1024] = "";
+  size_t k = 0;
+  for (size_t i = 0; i < fs->nroots && k < sizeof roots; i++)
+    k += (size_t)snprintf(roots + k, sizeof roots - k, "%s%s", i ? ", " : "",
+                          fs->roots[i]);
+  tg__fs_errf(e, "OUTSIDE_WORKSPACE",
+              "'%s' resolves to '%s'%s, outside the workspace (%s); the file "
+              "tools only work inside the workspace roots",
+              input, resolved,
+              lexically_inside(fs, abs) ? " through a symlink" : "", roots);
+  return -1;
+}
+
+/* The path as the agent may see it in a message: relative to its root
+ * when inside one, else as it is. */
+static const char *shown_path(const tg_fs *fs, const char *abs) {
+  int r = root_of(fs, abs);
+  if (r < 0) return abs;
+  size_t n = strcmp(fs->roots[r], "/") ? strlen(fs->roots[r]) : 0;
+  return abs[n] ? abs + n + 1 : ".";
+}
+
+/* ENOTDIR: a component of abs that is not a directory has a name after
+ * it ("a.txt/b"). Names that component. */
+static int through_a_file(const tg_fs *fs, const char *input, const char *abs,
+                          tg_fs_err *e) {
+  char *cut = tg__strdup(abs);
+  struct stat st;
+  for (char *slash = cut ? strchr(cut + 1, '/') : NULL; slash;
+       slash = strchr(slash + 1, '/')) {
+    *slash = '\0';
+    int found = stat(cut, &st) == 0 && !S_ISDIR(st.st_mode);
+    char *real = found ? realpath(cut, NULL) : NULL;
+    if (found && (!real || root_of(fs, real) < 0)) /* say nothing of it */
+      outside_refusal(fs, input, abs, real ? real : cut, e);
+    else if (found)
+      tg__fs_errf(e, "NOT_A_DIRECTORY", "'%s': '%s' is a %s, not a "
+                  "directory, so there is nothing below it", input,
+                  shown_path(fs, cut), kind_of(st.st_mode));
+    free(real);
+    if (found) {
+      free(cut);
+      return -1;
+    }
+    *slash = '/';
+  }
+  free(cut);
+  tg__fs_errf(e, "NOT_A_DIRECTORY", "'%s': a component of the path is not a "
+              "directory", input);
+  return -1;
+}
+
+/* Names longer than the kernel takes, said as such (realpath would only
+ * say ENAMETOOLONG, which reads as "the path is too long"). */
+static int check_lengths(const char *input, tg_fs_err *e) {
+  size_t len = strlen(input);
+  if (len >= PATH_MAX) {
+    tg__fs_errf(e, "BAD_PATH", "the path is %zu bytes long, over the %d a "
+                "path may have", len, PATH_MAX - 1);
+    return -1;
+  }
+  for (const char *s = input; *s;) {
+    size_t n = strcspn(s, "/");
+    if (n > NAME_MAX) {
+      tg__fs_errf(e, "BAD_PATH", "'%.40s...': the name '%.40s...' in it is "
+                  "%zu bytes long, over the %d a file name may have", input,
+                  s, n, NAME_MAX);
+      return -1;
+    }
+    s += n + (s[n] == '/');
+  }
+  return 0;
+}
+
+/* Does input name a directory by its spelling: a trailing '/' or a last
+ * component '.' ("a.txt/" and "a.txt/." are ENOTDIR for the kernel, and
+ * "new/" cannot be created as a file)? */
+static int names_a_directory(const char *input) {
+  size_t n = strlen(input);
+  return input[n - 1] == '/' ||
+         (input[n - 1] == '.' && (n == 1 || input[n - 2] == '/'));
 }
 
 /* realpath() of the longest prefix of abs that exists; *rest points at
@@ -243,6 +356,65 @@ static char *real_prefix(char *abs, const char **rest, int *err) {
   }
 }
 
+/* Where target leads, as far as it exists: realpath of its longest
+ * existing prefix and the rest appended; NULL when even that fails. */
+static char *leads_to(char *target) {
+  const char *rest = "";
+  int err = 0;
+  char *real = real_prefix(target, &rest, &err);
+  if (!real) return NULL;
+  char *where = join(real, rest);
+  free(real);
+  return where;
+}
+
+/* What a symlink leads to when realpath cannot follow it to an end. */
+static const char *no_path_kind(mode_t m) {
+  return S_ISFIFO(m) ? "pipe" : S_ISSOCK(m) ? "socket"
+         : S_ISREG(m) ? "deleted or anonymous file" : kind_of(m);
+}
+
+/* The first missing name of the path (rest[0, n) after the existing
+ * directory real) may be a symlink realpath could not follow. Either it
+ * is dangling (writing through it would create its target, wherever that
+ * is), or it leads to something that has no path at all: a /proc magic
+ * link such as /dev/stdin -> /proc/self/fd/0 when stdin is a pipe. Says
+ * which, and whether it points outside the workspace. 0: not a symlink. */
+static int symlink_refusal(const tg_fs *fs, const char *input,
+                           const char *real, const char *rest, size_t n,
+                           tg_fs_err *e) {
+  char link[PATH_MAX], first[PATH_MAX];
+  snprintf(first, sizeof first, "%s%s%.*s", real, strcmp(real, "/") ? "/" : "",
+           (int)n, rest);
+  ssize_t k = readlink(first, link, sizeof link - 1);
+  if (k < 0) return 0; /* not a symlink: a plain missing name */
+  link[k] = '\0';
+  char *target = link[0] == '/' ? tg__strdup(link) : join(real, link);
+  char *where = target ? leads_to(target) : NULL;
+  int out = where ? root_of(fs, where) < 0
+                  : !target || !lexically_inside(fs, target);
+  free(target);
+  free(where);
+  const char *name = shown_path(fs, first);
+  struct stat st;
+  if (stat(first, &st) == 0)
+    tg__fs_errf(e, out ? "OUTSIDE_WORKSPACE" : S_ISREG(st.st_mode)
+                                                   ? "BAD_PATH"
+                                                   : "NOT_A_REGULAR_FILE",
+                "'%s' goes through the symlink '%s' -> '%s'%s to a %s that "
+                "has no path in the filesystem%s; the file tools only work on "
+                "regular files inside the workspace", input, name, link,
+                out ? ", outside the workspace," : "", no_path_kind(st.st_mode),
+                out ? "" : ", not a regular file");
+  else
+    tg__fs_errf(e, out ? "OUTSIDE_WORKSPACE" : "BROKEN_SYMLINK",
+                "'%s' goes through the symlink '%s' -> '%s', which is "
+                "dangling (its target does not exist)%s; the file tools do "
+                "not follow dangling symlinks", input, name, link,
+                out ? " and points outside the workspace" : "");
+  return -1;
+}
+
 /* The missing part after real: no `..` (the directories it would go up
  * from do not exist), and its first name must not be a dangling symlink
  * (writing there would create the file wherever the link points). */
@@ -267,45 +439,7 @@ static int check_missing(const tg_fs *fs, const char *input, const char *real,
     s += n + (end != NULL);
   }
   if (!*count) return 0;
-  size_t n = strcspn(rest, "/");
-  char link[PATH_MAX], first[PATH_MAX];
-  snprintf(first, sizeof first, "%s%s%.*s", real, strcmp(real, "/") ? "/" : "",
-           (int)n, rest);
-  ssize_t k = readlink(first, link, sizeof link - 1);
-  if (k < 0) return 0; /* not a symlink: a plain missing name */
-  link[k] = '\0';
-  int out = link[0] == '/' && root_of(fs, link) < 0;
-  tg__fs_errf(e, out ? "OUTSIDE_WORKSPACE" : "BROKEN_SYMLINK",
-              "'%s' goes through the symlink '%.*s' -> '%s', which points %s; "
-              "the file tools do not follow dangling symlinks",
-              input, (int)n, rest, link,
-              out ? "outside the workspace" : "to nothing");
-  return -1;
-}
-
-static int outside_refusal(const tg_fs *fs, const char *input,
-                           const char *abs, const char *resolved,
-                           tg_fs_err *e) {
-  char roots[1024] = "";
-  size_t k = 0;
-  for (size_t i = 0; i < fs->nroots && k < sizeof roots; i++)
-    k += (size_t)snprintf(roots + k, sizeof roots - k, "%s%s", i ? ", " : "",
-                          fs->roots[i]);
-  tg__fs_errf(e, "OUTSIDE_WORKSPACE",
-              "'%s' resolves to '%s'%s, outside the workspace (%s); the file "
-              "tools only work inside the workspace roots",
-              input, resolved,
-              lexically_inside(fs, abs) ? " through a symlink" : "", roots);
-  return -1;
-}
-
-static char *join(const char *real, const char *rest) {
-  size_t n = strlen(real) + strlen(rest) + 2;
-  char *s = malloc(n);
-  if (!s) return NULL;
-  if (!*rest) snprintf(s, n, "%s", real);
-  else snprintf(s, n, "%s%s%s", real, strcmp(real, "/") ? "/" : "", rest);
-  return s;
+  return symlink_refusal(fs, input, real, rest, strcspn(rest, "/"), e);
 }
 
 static int finish_path(const tg_fs *fs, const char *input, char *abs,
@@ -342,16 +476,18 @@ int tg__fs_resolve(const tg_fs *fs, const char *input, tg_fs_path *p,
                 "the workspace root, such as \"src/main.c\"");
     return -1;
   }
-  if (strlen(input) >= PATH_MAX)
-    return errno_refusal(e, "(path)", ENAMETOOLONG);
+  if (check_lengths(input, e) < 0) return -1;
   char *abs = absolute(fs, input);
   if (!abs) return errno_refusal(e, input, ENOMEM);
   const char *rest = "";
   int err = 0, missing = 0;
   char *real = real_prefix(abs, &rest, &err);
-  if (!real) {
+  if (!real) { /* what lies outside the workspace is not described */
+    if (!lexically_inside(fs, abs)) outside_refusal(fs, input, abs, abs, e);
+    else if (err == ENOTDIR) through_a_file(fs, input, abs, e);
+    else errno_refusal(e, input, err);
     free(abs);
-    return errno_refusal(e, input, err);
+    return -1;
   }
   if (check_missing(fs, input, real, rest, &missing, e) < 0) {
     free(real);
@@ -373,7 +509,27 @@ int tg__fs_resolve(const tg_fs *fs, const char *input, tg_fs_path *p,
     return -1;
   }
   free(abs);
-  return finish_path(fs, input, full, p, e);
+  if (finish_path(fs, input, full, p, e) < 0) {
+    tg__fs_path_free(p);
+    return -1;
+  }
+  p->dir_only = names_a_directory(input);
+  if (p->dir_only && p->exists && !S_ISDIR(p->st.st_mode)) {
+    tg__fs_errf(e, "NOT_A_DIRECTORY", "'%s': '%s' is a %s, not a directory "
+                "(a path that ends in '/' or '/.' names a directory)", input,
+                p->rel, kind_of(p->st.st_mode));
+    tg__fs_path_free(p);
+    return -1;
+  }
+  return 0;
+}
+
+int tg__fs_file_name(tg_fs_err *e, const char *tool, const tg_fs_path *p) {
+  if (!p->dir_only || p->exists) return 0;
+  tg__fs_errf(e, "BAD_PATH", "%s: '%s/' ends with '/', so it names a "
+              "directory, and %s writes files; give the file's name without "
+              "the trailing '/'", tool, p->rel, tool);
+  return -1;
 }
 
 /* ---- opening ---------------------------------------------------------- */
@@ -407,16 +563,6 @@ int tg__fs_split(const char *rel, char **dir, const char **base) {
 }
 
 /* ---- refusals shared by the tools --------------------------------------- */
-
-static const char *kind_of(mode_t m) {
-  if (S_ISDIR(m)) return "directory";
-  if (S_ISFIFO(m)) return "FIFO (named pipe)";
-  if (S_ISSOCK(m)) return "socket";
-  if (S_ISCHR(m)) return "character device";
-  if (S_ISBLK(m)) return "block device";
-  if (S_ISLNK(m)) return "symbolic link";
-  return "special file";
-}
 
 int tg__fs_not_regular(tg_fs_err *e, const char *rel, mode_t mode) {
   tg__fs_errf(e, "NOT_A_REGULAR_FILE",

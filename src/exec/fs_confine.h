@@ -43,6 +43,7 @@ typedef struct {
   int root;              /* index into fs->roots */
   int exists;            /* the final component exists */
   int missing;           /* how many trailing components do not exist */
+  int dir_only;          /* spelled as a directory: "x/" or "x/." */
   struct stat st;        /* lstat of abs when it exists */
 } tg_fs_path;
 
@@ -53,12 +54,19 @@ int tg__fs_init(tg_runtime *rt, char err[TG_ERRMSG]);
 void tg__fs_free(tg_runtime *rt);
 
 /* Resolves a path an agent gave (relative paths are relative to the first
- * root). Refuses: empty or over-long paths, `..` past a missing
+ * root). Refuses: empty or over-long paths and names, `..` past a missing
  * directory, anything that resolves outside every root (`..`, absolute
- * paths, symlinks at any component, dangling symlinks). Returns 0, or -1
- * with e filled. Free p with tg__fs_path_free. */
+ * paths, symlinks at any component, dangling symlinks), a path through a
+ * file ("a.txt/b") and a path spelled as a directory ("a.txt/") that is
+ * not one, as the kernel would (ENOTDIR). Returns 0, or -1 with e filled.
+ * Free p with tg__fs_path_free. */
 int tg__fs_resolve(const tg_fs *fs, const char *input, tg_fs_path *p,
                    tg_fs_err *e);
+
+/* For the tools that create files: refuses a missing path spelled as a
+ * directory ("new/" must not create the file "new"; the kernel says
+ * EISDIR). 0 when p may name a file. */
+int tg__fs_file_name(tg_fs_err *e, const char *tool, const tg_fs_path *p);
 void tg__fs_path_free(tg_fs_path *p);
 
 /* Opens rel (relative to root `root`) without following any symlink and

@@ -145,10 +145,11 @@ int tg__fs_make_parents(tg_fs *fs, const tg_fs_path *p, tg_strlist *created,
       free(made);
       next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
-    if (next < 0) {
-      rc = errno == ELOOP || errno == ENOTDIR
-               ? (tg__fs_errf(e, "NOT_FOUND", "cannot create '%s': '%s' is in "
-                              "the way and is not a directory", p->rel, comp), -1)
+    if (next < 0) { /* something appeared since the path was resolved */
+      rc = errno == ENOTDIR
+               ? (tg__fs_errf(e, "NOT_A_DIRECTORY", "cannot create '%s': "
+                              "'%s' is in the way and is not a directory",
+                              p->rel, comp), -1)
                : io_refusal(e, "create the directory for", p->rel, errno);
       break;
     }

@@ -32,6 +32,12 @@ typedef struct {
   size_t cur_len;
   int done;                   /* commit: 1 written, 2 deleted */
   int renamed_from;           /* slot index this one was renamed from, -1 */
+  struct {                    /* the last section that made it exist or not */
+    size_t section, line;     /* from 1; 0: none yet */
+    char what;                /* 'c' created, 'd' deleted, 't' renamed to
+                                 it, 'f' renamed from it */
+    long other;               /* the other slot of a rename */
+  } last;
   tg_strlist made_dirs;
   struct stat st;             /* after the commit */
 } slot;
@@ -75,6 +81,10 @@ static int load_slot(plan *pl, slot *s) {
 static long slot_of(plan *pl, const char *path) {
   tg_fs_path p;
   if (tg__fs_resolve(pl->fs, path, &p, &pl->e) < 0) return -1;
+  if (tg__fs_file_name(&pl->e, "apply_patch", &p) < 0) {
+    tg__fs_path_free(&p);
+    return -1;
+  }
   for (size_t i = 0; i < pl->n; i++)
     if (strcmp(pl->v[i].p.abs, p.abs) == 0) {
       tg__fs_path_free(&p);
@@ -119,10 +129,54 @@ static void set_cur(slot *s, char *buf, size_t len) {
   s->cur_exists = buf != NULL;
 }
 
-static int op_modify(plan *pl, const tg_patch_file *f, slot *s) {
+/* What section `at` does to a file's existence, for the history. */
+typedef struct {
+  size_t section;             /* from 1 */
+  const tg_patch_file *f;
+} at_section;
+
+static void remember(slot *s, at_section at, char what, long other) {
+  s->last.section = at.section;
+  s->last.line = at.f->patch_line;
+  s->last.what = what;
+  s->last.other = other;
+}
+
+/* The file exists, or not, because of an earlier section of this very
+ * patch: say that plainly instead of "already exists" / "does not exist",
+ * which would send the agent to look at the disk. verb: what section `at`
+ * does ("creates", "changes", "deletes", "renames"). 0 when no earlier
+ * section touched s. */
+static int clash(plan *pl, const slot *s, at_section at, const char *verb,
+                 char twice) {
+  if (!s->last.section) return 0;
+  size_t a = s->last.section, la = s->last.line;
+  const char *other = s->last.other >= 0 ? pl->v[s->last.other].p.rel : "";
+  if (s->last.what == twice)
+    tg__fs_errf(&pl->e, "PATCH_CONFLICT", "the patch %s '%s' twice (file "
+                "sections %zu and %zu, at patch lines %zu and %zu); %s it "
+                "once", verb, s->p.rel, a, at.section, la, at.f->patch_line,
+                twice == 'c' ? "create" : "delete");
+  else
+    tg__fs_errf(&pl->e, "PATCH_CONFLICT", "file section %zu of the patch "
+                "(patch line %zu) %s '%s', but section %zu (patch line %zu) "
+                "already %s%s%s; the sections of a patch apply in order",
+                at.section, at.f->patch_line, verb, s->p.rel, a, la,
+                s->last.what == 'c' ? "created it"
+                : s->last.what == 'd' ? "deleted it"
+                : s->last.what == 't' ? "renamed '" : "renamed it to '",
+                s->last.what == 't' || s->last.what == 'f' ? other : "",
+                s->last.what == 't' ? "' to it"
+                : s->last.what == 'f' ? "'" : "");
+  return -1;
+}
+
+static int op_modify(plan *pl, const tg_patch_file *f, slot *s,
+                     at_section at) {
   char *out;
   size_t n;
   if (!s->cur_exists) {
+    if (clash(pl, s, at, "changes", 0) < 0) return -1;
     tg__fs_errf(&pl->e, "NOT_FOUND", "the patch changes '%s', which does not "
                 "exist (a new file is written as --- /dev/null)", s->p.rel);
     return -1;
@@ -132,10 +186,12 @@ static int op_modify(plan *pl, const tg_patch_file *f, slot *s) {
   return 0;
 }
 
-static int op_create(plan *pl, const tg_patch_file *f, slot *s) {
+static int op_create(plan *pl, const tg_patch_file *f, slot *s,
+                     at_section at) {
   char *out;
   size_t n;
   if (s->cur_exists) {
+    if (clash(pl, s, at, "creates", 'c') < 0) return -1;
     tg__fs_errf(&pl->e, "ALREADY_EXISTS", "the patch creates '%s', which "
                 "already exists; change it with a diff against its current "
                 "content instead", s->p.rel);
@@ -143,13 +199,16 @@ static int op_create(plan *pl, const tg_patch_file *f, slot *s) {
   }
   if (apply_to(pl, f, "", 0, &out, &n) < 0) return -1;
   set_cur(s, out, n);
+  remember(s, at, 'c', -1);
   return 0;
 }
 
-static int op_delete(plan *pl, const tg_patch_file *f, slot *s) {
+static int op_delete(plan *pl, const tg_patch_file *f, slot *s,
+                     at_section at) {
   char *out = NULL;
   size_t n = s->cur_len;
   if (!s->cur_exists) {
+    if (clash(pl, s, at, "deletes", 'd') < 0) return -1;
     tg__fs_errf(&pl->e, "NOT_FOUND", "the patch deletes '%s', which does not "
                 "exist", s->p.rel);
     return -1;
@@ -163,14 +222,19 @@ static int op_delete(plan *pl, const tg_patch_file *f, slot *s) {
     return -1;
   }
   set_cur(s, NULL, 0);
+  remember(s, at, 'd', -1);
   return 0;
 }
 
-static int op_rename(plan *pl, const tg_patch_file *f, long from, long to) {
+static int op_rename(plan *pl, const tg_patch_file *f, long from, long to,
+                     at_section at) {
   slot *a = &pl->v[from], *b = &pl->v[to];
   char *out;
   size_t n;
-  if (from == to) return op_modify(pl, f, a);
+  if (from == to) return op_modify(pl, f, a, at);
+  if ((!a->cur_exists && clash(pl, a, at, "renames", 0) < 0) ||
+      (b->cur_exists && clash(pl, b, at, "renames a file to", 0) < 0))
+    return -1;
   if (!a->cur_exists || b->cur_exists) {
     tg__fs_errf(&pl->e, a->cur_exists ? "ALREADY_EXISTS" : "NOT_FOUND",
                 "the patch renames '%s' to '%s', but %s", a->p.rel, b->p.rel,
@@ -181,20 +245,23 @@ static int op_rename(plan *pl, const tg_patch_file *f, long from, long to) {
   set_cur(b, out, n);
   set_cur(a, NULL, 0);
   b->renamed_from = (int)from;
+  remember(a, at, 'f', to);
+  remember(b, at, 't', from);
   return 0;
 }
 
-static int run_section(plan *pl, const tg_patch_file *f) {
+static int run_section(plan *pl, const tg_patch_file *f, size_t section) {
+  at_section at = {section, f};
   long a = -1, b = -1;
   if (f->op == TG_PATCH_DELETE || f->op == TG_PATCH_RENAME)
     if ((a = slot_of(pl, f->old_path)) < 0) return -1;
   if (f->op != TG_PATCH_DELETE)
     if ((b = slot_of(pl, f->new_path)) < 0) return -1;
   switch (f->op) {
-    case TG_PATCH_MODIFY: return op_modify(pl, f, &pl->v[b]);
-    case TG_PATCH_CREATE: return op_create(pl, f, &pl->v[b]);
-    case TG_PATCH_DELETE: return op_delete(pl, f, &pl->v[a]);
-    case TG_PATCH_RENAME: return op_rename(pl, f, a, b);
+    case TG_PATCH_MODIFY: return op_modify(pl, f, &pl->v[b], at);
+    case TG_PATCH_CREATE: return op_create(pl, f, &pl->v[b], at);
+    case TG_PATCH_DELETE: return op_delete(pl, f, &pl->v[a], at);
+    case TG_PATCH_RENAME: return op_rename(pl, f, a, b, at);
   }
   return -1;
 }
@@ -328,7 +395,7 @@ void tg__apply_patch_start(tg_exec *ex, const cJSON *args, void *ud) {
   }
   int rc = 0;
   for (size_t i = 0; i < patch.nfiles && rc == 0; i++)
-    rc = run_section(&pl, &patch.files[i]);
+    rc = run_section(&pl, &patch.files[i], i + 1);
   if (rc == 0) rc = commit(&pl);
   tg__patch_free(&patch);
   if (rc < 0) tg__fs_fail(ex, &pl.e);

@@ -15,8 +15,8 @@
 #include <unistd.h>
 #include "fs_io.h"
 #include "fs_tools.h"
+#include "../base/jsonnum.h"
 
-#define LIST_DEFAULT_MAX 1000
 #define LIST_MAX_DEPTH 64
 
 /* ---- read_file ------------------------------------------------------- */
@@ -120,15 +120,38 @@ static cJSON *binary_result(const tg_fs_path *p, const char *data, size_t len) {
   return r;
 }
 
+static int given(const cJSON *args, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, k);
+  return v && !cJSON_IsNull(v);
+}
+
+/* offset and limit, checked before any file is touched; *window: either
+ * was given (a binary file then cannot honour them). */
+static int read_window(const cJSON *args, size_t *offset, size_t *limit,
+                       int *window, tg_fs_err *e) {
+  int64_t off, lim;
+  if (tg__fs_int_arg(args, "read_file", "offset", 1, TG_JSON_INT_MAX, 1, &off,
+                     e) < 0 ||
+      tg__fs_int_arg(args, "read_file", "limit", 1, TG_JSON_INT_MAX, 0, &lim,
+                     e) < 0)
+    return -1;
+  *window = given(args, "offset") || given(args, "limit");
+  *offset = (size_t)off;
+  *limit = lim ? (size_t)lim : SIZE_MAX;
+  return 0;
+}
+
 void tg__read_file_start(tg_exec *ex, const cJSON *args, void *ud) {
   (void)ud;
   tg_fs *fs = tg__fs_of(ex);
   tg_fs_err e = {0};
   tg_fs_path p;
   char *data = NULL;
-  size_t len = 0;
+  size_t len = 0, offset, limit;
+  int has_window;
   struct stat st;
-  if (tg__fs_resolve(fs, tg__fs_str_arg(args, "path"), &p, &e) < 0) {
+  if (read_window(args, &offset, &limit, &has_window, &e) < 0 ||
+      tg__fs_resolve(fs, tg__fs_str_arg(args, "path"), &p, &e) < 0) {
     tg__fs_fail(ex, &e);
     return;
   }
@@ -137,13 +160,9 @@ void tg__read_file_start(tg_exec *ex, const cJSON *args, void *ud) {
                 "is there)", p.rel);
   else if (tg__fs_read(fs, &p, &data, &len, &st, &e) == 0)
     e.code = NULL;
-  int has_window = cJSON_GetObjectItem(args, "offset") ||
-                   cJSON_GetObjectItem(args, "limit");
   cJSON *r = NULL;
   if (!e.code && utf8_text((const unsigned char *)data, len)) {
-    double off = tg__fs_num_arg(args, "offset", 1);
-    double lim = tg__fs_num_arg(args, "limit", 0);
-    r = text_result(&p, data, len, (size_t)off, lim >= 1 ? (size_t)lim : (size_t)-1);
+    r = text_result(&p, data, len, offset, limit);
   } else if (!e.code && has_window) {
     tg__fs_errf(&e, "BINARY_FILE", "'%s' is not UTF-8 text; offset and limit "
                 "count lines, so read it whole (it comes back base64-encoded)",
@@ -256,7 +275,10 @@ void tg__list_dir_start(tg_exec *ex, const cJSON *args, void *ud) {
   tg_fs_err e = {0};
   tg_fs_path p;
   const char *path = tg__fs_str_arg(args, "path");
-  if (tg__fs_resolve(fs, path ? path : ".", &p, &e) < 0) {
+  int64_t max;
+  if (tg__fs_int_arg(args, "list_dir", "max_entries", 1, TG_LIST_MAX_ENTRIES,
+                     TG_LIST_DEFAULT_ENTRIES, &max, &e) < 0 ||
+      tg__fs_resolve(fs, path ? path : ".", &p, &e) < 0) {
     tg__fs_fail(ex, &e);
     return;
   }
@@ -273,8 +295,7 @@ void tg__list_dir_start(tg_exec *ex, const cJSON *args, void *ud) {
     tg__fs_path_free(&p);
     return;
   }
-  listing l = {cJSON_CreateArray(), 0,
-               (size_t)tg__fs_num_arg(args, "max_entries", LIST_DEFAULT_MAX), 0,
+  listing l = {cJSON_CreateArray(), 0, (size_t)max, 0,
                tg__fs_bool_arg(args, "recursive", 0)};
   walk(&l, fd, strcmp(p.rel, ".") ? p.rel : "", 0);
   cJSON *r = cJSON_CreateObject();

@@ -13,6 +13,7 @@
 #include "fs_tools.h"
 #include "exec.h"
 #include "../base/changes.h"
+#include "../base/jsonnum.h"
 #include "../base/runtime.h"
 
 tg_fs *tg__fs_of(tg_exec *ex) { return tg_exec_runtime(ex)->fs; }
@@ -34,9 +35,14 @@ void tg__fs_report(tg_exec *ex, const char *tool, int root, const char *rel,
   (void)tg__changes_record(rt, tg_exec_call_id(ex), tool, &ch);
 }
 
-double tg__fs_num_arg(const cJSON *args, const char *k, double dflt) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, k);
-  return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+int tg__fs_int_arg(const cJSON *args, const char *tool, const char *k,
+                   int64_t min, int64_t max, int64_t dflt, int64_t *out,
+                   tg_fs_err *e) {
+  if (tg__json_int_arg(args, tool, k, min, max, dflt, out, e->msg,
+                       sizeof e->msg) == 0)
+    return 0;
+  e->code = "BAD_ARGS";
+  return -1;
 }
 
 int tg__fs_bool_arg(const cJSON *args, const char *k, int dflt) {
@@ -57,16 +63,19 @@ const char *tg__fs_str_arg(const cJSON *args, const char *k) {
 
 static const char read_file_schema[] =
     "{\"type\":\"object\",\"properties\":{" PATH_PROP ","
-    "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"first "
+    "\"offset\":{\"type\":\"integer\",\"minimum\":1,"
+    "\"maximum\":" TG_NUM_TEXT(TG_JSON_INT_MAX) ",\"description\":\"first "
     "line to return, counting from 1\"},"
-    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"most "
+    "\"limit\":{\"type\":\"integer\",\"minimum\":1,"
+    "\"maximum\":" TG_NUM_TEXT(TG_JSON_INT_MAX) ",\"description\":\"most "
     "lines to return\"}},"
     "\"required\":[\"path\"],\"additionalProperties\":false}";
 
 static const char list_dir_schema[] =
     "{\"type\":\"object\",\"properties\":{" PATH_PROP ","
     "\"recursive\":{\"type\":\"boolean\"},"
-    "\"max_entries\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000}},"
+    "\"max_entries\":{\"type\":\"integer\",\"minimum\":1,"
+    "\"maximum\":" TG_NUM_TEXT(TG_LIST_MAX_ENTRIES) "}},"
     "\"additionalProperties\":false}";
 
 static const char write_file_schema[] =

@@ -22,7 +22,9 @@ void tg__write_file_start(tg_exec *ex, const cJSON *args, void *ud) {
   size_t len = strlen(data);
   int create_dirs = tg__fs_bool_arg(args, "create_dirs", 0);
   struct stat st;
-  if (p.exists && !S_ISREG(p.st.st_mode))
+  if (tg__fs_file_name(&e, "write_file", &p) < 0)
+    ;
+  else if (p.exists && !S_ISREG(p.st.st_mode))
     tg__fs_not_regular(&e, p.rel, p.st.st_mode);
   else if (len > fs->max_bytes)
     tg__fs_too_large(&e, p.rel, len, fs->max_bytes);

@@ -7,7 +7,6 @@
  * mail's prose; anything inside a hunk must be a hunk line, and the line
  * counts of the @@ header must add up.
  */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +127,7 @@ static void section_clear(section *s) {
 static int finish_section(tg_patch *p, section *s, char *err, size_t n) {
   tg_patch_file *f = s->f;
   if (!f) return 0;
-  int ln = f->patch_line;
+  size_t ln = f->patch_line;
   const char *a = s->minus ? s->minus : s->git_a;
   const char *b = s->plus ? s->plus : s->git_b;
   int strip_ab = s->git || ((!a || is_null(a) || !strncmp(a, "a/", 2)) &&
@@ -147,19 +146,19 @@ static int finish_section(tg_patch *p, section *s, char *err, size_t n) {
   section_clear(s);
   p->nfiles++; /* counted now, so a refused section is freed with p */
   if (f->op == TG_PATCH_CREATE && !f->new_path)
-    return failf(err, n, "patch line %d: a new file needs a name (+++ b/NAME)", ln);
+    return failf(err, n, "patch line %zu: a new file needs a name (+++ b/NAME)", ln);
   if (f->op == TG_PATCH_DELETE && !f->old_path)
-    return failf(err, n, "patch line %d: a deleted file needs a name (--- a/NAME)", ln);
+    return failf(err, n, "patch line %zu: a deleted file needs a name (--- a/NAME)", ln);
   if (f->op == TG_PATCH_MODIFY && (!f->new_path || !f->old_path))
-    return failf(err, n, "patch line %d: this section names no file "
+    return failf(err, n, "patch line %zu: this section names no file "
                  "(expected --- a/NAME and +++ b/NAME)", ln);
   if (f->op == TG_PATCH_MODIFY && f->nhunks == 0)
-    return failf(err, n, "patch line %d: no hunks (@@ ... @@) for '%s'; "
+    return failf(err, n, "patch line %zu: no hunks (@@ ... @@) for '%s'; "
                  "apply_patch does not change file modes", ln, f->new_path);
   return 0;
 }
 
-static int begin_section(tg_patch *p, section *s, int line, char *err,
+static int begin_section(tg_patch *p, section *s, size_t line, char *err,
                          size_t n) {
   if (finish_section(p, s, err, n) < 0) return -1;
   tg_patch_file *v = realloc(p->files, (p->nfiles + 1) * sizeof *v);
@@ -173,29 +172,78 @@ static int begin_section(tg_patch *p, section *s, int line, char *err,
 
 /* ---- hunks ----------------------------------------------------------- */
 
+/* Line numbers and counts of a hunk header: no file the tools can read
+ * has more lines (file_max_bytes is far below), and keeping them small
+ * keeps every sum of them far from overflowing. */
+#define TG_PATCH_MAX_NUM 1000000000L
+
+/* A number of the header: digits only (no sign, no blanks), at most
+ * TG_PATCH_MAX_NUM. Advances *s; -1 when there is none or it is too big. */
+static int header_num(const char **s, long *out) {
+  const char *p = *s;
+  long v = 0;
+  if (*p < '0' || *p > '9') return -1;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    v = v * 10 + (*p - '0');
+    if (v > TG_PATCH_MAX_NUM) return -1;
+  }
+  *out = v;
+  *s = p;
+  return 0;
+}
+
+/* "START[,COUNT]" after the '-' or '+'; COUNT is 1 when absent. */
+static int header_range(const char **s, long *start, long *count) {
+  *count = 1;
+  if (header_num(s, start) < 0) return -1;
+  if (**s != ',') return 0;
+  (*s)++;
+  return header_num(s, count);
+}
+
 /* "@@ -a[,b] +c[,d] @@" */
 static int hunk_header(const pline *l, tg_hunk *h) {
   char buf[128];
   size_t n = l->len < sizeof buf - 1 ? l->len : sizeof buf - 1;
   memcpy(buf, l->s, n);
   buf[n] = '\0';
-  char *s = buf + 3, *e;
-  if (*s++ != '-') return -1;
-  h->old_start = strtol(s, &e, 10);
-  h->old_count = 1;
-  if (e == s) return -1;
-  if (*e == ',') h->old_count = strtol(s = e + 1, &e, 10);
-  if (*e++ != ' ' || *e++ != '+') return -1;
-  s = e;
-  h->new_start = strtol(s, &e, 10);
-  h->new_count = 1;
-  if (e == s) return -1;
-  if (*e == ',') h->new_count = strtol(s = e + 1, &e, 10);
-  if (strncmp(e, " @@", 3) != 0) return -1;
-  if (h->old_start < 0 || h->old_count < 0 || h->new_start < 0 ||
-      h->new_count < 0)
+  const char *s = buf + 3;
+  if (*s++ != '-' || header_range(&s, &h->old_start, &h->old_count) < 0)
     return -1;
-  snprintf(h->header, sizeof h->header, "%.*s", (int)(e + 3 - buf), buf);
+  if (*s++ != ' ' || *s++ != '+' ||
+      header_range(&s, &h->new_start, &h->new_count) < 0)
+    return -1;
+  if (strncmp(s, " @@", 3) != 0) return -1;
+  snprintf(h->header, sizeof h->header, "%.*s", (int)(s + 3 - buf), buf);
+  return 0;
+}
+
+/* Checks the header's counts against the patch itself, before anything is
+ * sized from them: the hunk needs at least max(old, new) lines (a context
+ * line counts for both) and there are `left` lines after the header. */
+static int header_fits(const tg_hunk *h, const char *name, size_t left,
+                       char *err, size_t n) {
+  long need = h->old_count > h->new_count ? h->old_count : h->new_count;
+  if (need == 0)
+    return failf(err, n, "patch line %zu: hunk %s of '%s' has no lines (a "
+                 "hunk changes at least one line)", h->patch_line, h->header,
+                 name);
+  if ((unsigned long)need > left)
+    return failf(err, n, "patch line %zu: hunk %s of '%s' promises %ld old "
+                 "and %ld new lines, but the patch has only %zu line%s after "
+                 "it (fix the @@ counts or the lines)", h->patch_line,
+                 h->header, name, h->old_count, h->new_count, left,
+                 left == 1 ? "" : "s");
+  return 0;
+}
+
+/* "\ No newline at end of file" after hunk line hl: hl loses its '\n'.
+ * Once only, and only after a line that has one. */
+static int no_newline(tg_hunk_line *hl, size_t at, char *err, size_t n) {
+  if (!hl || hl->len == 0 || hl->text[hl->len - 1] != '\n')
+    return failf(err, n, "patch line %zu: '\\ No newline at end of file' "
+                 "must follow a hunk line, once", at + 1);
+  hl->len--;
   return 0;
 }
 
@@ -205,35 +253,39 @@ static int parse_hunk(tg_patch_file *f, const char *name, const pline *lines,
   size_t at = *i;
   tg_hunk h;
   memset(&h, 0, sizeof h);
-  h.patch_line = (int)at + 1;
+  h.patch_line = at + 1;
   if (!name) name = "(file)";
   if (hunk_header(&lines[at], &h) < 0)
-    return failf(err, n, "patch line %d: malformed hunk header '%.60s' "
-                 "(expected @@ -START,COUNT +START,COUNT @@)", (int)at + 1,
-                 lines[at].s);
+    return failf(err, n, "patch line %zu: malformed hunk header '%.*s' "
+                 "(expected @@ -START,COUNT +START,COUNT @@, numbers of at "
+                 "most %ld)", at + 1, lines[at].len > 60 ? 60 : (int)lines[at].len,
+                 lines[at].s, TG_PATCH_MAX_NUM);
+  size_t left = nlines - at - 1;
+  if (header_fits(&h, name, left, err, n) < 0) return -1;
   long old_left = h.old_count, new_left = h.new_count;
-  h.lines = calloc((size_t)(old_left + new_left) + 1, sizeof *h.lines);
+  size_t cap = (size_t)(old_left + new_left); /* both <= left, no overflow */
+  h.lines = calloc((cap < left ? cap : left) + 1, sizeof *h.lines);
   if (!h.lines) return failf(err, n, "out of memory");
   size_t j = at + 1;
   while (old_left > 0 || new_left > 0) {
     const pline *l = j < nlines ? &lines[j] : NULL;
     char op = !l ? 0 : l->len == 0 ? ' ' : l->s[0];
-    if (op == '\\' && h.nlines) { /* "\ No newline at end of file" */
-      h.lines[h.nlines - 1].len--;
+    if (op == '\\' && h.nlines) {
+      if (no_newline(&h.lines[h.nlines - 1], j, err, n) < 0) goto fail;
       j++;
       continue;
     }
     int bad = !(op == ' ' || op == '-' || op == '+') ||
               (op != '+' && old_left == 0) || (op != '-' && new_left == 0);
     if (bad) {
-      free(h.lines);
-      return failf(err, n, "patch line %d: hunk %s of '%s' %s; the header "
-                   "promises %ld more old and %ld more new lines (fix the "
-                   "@@ counts or the lines)",
-                   (int)j + 1, h.header, name,
-                   !l ? "ends at the end of the patch"
-                      : "has a line that does not fit",
-                   old_left, new_left);
+      failf(err, n, "patch line %zu: hunk %s of '%s' %s; the header "
+            "promises %ld more old and %ld more new lines (fix the "
+            "@@ counts or the lines)",
+            j + 1, h.header, name,
+            !l ? "ends at the end of the patch"
+               : "has a line that does not fit",
+            old_left, new_left);
+      goto fail;
     }
     tg_hunk_line *hl = &h.lines[h.nlines++];
     hl->op = op;
@@ -243,25 +295,28 @@ static int parse_hunk(tg_patch_file *f, const char *name, const pline *lines,
     if (op != '-') new_left--;
     j++;
   }
-  if (j < nlines && lines[j].len && lines[j].s[0] == '\\' && h.nlines) {
-    h.lines[h.nlines - 1].len--;
+  if (j < nlines && lines[j].len && lines[j].s[0] == '\\') {
+    if (no_newline(&h.lines[h.nlines - 1], j, err, n) < 0) goto fail;
     j++;
   }
   tg_hunk *v = realloc(f->hunks, (f->nhunks + 1) * sizeof *v);
   if (!v) {
-    free(h.lines);
-    return failf(err, n, "out of memory");
+    failf(err, n, "out of memory");
+    goto fail;
   }
   f->hunks = v;
   v[f->nhunks++] = h;
   *i = j;
   return 0;
+fail:
+  free(h.lines);
+  return -1;
 }
 
 /* ---- the parser -------------------------------------------------------- */
 
 /* git's extended header lines; 1 when l was one (and handled). */
-static int git_meta(section *s, const pline *l, char *err, size_t n, int ln,
+static int git_meta(section *s, const pline *l, char *err, size_t n, size_t ln,
                     int *failed) {
   if (starts(l, "new file mode")) s->mode_new = 1;
   else if (starts(l, "deleted file mode")) s->mode_deleted = 1;
@@ -273,10 +328,10 @@ static int git_meta(section *s, const pline *l, char *err, size_t n, int ln,
     s->rename_to = header_path(l, 10);
   }
   else if (starts(l, "copy from ") || starts(l, "copy to "))
-    *failed = failf(err, n, "patch line %d: copies are not supported; write "
+    *failed = failf(err, n, "patch line %zu: copies are not supported; write "
                     "the new file as a creation (--- /dev/null)", ln);
   else if (starts(l, "GIT binary patch"))
-    *failed = failf(err, n, "patch line %d: binary patches are not supported",
+    *failed = failf(err, n, "patch line %zu: binary patches are not supported",
                     ln);
   else if (!(starts(l, "index ") || starts(l, "similarity index") ||
              starts(l, "dissimilarity index") || starts(l, "old mode") ||
@@ -291,7 +346,8 @@ static int parse_lines(tg_patch *p, const pline *lines, size_t nl, char *err,
   memset(&s, 0, sizeof s);
   for (size_t i = 0; i < nl;) {
     const pline *l = &lines[i];
-    int ln = (int)i + 1, failed = 0;
+    size_t ln = i + 1;
+    int failed = 0;
     if (starts(l, "diff --git ")) {
       if (begin_section(p, &s, ln, err, n) < 0) goto fail;
       s.git = 1;
@@ -309,13 +365,13 @@ static int parse_lines(tg_patch *p, const pline *lines, size_t nl, char *err,
       i += 2;
     } else if (starts(l, "@@ ")) {
       if (!s.f || !s.has_minus) {
-        failf(err, n, "patch line %d: a hunk (@@) before its file header "
+        failf(err, n, "patch line %zu: a hunk (@@) before its file header "
               "(--- a/NAME and +++ b/NAME)", ln);
         goto fail;
       }
       if (parse_hunk(s.f, s.plus, lines, nl, &i, err, n) < 0) goto fail;
     } else if (starts(l, "Binary files ")) {
-      failf(err, n, "patch line %d: binary patches are not supported", ln);
+      failf(err, n, "patch line %zu: binary patches are not supported", ln);
       goto fail;
     } else {
       i++; /* prose around the diff */

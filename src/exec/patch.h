@@ -26,7 +26,7 @@ typedef struct {
   char header[96];        /* "@@ -1,3 +1,4 @@", for messages */
   tg_hunk_line *lines;
   size_t nlines;
-  int patch_line;         /* where the hunk starts in the patch text */
+  size_t patch_line;      /* where the hunk starts in the patch text */
 } tg_hunk;
 
 typedef enum {
@@ -42,7 +42,7 @@ typedef struct {
   char *new_path;         /* with b/ stripped; NULL for /dev/null */
   tg_hunk *hunks;
   size_t nhunks;
-  int patch_line;         /* where this file's section starts */
+  size_t patch_line;      /* where this file's section starts */
 } tg_patch_file;
 
 typedef struct {

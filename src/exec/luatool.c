@@ -53,7 +53,7 @@ void tg__luatool_wait(tg_exec *ex, uint64_t ms, uv_timer_cb cb) {
 static int ctx_sleep(lua_State *L) {
   tg_exec *ex = tg__luatool_ctx(L, "sleep");
   lua_Number ms = luaL_checknumber(L, 1);
-  if (ms < 0 || ms > 9e15)
+  if (!(ms >= 0 && ms <= 9e15)) /* NaN fails too */
     return luaL_argerror(L, 1, "milliseconds must be >= 0");
   if (L != ex->co)
     return luaL_error(L, "ctx.sleep: call it from the tool's run function "

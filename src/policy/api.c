@@ -12,6 +12,7 @@
 #include "generation.h"
 #include "luajson.h"
 #include "../chain/validate.h"
+#include "../base/jsonnum.h"
 #include "../base/runtime.h"
 
 #define TG_DEFAULT_PRIORITY 1000
@@ -110,10 +111,10 @@ static int l_rule(lua_State *L) {
   if (!lua_isnil(L, 4)) {
     int isnum = 0;
     lua_Number p = lua_tonumberx(L, 4, &isnum);
-    if (!isnum || p != p || p < -2147483647.0 || p > 2147483647.0 ||
-        p != (lua_Number)(int)p)
+    int64_t v = 0;
+    if (!isnum || tg__int_of_double((double)p, -2147483647, 2147483647, &v) < 0)
       return luaL_error(L, "tg.rule '%s': 'priority' must be an integer", name);
-    prio = (int)p;
+    prio = (int)v;
   }
   size_t ntools = check_tools(L, 5, "rule");
   const char *fail = lua_type(L, 6) == LUA_TNIL ? "closed"
@@ -186,9 +187,11 @@ static uint64_t opt_ms(lua_State *L, int t, const char *k, const char *fn,
   if (!lua_isnil(L, -1)) {
     int isnum = 0;
     lua_Number n = lua_tonumberx(L, -1, &isnum);
-    if (!isnum || n < 0 || n > 9e15)
-      luaL_error(L, "tg.%s: '%s' must be a number of milliseconds >= 0", fn, k);
-    v = (uint64_t)n;
+    int64_t ms = 0;
+    if (!isnum || tg__int_of_double((double)n, 0, TG_JSON_INT_MAX, &ms) < 0)
+      luaL_error(L, "tg.%s: '%s' must be a whole number of milliseconds "
+                    ">= 0", fn, k);
+    v = (uint64_t)ms;
   }
   lua_pop(L, 1);
   return v;
@@ -201,7 +204,7 @@ static double opt_num(lua_State *L, int t, const char *k, const char *fn,
   if (!lua_isnil(L, -1)) {
     int isnum = 0;
     v = (double)lua_tonumberx(L, -1, &isnum);
-    if (!isnum || v < lo || v > hi)
+    if (!isnum || !(v >= lo && v <= hi)) /* NaN fails both */
       luaL_error(L, "tg.%s: '%s' must be a number from %g to %g", fn, k, lo, hi);
   }
   lua_pop(L, 1);
@@ -226,7 +229,10 @@ static void read_retry(lua_State *L, int t, tg_retry *r) {
   if (!lua_istable(L, rt))
     luaL_error(L, "tg.tool: 'retry' must be a table {attempts=, initial_ms=, "
                   "max_ms=, multiplier=, jitter=, retryable=}");
-  r->attempts = (int)opt_num(L, rt, "attempts", "tool retry", 1, 1, 100);
+  double attempts = opt_num(L, rt, "attempts", "tool retry", 1, 1, 100);
+  if (attempts != (double)(int)attempts)
+    luaL_error(L, "tg.tool retry: 'attempts' must be a whole number");
+  r->attempts = (int)attempts;
   r->initial_ms = opt_ms(L, rt, "initial_ms", "tool retry", 200);
   r->max_ms = opt_ms(L, rt, "max_ms", "tool retry", 10000);
   r->multiplier = opt_num(L, rt, "multiplier", "tool retry", 2, 1, 100);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "api_changes.h"
+#include "../base/jsonnum.h"
 #include "generation.h"
 #include "luajson.h"
 #include "sandbox.h"
@@ -63,9 +64,10 @@ int tg__l_on_file_change(lua_State *L) {
 int tg__l_recent_changes(lua_State *L) {
   tg_generation *g = gen_of(L);
   lua_Number n = luaL_optnumber(L, 1, 0);
-  if (n < 0 || n != (lua_Number)(long long)n)
+  int64_t count = 0;
+  if (tg__int_of_double((double)n, 0, TG_JSON_INT_MAX, &count) < 0)
     return luaL_error(L, "tg.recent_changes: n must be a whole number >= 0");
-  cJSON *a = tg_changes_recent(g->rt, (size_t)n);
+  cJSON *a = tg_changes_recent(g->rt, (size_t)count);
   int rc = a ? tg_json_push(L, a) : -1;
   cJSON_Delete(a);
   if (rc < 0) return luaL_error(L, "tg.recent_changes: out of memory");

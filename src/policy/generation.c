@@ -72,7 +72,7 @@ static int list_files(tg_generation *g, const char *dir, char *err,
     rc = -1;
   }
   closedir(d);
-  if (rc == 0) qsort(g->files, g->nfiles, sizeof *g->files, name_cmp);
+  if (rc == 0 && g->nfiles > 1) qsort(g->files, g->nfiles, sizeof *g->files, name_cmp);
   return rc;
 }
 

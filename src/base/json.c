@@ -244,8 +244,14 @@ static char *parse_string(parser *ps, const tg_json_seg *path,
   int bad = 0;
   ps->p++;
   while (!bad && ps->p < q) {
+    const unsigned char *run = ps->p; /* plain ASCII goes over in one copy */
+    while (ps->p < q && *ps->p >= 0x20 && *ps->p < 0x80 && *ps->p != '\\')
+      ps->p++;
+    memcpy(out + n, run, (size_t)(ps->p - run));
+    n += (size_t)(ps->p - run);
+    if (ps->p == q) break;
     unsigned c = *ps->p;
-    size_t k = c >= 0x80 ? tg_utf8_seq(ps->p, (size_t)(q - ps->p)) : 1;
+    size_t k = c >= 0x80 ? tg_utf8_seq(ps->p, (size_t)(q - ps->p)) : 0;
     if (c == '\\') {
       ps->p++;
       k = escape(ps, path, what, out + n);
@@ -316,6 +322,21 @@ static double to_double(const unsigned char *q, size_t n, int *ok) {
   return d;
 }
 
+/* The common case without strtod or the locale: an integer of at most 15
+ * digits, which a double holds exactly. */
+static int small_integer(const unsigned char *s, const unsigned char *end,
+                         double *out) {
+  int neg = *s == '-';
+  if (end - s - neg > 15) return 0;
+  long long v = 0;
+  for (const unsigned char *q = s + neg; q < end; q++) {
+    if (*q < '0' || *q > '9') return 0;
+    v = v * 10 + (*q - '0');
+  }
+  *out = neg ? -(double)v : (double)v; /* "-0" is -0.0 */
+  return 1;
+}
+
 static cJSON *parse_number(parser *ps, const tg_json_seg *path) {
   const unsigned char *s = ps->p, *q = s, *end = ps->end;
   if (*q == '-') q++;
@@ -346,8 +367,9 @@ static cJSON *parse_number(parser *ps, const tg_json_seg *path) {
     }
     q = digits(q, end);
   }
-  int ok;
-  double d = to_double(s, (size_t)(q - s), &ok);
+  int ok = 1;
+  double d;
+  if (!small_integer(s, q, &d)) d = to_double(s, (size_t)(q - s), &ok);
   int shown = q - s > 40 ? 40 : (int)(q - s);
   const char *more = q - s > 40 ? "..." : "";
   if (!ok)

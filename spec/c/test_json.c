@@ -3,7 +3,9 @@
  * message it gives (duplicate keys with their path, numbers out of range,
  * invalid UTF-8, lone surrogates, \u0000, depth, trailing text), the same
  * rules for trees built in C (tg_json_check), and numbers and strings as
- * tg_json_print writes them.
+ * tg_json_print writes them; and through the C API, a call whose args
+ * hold a key twice does not start (the exec tool would have run the first
+ * "command", the rules judged the last).
  */
 #include <float.h>
 #include <math.h>
@@ -11,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/json.h"
-#include "tg_test.h"
+#include "test_chain.h"
 
 /* Parses a C string; the tree, or NULL with the message in err. */
 static cJSON *parse(const char *text, char *err, size_t errlen) {
@@ -304,6 +306,49 @@ TEST(path_text) {
                 "$[\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
 }
 
+
+/* The C API: args as text, and as a tree a host built with cJSON_Parse,
+ * are held to the same rules; the call does not start, nothing runs. */
+static void no_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
+  (void)rt;
+  (void)o;
+  ++*(int *)ud;
+}
+
+TEST(c_api_refuses_duplicate_keys) {
+  char *dir = make_dir(), victim[1100], cmd[1300], err[TG_ERRMSG] = "";
+  snprintf(victim, sizeof victim, "%s/victim", dir);
+  write_file(dir, "victim", "still here");
+  snprintf(cmd, sizeof cmd, "{\"command\":\"rm -f %s\",\"command\":\"echo hi\"}",
+           victim);
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.default_verdict = TG_VERDICT_ALLOW;
+  tg_runtime *rt = new_rt(&cfg);
+  int done = 0;
+  tg_call_request req = {.tool = "exec", .args_json = cmd};
+  ASSERT_EQ(tg_call_start(rt, &req, no_done, &done, err), -EINVAL);
+  ASSERT_CONTAINS(err, "args are not valid JSON: $.command: duplicate key \"command\"");
+  cJSON *tree = cJSON_Parse(cmd); /* cJSON keeps both members */
+  ASSERT(tree != NULL);
+  tg_call_request req2 = {.tool = "exec", .args = tree};
+  err[0] = '\0';
+  ASSERT_EQ(tg_call_start(rt, &req2, no_done, &done, err), -EINVAL);
+  ASSERT_CONTAINS(err, "$.command: duplicate key \"command\"");
+  cJSON_Delete(tree);
+  tree = cJSON_CreateObject();
+  cJSON_AddItemToObject(tree, "command", cJSON_CreateRaw("\"rm -f x\""));
+  tg_call_request req3 = {.tool = "exec", .args = tree};
+  ASSERT_EQ(tg_call_start(rt, &req3, no_done, &done, err), -EINVAL);
+  ASSERT_CONTAINS(err, "$.command: not a JSON value (a raw or invalid cJSON node)");
+  cJSON_Delete(tree);
+  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  ASSERT_EQ(done, 0);
+  ASSERT(access(victim, F_OK) == 0);
+  tg_runtime_free(rt);
+  rm_dir(dir);
+}
+
 TEST_MAIN(TEST_ENTRY(duplicate_key_refused_with_path),
           TEST_ENTRY(duplicate_key_in_a_big_object),
           TEST_ENTRY(numbers_out_of_range_refused),
@@ -317,4 +362,5 @@ TEST_MAIN(TEST_ENTRY(duplicate_key_refused_with_path),
           TEST_ENTRY(strings_print_as_valid_utf8),
           TEST_ENTRY(pretty_print),
           TEST_ENTRY(parse_print_round_trip),
-          TEST_ENTRY(path_text))
+          TEST_ENTRY(path_text),
+          TEST_ENTRY(c_api_refuses_duplicate_keys))

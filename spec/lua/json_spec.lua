@@ -345,3 +345,24 @@ end }
     end
   end)
 end)
+
+describe("approve-always for exact args", function()
+  after_each(H.cleanup)
+
+  -- Pending until src/chain/approve.c keys remembered args with
+  -- tg_json_print instead of cJSON_PrintUnformatted (whose 15 digits make
+  -- 1 and 1.0000000000000002, or 2^53-1 and 2^53-2, the same key). Not in
+  -- this branch's files: see the report for the lead.
+  pending("does not cover args whose numbers only print alike", function()
+    local rt = runtime()
+    rt:set_approver(function() return "always", { scope = "args" } end)
+    assert.are.equal("ok", H.call(rt, "touch", '{"amount":1}').status)
+    assert.are.equal("ok", H.call(rt, "touch", '{"n":9007199254740991}').status)
+    rt:set_approver("deny")
+    assert.are.equal("ok", H.call(rt, "touch", '{"amount":1}').status) -- remembered
+    local out = H.call(rt, "touch", '{"amount":1.0000000000000002}')
+    assert.are.equal("rejected", out.status)
+    out = H.call(rt, "touch", '{"n":9007199254740990}')
+    assert.are.equal("rejected", out.status)
+  end)
+end)

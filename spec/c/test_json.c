@@ -291,6 +291,31 @@ TEST(parse_print_round_trip) {
   }
 }
 
+/* Messages never end in half a character nor carry raw control bytes. */
+TEST(messages_are_clean_text) {
+  char q[16], err[64] = "";
+  ASSERT_STR_EQ(tg_json_quote("a\nb", 3, q, sizeof q), "\"a\\nb\"");
+  ASSERT_STR_EQ(tg_json_quote("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 12, q,
+                              sizeof q), "\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...\"");
+  ASSERT_STR_EQ(tg_json_quote("abcdefghij\n", 11, q, sizeof q), "\"abcdefghij...\"");
+  char cut[] = "ab\xc3\xa9\xe2\x82";
+  tg_utf8_trim(cut);
+  ASSERT_STR_EQ(cut, "ab\xc3\xa9");
+  char whole[] = "ab\xc3\xa9";
+  tg_utf8_trim(whole);
+  ASSERT_STR_EQ(whole, "ab\xc3\xa9");
+  REFUSED("{\"a\\nb\":1,\"a\\nb\":2}", "$[\"a\\nb\"]: duplicate key \"a\\nb\" (a "
+          "key may appear once in an object) (byte 10)");
+  /* a message cut by a small buffer */
+  const char *t = "{\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                  "\xc3\xa9\":1,\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                  "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\":2}";
+  for (size_t n = 20; n < sizeof err; n++) {
+    ASSERT(tg_json_parse(t, strlen(t), NULL, err, n) == NULL);
+    ASSERT_EQ(tg_utf8_invalid_at(err, strlen(err)), strlen(err));
+  }
+}
+
 TEST(path_text) {
   char buf[64];
   tg_json_seg a = {NULL, "a", 1, 0}, i = {&a, NULL, 0, 2},
@@ -362,5 +387,6 @@ TEST_MAIN(TEST_ENTRY(duplicate_key_refused_with_path),
           TEST_ENTRY(strings_print_as_valid_utf8),
           TEST_ENTRY(pretty_print),
           TEST_ENTRY(parse_print_round_trip),
+          TEST_ENTRY(messages_are_clean_text),
           TEST_ENTRY(path_text),
           TEST_ENTRY(c_api_refuses_duplicate_keys))

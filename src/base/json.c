@@ -21,6 +21,8 @@
 #include <string.h>
 #include "json.h"
 
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+
 /* ---- duplicate keys ------------------------------------------------------ */
 
 /* A member of an object being checked: its key and where it was (a byte
@@ -99,6 +101,9 @@ typedef struct {
 
 /* "$.path: what (byte N)"; returns NULL for the caller to return. */
 static void *fail_at(parser *ps, const tg_json_seg *path,
+                     const unsigned char *where, const char *fmt, ...)
+    PRINTF_LIKE(4, 5);
+static void *fail_at(parser *ps, const tg_json_seg *path,
                      const unsigned char *where, const char *fmt, ...) {
   char p[160], what[200];
   va_list ap;
@@ -108,6 +113,7 @@ static void *fail_at(parser *ps, const tg_json_seg *path,
   ps->at = (size_t)(where - ps->start);
   snprintf(ps->err, ps->errlen, "%s: %s (byte %zu)",
            tg_json_path_text(path, p, sizeof p), what, ps->at);
+  tg_utf8_trim(ps->err);
   return NULL;
 }
 
@@ -129,6 +135,23 @@ static void skip_space(parser *ps) {
   while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' ||
                              *ps->p == '\n' || *ps->p == '\r'))
     ps->p++;
+}
+
+/* The same message from the parser (ps) and the tree check (ck). */
+typedef struct checker checker;
+static int check_fail(checker *ck, const tg_json_seg *path, const char *fmt,
+                      ...) PRINTF_LIKE(3, 4);
+
+static int duplicate(parser *ps, checker *ck, const tg_json_seg *path,
+                     const unsigned char *at, const char *key) {
+  char q[80];
+  tg_json_seg s = {path, key, strlen(key), 0};
+  tg_json_quote(key, strlen(key), q, sizeof q);
+  if (ps) fail_at(ps, &s, at, "duplicate key %s (a key may appear once in "
+                  "an object)", q);
+  else check_fail(ck, &s, "duplicate key %s (a key may appear once in an "
+                  "object)", q);
+  return -1;
 }
 
 /* ---- strings --------------------------------------------------------------- */
@@ -461,11 +484,7 @@ static cJSON *parse_object(parser *ps, const tg_json_seg *path, int depth) {
     else more = next_or_close(ps, path, '}', "',' or '}' after a member");
   }
   const member *dup = more == 0 ? first_duplicate(&ms) : NULL;
-  if (dup) {
-    tg_json_seg s = {path, dup->key, strlen(dup->key), 0};
-    fail_at(ps, &s, ps->start + dup->pos, "duplicate key \"%.60s\" (a key "
-            "may appear once in an object)", dup->key);
-  }
+  if (dup) duplicate(ps, NULL, path, ps->start + dup->pos, dup->key);
   members_free(&ms);
   if (more == 0 && !dup) return o;
   cJSON_Delete(o);
@@ -552,10 +571,10 @@ cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
 
 /* ---- trees built in C ----------------------------------------------------- */
 
-typedef struct {
+struct checker {
   char *err;
   size_t errlen;
-} checker;
+};
 
 static int check_fail(checker *ck, const tg_json_seg *path, const char *fmt,
                       ...) {
@@ -566,6 +585,7 @@ static int check_fail(checker *ck, const tg_json_seg *path, const char *fmt,
   va_end(ap);
   snprintf(ck->err, ck->errlen, "%s: %s", tg_json_path_text(path, p, sizeof p),
            what);
+  tg_utf8_trim(ck->err);
   return -1;
 }
 
@@ -599,11 +619,7 @@ static int check_container(checker *ck, const cJSON *v,
     else rc = check_value(ck, c, &s, depth);
   }
   const member *dup = !rc && object ? first_duplicate(&ms) : NULL;
-  if (dup) {
-    tg_json_seg s = {path, dup->key, strlen(dup->key), 0};
-    rc = check_fail(ck, &s, "duplicate key \"%.60s\" (a key may appear once "
-                    "in an object)", dup->key);
-  }
+  if (dup) rc = duplicate(NULL, ck, path, NULL, dup->key);
   members_free(&ms);
   return rc;
 }

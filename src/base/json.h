@@ -65,6 +65,14 @@ size_t tg_utf8_seq(const unsigned char *s, size_t n);
  * sequence (tg_utf8_seq), or n when all of it is valid UTF-8. */
 size_t tg_utf8_invalid_at(const char *s, size_t n);
 
+/* s[0, n) as a JSON string literal in buf, cut (ending ...") when it does
+ * not fit: for names in messages. Returns buf. */
+char *tg_json_quote(const char *s, size_t n, char *buf, size_t size);
+
+/* Cuts off the end of s a UTF-8 sequence that a truncating snprintf left
+ * incomplete, so a message never ends in half a character. */
+void tg_utf8_trim(char *s);
+
 /* A JSON path as a chain of steps on the C stack, each pointing at its
  * parent, formatted only when an error is reported. key NULL: an array
  * index. The root "$" is the NULL chain. */

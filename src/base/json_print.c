@@ -47,7 +47,8 @@ static void put(sbuf *b, const char *p, size_t n) {
   if (!reserve(b, n)) {
     b->failed = 1;
     if (b->grow || !b->cap) return;
-    n = b->cap - 1 - b->len; /* what fits, without half a character */
+    /* what fits, without half a character or half an escape */
+    n = p[0] == '\\' ? 0 : b->cap - 1 - b->len;
     while (n > 0 && ((unsigned char)p[n] & 0xC0) == 0x80) n--;
   }
   memcpy(b->s + b->len, p, n);
@@ -251,6 +252,27 @@ static void put_path(sbuf *b, const tg_json_seg *s) {
     put_string(b, s->key, s->keylen);
     put(b, "]", 1);
   }
+}
+
+char *tg_json_quote(const char *s, size_t n, char *buf, size_t size) {
+  if (size < 8) {
+    if (size) buf[0] = '\0';
+    return buf;
+  }
+  sbuf b = {buf, 0, size - 4, 0, 0}; /* room kept for ...", if cut */
+  buf[0] = '\0';
+  put_string(&b, s, n);
+  if (b.failed) strcpy(buf + b.len, "...\"");
+  return buf;
+}
+
+void tg_utf8_trim(char *s) {
+  size_t n = strlen(s), lead = n;
+  while (lead > 0 && n - lead < 4 && ((unsigned char)s[lead - 1] & 0xC0) == 0x80)
+    lead--;
+  if (lead == 0 || (unsigned char)s[lead - 1] < 0xC0) return; /* no lead byte */
+  if (tg_utf8_seq((const unsigned char *)s + lead - 1, n - lead + 1) == 0)
+    s[lead - 1] = '\0'; /* a sequence cut short */
 }
 
 char *tg_json_path_text(const tg_json_seg *s, char *buf, size_t size) {

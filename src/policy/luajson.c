@@ -221,6 +221,8 @@ typedef struct {
 } conv;
 
 static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
+                        ...) __attribute__((format(printf, 3, 4)));
+static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
                         ...) {
   char p[160], what[200];
   va_list ap;
@@ -229,6 +231,7 @@ static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
   va_end(ap);
   snprintf(cv->err, cv->errlen, "%s: %s", tg_json_path_text(path, p, sizeof p),
            what);
+  tg_utf8_trim(cv->err);
   return NULL;
 }
 

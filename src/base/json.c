@@ -90,7 +90,7 @@ static const member *first_duplicate(members *ms) {
   return first;
 }
 
-/* ---- errors ------------------------------------------------------------------ */
+/* ---- errors -------------------------------------------------------------- */
 
 typedef struct {
   const unsigned char *start, *p, *end;
@@ -154,7 +154,7 @@ static int duplicate(parser *ps, checker *ck, const tg_json_seg *path,
   return -1;
 }
 
-/* ---- strings --------------------------------------------------------------- */
+/* ---- strings ------------------------------------------------------------- */
 
 static int hex4(const unsigned char *q, unsigned *out) {
   unsigned v = 0;
@@ -407,7 +407,7 @@ static cJSON *parse_number(parser *ps, const tg_json_seg *path) {
   return v ? v : fail_at(ps, path, s, "out of memory");
 }
 
-/* ---- values --------------------------------------------------------------- */
+/* ---- values -------------------------------------------------------------- */
 
 static cJSON *parse_value(parser *ps, const tg_json_seg *path, int depth);
 
@@ -519,8 +519,9 @@ static cJSON *parse_literal(parser *ps, const tg_json_seg *path) {
   for (size_t i = 0; i < 3; i++) {
     size_t n = strlen(lits[i].text);
     if ((size_t)(ps->end - ps->p) >= n && memcmp(ps->p, lits[i].text, n) == 0) {
-      cJSON *v = lits[i].type == cJSON_NULL ? cJSON_CreateNull()
-                                            : cJSON_CreateBool(lits[i].type == cJSON_True);
+      cJSON *v = lits[i].type == cJSON_NULL
+                     ? cJSON_CreateNull()
+                     : cJSON_CreateBool(lits[i].type == cJSON_True);
       if (!v) return fail_at(ps, path, ps->p, "out of memory");
       ps->p += n;
       return v;
@@ -569,7 +570,7 @@ cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
   return v;
 }
 
-/* ---- trees built in C ----------------------------------------------------- */
+/* ---- trees built in C ---------------------------------------------------- */
 
 struct checker {
   char *err;

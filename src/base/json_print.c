@@ -198,7 +198,9 @@ static void put_value(sbuf *b, const cJSON *v, int pretty, int depth) {
   switch (v->type & 0xFF) {
     case cJSON_False: puts_(b, "false"); break;
     case cJSON_True: puts_(b, "true"); break;
-    case cJSON_Number: puts_(b, tg_json_number_text(v->valuedouble, num)); break;
+    case cJSON_Number:
+      puts_(b, tg_json_number_text(v->valuedouble, num));
+      break;
     case cJSON_String:
       if (v->valuestring) put_string(b, v->valuestring, strlen(v->valuestring));
       else puts_(b, "null");
@@ -268,7 +270,8 @@ char *tg_json_quote(const char *s, size_t n, char *buf, size_t size) {
 
 void tg_utf8_trim(char *s) {
   size_t n = strlen(s), lead = n;
-  while (lead > 0 && n - lead < 4 && ((unsigned char)s[lead - 1] & 0xC0) == 0x80)
+  while (lead > 0 && n - lead < 4 &&
+         ((unsigned char)s[lead - 1] & 0xC0) == 0x80)
     lead--;
   if (lead == 0 || (unsigned char)s[lead - 1] < 0xC0) return; /* no lead byte */
   if (tg_utf8_seq((const unsigned char *)s + lead - 1, n - lead + 1) == 0)

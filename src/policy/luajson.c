@@ -102,7 +102,9 @@ static void mark(lua_State *L, int idx, const char *key) {
 }
 
 void tg_json_mark_array(lua_State *L, int idx) { mark(L, idx, &array_mt_key); }
-void tg_json_mark_object(lua_State *L, int idx) { mark(L, idx, &object_mt_key); }
+void tg_json_mark_object(lua_State *L, int idx) {
+  mark(L, idx, &object_mt_key);
+}
 
 /* Is the metatable of the table at idx the marker under key? Compared by
  * identity: no lookups, so no metamethod, and nothing to intern. */
@@ -114,11 +116,12 @@ static int has_mt(lua_State *L, int idx, const char *key) {
   return eq;
 }
 
-/* ---- JSON -> Lua ---------------------------------------------------------- */
+/* ---- JSON -> Lua --------------------------------------------------------- */
 
 static void push_number(lua_State *L, double d) {
 #if TG_LUA54
-  if (d == floor(d) && fabs(d) <= 9007199254740992.0 && !(d == 0 && signbit(d))) {
+  if (d == floor(d) && fabs(d) <= 9007199254740992.0 &&
+      !(d == 0 && signbit(d))) { /* -0 stays a float */
     lua_pushinteger(L, (lua_Integer)d);
     return;
   }
@@ -161,6 +164,7 @@ static int push_job(lua_State *L, job *jb) {
 }
 
 int tg_json_push(lua_State *L, const cJSON *j) {
+  if (!lua_checkstack(L, 3)) return TG_JSON_NO_MEMORY;
   if (!j) {
     tg_json_push_null(L);
     return 0;
@@ -489,7 +493,7 @@ static int equal_at(lua_State *L, int idx, const cJSON *j, int depth) {
       if (cJSON_IsArray(j)) return array_equal(L, idx, j, depth + 1);
       return cJSON_IsObject(j) && object_equal(L, idx, j, depth + 1);
     case LUA_TLIGHTUSERDATA: return tg_json_isnull(L, idx) && cJSON_IsNull(j);
-    default: return 0; /* nil inside a table cannot happen; functions never equal */
+    default: return 0; /* nil cannot be in a table; functions never equal */
   }
 }
 

@@ -294,5 +294,78 @@ else
     "exit $RC, sleeper ${sleeper:-?} state '${state}' ($(cat "$WORK/ctrlc.out"))"
 fi
 
+# ---- JSON in and out (issue 8) ------------------------------------------------
+
+# Duplicate keys: the rules would judge the last "command", exec would run
+# the first. The one parser refuses the text, naming the key.
+echo "still here" >"$WORK/victim"
+run call --approve=allow exec \
+  '{"command":"rm -f victim; echo removed","command":"echo hi"}' "${P[@]}"
+expect "duplicate keys in args: exit 2, the key and its path named" 2 \
+  '$.command: duplicate key "command"'
+if [ "$(cat "$WORK/victim" 2>/dev/null)" = "still here" ]; then
+  pass "duplicate keys in args: the command did not run"
+else
+  fail "duplicate keys in args: the command did not run" "victim is gone"
+fi
+run explain exec '{"command":"rm -f victim","command":"echo hi"}' "${P[@]}"
+expect "duplicate keys in explain's args: exit 2" 2 'duplicate key "command"'
+mkdir -p "$WORK/envpol"
+cat >"$WORK/envpol/10.lua" <<'LUA'
+local tg = require "toolgate"
+tg.rule { name = "no-env-files", priority = 10, tools = { "read_file" },
+  check = function(call)
+    if call.args.path:match("%.env$") then return tg.deny("secrets stay private") end
+  end }
+LUA
+echo "SECRET=hunter2" >"$WORK/.env"
+echo "fine" >"$WORK/ok.txt"
+run call read_file '{"path":".env","path":"ok.txt"}' --policies "$WORK/envpol" --json
+if [ "$RC" -eq 2 ] && grep -qF '$.path: duplicate key "path"' "$WORK/stderr" &&
+   ! grep -q hunter2 "$WORK/stdout"; then
+  pass "duplicate keys cannot get a .env file past no-env-files"
+else
+  fail "duplicate keys cannot get a .env file past no-env-files" \
+    "exit $RC, stdout: $OUT, stderr: $ERR"
+fi
+run call echo '{"a":{"b":[0,{"c":1,"c":2}]}}' "${P[@]}"
+expect "a nested duplicate key is named by its path" 2 \
+  '$.a.b[1].c: duplicate key "c"'
+expect "the JSON error says line and column" 2 "line 1, column 21"
+
+run call echo '{"n":1e400}' "${P[@]}"
+expect "1e400 is refused at parse" 2 '$.n: the number 1e400 is out of range'
+run call echo "$(printf '{"s":"a\377"}')" "${P[@]}"
+expect "invalid UTF-8 in args is refused" 2 '$.s: a string is not valid UTF-8'
+run call echo '{"s":"\ud800"}' "${P[@]}"
+expect "a lone surrogate in args is refused" 2 'high surrogate'
+run call echo '{"s":"echo hi\u0000; rm -rf /"}' "${P[@]}"
+expect "\\u0000 in args is refused, not cut" 2 '\u0000 (NUL) in a string'
+
+# Numbers print so that they read back exactly.
+run call echo '{"a":9007199254740991,"b":0.1,"c":-0.0,"d":1e300,"e":1.0000000000000002}' \
+  "${P[@]}" --json
+json_ok "--json: numbers read back exactly (2^53-1, 0.1, -0, 1e300)" \
+  'objs[0]["result"] == {"a": 9007199254740991, "b": 0.1, "c": 0, "d": 1e300,
+                         "e": 1.0000000000000002}
+   and ("\"c\":-0," in lines[0] or "\"c\":-0}" in lines[0])
+   and "9007199254740991" in lines[0]'
+
+# Bytes that are not UTF-8 never reach --json raw: a Lua string is
+# refused, an error message gets U+FFFD.
+cat >"$WORK/pol/30-bytes.lua" <<'LUA'
+local tg = require "toolgate"
+tg.tool { name = "bin", read_only = true, run = function() return "\255\254" end }
+tg.tool { name = "oops", read_only = true, run = function() error("bad \255 byte", 0) end }
+LUA
+run call bin '{}' "${P[@]}" --json
+json_ok "--json: a Lua tool's invalid UTF-8 is an error, not raw bytes" \
+  'objs[0]["status"] == "error" and objs[0]["error"]["code"] == "BAD_RESULT"
+   and "not valid UTF-8" in objs[0]["error"]["message"]'
+run call oops '{}' "${P[@]}" --json
+json_ok "--json: an error message's invalid UTF-8 comes out as U+FFFD" \
+  '"bad \ufffd byte" in objs[0]["error"]["message"]'
+rm -f "$WORK/pol/30-bytes.lua"
+
 echo "$((checks - failed))/$checks checks passed"
 [ "$failed" -eq 0 ]

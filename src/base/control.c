@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "control.h"
+#include "json.h"
 #include "runtime.h"
 
 typedef struct tg_conn tg_conn;
@@ -195,11 +196,16 @@ static cJSON *do_status(tg_runtime *rt) {
 }
 
 static cJSON *answer(tg_runtime *rt, const char *line) {
-  cJSON *req = cJSON_Parse(line);
+  char msg[300];
+  cJSON *req = tg_json_parse(line, strlen(line), NULL, msg, sizeof msg);
   const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItem(req, "cmd"));
   cJSON *out;
-  char msg[300];
-  if (!cmd) {
+  if (!req) {
+    char why[500];
+    snprintf(why, sizeof why, "a request is one JSON object with a \"cmd\" "
+             "string, like {\"cmd\":\"reload\"}; this one is not JSON: %s", msg);
+    out = error_reply(rt, why);
+  } else if (!cmd) {
     out = error_reply(rt, "a request is one JSON object with a \"cmd\" "
                           "string, like {\"cmd\":\"reload\"}");
   } else if (strcmp(cmd, "reload") == 0) {

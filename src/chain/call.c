@@ -413,9 +413,15 @@ static cJSON *checked_depth(cJSON *j, const char *what, char *err) {
 
 static cJSON *parse_args_json(tg_runtime *rt, const tg_call_request *req,
                               char *err) {
+  char why[300];
   if (req->args) {
     if (!cJSON_IsObject(req->args)) {
       tg__errf(err, TG_ERRMSG, "args must be a JSON object");
+      return NULL;
+    }
+    /* a host's tree: the parser's rules (one value for each key) */
+    if (tg_json_check(req->args, why, sizeof why) < 0) {
+      tg__errf(err, TG_ERRMSG, "args are not valid JSON: %s", why);
       return NULL;
     }
     return cJSON_Duplicate(req->args, 1);
@@ -427,13 +433,10 @@ static cJSON *parse_args_json(tg_runtime *rt, const tg_call_request *req,
              len, rt->cfg.max_args_bytes);
     return NULL;
   }
-  const char *end = NULL;
-  /* length + 1: with require_null_terminated cJSON checks the NUL */
-  cJSON *j = cJSON_ParseWithLengthOpts(req->args_json, len + 1, &end, 1);
+  /* the one parser (base/json.c): duplicate keys, 1e400, bad UTF-8 refused */
+  cJSON *j = tg_json_parse(req->args_json, len, NULL, why, sizeof why);
   if (!j) {
-    size_t at = end ? (size_t)(end - req->args_json) : 0;
-    tg__errf(err, TG_ERRMSG, "args are not valid JSON (error at byte %zu%s%.20s)",
-             at, at < len ? " near: " : "", at < len ? req->args_json + at : "");
+    tg__errf(err, TG_ERRMSG, "args are not valid JSON: %s", why);
     return NULL;
   }
   if (!cJSON_IsObject(j)) {

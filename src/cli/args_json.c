@@ -1,10 +1,14 @@
 /*
  * args_json.c — "is this a JSON object?", with a useful answer when not.
+ * The text goes through the one parser (base/json.c), so the CLI refuses
+ * exactly what the chain would (duplicate keys, 1e400, bad UTF-8) and says
+ * where, as line and column.
  */
 #include <stdio.h>
 #include <string.h>
 #include "toolgate.h"
 #include "args_json.h"
+#include "base/json.h"
 #include "output.h"
 
 static const char *type_name(const cJSON *v) {
@@ -16,8 +20,11 @@ static const char *type_name(const cJSON *v) {
   return "not an object";
 }
 
-/* Reports the parse error at byte `at` as line:column plus what is there. */
-static void report_syntax(const char *cmd, const char *text, size_t at) {
+/* Reports the parser's message with the line and column of byte `at`, and
+ * the text there when it is plain ASCII (the message names anything
+ * else). */
+static void report(const char *cmd, const char *text, size_t at,
+                   const char *why) {
   size_t len = strlen(text);
   if (at > len) at = len;
   int line = 1, col = 1;
@@ -25,26 +32,27 @@ static void report_syntax(const char *cmd, const char *text, size_t at) {
     if (text[i] == '\n') {
       line++;
       col = 1;
-    } else {
-      col++;
+    } else if (((unsigned char)text[i] & 0xC0) != 0x80) {
+      col++; /* a column is a character, not a byte */
     }
   }
-  size_t near = strcspn(text + at, "\n");
-  if (near > 20) near = 20;
-  if (at >= len)
-    cli_error("%s: the args are not valid JSON: unexpected end at line %d, "
-              "column %d", cmd, line, col);
+  size_t near = 0;
+  while (near < 20 && text[at + near] >= 0x20 && text[at + near] < 0x7F)
+    near++;
+  if (near)
+    cli_error("%s: the args are not valid JSON at line %d, column %d, near "
+              "'%.*s': %s", cmd, line, col, (int)near, text + at, why);
   else
-    cli_error("%s: the args are not valid JSON: error at line %d, column %d "
-              "(byte %zu), near '%.*s'", cmd, line, col, at, (int)near,
-              text + at);
+    cli_error("%s: the args are not valid JSON at line %d, column %d: %s",
+              cmd, line, col, why);
 }
 
 cJSON *args_json_parse(const char *cmd, const char *text) {
-  const char *end = NULL;
-  cJSON *v = cJSON_ParseWithOpts(text, &end, 1);
+  char why[300];
+  size_t at = 0;
+  cJSON *v = tg_json_parse(text, strlen(text), &at, why, sizeof why);
   if (!v) {
-    report_syntax(cmd, text, end ? (size_t)(end - text) : 0);
+    report(cmd, text, at, why);
     return NULL;
   }
   if (!cJSON_IsObject(v)) {

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 #include "describe_text.h"
+#include "base/json.h"
 #include "output.h"
 
 static const char *str(const cJSON *o, const char *key, const char *dflt) {
@@ -15,6 +16,13 @@ static const char *str(const cJSON *o, const char *key, const char *dflt) {
 static double num(const cJSON *o, const char *key) {
   const cJSON *v = cJSON_GetObjectItem(o, key);
   return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* The number as JSON writes it (%g would print priority 1234567 as
+ * 1.23457e+06). */
+static const char *num_text(const cJSON *o, const char *key,
+                            char buf[TG_JSON_NUMBER_MAX]) {
+  return tg_json_number_text(num(o, key), buf);
 }
 
 /* The widest value of `key` among the objects of `arr`, and at least
@@ -82,7 +90,9 @@ static void print_rules(FILE *f, const cJSON *d, int color) {
   fprintf(f, "  %6s  %-*s  %-*s  %-6s  %s\n", "prio", wname, "name", wtools,
           "tools", "fail", "where");
   cJSON_ArrayForEach(r, rules) {
-    fprintf(f, "  %6g  %-*s  %-*s  %-6s  %s\n", num(r, "priority"), wname,
+    char prio[TG_JSON_NUMBER_MAX];
+    fprintf(f, "  %6s  %-*s  %-*s  %-6s  %s\n", num_text(r, "priority", prio),
+            wname,
             str(r, "name", "?"), wtools,
             join_names(cJSON_GetObjectItem(r, "tools"), buf, sizeof buf),
             str(r, "fail", "closed"), str(r, "where", ""));
@@ -99,15 +109,16 @@ static void print_hooks(FILE *f, const cJSON *hooks, const char *which,
 }
 
 static void print_tool(FILE *f, const cJSON *t, int w) {
+  char n[TG_JSON_NUMBER_MAX];
   fprintf(f, "  %-*s  %-9s", w, str(t, "name", "?"),
           cJSON_IsTrue(cJSON_GetObjectItem(t, "read_only")) ? "read-only"
                                                             : "writes");
   if (num(t, "timeout_ms") > 0)
-    fprintf(f, "  timeout=%gms", num(t, "timeout_ms"));
+    fprintf(f, "  timeout=%sms", num_text(t, "timeout_ms", n));
   if (num(t, "retry_attempts") > 0)
-    fprintf(f, "  retry=%g", num(t, "retry_attempts"));
+    fprintf(f, "  retry=%s", num_text(t, "retry_attempts", n));
   if (num(t, "max_result_bytes") > 0)
-    fprintf(f, "  max_result=%gB", num(t, "max_result_bytes"));
+    fprintf(f, "  max_result=%sB", num_text(t, "max_result_bytes", n));
   if (cJSON_GetObjectItem(t, "schema")) fputs("  schema", f);
   fprintf(f, "  %s\n", str(t, "where", ""));
   const char *desc = str(t, "description", NULL);
@@ -138,8 +149,9 @@ static void print_warnings(FILE *f, const cJSON *d, int color) {
 
 void describe_print(FILE *f, const cJSON *d, const char *dir, int color) {
   const cJSON *hooks = cJSON_GetObjectItem(d, "hooks");
-  fprintf(f, "%s/: generation %g, loaded without errors\n", dir,
-          num(d, "generation"));
+  char gen[TG_JSON_NUMBER_MAX];
+  fprintf(f, "%s/: generation %s, loaded without errors\n", dir,
+          num_text(d, "generation", gen));
   print_files(f, d, color);
   print_rules(f, d, color);
   print_hooks(f, hooks, "before", "before-tool hooks, in run order", color);

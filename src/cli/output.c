@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "base/json.h"
 #include "output.h"
 
 #define LABEL_WIDTH 10
@@ -29,37 +30,14 @@ void cli_sgr(FILE *f, int color, const char *code) {
   if (color) fprintf(f, "\033[%sm", code);
 }
 
+/* tg_json_print, not cJSON_Print: numbers that read back exactly
+ * (9007199254740991, not 9.00719925474099e+15) and valid UTF-8 only. */
 void cli_print_json_line(FILE *f, const cJSON *v) {
-  char *s = cJSON_PrintUnformatted(v);
+  char *s = tg_json_print(v, 0);
   if (!s) return;
   fputs(s, f);
   fputc('\n', f);
   free(s);
-}
-
-/* cJSON_Print with two-space indents and "key": value; a raw tab in its
- * output is always layout (tabs inside strings come out escaped). */
-static char *pretty_json(const cJSON *v) {
-  /* cJSON prints an empty object as "{\n}" */
-  char *s = v->child ? cJSON_Print(v) : cJSON_PrintUnformatted(v);
-  if (!s) return NULL;
-  size_t tabs = 0, n = 0;
-  for (const char *p = s; *p; p++) tabs += *p == '\t';
-  char *out = malloc(strlen(s) + tabs + 1);
-  if (!out) return s;
-  for (const char *p = s; *p; p++) {
-    if (*p != '\t') {
-      out[n++] = *p;
-    } else if (p > s && p[-1] == ':') {
-      out[n++] = ' ';
-    } else {
-      out[n++] = ' ';
-      out[n++] = ' ';
-    }
-  }
-  out[n] = '\0';
-  free(s);
-  return out;
 }
 
 static void label(FILE *f, int color, const char *name) {
@@ -102,7 +80,7 @@ static void print_result(FILE *f, const cJSON *o, int color) {
     }
     return;
   }
-  char *s = cJSON_IsString(r) ? NULL : pretty_json(r);
+  char *s = cJSON_IsString(r) ? NULL : tg_json_print(r, 1);
   const char *text = s ? s : r->valuestring;
   if (!text) return; /* out of memory */
   const char *name = ok ? "result" : "partial";

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "toolgate.h"
+#include "base/json.h"
 #include "commands.h"
 #include "options.h"
 #include "output.h"
@@ -59,11 +60,12 @@ static int parse_reload_options(int argc, char **argv, const char **dir,
 }
 
 static int report(const char *line, int json) {
-  cJSON *r = cJSON_Parse(line);
+  char why[300] = "";
+  cJSON *r = tg_json_parse(line, strlen(line), NULL, why, sizeof why);
   const cJSON *ok = cJSON_GetObjectItem(r, "ok");
   if (!cJSON_IsBool(ok)) {
     cli_error("reload: the instance sent a reply that is not understood: %s",
-              line);
+              r ? line : why); /* the parser's reason when it is not JSON */
     cJSON_Delete(r);
     return CLI_EXIT_FAILED;
   }

@@ -395,36 +395,14 @@ static int l_object(lua_State *L) {
 }
 
 static int l_json_encode(lua_State *L) {
-  char msg[256];
   luaL_checkany(L, 1);
-  cJSON *j = tg_json_from_lua(L, 1, msg, sizeof msg);
-  if (!j) return luaL_error(L, "tg.json_encode: %s", msg);
-  char *s = cJSON_PrintUnformatted(j);
-  cJSON_Delete(j);
-  if (!s) return luaL_error(L, "out of memory");
-  lua_pushstring(L, s);
-  free(s);
-  return 1;
+  return tg_json_encode_lua(L, 1); /* luajson.c: frees what it built, then raises */
 }
 
 static int l_json_decode(lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
-  const char *end = NULL;
-  cJSON *j = cJSON_ParseWithLengthOpts(s, len + 1, &end, 1); /* + NUL */
-  if (!j) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "invalid JSON at byte %d", (int)(end ? end - s : 0));
-    return 2;
-  }
-  int rc = tg_json_push(L, j);
-  cJSON_Delete(j);
-  if (rc < 0) {
-    lua_pushnil(L);
-    lua_pushstring(L, "JSON nested too deeply");
-    return 2;
-  }
-  return 1;
+  return tg_json_decode_lua(L, s, len); /* the one parser (base/json.c) */
 }
 
 static const luaL_Reg api[] = {

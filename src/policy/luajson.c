@@ -1,23 +1,73 @@
 /*
  * luajson.c — cJSON <-> Lua values (see luajson.h for the mapping).
  *
+ * Policy code hands us its values (results, rewritten args, what it
+ * encodes) and C reads them outside any protected call, where a Lua error
+ * is a panic. So Lua -> JSON reads raw — lua_next, lua_rawgeti,
+ * lua_rawlen, metatables compared by identity — and checks the stack
+ * once up front: nothing in it can raise or run policy code.
+ *
+ * JSON -> Lua allocates Lua memory, which can fail (the policy memory
+ * cap) and unwind: the tree being pushed belongs to the caller, so the
+ * building runs inside a protected call and the caller always gets
+ * control back to free it. tg.json_decode and tg.json_encode own what they
+ * build and raise again only after freeing it.
+ *
  * Both directions are bounded by TG_JSON_MAX_DEPTH so a hostile value can
  * neither blow the C stack nor loop on a cycle.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "luajson.h"
 
 /* Registry keys: addresses of these statics are unique per process and
- * immutable, so they carry no state (the tables live in each lua_State). */
+ * immutable, so they carry no state (the values live in each lua_State). */
 static const char array_mt_key = 'a';
 static const char object_mt_key = 'o';
 static const char null_sentinel = 'n';
+static const char protected_key = 'p';
+
+/* Stack slots a conversion may use: two per level (key and value) and a
+ * few for the metatable checks. */
+#define STACK_NEEDED (2 * (TG_JSON_MAX_DEPTH + 2) + 8)
 
 static void push_mt(lua_State *L, const char *key) {
   lua_pushlightuserdata(L, (void *)key);
   lua_rawget(L, LUA_REGISTRYINDEX);
+}
+
+/* ---- protected calls ----------------------------------------------------- */
+
+/* Work to run in a protected call: fn pushes one value, or returns 0. */
+typedef struct job {
+  int (*fn)(lua_State *L, struct job *jb);
+  const cJSON *j;      /* push_job: the tree */
+  const char *text;    /* text_job: the string */
+  size_t len;
+  int rc;              /* push_job: push_at's answer */
+} job;
+
+static int job_trampoline(lua_State *L) {
+  job *jb = lua_touserdata(L, 1);
+  lua_settop(L, 0);
+  return jb->fn(L, jb);
+}
+
+/* Runs jb in a protected call: LUA_OK with its one result on top, or an
+ * error code with the error on top. The trampoline is a registry value
+ * made once (tg_json_open): pushing it allocates nothing, so nothing can
+ * fail before the protection is in place. */
+static int run_protected(lua_State *L, job *jb) {
+  push_mt(L, &protected_key);
+  if (!lua_isfunction(L, -1)) { /* a state tg_json_open never saw */
+    lua_pop(L, 1);
+    lua_pushcfunction(L, job_trampoline);
+  }
+  lua_pushlightuserdata(L, jb);
+  return lua_pcall(L, 1, 1, 0);
 }
 
 void tg_json_open(lua_State *L) {
@@ -30,6 +80,9 @@ void tg_json_open(lua_State *L) {
     lua_setfield(L, -2, "__jsontype");
     lua_rawset(L, LUA_REGISTRYINDEX);
   }
+  lua_pushlightuserdata(L, (void *)&protected_key);
+  lua_pushcfunction(L, job_trampoline);
+  lua_rawset(L, LUA_REGISTRYINDEX);
 }
 
 /* JSON null: a light userdata whose address is a fixed static. */
@@ -49,11 +102,26 @@ static void mark(lua_State *L, int idx, const char *key) {
 }
 
 void tg_json_mark_array(lua_State *L, int idx) { mark(L, idx, &array_mt_key); }
-void tg_json_mark_object(lua_State *L, int idx) { mark(L, idx, &object_mt_key); }
+void tg_json_mark_object(lua_State *L, int idx) {
+  mark(L, idx, &object_mt_key);
+}
+
+/* Is the metatable of the table at idx the marker under key? Compared by
+ * identity: no lookups, so no metamethod, and nothing to intern. */
+static int has_mt(lua_State *L, int idx, const char *key) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  push_mt(L, key);
+  int eq = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return eq;
+}
+
+/* ---- JSON -> Lua --------------------------------------------------------- */
 
 static void push_number(lua_State *L, double d) {
 #if TG_LUA54
-  if (d == floor(d) && fabs(d) <= 9007199254740992.0) {
+  if (d == floor(d) && fabs(d) <= 9007199254740992.0 &&
+      !(d == 0 && signbit(d))) { /* -0 stays a float */
     lua_pushinteger(L, (lua_Integer)d);
     return;
   }
@@ -61,21 +129,23 @@ static void push_number(lua_State *L, double d) {
   lua_pushnumber(L, d);
 }
 
+/* depth: the containers around j. */
 static int push_at(lua_State *L, const cJSON *j, int depth) {
-  if (depth > TG_JSON_MAX_DEPTH) return -1;
   luaL_checkstack(L, 4, "JSON too deep");
   if (cJSON_IsObject(j) || cJSON_IsArray(j)) {
+    if (depth + 1 > TG_JSON_MAX_DEPTH) return TG_JSON_TOO_DEEP;
     int arr = cJSON_IsArray(j);
     int n = cJSON_GetArraySize(j);
     lua_createtable(L, arr ? n : 0, arr ? 0 : n);
     int i = 1;
     for (const cJSON *c = j->child; c; c = c->next, i++) {
+      if (!arr) lua_pushstring(L, c->string ? c->string : "");
       if (push_at(L, c, depth + 1) < 0) {
-        lua_pop(L, 1);
-        return -1;
+        lua_pop(L, arr ? 1 : 2);
+        return TG_JSON_TOO_DEEP;
       }
       if (arr) lua_rawseti(L, -2, i);
-      else lua_setfield(L, -2, c->string ? c->string : "");
+      else lua_rawset(L, -3);
     }
     /* empty arrays must stay arrays on the way back */
     if (arr) tg_json_mark_array(L, -1);
@@ -88,12 +158,62 @@ static int push_at(lua_State *L, const cJSON *j, int depth) {
   return 0;
 }
 
+static int push_job(lua_State *L, job *jb) {
+  jb->rc = push_at(L, jb->j, 0);
+  return jb->rc < 0 ? 0 : 1;
+}
+
 int tg_json_push(lua_State *L, const cJSON *j) {
+  if (!lua_checkstack(L, 3)) return TG_JSON_NO_MEMORY;
   if (!j) {
     tg_json_push_null(L);
     return 0;
   }
-  return push_at(L, j, 0);
+  /* A call cannot run on a suspended coroutine (a Lua tool being resumed
+   * with a value). The runtime pushes there between calls into policy
+   * code, where the memory cap refuses nothing. */
+  if (lua_status(L) != LUA_OK) return push_at(L, j, 0);
+  job jb = {push_job, j, NULL, 0, 0};
+  int st = run_protected(L, &jb);
+  if (st == LUA_OK && jb.rc == 0) return 0;
+  lua_pop(L, 1); /* the error, or the nil of a push that gave up */
+  return st == LUA_ERRMEM ? TG_JSON_NO_MEMORY : TG_JSON_TOO_DEEP;
+}
+
+int tg_json_decode_lua(lua_State *L, const char *text, size_t len) {
+  char err[300];
+  luaL_checkstack(L, 4, NULL); /* before anything is ours to free */
+  cJSON *j = tg_json_parse(text, len, NULL, err, sizeof err);
+  if (!j) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "invalid JSON: %s", err);
+    return 2;
+  }
+  job jb = {push_job, j, NULL, 0, 0};
+  int st = run_protected(L, &jb);
+  cJSON_Delete(j);
+  if (st != LUA_OK) return lua_error(L); /* out of memory, raised again */
+  return 1; /* the parser bounds the depth: push_at cannot give up */
+}
+
+static int text_job(lua_State *L, job *jb) {
+  lua_pushlstring(L, jb->text, jb->len);
+  return 1;
+}
+
+int tg_json_encode_lua(lua_State *L, int idx) {
+  char err[300];
+  luaL_checkstack(L, 4, NULL);
+  cJSON *j = tg_json_from_lua(L, idx, err, sizeof err);
+  if (!j) return luaL_error(L, "tg.json_encode: %s", err);
+  char *text = tg_json_print(j, 0);
+  cJSON_Delete(j);
+  if (!text) return luaL_error(L, "tg.json_encode: out of memory");
+  job jb = {text_job, NULL, text, strlen(text), 0};
+  int st = run_protected(L, &jb);
+  free(text);
+  if (st != LUA_OK) return lua_error(L);
+  return 1;
 }
 
 /* ---- Lua -> JSON ------------------------------------------------------ */
@@ -102,37 +222,49 @@ typedef struct {
   char *err;
   size_t errlen;
   size_t bytes, max_bytes; /* about the JSON text's size; 0: no limit */
-  char path[256];
 } conv;
 
-/* Counts toward the size limit; 0 when still under it. */
-static int over_budget(conv *cv, size_t n) {
-  cv->bytes += n;
-  return cv->max_bytes && cv->bytes > cv->max_bytes;
-}
-
-static cJSON *conv_fail(conv *cv, const char *what) {
-  snprintf(cv->err, cv->errlen, "$%s: %s", cv->path, what);
+static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
+                        ...) __attribute__((format(printf, 3, 4)));
+static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
+                        ...) {
+  char p[160], what[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  snprintf(cv->err, cv->errlen, "%s: %s", tg_json_path_text(path, p, sizeof p),
+           what);
+  tg_utf8_trim(cv->err);
   return NULL;
 }
 
-/* Appends ".key" or "[i]" to the path; returns the old length to restore. */
-static size_t path_push(conv *cv, const char *key, long long i) {
-  size_t len = strlen(cv->path);
-  size_t room = sizeof cv->path - len;
-  if (key) snprintf(cv->path + len, room, ".%s", key);
-  else snprintf(cv->path + len, room, "[%lld]", i);
-  return len;
+static cJSON *made(conv *cv, const tg_json_seg *path, cJSON *v) {
+  return v ? v : conv_fail(cv, path, "out of memory");
 }
 
-static const char *json_kind(lua_State *L, int idx) {
-  if (!lua_getmetatable(L, idx)) return NULL;
-  lua_getfield(L, -1, "__jsontype");
-  const char *k = lua_tostring(L, -1);
-  const char *r = k && !strcmp(k, "array") ? "array"
-                  : k && !strcmp(k, "object") ? "object" : NULL;
-  lua_pop(L, 2);
-  return r;
+/* Counts n bytes toward the size limit: 0 while under it, 1 after
+ * reporting. */
+static int over_budget(conv *cv, const tg_json_seg *path, size_t n) {
+  cv->bytes += n;
+  if (!cv->max_bytes || cv->bytes <= cv->max_bytes) return 0;
+  conv_fail(cv, path, "over the size limit of %zu bytes", cv->max_bytes);
+  return 1;
+}
+
+/* Text that JSON can carry: UTF-8 without NUL. what: "a string", "a key". */
+static int bad_text(conv *cv, const tg_json_seg *path, const char *s,
+                    size_t len, const char *what) {
+  size_t bad = tg_utf8_invalid_at(s, len);
+  if (bad == len) return 0;
+  if (s[bad] == '\0')
+    conv_fail(cv, path, "%s holds a NUL byte (offset %zu): toolgate cannot "
+              "carry NUL characters", what, bad);
+  else
+    conv_fail(cv, path, "%s is not valid UTF-8 (byte 0x%02x at offset %zu); "
+              "JSON text is UTF-8 (send bytes encoded, e.g. base64)", what,
+              (unsigned char)s[bad], bad);
+  return 1;
 }
 
 /* The length n when the table's keys are exactly 1..n (n may be 0 only
@@ -147,7 +279,7 @@ static long long sequence_len(lua_State *L, int idx) {
       return -1;
     }
     lua_Number k = lua_tonumber(L, -1);
-    if (k < 1 || k != floor(k) || k > 1e15) {
+    if (k < 1 || k != floor(k) || k > 2147483647.0) {
       lua_pop(L, 1);
       return -1;
     }
@@ -157,17 +289,16 @@ static long long sequence_len(lua_State *L, int idx) {
   return max == n ? n : -1;
 }
 
-static cJSON *from_lua(lua_State *L, int idx, conv *cv, int depth);
+static cJSON *from_lua(lua_State *L, int idx, conv *cv,
+                       const tg_json_seg *path, int depth);
 
 static cJSON *array_from(lua_State *L, int idx, long long n, conv *cv,
-                         int depth) {
-  cJSON *a = cJSON_CreateArray();
-  if (!a) return conv_fail(cv, "out of memory");
-  for (long long i = 1; i <= n; i++) {
+                         const tg_json_seg *path, int depth) {
+  cJSON *a = made(cv, path, cJSON_CreateArray());
+  for (long long i = 1; a && i <= n; i++) {
+    tg_json_seg s = {path, NULL, 0, (size_t)(i - 1)};
     lua_rawgeti(L, idx, (int)i);
-    size_t old = path_push(cv, NULL, i - 1);
-    cJSON *v = from_lua(L, lua_gettop(L), cv, depth + 1);
-    cv->path[old] = '\0';
+    cJSON *v = from_lua(L, lua_gettop(L), cv, &s, depth);
     lua_pop(L, 1);
     if (!v) {
       cJSON_Delete(a);
@@ -178,130 +309,154 @@ static cJSON *array_from(lua_State *L, int idx, long long n, conv *cv,
   return a;
 }
 
-static cJSON *object_from(lua_State *L, int idx, conv *cv, int depth) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o) return conv_fail(cv, "out of memory");
+/* One member: the key at -2, the value at -1 (both stay). */
+static int member_from(lua_State *L, cJSON *o, conv *cv,
+                       const tg_json_seg *path, int depth) {
+  if (lua_type(L, -2) != LUA_TSTRING) {
+    conv_fail(cv, path, "an object key is not a string (mixed table? use "
+              "tg.array{} for lists)");
+    return -1;
+  }
+  size_t klen;
+  const char *k = lua_tolstring(L, -2, &klen);
+  tg_json_seg s = {path, k, klen, 0};
+  if (bad_text(cv, &s, k, klen, "a key") || over_budget(cv, &s, klen + 4))
+    return -1;
+  cJSON *v = from_lua(L, lua_gettop(L), cv, &s, depth);
+  if (!v) return -1;
+  if (!cJSON_AddItemToObject(o, k, v)) {
+    cJSON_Delete(v);
+    conv_fail(cv, &s, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+static cJSON *object_from(lua_State *L, int idx, conv *cv,
+                          const tg_json_seg *path, int depth) {
+  cJSON *o = made(cv, path, cJSON_CreateObject());
+  if (!o) return NULL;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
-    if (lua_type(L, -2) != LUA_TSTRING) {
-      lua_pop(L, 2);
-      cJSON_Delete(o);
-      return conv_fail(cv, "an object key is not a string (mixed table? "
-                           "use tg.array{} for lists)");
-    }
-    const char *k = lua_tostring(L, -2);
-    size_t old = path_push(cv, k, 0);
-    cJSON *v = from_lua(L, lua_gettop(L), cv, depth + 1);
-    cv->path[old] = '\0';
+    int rc = member_from(L, o, cv, path, depth);
     lua_pop(L, 1);
-    if (!v) {
+    if (rc < 0) {
       lua_pop(L, 1);
       cJSON_Delete(o);
       return NULL;
     }
-    cJSON_AddItemToObject(o, k, v);
   }
   return o;
 }
 
-static cJSON *table_from(lua_State *L, int idx, conv *cv, int depth) {
-  const char *kind = json_kind(L, idx);
-  long long n = kind && !strcmp(kind, "object") ? -1 : sequence_len(L, idx);
-  if (kind && !strcmp(kind, "array") && n < 0)
-    return conv_fail(cv, "a table marked as array has non-sequence keys");
-  if (n > 0 || (n == 0 && kind && !strcmp(kind, "array")))
-    return array_from(L, idx, n, cv, depth);
-  return object_from(L, idx, cv, depth);
+/* depth: the containers around this one. */
+static cJSON *table_from(lua_State *L, int idx, conv *cv,
+                         const tg_json_seg *path, int depth) {
+  if (depth + 1 > TG_JSON_MAX_DEPTH)
+    return conv_fail(cv, path, "nested deeper than %d levels (a cycle?)",
+                     TG_JSON_MAX_DEPTH);
+  int arr = has_mt(L, idx, &array_mt_key);
+  int obj = !arr && has_mt(L, idx, &object_mt_key);
+  long long n = obj ? -1 : sequence_len(L, idx);
+  if (arr && n < 0)
+    return conv_fail(cv, path, "a table marked as array has non-sequence keys");
+  if (n > 0 || (n == 0 && arr))
+    return array_from(L, idx, n, cv, path, depth + 1);
+  return object_from(L, idx, cv, path, depth + 1);
 }
 
-static cJSON *from_lua(lua_State *L, int idx, conv *cv, int depth) {
-  if (depth > TG_JSON_MAX_DEPTH)
-    return conv_fail(cv, "nested too deeply (a cycle?)");
-  if (!lua_checkstack(L, 4)) return conv_fail(cv, "Lua stack exhausted");
+/* A Lua number as a JSON number: a 5.4 integer only when a double holds it
+ * exactly (2^53 + 1 does not), never NaN or infinity. */
+static cJSON *number_from(lua_State *L, int idx, conv *cv,
+                          const tg_json_seg *path) {
+  if (tg_isinteger(L, idx)) {
+    long long i = (long long)lua_tointeger(L, idx);
+    double d = (double)i;
+    if (d >= 9223372036854775808.0 || (long long)d != i)
+      return conv_fail(cv, path, "the integer %lld has no exact JSON number "
+                       "(beyond 2^53); send it as a string", i);
+    return made(cv, path, cJSON_CreateNumber(d));
+  }
+  lua_Number d = lua_tonumber(L, idx);
+  if (!isfinite(d)) return conv_fail(cv, path, "NaN or infinity is not JSON");
+  return made(cv, path, cJSON_CreateNumber((double)d));
+}
+
+static cJSON *from_lua(lua_State *L, int idx, conv *cv,
+                       const tg_json_seg *path, int depth) {
   switch (lua_type(L, idx)) {
-    case LUA_TNIL: return cJSON_CreateNull();
-    case LUA_TBOOLEAN: return cJSON_CreateBool(lua_toboolean(L, idx));
-    case LUA_TNUMBER: {
-      lua_Number d = lua_tonumber(L, idx);
-      if (isnan(d) || isinf(d)) return conv_fail(cv, "NaN or infinity is not JSON");
-      return cJSON_CreateNumber((double)d);
-    }
+    case LUA_TNIL: return made(cv, path, cJSON_CreateNull());
+    case LUA_TBOOLEAN:
+      return made(cv, path, cJSON_CreateBool(lua_toboolean(L, idx)));
+    case LUA_TNUMBER: return number_from(L, idx, cv, path);
     case LUA_TSTRING: {
       size_t len;
       const char *s = lua_tolstring(L, idx, &len);
-      if (over_budget(cv, len + 3)) {
-        char m[96];
-        snprintf(m, sizeof m, "over the size limit of %zu bytes",
-                 cv->max_bytes);
-        return conv_fail(cv, m);
-      }
-      if (memchr(s, '\0', len))
-        return conv_fail(cv, "a string with a NUL byte cannot be sent as JSON");
-      return cJSON_CreateString(s);
+      if (over_budget(cv, path, len + 3) ||
+          bad_text(cv, path, s, len, "a string"))
+        return NULL;
+      return made(cv, path, cJSON_CreateString(s));
     }
-    case LUA_TTABLE: return table_from(L, idx, cv, depth);
+    case LUA_TTABLE: return table_from(L, idx, cv, path, depth);
     case LUA_TLIGHTUSERDATA:
-      if (tg_json_isnull(L, idx)) return cJSON_CreateNull();
+      if (tg_json_isnull(L, idx)) return made(cv, path, cJSON_CreateNull());
       /* fall through */
-    default: {
-      char m[80];
-      snprintf(m, sizeof m, "a %s is not JSON", luaL_typename(L, idx));
-      return conv_fail(cv, m);
-    }
+    default:
+      return conv_fail(cv, path, "a %s is not JSON", luaL_typename(L, idx));
   }
+}
+
+cJSON *tg_json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
+                            char *err, size_t errlen) {
+  char dummy[8];
+  conv cv = {err ? err : dummy, err ? errlen : sizeof dummy, 0, max_bytes};
+  idx = lua_absindex(L, idx);
+  if (!lua_checkstack(L, STACK_NEEDED))
+    return conv_fail(&cv, NULL, "the Lua stack is exhausted");
+  return from_lua(L, idx, &cv, NULL, 0);
+}
+
+cJSON *tg_json_from_lua(lua_State *L, int idx, char *err, size_t errlen) {
+  return tg_json_from_lua_max(L, idx, 0, err, errlen);
 }
 
 /* ---- Lua == JSON, without converting ---------------------------------- */
 
 static int equal_at(lua_State *L, int idx, const cJSON *j, int depth);
 
-/* Is the metatable of the table at idx the array marker? Compared by
- * identity: no string lookups on this path. */
-static int has_array_mt(lua_State *L, int idx) {
-  if (!lua_getmetatable(L, idx)) return 0;
-  push_mt(L, &array_mt_key);
-  int eq = lua_rawequal(L, -1, -2);
-  lua_pop(L, 2);
-  return eq;
+static int array_equal(lua_State *L, int idx, const cJSON *j, int depth) {
+  int len = cJSON_GetArraySize(j), n = 0;
+  if (!has_mt(L, idx, &array_mt_key) || (int)lua_rawlen(L, idx) != len)
+    return 0;
+  /* nothing may follow element len (nor be there at all when len is 0) */
+  if (len > 0) lua_pushinteger(L, len);
+  else lua_pushnil(L);
+  if (lua_next(L, idx)) {
+    lua_pop(L, 2);
+    return 0;
+  }
+  for (const cJSON *c = j->child; c; c = c->next) {
+    lua_rawgeti(L, idx, ++n);
+    int eq = equal_at(L, lua_gettop(L), c, depth);
+    lua_pop(L, 1);
+    if (!eq) return 0;
+  }
+  return 1;
 }
 
-/* Answers may be false negatives (then the caller converts and compares
- * the cJSON values), never false positives. */
-static int table_equal(lua_State *L, int idx, const cJSON *j, int depth) {
-  int n = 0;
-  if (cJSON_IsArray(j)) {
-    int len = cJSON_GetArraySize(j);
-    if (!has_array_mt(L, idx) || (int)lua_rawlen(L, idx) != len) return 0;
-    lua_pushinteger(L, len); /* nothing may follow element len */
-    if (len > 0 && lua_next(L, idx)) {
-      lua_pop(L, 2);
-      return 0;
-    }
-    if (len == 0) {
-      lua_pop(L, 1);
-      lua_pushnil(L);
-      if (lua_next(L, idx)) {
-        lua_pop(L, 2);
-        return 0;
-      }
-    }
-    for (const cJSON *c = j->child; c; c = c->next) {
-      lua_rawgeti(L, idx, ++n);
-      int eq = equal_at(L, lua_gettop(L), c, depth + 1);
-      lua_pop(L, 1);
-      if (!eq) return 0;
-    }
-    return 1;
-  }
-  if (!cJSON_IsObject(j) || has_array_mt(L, idx)) return 0;
-  /* One pass over the Lua table, looking each key up in the (small) cJSON
-   * object: cheaper than lua_getfield, which interns every key. */
-  int keys = 0;
+/* One pass over the Lua table, looking each key up in the (small) cJSON
+ * object: cheaper than interning every cJSON key to look it up in Lua. */
+static int object_equal(lua_State *L, int idx, const cJSON *j, int depth) {
+  if (has_mt(L, idx, &array_mt_key)) return 0;
+  int keys = 0, n = 0;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
-    const cJSON *c = lua_type(L, -2) == LUA_TSTRING
-        ? cJSON_GetObjectItemCaseSensitive(j, lua_tostring(L, -2)) : NULL;
-    if (!c || !equal_at(L, lua_gettop(L), c, depth + 1)) {
+    size_t klen = 0;
+    const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &klen)
+                                                   : NULL;
+    const cJSON *c = k ? cJSON_GetObjectItemCaseSensitive(j, k) : NULL;
+    if (!c || strlen(c->string) != klen ||
+        !equal_at(L, lua_gettop(L), c, depth)) {
       lua_pop(L, 2);
       return 0;
     }
@@ -312,36 +467,38 @@ static int table_equal(lua_State *L, int idx, const cJSON *j, int depth) {
   return keys == n;
 }
 
+/* Answers may be false negatives (then the caller converts and compares
+ * the cJSON values), never false positives. */
 static int equal_at(lua_State *L, int idx, const cJSON *j, int depth) {
-  if (depth > TG_JSON_MAX_DEPTH || !lua_checkstack(L, 4)) return 0;
   switch (lua_type(L, idx)) {
     case LUA_TBOOLEAN:
       return cJSON_IsBool(j) && !lua_toboolean(L, idx) == !cJSON_IsTrue(j);
-    case LUA_TNUMBER:
-      return cJSON_IsNumber(j) && (double)lua_tonumber(L, idx) == j->valuedouble;
+    case LUA_TNUMBER: {
+      if (!cJSON_IsNumber(j)) return 0;
+      double d = (double)lua_tonumber(L, idx);
+      if (tg_isinteger(L, idx) &&
+          (d >= 9223372036854775808.0 ||
+           (long long)d != (long long)lua_tointeger(L, idx)))
+        return 0; /* no double equals it: would not convert */
+      return d == j->valuedouble && signbit(d) == signbit(j->valuedouble);
+    }
     case LUA_TSTRING: {
       size_t len;
       const char *s = lua_tolstring(L, idx, &len);
       return cJSON_IsString(j) && strlen(j->valuestring) == len &&
              memcmp(s, j->valuestring, len) == 0;
     }
-    case LUA_TTABLE: return table_equal(L, idx, j, depth);
+    case LUA_TTABLE:
+      if (depth + 1 > TG_JSON_MAX_DEPTH) return 0;
+      if (cJSON_IsArray(j)) return array_equal(L, idx, j, depth + 1);
+      return cJSON_IsObject(j) && object_equal(L, idx, j, depth + 1);
     case LUA_TLIGHTUSERDATA: return tg_json_isnull(L, idx) && cJSON_IsNull(j);
-    default: return 0; /* nil inside a table cannot happen; functions never equal */
+    default: return 0; /* nil cannot be in a table; functions never equal */
   }
 }
 
 int tg_json_equal_lua(lua_State *L, int idx, const cJSON *j) {
-  return equal_at(L, lua_absindex(L, idx), j, 0);
-}
-
-cJSON *tg_json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
-                            char *err, size_t errlen) {
-  char dummy[8];
-  conv cv = {err ? err : dummy, err ? errlen : sizeof dummy, 0, max_bytes, ""};
-  return from_lua(L, lua_absindex(L, idx), &cv, 0);
-}
-
-cJSON *tg_json_from_lua(lua_State *L, int idx, char *err, size_t errlen) {
-  return tg_json_from_lua_max(L, idx, 0, err, errlen);
+  idx = lua_absindex(L, idx);
+  if (!lua_checkstack(L, STACK_NEEDED)) return 0;
+  return equal_at(L, idx, j, 0);
 }

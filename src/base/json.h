@@ -1,0 +1,90 @@
+/*
+ * json.h — the one way JSON text enters toolgate, and the one way it
+ * leaves.
+ *
+ * Every byte of JSON text is hostile (an agent's args, a host's strings,
+ * replies on the control socket), and every part of toolgate must see the
+ * same value in it: a rule that judges `command` and the tool that runs it
+ * must read the same member. So text is parsed strictly (RFC 8259) by
+ * tg_json_parse, which refuses what readers could disagree about —
+ * duplicate names in an object, numbers that are not finite doubles,
+ * strings that are not UTF-8 or carry NUL (cJSON keeps strings as C
+ * strings) — and trees built by C hosts are held to the same rules by
+ * tg_json_check. tg_json_print writes numbers that read back exactly
+ * and strings that are always valid UTF-8.
+ *
+ * A pure library: cJSON and libc only.
+ */
+#ifndef TG_JSON_H
+#define TG_JSON_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+/* How deep JSON values may nest (containers, the outermost counted as
+ * 1): args, results, metadata, and what tg_json_push gives policies. */
+#define TG_JSON_MAX_DEPTH 128
+
+/* Parses exactly one JSON value from text[0, len) (NUL bytes inside count
+ * as text, and are refused like any control character). Returns the tree
+ * (cJSON_Delete it), or NULL with "$.a[2].command: what was wrong (byte
+ * N)" in err; *at (may be NULL) receives that byte offset. Refused besides
+ * syntax errors: duplicate names in an object, numbers beyond the range of
+ * a double (1e400), invalid UTF-8 and lone surrogates (\ud800), \u0000,
+ * raw control characters in strings, nesting deeper than
+ * TG_JSON_MAX_DEPTH, and anything after the value. */
+cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
+                     size_t errlen);
+
+/* Holds a tree built in C (a host's tg_call_request.args) to the rules of
+ * tg_json_parse: 0, or -1 with "$.path: what" in err. Raw and invalid
+ * nodes are refused too. (A NUL inside a C string cannot be seen here:
+ * cJSON has already cut the string there.) */
+int tg_json_check(const cJSON *v, char *err, size_t errlen);
+
+/* JSON text for v, compact (pretty 0) or indented by two spaces with
+ * `"key": value` (pretty 1); free() it. Numbers are written with the
+ * fewest digits that read back as the same double ("0.1",
+ * "9007199254740991", "-0"), whatever the locale; NaN and infinities as
+ * null. Bytes of a string that are not UTF-8 come out as U+FFFD, so the
+ * text is always valid UTF-8. NULL when out of memory. */
+char *tg_json_print(const cJSON *v, int pretty);
+
+/* The number as tg_json_print writes it, into buf (at least
+ * TG_JSON_NUMBER_MAX bytes). Returns buf. */
+#define TG_JSON_NUMBER_MAX 32
+char *tg_json_number_text(double d, char *buf);
+
+/* The length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0
+ * when it is not one: a stray continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, cut short, or NUL (a C string cannot carry
+ * it). */
+size_t tg_utf8_seq(const unsigned char *s, size_t n);
+
+/* The offset of the first byte of s[0, n) that does not start a valid
+ * sequence (tg_utf8_seq), or n when all of it is valid UTF-8. */
+size_t tg_utf8_invalid_at(const char *s, size_t n);
+
+/* s[0, n) as a JSON string literal in buf, cut (ending ...") when it does
+ * not fit: for names in messages. Returns buf. */
+char *tg_json_quote(const char *s, size_t n, char *buf, size_t size);
+
+/* Cuts off the end of s a UTF-8 sequence that a truncating snprintf left
+ * incomplete, so a message never ends in half a character. */
+void tg_utf8_trim(char *s);
+
+/* A JSON path as a chain of steps on the C stack, each pointing at its
+ * parent, formatted only when an error is reported. key NULL: an array
+ * index. The root "$" is the NULL chain. */
+typedef struct tg_json_seg {
+  const struct tg_json_seg *up;
+  const char *key;
+  size_t keylen;
+  size_t index;
+} tg_json_seg;
+
+/* Writes the path ("$", "$.a[2]", "$[\"not an ident\"]") into buf, cut at
+ * a character boundary when it does not fit. Returns buf. */
+char *tg_json_path_text(const tg_json_seg *s, char *buf, size_t size);
+
+#endif

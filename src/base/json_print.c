@@ -1,0 +1,286 @@
+/*
+ * json_print.c — JSON text out of toolgate: values (tg_json_print),
+ * numbers and paths (json.h).
+ *
+ * Not cJSON_Print: it writes a double with 15 digits when they read back
+ * "close enough" (9007199254740991 becomes 9.00719925474099e+15, -0 becomes
+ * 0), and copies string bytes as they are, invalid UTF-8 included. Here a
+ * number gets the fewest digits (15, 16 or 17) that read back as exactly
+ * the same double, and a byte that is not UTF-8 becomes U+FFFD.
+ */
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "json.h"
+
+/* Deeper trees are not printed (no tree toolgate accepts comes near). */
+#define PRINT_MAX_DEPTH 1000
+
+/* Text being written: grows (grow 1) or is cut at a character boundary
+ * when the caller's buffer is full (grow 0). */
+typedef struct {
+  char *s;
+  size_t len, cap;
+  int grow;
+  int failed; /* out of memory, or cut */
+} sbuf;
+
+static int reserve(sbuf *b, size_t n) {
+  if (n < b->cap - b->len) return 1;
+  if (!b->grow) return 0;
+  size_t cap = b->cap ? b->cap : 256;
+  while (n >= cap - b->len) {
+    if (cap > (size_t)-1 / 2) return 0;
+    cap *= 2;
+  }
+  char *s = realloc(b->s, cap);
+  if (!s) return 0;
+  b->s = s;
+  b->cap = cap;
+  return 1;
+}
+
+static void put(sbuf *b, const char *p, size_t n) {
+  if (b->failed) return;
+  if (!reserve(b, n)) {
+    b->failed = 1;
+    if (b->grow || !b->cap) return;
+    /* what fits, without half a character or half an escape */
+    n = p[0] == '\\' ? 0 : b->cap - 1 - b->len;
+    while (n > 0 && ((unsigned char)p[n] & 0xC0) == 0x80) n--;
+  }
+  memcpy(b->s + b->len, p, n);
+  b->len += n;
+  b->s[b->len] = '\0';
+}
+
+static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
+
+/* ---- UTF-8 ------------------------------------------------------------- */
+
+size_t tg_utf8_seq(const unsigned char *s, size_t n) {
+  unsigned c = s[0];
+  if (c >= 0x01 && c < 0x80) return 1;
+  size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+             : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (!len || len > n) return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  if (c == 0xE0 && s[1] < 0xA0) return 0; /* overlong */
+  if (c == 0xED && s[1] > 0x9F) return 0; /* a surrogate */
+  if (c == 0xF0 && s[1] < 0x90) return 0; /* overlong */
+  if (c == 0xF4 && s[1] > 0x8F) return 0; /* past U+10FFFF */
+  return len;
+}
+
+size_t tg_utf8_invalid_at(const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < n) {
+    if (u[i] >= 0x01 && u[i] < 0x80) { /* the common case, inline */
+      i++;
+      continue;
+    }
+    size_t k = tg_utf8_seq(u + i, n - i);
+    if (!k) return i;
+    i += k;
+  }
+  return n;
+}
+
+/* ---- strings and numbers ------------------------------------------------ */
+
+/* s[0, n) as a JSON string literal. Runs that need no escape go out in
+ * one piece. */
+static void put_string(sbuf *b, const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  put(b, "\"", 1);
+  size_t run = 0, i = 0;
+  while (i < n) {
+    unsigned c = u[i];
+    size_t k = c >= 0x80 ? tg_utf8_seq(u + i, n - i) : 1;
+    if (k && c >= 0x20 && c != '"' && c != '\\') {
+      i += k;
+      continue;
+    }
+    put(b, s + run, i - run);
+    char esc[8];
+    if (!k) puts_(b, "\xEF\xBF\xBD"); /* U+FFFD */
+    else if (c == '"' || c == '\\') snprintf(esc, sizeof esc, "\\%c", c);
+    else if (c == '\n') strcpy(esc, "\\n");
+    else if (c == '\t') strcpy(esc, "\\t");
+    else if (c == '\r') strcpy(esc, "\\r");
+    else if (c == '\b') strcpy(esc, "\\b");
+    else if (c == '\f') strcpy(esc, "\\f");
+    else snprintf(esc, sizeof esc, "\\u%04x", c);
+    if (k) puts_(b, esc);
+    run = ++i;
+  }
+  put(b, s + run, i - run);
+  put(b, "\"", 1);
+}
+
+/* Does text (in the current locale, as snprintf wrote it) read back as
+ * exactly d, sign of zero included? */
+static int reads_back(const char *text, double d) {
+  double back = strtod(text, NULL);
+  return back == d && signbit(back) == signbit(d);
+}
+
+/* snprintf and strtod follow LC_NUMERIC, which a host may have set (a
+ * decimal comma); JSON has a point. */
+static void to_decimal_point(char *buf) {
+  const char *dp = localeconv()->decimal_point;
+  if (!dp || !*dp || strcmp(dp, ".") == 0) return;
+  char *at = strstr(buf, dp);
+  if (!at) return;
+  size_t n = strlen(dp);
+  *at = '.';
+  memmove(at + 1, at + n, strlen(at + n) + 1);
+}
+
+char *tg_json_number_text(double d, char *buf) {
+  if (!isfinite(d)) {
+    strcpy(buf, "null");
+    return buf;
+  }
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(buf, TG_JSON_NUMBER_MAX, "%.*g", digits, d);
+    if (reads_back(buf, d)) break; /* 17 digits always do */
+  }
+  to_decimal_point(buf);
+  return buf;
+}
+
+/* ---- values ----------------------------------------------------------- */
+
+static void put_value(sbuf *b, const cJSON *v, int pretty, int depth);
+
+static void newline(sbuf *b, int depth) {
+  put(b, "\n", 1);
+  for (int i = 0; i < depth; i++) put(b, "  ", 2);
+}
+
+static int is_container(const cJSON *v) {
+  return cJSON_IsArray(v) || cJSON_IsObject(v);
+}
+
+/* Pretty: an object one member a line; an array of plain values on one
+ * line, an array holding containers one element a line. */
+static void put_container(sbuf *b, const cJSON *v, int pretty, int depth) {
+  int object = cJSON_IsObject(v);
+  int lines = pretty && object;
+  for (const cJSON *c = v->child; pretty && !lines && c; c = c->next)
+    lines = is_container(c);
+  put(b, object ? "{" : "[", 1);
+  for (const cJSON *c = v->child; c && !b->failed; c = c->next) {
+    if (lines) newline(b, depth + 1);
+    if (object) {
+      const char *k = c->string ? c->string : "";
+      put_string(b, k, strlen(k));
+      put(b, ": ", pretty ? 2 : 1);
+    }
+    put_value(b, c, pretty, depth + 1);
+    if (c->next) put(b, ", ", pretty && !lines ? 2 : 1);
+  }
+  if (lines && v->child) newline(b, depth);
+  put(b, object ? "}" : "]", 1);
+}
+
+static void put_value(sbuf *b, const cJSON *v, int pretty, int depth) {
+  char num[TG_JSON_NUMBER_MAX];
+  if (depth > PRINT_MAX_DEPTH) {
+    b->failed = 1;
+    return;
+  }
+  switch (v->type & 0xFF) {
+    case cJSON_False: puts_(b, "false"); break;
+    case cJSON_True: puts_(b, "true"); break;
+    case cJSON_Number:
+      puts_(b, tg_json_number_text(v->valuedouble, num));
+      break;
+    case cJSON_String:
+      if (v->valuestring) put_string(b, v->valuestring, strlen(v->valuestring));
+      else puts_(b, "null");
+      break;
+    case cJSON_Array:
+    case cJSON_Object: put_container(b, v, pretty, depth); break;
+    default: puts_(b, "null"); /* null; raw and invalid nodes too */
+  }
+}
+
+char *tg_json_print(const cJSON *v, int pretty) {
+  sbuf b = {NULL, 0, 0, 1, 0};
+  if (!v) return NULL;
+  put_value(&b, v, pretty, 0);
+  if (b.failed || !b.s) {
+    free(b.s);
+    return NULL;
+  }
+  return b.s;
+}
+
+/* ---- paths -------------------------------------------------------------- */
+
+/* ASCII only on purpose: the locale must not change how paths look. */
+static int is_ident(const char *k, size_t n) {
+  if (!n || (k[0] >= '0' && k[0] <= '9')) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = k[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '_'))
+      return 0;
+  }
+  return 1;
+}
+
+static void put_path(sbuf *b, const tg_json_seg *s) {
+  if (!s) {
+    put(b, "$", 1);
+    return;
+  }
+  put_path(b, s->up);
+  if (!s->key) {
+    char i[32];
+    snprintf(i, sizeof i, "[%zu]", s->index);
+    puts_(b, i);
+  } else if (is_ident(s->key, s->keylen)) {
+    put(b, ".", 1);
+    put(b, s->key, s->keylen);
+  } else {
+    put(b, "[", 1);
+    put_string(b, s->key, s->keylen);
+    put(b, "]", 1);
+  }
+}
+
+char *tg_json_quote(const char *s, size_t n, char *buf, size_t size) {
+  if (size < 8) {
+    if (size) buf[0] = '\0';
+    return buf;
+  }
+  sbuf b = {buf, 0, size - 4, 0, 0}; /* room kept for ...", if cut */
+  buf[0] = '\0';
+  put_string(&b, s, n);
+  if (b.failed) strcpy(buf + b.len, "...\"");
+  return buf;
+}
+
+void tg_utf8_trim(char *s) {
+  size_t n = strlen(s), lead = n;
+  while (lead > 0 && n - lead < 4 &&
+         ((unsigned char)s[lead - 1] & 0xC0) == 0x80)
+    lead--;
+  if (lead == 0 || (unsigned char)s[lead - 1] < 0xC0) return; /* no lead byte */
+  if (tg_utf8_seq((const unsigned char *)s + lead - 1, n - lead + 1) == 0)
+    s[lead - 1] = '\0'; /* a sequence cut short */
+}
+
+char *tg_json_path_text(const tg_json_seg *s, char *buf, size_t size) {
+  sbuf b = {buf, 0, size, 0, 0};
+  if (size) buf[0] = '\0';
+  put_path(&b, s);
+  return buf;
+}

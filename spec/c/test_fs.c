@@ -104,7 +104,7 @@ TEST(read_file_numbers_out_of_range_refused_by_the_schema) {
       {"{\"path\":\"a.txt\",\"offset\":1e20}", "$.offset"},
       {"{\"path\":\"a.txt\",\"limit\":1e20}", "$.limit"},
       {"{\"path\":\"a.txt\",\"offset\":9007199254740992}", "$.offset"},
-      {"{\"path\":\"a.txt\",\"limit\":1e999}", "$.limit"},
+      {"{\"path\":\"a.txt\",\"limit\":1e300}", "$.limit"},
       {"{\"path\":\"a.txt\",\"limit\":1.5}", "$.limit"},
       {"{\"path\":\".\",\"max_entries\":1e20}", "$.max_entries"},
   };
@@ -152,7 +152,7 @@ TEST(read_file_numbers_out_of_range_refused_by_the_tool) {
       {"raw_read_file", "{\"path\":\"a.txt\",\"limit\":-1}", "got -1"},
       {"raw_read_file", "{\"path\":\"a.txt\",\"limit\":0.5}", "got 0.5"},
       {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":0}", "got 0"},
-      {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":1e999}", "got infinity"},
+      {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":-1e300}", "got -1e+300"},
       {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":\"2\"}", "got a string"},
       {"raw_list_dir", "{\"max_entries\":1e20}",
        "list_dir: max_entries must be an integer from 1 to 100000, got 1e+20"},

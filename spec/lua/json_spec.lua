@@ -285,12 +285,14 @@ end }
     out = H.call(rt, "plain", { post = true })
     assert.are.equal("ok", out.status, out.error and out.error.message)
     assert.are.same({ b = { true } }, out.result)
+    -- args are stricter than results: what the rules judge must be what
+    -- runs, so args with a metatable fail closed, naming the hook
     out = H.call(rt, "plain", { pre = true })
-    assert.are.equal("ok", out.status, out.error and out.error.message)
-    assert.are.same({ pre = false, c = 1 }, out.result)
+    assert.are.equal("error", out.status)
+    assert.is_true(H.has(out.error.message, "a table with a metatable"), out.error.message)
     out = H.call(rt, "plain", { inplace = true, x = 1 })
-    assert.are.equal("ok", out.status, out.error and out.error.message)
-    assert.are.same({ inplace = true, x = 1 }, out.result)
+    assert.are.equal("error", out.status)
+    assert.is_true(H.has(out.error.message, "a table with a metatable"), out.error.message)
     out = H.call(rt, "enc", {})
     assert.are.equal("ok", out.status, out.error and out.error.message)
     assert.are.equal('[1,{"k":"v"}]', out.result)

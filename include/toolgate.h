@@ -209,8 +209,12 @@ typedef void (*tg_done_cb)(tg_runtime *rt, const tg_outcome *out, void *ud);
 /* Starts a call. done is called exactly once, from the loop or (for calls
  * refused at once, e.g. an unknown tool) before tg_call_start returns.
  * Returns 0, or a negative code with err filled when the request itself is
- * malformed (no tool name, args not an object, bad JSON): then done is
- * not called. */
+ * malformed (no tool name, a req->args tree that is not a JSON object or
+ * breaks the parser's rules): then done is not called. Args *text*
+ * (req->args_json, the agent's bytes) that does not parse — bad syntax, a
+ * key twice, 1e400, invalid UTF-8, too deep or too big — is not a
+ * malformed request: the call ends with VALIDATE INVALID_ARGS, and no rule,
+ * hook or tool sees it. */
 int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
                   void *ud, char err[TG_ERRMSG]);
 

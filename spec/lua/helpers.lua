@@ -139,6 +139,16 @@ function H.call(rt, tool, args, opts)
   return h:wait(), h
 end
 
+-- Calls with args text that must not parse: the call ends VALIDATE
+-- INVALID_ARGS and nothing runs. Returns the error message.
+function H.invalid_args(rt, tool, text)
+  local out = H.call(rt, tool, text)
+  assert(out.status == "error", "the call was not refused: " .. tostring(out.status))
+  assert(out.error.phase == "VALIDATE" and out.error.code == "INVALID_ARGS",
+         "not VALIDATE INVALID_ARGS: " .. out.error.phase .. " " .. out.error.code)
+  return out.error.message
+end
+
 -- A plain substring test (no patterns).
 function H.has(s, sub)
   return type(s) == "string" and s:find(sub, 1, true) ~= nil

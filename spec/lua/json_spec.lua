@@ -32,8 +32,7 @@ describe("JSON in: duplicate keys", function()
 
   it("are refused in rt:call's JSON args, naming the key; the tool does not run", function()
     local rt = runtime()
-    local h, err = rt:call("touch", '{"command":"rm -f victim; echo removed","command":"echo hi"}')
-    assert.is_nil(h)
+    local err = H.invalid_args(rt, "touch", '{"command":"rm -f victim; echo removed","command":"echo hi"}')
     assert.is_true(H.has(err, '$.command: duplicate key "command"'), err)
     assert.are.equal(0, H.runs(rt))
   end)
@@ -48,9 +47,8 @@ tg.rule { name = "only-echo", tools = { "exec" }, check = function(call)
   return tg.deny("only echo")
 end }
 ]] })
-    local h, err = rt:call("exec", '{"command":"rm -f victim; echo removed","command":"echo hi","cwd":"'
+    local err = H.invalid_args(rt, "exec", '{"command":"rm -f victim; echo removed","command":"echo hi","cwd":"'
       .. dir .. '"}')
-    assert.is_nil(h)
     assert.is_true(H.has(err, 'duplicate key "command"'), err)
     assert.are.equal("still here", H.read(dir .. "/victim"))
   end)
@@ -66,8 +64,7 @@ tg.rule { name = "no-env-files", priority = 10, tools = { "read_file" },
     if call.args.path:match("%.env$") then return tg.deny("secrets stay private") end
   end }
 ]] }, { workspace = dir })
-    local h, err = rt:call("read_file", '{"path":".env","path":"ok.txt"}')
-    assert.is_nil(h)
+    local err = H.invalid_args(rt, "read_file", '{"path":".env","path":"ok.txt"}')
     assert.is_true(H.has(err, '$.path: duplicate key "path"'), err)
     local out = H.call(rt, "read_file", { path = ".env" })
     assert.are.equal("denied", out.status)
@@ -75,8 +72,7 @@ tg.rule { name = "no-env-files", priority = 10, tools = { "read_file" },
 
   it("are named with their JSON path when nested", function()
     local rt = runtime()
-    local h, err = rt:call("echo", '{"a":{"list":[1,2,{"command":"x","command":"y"}]}}')
-    assert.is_nil(h)
+    local err = H.invalid_args(rt, "echo", '{"a":{"list":[1,2,{"command":"x","command":"y"}]}}')
     assert.is_true(H.has(err, '$.a.list[2].command: duplicate key "command"'), err)
   end)
 
@@ -109,8 +105,7 @@ describe("JSON in: numbers and text that cannot be carried", function()
 
   it("1e400 is refused at parse, not taken as infinity", function()
     local rt = runtime()
-    local h, err = rt:call("echo", '{"n":1e400}')
-    assert.is_nil(h)
+    local err = H.invalid_args(rt, "echo", '{"n":1e400}')
     assert.is_true(H.has(err, "$.n: the number 1e400 is out of range"), err)
     local out = H.call(rt, "decode", { text = "[-1e400]" })
     assert.is_true(H.has(out.result.err, "$[0]: the number -1e400 is out of range"), out.result.err)
@@ -127,8 +122,7 @@ describe("JSON in: numbers and text that cannot be carried", function()
       { '{"a":1} trailing', "$: text after the JSON value" },
     }
     for _, c in ipairs(cases) do
-      local h, err = rt:call("touch", c[1])
-      assert.is_nil(h, c[1])
+      local err = H.invalid_args(rt, "touch", c[1])
       assert.is_true(H.has(err, c[2]), err)
       local out = H.call(rt, "decode", { text = c[1]:gsub("\255", "<FF>") })
       assert.is_true(H.has(out.result.err, c[2]), out.result.err)

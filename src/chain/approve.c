@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
+#include "../base/json.h"
 
 struct tg_always {
   char *session;
@@ -51,7 +52,7 @@ static char *args_key(const cJSON *args) {
   cJSON *copy = cJSON_Duplicate(args, 1);
   if (!copy) return NULL;
   sort_keys(copy);
-  char *s = cJSON_PrintUnformatted(copy);
+  char *s = tg_json_print(copy, 0);
   cJSON_Delete(copy);
   return s;
 }

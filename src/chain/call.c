@@ -259,6 +259,7 @@ void tg__call_free_fields(tg_call *c) {
   cJSON_Delete(c->metadata);
   cJSON_Delete(c->result);
   cJSON_Delete(c->short_result);
+  free(c->bad_args);
   tg__err_clear(&c->error);
 }
 
@@ -296,6 +297,13 @@ static tg_step stage_start(tg_call *c) {
   if (!c->tool) {
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, "UNKNOWN_TOOL", 0,
                   "unknown tool '%s'", c->tool_name);
+    return TG_END;
+  }
+  if (c->bad_args) { /* nothing judged them: nothing may run on them */
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, "INVALID_ARGS", 0,
+                  "invalid arguments for '%s': %s", c->tool_name, c->bad_args);
+    c->error.suggestion = tg__strdup("send the arguments as one JSON object, "
+                                     "each key once");
     return TG_END;
   }
   return TG_NEXT;
@@ -528,11 +536,26 @@ static int start_call(tg_runtime *rt, const tg_call_request *req, int depth,
                       tg_done_cb done, void *ud, char err[TG_ERRMSG]) {
   int rc = check_request(rt, req, err);
   if (rc < 0) return rc;
-  cJSON *args = tg__call_parse_args(rt, req, err);
-  if (!args) return -EINVAL;
+  /* Args text that does not parse (duplicate keys, 1e400, bad UTF-8, too
+   * deep, too big) is the agent's mistake: the call ends with VALIDATE
+   * INVALID_ARGS, on empty args that nothing ever sees. A tree the host
+   * built itself is the host's mistake: refused here. */
+  char why[TG_ERRMSG] = "";
+  cJSON *args = tg__call_parse_args(rt, req, why);
+  if (!args && req->args) {
+    tg__errf(err, TG_ERRMSG, "%s", why);
+    return -EINVAL;
+  }
+  int bad = !args;
+  if (bad) args = cJSON_CreateObject();
   char id[32] = "";
   if (!req->id) call_id(id, rt->next_call_no++);
-  tg_call *c = tg__call_new(rt, req, args, id);
+  tg_call *c = args ? tg__call_new(rt, req, args, id) : NULL;
+  if (c && bad && !(c->bad_args = tg__strdup(why))) {
+    tg__call_free_fields(c);
+    free(c);
+    c = NULL;
+  }
   if (!c) {
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;

@@ -76,6 +76,8 @@ struct tg_call {
   int pending_closes;            /* uv handles still closing */
   int depth;                     /* 0, or how deep inside ctx.call nesting */
   int dry_run;                   /* explain's call: judged, never started */
+  char *bad_args;                /* why the args were refused (owned): the
+                                  * call ends VALIDATE INVALID_ARGS at start */
 };
 
 #define TG_MAX_CALL_DEPTH 8

@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
+#include "../base/json.h"
 
 static size_t json_size(const cJSON *j) {
-  char *s = cJSON_PrintUnformatted(j);
+  char *s = tg_json_print(j, 0);
   size_t n = s ? strlen(s) : 0;
   free(s);
   return n;
@@ -74,7 +75,7 @@ tg_step tg__stage_limit(tg_call *c) {
     size = json_size(c->result);
   }
   if (size > limit) { /* no strings left to cut: keep the JSON text's ends */
-    char *text = cJSON_PrintUnformatted(c->result);
+    char *text = tg_json_print(c->result, 0);
     char *cut = text ? cut_text(text, limit > 96 ? limit - 64 : limit / 2) : NULL;
     if (cut) {
       cJSON_Delete(c->result);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "validate.h"
+#include "../base/json.h"
 
 #define MAX_DEPTH 64
 #define MAX_DEPTH_TEXT "64"
@@ -66,12 +67,10 @@ static void out_size(out_t *o, size_t n) {
   out_str(o, b);
 }
 
-/* Shortest of %.15g/%.17g that reads back as d: "0.1", not 0.1000…01. */
+/* As JSON prints it (base/json.h): the number reads back exactly. */
 static void out_num(out_t *o, double d) {
-  char b[32];
-  snprintf(b, sizeof b, "%.15g", d);
-  if (strtod(b, NULL) != d) snprintf(b, sizeof b, "%.17g", d);
-  out_str(o, b);
+  char b[TG_JSON_NUMBER_MAX];
+  out_str(o, tg_json_number_text(d, b));
 }
 
 /* Writes s as a JSON string literal. Plain runs go out in one piece so a
@@ -101,7 +100,7 @@ static void out_quoted(out_t *o, const char *s) {
 /* Writes j as compact JSON (enum/const values in messages). */
 static void out_json(out_t *o, const cJSON *j) {
   if (!o->cap) return;
-  char *t = cJSON_PrintUnformatted(j);
+  char *t = tg_json_print(j, 0);
   out_str(o, t ? t : "?");
   free(t);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "approver_tty.h"
 #include "output.h"
+#include "base/json.h"
 
 typedef enum {
   ASK_IDLE,    /* nothing asked, not reading */
@@ -65,7 +66,7 @@ static void print_field(tty_approver *a, const char *name, const char *value) {
 }
 
 static void print_request(tty_approver *a, const tg_approval_request *req) {
-  char *args = req->args ? cJSON_PrintUnformatted(req->args) : NULL;
+  char *args = req->args ? tg_json_print(req->args, 0) : NULL;
   cli_sgr(stderr, a->color, "1;33");
   fputs("toolgate: approval needed", stderr);
   cli_sgr(stderr, a->color, "0");

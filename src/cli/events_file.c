@@ -9,6 +9,7 @@
 #include <string.h>
 #include "events_file.h"
 #include "output.h"
+#include "base/json.h"
 
 struct events_file {
   FILE *f;
@@ -35,7 +36,7 @@ events_file *events_file_open(const char *path) {
 }
 
 void events_file_write(events_file *ef, const tg_event *ev) {
-  char *line = cJSON_PrintUnformatted(ev->data);
+  char *line = tg_json_print(ev->data, 0);
   if (!line) {
     if (!ef->write_errno) ef->write_errno = ENOMEM;
     return;

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "options.h"
 #include "output.h"
+#include "base/json.h"
 
 const char cmd_explain_usage[] =
     "usage: toolgate explain TOOL JSON [options]\n"
@@ -182,7 +183,7 @@ static void print_decision(FILE *f, const cJSON *j, int color) {
 }
 
 static void print_explanation(FILE *f, const cJSON *j, int color) {
-  char *args = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "args"));
+  char *args = tg_json_print(cJSON_GetObjectItem(j, "args"), 0);
   const cJSON *ti = cJSON_GetObjectItem(j, "tool_info");
   fprintf(f, "explain   %s %s  (generation %.0f, session %s)\n", str(j, "tool"),
           args ? args : "{}",

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "capture.h"
+#include "../base/json.h"
 
 void tg__capture_init(tg_capture *c, size_t cap) {
   memset(c, 0, sizeof *c);
@@ -112,30 +113,13 @@ void tg__capture_add(tg_capture *c, const char *d, size_t n) {
 
 /* ---- UTF-8 ---------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid.
- * NUL counts as invalid: JSON strings here are C strings. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-  unsigned ch = s[0];
-  if (ch >= 0x01 && ch < 0x80) return 1;
-  size_t len = ch >= 0xC2 && ch <= 0xDF ? 2 : ch >= 0xE0 && ch <= 0xEF ? 3
-             : ch >= 0xF0 && ch <= 0xF4 ? 4 : 0;
-  if (!len || len > n) return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xC0) != 0x80) return 0;
-  if (ch == 0xE0 && s[1] < 0xA0) return 0;  /* overlong */
-  if (ch == 0xED && s[1] > 0x9F) return 0;  /* surrogate */
-  if (ch == 0xF0 && s[1] < 0x90) return 0;  /* overlong */
-  if (ch == 0xF4 && s[1] > 0x8F) return 0;  /* past U+10FFFF */
-  return len;
-}
-
 /* Writes d[0, n) to dst (room for 3n bytes) as valid UTF-8: each invalid
  * byte becomes U+FFFD. Returns the bytes written. */
 static size_t utf8_clean(char *dst, const char *d, size_t n) {
   const unsigned char *s = (const unsigned char *)d;
   size_t o = 0;
   for (size_t i = 0; i < n;) {
-    size_t k = utf8_seq(s + i, n - i);
+    size_t k = tg_utf8_seq(s + i, n - i);
     if (k) {
       memcpy(dst + o, s + i, k);
       o += k;

@@ -16,30 +16,11 @@
 #include "fs_io.h"
 #include "fs_tools.h"
 #include "../base/jsonnum.h"
+#include "../base/json.h"
 
 #define LIST_MAX_DEPTH 64
 
 /* ---- read_file ------------------------------------------------------- */
-
-static int utf8_text(const unsigned char *s, size_t n) {
-  for (size_t i = 0; i < n;) {
-    unsigned char c = s[i];
-    if (c == 0) return 0;
-    size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
-             : (c >> 3) == 30 ? 4 : 0;
-    if (!k || i + k > n) return 0;
-    for (size_t j = 1; j < k; j++)
-      if ((s[i + j] & 0xC0) != 0x80) return 0;
-    if (k == 2 && c < 0xC2) return 0;                      /* overlong */
-    if (k == 3 && c == 0xE0 && s[i + 1] < 0xA0) return 0;  /* overlong */
-    if (k == 3 && c == 0xED && s[i + 1] >= 0xA0) return 0; /* surrogate */
-    if (k == 4 && (c > 0xF4 || (c == 0xF0 && s[i + 1] < 0x90) ||
-                   (c == 0xF4 && s[i + 1] >= 0x90)))
-      return 0;
-    i += k;
-  }
-  return 1;
-}
 
 static char *base64(const unsigned char *s, size_t n) {
   static const char t[] =
@@ -161,7 +142,7 @@ void tg__read_file_start(tg_exec *ex, const cJSON *args, void *ud) {
   else if (tg__fs_read(fs, &p, &data, &len, &st, &e) == 0)
     e.code = NULL;
   cJSON *r = NULL;
-  if (!e.code && utf8_text((const unsigned char *)data, len)) {
+  if (!e.code && tg_utf8_invalid_at(data, len) == len) {
     r = text_result(&p, data, len, offset, limit);
   } else if (!e.code && has_window) {
     tg__fs_errf(&e, "BINARY_FILE", "'%s' is not UTF-8 text; offset and limit "

@@ -998,6 +998,63 @@ TEST(control_socket_refuses_nul) {
   rm_tree(dir);
 }
 
+/* A server that answers each of `n` connections with replies[i]. */
+static pid_t fake_instance(const char *sock, const char *const *replies,
+                           int n) {
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  ASSERT(strlen(sock) < sizeof a.sun_path);
+  memcpy(a.sun_path, sock, strlen(sock) + 1);
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT(s >= 0);
+  if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 4) < 0)
+    TG_FAIL("fake instance on %s: %s", sock, strerror(errno));
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (int i = 0; i < n; i++) {
+      int c = accept(s, NULL, NULL);
+      char ch = 0;
+      while (c >= 0 && ch != '\n')
+        if (recv(c, &ch, 1, 0) != 1) _exit(1);
+      if (send(c, replies[i], strlen(replies[i]), MSG_NOSIGNAL) < 0) _exit(1);
+      close(c);
+    }
+    _exit(0);
+  }
+  close(s);
+  return pid;
+}
+
+/* `toolgate reload` reads the instance's reply as a peer's word: missing
+ * fields are said to be missing, not printed as "(null)" or "nan". */
+TEST(toolgate_reload_odd_replies) {
+  char *dir = make_dir();
+  char sock[300];
+  snprintf(sock, sizeof sock, "%s/fake.sock", dir);
+  const char *replies[] = {"{\"ok\":false}\n", "{\"ok\":true}\n",
+                           "{\"ok\":false,\"error\":7,\"generation\":\"x\"}\n"};
+  pid_t pid = fake_instance(sock, replies, 3);
+  char *argv[] = {TOOLGATE_BIN, "reload", "--socket", sock, NULL};
+  char *out, *errs;
+  ASSERT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 1);
+  ASSERT_CONTAINS(errs, "reload failed: (the instance gave no reason)");
+  free(out);
+  free(errs);
+  ASSERT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 0);
+  ASSERT_CONTAINS(out, "reloaded (the instance did not say which generation)");
+  ASSERT(!strstr(out, "nan"));
+  free(out);
+  free(errs);
+  ASSERT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 1);
+  ASSERT_CONTAINS(errs, "reload failed: (the instance gave no reason)");
+  free(out);
+  free(errs);
+  int st;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  rm_tree(dir);
+}
+
 /* ---- `toolgate watch` end to end -------------------------------------------- */
 
 /* Waits until the file has a line containing text (the watcher's output). */
@@ -1390,6 +1447,7 @@ TEST_MAIN(TEST_ENTRY(reload_200_times_under_load),
           TEST_ENTRY(control_socket_protocol),
           TEST_ENTRY(control_socket_flood),
           TEST_ENTRY(control_socket_refuses_nul),
+          TEST_ENTRY(toolgate_reload_odd_replies),
           TEST_ENTRY(toolgate_watch_end_to_end),
           TEST_ENTRY(explain_shows_rules_hooks_and_the_decider),
           TEST_ENTRY(explain_runs_rules_but_not_hooks_or_tools),

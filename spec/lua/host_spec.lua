@@ -289,3 +289,34 @@ tg.tool { name = "slow", read_only = true, run = function(args, ctx) ctx.sleep(a
     assert.are.same({ nil, "the call has already ended" }, { h:cancel() })
   end)
 end)
+
+describe("closing", function()
+  after_each(H.cleanup)
+
+  it("with calls in flight releases all they held, 200 runtimes over", function()
+    local dir = H.policy_dir [[
+local tg = require "toolgate"
+tg.tool { name = "slow", read_only = true, run = function(args, ctx) ctx.sleep(5000) return {} end }
+]]
+    full_gc()
+    local before = registry_held()
+    local called = 0
+    local handles = {}
+    for i = 1, 200 do
+      local rt = assert(toolgate.new { policies = dir })
+      rt:on_event(nop)
+      local h = rt:call("slow", {}, { on_done = function() called = called + 1 end, on_progress = nop })
+      if i % 2 == 0 then rt:close() end -- the others go with the collector
+      handles[#handles + 1] = h
+    end
+    full_gc()
+    assert.are.equal(0, called)
+    for _, h in ipairs(handles) do
+      assert.is_true(h:done())
+      assert.are.same({ nil, "the runtime was closed before the call ended" }, { h:wait() })
+    end
+    handles = nil
+    full_gc()
+    assert.is_true(registry_held() - before < 10, "registry grew by " .. (registry_held() - before))
+  end)
+end)

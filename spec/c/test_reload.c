@@ -998,9 +998,10 @@ TEST(control_socket_refuses_nul) {
   rm_tree(dir);
 }
 
-/* A server that answers each of `n` connections with replies[i]. */
-static pid_t fake_instance(const char *sock, const char *const *replies,
-                           int n) {
+/* A server that answers each of `n` connections with replies[i], in a
+ * child; `dir` is the test's, freed in the child's copy of the heap. */
+static pid_t fake_instance(char *dir, const char *sock,
+                           const char *const *replies, int n) {
   struct sockaddr_un a;
   memset(&a, 0, sizeof a);
   a.sun_family = AF_UNIX;
@@ -1020,6 +1021,7 @@ static pid_t fake_instance(const char *sock, const char *const *replies,
       if (send(c, replies[i], strlen(replies[i]), MSG_NOSIGNAL) < 0) _exit(1);
       close(c);
     }
+    free(dir);
     _exit(0);
   }
   close(s);
@@ -1034,7 +1036,7 @@ TEST(toolgate_reload_odd_replies) {
   snprintf(sock, sizeof sock, "%s/fake.sock", dir);
   const char *replies[] = {"{\"ok\":false}\n", "{\"ok\":true}\n",
                            "{\"ok\":false,\"error\":7,\"generation\":\"x\"}\n"};
-  pid_t pid = fake_instance(sock, replies, 3);
+  pid_t pid = fake_instance(dir, sock, replies, 3);
   char *argv[] = {TOOLGATE_BIN, "reload", "--socket", sock, NULL};
   char *out, *errs;
   ASSERT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 1);

@@ -1,7 +1,7 @@
 /*
  * lmodule.c — the host side of `require "toolgate"`: a runtime in-process
  * for scripts, editor plugins and the specs (SPEC §4). Reference:
- * lua/toolgate.md. The policy side of the same name lives in
+ * lua/README.md. The policy side of the same name lives in
  * src/policy/api.c, inside each generation's own lua_State.
  *
  * Callbacks (on_done, on_progress, on_event, the approver) run only while
@@ -10,8 +10,25 @@
  * we remember that thread in `cur_L` for the duration. A callback that
  * raises stops the loop and the error is raised again from the function
  * the host called, so errors are never lost and never abort the process.
+ *
+ * Ownership, so that a raise at any point (a bad option, out of memory, an
+ * error from a callback) leaks nothing and leaves nothing half-done:
+ *   - every option is checked before anything is taken; option tables are
+ *     copied raw into a private table first, so no __index runs and every
+ *     string we hand to C stays anchored on our stack;
+ *   - cJSON values built on the way live in a json_box userdata until C
+ *     takes them: the box's __gc frees them if we never get that far;
+ *   - what a running call needs (its handle, on_done, on_progress) is one
+ *     entry of the runtime's `calls` table, not registry references: the
+ *     call's end, or closing the runtime, drops it whole;
+ *   - code the runtime's C calls back runs under a protected call
+ *     (protect()), so no raise ever unwinds through the runtime's frames;
+ *   - the runtime's state is C memory (lrt) the userdata points at: a
+ *     runtime collected while the host is inside handle:wait() is closed
+ *     when that outermost call returns, not under its feet.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +40,20 @@
 
 #define RT_MT "toolgate.runtime"
 #define CALL_MT "toolgate.call"
+#define BOX_MT "toolgate.json_box"
+
+/* The positions in a running call's entry of the `calls` table. */
+enum { ENTRY_HANDLE = 1, ENTRY_ON_DONE, ENTRY_ON_PROGRESS };
 
 typedef struct {
   tg_runtime *rt;
   lua_State *cur_L;  /* the host thread inside our API right now */
-  int state_ref;     /* registry: {handlers={}, calls={}, approver=fn} */
-  int err_ref;       /* first error raised by a callback, or LUA_NOREF */
+  int state_ref;     /* registry: {handlers, calls, file_handlers, approver} */
+  int err_ref;       /* a registry slot reserved by toolgate.new for the
+                        first error a callback raised: storing into an
+                        existing slot never allocates, so never raises */
+  int has_err;
+  int close_pending; /* collected while the host was inside our API */
   int sub_id;        /* our C event subscription (0: none yet) */
   int next_handler;
   int change_sub;    /* our tg_changes_subscribe("**") (0: none yet) */
@@ -37,21 +62,199 @@ typedef struct {
   size_t max_args_bytes;      /* applied to table args as they convert */
 } lrt;
 
+/* The runtime userdata: NULL once closed. */
 typedef struct {
-  lrt *owner;        /* NULL once the runtime is closed */
+  lrt *r;
+} lrt_box;
+
+typedef struct {
+  lrt *owner;        /* NULL once the call ended or the runtime closed */
   char id[128];
   int done;
-  int anchor_ref;    /* keeps the handle alive while the call runs */
-  int outcome_ref;
-  int on_done_ref, on_progress_ref;
+  int outcome_ref;   /* from the end until the handle is collected */
 } lcall;
+
+/* cJSON values built before C takes them (see the top comment). */
+typedef struct {
+  cJSON *j[3];
+} json_box;
+
+/* ---- strings and option tables ------------------------------------------- */
+
+/* Is the value at idx exactly the string `want` (no NUL tricks)? */
+static int is_str(lua_State *L, int idx, const char *want) {
+  size_t n;
+  if (lua_type(L, idx) != LUA_TSTRING) return 0;
+  const char *s = lua_tolstring(L, idx, &n);
+  return n == strlen(want) && memcmp(s, want, n) == 0;
+}
+
+/* Does the string at idx hold a NUL byte? C would cut it there: a tool
+ * named "exec\0evil" would run exec. */
+static int has_nul(lua_State *L, int idx) {
+  size_t n;
+  const char *s = lua_tolstring(L, idx, &n);
+  return s && memchr(s, '\0', n) != NULL;
+}
+
+/* The string at idx for C; raises when it has a NUL byte. */
+static const char *cstring(lua_State *L, int idx, const char *fn,
+                           const char *what) {
+  if (has_nul(L, idx))
+    luaL_error(L, "%s: %s must not contain a NUL byte", fn, what);
+  return lua_tostring(L, idx);
+}
+
+static int known_name(const char *k, size_t n, const char *const *names) {
+  for (; *names; names++)
+    if (strlen(*names) == n && memcmp(*names, k, n) == 0) return 1;
+  return 0;
+}
+
+static void raise_unknown_option(lua_State *L, const char *fn, int key,
+                                 const char *const *names) {
+  key = lua_absindex(L, key); /* the buffer below moves the top */
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (const char *const *n = names; *n; n++) {
+    if (n != names) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, *n);
+  }
+  luaL_pushresult(&b);
+  luaL_error(L, "%s: unknown option '%s' (known: %s)", fn,
+             lua_tostring(L, key), lua_tostring(L, -1));
+}
+
+/* Copies the option table at idx into a new table left on the stack and
+ * returns its index (0 when idx is nil). Raw: no __index or __pairs runs,
+ * and the copy is ours, so nothing can change or free what we read from
+ * it. A name not in `names` is an error naming it: a typo must not pass
+ * as the default. */
+static int copy_opts(lua_State *L, int idx, const char *fn,
+                     const char *const *names) {
+  if (lua_isnoneornil(L, idx)) return 0;
+  idx = lua_absindex(L, idx);
+  if (!lua_istable(L, idx))
+    luaL_error(L, "%s: the options must be a table (got %s)", fn,
+               luaL_typename(L, idx));
+  lua_newtable(L);
+  int copy = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    size_t n;
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_error(L, "%s: option names are strings (got a %s key)", fn,
+                 luaL_typename(L, -2));
+    const char *k = lua_tolstring(L, -2, &n);
+    if (!known_name(k, n, names)) raise_unknown_option(L, fn, -2, names);
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, copy);
+  }
+  return copy;
+}
+
+/* Pushes opts[k] (nil when there are no options). */
+static int get_opt(lua_State *L, int o, const char *k) {
+  if (!o) {
+    lua_pushnil(L);
+    return LUA_TNIL;
+  }
+  lua_getfield(L, o, k);
+  return lua_type(L, -1);
+}
+
+/* ---- the JSON box ----------------------------------------------------------- */
+
+static void box_clear(json_box *b) {
+  for (size_t i = 0; i < sizeof b->j / sizeof *b->j; i++) {
+    cJSON_Delete(b->j[i]);
+    b->j[i] = NULL;
+  }
+}
+
+static int box_gc(lua_State *L) {
+  box_clear(luaL_checkudata(L, 1, BOX_MT));
+  return 0;
+}
+
+/* A new empty box, left on the stack. */
+static json_box *new_box(lua_State *L) {
+  json_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+  memset(b, 0, sizeof *b);
+  luaL_setmetatable(L, BOX_MT);
+  return b;
+}
 
 /* ---- entering and leaving ---------------------------------------------- */
 
 static lrt *check_rt(lua_State *L, int idx) {
-  lrt *r = luaL_checkudata(L, idx, RT_MT);
-  if (!r->rt) luaL_error(L, "toolgate: this runtime is closed");
-  return r;
+  lrt_box *b = luaL_checkudata(L, idx, RT_MT);
+  if (!b->r) luaL_error(L, "toolgate: this runtime is closed");
+  return b->r;
+}
+
+static void unref(lua_State *L, int *ref) {
+  if (*ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, *ref);
+  *ref = LUA_NOREF;
+}
+
+static void push_state(lua_State *L, lrt *r, const char *field) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->state_ref);
+  lua_getfield(L, -1, field);
+  lua_remove(L, -2);
+}
+
+/* Keeps the error on top of the stack (popped) if it is the first since
+ * the host entered, and stops the loop so it is raised soon. */
+static void keep_error(lrt *r, lua_State *L) {
+  if (r->has_err) {
+    lua_pop(L, 1);
+  } else {
+    lua_rawseti(L, LUA_REGISTRYINDEX, r->err_ref);
+    r->has_err = 1;
+  }
+  if (r->rt) uv_stop(tg_runtime_loop(r->rt));
+}
+
+/* Pushes the kept error and forgets it; 0 (nothing pushed) when none. */
+static int take_error(lrt *r, lua_State *L) {
+  if (!r->has_err) return 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->err_ref);
+  lua_pushboolean(L, 0);
+  lua_rawseti(L, LUA_REGISTRYINDEX, r->err_ref);
+  r->has_err = 0;
+  return 1;
+}
+
+/* Marks the handles of running calls as orphans: nothing in C will point
+ * at them once the runtime is freed. */
+static void detach_calls(lua_State *L, lrt *r) {
+  push_state(L, r, "calls");
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_rawgeti(L, -1, ENTRY_HANDLE);
+    lcall *c = lua_touserdata(L, -1);
+    if (c) c->owner = NULL;
+    lua_pop(L, 2);
+  }
+  lua_pop(L, 1);
+}
+
+/* The one way a runtime ends (rt:close, the collector, a failed
+ * toolgate.new): cancels what still runs, without delivering callbacks,
+ * and frees r. */
+static void close_now(lrt *r, lua_State *L) {
+  if (r->rt) {
+    r->cur_L = NULL; /* callbacks during teardown are not delivered */
+    tg_runtime_set_approver(r->rt, NULL, NULL);
+    if (r->sub_id) tg_events_unsubscribe(r->rt, r->sub_id);
+    if (r->state_ref != LUA_NOREF) detach_calls(L, r);
+    tg_runtime_free(r->rt);
+  }
+  unref(L, &r->state_ref);
+  unref(L, &r->err_ref);
+  free(r);
 }
 
 /* Remembers the calling thread; returns the previous one to restore. */
@@ -61,14 +264,16 @@ static lua_State *enter(lrt *r, lua_State *L) {
   return prev;
 }
 
-/* Restores the previous thread and raises a callback's error, if any. */
+/* Restores the previous thread. The outermost entry then closes a
+ * runtime that was collected meanwhile (r is freed: a caller that does not
+ * hold the runtime on its stack must not touch r after this) and raises a
+ * callback's error. */
 static void leave(lrt *r, lua_State *L, lua_State *prev) {
   r->cur_L = prev;
-  if (r->err_ref == LUA_NOREF || prev) return; /* outermost entry raises */
-  lua_rawgeti(L, LUA_REGISTRYINDEX, r->err_ref);
-  luaL_unref(L, LUA_REGISTRYINDEX, r->err_ref);
-  r->err_ref = LUA_NOREF;
-  lua_error(L);
+  if (prev) return;
+  int raise = take_error(r, L);
+  if (r->close_pending) close_now(r, L);
+  if (raise) lua_error(L);
 }
 
 /* libuv's loop is not re-entrant: a callback may start calls, cancel
@@ -81,101 +286,140 @@ static void refuse_in_callback(lua_State *L, lrt *r, const char *fn) {
                   "rt:run() or handle:wait() returns", fn);
 }
 
-/* Calls the function below nargs arguments; records an error. */
-static void callback(lrt *r, lua_State *L, int nargs, int nres,
-                     const char *what) {
-  if (lua_pcall(L, nargs, nres, 0) == LUA_OK) return;
+/* Runs body(arg) under a protected call on L: the code the runtime's C
+ * calls back must never unwind through the runtime's frames (a call would
+ * be left half-done, and cur_L set for good). A raise is kept like a
+ * callback's error. Returns 0, or -1 when body raised. */
+static int protect(lrt *r, lua_State *L, lua_CFunction body, void *arg) {
+  int top = lua_gettop(L), rc;
+  if (!lua_checkstack(L, 4)) {
+    uv_stop(tg_runtime_loop(r->rt));
+    return -1;
+  }
+#if TG_LUA54
+  lua_pushcfunction(L, body); /* a light C function: no allocation */
+  lua_pushlightuserdata(L, arg);
+  rc = lua_pcall(L, 1, 0, 0);
+#else
+  rc = lua_cpcall(L, body, arg); /* allocates its closure protected */
+#endif
+  if (rc != LUA_OK) keep_error(r, L);
+  lua_settop(L, top);
+  return rc == LUA_OK ? 0 : -1;
+}
+
+/* Calls the host function below nargs arguments (inside a protected
+ * body); an error it raises is kept, prefixed with what it was, and nres
+ * nils stand for its results. Returns 0, or -1 when it raised. */
+static int callback(lrt *r, lua_State *L, int nargs, int nres,
+                    const char *what) {
+  if (lua_pcall(L, nargs, nres, 0) == LUA_OK) return 0;
   const char *m = lua_tostring(L, -1);
   lua_pushfstring(L, "toolgate: error in %s callback: %s", what,
                   m ? m : "(non-string error)");
   lua_remove(L, -2);
-  if (r->err_ref == LUA_NOREF) r->err_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  else lua_pop(L, 1);
-  uv_stop(tg_runtime_loop(r->rt));
+  keep_error(r, L);
   for (int i = 0; i < nres; i++) lua_pushnil(L);
+  return -1;
 }
 
-static void push_state(lua_State *L, lrt *r, const char *field) {
-  lua_rawgeti(L, LUA_REGISTRYINDEX, r->state_ref);
-  lua_getfield(L, -1, field);
+/* ---- call ends ----------------------------------------------------------- */
+
+typedef struct {
+  lrt *r;
+  lcall *c;
+  const tg_outcome *o;
+} done_arg;
+
+/* Pushes the call's entry (or nil) and takes it out of `calls`. */
+static void untrack_call(lua_State *L, lrt *r, const char *id) {
+  push_state(L, r, "calls");
+  lua_getfield(L, -1, id);
+  lua_pushnil(L);
+  lua_setfield(L, -3, id);
   lua_remove(L, -2);
 }
 
-/* ---- outcomes ------------------------------------------------------------ */
-
-static void set_str(lua_State *L, const char *k, const char *v) {
-  if (!v) return;
-  lua_pushstring(L, v);
-  lua_setfield(L, -2, k);
-}
-
-static void unref(lua_State *L, int *ref) {
-  if (*ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, *ref);
-  *ref = LUA_NOREF;
-}
-
-static void forget_call(lua_State *L, lrt *r, const char *id) {
-  push_state(L, r, "calls");
-  lua_pushnil(L);
-  lua_setfield(L, -2, id);
-  lua_pop(L, 1);
+static int done_body(lua_State *L) {
+  done_arg *d = lua_touserdata(L, 1);
+  untrack_call(L, d->r, d->c->id);                  /* 2: the entry */
+  tg_push_outcome(L, d->o);
+  d->c->outcome_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the handle's */
+  if (!lua_istable(L, 2)) return 0;
+  lua_rawgeti(L, 2, ENTRY_ON_DONE);
+  if (lua_isnil(L, -1)) return 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, d->c->outcome_ref);
+  callback(d->r, L, 1, 0, "on_done");
+  return 0;
 }
 
 static void done_cb(tg_runtime *rt, const tg_outcome *o, void *ud) {
   lcall *c = ud;
   lrt *r = c->owner;
   c->done = 1;
-  if (!r || !r->cur_L) return; /* closing: l_close drops the refs */
-  lua_State *L = r->cur_L;
-  tg_push_outcome(L, o);
-  c->outcome_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  forget_call(L, r, c->id);
-  if (c->on_done_ref != LUA_NOREF) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c->on_done_ref);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, c->outcome_ref);
-    callback(r, L, 1, 0, "on_done");
-  }
-  unref(L, &c->on_done_ref);
-  unref(L, &c->on_progress_ref);
-  unref(L, &c->anchor_ref); /* last: the handle may be collected after */
+  c->owner = NULL;
+  if (!r || !r->cur_L) return; /* closing: the calls table goes whole */
+  done_arg d = {r, c, o};
+  protect(r, r->cur_L, done_body, &d); /* the handle may be collected after */
 }
 
 /* ---- events ---------------------------------------------------------------- */
 
+typedef struct {
+  lrt *r;
+  const tg_event *ev;
+} event_arg;
+
 static void deliver_progress(lrt *r, lua_State *L, const tg_event *ev) {
   push_state(L, r, "calls");
   lua_getfield(L, -1, ev->call_id);
-  lua_remove(L, -2);
-  lcall *c = lua_touserdata(L, -1);
-  lua_pop(L, 1);
-  if (!c || c->on_progress_ref == LUA_NOREF) return;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, c->on_progress_ref);
-  tg_json_push(L, ev->data);
-  callback(r, L, 1, 0, "on_progress");
+  if (lua_istable(L, -1)) {
+    lua_rawgeti(L, -1, ENTRY_ON_PROGRESS);
+    if (!lua_isnil(L, -1)) {
+      tg_json_push(L, ev->data);
+      callback(r, L, 1, 0, "on_progress");
+    } else {
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 2);
+}
+
+/* Handlers run in registration order, by id, up to the last id there was
+ * when the event came: one a handler adds waits for the next event, one
+ * it removes does not run. Indexing, not lua_next: lua_next over a table
+ * changed meanwhile may raise. */
+static int event_body(lua_State *L) {
+  event_arg *a = lua_touserdata(L, 1);
+  lrt *r = a->r;
+  const tg_event *ev = a->ev;
+  if (ev->call_id && strcmp(ev->type, "progress") == 0)
+    deliver_progress(r, L, ev);
+  push_state(L, r, "handlers");
+  int t = lua_gettop(L), last = r->next_handler;
+  for (int id = 1; id <= last; id++) {
+    lua_rawgeti(L, t, id); /* {fn, type} or nil */
+    if (lua_istable(L, -1)) {
+      lua_rawgeti(L, -1, 2);
+      const char *want = lua_tostring(L, -1);
+      int match = !want || strcmp(want, ev->type) == 0;
+      lua_pop(L, 1);
+      if (match) {
+        lua_rawgeti(L, -1, 1);
+        tg_json_push(L, ev->data);
+        callback(r, L, 1, 0, "on_event");
+      }
+    }
+    lua_pop(L, 1);
+  }
+  return 0;
 }
 
 static void event_cb(tg_runtime *rt, const tg_event *ev, void *ud) {
   lrt *r = ud;
-  lua_State *L = r->cur_L;
-  if (!L) return; /* events during close: nobody is listening */
-  if (ev->call_id && strcmp(ev->type, "progress") == 0)
-    deliver_progress(r, L, ev);
-  push_state(L, r, "handlers");
-  int t = lua_gettop(L);
-  lua_pushnil(L);
-  while (lua_next(L, t)) { /* value: {fn, type} */
-    lua_rawgeti(L, -1, 2);
-    const char *want = lua_tostring(L, -1);
-    int match = !want || strcmp(want, ev->type) == 0;
-    lua_pop(L, 1);
-    if (match) {
-      lua_rawgeti(L, -1, 1);
-      tg_json_push(L, ev->data);
-      callback(r, L, 1, 0, "on_event");
-    }
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
+  if (!r->cur_L) return; /* events during close: nobody is listening */
+  event_arg a = {r, ev};
+  protect(r, r->cur_L, event_body, &a);
 }
 
 static void ensure_subscribed(lrt *r) {
@@ -194,16 +438,18 @@ static int add_handler(lua_State *L, lrt *r, const char *list, int fn,
     lua_pushvalue(L, filter);
     lua_rawseti(L, -2, 2);
   }
+  lua_rawseti(L, -2, *counter + 1); /* may raise: count only once in */
   int id = ++*counter;
-  lua_rawseti(L, -2, id);
   lua_pushinteger(L, id);
   return 1;
 }
 
-/* rt:off_x(id): drops the handler from the state's list `list`. */
-static int remove_handler(lua_State *L, const char *list) {
+/* rt:off_x(id): drops the handler from the state's list `list`. An id
+ * that was never given out is ignored (not cut to some other id). */
+static int remove_handler(lua_State *L, const char *list, int counter) {
   lrt *r = check_rt(L, 1);
   lua_Integer id = luaL_checkinteger(L, 2);
+  if (id < 1 || id > counter) return 0;
   push_state(L, r, list);
   lua_pushnil(L);
   lua_rawseti(L, -2, (int)id);
@@ -214,7 +460,10 @@ static int remove_handler(lua_State *L, const char *list) {
 static int l_on_event(lua_State *L) {
   lrt *r = check_rt(L, 1);
   int fi = lua_isfunction(L, 2) ? 2 : 3;
-  if (fi == 3) luaL_checkstring(L, 2);
+  if (fi == 3) {
+    luaL_checkstring(L, 2);
+    cstring(L, 2, "rt:on_event", "the event type");
+  }
   luaL_checktype(L, fi, LUA_TFUNCTION);
   ensure_subscribed(r);
   return add_handler(L, r, "handlers", fi, fi == 3 ? 2 : 0,
@@ -222,40 +471,53 @@ static int l_on_event(lua_State *L) {
 }
 
 static int l_off_event(lua_State *L) {
-  return remove_handler(L, "handlers");
+  return remove_handler(L, "handlers", check_rt(L, 1)->next_handler);
 }
 
 /* ---- file changes ------------------------------------------------------------ */
 
-/* One C subscription for every path; each handler's glob is matched here,
- * handlers in registration order. */
-static void change_cb(tg_runtime *rt, const tg_file_change *ch, void *ud) {
-  lrt *r = ud;
-  lua_State *L = r->cur_L;
-  if (!L) return; /* closing */
+typedef struct {
+  lrt *r;
+  const tg_file_change *ch;
+} change_arg;
+
+/* Each handler's glob is matched here, handlers in registration order
+ * (indexing, as for events). */
+static int change_body(lua_State *L) {
+  change_arg *a = lua_touserdata(L, 1);
+  lrt *r = a->r;
   push_state(L, r, "file_handlers");
-  int t = lua_gettop(L);
-  for (int id = 1; id <= r->next_file_handler; id++) {
-    lua_rawgeti(L, t, id);                        /* {fn, glob} or nil */
+  int t = lua_gettop(L), last = r->next_file_handler;
+  for (int id = 1; id <= last; id++) {
+    lua_rawgeti(L, t, id); /* {fn, glob} or nil */
     if (lua_istable(L, -1)) {
       lua_rawgeti(L, -1, 2);
-      int match = tg_glob_match(lua_tostring(L, -1), ch->path);
+      int match = tg_glob_match(lua_tostring(L, -1), a->ch->path);
       lua_pop(L, 1);
       if (match) {
         lua_rawgeti(L, -1, 1);
-        tg_json_push(L, ch->json);
+        tg_json_push(L, a->ch->json);
         callback(r, L, 1, 0, "on_file_change");
       }
     }
     lua_pop(L, 1);
   }
-  lua_pop(L, 1);
+  return 0;
+}
+
+/* One C subscription for every path. */
+static void change_cb(tg_runtime *rt, const tg_file_change *ch, void *ud) {
+  lrt *r = ud;
+  if (!r->cur_L) return; /* closing */
+  change_arg a = {r, ch};
+  protect(r, r->cur_L, change_body, &a);
 }
 
 /* rt:on_file_change(glob, fn) -> id */
 static int l_on_file_change(lua_State *L) {
   lrt *r = check_rt(L, 1);
-  const char *glob = luaL_checkstring(L, 2);
+  luaL_checkstring(L, 2);
+  const char *glob = cstring(L, 2, "rt:on_file_change", "the glob");
   luaL_checktype(L, 3, LUA_TFUNCTION);
   char why[TG_ERRMSG];
   if (tg__glob_check(glob, why, sizeof why) < 0)
@@ -269,71 +531,90 @@ static int l_on_file_change(lua_State *L) {
 }
 
 static int l_off_file_change(lua_State *L) {
-  return remove_handler(L, "file_handlers");
+  return remove_handler(L, "file_handlers", check_rt(L, 1)->next_file_handler);
 }
 
 /* rt:recent_changes([n]) -> list of changes, oldest first */
 static int l_recent_changes(lua_State *L) {
   lrt *r = check_rt(L, 1);
   lua_Number n = luaL_optnumber(L, 2, 0);
-  if (n < 0 || n != (lua_Number)(long long)n)
+  /* checked as a double first: casting NaN or 1e300 is undefined */
+  if (!(n >= 0 && n == floor(n)))
     return luaL_argerror(L, 2, "a whole number >= 0 expected");
-  cJSON *a = tg_changes_recent(r->rt, (size_t)n);
-  int rc = a ? tg_json_push(L, a) : -1;
-  cJSON_Delete(a);
-  if (rc < 0) return luaL_error(L, "rt:recent_changes: out of memory");
+  size_t want = n > 1e9 ? (size_t)1e9 : (size_t)n; /* more than are kept */
+  json_box *b = new_box(L);
+  b->j[0] = tg_changes_recent(r->rt, want);
+  if (!b->j[0] || tg_json_push(L, b->j[0]) < 0)
+    return luaL_error(L, "rt:recent_changes: out of memory");
+  box_clear(b);
   return 1;
 }
 
 /* ---- approvals --------------------------------------------------------------- */
 
 static int parse_answer(lua_State *L, int idx, tg_answer *a) {
-  const char *s = lua_tostring(L, idx);
-  if (!s) return -1;
-  if (!strcmp(s, "approve") || !strcmp(s, "allow")) *a = TG_ANSWER_APPROVE;
-  else if (!strcmp(s, "always")) *a = TG_ANSWER_ALWAYS;
-  else if (!strcmp(s, "reject") || !strcmp(s, "deny")) *a = TG_ANSWER_REJECT;
-  else return -1;
+  if (is_str(L, idx, "approve") || is_str(L, idx, "allow"))
+    *a = TG_ANSWER_APPROVE;
+  else if (is_str(L, idx, "always"))
+    *a = TG_ANSWER_ALWAYS;
+  else if (is_str(L, idx, "reject") || is_str(L, idx, "deny"))
+    *a = TG_ANSWER_REJECT;
+  else
+    return -1;
   return 0;
 }
 
-/* Reads {scope = "tool"|"args", guidance = "..."} or a guidance string. */
+static const char *const answer_opt_names[] = {"scope", "guidance", NULL};
+
+/* Reads {scope = "tool"|"args", guidance = "..."} or a guidance string at
+ * idx. Pushes one value, the guidance (or nil), which keeps *guidance
+ * alive. -1 for anything else, a misspelt field included: a typo must not
+ * turn "these args" into "the whole tool". */
 static int answer_opts(lua_State *L, int idx, tg_always_scope *scope,
-                       const char **guidance) {
+                       const char **guidance, const char *fn) {
+  idx = lua_absindex(L, idx);
   *scope = TG_SCOPE_TOOL;
   *guidance = NULL;
-  if (lua_type(L, idx) == LUA_TSTRING) {
-    *guidance = lua_tostring(L, idx);
-    return 0;
+  int bad = 0;
+  if (lua_type(L, idx) == LUA_TSTRING || lua_isnoneornil(L, idx)) {
+    lua_pushvalue(L, idx);
+  } else if (lua_istable(L, idx)) {
+    int o = copy_opts(L, idx, fn, answer_opt_names);
+    get_opt(L, o, "scope");
+    if (is_str(L, -1, "args")) *scope = TG_SCOPE_ARGS;
+    else bad = !lua_isnil(L, -1) && !is_str(L, -1, "tool");
+    lua_pop(L, 1);
+    get_opt(L, o, "guidance");
+    lua_remove(L, o);
+  } else {
+    lua_pushnil(L);
+    bad = 1;
   }
-  if (lua_isnoneornil(L, idx)) return 0;
-  if (!lua_istable(L, idx)) return -1;
-  lua_getfield(L, idx, "scope");
-  const char *sc = lua_tostring(L, -1);
-  lua_pop(L, 1);
-  if (sc && !strcmp(sc, "args")) *scope = TG_SCOPE_ARGS;
-  else if (sc && strcmp(sc, "tool")) return -1;
-  lua_getfield(L, idx, "guidance");
-  *guidance = lua_tostring(L, -1); /* the table keeps it alive */
-  lua_pop(L, 1);
-  return 0;
+  int ty = lua_type(L, -1);
+  if (ty != LUA_TNIL && ty != LUA_TSTRING) bad = 1;
+  if (ty == LUA_TSTRING && has_nul(L, -1)) bad = 1;
+  if (!bad) *guidance = lua_tostring(L, -1);
+  return bad ? -1 : 0;
 }
 
 static const char *const answer_usage =
     "answer must be \"approve\", \"always\" or \"reject\", optionally "
     "followed by {scope = \"tool\"|\"args\", guidance = \"...\"}";
 
-static void approver_cb(tg_runtime *rt, const tg_approval_request *q,
-                        void *ud) {
-  lrt *r = ud;
-  lua_State *L = r->cur_L;
-  if (!L) {
-    tg_approval_answer(rt, q->approval_id, TG_ANSWER_REJECT, TG_SCOPE_TOOL,
-                       "the runtime is closing");
-    return;
-  }
-  int top = lua_gettop(L);
-  push_state(L, r, "approver");
+static void set_str(lua_State *L, const char *k, const char *v) {
+  if (!v) return;
+  lua_pushstring(L, v);
+  lua_setfield(L, -2, k);
+}
+
+typedef struct {
+  lrt *r;
+  const tg_approval_request *q;
+  int answered;
+  int failed;        /* the approver raised or answered badly */
+} approver_arg;
+
+static void push_request(lua_State *L, const tg_approval_request *q) {
   lua_createtable(L, 0, 7);
   lua_pushinteger(L, (lua_Integer)q->approval_id);
   lua_setfield(L, -2, "approval_id");
@@ -343,52 +624,84 @@ static void approver_cb(tg_runtime *rt, const tg_approval_request *q,
   set_str(L, "prompt", q->prompt);
   set_str(L, "rule", q->rule);
   if (tg_json_push(L, q->args) == 0) lua_setfield(L, -2, "args");
-  callback(r, L, 1, 2, "approver");
-  tg_answer a;
-  tg_always_scope scope;
-  const char *guidance;
-  if (!lua_isnil(L, top + 1)) { /* answered now; nil: answers later */
-    if (parse_answer(L, top + 1, &a) < 0 ||
-        answer_opts(L, top + 2, &scope, &guidance) < 0) {
-      lua_pushfstring(L, "toolgate: the approver returned a bad answer; %s",
-                      answer_usage);
-      if (r->err_ref == LUA_NOREF) r->err_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-      a = TG_ANSWER_REJECT;
-      guidance = "the approver failed";
-      scope = TG_SCOPE_TOOL;
-    }
-    tg_approval_answer(rt, q->approval_id, a, scope, guidance);
-  }
-  lua_settop(L, top);
 }
 
-static int set_approver(lua_State *L, lrt *r, int idx) {
-  const char *mode = lua_tostring(L, idx);
+/* Asks the host's approver and answers when it returned an answer. Nil:
+ * it answers later with rt:answer. */
+static int approver_body(lua_State *L) {
+  approver_arg *a = lua_touserdata(L, 1);
+  lrt *r = a->r;
+  push_state(L, r, "approver");
+  push_request(L, a->q);
+  a->failed = 1; /* until we know better: a raise below is a failure */
+  if (callback(r, L, 1, 2, "approver") < 0) return 0; /* 2, 3 */
+  a->failed = 0;
+  if (lua_isnil(L, 2)) return 0;
+  tg_answer ans;
+  tg_always_scope scope;
+  const char *guidance;
+  if (parse_answer(L, 2, &ans) < 0 ||
+      answer_opts(L, 3, &scope, &guidance, "the approver's answer") < 0) {
+    lua_pushfstring(L, "toolgate: the approver returned a bad answer; %s",
+                    answer_usage);
+    keep_error(r, L);
+    a->failed = 1;
+    return 0;
+  }
+  a->answered = 1;
+  tg_approval_answer(r->rt, a->q->approval_id, ans, scope, guidance);
+  return 0;
+}
+
+static void approver_cb(tg_runtime *rt, const tg_approval_request *q,
+                        void *ud) {
+  lrt *r = ud;
+  if (!r->cur_L) {
+    tg_approval_answer(rt, q->approval_id, TG_ANSWER_REJECT, TG_SCOPE_TOOL,
+                       "the runtime is closing");
+    return;
+  }
+  approver_arg a = {r, q, 0, 0};
+  if (protect(r, r->cur_L, approver_body, &a) < 0) a.failed = 1;
+  if (a.failed && !a.answered) /* a failed approver rejects, now */
+    tg_approval_answer(rt, q->approval_id, TG_ANSWER_REJECT, TG_SCOPE_TOOL,
+                       "the approver failed");
+}
+
+/* "allow" / "deny" as an approve mode; -1 for anything else. */
+static int approve_mode(lua_State *L, int idx) {
+  if (is_str(L, idx, "allow")) return TG_APPROVE_ALLOW;
+  if (is_str(L, idx, "deny")) return TG_APPROVE_DENY;
+  return -1;
+}
+
+static void raise_bad_approver(lua_State *L, const char *fn, int idx) {
+  luaL_error(L, "%s: approve must be a function(request), \"allow\" or "
+                "\"deny\" (got %s)", fn,
+             lua_type(L, idx) == LUA_TSTRING ? lua_tostring(L, idx)
+                                             : luaL_typename(L, idx));
+}
+
+static void set_approver(lua_State *L, lrt *r, int idx, const char *fn) {
   if (lua_isfunction(L, idx)) {
-    push_state(L, r, "approver");
-    lua_pop(L, 1);
     lua_rawgeti(L, LUA_REGISTRYINDEX, r->state_ref);
     lua_pushvalue(L, idx);
-    lua_setfield(L, -2, "approver");
+    lua_setfield(L, -2, "approver"); /* first: it is what may raise */
     lua_pop(L, 1);
     tg_runtime_set_approve_mode(r->rt, TG_APPROVE_CALLBACK);
     tg_runtime_set_approver(r->rt, approver_cb, r);
-  } else if (mode && !strcmp(mode, "allow")) {
-    tg_runtime_set_approve_mode(r->rt, TG_APPROVE_ALLOW);
-  } else if (mode && !strcmp(mode, "deny")) {
-    tg_runtime_set_approve_mode(r->rt, TG_APPROVE_DENY);
-  } else {
-    return luaL_error(L, "toolgate: approve must be a function(request), "
-                         "\"allow\" or \"deny\" (got %s)",
-                      mode ? mode : luaL_typename(L, idx));
+    return;
   }
-  return 0;
+  int mode = approve_mode(L, idx);
+  if (mode < 0) raise_bad_approver(L, fn, idx);
+  tg_runtime_set_approve_mode(r->rt, (tg_approve_mode)mode);
 }
 
 static int l_set_approver(lua_State *L) {
   lrt *r = check_rt(L, 1);
   luaL_checkany(L, 2);
-  return set_approver(L, r, 2);
+  set_approver(L, r, 2, "rt:set_approver");
+  return 0;
 }
 
 /* rt:answer(approval_id, "approve"|"always"|"reject", opts) -> true | nil, err */
@@ -398,15 +711,18 @@ static int l_answer(lua_State *L) {
   tg_answer a;
   tg_always_scope scope;
   const char *guidance;
-  if (parse_answer(L, 3, &a) < 0 || answer_opts(L, 4, &scope, &guidance) < 0)
+  if (parse_answer(L, 3, &a) < 0 ||
+      answer_opts(L, 4, &scope, &guidance, "rt:answer") < 0)
     return luaL_error(L, "toolgate: rt:answer: %s", answer_usage);
   lua_State *prev = enter(r, L);
   int rc = tg_approval_answer(r->rt, (uint64_t)id, a, scope, guidance);
   leave(r, L, prev);
   if (rc < 0) {
+    char msg[120];
+    snprintf(msg, sizeof msg, "no pending approval %lld (answered, timed "
+             "out or cancelled)", (long long)id);
     lua_pushnil(L);
-    lua_pushfstring(L, "no pending approval %d (answered, timed out or "
-                       "cancelled)", (int)id);
+    lua_pushstring(L, msg);
     return 2;
   }
   lua_pushboolean(L, 1);
@@ -415,13 +731,19 @@ static int l_answer(lua_State *L) {
 
 /* ---- toolgate.new ------------------------------------------------------- */
 
-static uint64_t opt_u64(lua_State *L, int t, const char *k, uint64_t dflt) {
-  lua_getfield(L, t, k);
+static const char *const new_opt_names[] = {
+    "policies", "session", "default_verdict", "timeout_ms",
+    "approval_timeout_ms", "progress_interval_ms", "seed", "max_args_bytes",
+    "approve", "watch", "workspace", "file_max_bytes", "builtin_tools",
+    "exec_output_cap", "kill_grace_ms", "trusted_policies",
+    "policy_time_limit_ms", "policy_memory_cap", NULL};
+
+static uint64_t opt_u64(lua_State *L, int o, const char *k, uint64_t dflt) {
   uint64_t v = dflt;
-  if (!lua_isnil(L, -1)) {
+  if (get_opt(L, o, k) != LUA_TNIL) {
     int ok = 0;
     lua_Number n = lua_tonumberx(L, -1, &ok);
-    if (!ok || n < 0 || n > 9e15)
+    if (!ok || !(n >= 0 && n <= 9e15)) /* so: NaN too, before the cast */
       luaL_error(L, "toolgate.new: '%s' must be a number >= 0", k);
     v = (uint64_t)n;
   }
@@ -429,34 +751,49 @@ static uint64_t opt_u64(lua_State *L, int t, const char *k, uint64_t dflt) {
   return v;
 }
 
-static const char *opt_str(lua_State *L, int t, const char *k) {
-  lua_getfield(L, t, k);
-  int ty = lua_type(L, -1);
+static int opt_bool(lua_State *L, int o, const char *k, int dflt) {
+  int ty = get_opt(L, o, k), v = dflt;
+  if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
+    luaL_error(L, "toolgate.new: '%s' must be a boolean (got %s)", k,
+               luaL_typename(L, -1));
+  if (ty == LUA_TBOOLEAN) v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* A string option; the copied options table keeps it alive. */
+static const char *opt_str(lua_State *L, int o, const char *k) {
+  int ty = get_opt(L, o, k);
   if (ty != LUA_TNIL && ty != LUA_TSTRING)
     luaL_error(L, "toolgate.new: '%s' must be a string (got %s)", k,
                luaL_typename(L, -1));
-  const char *s = lua_tostring(L, -1);
-  lua_pop(L, 1); /* the options table keeps the string alive */
+  char what[64];
+  snprintf(what, sizeof what, "'%s'", k);
+  const char *s = cstring(L, -1, "toolgate.new", what);
+  lua_pop(L, 1);
   return s;
 }
 
-static tg_verdict opt_verdict(lua_State *L, int t) {
-  const char *v = opt_str(L, t, "default_verdict");
-  if (!v) return TG_VERDICT_ASK;
-  if (!strcmp(v, "ask")) return TG_VERDICT_ASK;
-  if (!strcmp(v, "allow")) return TG_VERDICT_ALLOW;
-  if (!strcmp(v, "deny")) return TG_VERDICT_DENY;
-  luaL_error(L, "toolgate.new: 'default_verdict' must be \"ask\", \"allow\" "
-                "or \"deny\" (got \"%s\")", v);
-  return TG_VERDICT_ASK;
+static tg_verdict opt_verdict(lua_State *L, int o) {
+  get_opt(L, o, "default_verdict");
+  tg_verdict v = TG_VERDICT_ASK;
+  if (is_str(L, -1, "allow")) v = TG_VERDICT_ALLOW;
+  else if (is_str(L, -1, "deny")) v = TG_VERDICT_DENY;
+  else if (!lua_isnil(L, -1) && !is_str(L, -1, "ask"))
+    luaL_error(L, "toolgate.new: 'default_verdict' must be \"ask\", "
+                  "\"allow\" or \"deny\" (got %s)",
+               lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                              : luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
 }
 
 /* workspace = "dir" or {"dir", ...} -> a NULL-terminated array in a
- * userdata left on the stack (the GC frees it; the runtime copies the
- * roots). NULL when absent. */
-static const char *const *opt_roots(lua_State *L, int t) {
-  lua_getfield(L, t, "workspace");
-  int ty = lua_type(L, -1), v = lua_gettop(L);
+ * userdata left on the stack, over a table of the strings, also left
+ * there: ours, so they stay alive however the host's table changes (the
+ * runtime copies the roots). NULL when absent. */
+static const char *const *opt_roots(lua_State *L, int o) {
+  int ty = get_opt(L, o, "workspace"), v = lua_gettop(L);
   if (ty == LUA_TNIL) {
     lua_pop(L, 1);
     return NULL;
@@ -465,85 +802,84 @@ static const char *const *opt_roots(lua_State *L, int t) {
     luaL_error(L, "toolgate.new: 'workspace' must be a directory or a list "
                   "of directories (got %s)", luaL_typename(L, -1));
   size_t n = ty == LUA_TSTRING ? 1 : lua_rawlen(L, v);
+  if (n > 4096) luaL_error(L, "toolgate.new: 'workspace' lists more than "
+                              "4096 directories");
+  lua_createtable(L, (int)n, 0);
+  int keep = lua_gettop(L);
   const char **roots = lua_newuserdatauv(L, (n + 1) * sizeof *roots, 0);
   for (size_t i = 0; i < n; i++) {
     if (ty == LUA_TTABLE) lua_rawgeti(L, v, (int)i + 1);
     else lua_pushvalue(L, v);
     if (lua_type(L, -1) != LUA_TSTRING)
       luaL_error(L, "toolgate.new: workspace[%d] must be a string", (int)i + 1);
-    roots[i] = lua_tostring(L, -1); /* the options table keeps it alive */
-    lua_pop(L, 1);
+    roots[i] = cstring(L, -1, "toolgate.new", "a workspace directory");
+    lua_rawseti(L, keep, (int)i + 1);
   }
   roots[n] = NULL;
-  lua_remove(L, v); /* leaves the userdata */
+  lua_remove(L, v); /* leaves the strings and the array */
   return roots;
 }
 
-/* Reads every option before anything is allocated: luaL_error longjmps. */
-static void read_config(lua_State *L, int t, tg_config *cfg) {
+/* Reads every option before anything is taken: luaL_error longjmps. */
+static void read_config(lua_State *L, int o, tg_config *cfg) {
   tg_config_init(cfg);
-  if (lua_isnoneornil(L, t)) return;
-  luaL_checktype(L, t, LUA_TTABLE);
-  cfg->policies_dir = opt_str(L, t, "policies");
-  cfg->session = opt_str(L, t, "session");
-  cfg->default_verdict = opt_verdict(L, t);
-  cfg->timeout_ms = opt_u64(L, t, "timeout_ms", cfg->timeout_ms);
+  if (!o) return;
+  cfg->policies_dir = opt_str(L, o, "policies");
+  cfg->session = opt_str(L, o, "session");
+  cfg->default_verdict = opt_verdict(L, o);
+  cfg->timeout_ms = opt_u64(L, o, "timeout_ms", cfg->timeout_ms);
   cfg->approval_timeout_ms =
-      opt_u64(L, t, "approval_timeout_ms", cfg->approval_timeout_ms);
+      opt_u64(L, o, "approval_timeout_ms", cfg->approval_timeout_ms);
   cfg->progress_interval_ms =
-      opt_u64(L, t, "progress_interval_ms", cfg->progress_interval_ms);
-  cfg->seed = opt_u64(L, t, "seed", 0);
-  cfg->max_args_bytes = (size_t)opt_u64(L, t, "max_args_bytes", cfg->max_args_bytes);
+      opt_u64(L, o, "progress_interval_ms", cfg->progress_interval_ms);
+  cfg->seed = opt_u64(L, o, "seed", 0);
+  cfg->max_args_bytes = (size_t)opt_u64(L, o, "max_args_bytes", cfg->max_args_bytes);
   cfg->exec_output_cap =
-      (size_t)opt_u64(L, t, "exec_output_cap", cfg->exec_output_cap);
-  cfg->kill_grace_ms = opt_u64(L, t, "kill_grace_ms", cfg->kill_grace_ms);
-  cfg->file_max_bytes = (size_t)opt_u64(L, t, "file_max_bytes", 0);
-  cfg->workspace_roots = opt_roots(L, t);
-  lua_getfield(L, t, "builtin_tools");
-  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
-    luaL_error(L, "toolgate.new: 'builtin_tools' must be a boolean (got %s)",
-               luaL_typename(L, -1));
-  cfg->builtin_tools = lua_isnil(L, -1) || lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  lua_getfield(L, t, "watch");
-  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
-    luaL_error(L, "toolgate.new: 'watch' must be a boolean (got %s)",
-               luaL_typename(L, -1));
-  cfg->watch_policies = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  lua_getfield(L, t, "trusted_policies");
-  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
-    luaL_error(L, "toolgate.new: 'trusted_policies' must be a boolean (got %s)",
-               luaL_typename(L, -1));
-  cfg->trusted_policies = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  cfg->policy_time_limit_ms = (uint32_t)opt_u64(L, t, "policy_time_limit_ms", 0);
-  cfg->policy_memory_cap = (size_t)opt_u64(L, t, "policy_memory_cap", 0);
-  lua_getfield(L, t, "approve");
-  int ty = lua_type(L, -1);
-  if (ty != LUA_TNIL && ty != LUA_TFUNCTION && ty != LUA_TSTRING)
-    luaL_error(L, "toolgate.new: 'approve' must be a function, \"allow\" or "
-                  "\"deny\"");
+      (size_t)opt_u64(L, o, "exec_output_cap", cfg->exec_output_cap);
+  cfg->kill_grace_ms = opt_u64(L, o, "kill_grace_ms", cfg->kill_grace_ms);
+  cfg->file_max_bytes = (size_t)opt_u64(L, o, "file_max_bytes", 0);
+  cfg->workspace_roots = opt_roots(L, o);
+  cfg->builtin_tools = opt_bool(L, o, "builtin_tools", 1);
+  cfg->watch_policies = opt_bool(L, o, "watch", 0);
+  cfg->trusted_policies = opt_bool(L, o, "trusted_policies", 0);
+  uint64_t limit = opt_u64(L, o, "policy_time_limit_ms", 0);
+  if (limit > UINT32_MAX)
+    luaL_error(L, "toolgate.new: 'policy_time_limit_ms' is at most %u",
+               (unsigned)UINT32_MAX);
+  cfg->policy_time_limit_ms = (uint32_t)limit;
+  cfg->policy_memory_cap = (size_t)opt_u64(L, o, "policy_memory_cap", 0);
+  if (get_opt(L, o, "approve") != LUA_TNIL && !lua_isfunction(L, -1) &&
+      approve_mode(L, -1) < 0)
+    raise_bad_approver(L, "toolgate.new", lua_gettop(L));
   lua_pop(L, 1);
 }
 
 /* toolgate.new{...} -> rt | nil, err */
 static int l_new(lua_State *L) {
   tg_config cfg;
-  read_config(L, 1, &cfg);
-  lrt *r = lua_newuserdatauv(L, sizeof *r, 0);
-  memset(r, 0, sizeof *r);
+  int o = copy_opts(L, 1, "toolgate.new", new_opt_names);
+  read_config(L, o, &cfg);
+  lrt_box *b = lua_newuserdatauv(L, sizeof *b, 0);
+  b->r = NULL;
+  luaL_setmetatable(L, RT_MT);
+  int self = lua_gettop(L);
+  lrt *r = calloc(1, sizeof *r);
+  if (!r) return luaL_error(L, "toolgate.new: out of memory");
   r->state_ref = r->err_ref = LUA_NOREF;
   r->max_args_bytes = cfg.max_args_bytes;
-  luaL_setmetatable(L, RT_MT);
+  b->r = r; /* from here the userdata's __gc frees all of it */
   char err[TG_ERRMSG] = "";
   r->rt = tg_runtime_new(&cfg, NULL, err);
   if (!r->rt) {
+    b->r = NULL;
+    close_now(r, L);
     lua_pushnil(L);
     lua_pushstring(L, err);
     return 2;
   }
-  lua_createtable(L, 0, 3);
+  lua_pushboolean(L, 0);
+  r->err_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_createtable(L, 0, 4);
   lua_newtable(L);
   lua_setfield(L, -2, "handlers");
   lua_newtable(L);
@@ -551,83 +887,157 @@ static int l_new(lua_State *L) {
   lua_newtable(L);
   lua_setfield(L, -2, "file_handlers");
   r->state_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  if (!lua_isnoneornil(L, 1)) {
-    lua_getfield(L, 1, "approve");
-    if (!lua_isnil(L, -1)) set_approver(L, r, lua_gettop(L));
-    lua_pop(L, 1);
-  }
+  if (get_opt(L, o, "approve") != LUA_TNIL)
+    set_approver(L, r, lua_gettop(L), "toolgate.new");
+  lua_settop(L, self);
   return 1;
 }
 
 /* ---- calls ----------------------------------------------------------------- */
 
-static int opt_fn_ref(lua_State *L, int t, const char *k) {
-  lua_getfield(L, t, k);
-  if (lua_isnil(L, -1)) {
-    lua_pop(L, 1);
-    return LUA_NOREF;
-  }
-  if (!lua_isfunction(L, -1))
-    luaL_error(L, "rt:call: '%s' must be a function", k);
-  return luaL_ref(L, LUA_REGISTRYINDEX);
-}
+static const char *const call_opt_names[] = {
+    "id", "session", "turn", "metadata", "on_done", "on_progress", NULL};
+static const char *const explain_opt_names[] = {"id", "session", "turn",
+                                                "metadata", NULL};
 
-/* Converts the args (table or JSON text) at idx; NULL + message on error. */
-static cJSON *args_of(lua_State *L, int idx, size_t max_bytes,
-                      tg_call_request *req, char *err) {
-  if (lua_type(L, idx) == LUA_TSTRING) {
-    req->args_json = lua_tostring(L, idx);
-    return NULL;
-  }
-  if (lua_isnoneornil(L, idx)) return NULL;
-  if (!lua_istable(L, idx)) {
-    snprintf(err, TG_ERRMSG, "args must be a table or a JSON string (got %s)",
-             luaL_typename(L, idx));
-    return NULL;
-  }
-  cJSON *j = tg_json_from_lua_max(L, idx, max_bytes, err, TG_ERRMSG);
-  if (j && !cJSON_IsObject(j)) {
-    snprintf(err, TG_ERRMSG, "args must be an object, not a list");
-    cJSON_Delete(j);
-    return NULL;
-  }
-  return j;
-}
-
-/* Reads opts {id, session, turn, metadata} into req; returns metadata
- * (caller frees) or NULL. Raises on wrong types before any allocation. */
-static void read_call_opts(lua_State *L, int o, tg_call_request *req) {
-  if (lua_isnoneornil(L, o)) return;
-  luaL_checktype(L, o, LUA_TTABLE);
-  lua_getfield(L, o, "id");
-  lua_getfield(L, o, "session");
-  lua_getfield(L, o, "turn");
-  if (!lua_isnil(L, -3) && lua_type(L, -3) != LUA_TSTRING)
-    luaL_error(L, "rt:call: 'id' must be a string");
-  if (!lua_isnil(L, -2) && lua_type(L, -2) != LUA_TSTRING)
-    luaL_error(L, "rt:call: 'session' must be a string");
-  if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TNUMBER)
-    luaL_error(L, "rt:call: 'turn' must be a number");
-  req->id = lua_tostring(L, -3);
-  req->session = lua_tostring(L, -2);
-  req->turn = (int64_t)lua_tonumber(L, -1);
+/* Reads opts (the private copy at o) {id, session, turn} into req and
+ * checks on_done and on_progress; raises on a wrong type, before anything
+ * is taken. */
+static void read_call_opts(lua_State *L, int o, const char *fn,
+                           tg_call_request *req) {
+  if (!o) return;
+  int ty = get_opt(L, o, "id");
+  if (ty != LUA_TNIL && ty != LUA_TSTRING)
+    luaL_error(L, "%s: 'id' must be a string", fn);
+  req->id = cstring(L, -1, fn, "'id'");
   if (req->id && strlen(req->id) >= sizeof ((lcall *)0)->id)
-    luaL_error(L, "rt:call: 'id' is longer than 127 bytes");
-  lua_pop(L, 3); /* the opts table keeps the strings alive */
+    luaL_error(L, "%s: 'id' is longer than 127 bytes", fn);
+  ty = get_opt(L, o, "session");
+  if (ty != LUA_TNIL && ty != LUA_TSTRING)
+    luaL_error(L, "%s: 'session' must be a string", fn);
+  req->session = cstring(L, -1, fn, "'session'");
+  if (get_opt(L, o, "turn") != LUA_TNIL) {
+    lua_Number n = lua_tonumber(L, -1);
+    /* checked as a double first: casting NaN or 1e300 is undefined */
+    if (lua_type(L, -1) != LUA_TNUMBER || !(n == floor(n) && fabs(n) <= 9e15))
+      luaL_error(L, "%s: 'turn' must be a whole number", fn);
+    req->turn = (int64_t)n;
+  }
+  const char *cbs[] = {"on_done", "on_progress"};
+  for (int i = 0; i < 2; i++) {
+    ty = get_opt(L, o, cbs[i]);
+    if (ty != LUA_TNIL && ty != LUA_TFUNCTION)
+      luaL_error(L, "%s: '%s' must be a function (got %s)", fn, cbs[i],
+                 luaL_typename(L, -1));
+  }
+  lua_pop(L, 5); /* the copy keeps the strings alive */
 }
 
-static cJSON *call_metadata(lua_State *L, int o, char *err, int *bad) {
-  *bad = 0;
-  if (lua_isnoneornil(L, o)) return NULL;
-  lua_getfield(L, o, "metadata");
-  cJSON *m = NULL;
-  if (!lua_isnil(L, -1)) {
-    m = tg_json_from_lua(L, -1, err, TG_ERRMSG);
-    *bad = !m || !cJSON_IsObject(m);
-    if (*bad && m) snprintf(err, TG_ERRMSG, "metadata must be a table");
+/* The request of rt:call / rt:explain (tool, args, opts copied at o) into
+ * req, its cJSON values into the box. Raises for wrong types; returns -1
+ * with err for a malformed request (what an agent may send: bad JSON, a
+ * NUL in the tool name, args not an object). */
+static int read_request(lua_State *L, lrt *r, int o, const char *fn,
+                        tg_call_request *req, json_box *box, char *err) {
+  size_t n;
+  req->tool = luaL_checklstring(L, 2, &n);
+  read_call_opts(L, o, fn, req);
+  if (memchr(req->tool, '\0', n)) {
+    snprintf(err, TG_ERRMSG, "the tool name contains a NUL byte (at byte "
+             "%zu); a tool name is plain text", strlen(req->tool));
+    return -1;
+  }
+  int ty = lua_type(L, 3);
+  if (ty == LUA_TSTRING) {
+    req->args_json = lua_tolstring(L, 3, &n);
+    if (memchr(req->args_json, '\0', n)) {
+      snprintf(err, TG_ERRMSG, "args: the JSON text contains a NUL byte (at "
+               "byte %zu); JSON text cannot", strlen(req->args_json));
+      return -1;
+    }
+  } else if (ty == LUA_TTABLE) {
+    char why[TG_ERRMSG - 16];
+    box->j[0] = tg_json_from_lua_max(L, 3, r->max_args_bytes, why, sizeof why);
+    if (!box->j[0]) {
+      snprintf(err, TG_ERRMSG, "args: %s", why);
+      return -1;
+    }
+    if (!cJSON_IsObject(box->j[0])) {
+      snprintf(err, TG_ERRMSG, "args must be an object, not a list");
+      return -1;
+    }
+    req->args = box->j[0];
+  } else if (ty != LUA_TNIL && ty != LUA_TNONE) {
+    snprintf(err, TG_ERRMSG, "args must be a table or a JSON string (got %s)",
+             luaL_typename(L, 3));
+    return -1;
+  }
+  if (get_opt(L, o, "metadata") != LUA_TNIL) {
+    char why[TG_ERRMSG - 16];
+    box->j[1] = tg_json_from_lua(L, -1, why, sizeof why);
+    if (!box->j[1]) {
+      snprintf(err, TG_ERRMSG, "metadata: %s", why);
+      return -1;
+    }
+    if (!cJSON_IsObject(box->j[1])) {
+      snprintf(err, TG_ERRMSG, "metadata must be a table");
+      return -1;
+    }
+    req->metadata = box->j[1];
   }
   lua_pop(L, 1);
-  return m;
+  return 0;
+}
+
+static int fail(lua_State *L, const char *err) {
+  lua_pushnil(L);
+  lua_pushstring(L, err);
+  return 2;
+}
+
+static lcall *new_handle(lua_State *L) {
+  lcall *c = lua_newuserdatauv(L, sizeof *c, 0);
+  memset(c, 0, sizeof *c);
+  c->outcome_ref = LUA_NOREF;
+  luaL_setmetatable(L, CALL_MT);
+  return c;
+}
+
+/* Names the call (the host's id, or the next free call-N) and pushes the
+ * calls table and the id. -1 with err when the host's id is running. */
+static int name_call(lua_State *L, lrt *r, lcall *c, const char *want,
+                     char *err) {
+  push_state(L, r, "calls");
+  int calls = lua_gettop(L);
+  for (;;) {
+    if (want) snprintf(c->id, sizeof c->id, "%s", want);
+    else snprintf(c->id, sizeof c->id, "call-%llu", ++r->next_id);
+    lua_pushstring(L, c->id);
+    lua_pushvalue(L, -1);
+    lua_rawget(L, calls);
+    int taken = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (!taken) return 0;
+    lua_pop(L, 1);
+    if (want) {
+      snprintf(err, TG_ERRMSG, "a call with id '%s' is already running", want);
+      return -1;
+    }
+  }
+}
+
+/* calls[id] = {handle, on_done, on_progress}: what the running call needs,
+ * dropped whole when it ends (or the runtime closes). */
+static void track_call(lua_State *L, int calls, int key, int h, int o) {
+  lua_pushvalue(L, key);
+  lua_createtable(L, 3, 0);
+  lua_pushvalue(L, h);
+  lua_rawseti(L, -2, ENTRY_HANDLE);
+  get_opt(L, o, "on_done");
+  lua_rawseti(L, -2, ENTRY_ON_DONE);
+  get_opt(L, o, "on_progress");
+  lua_rawseti(L, -2, ENTRY_ON_PROGRESS);
+  lua_rawset(L, calls);
 }
 
 /* rt:call(tool, args, opts) -> handle | nil, err */
@@ -635,85 +1045,31 @@ static int l_call(lua_State *L) {
   lrt *r = check_rt(L, 1);
   tg_call_request req;
   memset(&req, 0, sizeof req);
-  req.tool = luaL_checkstring(L, 2);
-  read_call_opts(L, 4, &req);
-  lcall *c = lua_newuserdatauv(L, sizeof *c, 0);   /* the handle */
-  memset(c, 0, sizeof *c);
-  c->anchor_ref = c->outcome_ref = c->on_done_ref = c->on_progress_ref = LUA_NOREF;
-  luaL_setmetatable(L, CALL_MT);
-  int h = lua_gettop(L);
-  if (!lua_isnoneornil(L, 4)) {
-    c->on_done_ref = opt_fn_ref(L, 4, "on_done");
-    c->on_progress_ref = opt_fn_ref(L, 4, "on_progress");
-  }
   char err[TG_ERRMSG] = "";
-  int bad = 0;
-  cJSON *args = args_of(L, 3, r->max_args_bytes, &req, err);
-  cJSON *meta = err[0] ? NULL : call_metadata(L, 4, err, &bad);
-  if (err[0] || bad) {
-    cJSON_Delete(args);
-    cJSON_Delete(meta);
-    unref(L, &c->on_done_ref);
-    unref(L, &c->on_progress_ref);
-    lua_pushnil(L);
-    lua_pushstring(L, err);
-    return 2;
-  }
-  req.args = args;
-  req.metadata = meta;
-  if (c->on_progress_ref != LUA_NOREF) ensure_subscribed(r);
-  c->owner = r;
-  lua_pushvalue(L, h);
-  c->anchor_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  /* We name the call ourselves so progress events find the handle; an id
-   * the host chose may not be one that is running, ours skip such ids. */
-  push_state(L, r, "calls");
-  int calls = lua_gettop(L);
-  if (req.id) {
-    snprintf(c->id, sizeof c->id, "%s", req.id);
-    lua_getfield(L, calls, c->id);
-    int taken = !lua_isnil(L, -1);
-    lua_pop(L, 1);
-    if (taken) {
-      lua_settop(L, h);
-      cJSON_Delete(args);
-      cJSON_Delete(meta);
-      unref(L, &c->anchor_ref);
-      unref(L, &c->on_done_ref);
-      unref(L, &c->on_progress_ref);
-      lua_pushnil(L);
-      lua_pushfstring(L, "a call with id '%s' is already running", c->id);
-      return 2;
-    }
-  } else {
-    for (;;) {
-      snprintf(c->id, sizeof c->id, "call-%llu", ++r->next_id);
-      lua_getfield(L, calls, c->id);
-      int taken = !lua_isnil(L, -1);
-      lua_pop(L, 1);
-      if (!taken) break;
-    }
-  }
+  int o = copy_opts(L, 4, "rt:call", call_opt_names);
+  json_box *box = new_box(L);
+  if (read_request(L, r, o, "rt:call", &req, box, err) < 0) return fail(L, err);
+  lcall *c = new_handle(L);
+  int h = lua_gettop(L);
+  if (name_call(L, r, c, req.id, err) < 0) return fail(L, err);
+  int calls = h + 1, key = h + 2;
   req.id = c->id;
-  lua_pushvalue(L, h);
-  lua_setfield(L, calls, c->id);
-  lua_settop(L, h);
+  track_call(L, calls, key, h, o);
+  c->owner = r;
+  if (get_opt(L, o, "on_progress") != LUA_TNIL) ensure_subscribed(r);
+  /* Nothing between enter and leave may raise (cur_L would stay set). */
   lua_State *prev = enter(r, L);
   int rc = tg_call_start(r->rt, &req, done_cb, c, err);
-  cJSON_Delete(args);
-  cJSON_Delete(meta);
-  if (rc < 0) {
-    forget_call(L, r, c->id);
-    unref(L, &c->anchor_ref);
-    unref(L, &c->on_done_ref);
-    unref(L, &c->on_progress_ref);
-    r->cur_L = prev;
+  if (rc < 0) { /* done will not come: untrack, without allocating */
+    c->owner = NULL;
+    lua_pushvalue(L, key);
     lua_pushnil(L);
-    lua_pushstring(L, err);
-    return 2;
+    lua_rawset(L, calls);
   }
+  box_clear(box);
   leave(r, L, prev);
-  lua_settop(L, h);
+  if (rc < 0) return fail(L, err);
+  lua_pushvalue(L, h);
   return 1;
 }
 
@@ -723,20 +1079,14 @@ static lcall *check_call(lua_State *L) {
 
 static int l_call_cancel(lua_State *L) {
   lcall *c = check_call(L);
-  if (c->done || !c->owner || !c->owner->rt) {
-    lua_pushnil(L);
-    lua_pushstring(L, "the call has already ended");
-    return 2;
-  }
+  if (c->done || !c->owner)
+    return fail(L, "the call has already ended");
   lrt *r = c->owner;
   lua_State *prev = enter(r, L);
   int rc = tg_call_cancel(r->rt, c->id);
-  leave(r, L, prev);
-  if (rc < 0) {
-    lua_pushnil(L);
-    lua_pushstring(L, "the call is past the point where it can be cancelled");
-    return 2;
-  }
+  leave(r, L, prev); /* r may be gone now (see leave) */
+  if (rc < 0)
+    return fail(L, "the call is past the point where it can be cancelled");
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -745,23 +1095,20 @@ static int l_call_cancel(lua_State *L) {
 static int l_call_wait(lua_State *L) {
   lcall *c = check_call(L);
   while (!c->done) {
-    if (!c->owner || !c->owner->rt)
+    lrt *r = c->owner;
+    if (!r)
       return luaL_error(L, "toolgate: the runtime was closed before the call "
                            "ended");
-    lrt *r = c->owner;
     refuse_in_callback(L, r, "handle:wait()");
     lua_State *prev = enter(r, L);
     int more = uv_run(tg_runtime_loop(r->rt), UV_RUN_ONCE);
-    leave(r, L, prev);
+    leave(r, L, prev); /* r may be gone now (see leave) */
     if (!more && !c->done)
       return luaL_error(L, "toolgate: call %s cannot finish: nothing is left "
                            "to run (bug)", c->id);
   }
-  if (c->outcome_ref == LUA_NOREF) {
-    lua_pushnil(L);
-    lua_pushstring(L, "the runtime was closed before the call ended");
-    return 2;
-  }
+  if (c->outcome_ref == LUA_NOREF)
+    return fail(L, "the runtime was closed before the call ended");
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->outcome_ref);
   return 1;
 }
@@ -780,14 +1127,15 @@ static int l_call_outcome(lua_State *L) {
 
 static int l_call_index(lua_State *L) {
   lcall *c = check_call(L);
-  const char *k = luaL_checkstring(L, 2);
-  if (!strcmp(k, "id")) {
+  luaL_checkstring(L, 2);
+  if (is_str(L, 2, "id")) {
     lua_pushstring(L, c->id);
     return 1;
   }
   luaL_getmetatable(L, CALL_MT);
   lua_getfield(L, -1, "__methods");
-  lua_getfield(L, -1, k);
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
   return 1;
 }
 
@@ -827,19 +1175,29 @@ static int l_generation(lua_State *L) {
   return 1;
 }
 
+/* An optional path argument; -1 with err when it holds a NUL byte (no
+ * such file can exist: the path C would see is another one). */
+static int opt_path(lua_State *L, int idx, const char **path, char *err) {
+  size_t n;
+  *path = luaL_optlstring(L, idx, NULL, &n);
+  if (*path && memchr(*path, '\0', n)) {
+    snprintf(err, TG_ERRMSG, "the path contains a NUL byte (at byte %zu)",
+             strlen(*path));
+    return -1;
+  }
+  return 0;
+}
+
 /* rt:reload([dir]) -> generation | nil, "file:line: message" */
 static int l_reload(lua_State *L) {
   lrt *r = check_rt(L, 1);
-  const char *dir = luaL_optstring(L, 2, NULL);
+  const char *dir;
   char err[TG_ERRMSG] = "";
+  if (opt_path(L, 2, &dir, err) < 0) return fail(L, err);
   lua_State *prev = enter(r, L);
   int rc = tg_runtime_load_policies(r->rt, dir, err);
   leave(r, L, prev);
-  if (rc < 0) {
-    lua_pushnil(L);
-    lua_pushstring(L, err);
-    return 2;
-  }
+  if (rc < 0) return fail(L, err);
   lua_pushinteger(L, (lua_Integer)tg_runtime_generation(r->rt));
   return 1;
 }
@@ -849,85 +1207,63 @@ static int l_explain(lua_State *L) {
   lrt *r = check_rt(L, 1);
   tg_call_request req;
   memset(&req, 0, sizeof req);
-  req.tool = luaL_checkstring(L, 2);
-  read_call_opts(L, 4, &req);
   char err[TG_ERRMSG] = "";
-  int bad = 0;
-  cJSON *args = args_of(L, 3, r->max_args_bytes, &req, err);
-  cJSON *meta = err[0] ? NULL : call_metadata(L, 4, err, &bad);
-  cJSON *j = NULL;
-  if (!err[0] && !bad) {
-    req.args = args;
-    req.metadata = meta;
-    j = tg_explain(r->rt, &req, err);
-  }
-  cJSON_Delete(args);
-  cJSON_Delete(meta);
-  if (!j || tg_json_push(L, j) < 0) {
-    cJSON_Delete(j);
-    lua_pushnil(L);
-    lua_pushstring(L, err[0] ? err : "the explanation is nested too deeply");
-    return 2;
-  }
-  cJSON_Delete(j);
+  int o = copy_opts(L, 4, "rt:explain", explain_opt_names);
+  json_box *box = new_box(L);
+  if (read_request(L, r, o, "rt:explain", &req, box, err) < 0)
+    return fail(L, err);
+  box->j[2] = tg_explain(r->rt, &req, err);
+  if (!box->j[2]) return fail(L, err);
+  if (tg_json_push(L, box->j[2]) < 0)
+    return fail(L, "the explanation is nested too deeply");
+  box_clear(box);
   return 1;
 }
 
 /* rt:listen([path]) -> path | nil, err: the control socket (toolgate reload) */
 static int l_listen(lua_State *L) {
   lrt *r = check_rt(L, 1);
-  const char *path = luaL_optstring(L, 2, NULL);
+  const char *path;
   char err[TG_ERRMSG] = "";
-  if (tg_runtime_listen(r->rt, path, err) < 0) {
-    lua_pushnil(L);
-    lua_pushstring(L, err);
-    return 2;
-  }
+  if (opt_path(L, 2, &path, err) < 0 || tg_runtime_listen(r->rt, path, err) < 0)
+    return fail(L, err);
   lua_pushstring(L, tg_runtime_control_path(r->rt));
   return 1;
 }
 
 static int l_describe(lua_State *L) {
-  cJSON *d = tg_runtime_describe(check_rt(L, 1)->rt);
-  int rc = tg_json_push(L, d);
-  cJSON_Delete(d);
-  if (rc < 0) return luaL_error(L, "toolgate: description too deep");
+  lrt *r = check_rt(L, 1);
+  json_box *b = new_box(L);
+  b->j[0] = tg_runtime_describe(r->rt);
+  if (!b->j[0] || tg_json_push(L, b->j[0]) < 0)
+    return luaL_error(L, "toolgate: the description could not be built "
+                         "(out of memory, or nested too deeply)");
+  box_clear(b);
   return 1;
 }
 
-/* Detaches (pass 0) or releases (pass 1) the handles of running calls. */
-static void each_running(lua_State *L, lrt *r, int pass) {
-  push_state(L, r, "calls");
-  lua_pushnil(L);
-  while (lua_next(L, -2)) {
-    lcall *c = lua_touserdata(L, -1);
-    if (pass == 0) {
-      c->owner = NULL;
-    } else {
-      unref(L, &c->on_done_ref);
-      unref(L, &c->on_progress_ref);
-      unref(L, &c->anchor_ref);
-    }
-    lua_pop(L, 1);
-  }
-  lua_pop(L, 1);
+/* rt:close(): cancels calls still running and frees the runtime; their
+ * on_done callbacks do not run. */
+static int l_close(lua_State *L) {
+  lrt_box *b = luaL_checkudata(L, 1, RT_MT);
+  if (!b->r) return 0;
+  refuse_in_callback(L, b->r, "rt:close()");
+  lrt *r = b->r;
+  b->r = NULL;
+  close_now(r, L);
+  return 0;
 }
 
-/* Closing cancels what still runs; their on_done callbacks do not run. */
-static int l_close(lua_State *L) {
-  lrt *r = luaL_checkudata(L, 1, RT_MT);
-  if (!r->rt) return 0;
-  refuse_in_callback(L, r, "rt:close()");
-  r->cur_L = NULL; /* callbacks during teardown are not delivered */
-  tg_runtime_set_approver(r->rt, NULL, NULL);
-  if (r->sub_id) tg_events_unsubscribe(r->rt, r->sub_id);
-  tg_runtime *rt = r->rt;
-  r->rt = NULL;
-  each_running(L, r, 0);
-  tg_runtime_free(rt);
-  each_running(L, r, 1); /* after: nothing in C points at them now */
-  unref(L, &r->state_ref);
-  unref(L, &r->err_ref);
+/* The collector: a runtime no longer referenced may still be inside our
+ * API, reached through a handle (handle:wait() runs its loop): then the
+ * outermost leave() closes it. */
+static int l_gc(lua_State *L) {
+  lrt_box *b = luaL_checkudata(L, 1, RT_MT);
+  lrt *r = b->r;
+  b->r = NULL;
+  if (!r) return 0;
+  if (r->cur_L) r->close_pending = 1;
+  else close_now(r, L);
   return 0;
 }
 
@@ -959,7 +1295,7 @@ int luaopen_toolgate(lua_State *L) {
   lua_newtable(L);
   luaL_setfuncs(L, rt_methods, 0);
   lua_setfield(L, -2, "__index");
-  lua_pushcfunction(L, l_close);
+  lua_pushcfunction(L, l_gc);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
   luaL_newmetatable(L, CALL_MT);
@@ -969,6 +1305,10 @@ int luaopen_toolgate(lua_State *L) {
   lua_pushcfunction(L, l_call_index);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_call_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, BOX_MT);
+  lua_pushcfunction(L, box_gc);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
   luaL_newlib(L, module_fns);

@@ -24,12 +24,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include "toolgate.h"
+#include "base/control.h"
 #include "tg_test.h"
 
 #define TOOLGATE_BIN TG_BINARY_DIR "/toolgate"
@@ -822,6 +825,238 @@ TEST(control_socket_protocol) {
   rm_tree(dir);
 }
 
+/* ---- the control socket under a flood of idle connections ------------------ */
+
+static int count_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (e->d_name[0] != '.') n++;
+  closedir(d);
+  return n - 1; /* the one opendir holds */
+}
+
+/* Is fd readable now? */
+static int readable(int fd) {
+  struct pollfd p = {fd, POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
+}
+
+typedef struct {
+  int busy_events, dropped, limit;
+} busy_seen;
+
+static void on_busy(tg_runtime *rt, const tg_event *ev, void *ud) {
+  busy_seen *b = ud;
+  if (strcmp(ev->type, "control_busy") != 0) return;
+  b->busy_events++;
+  b->dropped += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev->data, "dropped"));
+  b->limit = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev->data, "limit"));
+}
+
+/* The child of control_socket_flood, forked before the runtime is made:
+ * waits for a byte on `go`, opens n connections that say nothing, tells
+ * the parent (a byte on `ready`), and at the next byte on `go` writes
+ * what its first connection received to `out`. */
+static void flood_child(const char *sock, int n, int ready, int go,
+                        const char *out) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  if (strlen(sock) >= sizeof a.sun_path) _exit(1);
+  memcpy(a.sun_path, sock, strlen(sock) + 1);
+  char b;
+  if (read(go, &b, 1) != 1) _exit(1);
+  int *fds = calloc((size_t)n, sizeof *fds), opened = 0;
+  for (; fds && opened < n; opened++) {
+    fds[opened] = socket(AF_UNIX, SOCK_STREAM, 0); /* blocks while the */
+    if (fds[opened] < 0 ||                         /* backlog is full */
+        connect(fds[opened], (struct sockaddr *)&a, sizeof a) < 0)
+      break;
+  }
+  b = opened == n ? 'y' : 'n';
+  if (write(ready, &b, 1) != 1 || read(go, &b, 1) != 1) _exit(1);
+  FILE *f = fopen(out, "wb");
+  char buf[512] = "";
+  struct pollfd p = {opened > 0 ? fds[0] : -1, POLLIN, 0};
+  if (poll(&p, 1, 5000) > 0) {
+    ssize_t r = recv(fds[0], buf, sizeof buf - 1, 0);
+    if (r > 0) buf[r] = '\0';
+  }
+  fprintf(f, "opened %d of %d\n%s", opened, n, buf);
+  fclose(f);
+  free(fds);
+  _exit(0);
+}
+
+TEST(control_socket_flood) {
+  char *dir = make_dir();
+  char sock[300], out_path[300], err[TG_ERRMSG];
+  snprintf(sock, sizeof sock, "%s/c.sock", dir);
+  snprintf(out_path, sizeof out_path, "%s/flood.out", dir);
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  pid_t pid = fork();
+  if (pid == 0) flood_child(sock, 2000, ready[1], go[0], out_path);
+  save_ver(dir, "one", write_at);
+  tg_runtime *rt = new_rt(dir, 0, NULL);
+  busy_seen busy = {0, 0, 0};
+  ASSERT(tg_events_subscribe(rt, on_busy, &busy) > 0);
+  ASSERT_EQ(tg_runtime_listen(rt, sock, err), 0);
+  int base = count_fds();
+  ASSERT_EQ(write(go[1], "s", 1), 1);
+  /* accept while the child connects; watch the descriptors we hold */
+  int most = 0;
+  uint64_t t0 = uv_hrtime();
+  while (!readable(ready[0])) {
+    run_for(rt, 2);
+    int n = count_fds();
+    if (n > most) most = n;
+    if (uv_hrtime() - t0 > 50000000000ull) TG_FAIL("the flood did not end");
+  }
+  char b = 0;
+  ASSERT_EQ(read(ready[0], &b, 1), 1);
+  ASSERT_EQ(b, 'y'); /* all 2000 connected: the excess was accepted */
+  run_for(rt, 20);
+  int n = count_fds();
+  if (n > most) most = n;
+  if (most > base + TG_CONTROL_MAX_CONNS + 2)
+    TG_FAIL("%d descriptors open during the flood (%d before): connections "
+            "are not capped", most, base);
+
+  /* a real reload gets through at once, the 2000 still connected */
+  save_ver(dir, "two", write_at);
+  char *rout, *rerr;
+  char *reload_json[] = {TOOLGATE_BIN, "reload", "--socket", sock, "--json",
+                         "--timeout-ms", "5000", NULL};
+  uint64_t r0 = uv_hrtime();
+  ASSERT_EQ(run_cmd(rt, dir, reload_json, &rout, &rerr), 0);
+  ASSERT((uv_hrtime() - r0) / 1000000 < 5000);
+  ASSERT_CONTAINS(rout, "\"ok\":true");
+  ASSERT_CONTAINS(rout, "\"generation\":2");
+  free(rout);
+  free(rerr);
+  expect_ver(rt, "two");
+
+  /* the first connection lost its slot and was told why */
+  ASSERT_EQ(write(go[1], "g", 1), 1);
+  int st;
+  while (waitpid(pid, &st, WNOHANG) == 0) run_for(rt, 2);
+  char *said = read_all(out_path);
+  ASSERT_CONTAINS(said, "opened 2000 of 2000");
+  ASSERT_CONTAINS(said, "\"ok\":false");
+  ASSERT_CONTAINS(said, "too many control connections (32 open)");
+  free(said);
+  /* and the log says so, not once per connection */
+  ASSERT(busy.busy_events >= 1);
+  ASSERT(busy.busy_events <= 2 + (int)((uv_hrtime() - t0) / 1000000000ull));
+  ASSERT_EQ(busy.limit, TG_CONTROL_MAX_CONNS);
+  ASSERT(busy.dropped >= 1);
+  char *s = child_request(rt, sock, "{\"cmd\":\"status\"}");
+  ASSERT_CONTAINS(s, "\"ok\":true");
+  free(s);
+  close(ready[0]);
+  close(ready[1]);
+  close(go[0]);
+  close(go[1]);
+  tg_runtime_free(rt);
+  rm_tree(dir);
+}
+
+/* A NUL in a request, raw or escaped, is refused: the parser would decode
+ * "reload\u0000x" and C would read "reload". */
+TEST(control_socket_refuses_nul) {
+  char *dir = make_dir();
+  save_ver(dir, "one", write_at);
+  reloads ev = {0};
+  tg_runtime *rt = new_rt(dir, 0, &ev);
+  char sock[300], err[TG_ERRMSG];
+  snprintf(sock, sizeof sock, "%s/c.sock", dir);
+  ASSERT_EQ(tg_runtime_listen(rt, sock, err), 0);
+  const char *bad[] = {"{\"cmd\":\"reload\\u0000x\"}",
+                       "{\"cmd\\u0000\":\"reload\",\"cmd\":\"reload\"}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char *s = child_request(rt, sock, bad[i]);
+    ASSERT_CONTAINS(s, "\"ok\":false");
+    ASSERT_CONTAINS(s, "NUL");
+    free(s);
+  }
+  /* a backslash before u0000 is escaped itself: plain text, no NUL */
+  char *s = child_request(rt, sock, "{\"x\":\"\\\\u0000\",\"cmd\":\"status\"}");
+  ASSERT_CONTAINS(s, "\"ok\":true");
+  free(s);
+  ASSERT_EQ(ev.loaded, 0);
+  ASSERT_EQ(tg_runtime_generation(rt), 1);
+  tg_runtime_free(rt);
+  rm_tree(dir);
+}
+
+/* A server that answers each of `n` connections with replies[i], in a
+ * child; `dir` is the test's, freed in the child's copy of the heap. */
+static pid_t fake_instance(char *dir, const char *sock,
+                           const char *const *replies, int n) {
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  ASSERT(strlen(sock) < sizeof a.sun_path);
+  memcpy(a.sun_path, sock, strlen(sock) + 1);
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT(s >= 0);
+  if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 4) < 0)
+    TG_FAIL("fake instance on %s: %s", sock, strerror(errno));
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (int i = 0; i < n; i++) {
+      int c = accept(s, NULL, NULL);
+      char ch = 0;
+      while (c >= 0 && ch != '\n')
+        if (recv(c, &ch, 1, 0) != 1) _exit(1);
+      if (send(c, replies[i], strlen(replies[i]), MSG_NOSIGNAL) < 0) _exit(1);
+      close(c);
+    }
+    free(dir);
+    _exit(0);
+  }
+  close(s);
+  return pid;
+}
+
+/* `toolgate reload` reads the instance's reply as a peer's word: missing
+ * fields are said to be missing, not printed as "(null)" or "nan". */
+TEST(toolgate_reload_odd_replies) {
+  char *dir = make_dir();
+  char sock[300];
+  snprintf(sock, sizeof sock, "%s/fake.sock", dir);
+  const char *replies[] = {"{\"ok\":false}\n", "{\"ok\":true}\n",
+                           "{\"ok\":false,\"error\":7,\"generation\":\"x\"}\n"};
+  pid_t pid = fake_instance(dir, sock, replies, 3);
+  char *argv[] = {TOOLGATE_BIN, "reload", "--socket", sock, NULL};
+  char *out, *errs;
+  ASSERT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 1);
+  ASSERT_CONTAINS(errs, "reload failed: (the instance gave no reason)");
+  free(out);
+  free(errs);
+  ASSERT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 0);
+  ASSERT_CONTAINS(out, "reloaded (the instance did not say which generation)");
+  ASSERT(!strstr(out, "nan"));
+  free(out);
+  free(errs);
+  ASSERT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 1);
+  ASSERT_CONTAINS(errs, "reload failed: (the instance gave no reason)");
+  free(out);
+  free(errs);
+  int st;
+  ASSERT_EQ(waitpid(pid, &st, 0), pid);
+  rm_tree(dir);
+}
+
 /* ---- `toolgate watch` end to end -------------------------------------------- */
 
 /* Waits until the file has a line containing text (the watcher's output). */
@@ -1212,6 +1447,9 @@ TEST_MAIN(TEST_ENTRY(reload_200_times_under_load),
           TEST_ENTRY(sighup_reloads_only_when_asked),
           TEST_ENTRY(control_socket_reload_and_errors),
           TEST_ENTRY(control_socket_protocol),
+          TEST_ENTRY(control_socket_flood),
+          TEST_ENTRY(control_socket_refuses_nul),
+          TEST_ENTRY(toolgate_reload_odd_replies),
           TEST_ENTRY(toolgate_watch_end_to_end),
           TEST_ENTRY(explain_shows_rules_hooks_and_the_decider),
           TEST_ENTRY(explain_runs_rules_but_not_hooks_or_tools),

@@ -57,7 +57,7 @@ tg.rule { name = "r", tools = { "target" }, check = function() return BAD end }
     it("returning a table whose __index loops fails the call closed", function()
       local rt = runtime([[
 tg.rule { name = "r", tools = { "target" }, check = function() return LOOP end }
-]], { hook_instruction_budget = 100000 })
+]], { policy_time_limit_ms = 100 })
       local out = H.call(rt, "target", { x = 1 })
       clean_error(rt, out, "error", first)
       assert.is_nil(out.result)
@@ -91,7 +91,7 @@ tg.rule { name = "r", tools = { "target" }, check = function() return BAD end }
     it("explained with a looping __index: rt:explain returns", function()
       local rt = runtime([[
 tg.rule { name = "r", tools = { "target" }, check = function() return LOOP end }
-]], { hook_instruction_budget = 100000 })
+]], { policy_time_limit_ms = 100 })
       local e, err = rt:explain("target", { x = 1 })
       assert.is_table(e, err)
       assert.are.equal("error", e.rules[1].status)
@@ -189,7 +189,7 @@ tg.tool { name = "bad", read_only = true, run = function() return nil, BAD end }
     it("returning nil and a looping error table fails the call", function()
       local rt = runtime([[
 tg.tool { name = "bad", read_only = true, run = function() return nil, LOOP end }
-]], { hook_instruction_budget = 100000 })
+]], { policy_time_limit_ms = 100 })
       local out = H.call(rt, "bad", {})
       clean_error(rt, out, "error", first)
     end)

@@ -7,7 +7,12 @@
  * rather than uv_write: a client that has gone away must not kill the host
  * with SIGPIPE, and a library must not change the process's signal
  * dispositions. A reply is one short line into an empty socket buffer, so
- * it never has to wait.
+ * it never has to wait, and nothing is queued for a client that does not
+ * read.
+ *
+ * What a peer can make us hold is bounded: TG_CONTROL_MAX_CONNS
+ * connections (the one idle longest makes room for a new one), each with
+ * a TG_CONTROL_MAX_LINE buffer and TG_CONTROL_IDLE_MS to send its line.
  */
 #define _GNU_SOURCE /* struct ucred, for SO_PEERCRED */
 #include <errno.h>
@@ -29,11 +34,16 @@ typedef struct tg_conn tg_conn;
 
 struct tg_control {
   uv_pipe_t server;
+  uv_timer_t busy;            /* paces the control_busy events */
+  int open_handles;           /* server and busy: freed when both closed */
   tg_runtime *rt;
   char *path;
   dev_t dev;                  /* of the socket file we made: we remove */
   ino_t ino;                  /* it only if it is still ours */
-  tg_conn *conns;
+  tg_conn *oldest, *newest;   /* open connections, in accept order */
+  int nconns;
+  unsigned dropped;           /* closed for room since the last event */
+  int busy_armed;             /* an event went out less than 1 s ago */
 };
 
 struct tg_conn {
@@ -136,9 +146,11 @@ static void conn_closed(uv_handle_t *h) {
 static void conn_close(tg_conn *c) {
   if (c->closing) return;
   c->closing = 1;
-  if (c->ctl) { /* unlink now: the server may go before our callbacks */
-    if (c->prev) c->prev->next = c->next; else c->ctl->conns = c->next;
-    if (c->next) c->next->prev = c->prev;
+  tg_control *ctl = c->ctl;
+  if (ctl) { /* unlink now: the server may go before our callbacks */
+    if (c->prev) c->prev->next = c->next; else ctl->oldest = c->next;
+    if (c->next) c->next->prev = c->prev; else ctl->newest = c->prev;
+    ctl->nconns--;
     c->ctl = NULL;
   }
   uv_close((uv_handle_t *)&c->pipe, conn_closed);
@@ -147,7 +159,7 @@ static void conn_close(tg_conn *c) {
 
 /* Sends one JSON line and closes. Takes ownership of j. */
 static void reply(tg_conn *c, cJSON *j) {
-  char *s = cJSON_PrintUnformatted(j);
+  char *s = tg_json_print(j, 0);
   cJSON_Delete(j);
   uv_os_fd_t fd;
   if (s && uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0) {
@@ -195,9 +207,15 @@ static cJSON *do_status(tg_runtime *rt) {
   return j;
 }
 
-static cJSON *answer(tg_runtime *rt, const char *line) {
+static cJSON *answer(tg_runtime *rt, const char *line, size_t len) {
+  /* a raw NUL byte would cut the line short; an escaped one (\u0000) the
+   * strict parser refuses */
+  if (memchr(line, '\0', len))
+    return error_reply(rt, "the request contains a NUL character; a "
+                           "request is one JSON object like "
+                           "{\"cmd\":\"reload\"}");
   char msg[300];
-  cJSON *req = tg_json_parse(line, strlen(line), NULL, msg, sizeof msg);
+  cJSON *req = tg_json_parse(line, len, NULL, msg, sizeof msg);
   const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItem(req, "cmd"));
   cJSON *out;
   if (!req) {
@@ -246,9 +264,10 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
     if (eof) conn_close(c); /* an error, or EOF with nothing said */
     return;
   }
+  size_t len = nl ? (size_t)(nl - c->in) : c->len;
   if (nl) *nl = '\0';
   uv_read_stop(s);
-  reply(c, answer(c->ctl->rt, c->in));
+  reply(c, answer(c->ctl->rt, c->in, len));
 }
 
 static void idle_cb(uv_timer_t *t) { conn_close(t->data); }
@@ -265,9 +284,53 @@ static int peer_is_us(uv_pipe_t *p) {
   return cred.uid == getuid();
 }
 
+/* ---- the server: room for one more ------------------------------------ */
+
+static void emit_busy(tg_control *ctl) {
+  cJSON *d = cJSON_CreateObject();
+  cJSON_AddNumberToObject(d, "dropped", ctl->dropped);
+  cJSON_AddNumberToObject(d, "limit", TG_CONTROL_MAX_CONNS);
+  ctl->dropped = 0;
+  tg__emit(ctl->rt, NULL, "control_busy", NULL, d);
+}
+
+/* A second after an event: another for what was dropped since, if any. */
+static void busy_cb(uv_timer_t *t) {
+  tg_control *ctl = t->data;
+  if (!ctl->dropped) {
+    ctl->busy_armed = 0;
+    return;
+  }
+  emit_busy(ctl);
+  uv_timer_start(&ctl->busy, busy_cb, 1000, 0);
+}
+
+static void note_dropped(tg_control *ctl) {
+  ctl->dropped++;
+  if (ctl->busy_armed) return;
+  ctl->busy_armed = 1;
+  emit_busy(ctl);
+  uv_timer_start(&ctl->busy, busy_cb, 1000, 0);
+}
+
+/* At the limit, the connection idle longest is told why and closed (its
+ * descriptor goes at once): every open connection is one that has not
+ * sent a full line yet, since a full line is answered when it comes. */
+static void make_room(tg_control *ctl) {
+  if (ctl->nconns < TG_CONTROL_MAX_CONNS) return;
+  char msg[200];
+  snprintf(msg, sizeof msg, "too many control connections (%d open); this "
+           "one had waited longest without a full request and was closed "
+           "to make room: send the request right after connecting",
+           TG_CONTROL_MAX_CONNS);
+  reply(ctl->oldest, error_reply(ctl->rt, msg));
+  note_dropped(ctl);
+}
+
 static void on_connection(uv_stream_t *server, int status) {
   tg_control *ctl = server->data;
   if (status < 0) return;
+  make_room(ctl);
   tg_conn *c = calloc(1, sizeof *c);
   if (!c) return;
   uv_pipe_init(ctl->rt->loop, &c->pipe, 0);
@@ -275,9 +338,10 @@ static void on_connection(uv_stream_t *server, int status) {
   c->pipe.data = c->idle.data = c;
   c->open_handles = 2;
   c->ctl = ctl;
-  c->next = ctl->conns;
-  if (ctl->conns) ctl->conns->prev = c;
-  ctl->conns = c;
+  c->prev = ctl->newest;
+  if (ctl->newest) ctl->newest->next = c; else ctl->oldest = c;
+  ctl->newest = c;
+  ctl->nconns++;
   if (uv_accept(server, (uv_stream_t *)&c->pipe) < 0 ||
       !peer_is_us(&c->pipe) ||
       uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb) < 0) {
@@ -322,6 +386,7 @@ static int clear_stale(const char *path, char *err) {
 
 static void server_closed(uv_handle_t *h) {
   tg_control *ctl = h->data;
+  if (--ctl->open_handles > 0) return;
   free(ctl->path);
   free(ctl);
 }
@@ -330,12 +395,13 @@ void tg__control_stop(tg_runtime *rt) {
   tg_control *ctl = rt->control;
   if (!ctl) return;
   rt->control = NULL;
-  while (ctl->conns) conn_close(ctl->conns);
+  while (ctl->oldest) conn_close(ctl->oldest);
   struct stat st;
   if (ctl->path && lstat(ctl->path, &st) == 0 && st.st_dev == ctl->dev &&
       st.st_ino == ctl->ino)
     unlink(ctl->path);
   uv_close((uv_handle_t *)&ctl->server, server_closed);
+  uv_close((uv_handle_t *)&ctl->busy, server_closed);
 }
 
 static int bind_and_listen(tg_control *ctl, const char *path, char *err) {
@@ -379,14 +445,18 @@ int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
   }
   ctl->rt = rt;
   uv_pipe_init(rt->loop, &ctl->server, 0);
-  ctl->server.data = ctl;
+  uv_timer_init(rt->loop, &ctl->busy);
+  ctl->server.data = ctl->busy.data = ctl;
+  ctl->open_handles = 2;
   rc = bind_and_listen(ctl, path, err);
   if (rc < 0) {
     uv_close((uv_handle_t *)&ctl->server, server_closed);
+    uv_close((uv_handle_t *)&ctl->busy, server_closed);
     return rc;
   }
   /* listening alone must not keep the host's loop running */
   uv_unref((uv_handle_t *)&ctl->server);
+  uv_unref((uv_handle_t *)&ctl->busy);
   rt->control = ctl;
   return 0;
 }

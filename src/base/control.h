@@ -24,6 +24,15 @@
 #define TG_CONTROL_MAX_LINE 4096
 /* A client that sends no full line within this is dropped. */
 #define TG_CONTROL_IDLE_MS 10000
+/* At most this many connections are open at once, so clients that connect
+ * and say nothing cannot use up the process's file descriptors. One more
+ * takes the slot of the connection idle longest, which is sent
+ * {"ok":false,"error":"too many control connections ..."} and closed: a
+ * flood of idle connections cannot keep a real request out, and each
+ * client that loses its slot is told why. A `control_busy` event
+ * {dropped, limit} says so, at most once a second (dropped: connections
+ * closed that way since the previous one). */
+#define TG_CONTROL_MAX_CONNS 32
 
 /* Stops listening, drops open connections, removes the socket file (if it
  * is still ours). Safe when not listening. */

@@ -60,29 +60,39 @@ static int parse_reload_options(int argc, char **argv, const char **dir,
 }
 
 static int report(const char *line, int json) {
-  char why[300] = "";
-  cJSON *r = tg_json_parse(line, strlen(line), NULL, why, sizeof why);
+  char bad[300] = "";
+  cJSON *r = tg_json_parse(line, strlen(line), NULL, bad, sizeof bad);
   const cJSON *ok = cJSON_GetObjectItem(r, "ok");
   if (!cJSON_IsBool(ok)) {
     cli_error("reload: the instance sent a reply that is not understood: %s",
-              r ? line : why); /* the parser's reason when it is not JSON */
+              r ? line : bad); /* the parser's reason when it is not JSON */
     cJSON_Delete(r);
     return CLI_EXIT_FAILED;
   }
   int good = cJSON_IsTrue(ok);
-  double gen = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "generation"));
+  /* The reply is the instance's word, not ours: a field may be missing or
+   * of another type, and is then said to be missing rather than printed
+   * as "(null)" or "nan". */
+  const cJSON *gen = cJSON_GetObjectItem(r, "generation");
+  const cJSON *files = cJSON_GetObjectItem(r, "files");
+  const cJSON *ms = cJSON_GetObjectItem(r, "duration_ms");
+  const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(r, "error"));
   if (json) {
     cli_print_json_line(stdout, r);
+  } else if (good && cJSON_IsNumber(gen) && cJSON_IsNumber(files) &&
+             cJSON_IsNumber(ms)) {
+    printf("reloaded: generation %.0f, %.0f file%s in %.2f ms\n",
+           gen->valuedouble, files->valuedouble,
+           files->valuedouble == 1 ? "" : "s", ms->valuedouble);
   } else if (good) {
-    printf("reloaded: generation %.0f, %.0f file%s in %.2f ms\n", gen,
-           cJSON_GetNumberValue(cJSON_GetObjectItem(r, "files")),
-           cJSON_GetNumberValue(cJSON_GetObjectItem(r, "files")) == 1 ? ""
-                                                                     : "s",
-           cJSON_GetNumberValue(cJSON_GetObjectItem(r, "duration_ms")));
+    printf("reloaded (the instance did not say which generation): %s\n",
+           line);
   }
-  if (!good)
-    cli_error("reload failed; generation %.0f stays: %s", gen,
-              cJSON_GetStringValue(cJSON_GetObjectItem(r, "error")));
+  if (!good && cJSON_IsNumber(gen))
+    cli_error("reload failed; generation %.0f stays: %s", gen->valuedouble,
+              why ? why : "(the instance gave no reason)");
+  else if (!good)
+    cli_error("reload failed: %s", why ? why : "(the instance gave no reason)");
   cJSON_Delete(r);
   return good ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }

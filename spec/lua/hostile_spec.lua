@@ -4,6 +4,7 @@
 -- reads it. Each case ends in a clean error naming the policy's file:line,
 -- the process stays up and the next call runs.
 local H = require "spec.lua.helpers"
+local toolgate = H.toolgate
 
 -- BAD raises from __index and __pairs; LOOP loops in __index; BAD_NEW
 -- raises from __newindex. Line numbers matter: the tests look for them.
@@ -204,5 +205,41 @@ tg.tool { name = "bad", read_only = true, run = function()
       assert.are.same({ plain = 1 }, out.result)
       assert.are.equal("ok", H.call(rt, "echo", {}).status)
     end)
+  end)
+end)
+
+describe("NUL bytes in names policy code gives", function()
+  after_each(H.cleanup)
+
+  local function load_fails(src, what)
+    local dir = H.policy_dir("local tg = require 'toolgate'\n" .. src)
+    local rt, err = toolgate.new { policies = dir }
+    assert.is_nil(rt)
+    assert.is_true(H.has(err, what), err)
+  end
+
+  it("refuse to load: a rule, a tool, its tools list, an event type, a glob", function()
+    load_fails([[tg.rule { name = "a\0b", check = function() end }]], "tg.rule: 'name' contains a NUL byte")
+    load_fails([[tg.rule { name = "r", tools = { "exec\0x" }, check = function() end }]], "tools[1] contains a NUL byte")
+    load_fails([[tg.rule { name = "r", tools = "exec\0x", check = function() end }]], "'tools' contains a NUL byte")
+    load_fails([[tg.tool { name = "t\0u", run = function() end }]], "tg.tool: 'name' contains a NUL byte")
+    load_fails([[tg.on_event("call_end\0x", function() end)]], "the event type contains a NUL byte")
+    load_fails([[tg.on_file_change("src/**\0.c", function() end)]], "the glob contains a NUL byte")
+  end)
+
+  it("are refused by ctx.call and ctx.exec: nothing else runs in their place", function()
+    local rt = H.runtime([[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+tg.tool { name = "caller", read_only = true, run = function(args, ctx)
+  local ok, err = pcall(ctx.call, "echo\0evil", {})
+  local ok2, r, err2 = pcall(ctx.exec, "echo hi\0; touch /tmp/never")
+  return { call = tostring(err), exec = tostring(err2 or r) }
+end }
+]], { approve = "allow" })
+    local out = H.call(rt, "caller", {})
+    assert.are.equal("ok", out.status, out.error and out.error.message)
+    assert.is_true(H.has(out.result.call, "ctx.call: the tool name contains a NUL byte"), out.result.call)
+    assert.is_true(H.has(out.result.exec, "contains a NUL byte"), out.result.exec)
   end)
 end)

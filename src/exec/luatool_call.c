@@ -17,6 +17,7 @@
 #include <string.h>
 #include "exec.h"
 #include "../policy/luajson.h"
+#include "../policy/luaraw.h"
 #include "../policy/luaoutcome.h"
 
 typedef struct tg_nested {
@@ -114,7 +115,8 @@ int tg__ctx_call_tool(lua_State *L, tg_exec *ex, const char *tool,
 /* ctx.call(tool, args?) -> outcome | nil, message */
 int tg__ctx_call(lua_State *L) {
   tg_exec *ex = tg__luatool_ctx(L, "call");
-  const char *tool = luaL_checkstring(L, 1);
+  luaL_checkstring(L, 1);
+  const char *tool = tg_checknonul(L, 1, "ctx.call", "the tool name");
   if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
   if (L != ex->co || !ex->call)
     return luaL_error(L, "ctx.call: call it from the tool's run function "

@@ -24,6 +24,7 @@
 #include "exec.h"
 #include "exec_tool.h"
 #include "../policy/luajson.h"
+#include "../policy/luaraw.h"
 
 static void exec_exited(tg_proc *p, void *ud) {
   tg_exec *ex = ud;
@@ -40,6 +41,11 @@ static void exec_exited(tg_proc *p, void *ud) {
 /* The options as exec's args JSON: a string is the command. */
 static cJSON *opts_json(lua_State *L, char *msg, size_t n) {
   if (lua_type(L, 1) == LUA_TSTRING) {
+    if (tg_has_nul(L, 1)) {
+      snprintf(msg, n, "exec: the command contains a NUL byte; a command "
+               "is plain text");
+      return NULL;
+    }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "command", lua_tostring(L, 1));
     return o;

@@ -11,6 +11,7 @@
 #include "api_changes.h"
 #include "generation.h"
 #include "luajson.h"
+#include "luaraw.h"
 #include "../chain/validate.h"
 #include "../base/jsonnum.h"
 #include "../base/runtime.h"
@@ -57,7 +58,10 @@ static int field_type(lua_State *L, int t, const char *k, int type,
 static size_t check_tools(lua_State *L, int idx, const char *fn) {
   int ty = lua_type(L, idx);
   if (ty == LUA_TNIL) return 0;
-  if (ty == LUA_TSTRING) return 1;
+  if (ty == LUA_TSTRING) {
+    if (tg_has_nul(L, idx)) luaL_error(L, "tg.%s: 'tools' contains a NUL byte", fn);
+    return 1;
+  }
   if (ty != LUA_TTABLE)
     luaL_error(L, "tg.%s: 'tools' must be a tool name or a list of names "
                   "(got %s)", fn, luaL_typename(L, idx));
@@ -66,6 +70,8 @@ static size_t check_tools(lua_State *L, int idx, const char *fn) {
     lua_rawgeti(L, idx, (int)i);
     if (lua_type(L, -1) != LUA_TSTRING)
       luaL_error(L, "tg.%s: tools[%d] must be a string", fn, (int)i);
+    if (tg_has_nul(L, -1))
+      luaL_error(L, "tg.%s: tools[%d] contains a NUL byte", fn, (int)i);
     lua_pop(L, 1);
   }
   if (n == 0) luaL_error(L, "tg.%s: 'tools' is an empty list", fn);
@@ -103,6 +109,7 @@ static int l_rule(lua_State *L) {
   lua_getfield(L, 1, "fail");                                   /* 6 */
   if (lua_type(L, 2) != LUA_TSTRING || !*lua_tostring(L, 2))
     return luaL_error(L, "tg.rule: 'name' must be a non-empty string");
+  tg_checknonul(L, 2, "tg.rule", "'name'");
   const char *name = lua_tostring(L, 2);
   if (!lua_isfunction(L, 3))
     return luaL_error(L, "tg.rule '%s': 'check' must be a function (got %s)",
@@ -263,6 +270,7 @@ static int l_tool(lua_State *L) {
   const char *name = lua_tostring(L, 2);
   if (lua_type(L, 2) != LUA_TSTRING || !*name)
     return luaL_error(L, "tg.tool: 'name' must be a non-empty string");
+  tg_checknonul(L, 2, "tg.tool", "'name'");
   lua_getfield(L, 1, "run");                                    /* 3 */
   if (!lua_isfunction(L, 3))
     return luaL_error(L, "tg.tool '%s': 'run' must be a function (got %s)",
@@ -315,6 +323,7 @@ static int l_on_event(lua_State *L) {
     return luaL_error(L, "tg.on_event: use tg.on_event(fn) or "
                          "tg.on_event(\"call_end\", fn)");
   luaL_checktype(L, fi, LUA_TFUNCTION);
+  if (fi == 2) tg_checknonul(L, 1, "tg.on_event", "the event type");
   tg__reg_commit_begin(L, g, "on_event");
   if (tg__reg_reserve(g, (void **)&g->handlers, &g->caphandlers,
                       g->nhandlers, sizeof *g->handlers) < 0)

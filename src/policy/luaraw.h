@@ -9,6 +9,7 @@
 #ifndef TG_LUARAW_H
 #define TG_LUARAW_H
 
+#include <string.h>
 #include "../base/luacompat.h"
 
 /* Pushes t[k] of the table at idx, raw; returns its type. */
@@ -35,6 +36,24 @@ static inline const char *tg_rawgetstring(lua_State *L, int idx,
                       ? lua_tostring(L, -1) : NULL;
   lua_pop(L, 1);
   return s;
+}
+
+/* Does the string at idx hold a NUL byte? C would cut it there: a tool
+ * name "exec\0x" would be judged as one thing and read as "exec". */
+static inline int tg_has_nul(lua_State *L, int idx) {
+  size_t n = 0;
+  const char *s = lua_tolstring(L, idx, &n);
+  return s && memchr(s, '\0', n) != NULL;
+}
+
+/* The string at idx for C (the caller checked it is a string); raises
+ * "<fn>: <what> contains a NUL byte" when C would read less of it. */
+static inline const char *tg_checknonul(lua_State *L, int idx, const char *fn,
+                                        const char *what) {
+  if (tg_has_nul(L, idx))
+    luaL_error(L, "%s: %s contains a NUL byte; names and commands are plain "
+                  "text", fn, what);
+  return lua_tostring(L, idx);
 }
 
 #endif

@@ -177,15 +177,16 @@ static int sync_args(tg_call *c, const tg_hook *last) {
 /* Runs the pre-hooks in order; the last one that ran in *last. */
 static tg_step run_pre_hooks(tg_call *c, const tg_hook **last) {
   lua_State *L = c->gen->L;
+  tg_hook_walk w;
+  tg__hook_walk_start(&w, c->gen, 0, c->tool_name);
+  const tg_hook *h = tg__hook_walk_next(&w);
+  if (!h) return TG_NEXT; /* no hook: no call table to build */
   tg__call_push_table(c);
   lua_pushliteral(L, "args");
   int call = lua_gettop(L) - 1, key = call + 1;
   char msg[1024];
   tg_step step = TG_NEXT;
-  const tg_hook *h;
-  tg_hook_walk w;
-  tg__hook_walk_start(&w, c->gen, 0, c->tool_name);
-  while (step == TG_NEXT && (h = tg__hook_walk_next(&w))) {
+  for (; step == TG_NEXT && h; h = tg__hook_walk_next(&w)) {
     *last = h;
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);
     lua_pushvalue(L, call);

@@ -147,7 +147,7 @@ TEST(path_non_identifier_keys_are_bracketed) {
   INVALID("{\"properties\":{\"1x\":{\"type\":\"string\"}}}", "{\"1x\":1}",
           "$[\"1x\"]: expected string, got number");
   INVALID("{\"properties\":{\"q\\\"\\n\":{\"type\":\"string\"}}}",
-          "{\"q\\\"\\n\":1}", "$[\"q\\\"\\u000a\"]: expected string, got number");
+          "{\"q\\\"\\n\":1}", "$[\"q\\\"\\n\"]: expected string, got number");
   INVALID("{\"properties\":{\"_ok9\":{\"type\":\"string\"}}}", "{\"_ok9\":1}",
           "$._ok9: expected string, got number");
 }

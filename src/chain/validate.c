@@ -107,56 +107,23 @@ static void out_json(out_t *o, const cJSON *j) {
 
 /* ---- paths --------------------------------------------------------- */
 
-/* One step of a path: an object key, or an array index when key is NULL.
- * NULL as a whole is the root "$". */
-typedef struct seg {
-  const struct seg *up;
-  const char *key;
-  size_t index;
-} seg;
+/* One step of a path, as base/json.h spells paths for every JSON error
+ * (one source: "$.a.b[1][\"not an ident\"]"). NULL is the root "$". */
+typedef tg_json_seg seg;
 
 static seg key_seg(const seg *up, const char *key) {
-  seg s = {up, key, 0};
+  seg s = {up, key, strlen(key), 0};
   return s;
 }
 
 static seg index_seg(const seg *up, size_t i) {
-  seg s = {up, NULL, i};
+  seg s = {up, NULL, 0, i};
   return s;
 }
 
-/* ASCII only on purpose: the locale must not change how paths look. */
-static int is_ident(const char *k) {
-  if (!*k || (*k >= '0' && *k <= '9')) return 0;
-  for (; *k; k++) {
-    char c = *k;
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || c == '_'))
-      return 0;
-  }
-  return 1;
-}
-
-/* $.a.b[1]["not an ident"] — recursion is as deep as the path, which the
- * depth limits keep short. */
 static void out_path(out_t *o, const seg *s) {
-  if (!s) {
-    out_put(o, "$", 1);
-    return;
-  }
-  out_path(o, s->up);
-  if (!s->key) {
-    out_put(o, "[", 1);
-    out_size(o, s->index);
-    out_put(o, "]", 1);
-  } else if (is_ident(s->key)) {
-    out_put(o, ".", 1);
-    out_str(o, s->key);
-  } else {
-    out_put(o, "[", 1);
-    out_quoted(o, s->key);
-    out_put(o, "]", 1);
-  }
+  char p[512];
+  out_str(o, tg_json_path_text(s, p, sizeof p));
 }
 
 /* The segment leading from container to its child c (the i-th). */

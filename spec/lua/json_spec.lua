@@ -332,7 +332,7 @@ tg.tool { name = "encode_big", read_only = true, run = function(args)
   end
   return fails
 end }
-]] }, { policy_memory_cap = 4 * 1024 * 1024 })
+]] }, { policy_memory_cap = 4 * 1024 * 1024, policy_time_limit_ms = 20000 })
     for _, tool in ipairs { "decode_big", "encode_big" } do
       local out = H.call(rt, tool, {})
       assert.are.equal("ok", out.status, out.error and out.error.message)

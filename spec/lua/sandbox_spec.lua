@@ -43,6 +43,33 @@ local function sandbox(files, opts)
   return H.runtime(files, opts)
 end
 
+-- For what must not hang: runs a shell command under `timeout`, so a
+-- regression fails the spec instead of stopping it. Returns the exit code
+-- (124: timed out), stdout and stderr.
+local TIMEOUT = 60
+local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local function run_bounded(cmd, stdin)
+  local dir = H.tmpdir()
+  local full = string.format("timeout %d %s >%s/out 2>%s/err <%s", TIMEOUT, cmd,
+                             dir, dir, stdin or "/dev/null")
+  local ok, _, code = os.execute(full)
+  if type(ok) == "number" then code = ok / 256 end -- Lua 5.1: the raw status
+  if ok == true then code = 0 end
+  return code, H.read(dir .. "/out") or "", H.read(dir .. "/err") or ""
+end
+
+-- The toolgate command (TOOLGATE_BUILD_DIR, set by spec/run-busted.sh).
+local function toolgate_bounded(args, stdin)
+  return run_bounded(os.getenv("TOOLGATE_BUILD_DIR") .. "/toolgate " .. args, stdin)
+end
+
+-- A Lua host program, run by this interpreter with the same module.
+local function lua_bounded(source)
+  local file = H.tmpdir() .. "/host.lua"
+  H.write(file, source)
+  return run_bounded((jit and "luajit " or "lua5.4 ") .. sh_quote(file))
+end
+
 describe("policy sandbox: the standard library", function()
   after_each(H.cleanup)
 
@@ -205,6 +232,140 @@ tg.tool { name = "peek", read_only = true, run = function()
     assert.are.equal("INSTRUCTION_BUDGET", loop.error.code)
     assert.has_error(function() toolgate.new { trusted_policies = "yes" } end,
                      "toolgate.new: 'trusted_policies' must be a boolean (got string)")
+  end)
+end)
+
+describe("policy sandbox: metatables and finalizers", function()
+  after_each(H.cleanup)
+
+  it("keeps the runtime's metatables out of reach: strings', file handles', the libraries', tg.array's", function()
+    local rt, dir = sandbox(TRY)
+    local data = dir .. "/data.txt"
+    H.write(data, "x\n")
+    local r = try(rt, [[
+      local a, tg = ..., require "toolgate"
+      local f = io.open(a.path)
+      local seen = { getmetatable(""), getmetatable(f), getmetatable(string), getmetatable(io),
+                     getmetatable(tg.array {}), getmetatable(tg.object {}), getmetatable(a),
+                     getmetatable(_G) }
+      f:close()
+      for i = 1, 8 do seen[i] = tostring(seen[i]) end
+      return table.concat(seen, " ")
+    ]], { path = data })
+    assert.is_true(r.ok, r.err)
+    assert.are.equal("false false false false false false nil false", r.value)
+    -- the exploit of issue 8 item 5
+    refused(rt, ("getmetatable(io.open(%q)).__gc = function() while true do end end"):format(data),
+            "attempt to index a boolean value")
+    -- policy code's own metatables, and __metatable, work as in plain Lua
+    assert.are.equal("true", try(rt, "local mt = {} return getmetatable(setmetatable({}, mt)) == mt").value)
+    assert.are.equal("locked", try(rt, "return getmetatable(setmetatable({}, { __metatable = 'locked' }))").value)
+    assert.are.equal("nil", try(rt, "return tostring(getmetatable({}))").value)
+    refused(rt, "getmetatable()", "bad argument #1 to 'getmetatable'")
+    -- methods on strings and files still work
+    assert.are.equal("x\n", try(rt, "local f = io.open((...).path) local s = f:read('a') f:close() return s",
+                                { path = data }).value)
+    assert.are.equal("3", try(rt, "return ('abc'):len()").value)
+  end)
+
+  it("refuses newproxy and __gc however it is attached", function()
+    local rt = sandbox(TRY)
+    assert.is_false(try(rt, "newproxy(true)").ok) -- LuaJIT's refused, absent from Lua 5.4
+    refused(rt, "local mt = {} rawset(mt, '__gc', print) setmetatable({}, mt)", "__gc finalizers are not available")
+    refused(rt, "setmetatable({}, { __gc = true })", "__gc finalizers are not available")
+    -- given one later, the table set earlier is not finalized; set again, refused
+    refused(rt, "local mt = {} local t = setmetatable({}, mt) mt.__gc = print setmetatable({}, mt)",
+            "__gc finalizers are not available")
+  end)
+
+  -- Attempts every way to a finalizer (reported as name=ok/refused), then
+  -- leaves garbage a finalizer would run for. A finalizer that got through
+  -- spins at the next collection, close or reload: with hooks off, forever.
+  local FINALIZERS = [[
+local tg = require "toolgate"
+local DATA = %q
+local function spin() while true do end end
+local function attempts()
+  local tried = {}
+  local function attempt(name, f)
+    tried[#tried + 1] = name .. "=" .. (pcall(f) and "ok" or "refused")
+  end
+  attempt("file", function() getmetatable(io.open(DATA)).__gc = spin end)
+  attempt("lines", function() getmetatable(select(4, io.lines(DATA)) or io.open(DATA)).__gc = spin end)
+  attempt("string", function() getmetatable("").__gc = spin end)
+  attempt("json", function() getmetatable(tg.array {}).__gc = spin end)
+  attempt("rawset", function() local mt = {} rawset(mt, "__gc", spin) setmetatable({}, mt) end)
+  attempt("placeholder", function() setmetatable({}, { __gc = true }) end)
+  attempt("late", function() local mt = {} local t = setmetatable({}, mt) mt.__gc = spin end)
+  for _ = 1, 20 do io.open(DATA) end
+  for _ = 1, 20 do tg.array {} tg.object {} setmetatable({}, {}) end
+  return table.concat(tried, " ")
+end
+local at_load = attempts()
+tg.tool { name = "probe", read_only = true, run = function() return { load = at_load, call = attempts() } end }
+tg.rule { name = "peek", check = function(call) attempts() end }
+]]
+  local REFUSED = "file=refused lines=refused string=refused json=refused rawset=refused "
+                  .. "placeholder=refused late=ok"
+
+  it("the __gc exploit through a shared metatable fails; call, check and reload still finish", function()
+    if not os.getenv("TOOLGATE_BUILD_DIR") then return pending("TOOLGATE_BUILD_DIR is not set") end
+    local data = H.tmpdir() .. "/data.txt"
+    H.write(data, "x\n")
+    local dir = H.policy_dir(FINALIZERS:format(data))
+    local code, out, err = toolgate_bounded("call probe '{}' --json --policies " .. dir)
+    assert.are_not.equal(124, code, "toolgate call hung")
+    assert.are.equal(0, code, err)
+    assert.is_true(H.has(out, '"load":"' .. REFUSED .. '"'), out)
+    assert.is_true(H.has(out, '"call":"' .. REFUSED .. '"'), out)
+    code, out, err = toolgate_bounded("check " .. dir)
+    assert.are_not.equal(124, code, "toolgate check hung")
+    assert.are.equal(0, code, err)
+    code, out, err = lua_bounded(([[
+      local toolgate = require "toolgate"
+      local rt = assert(toolgate.new { policies = %q })
+      for i = 1, 3 do
+        local h = assert(rt:call("probe", {}))
+        assert(h:wait().status == "ok")
+        assert(rt:reload())
+        collectgarbage()
+      end
+      rt:close()
+      print("finished")
+    ]]):format(dir))
+    assert.are_not.equal(124, code, "a host that reloads hung")
+    assert.are.equal(0, code, err)
+    assert.is_true(H.has(out, "finished"), out .. err)
+  end)
+
+  it("runs __close (Lua 5.4) under the budget, also while a stop unwinds", function()
+    if jit then return end -- no to-be-closed variables in LuaJIT
+    local rt = sandbox [[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+local closing = load([=[
+  local spin = setmetatable({}, { __close = function() while true do end end })
+  return function(call)
+    local a <close> = spin
+    if call.args.loop then while true do end end
+  end
+]=])()
+tg.rule { name = "closing", tools = { "echo" }, check = closing }
+tg.tool { name = "co", read_only = true, run = function()
+  local co = coroutine.create(function() local a <close> = setmetatable({}, { __close = function() while true do end end }) coroutine.yield() end)
+  coroutine.resume(co)
+  return select(2, coroutine.close(co))
+end }
+]]
+    for _, args in ipairs { { loop = true }, {} } do
+      local out = H.call(rt, "echo", args)
+      assert.are.equal("POLICY", out.error.phase)
+      assert.is_true(H.has(out.error.message, "exceeded its instruction budget"), out.error.message)
+    end
+    -- coroutine.close runs the pending __close, which the budget stops
+    local out = H.call(rt, "co", {})
+    local stopped = out.status == "ok" and out.result or out.error.message
+    assert.is_true(H.has(stopped, "exceeded") or H.has(stopped, "instruction budget"), stopped)
   end)
 end)
 

@@ -9,8 +9,9 @@
  * Replaced: print (to stderr: stdout belongs to the host's JSON output),
  * load (text only), collectgarbage ("count" only), io.open (read modes
  * only), io.lines (files only, not stdin), require (the shipped lua/
- * library and the policy folder, Lua source only). trusted_policies keeps
- * the full library; package.cpath is empty either way.
+ * library and the policy folder, Lua source only), setmetatable (no __gc)
+ * and getmetatable (policy code's own metatables only). trusted_policies
+ * keeps the full library; package.cpath is empty either way.
  */
 #include <stdio.h>
 #include <string.h>
@@ -346,9 +347,19 @@ static int sb_require(lua_State *L) {
   return 1;
 }
 
-/* setmetatable without finalizers: Lua runs __gc with hooks off, so a
- * finalizer would escape the instruction budget (and run at close or
- * reload, when nobody can stop it). Upvalue 1: the real setmetatable. */
+/* ---- metatables ------------------------------------------------------------ */
+
+/* Metatables are where finalizers live, and Lua runs a __gc finalizer with
+ * hooks off: outside any budget, and at close or reload, when nothing can
+ * stop it (and past the memory cap, which only holds while policy code
+ * runs). So policy code may neither attach a __gc nor reach a metatable the
+ * runtime set (strings', file handles', the library tables', tg.array's
+ * JSON marks): through one of those it could also change how every string
+ * or file behaves. Upvalue 2 of both functions below: a weak-keyed set of
+ * the tables policy code has passed to setmetatable, the only metatables
+ * getmetatable shows. */
+
+/* setmetatable without finalizers. Upvalue 1: the real setmetatable. */
 static int sb_setmetatable(lua_State *L) {
   if (lua_istable(L, 2)) {
     lua_pushstring(L, "__gc");
@@ -359,11 +370,53 @@ static int sb_setmetatable(lua_State *L) {
       return luaL_error(L, "setmetatable: __gc finalizers are not available "
                            "to policies (they run outside the instruction "
                            "budget); trusted_policies = true allows them");
+    /* the policy has this table already: recording it shows nothing new,
+     * even when the real setmetatable refuses it */
+    lua_pushvalue(L, 2);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, lua_upvalueindex(2));
   }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
+}
+
+/* getmetatable(x): a __metatable field if the metatable has one, as in
+ * plain Lua; the metatable if policy code set it; false (a protected
+ * metatable) if the runtime did. */
+static int sb_getmetatable(lua_State *L) {
+  luaL_checkany(L, 1);
+  if (!lua_getmetatable(L, 1)) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_pushstring(L, "__metatable");
+  lua_rawget(L, -2);
+  if (!lua_isnil(L, -1)) return 1;
+  lua_pop(L, 1);
+  lua_pushvalue(L, -1);
+  lua_rawget(L, lua_upvalueindex(2));
+  int policys = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (!policys) lua_pushboolean(L, 0);
+  return 1;
+}
+
+static void install_metatable_functions(lua_State *L) {
+  lua_newtable(L); /* the set of policy code's metatables */
+  lua_createtable(L, 0, 1);
+  lua_pushstring(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_getglobal(L, "setmetatable");
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, sb_setmetatable, 2);
+  lua_setglobal(L, "setmetatable");
+  lua_pushnil(L); /* no upvalue 1: getmetatable reads the raw metatable */
+  lua_insert(L, -2);
+  lua_pushcclosure(L, sb_getmetatable, 2);
+  lua_setglobal(L, "getmetatable");
 }
 
 /* ---- the allow-lists ---------------------------------------------------------- */
@@ -420,9 +473,7 @@ static void install_replacements(lua_State *L, const char *path) {
 #endif
   lua_pushcfunction(L, sb_collectgarbage);
   lua_setglobal(L, "collectgarbage");
-  lua_getglobal(L, "setmetatable");
-  lua_pushcclosure(L, sb_setmetatable, 1);
-  lua_setglobal(L, "setmetatable");
+  install_metatable_functions(L);
   wrap_field(L, "io", "open", sb_io_open);
   wrap_field(L, "io", "lines", sb_io_lines);
   lua_getglobal(L, "package");

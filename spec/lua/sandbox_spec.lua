@@ -50,7 +50,8 @@ local TIMEOUT = 60
 local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 local function run_bounded(cmd, stdin)
   local dir = H.tmpdir()
-  local full = string.format("timeout %d %s >%s/out 2>%s/err <%s", TIMEOUT, cmd,
+  -- stdin opened read-write: a FIFO opens without waiting for a writer
+  local full = string.format("timeout %d %s >%s/out 2>%s/err <>%s", TIMEOUT, cmd,
                              dir, dir, stdin or "/dev/null")
   local ok, _, code = os.execute(full)
   if type(ok) == "number" then code = ok / 256 end -- Lua 5.1: the raw status
@@ -232,6 +233,97 @@ tg.tool { name = "peek", read_only = true, run = function()
     assert.are.equal("INSTRUCTION_BUDGET", loop.error.code)
     assert.has_error(function() toolgate.new { trusted_policies = "yes" } end,
                      "toolgate.new: 'trusted_policies' must be a boolean (got string)")
+  end)
+end)
+
+describe("policy sandbox: files", function()
+  after_each(H.cleanup)
+
+  local PEEK = [[
+local tg = require "toolgate"
+tg.tool { name = "peek", read_only = true, run = function(args)
+  local out = {}
+  local f, err = io.open(args.path, args.mode)
+  out.open = f and f:read("a") or err
+  if f then f:close() end
+  local ok, lerr = pcall(function()
+    local n = 0
+    for _ in io.lines(args.path) do n = n + 1 end
+    return n
+  end)
+  out.lines = ok and tostring(lerr) or lerr
+  if args.module then
+    local rok, rerr = pcall(require, args.module)
+    out.require = rok and tostring(rerr) or rerr
+  end
+  return out
+end }
+]]
+
+  -- Runs peek on path in a toolgate child (a regression hangs it: the
+  -- timeout fails the spec instead).
+  local function peek(dir, args, stdin)
+    local json = '{"path":"' .. args.path .. '"' .. (args.module and ',"module":"' .. args.module .. '"' or "") .. "}"
+    local code, out, err = toolgate_bounded("call peek '" .. json .. "' --json --policies " .. dir, stdin)
+    assert.are_not.equal(124, code, "peek " .. args.path .. " hung")
+    assert.are.equal(0, code, err)
+    local result = {}
+    for k in ("open lines require"):gmatch("%a+") do
+      result[k] = out:match('"' .. k .. '":"(.-)"[,}]')
+    end
+    return result
+  end
+
+  it("reads regular files only, without blocking: FIFO, /dev/stdin, directory, symlink to a FIFO", function()
+    if not os.getenv("TOOLGATE_BUILD_DIR") then return pending("TOOLGATE_BUILD_DIR is not set") end
+    local dir = H.policy_dir(PEEK)
+    local data, fifo = dir .. "/data.txt", dir .. "/fifo"
+    H.write(data, "one\ntwo\n")
+    assert(os.execute("mkfifo " .. fifo .. " && ln -s " .. fifo .. " " .. dir .. "/to_fifo && ln -s "
+                      .. data .. " " .. dir .. "/to_data && mkdir " .. dir .. "/sub"))
+    local r = peek(dir, { path = data })
+    assert.are.same({ open = "one\\ntwo\\n", lines = "2" }, r)
+    r = peek(dir, { path = dir .. "/to_data" })
+    assert.are.same({ open = "one\\ntwo\\n", lines = "2" }, r)
+    for path, kind in pairs { [fifo] = "a FIFO", [dir .. "/to_fifo"] = "a FIFO", [dir .. "/sub"] = "a directory",
+                              ["/dev/null"] = "a character device" } do
+      r = peek(dir, { path = path })
+      assert.are.equal("io.open: " .. path .. " is not a regular file (" .. kind
+                       .. "); policies may read regular files only", r.open)
+      assert.is_true(H.has(r.lines, "io.lines: " .. path .. " is not a regular file (" .. kind .. ")"), r.lines)
+    end
+    -- the host's standard input, here a FIFO nobody writes to
+    r = peek(dir, { path = "/dev/stdin" }, fifo)
+    assert.is_true(H.has(r.open, "io.open: /dev/stdin is not a regular file (a FIFO)"), r.open)
+    -- a missing file fails as io.open does
+    r = peek(dir, { path = dir .. "/missing" })
+    assert.are.equal(dir .. "/missing: No such file or directory", r.open)
+  end)
+
+  it("require skips a module path that is not a regular file instead of blocking on it", function()
+    if not os.getenv("TOOLGATE_BUILD_DIR") then return pending("TOOLGATE_BUILD_DIR is not set") end
+    local dir = H.policy_dir(PEEK)
+    assert(os.execute("mkdir " .. dir .. "/lib && mkfifo " .. dir .. "/lib/fifo.lua && mkdir " .. dir .. "/lib/dir.lua"))
+    H.write(dir .. "/data.txt", "x")
+    local r = peek(dir, { path = dir .. "/data.txt", module = "lib.fifo" })
+    assert.is_true(H.has(r.require, "module 'lib.fifo' not found"), r.require)
+    assert.is_true(H.has(r.require, "lib/fifo.lua' (it is a FIFO, not a regular file)"), r.require)
+    r = peek(dir, { path = dir .. "/data.txt", module = "lib.dir" })
+    assert.is_true(H.has(r.require, "lib/dir.lua' (it is a directory, not a regular file)"), r.require)
+  end)
+
+  it("require still loads modules with a shebang or a byte order mark, with the file's line numbers", function()
+    local rt, dir = sandbox(TRY)
+    assert(os.execute("mkdir " .. dir .. "/lib"))
+    H.write(dir .. "/lib/bom.lua", "\239\187\191return 'bom'")
+    H.write(dir .. "/lib/shebang.lua", "#!/usr/bin/env lua\nlocal x = 1\nerror('boom at 3')\n")
+    H.write(dir .. "/lib/broken.lua", "local x =\n\n+")
+    assert.are.equal("bom", try(rt, "return require 'lib.bom'").value)
+    refused(rt, "return require 'lib.shebang'", "lib/shebang.lua:3: boom at 3")
+    refused(rt, "return require 'lib.broken'", "lib/broken.lua:3:")
+    -- a module's file name is its second argument, as with the standard require
+    H.write(dir .. "/lib/where.lua", "return select(2, ...)")
+    assert.are.equal(dir .. "/lib/where.lua", try(rt, "return require 'lib.where'").value)
   end)
 end)
 

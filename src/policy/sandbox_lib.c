@@ -13,8 +13,12 @@
  * and getmetatable (policy code's own metatables only). trusted_policies
  * keeps the full library; package.cpath is empty either way.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "sandbox.h"
 #include "sandbox_lib.h"
 
@@ -240,7 +244,100 @@ static int sb_collectgarbage(lua_State *L) {
   return 1;
 }
 
-/* io.open(name [, mode]) for reading only; upvalue: the real io.open. */
+/* ---- files ------------------------------------------------------------------ */
+
+/* A policy's path may name a FIFO, a terminal or a device (a rule peeking
+ * at io.open(call.args.path) given "/dev/stdin"): opening or reading one
+ * can block the runtime for good. So policies read regular files only,
+ * opened without blocking and checked by fstat on the open descriptor, and
+ * what Lua reads is that descriptor's file (reopened through
+ * /proc/self/fd/N, which both Luas' io.open can open): a path swapped for a
+ * FIFO between check and use changes nothing. A stat first keeps devices
+ * from being opened at all (opening some has effects). */
+
+#define NOT_REGULAR (-2)
+
+static const char *file_kind(mode_t m) {
+  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO"
+       : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+       : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* Returns a descriptor open for reading on the regular file path names;
+ * -1 with errno set when it cannot be opened; NOT_REGULAR with *kind set
+ * when it is something else. */
+static int open_regular(const char *path, const char **kind) {
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    *kind = file_kind(st.st_mode);
+    return NOT_REGULAR;
+  }
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return -1;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *kind = fstat(fd, &st) == 0 ? file_kind(st.st_mode) : "unknown";
+    close(fd);
+    return NOT_REGULAR;
+  }
+  return fd;
+}
+
+/* After a failed open_regular (r, and err = its errno): pushes io.open's
+ * "path: reason" and errno, or "who: path is not a regular file (a FIFO);
+ * ..." and nil. */
+static void push_open_error(lua_State *L, const char *who, const char *path,
+                            int r, int err, const char *kind) {
+  if (r == NOT_REGULAR) {
+    lua_pushfstring(L, "%s: %s is not a regular file (%s); policies may read "
+                       "regular files only", who, path, kind);
+    lua_pushnil(L);
+  } else {
+    lua_pushfstring(L, "%s: %s", path, strerror(err));
+    lua_pushinteger(L, err);
+  }
+}
+
+/* [fn, fd, args...] -> fn("/proc/self/fd/<fd>", args...): the real
+ * io.open or io.lines on the checked descriptor. Run under lua_pcall so
+ * that the caller closes the descriptor whatever happens. */
+static int call_on_fd(lua_State *L) {
+  int fd = (int)lua_tointeger(L, 2);
+  lua_pushfstring(L, "/proc/self/fd/%d", fd);
+  lua_replace(L, 2);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* Calls the real io function (upvalue 1) as fn(path, args from `from`
+ * on) on the regular file at path, or fails: returns -1 with the message
+ * and errno (nil: not a regular file) pushed. Otherwise leaves fn's results
+ * on top of the stack and returns their number. */
+static int open_and_call(lua_State *L, const char *who, int from) {
+  const char *path = luaL_checkstring(L, 1);
+  int top = lua_gettop(L), nargs = top >= from ? top - from + 1 : 0;
+  luaL_checkstack(L, nargs + 8, "too many arguments");
+  /* everything that can raise (allocate) comes before the open */
+  lua_pushcfunction(L, call_on_fd);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushnil(L); /* the descriptor, below */
+  for (int i = from; i <= top; i++) lua_pushvalue(L, i);
+  const char *kind = NULL;
+  int fd = open_regular(path, &kind), err = errno;
+  if (fd < 0) {
+    lua_settop(L, top);
+    push_open_error(L, who, path, fd, err, kind);
+    return -1;
+  }
+  lua_pushinteger(L, fd);
+  lua_replace(L, top + 3);
+  int st = lua_pcall(L, nargs + 2, LUA_MULTRET, 0);
+  close(fd); /* what Lua reads is its own reopened file */
+  if (st != LUA_OK) lua_error(L);
+  return lua_gettop(L) - top;
+}
+
+/* io.open(name [, mode]): a regular file, for reading; upvalue: the real
+ * io.open. Fails as io.open does: nil, message, errno. */
 static int sb_io_open(lua_State *L) {
   luaL_checkstring(L, 1);
   const char *mode = luaL_optstring(L, 2, "r");
@@ -249,23 +346,26 @@ static int sb_io_open(lua_State *L) {
     return luaL_error(L, "io.open: policies may open files for reading only "
                          "(mode \"r\" or \"rb\"), not \"%s\"", mode);
   lua_settop(L, 1);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_pushvalue(L, 1);
   lua_pushstring(L, binary ? "rb" : "r");
-  lua_call(L, 2, LUA_MULTRET);
-  return lua_gettop(L) - 1;
+  int n = open_and_call(L, "io.open", 2);
+  if (n >= 0) return n;
+  n = lua_isnil(L, -1) ? 2 : 3; /* nil, message[, errno] */
+  if (n == 2) lua_pop(L, 1);
+  lua_pushnil(L);
+  lua_insert(L, -n);
+  return n;
 }
 
-/* io.lines(name, ...): a file; standard input belongs to the host. */
+/* io.lines(name, ...): a regular file; standard input belongs to the host.
+ * Raises when the file cannot be read, as io.lines does. */
 static int sb_io_lines(lua_State *L) {
   if (lua_type(L, 1) != LUA_TSTRING)
     return luaL_error(L, "io.lines: give a file name; policies cannot read "
                          "the host's standard input");
-  int n = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, n, LUA_MULTRET);
-  return lua_gettop(L);
+  int n = open_and_call(L, "io.lines", 2);
+  if (n >= 0) return n;
+  lua_pop(L, 1);
+  return lua_error(L);
 }
 
 /* ---- require ---------------------------------------------------------------- */
@@ -281,14 +381,10 @@ static int module_name_ok(const char *s) {
   return 1;
 }
 
-static int readable(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (f) fclose(f);
-  return f != NULL;
-}
-
-/* Looks for name along path ("a/?.lua;b/?.lua"). Leaves the file found
- * (returns 1) or the list of files tried (returns 0) on top. */
+/* Looks for name along path ("a/?.lua;b/?.lua"). Returns a descriptor on
+ * the regular file found (open_regular: a FIFO there cannot block require)
+ * with its chunk name ("@file") on top; or -1 with the list of files tried
+ * on top. Nothing that can raise runs while the descriptor is open. */
 static int find_module(lua_State *L, const char *name, const char *path) {
   const char *fname = luaL_gsub(L, name, ".", "/");
   int base = lua_gettop(L);
@@ -297,20 +393,89 @@ static int find_module(lua_State *L, const char *name, const char *path) {
     const char *end = strchr(p, ';');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     lua_pushlstring(L, p, len);
-    luaL_gsub(L, lua_tostring(L, -1), "?", fname);
+    lua_pushliteral(L, "@");
+    luaL_gsub(L, lua_tostring(L, -2), "?", fname);
+    lua_concat(L, 2);
     lua_remove(L, -2);
-    if (len && readable(lua_tostring(L, -1))) {
+    const char *file = lua_tostring(L, -1) + 1, *kind = NULL;
+    int fd = len ? open_regular(file, &kind) : -1;
+    if (fd >= 0) {
       lua_replace(L, base);
       lua_settop(L, base);
-      return 1;
+      return fd;
     }
-    lua_pushfstring(L, "\n\tno file '%s'", lua_tostring(L, -1));
+    if (fd == NOT_REGULAR)
+      lua_pushfstring(L, "\n\tno file '%s' (it is %s, not a regular file)",
+                      file, kind);
+    else
+      lua_pushfstring(L, "\n\tno file '%s'", file);
     lua_remove(L, -2);
     lua_concat(L, 2);
     p += len + (end ? 1 : 0);
   }
   lua_replace(L, base);
-  return 0;
+  return -1;
+}
+
+/* lua_load's reader over a module file. */
+typedef struct {
+  FILE *f;
+  const char *start; /* what the header check left in buf */
+  size_t n;
+  char buf[BUFSIZ];
+} file_reader;
+
+/* Skips what luaL_loadfile skips: a UTF-8 byte order mark, and a first line
+ * starting with '#' (a shebang; its newline stays, and so line numbers). */
+static void skip_header(file_reader *r) {
+  r->n = fread(r->buf, 1, sizeof r->buf, r->f);
+  r->start = r->buf;
+  if (r->n >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) {
+    r->start += 3;
+    r->n -= 3;
+  }
+  if (r->n == 0 || *r->start != '#') return;
+  for (;;) {
+    const char *nl = memchr(r->start, '\n', r->n);
+    if (nl) {
+      r->n -= (size_t)(nl - r->start);
+      r->start = nl;
+      return;
+    }
+    r->start = r->buf;
+    r->n = fread(r->buf, 1, sizeof r->buf, r->f);
+    if (r->n == 0) return;
+  }
+}
+
+static const char *read_module(lua_State *L, void *ud, size_t *size) {
+  file_reader *r = ud;
+  tg__sandbox_poll(L); /* a huge module must not stall the runtime either */
+  if (r->n) {
+    *size = r->n;
+    r->n = 0;
+    return r->start;
+  }
+  *size = fread(r->buf, 1, sizeof r->buf, r->f);
+  return *size ? r->buf : NULL;
+}
+
+/* Loads the Lua source on fd (closed here, whatever happens) as the chunk
+ * named by the string on top. Returns lua_load's status. */
+static int load_module(lua_State *L, int fd) {
+  file_reader r;
+  r.f = fdopen(fd, "r");
+  if (!r.f) {
+    int err = errno;
+    close(fd);
+    lua_pushfstring(L, "cannot read %s: %s", lua_tostring(L, -1) + 1,
+                    strerror(err));
+    return LUA_ERRFILE;
+  }
+  skip_header(&r);
+  int st = tg_load(L, read_module, &r, lua_tostring(L, -1), "t");
+  fclose(r.f);
+  return st;
 }
 
 /* require(name); upvalues: package.loaded and the path, fixed when the
@@ -326,16 +491,16 @@ static int sb_require(lua_State *L) {
     return luaL_error(L, "require: '%s' is not a module name; policies "
                          "require modules by name, like \"toolgate.shell\", "
                          "not by path", name);
-  if (!find_module(L, name, lua_tostring(L, lua_upvalueindex(2))))
+  int fd = find_module(L, name, lua_tostring(L, lua_upvalueindex(2)));
+  if (fd < 0)
     return luaL_error(L, "module '%s' not found: policies can require Lua "
                          "modules of the shipped library and of the policy "
                          "folder only (C modules are not available):%s",
                       name, lua_tostring(L, -1));
-  const char *file = lua_tostring(L, -1);
-  if (luaL_loadfilex(L, file, "t") != LUA_OK) return lua_error(L);
+  if (load_module(L, fd) != LUA_OK) return lua_error(L);
   tg__sandbox_set_env(L);
   lua_pushvalue(L, 1);
-  lua_pushvalue(L, 2);
+  lua_pushstring(L, lua_tostring(L, 2) + 1);
   lua_call(L, 2, 1);             /* module(name, file) */
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);

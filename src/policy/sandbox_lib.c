@@ -11,7 +11,9 @@
  * only), io.lines (files only, not stdin), require (the shipped lua/
  * library and the policy folder, Lua source only), setmetatable (no __gc)
  * and getmetatable (policy code's own metatables only). trusted_policies
- * keeps the full library; package.cpath is empty either way.
+ * keeps the full library; package.cpath is empty either way, and
+ * string.find, match, gmatch and gsub are the bounded ones of
+ * sandbox_pattern.c either way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 #include "sandbox.h"
 #include "sandbox_lib.h"
+#include "sandbox_pattern.h"
 
 #define ENV_MT "toolgate.sandbox.env"
 
@@ -664,9 +667,19 @@ static void restrict_library(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* string.find, match, gmatch and gsub, bounded (sandbox_pattern.c): also
+ * the strings' methods, whose __index is the string table. Trusted policies
+ * get them too: the bound is a limit, like the budget, not a restriction. */
+static void install_patterns(lua_State *L) {
+  lua_getglobal(L, "string");
+  tg__pattern_register(L, tg__sandbox_poll);
+  lua_pop(L, 1);
+}
+
 void tg__sandbox_lib_open(lua_State *L, const char *policy_dir, int trusted) {
   set_package_path(L, policy_dir);
   make_env_mt(L);
+  install_patterns(L);
   if (trusted) return;
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");

@@ -105,7 +105,17 @@ local EXTRAS = { "()", "%1", "%2", "%b()", "%bab", "%f[%w]", "%f[%W]", "%f[%z]",
   "%f[^%z]", "$", "^", "(", ")", "[", "%", "%b", "%f", "%fa", "[^", "%0", " " }
 local REPLS = { "-", "%0", "%1", "<%1|%2>", "%%", "x%", "%a", "", "%9", "%1%0%1" }
 
+-- Raw characters, for malformed patterns as much as for odd ones.
+local RAW = { "a", "b", "%", "(", ")", "[", "]", "^", "$", "*", "+", "-", "?", ".",
+  "b", "f", "1", "2", "0", "z", "a", "\0", "%a", "()" }
+
 local function random_case(r)
+  if r(3) == 1 then
+    local s, p = {}, {}
+    for i = 1, r(10) - 1 do s[i] = SUBJECT_CHARS[r(#SUBJECT_CHARS)] end
+    for i = 1, r(10) - 1 do p[i] = RAW[r(#RAW)] end
+    return concat(s), concat(p), r(18) - 6, REPLS[r(#REPLS)], r(5) - 2
+  end
   local s = {}
   for i = 1, r(12) - 1 do s[i] = SUBJECT_CHARS[r(#SUBJECT_CHARS)] end
   local p, depth = {}, 0

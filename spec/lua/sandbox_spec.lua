@@ -327,6 +327,59 @@ end }
   end)
 end)
 
+describe("policy sandbox: long C calls", function()
+  after_each(H.cleanup)
+
+  -- Moves that take the sandbox's table.move (Lua 5.4) through its pieces
+  -- of 1024: its results, and its errors, must be the builtin's.
+  local MOVES = [[
+local log = {}
+local function fill(n) local a = {} for i = 1, n do a[i] = i end return a end
+local function dump(t, lo, hi)
+  local out = {}
+  for i = lo, hi do out[#out + 1] = tostring(rawget(t, i)) end
+  return table.concat(out, ",")
+end
+local function case(name, f)
+  local ok, r = pcall(f)
+  log[#log + 1] = name .. "=" .. (ok and r or "E:" .. tostring(r))
+end
+case("right", function() local a = fill(5000) table.move(a, 1, 5000, 3) return dump(a, -2, 5005) end)
+case("left", function() local a = fill(5000) table.move(a, 3, 5000, 1) return dump(a, -2, 5005) end)
+case("apart", function() local a, b = fill(3000), {} local r = table.move(a, 1, 3000, 7, b) return dump(b, 0, 3010) .. tostring(r == b) end)
+case("partly", function() local a = fill(4000) table.move(a, 1, 3000, 2500) return dump(a, 1, 5600) end)
+case("negative", function() local a = fill(3000) table.move(a, -100, 2000, 10) return dump(a, -110, 2020) end)
+case("self", function() local a = fill(3000) table.move(a, 1, 3000, 1, a) return dump(a, 1, 3000) end)
+case("proxy", function()
+  local n = 0
+  local p = setmetatable({}, { __index = function(_, k) n = n + 1 return k * 2 end,
+                               __newindex = function(t, k, v) n = n + 1 rawset(t, k, v) end })
+  table.move(p, 1, 2500, 2)
+  return n .. ":" .. dump(p, 1, 2501)
+end)
+case("string", function() local b = table.move("abc", 1, 2, 1, {}) return dump(b, 1, 2) end)
+case("small", function() local a = fill(10) table.move(a, 1, 9, 2) return dump(a, 1, 11) end)
+case("empty", function() return dump(table.move(fill(3), 5, 1, 1), 1, 3) end)
+case("huge", function() return table.move({}, math.mininteger, 10, 1) end)
+case("wrap", function() return table.move(fill(3000), 1, 3000, math.maxinteger - 10) end)
+case("not a table", function() return table.move(1, 1, 3000, 1) end)
+case("bad dest", function() return table.move({}, 1, 3000, 1, 5) end)
+case("read-only dest", function() return table.move({}, 1, 3000, 1, "abc") end)
+case("bad f", function() return table.move({}, "x", 3000, 1) end)
+return table.concat(log, "\n")
+]]
+
+  it("table.move (Lua 5.4) works in pieces, with the builtin's results and errors", function()
+    if jit then return end -- LuaJIT's table.move is bytecode: the budget counts it
+    local rt = sandbox(TRY, { hook_instruction_budget = 1e8 })
+    local r = try(rt, MOVES)
+    assert.is_true(r.ok, r.err)
+    local builtin = assert(load(MOVES, "=try"))()
+    assert.are.equal(builtin, r.value)
+    assert.is_true(H.has(r.value, "huge=E:try:") and H.has(r.value, "too many elements to move"), r.value)
+  end)
+end)
+
 describe("policy sandbox: metatables and finalizers", function()
   after_each(H.cleanup)
 

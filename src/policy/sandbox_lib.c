@@ -177,6 +177,8 @@ static int sb_print(lua_State *L) {
  * piece has been seen. */
 static const char *chunk_reader(lua_State *L, void *ud, size_t *size) {
   int *first = ud;
+  /* a C reader (io.lines over a huge file) runs no Lua instruction */
+  tg__sandbox_poll(L);
   luaL_checkstack(L, 2, "too many nested functions");
   lua_pushvalue(L, 1);
   lua_call(L, 0, 1);
@@ -370,6 +372,65 @@ static int sb_io_lines(lua_State *L) {
   lua_pop(L, 1);
   return lua_error(L);
 }
+
+#if TG_LUA54
+#define MOVE_PIECE 1024
+
+/* table.move's check of a table argument: a table, or a value whose
+ * metatable has the field the move needs (__index to read from it,
+ * __newindex to write to it). Done here, so that the builtin, called from
+ * C, never raises an argument error: it would name no function and no
+ * line. */
+static void check_movable(lua_State *L, int arg, const char *field) {
+  if (lua_type(L, arg) == LUA_TTABLE) return;
+  if (lua_getmetatable(L, arg)) {
+    lua_pushstring(L, field);
+    int has = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 2);
+    if (has) return;
+  }
+  luaL_checktype(L, arg, LUA_TTABLE);
+}
+
+/* table.move(a1, f, e, t [, a2]) in pieces of MOVE_PIECE elements with a
+ * poll between them: the builtin loops over any range inside one C call
+ * (table.move({}, 1, 2^40, 1) runs for days without allocating a byte).
+ * The pieces go in the order that keeps an overlapping move right, so the
+ * result is the builtin's; so are the errors, checked here in its order.
+ * Upvalue: the builtin. (LuaJIT's table.move is Lua bytecode: the budget
+ * counts it.) */
+static int sb_table_move(lua_State *L) {
+  lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3);
+  lua_Integer t = luaL_checkinteger(L, 4);
+  int dest = lua_isnoneornil(L, 5) ? 1 : 5;
+  check_movable(L, 1, "__index");
+  check_movable(L, dest, "__newindex");
+  lua_Integer n = 0;
+  if (e >= f) {
+    luaL_argcheck(L, f > 0 || e < LUA_MAXINTEGER + f, 3,
+                  "too many elements to move");
+    n = e - f + 1;
+    luaL_argcheck(L, t <= LUA_MAXINTEGER - n + 1, 4,
+                  "destination wrap around");
+  }
+  int backwards = t > f && t <= e &&
+                  (dest == 1 || lua_compare(L, 1, dest, LUA_OPEQ));
+  for (lua_Integer done = 0; done < n; done += MOVE_PIECE) {
+    lua_Integer k = n - done < MOVE_PIECE ? n - done : MOVE_PIECE;
+    lua_Integer from = backwards ? e - done - k + 1 : f + done;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, from);
+    lua_pushinteger(L, from + k - 1);
+    lua_pushinteger(L, t + (from - f));
+    lua_pushvalue(L, dest);
+    lua_call(L, 5, 0);
+    if (done + k < n) tg__sandbox_poll(L);
+  }
+  lua_pushvalue(L, dest);
+  return 1;
+}
+#endif
 
 /* ---- require ---------------------------------------------------------------- */
 
@@ -642,6 +703,9 @@ static void install_replacements(lua_State *L, const char *path) {
   lua_pushcfunction(L, sb_collectgarbage);
   lua_setglobal(L, "collectgarbage");
   install_metatable_functions(L);
+#if TG_LUA54
+  wrap_field(L, "table", "move", sb_table_move);
+#endif
   wrap_field(L, "io", "open", sb_io_open);
   wrap_field(L, "io", "lines", sb_io_lines);
   lua_getglobal(L, "package");

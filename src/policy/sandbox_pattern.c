@@ -35,7 +35,6 @@
 #include "sandbox_pattern.h"
 
 #define ESC '%'
-#define SPECIALS "^$*+?.([%-"
 #define MAX_CAPTURES 32 /* LUA_MAXCAPTURES in both Luas */
 #define MAX_DEPTH 200   /* nested match() calls, as in both Luas */
 #define CAP_OPEN (-1)
@@ -66,14 +65,15 @@ typedef struct {
   } cap[MAX_CAPTURES];
 } matcher;
 
+/* poll: NULL for the one in upvalue 1. */
 static void matcher_init(matcher *m, lua_State *L, const char *s, size_t ls,
-                         const char *p, size_t lp) {
-  const poll_box *box = lua_touserdata(L, lua_upvalueindex(1));
+                         const char *p, size_t lp, tg_pattern_poll poll) {
+  if (!poll) poll = ((const poll_box *)lua_touserdata(L, lua_upvalueindex(1)))->poll;
   m->src = s;
   m->src_end = s + ls;
   m->pat_end = p + lp;
   m->L = L;
-  m->poll = box->poll;
+  m->poll = poll;
   m->until_poll = TG_PATTERN_POLL_STEPS;
   m->depth = 0;
   m->ncap = 0;
@@ -386,8 +386,13 @@ static int push_captures(matcher *m, const char *s, const char *e) {
 
 /* Does the pattern need the matcher? */
 static int has_specials(const char *p, size_t lp) {
-  for (size_t i = 0; i < lp; i++)
-    if (strchr(SPECIALS, p[i]) && p[i] != '\0') return 1;
+  for (size_t i = 0; i < lp; i++) {
+    switch (p[i]) {
+    case '^': case '$': case '*': case '+': case '?': case '.': case '(':
+    case '[': case '%': case '-':
+      return 1;
+    }
+  }
   return 0;
 }
 
@@ -432,7 +437,7 @@ static int find_or_match(lua_State *L, int find) {
     return 1;
   }
   if (find && (lua_toboolean(L, 4) || !has_specials(p, lp))) {
-    matcher_init(&m, L, s, ls, p, lp);
+    matcher_init(&m, L, s, ls, p, lp, NULL);
     const char *at = find_plain(&m, s + init, ls - init, p, lp);
     if (!at) {
       lua_pushnil(L);
@@ -445,7 +450,7 @@ static int find_or_match(lua_State *L, int find) {
   lp = pattern_length(p, lp);
   int anchor = lp > 0 && *p == '^';
   if (anchor) p++, lp--;
-  matcher_init(&m, L, s, ls, p, lp);
+  matcher_init(&m, L, s, ls, p, lp, NULL);
   const char *at = s + init;
   do {
     m.ncap = 0;
@@ -466,28 +471,30 @@ static int sb_match(lua_State *L) { return find_or_match(L, 0); }
 
 /* ---- gmatch --------------------------------------------------------------------- */
 
-/* The iterator; upvalues: the poll box, the subject, the pattern, the
- * offset to go on from and (5.4) the end of the last match (-1: none). */
-static int gmatch_next(lua_State *L) {
+/* What the iterator goes on from: a userdata, upvalue 1 of the iterator
+ * (the subject and the pattern, upvalues 2 and 3, keep s and p alive). */
+typedef struct {
+  const char *s, *p;
   size_t ls, lp;
-  const char *s = lua_tolstring(L, lua_upvalueindex(2), &ls);
-  const char *p = lua_tolstring(L, lua_upvalueindex(3), &lp);
-  lua_Integer from = lua_tointeger(L, lua_upvalueindex(4));
+  size_t from;          /* offset to go on from */
+  ptrdiff_t last;       /* 5.4: where the last match ended (-1: none) */
+  tg_pattern_poll poll;
+} gmatch_state;
+
+static int gmatch_next(lua_State *L) {
+  gmatch_state *g = lua_touserdata(L, lua_upvalueindex(1));
   matcher m;
-  matcher_init(&m, L, s, ls, p, pattern_length(p, lp));
-  for (const char *at = s + from; at <= m.src_end; at++) {
+  matcher_init(&m, L, g->s, g->ls, g->p, g->lp, g->poll);
+  for (const char *at = g->s + g->from; at <= m.src_end; at++) {
     m.ncap = 0;
-    const char *end = match(&m, at, p);
+    const char *end = match(&m, at, g->p);
 #if TG_LUA54
-    if (!end || end - s == lua_tointeger(L, lua_upvalueindex(5))) continue;
-    lua_pushinteger(L, (lua_Integer)(end - s));
-    lua_pushvalue(L, -1);
-    lua_replace(L, lua_upvalueindex(4));
-    lua_replace(L, lua_upvalueindex(5));
+    if (!end || end - g->s == g->last) continue;
+    g->from = (size_t)(end - g->s);
+    g->last = end - g->s;
 #else
     if (!end) continue;
-    lua_pushinteger(L, (lua_Integer)(end - s) + (end == at)); /* go on */
-    lua_replace(L, lua_upvalueindex(4));
+    g->from = (size_t)(end - g->s) + (end == at); /* past an empty match */
 #endif
     return push_captures(&m, at, end);
   }
@@ -495,25 +502,27 @@ static int gmatch_next(lua_State *L) {
 }
 
 static int sb_gmatch(lua_State *L) {
-  size_t ls;
-  luaL_checklstring(L, 1, &ls);
-  luaL_checkstring(L, 2);
+  size_t ls, lp;
+  const char *s = luaL_checklstring(L, 1, &ls);
+  const char *p = luaL_checklstring(L, 2, &lp);
 #if TG_LUA54
   size_t from = start_offset(luaL_optinteger(L, 3, 1), ls);
   if (from > ls) from = ls + 1; /* nothing to find */
 #else
   size_t from = 0; /* LuaJIT's gmatch has no init argument */
 #endif
+  const poll_box *box = lua_touserdata(L, lua_upvalueindex(1));
   lua_settop(L, 2);
-  lua_pushvalue(L, lua_upvalueindex(1));
+  gmatch_state *g = lua_newuserdatauv(L, sizeof *g, 0);
+  g->s = s;
+  g->ls = ls;
+  g->p = p;
+  g->lp = pattern_length(p, lp);
+  g->from = from;
+  g->last = -1;
+  g->poll = box->poll;
   lua_insert(L, 1);
-  lua_pushinteger(L, (lua_Integer)from);
-#if TG_LUA54
-  lua_pushinteger(L, -1);
-  lua_pushcclosure(L, gmatch_next, 5);
-#else
-  lua_pushcclosure(L, gmatch_next, 4);
-#endif
+  lua_pushcclosure(L, gmatch_next, 3);
   return 1;
 }
 
@@ -594,7 +603,7 @@ static int sb_gsub(lua_State *L) {
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   matcher m;
-  matcher_init(&m, L, s, ls, p, lp);
+  matcher_init(&m, L, s, ls, p, lp, NULL);
   const char *at = s, *last = NULL;
   lua_Integer n = 0;
   while (n < max) {

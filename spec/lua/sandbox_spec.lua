@@ -369,6 +369,45 @@ case("bad f", function() return table.move({}, "x", 3000, 1) end)
 return table.concat(log, "\n")
 ]]
 
+  -- Sorts through the sandbox's table.sort (LuaJIT: the builtin with a
+  -- comparator of its own that polls): results and errors as the builtin's.
+  local SORTS = [[
+local log = {}
+local function case(name, f)
+  local ok, r = pcall(f)
+  log[#log + 1] = name .. "=" .. (ok and tostring(r) or "E:" .. tostring(r))
+end
+local function sorted(t, cmp) table.sort(t, cmp) return table.concat(t, ",") end
+local function pr(n) local t, x = {}, 7 for i = 1, n do x = (x * 16807) % 2147483647 t[i] = x % 1000 end return t end
+case("numbers", function() return sorted(pr(3000)) end)
+case("strings", function() local t = pr(500) for i = 1, #t do t[i] = tostring(t[i]) end return sorted(t) end)
+case("comparator", function() return sorted(pr(500), function(a, b) return a > b end) end)
+case("nil comparator", function() return sorted({ 3, 1, 2 }, nil) end)
+case("records", function()
+  local t = {}
+  for i, v in ipairs(pr(300)) do t[i] = setmetatable({ k = v % 10, i = i }, { __lt = function(a, b) return a.k < b.k end }) end
+  table.sort(t)
+  local out = {} for i, r in ipairs(t) do out[i] = r.i end
+  return table.concat(out, ",")
+end)
+case("mixed", function() return sorted({ 1, "x", 2 }) end)
+case("nil hole", function() return sorted({ 1, nil, 2, n = 3 }) end)
+case("tables", function() return sorted({ {}, {} }) end)
+case("bad comparator", function() return sorted({ 1, 2 }, 5) end)
+case("not a table", function() table.sort("abc") end)
+case("nothing", function() table.sort() end)
+return table.concat(log, "\n")
+]]
+
+  it("table.sort (LuaJIT: with a comparator that polls) sorts and fails as the builtin does", function()
+    local rt = sandbox(TRY, { hook_instruction_budget = 1e8 })
+    local r = try(rt, SORTS)
+    assert.is_true(r.ok, r.err)
+    local builtin = assert((loadstring or load)(SORTS, "=try"))()
+    assert.are.equal(builtin, r.value)
+    assert.is_true(H.has(r.value, "mixed=E:attempt to compare"), r.value)
+  end)
+
   it("table.move (Lua 5.4) works in pieces, with the builtin's results and errors", function()
     if jit then return end -- LuaJIT's table.move is bytecode: the budget counts it
     local rt = sandbox(TRY, { hook_instruction_budget = 1e8 })

@@ -11,9 +11,8 @@
  * only), io.lines (files only, not stdin), require (the shipped lua/
  * library and the policy folder, Lua source only), setmetatable (no __gc)
  * and getmetatable (policy code's own metatables only). trusted_policies
- * keeps the full library; package.cpath is empty either way, and
- * string.find, match, gmatch and gsub are the bounded ones of
- * sandbox_pattern.c either way.
+ * keeps the full library; package.cpath is empty either way, and so are
+ * the functions that poll the call's bound (install_bounded_functions).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -432,6 +431,42 @@ static int sb_table_move(lua_State *L) {
 }
 #endif
 
+#if !TG_LUA54
+#define SORT_POLL_EVERY 1000
+
+/* The comparator LuaJIT's table.sort gets when given none: a < b, the
+ * comparison the builtin makes itself, plus a poll every SORT_POLL_EVERY
+ * calls. LuaJIT sorts with 5.1's quicksort (median of three, no random
+ * pivot), which takes quadratic time on inputs an adversary can build
+ * (McIlroy's antiqsort): 200,000 agent-supplied numbers sort for over a
+ * minute inside one C call. (Lua 5.4 picks random pivots.) Upvalue: the
+ * number of calls, in a userdata. */
+static int sort_less(lua_State *L) {
+  unsigned *calls = lua_touserdata(L, lua_upvalueindex(1));
+  if (++*calls % SORT_POLL_EVERY == 0) tg__sandbox_poll(L);
+  lua_pushboolean(L, lua_lessthan(L, 1, 2));
+  return 1;
+}
+
+/* table.sort(t [, comp]); upvalues: the builtin and sort_less. Its
+ * arguments are checked here, so that the builtin, called from C, raises
+ * no argument error (it would name no function and no line). */
+static int sb_table_sort(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 2);
+  if (!lua_isnil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+  } else {
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_replace(L, 2);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, 2, 0);
+  return 0;
+}
+#endif
+
 /* ---- require ---------------------------------------------------------------- */
 
 /* "lib.shell", "my-helpers": names, not paths. */
@@ -703,9 +738,6 @@ static void install_replacements(lua_State *L, const char *path) {
   lua_pushcfunction(L, sb_collectgarbage);
   lua_setglobal(L, "collectgarbage");
   install_metatable_functions(L);
-#if TG_LUA54
-  wrap_field(L, "table", "move", sb_table_move);
-#endif
   wrap_field(L, "io", "open", sb_io_open);
   wrap_field(L, "io", "lines", sb_io_lines);
   lua_getglobal(L, "package");
@@ -731,19 +763,32 @@ static void restrict_library(lua_State *L) {
   lua_pop(L, 1);
 }
 
-/* string.find, match, gmatch and gsub, bounded (sandbox_pattern.c): also
- * the strings' methods, whose __index is the string table. Trusted policies
- * get them too: the bound is a limit, like the budget, not a restriction. */
-static void install_patterns(lua_State *L) {
+/* The functions that could run long inside one C call, made to poll:
+ * string.find, match, gmatch and gsub (sandbox_pattern.c; also the
+ * strings' methods, whose __index is the string table), table.move (5.4)
+ * and table.sort (LuaJIT). Trusted policies get them too: the bound is a
+ * limit, like the budget, not a restriction. */
+static void install_bounded_functions(lua_State *L) {
   lua_getglobal(L, "string");
   tg__pattern_register(L, tg__sandbox_poll);
   lua_pop(L, 1);
+#if TG_LUA54
+  wrap_field(L, "table", "move", sb_table_move);
+#else
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "sort");
+  *(unsigned *)lua_newuserdata(L, sizeof(unsigned)) = 0;
+  lua_pushcclosure(L, sort_less, 1);
+  lua_pushcclosure(L, sb_table_sort, 2);
+  lua_setfield(L, -2, "sort");
+  lua_pop(L, 1);
+#endif
 }
 
 void tg__sandbox_lib_open(lua_State *L, const char *policy_dir, int trusted) {
   set_package_path(L, policy_dir);
   make_env_mt(L);
-  install_patterns(L);
+  install_bounded_functions(L);
   if (trusted) return;
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");

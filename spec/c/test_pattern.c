@@ -78,6 +78,8 @@ TEST(every_function_polls_at_least_every_poll_steps) {
   assert_polls(L, "for _ in P.gmatch(S, 'a*b') do error('no') end", quadratic, n);
   assert_polls(L, "assert(select(2, P.gsub(S, '(a*)b', 'x')) == 0)", quadratic, n);
   assert_polls(L, "assert(P.find(S, '%ba!') == nil)", quadratic, n); /* to the end */
+  /* a long pattern: 999 items tried at each of the first 3001 starts */
+  assert_polls(L, "assert(P.find(S, ('a'):rep(999) .. '$') == 3002)", 3001LL * 999, 1);
   /* a plain find compares the needle at each of the 4000 - 99 places */
   assert_polls(L, "assert(P.find(S, ('a'):rep(99) .. 'b', 1, true) == nil)",
                3901LL * 100, 100);

@@ -264,7 +264,7 @@ static int sb_collectgarbage(lua_State *L) {
 static const char *file_kind(mode_t m) {
   return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO"
        : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
-       : S_ISSOCK(m) ? "a socket" : "not a regular file";
+       : S_ISSOCK(m) ? "a socket" : "a file of another kind";
 }
 
 /* Returns a descriptor open for reading on the regular file path names;
@@ -279,7 +279,7 @@ static int open_regular(const char *path, const char **kind) {
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return -1;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    *kind = fstat(fd, &st) == 0 ? file_kind(st.st_mode) : "unknown";
+    *kind = fstat(fd, &st) == 0 ? file_kind(st.st_mode) : "unreadable";
     close(fd);
     return NOT_REGULAR;
   }

@@ -10,7 +10,7 @@
  * The matcher is the classic backtracking one: match() walks the pattern,
  * and recurses at each choice (a repetition, an optional item, a capture),
  * trying the next alternative when the rest fails. It counts its steps
- * (every match() entry, and every character a repetition, %b, a back
+ * (every pattern item tried, and every character a repetition, %b, a back
  * reference or a plain find goes over) and calls the poll function every
  * TG_PATTERN_POLL_STEPS of them; the sandbox's poll raises once the call
  * is over its time bound. Recursion is bounded as in Lua: more than
@@ -65,10 +65,13 @@ typedef struct {
   } cap[MAX_CAPTURES];
 } matcher;
 
-/* poll: NULL for the one in upvalue 1. */
+/* The poll function of find, match, gmatch and gsub (upvalue 1). */
+static tg_pattern_poll upvalue_poll(lua_State *L) {
+  return ((const poll_box *)lua_touserdata(L, lua_upvalueindex(1)))->poll;
+}
+
 static void matcher_init(matcher *m, lua_State *L, const char *s, size_t ls,
                          const char *p, size_t lp, tg_pattern_poll poll) {
-  if (!poll) poll = ((const poll_box *)lua_touserdata(L, lua_upvalueindex(1)))->poll;
   m->src = s;
   m->src_end = s + ls;
   m->pat_end = p + lp;
@@ -288,6 +291,7 @@ static const char *match_frontier(matcher *m, const char *s, const char *p) {
  * Items that cannot backtrack loop here; choices recurse. */
 static const char *match_here(matcher *m, const char *s, const char *p) {
   for (;;) {
+    charge(m, 1); /* a long pattern is work too */
     if (p >= m->pat_end) return s;
     switch (*p) {
     case '(':
@@ -349,7 +353,6 @@ static const char *match_here(matcher *m, const char *s, const char *p) {
 static const char *match(matcher *m, const char *s, const char *p) {
   if (m->depth >= MAX_DEPTH) luaL_error(m->L, "pattern too complex");
   m->depth++;
-  charge(m, 1);
   const char *end = match_here(m, s, p);
   m->depth--;
   return end;
@@ -437,7 +440,7 @@ static int find_or_match(lua_State *L, int find) {
     return 1;
   }
   if (find && (lua_toboolean(L, 4) || !has_specials(p, lp))) {
-    matcher_init(&m, L, s, ls, p, lp, NULL);
+    matcher_init(&m, L, s, ls, p, lp, upvalue_poll(L));
     const char *at = find_plain(&m, s + init, ls - init, p, lp);
     if (!at) {
       lua_pushnil(L);
@@ -450,7 +453,7 @@ static int find_or_match(lua_State *L, int find) {
   lp = pattern_length(p, lp);
   int anchor = lp > 0 && *p == '^';
   if (anchor) p++, lp--;
-  matcher_init(&m, L, s, ls, p, lp, NULL);
+  matcher_init(&m, L, s, ls, p, lp, upvalue_poll(L));
   const char *at = s + init;
   do {
     m.ncap = 0;
@@ -511,7 +514,7 @@ static int sb_gmatch(lua_State *L) {
 #else
   size_t from = 0; /* LuaJIT's gmatch has no init argument */
 #endif
-  const poll_box *box = lua_touserdata(L, lua_upvalueindex(1));
+  tg_pattern_poll poll = upvalue_poll(L);
   lua_settop(L, 2);
   gmatch_state *g = lua_newuserdatauv(L, sizeof *g, 0);
   g->s = s;
@@ -520,7 +523,7 @@ static int sb_gmatch(lua_State *L) {
   g->lp = pattern_length(p, lp);
   g->from = from;
   g->last = -1;
-  g->poll = box->poll;
+  g->poll = poll;
   lua_insert(L, 1);
   lua_pushcclosure(L, gmatch_next, 3);
   return 1;
@@ -603,7 +606,7 @@ static int sb_gsub(lua_State *L) {
   luaL_Buffer b;
   luaL_buffinit(L, &b);
   matcher m;
-  matcher_init(&m, L, s, ls, p, lp, NULL);
+  matcher_init(&m, L, s, ls, p, lp, upvalue_poll(L));
   const char *at = s, *last = NULL;
   lua_Integer n = 0;
   while (n < max) {

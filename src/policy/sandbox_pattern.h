@@ -11,9 +11,9 @@
 
 #include "../base/luacompat.h"
 
-/* Steps between two polls. A step: one attempt to match the rest of a
- * pattern at a position, or one subject character a repetition, a %b or
- * a back reference went over, or a plain find compared. A scan (one
+/* Steps between two polls. A step: one pattern item tried at a position,
+ * or one subject character a repetition, a %b or a back reference went
+ * over, or a plain find compared. A scan (one
  * repetition going over the subject) is counted at its end: the time
  * between polls is at most this many steps plus one linear scan. */
 #define TG_PATTERN_POLL_STEPS 1000

@@ -80,6 +80,9 @@ TEST(every_function_polls_at_least_every_poll_steps) {
   assert_polls(L, "assert(P.find(S, '%ba!') == nil)", quadratic, n); /* to the end */
   /* a long pattern: 999 items tried at each of the first 3001 starts */
   assert_polls(L, "assert(P.find(S, ('a'):rep(999) .. '$') == 3002)", 3001LL * 999, 1);
+  /* a replacement of 2000 empty captures at each of 4001 empty matches */
+  assert_polls(L, "assert(#P.gsub(S, '(x*)', ('%1'):rep(2000) .. '%0') == 4000)",
+               4001LL * 2000, 1);
   /* a plain find compares the needle at each of the 4000 - 99 places */
   assert_polls(L, "assert(P.find(S, ('a'):rep(99) .. 'b', 1, true) == nil)",
                3901LL * 100, 100);

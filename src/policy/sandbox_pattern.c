@@ -543,6 +543,7 @@ static void add_replacement_string(matcher *m, luaL_Buffer *b, const char *s,
       return;
     }
     luaL_addlstring(b, r, (size_t)(esc - r));
+    charge(m, 1); /* "%1" of an empty capture adds nothing, and costs */
     int c = esc + 1 < end ? (unsigned char)esc[1] : '\0';
     if (c == '0') {
       luaL_addlstring(b, s, (size_t)(e - s));

@@ -408,6 +408,66 @@ return table.concat(log, "\n")
     assert.is_true(H.has(r.value, "mixed=E:attempt to compare"), r.value)
   end)
 
+  -- table.insert and table.remove (Lua 5.4: the sandbox's own, which poll
+  -- while they shift): results and errors as the builtin's.
+  local SHIFTS = [[
+local log = {}
+local function fill(n) local a = {} for i = 1, n do a[i] = i end return a end
+local function dump(t, lo, hi)
+  local out = {}
+  for i = lo, hi do out[#out + 1] = tostring(rawget(t, i)) end
+  return table.concat(out, ",")
+end
+local function case(name, f)
+  local ok, r = pcall(f)
+  log[#log + 1] = name .. "=" .. (ok and tostring(r) or "E:" .. tostring(r))
+end
+local function proxy(n)
+  local calls = 0
+  local store = fill(n)
+  return setmetatable({}, {
+    __len = function() calls = calls + 1 return n end,
+    __index = function(_, k) calls = calls + 1 return store[k] end,
+    __newindex = function(_, k, v) calls = calls + 1 store[k] = v end,
+  }), store, function() return calls end
+end
+case("append", function() local a = fill(3) table.insert(a, 9) return dump(a, 1, 5) end)
+case("insert 1", function() local a = fill(3000) table.insert(a, 1, "x") return dump(a, 1, 3002) end)
+case("insert mid", function() local a = fill(5) table.insert(a, 3, "x") return dump(a, 1, 7) end)
+case("insert end+1", function() local a = fill(5) table.insert(a, 6, "x") return dump(a, 1, 7) end)
+case("insert 0", function() table.insert(fill(5), 0, "x") end)
+case("insert end+2", function() table.insert(fill(5), 7, "x") end)
+case("insert 4 args", function() table.insert(fill(5), 1, 2, 3) end)
+case("insert 1 arg", function() table.insert(fill(5)) end)
+case("insert float", function() table.insert(fill(5), 1.5, "x") end)
+case("insert string", function() table.insert("abc", "x") end)
+case("insert nothing", function() table.insert() end)
+case("insert proxy", function() local p, s, calls = proxy(2000) table.insert(p, 1, "x") return calls() .. ":" .. dump(s, 1, 2001) end)
+case("remove last", function() local a = fill(3) local v = table.remove(a) return v .. ":" .. dump(a, 1, 4) end)
+case("remove 1", function() local a = fill(3000) local v = table.remove(a, 1) return v .. ":" .. dump(a, 1, 3001) end)
+case("remove size+1", function() local a = fill(3) return tostring(table.remove(a, 4)) .. dump(a, 1, 4) end)
+case("remove empty", function() return tostring(table.remove({})) end)
+case("remove 0 of empty", function() return tostring(table.remove({ [0] = "z" }, 0)) end)
+case("remove 0", function() table.remove(fill(3), 0) end)
+case("remove size+2", function() table.remove(fill(3), 5) end)
+case("remove float", function() table.remove(fill(3), 1.5) end)
+case("remove proxy", function() local p, s, calls = proxy(2000) local v = table.remove(p, 1) return v .. ":" .. calls() .. ":" .. dump(s, 1, 2001) end)
+case("remove nil", function() table.remove(nil) end)
+case("bad length", function() table.insert(setmetatable({}, { __len = function() return "x" end }), 1) end)
+return table.concat(log, "\n")
+]]
+
+  it("table.insert and table.remove (Lua 5.4: polling while they shift) work and fail as the builtin's", function()
+    if jit then return end -- LuaJIT's take the raw length, or are bytecode
+    local rt = sandbox(TRY, { hook_instruction_budget = 1e8 })
+    local r = try(rt, SHIFTS)
+    assert.is_true(r.ok, r.err)
+    -- Lua 5.4.0-5.4.4 name remove's position argument #1; it is #2
+    local builtin = assert(load(SHIFTS, "=try"))():gsub("#1 to 'remove' %(position", "#2 to 'remove' (position")
+    assert.are.equal(builtin, r.value)
+    assert.is_true(H.has(r.value, "insert 4 args=E:try:27: wrong number of arguments to 'insert'"), r.value)
+  end)
+
   it("table.move (Lua 5.4) works in pieces, with the builtin's results and errors", function()
     if jit then return end -- LuaJIT's table.move is bytecode: the budget counts it
     local rt = sandbox(TRY, { hook_instruction_budget = 1e8 })

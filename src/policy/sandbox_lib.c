@@ -429,6 +429,58 @@ static int sb_table_move(lua_State *L) {
   lua_pushvalue(L, dest);
   return 1;
 }
+
+/* The length table.insert and table.remove shift over: of a table, or of a
+ * value with __index, __newindex and __len (the builtin's checks). A __len
+ * can say anything: the shifts below poll every MOVE_PIECE elements. */
+static lua_Integer shifted_length(lua_State *L) {
+  check_movable(L, 1, "__index");
+  check_movable(L, 1, "__newindex");
+  check_movable(L, 1, "__len");
+  return luaL_len(L, 1);
+}
+
+/* table.insert(t, [pos,] v), as the builtin's, polling while it shifts. */
+static int sb_table_insert(lua_State *L) {
+  lua_Integer e = (lua_Integer)((lua_Unsigned)shifted_length(L) + 1u);
+  lua_Integer pos = e; /* the first empty element */
+  switch (lua_gettop(L)) {
+  case 2:
+    break;
+  case 3:
+    pos = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, (lua_Unsigned)pos - 1u < (lua_Unsigned)e, 2,
+                  "position out of bounds");
+    for (lua_Integer i = e; i > pos; i--) {
+      lua_geti(L, 1, i - 1);
+      lua_seti(L, 1, i);
+      if ((e - i) % MOVE_PIECE == MOVE_PIECE - 1) tg__sandbox_poll(L);
+    }
+    break;
+  default:
+    return luaL_error(L, "wrong number of arguments to 'insert'");
+  }
+  lua_seti(L, 1, pos);
+  return 0;
+}
+
+/* table.remove(t [, pos]), as the builtin's, polling while it shifts. */
+static int sb_table_remove(lua_State *L) {
+  lua_Integer size = shifted_length(L);
+  lua_Integer pos = luaL_optinteger(L, 2, size);
+  if (pos != size)
+    luaL_argcheck(L, (lua_Unsigned)pos - 1u <= (lua_Unsigned)size, 2,
+                  "position out of bounds");
+  lua_geti(L, 1, pos); /* the result */
+  for (lua_Integer start = pos; pos < size; pos++) {
+    lua_geti(L, 1, pos + 1);
+    lua_seti(L, 1, pos);
+    if ((pos - start) % MOVE_PIECE == MOVE_PIECE - 1) tg__sandbox_poll(L);
+  }
+  lua_pushnil(L);
+  lua_seti(L, 1, pos);
+  return 1;
+}
 #endif
 
 #if !TG_LUA54
@@ -765,15 +817,22 @@ static void restrict_library(lua_State *L) {
 
 /* The functions that could run long inside one C call, made to poll:
  * string.find, match, gmatch and gsub (sandbox_pattern.c; also the
- * strings' methods, whose __index is the string table), table.move (5.4)
- * and table.sort (LuaJIT). Trusted policies get them too: the bound is a
- * limit, like the budget, not a restriction. */
+ * strings' methods, whose __index is the string table), table.move,
+ * insert and remove (5.4: LuaJIT's take the raw length, bounded by memory,
+ * or are bytecode) and table.sort (LuaJIT). Trusted policies get them
+ * too: the bound is a limit, like the budget, not a restriction. */
 static void install_bounded_functions(lua_State *L) {
   lua_getglobal(L, "string");
   tg__pattern_register(L, tg__sandbox_poll);
   lua_pop(L, 1);
 #if TG_LUA54
   wrap_field(L, "table", "move", sb_table_move);
+  lua_getglobal(L, "table");
+  lua_pushcfunction(L, sb_table_insert);
+  lua_setfield(L, -2, "insert");
+  lua_pushcfunction(L, sb_table_remove);
+  lua_setfield(L, -2, "remove");
+  lua_pop(L, 1);
 #else
   lua_getglobal(L, "table");
   lua_getfield(L, -1, "sort");

@@ -43,6 +43,34 @@ local function sandbox(files, opts)
   return H.runtime(files, opts)
 end
 
+-- For what must not hang: runs a shell command under `timeout`, so a
+-- regression fails the spec instead of stopping it. Returns the exit code
+-- (124: timed out), stdout and stderr.
+local TIMEOUT = 60
+local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local function run_bounded(cmd, stdin)
+  local dir = H.tmpdir()
+  -- stdin opened read-write: a FIFO opens without waiting for a writer
+  local full = string.format("timeout %d %s >%s/out 2>%s/err <>%s", TIMEOUT, cmd,
+                             dir, dir, stdin or "/dev/null")
+  local ok, _, code = os.execute(full)
+  if type(ok) == "number" then code = ok / 256 end -- Lua 5.1: the raw status
+  if ok == true then code = 0 end
+  return code, H.read(dir .. "/out") or "", H.read(dir .. "/err") or ""
+end
+
+-- The toolgate command (TOOLGATE_BUILD_DIR, set by spec/run-busted.sh).
+local function toolgate_bounded(args, stdin)
+  return run_bounded(os.getenv("TOOLGATE_BUILD_DIR") .. "/toolgate " .. args, stdin)
+end
+
+-- A Lua host program, run by this interpreter with the same module.
+local function lua_bounded(source)
+  local file = H.tmpdir() .. "/host.lua"
+  H.write(file, source)
+  return run_bounded((jit and "luajit " or "lua5.4 ") .. sh_quote(file))
+end
+
 describe("policy sandbox: the standard library", function()
   after_each(H.cleanup)
 
@@ -205,6 +233,385 @@ tg.tool { name = "peek", read_only = true, run = function()
     assert.are.equal("TIME_LIMIT", loop.error.code)
     assert.has_error(function() toolgate.new { trusted_policies = "yes" } end,
                      "toolgate.new: 'trusted_policies' must be a boolean (got string)")
+  end)
+end)
+
+describe("policy sandbox: files", function()
+  after_each(H.cleanup)
+
+  local PEEK = [[
+local tg = require "toolgate"
+tg.tool { name = "peek", read_only = true, run = function(args)
+  local out = {}
+  local f, err = io.open(args.path, args.mode)
+  out.open = f and f:read("a") or err
+  if f then f:close() end
+  local ok, lerr = pcall(function()
+    local n = 0
+    for _ in io.lines(args.path) do n = n + 1 end
+    return n
+  end)
+  out.lines = ok and tostring(lerr) or lerr
+  if args.module then
+    local rok, rerr = pcall(require, args.module)
+    out.require = rok and tostring(rerr) or rerr
+  end
+  return out
+end }
+]]
+
+  -- Runs peek on path in a toolgate child (a regression hangs it: the
+  -- timeout fails the spec instead).
+  local function peek(dir, args, stdin)
+    local json = '{"path":"' .. args.path .. '"' .. (args.module and ',"module":"' .. args.module .. '"' or "") .. "}"
+    local code, out, err = toolgate_bounded("call peek '" .. json .. "' --json --policies " .. dir, stdin)
+    assert.are_not.equal(124, code, "peek " .. args.path .. " hung")
+    assert.are.equal(0, code, err)
+    local result = {}
+    for k in ("open lines require"):gmatch("%a+") do
+      result[k] = out:match('"' .. k .. '":"(.-)"[,}]')
+    end
+    return result
+  end
+
+  it("reads regular files only, without blocking: FIFO, /dev/stdin, directory, symlink to a FIFO", function()
+    if not os.getenv("TOOLGATE_BUILD_DIR") then return pending("TOOLGATE_BUILD_DIR is not set") end
+    local dir = H.policy_dir(PEEK)
+    local data, fifo = dir .. "/data.txt", dir .. "/fifo"
+    H.write(data, "one\ntwo\n")
+    assert(os.execute("mkfifo " .. fifo .. " && ln -s " .. fifo .. " " .. dir .. "/to_fifo && ln -s "
+                      .. data .. " " .. dir .. "/to_data && mkdir " .. dir .. "/sub"))
+    local r = peek(dir, { path = data })
+    assert.are.same({ open = "one\\ntwo\\n", lines = "2" }, r)
+    r = peek(dir, { path = dir .. "/to_data" })
+    assert.are.same({ open = "one\\ntwo\\n", lines = "2" }, r)
+    for path, kind in pairs { [fifo] = "a FIFO", [dir .. "/to_fifo"] = "a FIFO", [dir .. "/sub"] = "a directory",
+                              ["/dev/null"] = "a character device" } do
+      r = peek(dir, { path = path })
+      assert.are.equal("io.open: " .. path .. " is not a regular file (" .. kind
+                       .. "); policies may read regular files only", r.open)
+      assert.is_true(H.has(r.lines, "io.lines: " .. path .. " is not a regular file (" .. kind .. ")"), r.lines)
+    end
+    -- the host's standard input, here a FIFO nobody writes to
+    r = peek(dir, { path = "/dev/stdin" }, fifo)
+    assert.is_true(H.has(r.open, "io.open: /dev/stdin is not a regular file (a FIFO)"), r.open)
+    -- a missing file fails as io.open does
+    r = peek(dir, { path = dir .. "/missing" })
+    assert.are.equal(dir .. "/missing: No such file or directory", r.open)
+  end)
+
+  it("require skips a module path that is not a regular file instead of blocking on it", function()
+    if not os.getenv("TOOLGATE_BUILD_DIR") then return pending("TOOLGATE_BUILD_DIR is not set") end
+    local dir = H.policy_dir(PEEK)
+    assert(os.execute("mkdir " .. dir .. "/lib && mkfifo " .. dir .. "/lib/fifo.lua && mkdir " .. dir .. "/lib/dir.lua"))
+    H.write(dir .. "/data.txt", "x")
+    local r = peek(dir, { path = dir .. "/data.txt", module = "lib.fifo" })
+    assert.is_true(H.has(r.require, "module 'lib.fifo' not found"), r.require)
+    assert.is_true(H.has(r.require, "lib/fifo.lua' (it is a FIFO, not a regular file)"), r.require)
+    r = peek(dir, { path = dir .. "/data.txt", module = "lib.dir" })
+    assert.is_true(H.has(r.require, "lib/dir.lua' (it is a directory, not a regular file)"), r.require)
+  end)
+
+  it("require still loads modules with a shebang or a byte order mark, with the file's line numbers", function()
+    local rt, dir = sandbox(TRY)
+    assert(os.execute("mkdir " .. dir .. "/lib"))
+    H.write(dir .. "/lib/bom.lua", "\239\187\191return 'bom'")
+    H.write(dir .. "/lib/shebang.lua", "#!/usr/bin/env lua\nlocal x = 1\nerror('boom at 3')\n")
+    H.write(dir .. "/lib/broken.lua", "local x =\n\n+")
+    assert.are.equal("bom", try(rt, "return require 'lib.bom'").value)
+    refused(rt, "return require 'lib.shebang'", "lib/shebang.lua:3: boom at 3")
+    refused(rt, "return require 'lib.broken'", "lib/broken.lua:3:")
+    -- a module's file name is its second argument, as with the standard require
+    H.write(dir .. "/lib/where.lua", "return select(2, ...)")
+    assert.are.equal(dir .. "/lib/where.lua", try(rt, "return require 'lib.where'").value)
+  end)
+end)
+
+describe("policy sandbox: long C calls", function()
+  after_each(H.cleanup)
+
+  -- Moves that take the sandbox's table.move (Lua 5.4) through its pieces
+  -- of 1024: its results, and its errors, must be the builtin's.
+  local MOVES = [[
+local log = {}
+local function fill(n) local a = {} for i = 1, n do a[i] = i end return a end
+local function dump(t, lo, hi)
+  local out = {}
+  for i = lo, hi do out[#out + 1] = tostring(rawget(t, i)) end
+  return table.concat(out, ",")
+end
+local function case(name, f)
+  local ok, r = pcall(f)
+  log[#log + 1] = name .. "=" .. (ok and r or "E:" .. tostring(r))
+end
+case("right", function() local a = fill(5000) table.move(a, 1, 5000, 3) return dump(a, -2, 5005) end)
+case("left", function() local a = fill(5000) table.move(a, 3, 5000, 1) return dump(a, -2, 5005) end)
+case("apart", function() local a, b = fill(3000), {} local r = table.move(a, 1, 3000, 7, b) return dump(b, 0, 3010) .. tostring(r == b) end)
+case("partly", function() local a = fill(4000) table.move(a, 1, 3000, 2500) return dump(a, 1, 5600) end)
+case("negative", function() local a = fill(3000) table.move(a, -100, 2000, 10) return dump(a, -110, 2020) end)
+case("self", function() local a = fill(3000) table.move(a, 1, 3000, 1, a) return dump(a, 1, 3000) end)
+case("proxy", function()
+  local n = 0
+  local p = setmetatable({}, { __index = function(_, k) n = n + 1 return k * 2 end,
+                               __newindex = function(t, k, v) n = n + 1 rawset(t, k, v) end })
+  table.move(p, 1, 2500, 2)
+  return n .. ":" .. dump(p, 1, 2501)
+end)
+case("string", function() local b = table.move("abc", 1, 2, 1, {}) return dump(b, 1, 2) end)
+case("small", function() local a = fill(10) table.move(a, 1, 9, 2) return dump(a, 1, 11) end)
+case("empty", function() return dump(table.move(fill(3), 5, 1, 1), 1, 3) end)
+case("huge", function() return table.move({}, math.mininteger, 10, 1) end)
+case("wrap", function() return table.move(fill(3000), 1, 3000, math.maxinteger - 10) end)
+case("not a table", function() return table.move(1, 1, 3000, 1) end)
+case("bad dest", function() return table.move({}, 1, 3000, 1, 5) end)
+case("read-only dest", function() return table.move({}, 1, 3000, 1, "abc") end)
+case("bad f", function() return table.move({}, "x", 3000, 1) end)
+return table.concat(log, "\n")
+]]
+
+  -- Sorts through the sandbox's table.sort (LuaJIT: the builtin with a
+  -- comparator of its own that polls): results and errors as the builtin's.
+  local SORTS = [[
+local log = {}
+local function case(name, f)
+  local ok, r = pcall(f)
+  log[#log + 1] = name .. "=" .. (ok and tostring(r) or "E:" .. tostring(r))
+end
+local function sorted(t, cmp) table.sort(t, cmp) return table.concat(t, ",") end
+local function pr(n) local t, x = {}, 7 for i = 1, n do x = (x * 16807) % 2147483647 t[i] = x % 1000 end return t end
+case("numbers", function() return sorted(pr(3000)) end)
+case("strings", function() local t = pr(500) for i = 1, #t do t[i] = tostring(t[i]) end return sorted(t) end)
+case("comparator", function() return sorted(pr(500), function(a, b) return a > b end) end)
+case("nil comparator", function() return sorted({ 3, 1, 2 }, nil) end)
+case("records", function()
+  local t = {}
+  for i, v in ipairs(pr(300)) do t[i] = setmetatable({ k = v % 10, i = i }, { __lt = function(a, b) return a.k < b.k end }) end
+  table.sort(t)
+  local out = {} for i, r in ipairs(t) do out[i] = r.i end
+  return table.concat(out, ",")
+end)
+case("mixed", function() return sorted({ 1, "x", 2 }) end)
+case("nil hole", function() return sorted({ 1, nil, 2, n = 3 }) end)
+case("tables", function() return sorted({ {}, {} }) end)
+case("bad comparator", function() return sorted({ 1, 2 }, 5) end)
+case("not a table", function() table.sort("abc") end)
+case("nothing", function() table.sort() end)
+return table.concat(log, "\n")
+]]
+
+  it("table.sort (LuaJIT: with a comparator that polls) sorts and fails as the builtin does", function()
+    local rt = sandbox(TRY, { policy_time_limit_ms = 20000 })
+    local r = try(rt, SORTS)
+    assert.is_true(r.ok, r.err)
+    local builtin = assert((loadstring or load)(SORTS, "=try"))()
+    assert.are.equal(builtin, r.value)
+    assert.is_true(H.has(r.value, "mixed=E:attempt to compare"), r.value)
+  end)
+
+  -- table.insert and table.remove (Lua 5.4: the sandbox's own, which poll
+  -- while they shift): results and errors as the builtin's.
+  local SHIFTS = [[
+local log = {}
+local function fill(n) local a = {} for i = 1, n do a[i] = i end return a end
+local function dump(t, lo, hi)
+  local out = {}
+  for i = lo, hi do out[#out + 1] = tostring(rawget(t, i)) end
+  return table.concat(out, ",")
+end
+local function case(name, f)
+  local ok, r = pcall(f)
+  log[#log + 1] = name .. "=" .. (ok and tostring(r) or "E:" .. tostring(r))
+end
+local function proxy(n)
+  local calls = 0
+  local store = fill(n)
+  return setmetatable({}, {
+    __len = function() calls = calls + 1 return n end,
+    __index = function(_, k) calls = calls + 1 return store[k] end,
+    __newindex = function(_, k, v) calls = calls + 1 store[k] = v end,
+  }), store, function() return calls end
+end
+case("append", function() local a = fill(3) table.insert(a, 9) return dump(a, 1, 5) end)
+case("insert 1", function() local a = fill(3000) table.insert(a, 1, "x") return dump(a, 1, 3002) end)
+case("insert mid", function() local a = fill(5) table.insert(a, 3, "x") return dump(a, 1, 7) end)
+case("insert end+1", function() local a = fill(5) table.insert(a, 6, "x") return dump(a, 1, 7) end)
+case("insert 0", function() table.insert(fill(5), 0, "x") end)
+case("insert end+2", function() table.insert(fill(5), 7, "x") end)
+case("insert 4 args", function() table.insert(fill(5), 1, 2, 3) end)
+case("insert 1 arg", function() table.insert(fill(5)) end)
+case("insert float", function() table.insert(fill(5), 1.5, "x") end)
+case("insert string", function() table.insert("abc", "x") end)
+case("insert nothing", function() table.insert() end)
+case("insert proxy", function() local p, s, calls = proxy(2000) table.insert(p, 1, "x") return calls() .. ":" .. dump(s, 1, 2001) end)
+case("remove last", function() local a = fill(3) local v = table.remove(a) return v .. ":" .. dump(a, 1, 4) end)
+case("remove 1", function() local a = fill(3000) local v = table.remove(a, 1) return v .. ":" .. dump(a, 1, 3001) end)
+case("remove size+1", function() local a = fill(3) return tostring(table.remove(a, 4)) .. dump(a, 1, 4) end)
+case("remove empty", function() return tostring(table.remove({})) end)
+case("remove 0 of empty", function() return tostring(table.remove({ [0] = "z" }, 0)) end)
+case("remove 0", function() table.remove(fill(3), 0) end)
+case("remove size+2", function() table.remove(fill(3), 5) end)
+case("remove float", function() table.remove(fill(3), 1.5) end)
+case("remove proxy", function() local p, s, calls = proxy(2000) local v = table.remove(p, 1) return v .. ":" .. calls() .. ":" .. dump(s, 1, 2001) end)
+case("remove nil", function() table.remove(nil) end)
+case("bad length", function() table.insert(setmetatable({}, { __len = function() return "x" end }), 1) end)
+return table.concat(log, "\n")
+]]
+
+  it("table.insert and table.remove (Lua 5.4: polling while they shift) work and fail as the builtin's", function()
+    if jit then return end -- LuaJIT's take the raw length, or are bytecode
+    local rt = sandbox(TRY, { policy_time_limit_ms = 20000 })
+    local r = try(rt, SHIFTS)
+    assert.is_true(r.ok, r.err)
+    -- Lua 5.4.0-5.4.4 name remove's position argument #1; it is #2
+    local builtin = assert(load(SHIFTS, "=try"))():gsub("#1 to 'remove' %(position", "#2 to 'remove' (position")
+    assert.are.equal(builtin, r.value)
+    assert.is_true(H.has(r.value, "insert 4 args=E:try:27: wrong number of arguments to 'insert'"), r.value)
+  end)
+
+  it("table.move (Lua 5.4) works in pieces, with the builtin's results and errors", function()
+    if jit then return end -- LuaJIT's table.move is bytecode: the time limit stops it
+    local rt = sandbox(TRY, { policy_time_limit_ms = 20000 })
+    local r = try(rt, MOVES)
+    assert.is_true(r.ok, r.err)
+    local builtin = assert(load(MOVES, "=try"))()
+    assert.are.equal(builtin, r.value)
+    assert.is_true(H.has(r.value, "huge=E:try:") and H.has(r.value, "too many elements to move"), r.value)
+  end)
+end)
+
+describe("policy sandbox: metatables and finalizers", function()
+  after_each(H.cleanup)
+
+  it("keeps the runtime's metatables out of reach: strings', file handles', the libraries', tg.array's", function()
+    local rt, dir = sandbox(TRY)
+    local data = dir .. "/data.txt"
+    H.write(data, "x\n")
+    local r = try(rt, [[
+      local a, tg = ..., require "toolgate"
+      local f = io.open(a.path)
+      local seen = { getmetatable(""), getmetatable(f), getmetatable(string), getmetatable(io),
+                     getmetatable(tg.array {}), getmetatable(tg.object {}), getmetatable(a),
+                     getmetatable(_G) }
+      f:close()
+      for i = 1, 8 do seen[i] = tostring(seen[i]) end
+      return table.concat(seen, " ")
+    ]], { path = data })
+    assert.is_true(r.ok, r.err)
+    assert.are.equal("false false false false false false nil false", r.value)
+    -- the exploit of issue 8 item 5
+    refused(rt, ("getmetatable(io.open(%q)).__gc = function() while true do end end"):format(data),
+            "attempt to index a boolean value")
+    -- policy code's own metatables, and __metatable, work as in plain Lua
+    assert.are.equal("true", try(rt, "local mt = {} return getmetatable(setmetatable({}, mt)) == mt").value)
+    assert.are.equal("locked", try(rt, "return getmetatable(setmetatable({}, { __metatable = 'locked' }))").value)
+    assert.are.equal("nil", try(rt, "return tostring(getmetatable({}))").value)
+    refused(rt, "getmetatable()", "bad argument #1 to 'getmetatable'")
+    -- methods on strings and files still work
+    assert.are.equal("x\n", try(rt, "local f = io.open((...).path) local s = f:read('a') f:close() return s",
+                                { path = data }).value)
+    assert.are.equal("3", try(rt, "return ('abc'):len()").value)
+  end)
+
+  it("refuses newproxy and __gc however it is attached", function()
+    local rt = sandbox(TRY)
+    assert.is_false(try(rt, "newproxy(true)").ok) -- LuaJIT's refused, absent from Lua 5.4
+    refused(rt, "local mt = {} rawset(mt, '__gc', print) setmetatable({}, mt)", "__gc finalizers are not available")
+    refused(rt, "setmetatable({}, { __gc = true })", "__gc finalizers are not available")
+    -- given one later, the table set earlier is not finalized; set again, refused
+    refused(rt, "local mt = {} local t = setmetatable({}, mt) mt.__gc = print setmetatable({}, mt)",
+            "__gc finalizers are not available")
+  end)
+
+  -- Attempts every way to a finalizer (reported as name=ok/refused), then
+  -- leaves garbage a finalizer would run for. A finalizer that got through
+  -- spins at the next collection, close or reload: with hooks off, forever.
+  local FINALIZERS = [[
+local tg = require "toolgate"
+local DATA = %q
+local function spin() while true do end end
+local function attempts()
+  local tried = {}
+  local function attempt(name, f)
+    tried[#tried + 1] = name .. "=" .. (pcall(f) and "ok" or "refused")
+  end
+  attempt("file", function() getmetatable(io.open(DATA)).__gc = spin end)
+  attempt("lines", function() getmetatable(select(4, io.lines(DATA)) or io.open(DATA)).__gc = spin end)
+  attempt("string", function() getmetatable("").__gc = spin end)
+  attempt("json", function() getmetatable(tg.array {}).__gc = spin end)
+  attempt("rawset", function() local mt = {} rawset(mt, "__gc", spin) setmetatable({}, mt) end)
+  attempt("placeholder", function() setmetatable({}, { __gc = true }) end)
+  attempt("late", function() local mt = {} local t = setmetatable({}, mt) mt.__gc = spin end)
+  for _ = 1, 20 do io.open(DATA) end
+  for _ = 1, 20 do tg.array {} tg.object {} setmetatable({}, {}) end
+  return table.concat(tried, " ")
+end
+local at_load = attempts()
+tg.tool { name = "probe", read_only = true, run = function() return { load = at_load, call = attempts() } end }
+tg.rule { name = "peek", check = function(call) attempts() end }
+]]
+  local REFUSED = "file=refused lines=refused string=refused json=refused rawset=refused "
+                  .. "placeholder=refused late=ok"
+
+  it("the __gc exploit through a shared metatable fails; call, check and reload still finish", function()
+    if not os.getenv("TOOLGATE_BUILD_DIR") then return pending("TOOLGATE_BUILD_DIR is not set") end
+    local data = H.tmpdir() .. "/data.txt"
+    H.write(data, "x\n")
+    local dir = H.policy_dir(FINALIZERS:format(data))
+    local code, out, err = toolgate_bounded("call probe '{}' --json --policies " .. dir)
+    assert.are_not.equal(124, code, "toolgate call hung")
+    assert.are.equal(0, code, err)
+    assert.is_true(H.has(out, '"load":"' .. REFUSED .. '"'), out)
+    assert.is_true(H.has(out, '"call":"' .. REFUSED .. '"'), out)
+    code, out, err = toolgate_bounded("check " .. dir)
+    assert.are_not.equal(124, code, "toolgate check hung")
+    assert.are.equal(0, code, err)
+    code, out, err = lua_bounded(([[
+      local toolgate = require "toolgate"
+      local rt = assert(toolgate.new { policies = %q })
+      for i = 1, 3 do
+        local h = assert(rt:call("probe", {}))
+        assert(h:wait().status == "ok")
+        assert(rt:reload())
+        collectgarbage()
+      end
+      rt:close()
+      print("finished")
+    ]]):format(dir))
+    assert.are_not.equal(124, code, "a host that reloads hung")
+    assert.are.equal(0, code, err)
+    assert.is_true(H.has(out, "finished"), out .. err)
+  end)
+
+  it("runs __close (Lua 5.4) under the time limit, also while a stop unwinds", function()
+    if jit then return end -- no to-be-closed variables in LuaJIT
+    local rt = sandbox [[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+local closing = load([=[
+  local spin = setmetatable({}, { __close = function() while true do end end })
+  return function(call)
+    local a <close> = spin
+    if call.args.loop then while true do end end
+  end
+]=])()
+tg.rule { name = "closing", tools = { "echo" }, check = closing }
+tg.tool { name = "co", read_only = true, run = function()
+  local co = coroutine.create(function() local a <close> = setmetatable({}, { __close = function() while true do end end }) coroutine.yield() end)
+  coroutine.resume(co)
+  return select(2, coroutine.close(co))
+end }
+]]
+    for _, args in ipairs { { loop = true }, {} } do
+      local out = H.call(rt, "echo", args)
+      assert.are.equal("POLICY", out.error.phase)
+      assert.is_true(H.has(out.error.message, "ran past its time limit"), out.error.message)
+    end
+    -- coroutine.close runs the pending __close, which the limit stops; the
+    -- stop does not end there: the tool itself is stopped
+    local out = H.call(rt, "co", {})
+    assert.are.equal("error", out.status)
+    assert.are.equal("TIME_LIMIT", out.error.code)
+    assert.is_true(H.has(out.error.message, "ran past its time limit"), out.error.message)
   end)
 end)
 

@@ -116,7 +116,7 @@ void tg__policy_file_change(tg_generation *g, const cJSON *change,
     if (glob && tg_glob_match(glob, path)) {
       lua_rawgeti(L, -3, 2);                                 /* fn */
       if (tg_json_push(L, change) < 0) lua_newtable(L);
-      /* under the sandbox's budget and cap, like every policy call */
+      /* under the sandbox's time limit and cap, like every policy call */
       if (tg__sandbox_pcall(g->sb, L, 1, 0) != LUA_OK)
         handler_failed(g, where, glob, change);
     }

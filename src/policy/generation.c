@@ -123,7 +123,7 @@ static int load_one(tg_generation *g, const char *path, char *err,
   free(name);
   if (rc == LUA_OK) {
     tg__sandbox_set_env(L);               /* its own globals */
-    rc = tg__sandbox_pcall(g->sb, L, 0, 0); /* under the budget too */
+    rc = tg__sandbox_pcall(g->sb, L, 0, 0); /* under the time limit too */
   }
   if (rc != LUA_OK) {
     const char *m = lua_tostring(L, -1);

@@ -9,13 +9,20 @@
  * Replaced: print (to stderr: stdout belongs to the host's JSON output),
  * load (text only), collectgarbage ("count" only), io.open (read modes
  * only), io.lines (files only, not stdin), require (the shipped lua/
- * library and the policy folder, Lua source only). trusted_policies keeps
- * the full library; package.cpath is empty either way.
+ * library and the policy folder, Lua source only), setmetatable (no __gc)
+ * and getmetatable (policy code's own metatables only). trusted_policies
+ * keeps the full library; package.cpath is empty either way, and so are
+ * the functions that poll the call's bound (install_bounded_functions).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "sandbox.h"
 #include "sandbox_lib.h"
+#include "sandbox_pattern.h"
 
 #define ENV_MT "toolgate.sandbox.env"
 
@@ -169,6 +176,8 @@ static int sb_print(lua_State *L) {
  * piece has been seen. */
 static const char *chunk_reader(lua_State *L, void *ud, size_t *size) {
   int *first = ud;
+  /* a C reader (io.lines over a huge file) runs no Lua instruction */
+  tg__sandbox_poll(L);
   luaL_checkstack(L, 2, "too many nested functions");
   lua_pushvalue(L, 1);
   lua_call(L, 0, 1);
@@ -239,7 +248,100 @@ static int sb_collectgarbage(lua_State *L) {
   return 1;
 }
 
-/* io.open(name [, mode]) for reading only; upvalue: the real io.open. */
+/* ---- files ------------------------------------------------------------------ */
+
+/* A policy's path may name a FIFO, a terminal or a device (a rule peeking
+ * at io.open(call.args.path) given "/dev/stdin"): opening or reading one
+ * can block the runtime for good. So policies read regular files only,
+ * opened without blocking and checked by fstat on the open descriptor, and
+ * what Lua reads is that descriptor's file (reopened through
+ * /proc/self/fd/N, which both Luas' io.open can open): a path swapped for a
+ * FIFO between check and use changes nothing. A stat first keeps devices
+ * from being opened at all (opening some has effects). */
+
+#define NOT_REGULAR (-2)
+
+static const char *file_kind(mode_t m) {
+  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO"
+       : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+       : S_ISSOCK(m) ? "a socket" : "a file of another kind";
+}
+
+/* Returns a descriptor open for reading on the regular file path names;
+ * -1 with errno set when it cannot be opened; NOT_REGULAR with *kind set
+ * when it is something else. */
+static int open_regular(const char *path, const char **kind) {
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    *kind = file_kind(st.st_mode);
+    return NOT_REGULAR;
+  }
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return -1;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *kind = fstat(fd, &st) == 0 ? file_kind(st.st_mode) : "unreadable";
+    close(fd);
+    return NOT_REGULAR;
+  }
+  return fd;
+}
+
+/* After a failed open_regular (r, and err = its errno): pushes io.open's
+ * "path: reason" and errno, or "who: path is not a regular file (a FIFO);
+ * ..." and nil. */
+static void push_open_error(lua_State *L, const char *who, const char *path,
+                            int r, int err, const char *kind) {
+  if (r == NOT_REGULAR) {
+    lua_pushfstring(L, "%s: %s is not a regular file (%s); policies may read "
+                       "regular files only", who, path, kind);
+    lua_pushnil(L);
+  } else {
+    lua_pushfstring(L, "%s: %s", path, strerror(err));
+    lua_pushinteger(L, err);
+  }
+}
+
+/* [fn, fd, args...] -> fn("/proc/self/fd/<fd>", args...): the real
+ * io.open or io.lines on the checked descriptor. Run under lua_pcall so
+ * that the caller closes the descriptor whatever happens. */
+static int call_on_fd(lua_State *L) {
+  int fd = (int)lua_tointeger(L, 2);
+  lua_pushfstring(L, "/proc/self/fd/%d", fd);
+  lua_replace(L, 2);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* Calls the real io function (upvalue 1) as fn(path, args from `from`
+ * on) on the regular file at path, or fails: returns -1 with the message
+ * and errno (nil: not a regular file) pushed. Otherwise leaves fn's results
+ * on top of the stack and returns their number. */
+static int open_and_call(lua_State *L, const char *who, int from) {
+  const char *path = luaL_checkstring(L, 1);
+  int top = lua_gettop(L), nargs = top >= from ? top - from + 1 : 0;
+  luaL_checkstack(L, nargs + 8, "too many arguments");
+  /* everything that can raise (allocate) comes before the open */
+  lua_pushcfunction(L, call_on_fd);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_pushnil(L); /* the descriptor, below */
+  for (int i = from; i <= top; i++) lua_pushvalue(L, i);
+  const char *kind = NULL;
+  int fd = open_regular(path, &kind), err = errno;
+  if (fd < 0) {
+    lua_settop(L, top);
+    push_open_error(L, who, path, fd, err, kind);
+    return -1;
+  }
+  lua_pushinteger(L, fd);
+  lua_replace(L, top + 3);
+  int st = lua_pcall(L, nargs + 2, LUA_MULTRET, 0);
+  close(fd); /* what Lua reads is its own reopened file */
+  if (st != LUA_OK) lua_error(L);
+  return lua_gettop(L) - top;
+}
+
+/* io.open(name [, mode]): a regular file, for reading; upvalue: the real
+ * io.open. Fails as io.open does: nil, message, errno. */
 static int sb_io_open(lua_State *L) {
   luaL_checkstring(L, 1);
   const char *mode = luaL_optstring(L, 2, "r");
@@ -248,24 +350,174 @@ static int sb_io_open(lua_State *L) {
     return luaL_error(L, "io.open: policies may open files for reading only "
                          "(mode \"r\" or \"rb\"), not \"%s\"", mode);
   lua_settop(L, 1);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_pushvalue(L, 1);
   lua_pushstring(L, binary ? "rb" : "r");
-  lua_call(L, 2, LUA_MULTRET);
-  return lua_gettop(L) - 1;
+  int n = open_and_call(L, "io.open", 2);
+  if (n >= 0) return n;
+  n = lua_isnil(L, -1) ? 2 : 3; /* nil, message[, errno] */
+  if (n == 2) lua_pop(L, 1);
+  lua_pushnil(L);
+  lua_insert(L, -n);
+  return n;
 }
 
-/* io.lines(name, ...): a file; standard input belongs to the host. */
+/* io.lines(name, ...): a regular file; standard input belongs to the host.
+ * Raises when the file cannot be read, as io.lines does. */
 static int sb_io_lines(lua_State *L) {
   if (lua_type(L, 1) != LUA_TSTRING)
     return luaL_error(L, "io.lines: give a file name; policies cannot read "
                          "the host's standard input");
-  int n = lua_gettop(L);
+  int n = open_and_call(L, "io.lines", 2);
+  if (n >= 0) return n;
+  lua_pop(L, 1);
+  return lua_error(L);
+}
+
+#if TG_LUA54
+#define MOVE_PIECE 1024
+
+/* table.move's check of a table argument: a table, or a value whose
+ * metatable has the field the move needs (__index to read from it,
+ * __newindex to write to it). Done here, so that the builtin, called from
+ * C, never raises an argument error: it would name no function and no
+ * line. */
+static void check_movable(lua_State *L, int arg, const char *field) {
+  if (lua_type(L, arg) == LUA_TTABLE) return;
+  if (lua_getmetatable(L, arg)) {
+    lua_pushstring(L, field);
+    int has = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 2);
+    if (has) return;
+  }
+  luaL_checktype(L, arg, LUA_TTABLE);
+}
+
+/* table.move(a1, f, e, t [, a2]) in pieces of MOVE_PIECE elements with a
+ * poll between them: the builtin loops over any range inside one C call
+ * (table.move({}, 1, 2^40, 1) runs for days without allocating a byte).
+ * The pieces go in the order that keeps an overlapping move right, so the
+ * result is the builtin's; so are the errors, checked here in its order.
+ * Upvalue: the builtin. (LuaJIT's table.move is Lua bytecode: the hook
+ * counts it.) */
+static int sb_table_move(lua_State *L) {
+  lua_Integer f = luaL_checkinteger(L, 2), e = luaL_checkinteger(L, 3);
+  lua_Integer t = luaL_checkinteger(L, 4);
+  int dest = lua_isnoneornil(L, 5) ? 1 : 5;
+  check_movable(L, 1, "__index");
+  check_movable(L, dest, "__newindex");
+  lua_Integer n = 0;
+  if (e >= f) {
+    luaL_argcheck(L, f > 0 || e < LUA_MAXINTEGER + f, 3,
+                  "too many elements to move");
+    n = e - f + 1;
+    luaL_argcheck(L, t <= LUA_MAXINTEGER - n + 1, 4,
+                  "destination wrap around");
+  }
+  int backwards = t > f && t <= e &&
+                  (dest == 1 || lua_compare(L, 1, dest, LUA_OPEQ));
+  for (lua_Integer done = 0; done < n; done += MOVE_PIECE) {
+    lua_Integer k = n - done < MOVE_PIECE ? n - done : MOVE_PIECE;
+    lua_Integer from = backwards ? e - done - k + 1 : f + done;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, from);
+    lua_pushinteger(L, from + k - 1);
+    lua_pushinteger(L, t + (from - f));
+    lua_pushvalue(L, dest);
+    lua_call(L, 5, 0);
+    if (done + k < n) tg__sandbox_poll(L);
+  }
+  lua_pushvalue(L, dest);
+  return 1;
+}
+
+/* The length table.insert and table.remove shift over: of a table, or of a
+ * value with __index, __newindex and __len (the builtin's checks). A __len
+ * can say anything: the shifts below poll every MOVE_PIECE elements. */
+static lua_Integer shifted_length(lua_State *L) {
+  check_movable(L, 1, "__index");
+  check_movable(L, 1, "__newindex");
+  check_movable(L, 1, "__len");
+  return luaL_len(L, 1);
+}
+
+/* table.insert(t, [pos,] v), as the builtin's, polling while it shifts. */
+static int sb_table_insert(lua_State *L) {
+  lua_Integer e = (lua_Integer)((lua_Unsigned)shifted_length(L) + 1u);
+  lua_Integer pos = e; /* the first empty element */
+  switch (lua_gettop(L)) {
+  case 2:
+    break;
+  case 3:
+    pos = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, (lua_Unsigned)pos - 1u < (lua_Unsigned)e, 2,
+                  "position out of bounds");
+    for (lua_Integer i = e; i > pos; i--) {
+      lua_geti(L, 1, i - 1);
+      lua_seti(L, 1, i);
+      if ((e - i) % MOVE_PIECE == MOVE_PIECE - 1) tg__sandbox_poll(L);
+    }
+    break;
+  default:
+    return luaL_error(L, "wrong number of arguments to 'insert'");
+  }
+  lua_seti(L, 1, pos);
+  return 0;
+}
+
+/* table.remove(t [, pos]), as the builtin's, polling while it shifts. */
+static int sb_table_remove(lua_State *L) {
+  lua_Integer size = shifted_length(L);
+  lua_Integer pos = luaL_optinteger(L, 2, size);
+  if (pos != size)
+    luaL_argcheck(L, (lua_Unsigned)pos - 1u <= (lua_Unsigned)size, 2,
+                  "position out of bounds");
+  lua_geti(L, 1, pos); /* the result */
+  for (lua_Integer start = pos; pos < size; pos++) {
+    lua_geti(L, 1, pos + 1);
+    lua_seti(L, 1, pos);
+    if ((pos - start) % MOVE_PIECE == MOVE_PIECE - 1) tg__sandbox_poll(L);
+  }
+  lua_pushnil(L);
+  lua_seti(L, 1, pos);
+  return 1;
+}
+#endif
+
+#if !TG_LUA54
+#define SORT_POLL_EVERY 1000
+
+/* The comparator LuaJIT's table.sort gets when given none: a < b, the
+ * comparison the builtin makes itself, plus a poll every SORT_POLL_EVERY
+ * calls. LuaJIT sorts with 5.1's quicksort (median of three, no random
+ * pivot), which takes quadratic time on inputs an adversary can build
+ * (McIlroy's antiqsort): 200,000 agent-supplied numbers sort for over a
+ * minute inside one C call. (Lua 5.4 picks random pivots.) Upvalue: the
+ * number of calls, in a userdata. */
+static int sort_less(lua_State *L) {
+  unsigned *calls = lua_touserdata(L, lua_upvalueindex(1));
+  if (++*calls % SORT_POLL_EVERY == 0) tg__sandbox_poll(L);
+  lua_pushboolean(L, lua_lessthan(L, 1, 2));
+  return 1;
+}
+
+/* table.sort(t [, comp]); upvalues: the builtin and sort_less. Its
+ * arguments are checked here, so that the builtin, called from C, raises
+ * no argument error (it would name no function and no line). */
+static int sb_table_sort(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 2);
+  if (!lua_isnil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+  } else {
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_replace(L, 2);
+  }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
-  lua_call(L, n, LUA_MULTRET);
-  return lua_gettop(L);
+  lua_call(L, 2, 0);
+  return 0;
 }
+#endif
 
 /* ---- require ---------------------------------------------------------------- */
 
@@ -280,14 +532,10 @@ static int module_name_ok(const char *s) {
   return 1;
 }
 
-static int readable(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (f) fclose(f);
-  return f != NULL;
-}
-
-/* Looks for name along path ("a/?.lua;b/?.lua"). Leaves the file found
- * (returns 1) or the list of files tried (returns 0) on top. */
+/* Looks for name along path ("a/?.lua;b/?.lua"). Returns a descriptor on
+ * the regular file found (open_regular: a FIFO there cannot block require)
+ * with its chunk name ("@file") on top; or -1 with the list of files tried
+ * on top. Nothing that can raise runs while the descriptor is open. */
 static int find_module(lua_State *L, const char *name, const char *path) {
   const char *fname = luaL_gsub(L, name, ".", "/");
   int base = lua_gettop(L);
@@ -296,20 +544,89 @@ static int find_module(lua_State *L, const char *name, const char *path) {
     const char *end = strchr(p, ';');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     lua_pushlstring(L, p, len);
-    luaL_gsub(L, lua_tostring(L, -1), "?", fname);
+    lua_pushliteral(L, "@");
+    luaL_gsub(L, lua_tostring(L, -2), "?", fname);
+    lua_concat(L, 2);
     lua_remove(L, -2);
-    if (len && readable(lua_tostring(L, -1))) {
+    const char *file = lua_tostring(L, -1) + 1, *kind = NULL;
+    int fd = len ? open_regular(file, &kind) : -1;
+    if (fd >= 0) {
       lua_replace(L, base);
       lua_settop(L, base);
-      return 1;
+      return fd;
     }
-    lua_pushfstring(L, "\n\tno file '%s'", lua_tostring(L, -1));
+    if (fd == NOT_REGULAR)
+      lua_pushfstring(L, "\n\tno file '%s' (it is %s, not a regular file)",
+                      file, kind);
+    else
+      lua_pushfstring(L, "\n\tno file '%s'", file);
     lua_remove(L, -2);
     lua_concat(L, 2);
     p += len + (end ? 1 : 0);
   }
   lua_replace(L, base);
-  return 0;
+  return -1;
+}
+
+/* lua_load's reader over a module file. */
+typedef struct {
+  FILE *f;
+  const char *start; /* what the header check left in buf */
+  size_t n;
+  char buf[BUFSIZ];
+} file_reader;
+
+/* Skips what luaL_loadfile skips: a UTF-8 byte order mark, and a first line
+ * starting with '#' (a shebang; its newline stays, and so line numbers). */
+static void skip_header(file_reader *r) {
+  r->n = fread(r->buf, 1, sizeof r->buf, r->f);
+  r->start = r->buf;
+  if (r->n >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) {
+    r->start += 3;
+    r->n -= 3;
+  }
+  if (r->n == 0 || *r->start != '#') return;
+  for (;;) {
+    const char *nl = memchr(r->start, '\n', r->n);
+    if (nl) {
+      r->n -= (size_t)(nl - r->start);
+      r->start = nl;
+      return;
+    }
+    r->start = r->buf;
+    r->n = fread(r->buf, 1, sizeof r->buf, r->f);
+    if (r->n == 0) return;
+  }
+}
+
+static const char *read_module(lua_State *L, void *ud, size_t *size) {
+  file_reader *r = ud;
+  tg__sandbox_poll(L); /* a huge module must not stall the runtime either */
+  if (r->n) {
+    *size = r->n;
+    r->n = 0;
+    return r->start;
+  }
+  *size = fread(r->buf, 1, sizeof r->buf, r->f);
+  return *size ? r->buf : NULL;
+}
+
+/* Loads the Lua source on fd (closed here, whatever happens) as the chunk
+ * named by the string on top. Returns lua_load's status. */
+static int load_module(lua_State *L, int fd) {
+  file_reader r;
+  r.f = fdopen(fd, "r");
+  if (!r.f) {
+    int err = errno;
+    close(fd);
+    lua_pushfstring(L, "cannot read %s: %s", lua_tostring(L, -1) + 1,
+                    strerror(err));
+    return LUA_ERRFILE;
+  }
+  skip_header(&r);
+  int st = tg_load(L, read_module, &r, lua_tostring(L, -1), "t");
+  fclose(r.f);
+  return st;
 }
 
 /* require(name); upvalues: package.loaded and the path, fixed when the
@@ -325,16 +642,16 @@ static int sb_require(lua_State *L) {
     return luaL_error(L, "require: '%s' is not a module name; policies "
                          "require modules by name, like \"toolgate.shell\", "
                          "not by path", name);
-  if (!find_module(L, name, lua_tostring(L, lua_upvalueindex(2))))
+  int fd = find_module(L, name, lua_tostring(L, lua_upvalueindex(2)));
+  if (fd < 0)
     return luaL_error(L, "module '%s' not found: policies can require Lua "
                          "modules of the shipped library and of the policy "
                          "folder only (C modules are not available):%s",
                       name, lua_tostring(L, -1));
-  const char *file = lua_tostring(L, -1);
-  if (luaL_loadfilex(L, file, "t") != LUA_OK) return lua_error(L);
+  if (load_module(L, fd) != LUA_OK) return lua_error(L);
   tg__sandbox_set_env(L);
   lua_pushvalue(L, 1);
-  lua_pushvalue(L, 2);
+  lua_pushstring(L, lua_tostring(L, 2) + 1);
   lua_call(L, 2, 1);             /* module(name, file) */
   if (lua_isnil(L, -1)) {
     lua_pop(L, 1);
@@ -346,9 +663,19 @@ static int sb_require(lua_State *L) {
   return 1;
 }
 
-/* setmetatable without finalizers: Lua runs __gc with hooks off, so a
- * finalizer would escape the instruction budget (and run at close or
- * reload, when nobody can stop it). Upvalue 1: the real setmetatable. */
+/* ---- metatables ------------------------------------------------------------ */
+
+/* Metatables are where finalizers live, and Lua runs a __gc finalizer with
+ * hooks off: outside any time limit, and at close or reload, when nothing can
+ * stop it (and past the memory cap, which only holds while policy code
+ * runs). So policy code may neither attach a __gc nor reach a metatable the
+ * runtime set (strings', file handles', the library tables', tg.array's
+ * JSON marks): through one of those it could also change how every string
+ * or file behaves. Upvalue 2 of both functions below: a weak-keyed set of
+ * the tables policy code has passed to setmetatable, the only metatables
+ * getmetatable shows. */
+
+/* setmetatable without finalizers. Upvalue 1: the real setmetatable. */
 static int sb_setmetatable(lua_State *L) {
   if (lua_istable(L, 2)) {
     lua_pushstring(L, "__gc");
@@ -357,13 +684,55 @@ static int sb_setmetatable(lua_State *L) {
     lua_pop(L, 1);
     if (has_gc)
       return luaL_error(L, "setmetatable: __gc finalizers are not available "
-                           "to policies (they run outside the instruction "
-                           "budget); trusted_policies = true allows them");
+                           "to policies (they run outside the "
+                           "time limit); trusted_policies = true allows them");
+    /* the policy has this table already: recording it shows nothing new,
+     * even when the real setmetatable refuses it */
+    lua_pushvalue(L, 2);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, lua_upvalueindex(2));
   }
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
+}
+
+/* getmetatable(x): a __metatable field if the metatable has one, as in
+ * plain Lua; the metatable if policy code set it; false (a protected
+ * metatable) if the runtime did. */
+static int sb_getmetatable(lua_State *L) {
+  luaL_checkany(L, 1);
+  if (!lua_getmetatable(L, 1)) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_pushstring(L, "__metatable");
+  lua_rawget(L, -2);
+  if (!lua_isnil(L, -1)) return 1;
+  lua_pop(L, 1);
+  lua_pushvalue(L, -1);
+  lua_rawget(L, lua_upvalueindex(2));
+  int policys = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (!policys) lua_pushboolean(L, 0);
+  return 1;
+}
+
+static void install_metatable_functions(lua_State *L) {
+  lua_newtable(L); /* the set of policy code's metatables */
+  lua_createtable(L, 0, 1);
+  lua_pushstring(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_getglobal(L, "setmetatable");
+  lua_pushvalue(L, -2);
+  lua_pushcclosure(L, sb_setmetatable, 2);
+  lua_setglobal(L, "setmetatable");
+  lua_pushnil(L); /* no upvalue 1: getmetatable reads the raw metatable */
+  lua_insert(L, -2);
+  lua_pushcclosure(L, sb_getmetatable, 2);
+  lua_setglobal(L, "getmetatable");
 }
 
 /* ---- the allow-lists ---------------------------------------------------------- */
@@ -375,7 +744,7 @@ static const char *const base_keep[] = {
     "bit", "coroutine", "math", "string", "table", "utf8", "os", "io",
     "package", "debug", "print", "load", "loadstring", "collectgarbage",
     "require", NULL};
-/* `if jit then` must keep working: jit (jit.on() would undo the budget) is
+/* `if jit then` must keep working: jit (jit.on() would undo the time limit) is
  * absent rather than refused. */
 static const char *const base_hide[] = {"jit", "arg", NULL};
 static const char *const os_keep[] = {"clock", "date", "difftime", "getenv",
@@ -420,9 +789,7 @@ static void install_replacements(lua_State *L, const char *path) {
 #endif
   lua_pushcfunction(L, sb_collectgarbage);
   lua_setglobal(L, "collectgarbage");
-  lua_getglobal(L, "setmetatable");
-  lua_pushcclosure(L, sb_setmetatable, 1);
-  lua_setglobal(L, "setmetatable");
+  install_metatable_functions(L);
   wrap_field(L, "io", "open", sb_io_open);
   wrap_field(L, "io", "lines", sb_io_lines);
   lua_getglobal(L, "package");
@@ -448,9 +815,39 @@ static void restrict_library(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* The functions that could run long inside one C call, made to poll:
+ * string.find, match, gmatch and gsub (sandbox_pattern.c; also the
+ * strings' methods, whose __index is the string table), table.move,
+ * insert and remove (5.4: LuaJIT's take the raw length, bounded by memory,
+ * or are bytecode) and table.sort (LuaJIT). Trusted policies get them
+ * too: the bound is a limit, like the time limit, not a restriction. */
+static void install_bounded_functions(lua_State *L) {
+  lua_getglobal(L, "string");
+  tg__pattern_register(L, tg__sandbox_poll);
+  lua_pop(L, 1);
+#if TG_LUA54
+  wrap_field(L, "table", "move", sb_table_move);
+  lua_getglobal(L, "table");
+  lua_pushcfunction(L, sb_table_insert);
+  lua_setfield(L, -2, "insert");
+  lua_pushcfunction(L, sb_table_remove);
+  lua_setfield(L, -2, "remove");
+  lua_pop(L, 1);
+#else
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "sort");
+  *(unsigned *)lua_newuserdata(L, sizeof(unsigned)) = 0;
+  lua_pushcclosure(L, sort_less, 1);
+  lua_pushcclosure(L, sb_table_sort, 2);
+  lua_setfield(L, -2, "sort");
+  lua_pop(L, 1);
+#endif
+}
+
 void tg__sandbox_lib_open(lua_State *L, const char *policy_dir, int trusted) {
   set_package_path(L, policy_dir);
   make_env_mt(L);
+  install_bounded_functions(L);
   if (trusted) return;
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");

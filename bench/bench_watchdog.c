@@ -32,7 +32,7 @@ static const char *const POLICY =
     "  end\n"
     "end}\n";
 
-static const char *const KINDS[] = {"loop", "coroutines", "pcall"};
+static const char *const KINDS[] = {"loop", "coroutines", "pcall", "pattern"};
 
 static char *write_policy(void) {
   char *dir = strdup("/tmp/tg-bench-wd-XXXXXX");

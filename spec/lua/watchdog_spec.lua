@@ -142,6 +142,39 @@ end }
     end
   end)
 
+  it("stops long C functions of the sandbox too: a backtracking pattern, table.move, table.insert, sort", function()
+    local rt = sandbox [[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+tg.rule { name = "slow-c", check = function(call)
+  local how = call.args.how
+  if how == "find" then return (("a"):rep(30)):find(("a*"):rep(30) .. "b") and nil end
+  if how == "match" then return (("a"):rep(30)):match(("a*"):rep(30) .. "b") and nil end
+  if how == "gsub" then return ((("a"):rep(30)):gsub(("a*"):rep(30) .. "b", "x")) and nil end
+  if how == "gmatch" then for _ in (("a"):rep(30)):gmatch(("a*"):rep(30) .. "b") do end end
+  if how == "move" then table.move({}, 1, 2^40, 1) end
+  if how == "insert" then
+    local t = setmetatable({}, { __len = function() return 2^53 end })
+    table.insert(t, 1, "x")
+  end
+  if how == "sort" then -- LuaJIT: quadratic for crafted input, so it polls
+    local t = {}
+    for i = 1, 1500000 do t[i] = (i * 7919) % 1000003 end
+    table.sort(t)
+  end
+end }
+]]
+    -- insert: Lua 5.4 only (its __len); sort: LuaJIT only (Lua 5.4's sort
+    -- is n log n in C, bounded by the memory cap: see the README)
+    local hows = { "find", "match", "gsub", "gmatch", "move", jit and "sort" or "insert" }
+    for _, how in ipairs(hows) do
+      local out, cpu = timed(function() return H.call(rt, "echo", { how = how }) end)
+      stopped(out, "rule 'slow-c'")
+      assert.is_true(cpu < 5, how .. " took " .. cpu .. " s of CPU")
+      assert.are.equal("ok", H.call(rt, "echo", { after = how }).status)
+    end
+  end)
+
   it("leaves many short calls alone", function()
     local rt = sandbox [[
 local tg = require "toolgate"

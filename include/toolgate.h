@@ -177,6 +177,13 @@ typedef void (*tg_event_cb)(tg_runtime *rt, const tg_event *ev, void *ud);
 
 /* Returns a subscription id (> 0) or a negative code. */
 int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud);
+
+/* The event types the runtime emits, space-separated ("call_start
+ * decision ..."), and whether `type` is one of them: a handler for a type
+ * that is not (a typo) would never run, so tg.on_event and rt:on_event
+ * refuse it. */
+const char *tg_event_types(void);
+int tg_event_type_known(const char *type);
 void tg_events_unsubscribe(tg_runtime *rt, int id);
 
 /* ---- calls ------------------------------------------------------------ */

@@ -462,7 +462,10 @@ static int l_on_event(lua_State *L) {
   int fi = lua_isfunction(L, 2) ? 2 : 3;
   if (fi == 3) {
     luaL_checkstring(L, 2);
-    cstring(L, 2, "rt:on_event", "the event type");
+    const char *type = cstring(L, 2, "rt:on_event", "the event type");
+    if (!tg_event_type_known(type))
+      return luaL_error(L, "rt:on_event: unknown event type '%s' (the types "
+                           "are: %s)", type, tg_event_types());
   }
   luaL_checktype(L, fi, LUA_TFUNCTION);
   ensure_subscribed(r);
@@ -1316,5 +1319,7 @@ int luaopen_toolgate(lua_State *L) {
   lua_setfield(L, -2, "null");
   lua_pushstring(L, TG_VERSION);
   lua_setfield(L, -2, "version");
+  lua_pushstring(L, tg_event_types());
+  lua_setfield(L, -2, "event_types");
   return 1;
 }

@@ -121,6 +121,19 @@ describe("options", function()
     assert.is_true(H.has(err, "toolgate.new: unknown option 'polices' (known: policies, session,"), err)
   end)
 
+  it("an event type that does not exist is an error, from the host and from a policy", function()
+    local rt = H.runtime(H.lib.tools)
+    local ok, err = pcall(rt.on_event, rt, "call_ned", nop)
+    assert.is_false(ok)
+    assert.is_true(H.has(err, "rt:on_event: unknown event type 'call_ned' (the types are: call_start decision"), err)
+    assert.is_number(rt:on_event("call_end", nop)) -- every listed type is taken
+    for t in toolgate.event_types:gmatch("%S+") do assert.is_number(rt:on_event(t, nop)) end
+    local dir = H.policy_dir [[require("toolgate").on_event("call_ned", function() end)]]
+    local rt2, err2 = toolgate.new { policies = dir }
+    assert.is_nil(rt2)
+    assert.is_true(H.has(err2, "tg.on_event: unknown event type 'call_ned'"), err2)
+  end)
+
   it("options are read raw: an __index on the options table is not consulted", function()
     local rt = H.runtime(H.lib.tools)
     local opts = setmetatable({}, { __index = function() error("not raw") end })

@@ -4,6 +4,7 @@
  * tg.on_event handlers (errors there become `handler_error` events, which
  * are not fed back to policy handlers, so a failing handler cannot loop).
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,27 @@
 #include "../policy/generation.h"
 #include "../policy/luajson.h"
 #include "../policy/sandbox.h"
+
+/* Every event type, once: the list handlers are checked against, and (in
+ * debug builds) every emit. */
+#define TG_EVENT_TYPES(X)                                                   \
+  X(call_start) X(decision) X(hook) X(rewrite) X(validation_failed)        \
+  X(approval_request) X(approval) X(attempt) X(retry) X(progress)         \
+  X(result_truncated) X(call_end) X(rule_error) X(handler_error)          \
+  X(policy_loaded) X(policy_error) X(file_change) X(control_busy)
+
+#define TG_EVENT_NAME(t) #t,
+#define TG_EVENT_TEXT(t) " " #t
+static const char *const event_types[] = {TG_EVENT_TYPES(TG_EVENT_NAME)};
+static const char event_types_text[] = TG_EVENT_TYPES(TG_EVENT_TEXT);
+
+const char *tg_event_types(void) { return event_types_text + 1; }
+
+int tg_event_type_known(const char *type) {
+  for (size_t i = 0; type && i < sizeof event_types / sizeof *event_types; i++)
+    if (strcmp(type, event_types[i]) == 0) return 1;
+  return 0;
+}
 
 int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud) {
   tg_bus *b = &rt->bus;
@@ -103,6 +125,7 @@ static void dispatch(tg_runtime *rt) {
 
 void tg__emit(tg_runtime *rt, tg_generation *gen, const char *type,
               const char *call_id, cJSON *data) {
+  assert(tg_event_type_known(type)); /* a new type goes in TG_EVENT_TYPES */
   uint64_t seq = ++rt->bus.seq;
   if (!tg__events_wanted(rt, gen)) {
     cJSON_Delete(data);

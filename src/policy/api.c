@@ -324,6 +324,9 @@ static int l_on_event(lua_State *L) {
                          "tg.on_event(\"call_end\", fn)");
   luaL_checktype(L, fi, LUA_TFUNCTION);
   if (fi == 2) tg_checknonul(L, 1, "tg.on_event", "the event type");
+  if (fi == 2 && !tg_event_type_known(lua_tostring(L, 1)))
+    return luaL_error(L, "tg.on_event: unknown event type '%s' (the types "
+                         "are: %s)", lua_tostring(L, 1), tg_event_types());
   tg__reg_commit_begin(L, g, "on_event");
   if (tg__reg_reserve(g, (void **)&g->handlers, &g->caphandlers,
                       g->nhandlers, sizeof *g->handlers) < 0)

@@ -84,6 +84,35 @@ end }
     end)
   end
 
+  it("Lua 5.4: a coroutine the stop killed does not run its to-be-closed variables, now or in a later call", function()
+    if not _VERSION:find("5.4") then return end
+    local rt = sandbox [==[
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+local make = load([[
+  return function()
+    local x <close> = setmetatable({}, { __close = function() while true do end end })
+    while true do end
+  end
+]])()
+local kept
+tg.rule { name = "killer", check = function(call)
+  if call.args.wrap then coroutine.wrap(make)() end
+  if call.args.keep then kept = coroutine.create(make); coroutine.resume(kept) end
+  if call.args.later then return tg.deny(tostring(select(2, coroutine.close(kept)))) end
+end }
+]==]
+    for _, args in ipairs { { wrap = true }, { keep = true } } do
+      local out, cpu = timed(function() return H.call(rt, "echo", args) end)
+      stopped(out, "rule 'killer'")
+      assert.is_true(cpu < 5, "took " .. cpu .. " s of CPU")
+    end
+    local out, cpu = timed(function() return H.call(rt, "echo", { later = true }) end)
+    assert.are.equal("denied", out.status)
+    assert.is_true(H.has(out.error.message, "stopped by the time limit"), out.error.message)
+    assert.is_true(cpu < 5, "took " .. cpu .. " s of CPU")
+  end)
+
   it("keeps coroutine.wrap's own behaviour: values, yields, errors with the caller's position", function()
     local rt = sandbox [[
 local tg = require "toolgate"

@@ -47,8 +47,10 @@ static void sleep_until_busy(tg_watchdog *w, sampler *s) {
   uint64_t e = atomic_load(&w->epoch);
   atomic_store(&w->asleep, 1);
   (void)uv_cond_timedwait(&w->cv, &w->mu, w->tick_ns);
-  if (atomic_load(&w->epoch) == e && !atomic_load(&w->inside))
-    while (!w->quit && !atomic_load(&w->inside)) uv_cond_wait(&w->cv, &w->mu);
+  /* wakes for a section begun since, even one already over: then back to
+   * ticking, so a stream of short sections does not signal at each enter */
+  while (!w->quit && !atomic_load(&w->inside) && atomic_load(&w->epoch) == e)
+    uv_cond_wait(&w->cv, &w->mu);
   atomic_store(&w->asleep, 0);
   s->idle_ticks = 0;
 }

@@ -155,8 +155,13 @@ static void on_overrun(void *ud, uint64_t epoch) {
   atomic_store(&sb->firing, run);
   /* still running it? Then a coroutine cannot be collected until firing
    * is clear (switch_from waits); if it already left, leave it alone */
-  if (atomic_load(&sb->running) == run)
-    lua_sethook(hook_target(sb, run), stop_hook, LUA_MASKCOUNT, 1);
+  lua_State *t = hook_target(sb, run);
+  /* once in place, the hook is left alone: lua_sethook from this thread
+   * races with the loop thread's own updates of the hook state (LuaJIT
+   * keeps flags in the same byte), so it is called as rarely as it can be */
+  int hooked = lua_gethook(t) == stop_hook && lua_gethookcount(t) == 1;
+  if (!hooked && atomic_load(&sb->running) == run)
+    lua_sethook(t, stop_hook, LUA_MASKCOUNT, 1);
   atomic_store(&sb->firing, NULL);
 }
 

@@ -47,22 +47,65 @@ static void open_xpcall(lua_State *L) {
 
 #if TG_LUA54
 
+/* Coroutines the stop killed. Lua calls a hook with hooks off and, when
+ * the hook raises straight out of a coroutine (no pcall inside it), never
+ * turns them back on for that coroutine: its pending to-be-closed
+ * variables, run later by coroutine.close or wrap, could not be stopped.
+ * They are not run. A weak-keyed table in the registry. */
+static const char stopped_key = 's';
+
+static void push_stopped(lua_State *L) {
+  lua_pushlightuserdata(L, (void *)&stopped_key);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+}
+
+static int died_under_stop(lua_State *L, int co_idx) {
+  push_stopped(L);
+  lua_pushvalue(L, co_idx);
+  lua_rawget(L, -2);
+  int dead = lua_toboolean(L, -1);
+  lua_pop(L, 2);
+  return dead;
+}
+
+/* After a resume: note co if it died while the call is being stopped. */
+static void note_if_killed(lua_State *L, lua_State *co, int co_idx) {
+  int st = lua_status(co);
+  if (st == LUA_OK || st == LUA_YIELD || !tg__sandbox_stopping(L)) return;
+  push_stopped(L);
+  lua_pushvalue(L, co_idx);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
 /* Calls the library function in upvalue 1 with the arguments, announcing
- * the switch to the thread at index 1 and back. */
+ * the switch to the thread at index 1 and back. Upvalue 2: true for
+ * close, which does not run what a stopped coroutine left to close. */
 static int switching_call(lua_State *L) {
   lua_State *co = lua_tothread(L, 1);
-  int n = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
+  int n = lua_gettop(L), closing = lua_toboolean(L, lua_upvalueindex(2));
   if (!co) { /* not a thread: the library raises its own message */
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
     lua_call(L, n, LUA_MULTRET);
     return lua_gettop(L);
   }
+  if (closing && died_under_stop(L, 1)) {
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "the coroutine was stopped by the time limit; its "
+                       "to-be-closed variables were not run");
+    return 2;
+  }
+  lua_pushvalue(L, 1); /* co stays below the call, for note_if_killed */
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_rotate(L, 1, 2); /* [co, fn, args...] */
   tg__sandbox_switch_to(co);
   int st = lua_pcall(L, n, LUA_MULTRET, 0); /* raises only when misused */
   tg__sandbox_switch_from(co, L); /* announced whatever happened */
   if (st != LUA_OK) return lua_error(L);
-  return lua_gettop(L);
+  if (!closing) note_if_killed(L, co, 1);
+  return lua_gettop(L) - 1;
 }
 
 /* The function coroutine.wrap returns; upvalues: the coroutine, our
@@ -106,14 +149,23 @@ static int sb_wrap(lua_State *L) {
 
 /* Replaces coroutine[name] (the table at t) with switching_call around
  * the original, and leaves the replacement on the stack. */
-static void replace_switching(lua_State *L, int t, const char *name) {
+static void replace_switching(lua_State *L, int t, const char *name,
+                              int closing) {
   lua_getfield(L, t, name);
-  lua_pushcclosure(L, switching_call, 1);
+  lua_pushboolean(L, closing);
+  lua_pushcclosure(L, switching_call, 2);
   lua_pushvalue(L, -1);
   lua_setfield(L, t, name);
 }
 
 static void open_coroutine(lua_State *L) {
+  lua_pushlightuserdata(L, (void *)&stopped_key);
+  lua_createtable(L, 0, 0);
+  lua_createtable(L, 0, 1);
+  lua_pushliteral(L, "k");
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_rawset(L, LUA_REGISTRYINDEX);
   lua_getglobal(L, "coroutine");
   if (!lua_istable(L, -1)) {
     lua_pop(L, 1);
@@ -121,8 +173,8 @@ static void open_coroutine(lua_State *L) {
   }
   int t = lua_gettop(L);
   lua_getfield(L, t, "create");
-  replace_switching(L, t, "resume");
-  replace_switching(L, t, "close");
+  replace_switching(L, t, "resume", 0);
+  replace_switching(L, t, "close", 1);
   lua_pushcclosure(L, sb_wrap, 3);
   lua_setfield(L, t, "wrap");
   lua_pop(L, 1);

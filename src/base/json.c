@@ -579,14 +579,12 @@ struct checker {
 
 static int check_fail(checker *ck, const tg_json_seg *path, const char *fmt,
                       ...) {
-  char p[160], what[200];
+  char what[200];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  snprintf(ck->err, ck->errlen, "%s: %s", tg_json_path_text(path, p, sizeof p),
-           what);
-  tg_utf8_trim(ck->err);
+  tg_json_path_error(ck->err, ck->errlen, path, "%s", what);
   return -1;
 }
 

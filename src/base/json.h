@@ -87,4 +87,10 @@ typedef struct tg_json_seg {
  * a character boundary when it does not fit. Returns buf. */
 char *tg_json_path_text(const tg_json_seg *s, char *buf, size_t size);
 
+/* "<path>: <what>" into err (what from fmt), cut at a character
+ * boundary: the one shape of every error about a place in a JSON value. */
+void tg_json_path_error(char *err, size_t errlen, const tg_json_seg *path,
+                        const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif

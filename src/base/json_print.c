@@ -9,6 +9,7 @@
  * the same double, and a byte that is not UTF-8 becomes U+FFFD.
  */
 #include <locale.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,4 +284,15 @@ char *tg_json_path_text(const tg_json_seg *s, char *buf, size_t size) {
   if (size) buf[0] = '\0';
   put_path(&b, s);
   return buf;
+}
+
+void tg_json_path_error(char *err, size_t errlen, const tg_json_seg *path,
+                        const char *fmt, ...) {
+  char p[160], what[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  snprintf(err, errlen, "%s: %s", tg_json_path_text(path, p, sizeof p), what);
+  tg_utf8_trim(err);
 }

@@ -228,14 +228,12 @@ static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
                         ...) __attribute__((format(printf, 3, 4)));
 static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
                         ...) {
-  char p[160], what[200];
+  char what[200];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  snprintf(cv->err, cv->errlen, "%s: %s", tg_json_path_text(path, p, sizeof p),
-           what);
-  tg_utf8_trim(cv->err);
+  tg_json_path_error(cv->err, cv->errlen, path, "%s", what);
   return NULL;
 }
 

@@ -940,6 +940,23 @@ static void read_call_opts(lua_State *L, int o, const char *fn,
  * req, its cJSON values into the box. Raises for wrong types; returns -1
  * with err for a malformed request (what an agent may send: bad JSON, a
  * NUL in the tool name, args not an object). */
+/* The table at idx as a JSON object (max_bytes: 0 for no limit), or NULL
+ * with "<what>: why" in err. The caller owns the result. */
+static cJSON *object_of(lua_State *L, int idx, size_t max_bytes,
+                        const char *what, char *err) {
+  char why[TG_ERRMSG - 16];
+  cJSON *j = max_bytes ? tg_json_from_lua_max(L, idx, max_bytes, why, sizeof why)
+                       : tg_json_from_lua(L, idx, why, sizeof why);
+  if (j && !cJSON_IsObject(j)) {
+    cJSON_Delete(j);
+    j = NULL;
+    snprintf(why, sizeof why, "must be a table with keys (a JSON object), "
+             "not a list");
+  }
+  if (!j) snprintf(err, TG_ERRMSG, "%s: %s", what, why);
+  return j;
+}
+
 static int read_request(lua_State *L, lrt *r, int o, const char *fn,
                         tg_call_request *req, json_box *box, char *err) {
   size_t n;
@@ -959,16 +976,8 @@ static int read_request(lua_State *L, lrt *r, int o, const char *fn,
       return -1;
     }
   } else if (ty == LUA_TTABLE) {
-    char why[TG_ERRMSG - 16];
-    box->j[0] = tg_json_from_lua_max(L, 3, r->max_args_bytes, why, sizeof why);
-    if (!box->j[0]) {
-      snprintf(err, TG_ERRMSG, "args: %s", why);
-      return -1;
-    }
-    if (!cJSON_IsObject(box->j[0])) {
-      snprintf(err, TG_ERRMSG, "args must be an object, not a list");
-      return -1;
-    }
+    box->j[0] = object_of(L, 3, r->max_args_bytes, "args", err);
+    if (!box->j[0]) return -1;
     req->args = box->j[0];
   } else if (ty != LUA_TNIL && ty != LUA_TNONE) {
     snprintf(err, TG_ERRMSG, "args must be a table or a JSON string (got %s)",
@@ -976,16 +985,8 @@ static int read_request(lua_State *L, lrt *r, int o, const char *fn,
     return -1;
   }
   if (get_opt(L, o, "metadata") != LUA_TNIL) {
-    char why[TG_ERRMSG - 16];
-    box->j[1] = tg_json_from_lua(L, -1, why, sizeof why);
-    if (!box->j[1]) {
-      snprintf(err, TG_ERRMSG, "metadata: %s", why);
-      return -1;
-    }
-    if (!cJSON_IsObject(box->j[1])) {
-      snprintf(err, TG_ERRMSG, "metadata must be a table");
-      return -1;
-    }
+    box->j[1] = object_of(L, -1, 0, "metadata", err);
+    if (!box->j[1]) return -1;
     req->metadata = box->j[1];
   }
   lua_pop(L, 1);

@@ -36,6 +36,7 @@
 #include "base/luacompat.h"
 #include "policy/luajson.h"
 #include "policy/luaoutcome.h"
+#include "policy/luaraw.h"
 #include "toolgate.h"
 
 #define RT_MT "toolgate.runtime"
@@ -87,22 +88,6 @@ static int is_str(lua_State *L, int idx, const char *want) {
   if (lua_type(L, idx) != LUA_TSTRING) return 0;
   const char *s = lua_tolstring(L, idx, &n);
   return n == strlen(want) && memcmp(s, want, n) == 0;
-}
-
-/* Does the string at idx hold a NUL byte? C would cut it there: a tool
- * named "exec\0evil" would run exec. */
-static int has_nul(lua_State *L, int idx) {
-  size_t n;
-  const char *s = lua_tolstring(L, idx, &n);
-  return s && memchr(s, '\0', n) != NULL;
-}
-
-/* The string at idx for C; raises when it has a NUL byte. */
-static const char *cstring(lua_State *L, int idx, const char *fn,
-                           const char *what) {
-  if (has_nul(L, idx))
-    luaL_error(L, "%s: %s must not contain a NUL byte", fn, what);
-  return lua_tostring(L, idx);
 }
 
 static int known_name(const char *k, size_t n, const char *const *names) {
@@ -462,7 +447,7 @@ static int l_on_event(lua_State *L) {
   int fi = lua_isfunction(L, 2) ? 2 : 3;
   if (fi == 3) {
     luaL_checkstring(L, 2);
-    const char *type = cstring(L, 2, "rt:on_event", "the event type");
+    const char *type = tg_checknonul(L, 2, "rt:on_event", "the event type");
     if (!tg_event_type_known(type))
       return luaL_error(L, "rt:on_event: unknown event type '%s' (the types "
                            "are: %s)", type, tg_event_types());
@@ -520,7 +505,7 @@ static void change_cb(tg_runtime *rt, const tg_file_change *ch, void *ud) {
 static int l_on_file_change(lua_State *L) {
   lrt *r = check_rt(L, 1);
   luaL_checkstring(L, 2);
-  const char *glob = cstring(L, 2, "rt:on_file_change", "the glob");
+  const char *glob = tg_checknonul(L, 2, "rt:on_file_change", "the glob");
   luaL_checktype(L, 3, LUA_TFUNCTION);
   char why[TG_ERRMSG];
   if (tg__glob_check(glob, why, sizeof why) < 0)
@@ -595,7 +580,7 @@ static int answer_opts(lua_State *L, int idx, tg_always_scope *scope,
   }
   int ty = lua_type(L, -1);
   if (ty != LUA_TNIL && ty != LUA_TSTRING) bad = 1;
-  if (ty == LUA_TSTRING && has_nul(L, -1)) bad = 1;
+  if (ty == LUA_TSTRING && tg_has_nul(L, -1)) bad = 1;
   if (!bad) *guidance = lua_tostring(L, -1);
   return bad ? -1 : 0;
 }
@@ -772,7 +757,7 @@ static const char *opt_str(lua_State *L, int o, const char *k) {
                luaL_typename(L, -1));
   char what[64];
   snprintf(what, sizeof what, "'%s'", k);
-  const char *s = cstring(L, -1, "toolgate.new", what);
+  const char *s = tg_checknonul(L, -1, "toolgate.new", what);
   lua_pop(L, 1);
   return s;
 }
@@ -815,7 +800,7 @@ static const char *const *opt_roots(lua_State *L, int o) {
     else lua_pushvalue(L, v);
     if (lua_type(L, -1) != LUA_TSTRING)
       luaL_error(L, "toolgate.new: workspace[%d] must be a string", (int)i + 1);
-    roots[i] = cstring(L, -1, "toolgate.new", "a workspace directory");
+    roots[i] = tg_checknonul(L, -1, "toolgate.new", "a workspace directory");
     lua_rawseti(L, keep, (int)i + 1);
   }
   roots[n] = NULL;
@@ -912,13 +897,13 @@ static void read_call_opts(lua_State *L, int o, const char *fn,
   int ty = get_opt(L, o, "id");
   if (ty != LUA_TNIL && ty != LUA_TSTRING)
     luaL_error(L, "%s: 'id' must be a string", fn);
-  req->id = cstring(L, -1, fn, "'id'");
+  req->id = tg_checknonul(L, -1, fn, "'id'");
   if (req->id && strlen(req->id) >= sizeof ((lcall *)0)->id)
     luaL_error(L, "%s: 'id' is longer than 127 bytes", fn);
   ty = get_opt(L, o, "session");
   if (ty != LUA_TNIL && ty != LUA_TSTRING)
     luaL_error(L, "%s: 'session' must be a string", fn);
-  req->session = cstring(L, -1, fn, "'session'");
+  req->session = tg_checknonul(L, -1, fn, "'session'");
   if (get_opt(L, o, "turn") != LUA_TNIL) {
     lua_Number n = lua_tonumber(L, -1);
     /* checked as a double first: casting NaN or 1e300 is undefined */

@@ -59,7 +59,8 @@ static size_t check_tools(lua_State *L, int idx, const char *fn) {
   int ty = lua_type(L, idx);
   if (ty == LUA_TNIL) return 0;
   if (ty == LUA_TSTRING) {
-    if (tg_has_nul(L, idx)) luaL_error(L, "tg.%s: 'tools' contains a NUL byte", fn);
+    if (tg_has_nul(L, idx))
+      luaL_error(L, "tg.%s: 'tools' must not contain a NUL byte", fn);
     return 1;
   }
   if (ty != LUA_TTABLE)
@@ -71,7 +72,7 @@ static size_t check_tools(lua_State *L, int idx, const char *fn) {
     if (lua_type(L, -1) != LUA_TSTRING)
       luaL_error(L, "tg.%s: tools[%d] must be a string", fn, (int)i);
     if (tg_has_nul(L, -1))
-      luaL_error(L, "tg.%s: tools[%d] contains a NUL byte", fn, (int)i);
+      luaL_error(L, "tg.%s: tools[%d] must not contain a NUL byte", fn, (int)i);
     lua_pop(L, 1);
   }
   if (n == 0) luaL_error(L, "tg.%s: 'tools' is an empty list", fn);

@@ -47,12 +47,12 @@ static inline int tg_has_nul(lua_State *L, int idx) {
 }
 
 /* The string at idx for C (the caller checked it is a string); raises
- * "<fn>: <what> contains a NUL byte" when C would read less of it. */
+ * "<fn>: <what> must not contain a NUL byte" when C would read less of
+ * it. Policies' names and the host module's alike. */
 static inline const char *tg_checknonul(lua_State *L, int idx, const char *fn,
                                         const char *what) {
   if (tg_has_nul(L, idx))
-    luaL_error(L, "%s: %s contains a NUL byte; names and commands are plain "
-                  "text", fn, what);
+    luaL_error(L, "%s: %s must not contain a NUL byte", fn, what);
   return lua_tostring(L, idx);
 }
 

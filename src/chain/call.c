@@ -504,7 +504,7 @@ static int check_request(tg_runtime *rt, const tg_call_request *req,
 }
 
 tg_call *tg__call_new(tg_runtime *rt, const tg_call_request *req,
-                      cJSON *args, const char *id) {
+                      cJSON *args, const char *id, const char *bad_args) {
   tg_call *c = calloc(1, sizeof *c);
   if (!c) {
     cJSON_Delete(args);
@@ -514,16 +514,19 @@ tg_call *tg__call_new(tg_runtime *rt, const tg_call_request *req,
   c->args = args;
   c->call_ref = LUA_NOREF;
   /* The common case allocates nothing for the id and the session. */
-  snprintf(c->idbuf, sizeof c->idbuf, "%s", id);
+  size_t idlen = strnlen(id, sizeof c->idbuf - 1);
+  memcpy(c->idbuf, id, idlen);
+  c->idbuf[idlen] = '\0';
   c->id = req->id ? tg__strdup(req->id) : c->idbuf;
   c->tool_name = tg__strdup(req->tool);
   c->session = req->session ? tg__strdup(req->session) : rt->session;
   c->turn = req->turn;
   c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
+  c->bad_args = tg__strdup(bad_args);
   c->gen = rt->gen;
   tg__generation_ref(c->gen);
   if (!c->id || !c->tool_name || !c->session ||
-      (req->metadata && !c->metadata)) {
+      (req->metadata && !c->metadata) || (bad_args && !c->bad_args)) {
     tg__call_free_fields(c);
     free(c);
     return NULL;
@@ -550,12 +553,7 @@ static int start_call(tg_runtime *rt, const tg_call_request *req, int depth,
   if (bad) args = cJSON_CreateObject();
   char id[32] = "";
   if (!req->id) call_id(id, rt->next_call_no++);
-  tg_call *c = args ? tg__call_new(rt, req, args, id) : NULL;
-  if (c && bad && !(c->bad_args = tg__strdup(why))) {
-    tg__call_free_fields(c);
-    free(c);
-    c = NULL;
-  }
+  tg_call *c = args ? tg__call_new(rt, req, args, id, bad ? why : NULL) : NULL;
   if (!c) {
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;

@@ -94,10 +94,11 @@ cJSON *tg__call_parse_args(tg_runtime *rt, const tg_call_request *req,
                            char *err);
 
 /* A call record for req (copied), taking args, with the id `id` when req
- * has none. Not started, not in rt->calls. NULL when out of memory (args
+ * has none; bad_args (copied, may be NULL) says why its args text was
+ * refused. Not started, not in rt->calls. NULL when out of memory (args
  * freed). Free with tg__call_free_fields and free. */
 tg_call *tg__call_new(tg_runtime *rt, const tg_call_request *req,
-                      cJSON *args, const char *id);
+                      cJSON *args, const char *id, const char *bad_args);
 
 /* Frees what the call owns (strings, JSON, Lua refs, its generation
  * reference), not the struct or its timer. */

@@ -40,7 +40,7 @@ static void unknown_tool(tg_runtime *rt, const char *name, char *err) {
 /* A call record that is judged but never started. */
 static tg_call *dry_call(tg_runtime *rt, const tg_call_request *req,
                          cJSON *args) {
-  tg_call *c = tg__call_new(rt, req, args, "explain");
+  tg_call *c = tg__call_new(rt, req, args, "explain", NULL);
   if (!c) return NULL;
   c->dry_run = 1;
   tg__call_push_table(c); /* made once; every rule sees this table */

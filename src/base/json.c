@@ -105,15 +105,13 @@ static void *fail_at(parser *ps, const tg_json_seg *path,
     PRINTF_LIKE(4, 5);
 static void *fail_at(parser *ps, const tg_json_seg *path,
                      const unsigned char *where, const char *fmt, ...) {
-  char p[160], what[200];
+  char what[200];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
   ps->at = (size_t)(where - ps->start);
-  snprintf(ps->err, ps->errlen, "%s: %s (byte %zu)",
-           tg_json_path_text(path, p, sizeof p), what, ps->at);
-  tg_utf8_trim(ps->err);
+  tg_json_path_error(ps->err, ps->errlen, path, "%s (byte %zu)", what, ps->at);
   return NULL;
 }
 
@@ -579,12 +577,10 @@ struct checker {
 
 static int check_fail(checker *ck, const tg_json_seg *path, const char *fmt,
                       ...) {
-  char what[200];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
+  tg_json_path_verror(ck->err, ck->errlen, path, fmt, ap);
   va_end(ap);
-  tg_json_path_error(ck->err, ck->errlen, path, "%s", what);
   return -1;
 }
 

@@ -18,6 +18,7 @@
 #ifndef TG_JSON_H
 #define TG_JSON_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
@@ -92,5 +93,8 @@ char *tg_json_path_text(const tg_json_seg *s, char *buf, size_t size);
 void tg_json_path_error(char *err, size_t errlen, const tg_json_seg *path,
                         const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+void tg_json_path_verror(char *err, size_t errlen, const tg_json_seg *path,
+                         const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 #endif

@@ -286,13 +286,18 @@ char *tg_json_path_text(const tg_json_seg *s, char *buf, size_t size) {
   return buf;
 }
 
-void tg_json_path_error(char *err, size_t errlen, const tg_json_seg *path,
-                        const char *fmt, ...) {
+void tg_json_path_verror(char *err, size_t errlen, const tg_json_seg *path,
+                         const char *fmt, va_list ap) {
   char p[160], what[200];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
   snprintf(err, errlen, "%s: %s", tg_json_path_text(path, p, sizeof p), what);
   tg_utf8_trim(err);
+}
+
+void tg_json_path_error(char *err, size_t errlen, const tg_json_seg *path,
+                        const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tg_json_path_verror(err, errlen, path, fmt, ap);
+  va_end(ap);
 }

@@ -228,12 +228,10 @@ static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
                         ...) __attribute__((format(printf, 3, 4)));
 static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
                         ...) {
-  char what[200];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
+  tg_json_path_verror(cv->err, cv->errlen, path, fmt, ap);
   va_end(ap);
-  tg_json_path_error(cv->err, cv->errlen, path, "%s", what);
   return NULL;
 }
 

@@ -171,18 +171,18 @@ static void hook_if_stopping(tg_sandbox *sb, lua_State *run) {
 
 /* The loop thread: policy code now runs on `run`. Publishes it, then
  * hooks it itself if a stop is already under way. */
-void tg__sandbox_switch_to(lua_State *run) {
-  tg_sandbox *sb = sandbox_of(run);
+static void switch_to(tg_sandbox *sb, lua_State *run) {
   atomic_store_explicit(&sb->running, run, memory_order_release);
   hook_if_stopping(sb, run);
 }
+
+void tg__sandbox_switch_to(lua_State *run) { switch_to(sandbox_of(run), run); }
 
 /* Policy code left `left` for `to` (NULL: back to C). A coroutine may be
  * collected once it is left, so then the store is fenced and the switch
  * waits while the watchdog is hooking it. The main thread lives as long
  * as the sandbox: the hot path (rules and hooks run on it) pays no fence. */
-void tg__sandbox_switch_from(lua_State *left, lua_State *to) {
-  tg_sandbox *sb = sandbox_of(left);
+static void switch_from(tg_sandbox *sb, lua_State *left, lua_State *to) {
   if (left == sb->L) {
     atomic_store_explicit(&sb->running, to, memory_order_release);
   } else {
@@ -190,6 +190,10 @@ void tg__sandbox_switch_from(lua_State *left, lua_State *to) {
     while (atomic_load(&sb->firing) == left) sched_yield();
   }
   if (to) hook_if_stopping(sb, to);
+}
+
+void tg__sandbox_switch_from(lua_State *left, lua_State *to) {
+  switch_from(sandbox_of(left), left, to);
 }
 
 /* A nested call shares the time of the outermost one. Returns the thread
@@ -200,13 +204,13 @@ static lua_State *enter(tg_sandbox *sb, lua_State *run) {
     sb->stop = TG_STOP_NONE;
     sb->epoch = tg__watchdog_enter(sb->wd);
   }
-  tg__sandbox_switch_to(run);
+  switch_to(sb, run);
   return prev;
 }
 
 static void leave(tg_sandbox *sb, lua_State *run, lua_State *prev) {
   int outermost = sb->depth == 1;
-  tg__sandbox_switch_from(run, outermost ? NULL : prev);
+  switch_from(sb, run, outermost ? NULL : prev);
   if (--sb->depth > 0) return;
   tg__watchdog_leave(sb->wd);
   if (atomic_load(&sb->stop_epoch) == sb->epoch) { /* back in C: no hook */

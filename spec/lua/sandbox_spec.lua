@@ -300,6 +300,16 @@ end }
     assert.are.equal(dir .. "/missing: No such file or directory", r.open)
   end)
 
+  it("a FIFO among the policy files fails the load instead of hanging it", function()
+    if not os.getenv("TOOLGATE_BUILD_DIR") then return pending("TOOLGATE_BUILD_DIR is not set") end
+    local dir = H.policy_dir(PEEK)
+    assert(os.execute("mkfifo " .. dir .. "/20_fifo.lua"))
+    local code, _, err = toolgate_bounded("check " .. dir)
+    assert.are_not.equal(124, code, "check hung on the FIFO")
+    assert.are.equal(1, code)
+    assert.is_true(H.has(err, "20_fifo.lua: is a FIFO, not a regular file"), err)
+  end)
+
   it("require skips a module path that is not a regular file instead of blocking on it", function()
     if not os.getenv("TOOLGATE_BUILD_DIR") then return pending("TOOLGATE_BUILD_DIR is not set") end
     local dir = H.policy_dir(PEEK)

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "generation.h"
 #include "luajson.h"
 #include "sandbox.h"
+#include "../base/regular_file.h"
 #include "../base/runtime.h"
 #include "../exec/exec.h"
 
@@ -78,13 +80,22 @@ static int list_files(tg_generation *g, const char *dir, char *err,
 
 static char *read_file(const char *path, size_t *len, char *err,
                        size_t errlen) {
-  FILE *f = fopen(path, "rb");
+  /* a FIFO named x.lua in the folder must not hang every reload */
+  const char *kind = NULL;
+  int fd = tg__open_regular(path, &kind);
+  if (fd == TG_NOT_REGULAR) {
+    tg__errf(err, errlen, "%s: is %s, not a regular file; a policy file "
+             "must be one", path, kind);
+    return NULL;
+  }
+  FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
   if (!f) {
     tg__errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
     return NULL;
   }
   struct stat st;
-  if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) ||
+  if (fstat(fileno(f), &st) < 0 ||
       (size_t)st.st_size > TG_POLICY_MAX_BYTES) {
     tg__errf(err, errlen, "%s: not a regular file under %u bytes", path,
              TG_POLICY_MAX_BYTES);

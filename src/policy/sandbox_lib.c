@@ -15,14 +15,13 @@
  * the functions that poll the call's bound (install_bounded_functions).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "sandbox.h"
 #include "sandbox_lib.h"
 #include "sandbox_pattern.h"
+#include "../base/regular_file.h"
 
 #define ENV_MT "toolgate.sandbox.env"
 
@@ -253,45 +252,17 @@ static int sb_collectgarbage(lua_State *L) {
 /* A policy's path may name a FIFO, a terminal or a device (a rule peeking
  * at io.open(call.args.path) given "/dev/stdin"): opening or reading one
  * can block the runtime for good. So policies read regular files only,
- * opened without blocking and checked by fstat on the open descriptor, and
- * what Lua reads is that descriptor's file (reopened through
- * /proc/self/fd/N, which both Luas' io.open can open): a path swapped for a
- * FIFO between check and use changes nothing. A stat first keeps devices
- * from being opened at all (opening some has effects). */
+ * opened by tg__open_regular (base/regular_file.c), and what Lua reads is
+ * that descriptor's file (reopened through /proc/self/fd/N, which both
+ * Luas' io.open can open): a path swapped for a FIFO between check and use
+ * changes nothing. */
 
-#define NOT_REGULAR (-2)
-
-static const char *file_kind(mode_t m) {
-  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO"
-       : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
-       : S_ISSOCK(m) ? "a socket" : "a file of another kind";
-}
-
-/* Returns a descriptor open for reading on the regular file path names;
- * -1 with errno set when it cannot be opened; NOT_REGULAR with *kind set
- * when it is something else. */
-static int open_regular(const char *path, const char **kind) {
-  struct stat st;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    *kind = file_kind(st.st_mode);
-    return NOT_REGULAR;
-  }
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return -1;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    *kind = fstat(fd, &st) == 0 ? file_kind(st.st_mode) : "unreadable";
-    close(fd);
-    return NOT_REGULAR;
-  }
-  return fd;
-}
-
-/* After a failed open_regular (r, and err = its errno): pushes io.open's
+/* After a failed tg__open_regular (r, and err = its errno): pushes io.open's
  * "path: reason" and errno, or "who: path is not a regular file (a FIFO);
  * ..." and nil. */
 static void push_open_error(lua_State *L, const char *who, const char *path,
                             int r, int err, const char *kind) {
-  if (r == NOT_REGULAR) {
+  if (r == TG_NOT_REGULAR) {
     lua_pushfstring(L, "%s: %s is not a regular file (%s); policies may read "
                        "regular files only", who, path, kind);
     lua_pushnil(L);
@@ -326,7 +297,7 @@ static int open_and_call(lua_State *L, const char *who, int from) {
   lua_pushnil(L); /* the descriptor, below */
   for (int i = from; i <= top; i++) lua_pushvalue(L, i);
   const char *kind = NULL;
-  int fd = open_regular(path, &kind), err = errno;
+  int fd = tg__open_regular(path, &kind), err = errno;
   if (fd < 0) {
     lua_settop(L, top);
     push_open_error(L, who, path, fd, err, kind);
@@ -533,7 +504,7 @@ static int module_name_ok(const char *s) {
 }
 
 /* Looks for name along path ("a/?.lua;b/?.lua"). Returns a descriptor on
- * the regular file found (open_regular: a FIFO there cannot block require)
+ * the regular file found (tg__open_regular: a FIFO there cannot block require)
  * with its chunk name ("@file") on top; or -1 with the list of files tried
  * on top. Nothing that can raise runs while the descriptor is open. */
 static int find_module(lua_State *L, const char *name, const char *path) {
@@ -549,13 +520,13 @@ static int find_module(lua_State *L, const char *name, const char *path) {
     lua_concat(L, 2);
     lua_remove(L, -2);
     const char *file = lua_tostring(L, -1) + 1, *kind = NULL;
-    int fd = len ? open_regular(file, &kind) : -1;
+    int fd = len ? tg__open_regular(file, &kind) : -1;
     if (fd >= 0) {
       lua_replace(L, base);
       lua_settop(L, base);
       return fd;
     }
-    if (fd == NOT_REGULAR)
+    if (fd == TG_NOT_REGULAR)
       lua_pushfstring(L, "\n\tno file '%s' (it is %s, not a regular file)",
                       file, kind);
     else

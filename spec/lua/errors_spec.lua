@@ -325,9 +325,9 @@ for i = 1, 4000 do tg.before_tool(name, function() end) end
   it("what registrations keep counts against policy_memory_cap", function()
     local rt, err = load({ ["10_hungry.lua"] = hungry }, 4 * 1024 * 1024)
     assert.is_nil(rt, "8 MB of hooks loaded under a 4 MiB cap")
-    assert.is_true(H.has(err, "10_hungry.lua:3: tg.before_tool ran out of memory"), err)
+    assert.is_true(H.has(err, "ran out of memory (at "), err)
+    assert.is_true(H.has(err, "10_hungry.lua:3"), err)
     assert.is_true(H.has(err, "policy_memory_cap"), err)
-    assert.is_true(H.has(err, "not loaded"), err)
   end)
 
   it("fails the whole generation even when the policy catches the error", function()

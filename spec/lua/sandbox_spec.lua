@@ -832,6 +832,10 @@ tg.rule { name = "hog", tools = { "echo" }, check = function(call)
   if call.args.string then local s = string.rep("x", 2^30) end
   if call.args.tables then local t = {}; for i = 1, 1e9 do t[i] = {} end end
   if call.args.some then local s = string.rep("y", 4 * 1024 * 1024) return nil end
+  if call.args.caught then
+    pcall(function() local t = {}; for i = 1, 1e9 do t[i] = {} end end)
+    return tg.allow "the bomb was caught"
+  end
 end }
 ]]
 
@@ -861,6 +865,16 @@ end }
       local ok = H.call(rt, "echo", { some = true })
       assert.are.equal("ok", ok.status, ok.error and ok.error.message)
     end
+  end)
+
+  it("a pcall in the policy cannot swallow the stop; the error names where it hit", function()
+    local rt = hogs()
+    local out = H.call(rt, "echo", { caught = true })
+    assert.are.equal("POLICY", out.error.phase)
+    local m = out.error.message
+    assert.is_true(H.has(m, "ran out of memory (at "), m)
+    assert.is_true(H.has(m, "10_policy.lua:12)"), m) -- inside the pcall
+    assert.are.equal("ok", H.call(rt, "echo", { some = true }).status)
   end)
 
   it("stops a table bomb in a Lua tool: EXECUTE error MEMORY_CAP", function()

@@ -24,7 +24,13 @@
  * Memory: allocations are refused past the cap only while policy code runs
  * (depth > 0). C code pushes call tables and events between calls, outside
  * any protected call, where a refusal would be a panic; those pushes are
- * bounded by the args and event sizes, not by policy code.
+ * bounded by the args and event sizes, not by policy code. Going past
+ * the cap stops the call as the time limit does — the stop hook raises at
+ * the next instruction and every one after, so pcall cannot swallow it,
+ * and the error names the policy's file:line (Lua's own "not enough
+ * memory" names none, and the allocator cannot read a stack it may be
+ * moving). The allocation that crossed the cap is granted within a small
+ * slack, so the hook gets to run; beyond the slack it is refused.
  */
 #include <sched.h>
 #include <stdatomic.h>
@@ -46,7 +52,8 @@ struct tg_sandbox {
   int depth;                /* calls from C into policy code, nested */
   uint64_t epoch;           /* the outermost call's, from the watchdog */
   tg_stop stop;             /* what stopped the current / last call */
-  char where[256];          /* file:line the time limit stopped */
+  char where[256];          /* file:line a limit stopped, "" unknown */
+  int mem_pending;          /* past the cap: stop the current call */
   lua_State *L;             /* the main thread */
   tg_watchdog *wd;
   /* shared with the watchdog's thread */
@@ -57,15 +64,34 @@ struct tg_sandbox {
 
 /* ---- memory ------------------------------------------------------------ */
 
+#define MEMORY_SLACK ((size_t)256 << 10)
+
+static void stop_hook(lua_State *L, lua_Debug *ar);
+static lua_State *hook_target(tg_sandbox *sb, lua_State *run);
+
+/* An allocation past the cap stops the call like the time limit does: the
+ * thread running policy code is hooked to raise at its next instruction
+ * (and at every one after, so pcall cannot swallow it). The allocation
+ * itself is granted within a small slack, refused beyond it. */
+static int past_cap(tg_sandbox *sb, size_t grow) {
+  size_t over = sb->used + grow - sb->cap;
+  lua_State *run = atomic_load_explicit(&sb->running, memory_order_relaxed);
+  if (sb->stop == TG_STOP_NONE) sb->stop = TG_STOP_MEMORY;
+  if (!sb->mem_pending && run) {
+    sb->mem_pending = 1;
+    /* lua_sethook only sets fields and marks Lua frames: safe here */
+    lua_sethook(hook_target(sb, run), stop_hook, LUA_MASKCOUNT, 1);
+  }
+  return over <= MEMORY_SLACK;
+}
+
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
   tg_sandbox *sb = ud;
   size_t old = ptr ? osize : 0; /* without ptr, osize is a type tag */
   if (nsize > old && sb->depth > 0) {
     size_t room = sb->used < sb->cap ? sb->cap - sb->used : 0;
-    if (nsize - old > room) {
-      if (sb->stop == TG_STOP_NONE) sb->stop = TG_STOP_MEMORY;
+    if (nsize - old > room && !past_cap(sb, nsize - old))
       return NULL; /* Lua collects and retries, then raises "not enough memory" */
-    }
   }
   void *p = sb->orig(sb->orig_ud, ptr, osize, nsize);
   if (p || nsize == 0) /* saturating: blocks from before the wrap were estimated */
@@ -88,7 +114,8 @@ static tg_sandbox *sandbox_of(lua_State *L) {
 
 /* Is the current call from C being stopped? (the loop thread) */
 static int stopping(const tg_sandbox *sb) {
-  return sb->depth > 0 && atomic_load(&sb->stop_epoch) == sb->epoch;
+  return sb->depth > 0 &&
+         (sb->mem_pending || atomic_load(&sb->stop_epoch) == sb->epoch);
 }
 
 /* The thread whose hook stops `run`: itself on 5.4, the state on LuaJIT. */
@@ -103,15 +130,15 @@ static lua_State *hook_target(tg_sandbox *sb, lua_State *run) {
 }
 
 static void raise_stop(lua_State *L, tg_sandbox *sb) {
-  lua_pushfstring(L, "%s: ran past its time limit of %d ms", sb->where,
-                  (int)sb->limit_ms);
+  if (sb->stop == TG_STOP_MEMORY)
+    lua_pushfstring(L, "%s: ran out of memory", sb->where);
+  else
+    lua_pushfstring(L, "%s: ran past its time limit of %d ms", sb->where,
+                    (int)sb->limit_ms);
   lua_error(L);
 }
 
-/* Notes where the stop hit, once per call. */
-static void mark_stopped(tg_sandbox *sb, lua_State *L, lua_Debug *ar) {
-  if (sb->stop == TG_STOP_BUDGET) return;
-  sb->stop = TG_STOP_BUDGET;
+static void note_where(tg_sandbox *sb, lua_State *L, lua_Debug *ar) {
   lua_Debug here;
   if (!ar && lua_getstack(L, 1, &here)) ar = &here; /* from a C function */
   if (ar && lua_getinfo(L, "Sl", ar))
@@ -119,6 +146,13 @@ static void mark_stopped(tg_sandbox *sb, lua_State *L, lua_Debug *ar) {
              ar->currentline);
   else
     snprintf(sb->where, sizeof sb->where, "?");
+}
+
+/* Notes what stopped the call and where, once per call. */
+static void mark_stopped(tg_sandbox *sb, lua_State *L, lua_Debug *ar) {
+  if (sb->where[0]) return;
+  if (!sb->mem_pending) sb->stop = TG_STOP_BUDGET;
+  note_where(sb, L, ar);
 }
 
 /* Set only while a call is being stopped; raises at every instruction. A
@@ -202,6 +236,8 @@ static lua_State *enter(tg_sandbox *sb, lua_State *run) {
   lua_State *prev = atomic_load_explicit(&sb->running, memory_order_relaxed);
   if (sb->depth++ == 0) {
     sb->stop = TG_STOP_NONE;
+    sb->mem_pending = 0;
+    sb->where[0] = '\0';
     sb->epoch = tg__watchdog_enter(sb->wd);
   }
   switch_to(sb, run);
@@ -213,10 +249,11 @@ static void leave(tg_sandbox *sb, lua_State *run, lua_State *prev) {
   switch_from(sb, run, outermost ? NULL : prev);
   if (--sb->depth > 0) return;
   tg__watchdog_leave(sb->wd);
-  if (atomic_load(&sb->stop_epoch) == sb->epoch) { /* back in C: no hook */
-    lua_sethook(sb->L, NULL, 0, 0);
+  if (sb->mem_pending || atomic_load(&sb->stop_epoch) == sb->epoch) {
+    lua_sethook(sb->L, NULL, 0, 0); /* back in C: no hook */
     if (run != sb->L) lua_sethook(run, NULL, 0, 0);
   }
+  sb->mem_pending = 0;
   if (sb->stop == TG_STOP_MEMORY)
     /* give back at once what the failed call built (LuaJIT has no
      * emergency collection of its own) */
@@ -263,9 +300,13 @@ int tg__sandbox_describe_stop(const tg_sandbox *sb, const char *what,
   if (sb->stop == TG_STOP_MEMORY) {
     char cap[32];
     format_bytes(cap, sizeof cap, sb->cap);
+    char at[sizeof sb->where + 8] = "";
+    if (sb->where[0] && strcmp(sb->where, "?"))
+      snprintf(at, sizeof at, " (at %s)", sb->where);
     snprintf(msg, msglen,
-             "%s ran out of memory: the policies of a generation may hold "
-             "at most %s (policy_memory_cap, --policy-memory-cap)", what, cap);
+             "%s ran out of memory%s: the policies of a generation may hold "
+             "at most %s (policy_memory_cap, --policy-memory-cap)", what, at,
+             cap);
     return 1;
   }
   return 0;

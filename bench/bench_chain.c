@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "toolgate.h"
-#include "base/luacompat.h"
-#include "policy/luajson.h"
+#include "lua/luacompat.h"
+#include "lua/luajson.h"
 #if !TG_LUA54
 #include <luajit.h>
 #endif

@@ -9,7 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include "base/luacompat.h"
+#include "lua/luacompat.h"
 #include "policy/sandbox_pattern.h"
 #if !TG_LUA54
 #include <luajit.h>

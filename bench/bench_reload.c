@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "toolgate.h"
-#include "base/luacompat.h"
+#include "lua/luacompat.h"
 
 static const char *const ARGS = "{\"path\":\"src/main.c\",\"mode\":\"read\"}";
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "toolgate.h"
-#include "base/luacompat.h"
+#include "lua/luacompat.h"
 
 static const char *const POLICY =
     "local tg = require 'toolgate'\n"

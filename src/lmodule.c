@@ -33,10 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/glob.h"
-#include "base/luacompat.h"
-#include "policy/luajson.h"
-#include "policy/luaoutcome.h"
-#include "policy/luaraw.h"
+#include "lua/luacompat.h"
+#include "lua/luajson.h"
+#include "lua/luaoutcome.h"
+#include "lua/luaraw.h"
 #include "toolgate.h"
 
 #define RT_MT "toolgate.runtime"

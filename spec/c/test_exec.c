@@ -7,8 +7,8 @@
 #include <signal.h>
 #include <sys/types.h>
 #include "test_chain.h"
-#include "exec/capture.h"
-#include "exec/exec_tool.h"
+#include "proc/capture.h"
+#include "tools/exec_tool.h"
 #include <math.h>
 
 /* ---- helpers ------------------------------------------------------------ */

@@ -5,11 +5,11 @@
  * patches. File-change tracking is in test_fs_changes.c.
  */
 #include "test_fs.h"
-#include "base/runtime.h"
-#include "exec/fs_confine.h"
-#include "exec/fs_tools.h"
-#include "exec/fs_io.h"
-#include "exec/patch.h"
+#include "runtime/runtime.h"
+#include "tools/fs_confine.h"
+#include "tools/fs_tools.h"
+#include "tools/fs_io.h"
+#include "tools/patch.h"
 #include <signal.h>
 #include <time.h>
 #include <sys/wait.h>

@@ -32,7 +32,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include "toolgate.h"
-#include "base/control.h"
+#include "runtime/control.h"
 #include "tg_test.h"
 
 #define TOOLGATE_BIN TG_BINARY_DIR "/toolgate"

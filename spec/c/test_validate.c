@@ -1,5 +1,5 @@
 /*
- * test_validate.c — the JSON Schema subset in src/chain/validate.c: each
+ * test_validate.c — the JSON Schema subset in src/base/schema.c: each
  * keyword passing and failing with the exact message, the depth limits,
  * safe truncation, and tg_schema_check.
  */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cjson/cJSON.h>
-#include "chain/validate.h"
+#include "base/schema.h"
 #include "tg_test.h"
 
 /* Validates instance text against schema text; err receives the message. */

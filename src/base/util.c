@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "runtime.h"
+#include "runtime/runtime.h"
 
 double tg__now_ms(void) { return (double)uv_hrtime() / 1e6; }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
-#include "../base/json.h"
+#include "base/json.h"
 
 struct tg_always {
   char *session;

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
-#include "../base/changes.h"
-#include "../exec/exec.h"
-#include "../policy/luajson.h"
-#include "../policy/sandbox.h"
+#include "core/changes.h"
+#include "exec/exec.h"
+#include "lua/luajson.h"
+#include "policy/sandbox.h"
 
 void tg__err_clear(tg_err *e) {
   free(e->code);

@@ -9,9 +9,9 @@
 #define TG_CALL_H
 
 #include <stdint.h>
-#include "../base/runtime.h"
-#include "../policy/generation.h"
-#include "../policy/luaraw.h"
+#include "runtime/runtime.h"
+#include "policy/generation.h"
+#include "lua/luaraw.h"
 
 typedef enum { TG_NEXT, TG_WAIT, TG_END } tg_step;
 
@@ -164,7 +164,7 @@ int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *kind,
 /* The kind of a verdict value a policy returned ("allow", "deny", "ask",
  * "abort", "args", "result"): NULL for nil, "" for anything that is not a
  * verdict table. Read raw, like every field of a value policy code returns
- * (tg_rawgetstring and friends, policy/luaraw.h): no metamethod runs.
+ * (tg_rawgetstring and friends, lua/luaraw.h): no metamethod runs.
  * Leaves the stack as it was. */
 const char *tg__verdict_kind(lua_State *L, int idx);
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
-#include "../exec/exec.h"
-#include "../policy/luajson.h"
+#include "exec/exec.h"
+#include "lua/luajson.h"
 
 enum { EX_START = 0, EX_RUNNING = 1, EX_BACKOFF = 2 };
 

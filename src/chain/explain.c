@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
-#include "validate.h"
-#include "../policy/luajson.h"
+#include "base/schema.h"
+#include "lua/luajson.h"
 
 /* ---- the request ------------------------------------------------------ */
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include "call.h"
-#include "../policy/luajson.h"
+#include "lua/luajson.h"
 
 static void emit_hook(tg_call *c, const char *stage, const tg_hook *h,
                       const char *outcome) {

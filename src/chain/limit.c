@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
-#include "../base/json.h"
+#include "base/json.h"
 
 static size_t json_size(const cJSON *j) {
   char *s = tg_json_print(j, 0);

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "call.h"
-#include "validate.h"
+#include "base/schema.h"
 
 tg_step tg__stage_validate(tg_call *c) {
   if (c->has_short || !c->tool || !c->tool->schema) return TG_NEXT;

@@ -7,7 +7,7 @@
 #ifndef TG_EXEC_H
 #define TG_EXEC_H
 
-#include "../chain/call.h"
+#include "chain/call.h"
 
 struct tg_exec {
   tg_call *call;               /* NULL once abandoned */

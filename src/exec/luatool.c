@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exec.h"
-#include "../policy/luajson.h"
-#include "../policy/sandbox.h"
+#include "lua/luajson.h"
+#include "policy/sandbox.h"
 
 /* ctx functions reach their attempt through a box (a full userdata
  * holding the tg_exec pointer) that release() empties, so a ctx kept past
@@ -130,7 +130,7 @@ static void set_error(tg_exec *ex, const char *code, const char *msg,
 }
 
 /* `nil, err` returned by run: err is a string or {code, message, retryable},
- * read raw (policy/luaraw.h): no metamethod of the tool's runs here, outside
+ * read raw (lua/luaraw.h): no metamethod of the tool's runs here, outside
  * the coroutine. */
 static void take_returned_error(tg_exec *ex, lua_State *co, int idx) {
   const char *code = NULL, *msg = NULL;

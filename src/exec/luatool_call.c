@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exec.h"
-#include "../policy/luajson.h"
-#include "../policy/luaraw.h"
-#include "../policy/luaoutcome.h"
+#include "lua/luajson.h"
+#include "lua/luaraw.h"
+#include "lua/luaoutcome.h"
 
 typedef struct tg_nested {
   char *id;      /* "<parent id>.<n>", never cut short: ids must not clash */

@@ -22,9 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "exec.h"
-#include "exec_tool.h"
-#include "../policy/luajson.h"
-#include "../policy/luaraw.h"
+#include "tools/exec_tool.h"
+#include "lua/luajson.h"
+#include "lua/luaraw.h"
 
 static void exec_exited(tg_proc *p, void *ud) {
   tg_exec *ex = ud;

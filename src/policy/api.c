@@ -10,11 +10,11 @@
 #include <string.h>
 #include "api_changes.h"
 #include "generation.h"
-#include "luajson.h"
-#include "luaraw.h"
-#include "../chain/validate.h"
-#include "../base/jsonnum.h"
-#include "../base/runtime.h"
+#include "lua/luajson.h"
+#include "lua/luaraw.h"
+#include "base/schema.h"
+#include "base/jsonnum.h"
+#include "runtime/runtime.h"
 
 #define TG_DEFAULT_PRIORITY 1000
 

@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 #include "api_changes.h"
-#include "../base/jsonnum.h"
+#include "base/jsonnum.h"
 #include "generation.h"
-#include "luajson.h"
-#include "luaraw.h"
+#include "lua/luajson.h"
+#include "lua/luaraw.h"
 #include "sandbox.h"
-#include "../base/glob.h"
-#include "../base/runtime.h"
+#include "base/glob.h"
+#include "runtime/runtime.h"
 
 #define HANDLERS_KEY "toolgate.file_change_handlers"
 

@@ -8,7 +8,7 @@
 #define TG_API_CHANGES_H
 
 #include <cjson/cJSON.h>
-#include "../base/luacompat.h"
+#include "lua/luacompat.h"
 
 struct tg_generation;
 

@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "generation.h"
-#include "luajson.h"
+#include "lua/luajson.h"
 #include "sandbox.h"
-#include "../base/regular_file.h"
-#include "../base/runtime.h"
-#include "../exec/exec.h"
+#include "base/regular_file.h"
+#include "runtime/runtime.h"
+#include "exec/exec.h"
 
 #define TG_POLICY_MAX_BYTES (4u << 20)
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <cjson/cJSON.h>
-#include "../base/luacompat.h"
+#include "lua/luacompat.h"
 #include "toolgate.h"
 
 typedef struct {

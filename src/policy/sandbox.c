@@ -39,7 +39,7 @@
 #include <string.h>
 #include "sandbox.h"
 #include "sandbox_lib.h"
-#include "../base/watchdog.h"
+#include "base/watchdog.h"
 #if !TG_LUA54
 #include <luajit.h>
 #endif

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../base/luacompat.h"
+#include "lua/luacompat.h"
 #include "toolgate.h"
 
 #define TG_DEFAULT_POLICY_TIME_LIMIT_MS 500u

@@ -21,7 +21,7 @@
 #include "sandbox.h"
 #include "sandbox_lib.h"
 #include "sandbox_pattern.h"
-#include "../base/regular_file.h"
+#include "base/regular_file.h"
 
 #define ENV_MT "toolgate.sandbox.env"
 

@@ -4,7 +4,7 @@
 #ifndef TG_SANDBOX_LIB_H
 #define TG_SANDBOX_LIB_H
 
-#include "../base/luacompat.h"
+#include "lua/luacompat.h"
 
 /* After luaL_openlibs: sets package.path to the shipped lua/ library and
  * policy_dir (NULL: "."), empties package.cpath, makes the per-file

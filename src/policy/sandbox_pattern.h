@@ -9,7 +9,7 @@
 #ifndef TG_SANDBOX_PATTERN_H
 #define TG_SANDBOX_PATTERN_H
 
-#include "../base/luacompat.h"
+#include "lua/luacompat.h"
 
 /* Steps between two polls. A step: one pattern item tried at a position,
  * or one subject character a repetition, a %b or a back reference went

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "changes.h"
-#include "glob.h"
-#include "runtime.h"
-#include "../policy/api_changes.h"
+#include "base/glob.h"
+#include "runtime/runtime.h"
+#include "policy/api_changes.h"
 
 static tg_changes *state(tg_runtime *rt) {
   if (!rt->changes) rt->changes = calloc(1, sizeof *rt->changes);

@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runtime.h"
-#include "../chain/call.h"
-#include "../chain/validate.h"
-#include "../exec/builtin.h"
-#include "../exec/fs_confine.h"
-#include "changes.h"
-#include "../exec/process.h"
-#include "../policy/generation.h"
-#include "../policy/watch.h"
+#include "chain/call.h"
+#include "base/schema.h"
+#include "tools/builtin.h"
+#include "tools/fs_confine.h"
+#include "core/changes.h"
+#include "proc/process.h"
+#include "policy/generation.h"
+#include "watch.h"
 #include "control.h"
 
 void tg_config_init(tg_config *cfg) {

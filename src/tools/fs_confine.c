@@ -38,7 +38,7 @@
 #include <sys/syscall.h>
 #include <linux/openat2.h>
 #include "fs_confine.h"
-#include "../base/runtime.h"
+#include "runtime/runtime.h"
 
 #define TG_FS_DEFAULT_MAX (16u << 20)
 

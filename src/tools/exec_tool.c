@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exec_tool.h"
-#include "exec.h"
-#include "../base/jsonnum.h"
+#include "exec/exec.h"
+#include "base/jsonnum.h"
 
 #define DEFAULT_CAP ((size_t)1 << 20)
 #define DEFAULT_GRACE_MS 2000

@@ -22,8 +22,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "watch.h"
-#include "generation.h"
-#include "../base/runtime.h"
+#include "policy/generation.h"
+#include "runtime.h"
 
 struct tg_watch {
   uv_fs_event_t fs;

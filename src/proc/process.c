@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include "capture.h"
 #include "process.h"
-#include "../base/runtime.h"
+#include "runtime/runtime.h"
 
 #define READ_CHUNK 65536
 #define REAP_POLL_MS 10      /* only without pidfd (kernels before 5.3) */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "toolgate.h"
-#include "../chain/events.h"
+#include "core/events.h"
 
 typedef struct tg_generation tg_generation;
 typedef struct tg_call tg_call;
@@ -38,10 +38,10 @@ struct tg_runtime {
   void *approver_ud;
   tg_always *always;         /* remembered approve-always answers */
   int freeing;
-  struct tg_fs *fs;          /* workspace roots of the file tools (exec/fs_confine.c) */
-  struct tg_changes *changes; /* file changes: queue, ring, subscribers (base/changes.c) */
-  struct tg_proc *procs;     /* processes still supervised (exec/process.c) */
-  /* Reload triggers (src/policy/watch.c, src/base/control.c); NULL: off.
+  struct tg_fs *fs;          /* workspace roots of the file tools (tools/fs_confine.c) */
+  struct tg_changes *changes; /* file changes: queue, ring, subscribers (core/changes.c) */
+  struct tg_proc *procs;     /* processes still supervised (proc/process.c) */
+  /* Reload triggers (src/runtime/watch.c, src/runtime/control.c); NULL: off.
    * Their handles are unref'd: they never keep a host's loop alive. */
   tg_watch *watch;           /* the policies folder watch + debounce */
   uv_signal_t *reload_signal; /* SIGHUP, only when asked for */

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "validate.h"
-#include "../base/json.h"
+#include "schema.h"
+#include "json.h"
 
 #define MAX_DEPTH 64
 #define MAX_DEPTH_TEXT "64"

@@ -10,7 +10,7 @@
 #define TG_LUARAW_H
 
 #include <string.h>
-#include "../base/luacompat.h"
+#include "luacompat.h"
 
 /* Pushes t[k] of the table at idx, raw; returns its type. */
 static inline int tg_rawgetfield(lua_State *L, int idx, const char *k) {

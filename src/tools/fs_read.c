@@ -15,8 +15,8 @@
 #include <unistd.h>
 #include "fs_io.h"
 #include "fs_tools.h"
-#include "../base/jsonnum.h"
-#include "../base/json.h"
+#include "base/jsonnum.h"
+#include "base/json.h"
 
 #define LIST_MAX_DEPTH 64
 

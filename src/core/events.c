@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../base/runtime.h"
-#include "../policy/generation.h"
-#include "../policy/luajson.h"
-#include "../policy/sandbox.h"
+#include "runtime/runtime.h"
+#include "policy/generation.h"
+#include "lua/luajson.h"
+#include "policy/sandbox.h"
 
 /* Every event type, once: the list handlers are checked against, and (in
  * debug builds) every emit. */

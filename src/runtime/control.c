@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "control.h"
-#include "json.h"
+#include "base/json.h"
 #include "runtime.h"
 
 typedef struct tg_conn tg_conn;

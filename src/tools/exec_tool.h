@@ -5,7 +5,7 @@
 #ifndef TG_EXEC_TOOL_H
 #define TG_EXEC_TOOL_H
 
-#include "process.h"
+#include "proc/process.h"
 
 /* exec's args, parsed: strings borrowed from the args JSON except env. */
 typedef struct {

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fs_tools.h"
-#include "exec.h"
-#include "../base/changes.h"
-#include "../base/jsonnum.h"
-#include "../base/runtime.h"
+#include "exec/exec.h"
+#include "core/changes.h"
+#include "base/jsonnum.h"
+#include "runtime/runtime.h"
 
 tg_fs *tg__fs_of(tg_exec *ex) { return tg_exec_runtime(ex)->fs; }
 

@@ -3,7 +3,7 @@
 #ifndef TG_LUAOUTCOME_H
 #define TG_LUAOUTCOME_H
 
-#include "../base/luacompat.h"
+#include "luacompat.h"
 #include "toolgate.h"
 
 /* Pushes {id, tool, status, result, error = {phase, code, message,

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "capture.h"
-#include "../base/json.h"
+#include "base/json.h"
 
 void tg__capture_init(tg_capture *c, size_t cap) {
   memset(c, 0, sizeof *c);

@@ -16,8 +16,8 @@
 
 #include <stddef.h>
 #include <cjson/cJSON.h>
-#include "../base/json.h"
-#include "../base/luacompat.h"
+#include "base/json.h"
+#include "luacompat.h"
 
 /* tg_json_push's failures (nothing is pushed). */
 #define TG_JSON_TOO_DEEP (-1)

@@ -8,7 +8,8 @@
 #include <sys/types.h>
 #include "test_chain.h"
 #include "proc/capture.h"
-#include "tools/exec_tool.h"
+#include "proc/command.h"
+#include "runtime/runtime.h"
 #include <math.h>
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -505,20 +506,20 @@ TEST(exec_args_numbers_checked_without_the_schema) {
     cJSON *args = cJSON_CreateObject();
     cJSON_AddStringToObject(args, "command", "true");
     cJSON_AddNumberToObject(args, "timeout_ms", bad[i].v);
-    tg_exec_args a;
+    tg_command a;
     char err[256] = "";
-    ASSERT_EQ(tg__exec_args_parse(rt, args, &a, err, sizeof err), -1);
+    ASSERT_EQ(tg__command_parse(&rt->core.cfg, args, &a, err, sizeof err), -1);
     ASSERT_CONTAINS(err, "exec: timeout_ms must be an integer from 1 to "
                          "86400000");
     ASSERT_CONTAINS(err, bad[i].got);
     cJSON_Delete(args);
   }
   cJSON *args = cJSON_Parse("{\"command\":\"true\",\"timeout_ms\":86400000}");
-  tg_exec_args a;
+  tg_command a;
   char err[256] = "";
-  ASSERT_EQ(tg__exec_args_parse(rt, args, &a, err, sizeof err), 0);
+  ASSERT_EQ(tg__command_parse(&rt->core.cfg, args, &a, err, sizeof err), 0);
   ASSERT_EQ(a.timeout_ms, 86400000);
-  tg__exec_args_free(&a);
+  tg__command_free(&a);
   cJSON_Delete(args);
   tg_runtime_free(rt);
 }

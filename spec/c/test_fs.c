@@ -464,10 +464,10 @@ TEST(make_parents_names_what_is_in_the_way) {
   tg_runtime *rt = fs_runtime(dir, 0, NULL);
   tg_fs_path p;
   tg_fs_err e = {0};
-  ASSERT_EQ(tg__fs_resolve(rt->fs, "x/y/z.txt", &p, &e), 0);
+  ASSERT_EQ(tg__fs_resolve(rt->core.fs, "x/y/z.txt", &p, &e), 0);
   ASSERT_EQ(p.missing, 3);
   fs_put(dir, "x", "in the way\n");
-  ASSERT_EQ(tg__fs_make_parents(rt->fs, &p, NULL, &e), -1);
+  ASSERT_EQ(tg__fs_make_parents(rt->core.fs, &p, NULL, &e), -1);
   ASSERT_STR_EQ(e.code, "NOT_A_DIRECTORY");
   ASSERT_CONTAINS(e.msg, "cannot create 'x/y/z.txt': 'x' is in the way and is "
                          "not a directory");
@@ -660,7 +660,7 @@ TEST(confine_without_openat2) {
   fs_symlink(secret, l.root, "evil.txt");
   fs_symlink(l.outside, l.root, "link");
   tg_runtime *rt = fs_runtime(l.root, 0, NULL);
-  rt->fs->no_openat2 = 1;
+  rt->core.fs->no_openat2 = 1;
   fs_out o = fs_call(rt, "read_file", "{\"path\":\"in.txt\"}");
   ASSERT_OK(o);
   fs_out_free(&o);

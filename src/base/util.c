@@ -3,17 +3,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "runtime/runtime.h"
+#include <time.h>
+#include <uv.h>
+#include "toolgate.h"
+#include "util.h"
 
 double tg__now_ms(void) { return (double)uv_hrtime() / 1e6; }
 
+double tg__wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)(ts.tv_nsec / 1000000);
+}
+
 /* xorshift64*: small, fast, and its state lives in the runtime. */
-double tg__random(tg_runtime *rt) {
-  uint64_t x = rt->rng;
+double tg__random(uint64_t *state) {
+  uint64_t x = *state;
   x ^= x >> 12;
   x ^= x << 25;
   x ^= x >> 27;
-  rt->rng = x;
+  *state = x;
   return (double)((x * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
 }
 

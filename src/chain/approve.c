@@ -60,7 +60,7 @@ static char *args_key(const cJSON *args) {
 int tg__always_covers(tg_call *c) {
   char *key = NULL;
   int hit = 0;
-  for (tg_always *a = c->rt->always; a && !hit; a = a->next) {
+  for (tg_always *a = c->ch->always; a && !hit; a = a->next) {
     if (strcmp(a->session, c->session) || strcmp(a->tool, c->tool_name)) continue;
     if (!a->args) {
       hit = 1;
@@ -88,14 +88,14 @@ static void remember(tg_call *c, tg_always_scope scope) {
     free(a);
     return;
   }
-  a->next = c->rt->always;
-  c->rt->always = a;
+  a->next = c->ch->always;
+  c->ch->always = a;
 }
 
-void tg__always_free(tg_runtime *rt) {
-  while (rt->always) {
-    tg_always *a = rt->always;
-    rt->always = a->next;
+void tg__always_free(tg_chain *ch) {
+  while (ch->always) {
+    tg_always *a = ch->always;
+    ch->always = a->next;
     free(a->session);
     free(a->tool);
     free(a->args);
@@ -110,15 +110,13 @@ static const char *answer_name(int a) {
 
 static void emit_answer(tg_call *c, int answer, const char *by,
                         const char *guidance) {
-  if (!tg__events_wanted(c->rt, c->gen)) {
-    c->rt->bus.seq++;
-    return;
+  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  if (d) {
+    cJSON_AddStringToObject(d, "answer", answer_name(answer));
+    cJSON_AddStringToObject(d, "by", by);
+    if (guidance) cJSON_AddStringToObject(d, "guidance", guidance);
   }
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddStringToObject(d, "answer", answer_name(answer));
-  cJSON_AddStringToObject(d, "by", by);
-  if (guidance) cJSON_AddStringToObject(d, "guidance", guidance);
-  tg__emit(c->rt, c->gen, "approval", c->id, d);
+  tg__emit(c->core, c->gen, "approval", c->id, d);
 }
 
 static void reject(tg_call *c, const char *why, const char *guidance) {
@@ -148,48 +146,46 @@ static void approval_timeout_cb(uv_timer_t *t) {
   c->approve_answer = TG_ANSWER_REJECT;
   char why[128];
   snprintf(why, sizeof why, "no answer within %llu ms (approval timed out)",
-           (unsigned long long)c->rt->cfg.approval_timeout_ms);
+           (unsigned long long)c->core->cfg.approval_timeout_ms);
   reject(c, why, NULL);
   emit_answer_guarded(c, TG_ANSWER_REJECT, "timeout", NULL);
   tg__call_advance(c);
 }
 
 static void emit_request(tg_call *c) {
-  if (!tg__events_wanted(c->rt, c->gen)) {
-    c->rt->bus.seq++;
-    return;
+  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  if (d) {
+    cJSON_AddNumberToObject(d, "approval_id", (double)c->approval_id);
+    cJSON_AddStringToObject(d, "tool", c->tool_name);
+    cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
+    if (c->reason) cJSON_AddStringToObject(d, "prompt", c->reason);
+    if (c->rule) cJSON_AddStringToObject(d, "rule", c->rule);
   }
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddNumberToObject(d, "approval_id", (double)c->approval_id);
-  cJSON_AddStringToObject(d, "tool", c->tool_name);
-  cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
-  if (c->reason) cJSON_AddStringToObject(d, "prompt", c->reason);
-  if (c->rule) cJSON_AddStringToObject(d, "rule", c->rule);
-  tg__emit(c->rt, c->gen, "approval_request", c->id, d);
+  tg__emit(c->core, c->gen, "approval_request", c->id, d);
 }
 
 /* Asks the approver; it may answer before this returns. */
 static void ask(tg_call *c) {
-  tg_runtime *rt = c->rt;
-  c->approval_id = rt->next_approval_id++;
+  tg_chain *ch = c->ch;
+  c->approval_id = ch->next_approval_id++;
   emit_request(c);
   if (!c->approval_id) return; /* an event handler answered already */
   uv_timer_t *t = tg__call_wait_timer(c);
-  uv_update_time(rt->loop); /* the loop's clock may be stale (policy load) */
-  if (t) uv_timer_start(t, approval_timeout_cb, rt->cfg.approval_timeout_ms, 0);
+  uv_update_time(ch->core->loop); /* the loop's clock may be stale (policy load) */
+  if (t) uv_timer_start(t, approval_timeout_cb, ch->core->cfg.approval_timeout_ms, 0);
   tg_approval_request req = {c->approval_id, c->id, c->tool_name, c->args,
                              c->session, c->reason, c->rule};
-  rt->approver(rt, &req, rt->approver_ud);
+  ch->approver(ch->core->rt, &req, ch->approver_ud);
 }
 
 tg_step tg__stage_approve(tg_call *c) {
   if (c->verdict != TG_VERDICT_ASK) return TG_NEXT;
   if (!c->approve_answer && !c->approval_id) {
-    tg_approve_mode m = c->rt->cfg.approve_mode;
+    tg_approve_mode m = c->core->cfg.approve_mode;
     if (m == TG_APPROVE_ALLOW) {
       c->approve_answer = TG_ANSWER_APPROVE;
       emit_answer(c, TG_ANSWER_APPROVE, "mode", NULL);
-    } else if (m == TG_APPROVE_DENY || !c->rt->approver) {
+    } else if (m == TG_APPROVE_DENY || !c->ch->approver) {
       c->approve_answer = TG_ANSWER_REJECT;
       reject(c, m == TG_APPROVE_DENY
                     ? "approval needed, and the approver is set to deny "
@@ -205,15 +201,15 @@ tg_step tg__stage_approve(tg_call *c) {
   return c->approve_answer == TG_ANSWER_REJECT ? TG_END : TG_NEXT;
 }
 
-static tg_call *call_by_approval(tg_runtime *rt, uint64_t id) {
-  for (tg_call *c = rt->calls; c; c = c->next)
+static tg_call *call_by_approval(tg_chain *ch, uint64_t id) {
+  for (tg_call *c = ch->calls; c; c = c->next)
     if (c->approval_id == id) return c;
   return NULL;
 }
 
-int tg_approval_answer(tg_runtime *rt, uint64_t approval_id, tg_answer answer,
+int tg__chain_answer(tg_chain *ch, uint64_t approval_id, tg_answer answer,
                        tg_always_scope scope, const char *guidance) {
-  tg_call *c = approval_id ? call_by_approval(rt, approval_id) : NULL;
+  tg_call *c = approval_id ? call_by_approval(ch, approval_id) : NULL;
   if (!c) return -ENOENT;
   if (answer < TG_ANSWER_APPROVE || answer > TG_ANSWER_REJECT) return -EINVAL;
   c->approval_id = 0;
@@ -232,11 +228,11 @@ void tg__approve_withdraw(tg_call *c) {
   if (c->wait_timer) uv_timer_stop(c->wait_timer);
 }
 
-void tg_runtime_set_approver(tg_runtime *rt, tg_approver_cb cb, void *ud) {
-  rt->approver = cb;
-  rt->approver_ud = ud;
+void tg__chain_set_approver(tg_chain *ch, tg_approver_cb cb, void *ud) {
+  ch->approver = cb;
+  ch->approver_ud = ud;
 }
 
-void tg_runtime_set_approve_mode(tg_runtime *rt, tg_approve_mode mode) {
-  rt->cfg.approve_mode = mode;
+void tg__chain_set_approve_mode(tg_chain *ch, tg_approve_mode mode) {
+  ch->core->cfg.approve_mode = mode;
 }

@@ -32,19 +32,17 @@ static void set_decision(tg_call *c, tg_verdict v, const char *rule,
 }
 
 static void emit_decision(tg_call *c, int by_default) {
-  if (!tg__events_wanted(c->rt, c->gen)) {
-    c->rt->bus.seq++;
-    return;
+  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  if (d) {
+    cJSON_AddStringToObject(d, "verdict", tg_verdict_name(c->verdict));
+    if (c->rule) cJSON_AddStringToObject(d, "rule", c->rule);
+    else cJSON_AddNullToObject(d, "rule");
+    if (c->reason) cJSON_AddStringToObject(d, "reason", c->reason);
+    if (by_default) cJSON_AddTrueToObject(d, "default");
+    if (c->remembered) cJSON_AddTrueToObject(d, "remembered");
+    if (c->rejudged) cJSON_AddTrueToObject(d, "rejudged");
   }
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddStringToObject(d, "verdict", tg_verdict_name(c->verdict));
-  if (c->rule) cJSON_AddStringToObject(d, "rule", c->rule);
-  else cJSON_AddNullToObject(d, "rule");
-  if (c->reason) cJSON_AddStringToObject(d, "reason", c->reason);
-  if (by_default) cJSON_AddTrueToObject(d, "default");
-  if (c->remembered) cJSON_AddTrueToObject(d, "remembered");
-  if (c->rejudged) cJSON_AddTrueToObject(d, "rejudged");
-  tg__emit(c->rt, c->gen, "decision", c->id, d);
+  tg__emit(c->core, c->gen, "decision", c->id, d);
 }
 
 static void emit_rule_error(tg_call *c, const tg_rule *r, const char *msg) {
@@ -52,7 +50,7 @@ static void emit_rule_error(tg_call *c, const tg_rule *r, const char *msg) {
   cJSON_AddStringToObject(d, "rule", r->name);
   cJSON_AddStringToObject(d, "error", msg);
   cJSON_AddStringToObject(d, "fail", "open");
-  tg__emit(c->rt, c->gen, "rule_error", c->id, d);
+  tg__emit(c->core, c->gen, "rule_error", c->id, d);
 }
 
 void tg__rule_judge(tg_call *c, const tg_rule *r, tg_rule_answer *a) {
@@ -168,7 +166,7 @@ tg_step tg__stage_authorize(tg_call *c) {
   }
   if (!answered) {
     tg_verdict v = c->tool && c->tool->read_only ? TG_VERDICT_ALLOW
-                                                 : c->rt->cfg.default_verdict;
+                                                 : c->core->cfg.default_verdict;
     set_decision(c, v, NULL, NULL);
   }
   if (c->verdict == TG_VERDICT_ASK && tg__always_covers(c)) {

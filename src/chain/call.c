@@ -13,16 +13,10 @@
 #include <string.h>
 #include "call.h"
 #include "core/changes.h"
+#include "policy/api_changes.h"
 #include "exec/exec.h"
 #include "lua/luajson.h"
 #include "policy/sandbox.h"
-
-void tg__err_clear(tg_err *e) {
-  free(e->code);
-  free(e->message);
-  free(e->suggestion);
-  memset(e, 0, sizeof *e);
-}
 
 void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, const char *code,
                    int retryable, const char *fmt, ...) {
@@ -50,7 +44,7 @@ uv_timer_t *tg__call_wait_timer(tg_call *c) {
   if (!c->wait_timer) {
     c->wait_timer = malloc(sizeof *c->wait_timer);
     if (!c->wait_timer) return NULL;
-    uv_timer_init(c->rt->loop, c->wait_timer);
+    uv_timer_init(c->core->loop, c->wait_timer);
     c->wait_timer->data = c;
   }
   return c->wait_timer;
@@ -224,23 +218,21 @@ cJSON *tg_outcome_to_json(const tg_outcome *o) {
 }
 
 static void emit_call_end(tg_call *c, const tg_outcome *o) {
-  if (!tg__events_wanted(c->rt, c->gen)) {
-    c->rt->bus.seq++;
-    return;
+  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  if (d) {
+    cJSON_AddStringToObject(d, "tool", c->tool_name);
+    cJSON_AddStringToObject(d, "status", tg_status_name(o->status));
+    cJSON_AddNumberToObject(d, "attempts", o->attempts);
+    cJSON_AddNumberToObject(d, "duration_ms", o->duration_ms);
+    cJSON_AddStringToObject(d, "verdict", tg_verdict_name(o->verdict));
+    if (o->rule) cJSON_AddStringToObject(d, "rule", o->rule);
+    cJSON_AddItemToObject(d, "error", error_json(&o->error));
   }
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddStringToObject(d, "tool", c->tool_name);
-  cJSON_AddStringToObject(d, "status", tg_status_name(o->status));
-  cJSON_AddNumberToObject(d, "attempts", o->attempts);
-  cJSON_AddNumberToObject(d, "duration_ms", o->duration_ms);
-  cJSON_AddStringToObject(d, "verdict", tg_verdict_name(o->verdict));
-  if (o->rule) cJSON_AddStringToObject(d, "rule", o->rule);
-  cJSON_AddItemToObject(d, "error", error_json(&o->error));
-  tg__emit(c->rt, c->gen, "call_end", c->id, d);
+  tg__emit(c->core, c->gen, "call_end", c->id, d);
 }
 
 static void unlink_call(tg_call *c) {
-  if (c->prev) c->prev->next = c->next; else c->rt->calls = c->next;
+  if (c->prev) c->prev->next = c->next; else c->ch->calls = c->next;
   if (c->next) c->next->prev = c->prev;
   c->prev = c->next = NULL;
 }
@@ -252,7 +244,7 @@ void tg__call_free_fields(tg_call *c) {
   tg__generation_unref(c->gen);
   if (c->id != c->idbuf) free(c->id);
   free(c->tool_name);
-  if (c->session != c->rt->session) free(c->session);
+  if (c->session != c->core->cfg.session) free(c->session);
   free(c->rule);
   free(c->reason);
   cJSON_Delete(c->args);
@@ -270,8 +262,8 @@ static void finish(tg_call *c) {
   emit_call_end(c, &o);
   unlink_call(c);
   /* the files the call changed are announced after its call_end */
-  tg__changes_call_ended(c->rt, c->gen, c->id);
-  if (c->done) c->done(c->rt, &o, c->done_ud);
+  tg__changes_call_ended(c->core, c->gen, tg__policy_file_change, c->id);
+  if (c->done) c->done(c->core->rt, &o, c->done_ud);
   tg__call_free_fields(c);
   if (c->wait_timer) {
     c->pending_closes++;
@@ -283,17 +275,15 @@ static void finish(tg_call *c) {
 /* ---- the driver ------------------------------------------------------- */
 
 static tg_step stage_start(tg_call *c) {
-  if (tg__events_wanted(c->rt, c->gen)) {
-    cJSON *d = cJSON_CreateObject();
+  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  if (d) {
     cJSON_AddStringToObject(d, "tool", c->tool_name);
     cJSON_AddStringToObject(d, "session", c->session);
     cJSON_AddNumberToObject(d, "turn", (double)c->turn);
     cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
     cJSON_AddNumberToObject(d, "generation", (double)c->gen->number);
-    tg__emit(c->rt, c->gen, "call_start", c->id, d);
-  } else {
-    c->rt->bus.seq++;
   }
+  tg__emit(c->core, c->gen, "call_start", c->id, d);
   if (!c->tool) {
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, "UNKNOWN_TOOL", 0,
                   "unknown tool '%s'", c->tool_name);
@@ -314,12 +304,10 @@ static tg_step run_stage(tg_call *c);
 /* Cancelling: stop whatever the call waits for, then go to post-hooks
  * (or straight to the end when pre-hooks have not run yet). */
 static tg_step handle_cancel(tg_call *c) {
-  if (c->stage == TG_STAGE_EXECUTE && c->exec) {
+  if (c->stage == TG_STAGE_EXECUTE && tg__execute_cancel(c))
     /* the execute stage reports the cancelled attempt, partial output and
      * all, once the tool has stopped */
-    if (!c->exec->cancelled) tg__exec_cancel(c->exec);
-    return c->exec->finished ? run_stage(c) : TG_WAIT;
-  }
+    return tg__exec_finished(c->exec) ? run_stage(c) : TG_WAIT;
   c->cancel_handled = 1;
   tg__approve_withdraw(c);
   if (c->wait_timer) uv_timer_stop(c->wait_timer);
@@ -419,7 +407,7 @@ static cJSON *checked_depth(cJSON *j, const char *what, char *err) {
   return NULL;
 }
 
-static cJSON *parse_args_json(tg_runtime *rt, const tg_call_request *req,
+static cJSON *parse_args_json(tg_chain *ch, const tg_call_request *req,
                               char *err) {
   char why[300];
   if (req->args) {
@@ -436,9 +424,9 @@ static cJSON *parse_args_json(tg_runtime *rt, const tg_call_request *req,
   }
   if (!req->args_json) return cJSON_CreateObject();
   size_t len = strlen(req->args_json);
-  if (len > rt->cfg.max_args_bytes) {
+  if (len > ch->core->cfg.max_args_bytes) {
     tg__errf(err, TG_ERRMSG, "args are %zu bytes, over the limit of %zu",
-             len, rt->cfg.max_args_bytes);
+             len, ch->core->cfg.max_args_bytes);
     return NULL;
   }
   /* the one parser (base/json.c): duplicate keys, 1e400, bad UTF-8 refused */
@@ -455,9 +443,9 @@ static cJSON *parse_args_json(tg_runtime *rt, const tg_call_request *req,
   return j;
 }
 
-cJSON *tg__call_parse_args(tg_runtime *rt, const tg_call_request *req,
+cJSON *tg__call_parse_args(tg_chain *ch, const tg_call_request *req,
                            char *err) {
-  return checked_depth(parse_args_json(rt, req, err), "args", err);
+  return checked_depth(parse_args_json(ch, req, err), "args", err);
 }
 
 /* "call-N" without snprintf: this runs once per call. */
@@ -471,13 +459,13 @@ static void call_id(char buf[32], uint64_t n) {
   buf[i] = '\0';
 }
 
-static tg_call *find_call(tg_runtime *rt, const char *id) {
-  for (tg_call *c = rt->calls; c; c = c->next)
+static tg_call *find_call(tg_chain *ch, const char *id) {
+  for (tg_call *c = ch->calls; c; c = c->next)
     if (strcmp(c->id, id) == 0) return c;
   return NULL;
 }
 
-static int check_request(tg_runtime *rt, const tg_call_request *req,
+static int check_request(tg_chain *ch, const tg_call_request *req,
                          char *err) {
   if (!req || !req->tool || !*req->tool) {
     tg__errf(err, TG_ERRMSG, "a call needs a tool name");
@@ -492,25 +480,26 @@ static int check_request(tg_runtime *rt, const tg_call_request *req,
              TG_JSON_MAX_DEPTH);
     return -EINVAL;
   }
-  if (req->id && find_call(rt, req->id)) {
+  if (req->id && find_call(ch, req->id)) {
     tg__errf(err, TG_ERRMSG, "a call with id '%s' is already running", req->id);
     return -EEXIST;
   }
-  if (!rt->gen || rt->freeing) {
+  if (!ch->gen || ch->core->freeing) {
     tg__errf(err, TG_ERRMSG, "the runtime is shutting down");
     return -ESHUTDOWN;
   }
   return 0;
 }
 
-tg_call *tg__call_new(tg_runtime *rt, const tg_call_request *req,
+tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
                       cJSON *args, const char *id, const char *bad_args) {
   tg_call *c = calloc(1, sizeof *c);
   if (!c) {
     cJSON_Delete(args);
     return NULL;
   }
-  c->rt = rt;
+  c->ch = ch;
+  c->core = ch->core;
   c->args = args;
   c->call_ref = LUA_NOREF;
   /* The common case allocates nothing for the id and the session. */
@@ -519,11 +508,12 @@ tg_call *tg__call_new(tg_runtime *rt, const tg_call_request *req,
   c->idbuf[idlen] = '\0';
   c->id = req->id ? tg__strdup(req->id) : c->idbuf;
   c->tool_name = tg__strdup(req->tool);
-  c->session = req->session ? tg__strdup(req->session) : rt->session;
+  c->session = req->session ? tg__strdup(req->session)
+                            : (char *)ch->core->cfg.session;
   c->turn = req->turn;
   c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
   c->bad_args = tg__strdup(bad_args);
-  c->gen = rt->gen;
+  c->gen = ch->gen;
   tg__generation_ref(c->gen);
   if (!c->id || !c->tool_name || !c->session ||
       (req->metadata && !c->metadata) || (bad_args && !c->bad_args)) {
@@ -531,20 +521,20 @@ tg_call *tg__call_new(tg_runtime *rt, const tg_call_request *req,
     free(c);
     return NULL;
   }
-  c->tool = tg__find_tool(rt, c->gen, c->tool_name);
+  c->tool = tg__chain_find_tool(ch, c->gen, c->tool_name);
   return c;
 }
 
-static int start_call(tg_runtime *rt, const tg_call_request *req, int depth,
+static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
                       tg_done_cb done, void *ud, char err[TG_ERRMSG]) {
-  int rc = check_request(rt, req, err);
+  int rc = check_request(ch, req, err);
   if (rc < 0) return rc;
   /* Args text that does not parse (duplicate keys, 1e400, bad UTF-8, too
    * deep, too big) is the agent's mistake: the call ends with VALIDATE
    * INVALID_ARGS, on empty args that nothing ever sees. A tree the host
    * built itself is the host's mistake: refused here. */
   char why[TG_ERRMSG] = "";
-  cJSON *args = tg__call_parse_args(rt, req, why);
+  cJSON *args = tg__call_parse_args(ch, req, why);
   if (!args && req->args) {
     tg__errf(err, TG_ERRMSG, "%s", why);
     return -EINVAL;
@@ -552,8 +542,8 @@ static int start_call(tg_runtime *rt, const tg_call_request *req, int depth,
   int bad = !args;
   if (bad) args = cJSON_CreateObject();
   char id[32] = "";
-  if (!req->id) call_id(id, rt->next_call_no++);
-  tg_call *c = args ? tg__call_new(rt, req, args, id, bad ? why : NULL) : NULL;
+  if (!req->id) call_id(id, ch->next_call_no++);
+  tg_call *c = args ? tg__call_new(ch, req, args, id, bad ? why : NULL) : NULL;
   if (!c) {
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;
@@ -562,19 +552,19 @@ static int start_call(tg_runtime *rt, const tg_call_request *req, int depth,
   c->done = done;
   c->done_ud = ud;
   c->depth = depth;
-  c->next = rt->calls;
-  if (rt->calls) rt->calls->prev = c;
-  rt->calls = c;
+  c->next = ch->calls;
+  if (ch->calls) ch->calls->prev = c;
+  ch->calls = c;
   tg__call_advance(c);
   return 0;
 }
 
-int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
+int tg__chain_call_start(tg_chain *ch, const tg_call_request *req, tg_done_cb done,
                   void *ud, char err[TG_ERRMSG]) {
-  return start_call(rt, req, 0, done, ud, err);
+  return start_call(ch, req, 0, done, ud, err);
 }
 
-int tg__call_start_nested(tg_runtime *rt, const tg_call_request *req,
+int tg__call_start_nested(tg_chain *ch, const tg_call_request *req,
                           int parent_depth, tg_done_cb done, void *ud,
                           char err[TG_ERRMSG]) {
   if (parent_depth + 1 > TG_MAX_CALL_DEPTH) {
@@ -582,13 +572,19 @@ int tg__call_start_nested(tg_runtime *rt, const tg_call_request *req,
              "itself?)", TG_MAX_CALL_DEPTH);
     return -ELOOP;
   }
-  return start_call(rt, req, parent_depth + 1, done, ud, err);
+  return start_call(ch, req, parent_depth + 1, done, ud, err);
 }
 
-int tg_call_cancel(tg_runtime *rt, const char *call_id) {
-  tg_call *c = call_id ? find_call(rt, call_id) : NULL;
+int tg__chain_cancel(tg_chain *ch, const char *call_id) {
+  tg_call *c = call_id ? find_call(ch, call_id) : NULL;
   if (!c || c->stage >= TG_STAGE_LIMIT) return -ENOENT;
   c->cancel_requested = 1;
   tg__call_advance(c);
   return 0;
+}
+
+const tg_tool *tg__chain_find_tool(tg_chain *ch, tg_generation *gen,
+                                   const char *name) {
+  const tg_tool *t = tg__core_find_ctool(ch->core, name);
+  return t ? t : tg__generation_find_tool(gen, name);
 }

@@ -9,7 +9,9 @@
 #define TG_CALL_H
 
 #include <stdint.h>
-#include "runtime/runtime.h"
+#include "core/core.h"
+#include "core/error.h"
+#include "base/util.h"
 #include "policy/generation.h"
 #include "lua/luaraw.h"
 
@@ -28,20 +30,34 @@ typedef enum {
   TG_STAGE_END
 } tg_stage;
 
-/* An owned copy of a structured error. */
-typedef struct {
-  tg_phase phase;
-  char *code, *message, *suggestion;
-  int retryable;
-} tg_err;
 
 typedef struct tg_exec tg_exec;
+typedef struct tg_call tg_call;
+typedef struct tg_always tg_always;
+
+/* The chain's state in one runtime (the runtime embeds it). */
+typedef struct tg_chain {
+  tg_core *core;
+  tg_generation *gen;            /* the current generation: the runtime
+                                    sets it on every swap and holds its
+                                    reference */
+  tg_call *calls;                /* calls in flight (doubly linked) */
+  uint64_t next_call_no;
+  uint64_t next_approval_id;
+  tg_approver_cb approver;
+  void *approver_ud;
+  tg_always *always;             /* remembered approve-always answers */
+} tg_chain;
+
+/* Where the attempt loop is (execute.c). */
+typedef enum { TG_EXEC_START, TG_EXEC_RUNNING, TG_EXEC_BACKOFF } tg_exec_stage;
 
 struct tg_call {
-  tg_runtime *rt;
-  tg_call *prev, *next;          /* rt->calls list */
+  tg_chain *ch;
+  tg_core *core;                 /* ch->core */
+  tg_call *prev, *next;          /* ch->calls list */
   char *id, *tool_name, *session; /* id and session may point into idbuf /
-                                    rt->session: see call_free_strings */
+                                    ch->core->session: see call_free_strings */
   char idbuf[32];
   int64_t turn;
   cJSON *args;                   /* the args as judged (owned) */
@@ -69,7 +85,7 @@ struct tg_call {
   int cancel_handled;
   int rewritten;                 /* hooks changed the args or the tool */
   int approve_answer;            /* 0 pending, TG_ANSWER_* once answered */
-  int exec_state;                /* execute.c: 0 start, 1 running, 2 back-off */
+  tg_exec_stage exec_state;
   double start_ms;
   tg_done_cb done;
   void *done_ud;
@@ -84,20 +100,20 @@ struct tg_call {
 
 /* Starts a call made by a tool of another call (ctx.call): like
  * tg_call_start, one level deeper; refused (-ELOOP) past the limit. */
-int tg__call_start_nested(tg_runtime *rt, const tg_call_request *req,
+int tg__call_start_nested(tg_chain *ch, const tg_call_request *req,
                           int parent_depth, tg_done_cb done, void *ud,
                           char err[TG_ERRMSG]);
 
 /* The request's args as a new JSON object (args, or args_json parsed),
  * refused with a message in err when malformed, too big or too deep. */
-cJSON *tg__call_parse_args(tg_runtime *rt, const tg_call_request *req,
+cJSON *tg__call_parse_args(tg_chain *ch, const tg_call_request *req,
                            char *err);
 
 /* A call record for req (copied), taking args, with the id `id` when req
  * has none; bad_args (copied, may be NULL) says why its args text was
- * refused. Not started, not in rt->calls. NULL when out of memory (args
+ * refused. Not started, not in ch->calls. NULL when out of memory (args
  * freed). Free with tg__call_free_fields and free. */
-tg_call *tg__call_new(tg_runtime *rt, const tg_call_request *req,
+tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
                       cJSON *args, const char *id, const char *bad_args);
 
 /* Frees what the call owns (strings, JSON, Lua refs, its generation
@@ -111,7 +127,6 @@ void tg__call_advance(tg_call *c);
 void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, const char *code,
                    int retryable, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
-void tg__err_clear(tg_err *e);
 
 /* Lazily made timer shared by the waits that never overlap (approval
  * timeout, retry back-off). */
@@ -128,10 +143,11 @@ tg_step tg__stage_limit(tg_call *c);       /* limit.c */
 
 /* Cancels whatever the call waits for (approval, back-off, tool). */
 void tg__approve_withdraw(tg_call *c);     /* approve.c */
-void tg__execute_cancel(tg_call *c);       /* execute.c */
+/* execute.c: asks a running attempt to stop; 0 when none runs. */
+int tg__execute_cancel(tg_call *c);
 
 /* retry.c: the delay before attempt n+1 (n >= 1), with jitter. */
-double tg__retry_delay_ms(tg_runtime *rt, const tg_retry *r, int n);
+double tg__retry_delay_ms(uint64_t *rng, const tg_retry *r, int n);
 
 /* Pushes the call table {id, tool, args, session, turn, attempt, metadata,
  * dry_run?} (built on first use) onto gen->L. */
@@ -189,7 +205,21 @@ void tg__push_error(lua_State *L, const tg_err *e);
 /* approve.c: does a remembered approve-always cover this call? */
 int tg__always_covers(tg_call *c);
 
+/* The public entry points (the runtime's api.c calls them). */
+int tg__chain_call_start(tg_chain *ch, const tg_call_request *req,
+                         tg_done_cb done, void *ud, char err[TG_ERRMSG]);
+int tg__chain_cancel(tg_chain *ch, const char *call_id);
+int tg__chain_answer(tg_chain *ch, uint64_t approval_id, tg_answer answer,
+                     tg_always_scope scope, const char *guidance);
+void tg__chain_set_approver(tg_chain *ch, tg_approver_cb cb, void *ud);
+void tg__chain_set_approve_mode(tg_chain *ch, tg_approve_mode mode);
+cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,
+                         char err[TG_ERRMSG]);
+/* The tool named `name`: C tools first, then gen's Lua tools. */
+const tg_tool *tg__chain_find_tool(tg_chain *ch, tg_generation *gen,
+                                   const char *name);
+
 /* Frees the remembered approvals (approve.c). */
-void tg__always_free(tg_runtime *rt);
+void tg__always_free(tg_chain *ch);
 
 #endif

@@ -10,11 +10,9 @@
 #include "exec/exec.h"
 #include "lua/luajson.h"
 
-enum { EX_START = 0, EX_RUNNING = 1, EX_BACKOFF = 2 };
-
 static void backoff_done_cb(uv_timer_t *t) {
   tg_call *c = t->data;
-  c->exec_state = EX_START;
+  c->exec_state = TG_EXEC_START;
   tg__call_advance(c);
 }
 
@@ -30,7 +28,7 @@ static int is_retryable(tg_call *c, const tg_err *e) {
                        sizeof msg) < 0) {
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "error", msg);
-    tg__emit(c->rt, c->gen, "handler_error", c->id, d);
+    tg__emit(c->core, c->gen, "handler_error", c->id, d);
     return 0; /* an unsure predicate does not retry */
   }
   int r = lua_toboolean(L, -1);
@@ -39,28 +37,54 @@ static int is_retryable(tg_call *c, const tg_err *e) {
 }
 
 static void emit_attempt(tg_call *c) {
-  if (!tg__events_wanted(c->rt, c->gen)) {
-    c->rt->bus.seq++;
-    return;
+  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  if (d) {
+    cJSON_AddNumberToObject(d, "attempt", c->attempt);
   }
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddNumberToObject(d, "attempt", c->attempt);
-  tg__emit(c->rt, c->gen, "attempt", c->id, d);
+  tg__emit(c->core, c->gen, "attempt", c->id, d);
 }
 
 static void emit_retry(tg_call *c, double delay, const tg_err *e) {
-  if (!tg__events_wanted(c->rt, c->gen)) {
-    c->rt->bus.seq++;
-    return;
+  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  if (d) {
+    cJSON_AddNumberToObject(d, "attempt", c->attempt);
+    cJSON_AddNumberToObject(d, "next_attempt", c->attempt + 1);
+    cJSON_AddNumberToObject(d, "delay_ms", delay);
+    cJSON_AddStringToObject(d, "code", e->code ? e->code : "");
+    cJSON_AddStringToObject(d, "error", e->message ? e->message : "");
   }
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddNumberToObject(d, "attempt", c->attempt);
-  cJSON_AddNumberToObject(d, "next_attempt", c->attempt + 1);
-  cJSON_AddNumberToObject(d, "delay_ms", delay);
-  cJSON_AddStringToObject(d, "code", e->code ? e->code : "");
-  cJSON_AddStringToObject(d, "error", e->message ? e->message : "");
-  tg__emit(c->rt, c->gen, "retry", c->id, d);
+  tg__emit(c->core, c->gen, "retry", c->id, d);
 }
+
+/* ---- what an attempt asks of its call (exec.h) -------------------------- */
+
+static void attempt_done(tg_exec *ex) { tg__call_advance(ex->owner); }
+
+/* ctx.call: a call one level deeper, with the parent's session and turn. */
+static int attempt_call(tg_exec *ex, const char *id, const char *tool,
+                        const cJSON *args, tg_done_cb done, void *ud,
+                        char err[TG_ERRMSG]) {
+  tg_call *c = ex->owner;
+  cJSON *meta = cJSON_CreateObject();
+  if (!meta) {
+    snprintf(err, TG_ERRMSG, "out of memory");
+    return -12;
+  }
+  cJSON_AddStringToObject(meta, "parent_call", c->id);
+  tg_call_request req = {.id = id, .tool = tool, .args = args,
+                         .session = c->session, .turn = c->turn,
+                         .metadata = meta};
+  int rc = tg__call_start_nested(c->ch, &req, c->depth, done, ud, err);
+  cJSON_Delete(meta);
+  return rc;
+}
+
+static void attempt_cancel(tg_exec *ex, const char *id) {
+  tg__chain_cancel(ex->ops_ud, id);
+}
+
+static const tg_exec_ops exec_ops = {attempt_done, attempt_call,
+                                     attempt_cancel};
 
 static void start_attempt(tg_call *c) {
   c->attempt++;
@@ -73,23 +97,15 @@ static void start_attempt(tg_call *c) {
   }
   emit_attempt(c);
   if (c->cancel_requested) return; /* a handler of `attempt` cancelled it */
-  tg_exec *ex = calloc(1, sizeof *ex);
+  tg_exec *ex = tg__exec_new(c->core, c->gen, c->tool, c->id, c->session,
+                             c->attempt, c, &exec_ops, c->ch);
   if (!ex) {
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, "NOMEM", 0,
                   "out of memory starting the tool");
     return;
   }
-  ex->call = c;
-  ex->rt = c->rt;
-  ex->gen = c->gen;
-  tg__generation_ref(ex->gen);
-  ex->tool = c->tool;
-  ex->kind = c->tool->kind;
-  ex->call_id = c->id;
-  ex->attempt = c->attempt;
-  ex->co_ref = LUA_NOREF;
   c->exec = ex;
-  c->exec_state = EX_RUNNING;
+  c->exec_state = TG_EXEC_RUNNING;
   tg__exec_start(ex, c->args);
 }
 
@@ -98,7 +114,7 @@ static void start_attempt(tg_call *c) {
 static tg_step attempt_finished(tg_call *c) {
   tg_exec *ex = c->exec;
   c->exec = NULL;
-  c->exec_state = EX_START;
+  c->exec_state = TG_EXEC_START;
   cJSON_Delete(c->result);
   c->result = ex->result; /* partial output too, on failure */
   ex->result = NULL;
@@ -120,12 +136,12 @@ static tg_step attempt_finished(tg_call *c) {
   c->status = e.phase == TG_PHASE_TIMEOUT ? TG_STATUS_TIMEOUT : TG_STATUS_ERROR;
   if (c->attempt >= c->tool->retry.attempts || !is_retryable(c, &e))
     return TG_NEXT;
-  double delay = tg__retry_delay_ms(c->rt, &c->tool->retry, c->attempt);
+  double delay = tg__retry_delay_ms(&c->core->rng, &c->tool->retry, c->attempt);
   emit_retry(c, delay, &e);
   uv_timer_t *t = tg__call_wait_timer(c);
   if (!t) return TG_NEXT;
-  c->exec_state = EX_BACKOFF;
-  uv_update_time(c->rt->loop);
+  c->exec_state = TG_EXEC_BACKOFF;
+  uv_update_time(c->core->loop);
   uv_timer_start(t, backoff_done_cb, (uint64_t)(delay + 0.5), 0);
   return TG_WAIT;
 }
@@ -139,16 +155,18 @@ tg_step tg__stage_execute(tg_call *c) {
   }
   /* Called again by every event that moves the attempt loop on: the
    * attempt's end, the back-off timer. */
-  if (c->exec_state == EX_BACKOFF) return TG_WAIT;
-  if (c->exec_state == EX_START) {
+  if (c->exec_state == TG_EXEC_BACKOFF) return TG_WAIT;
+  if (c->exec_state == TG_EXEC_START) {
     start_attempt(c);
     /* not started: cancelled (the driver handles it on TG_WAIT) or failed */
     if (!c->exec) return c->cancel_requested ? TG_WAIT : TG_NEXT;
   }
-  if (!c->exec->finished) return TG_WAIT;
+  if (!tg__exec_finished(c->exec)) return TG_WAIT;
   return attempt_finished(c);
 }
 
-void tg__execute_cancel(tg_call *c) {
-  if (c->exec && !c->exec->cancelled) tg__exec_cancel(c->exec);
+int tg__execute_cancel(tg_call *c) {
+  if (!c->exec) return 0;
+  tg__exec_cancel(c->exec); /* once: a second ask does nothing */
+  return 1;
 }

@@ -4,7 +4,7 @@
  *
  * The rules are evaluated for real, in the chain's order and with the
  * chain's stopping rule (the first answer decides), against a call record
- * that is never started: it is not in rt->calls, emits no event, and its
+ * that is never started: it is not in ch->calls, emits no event, and its
  * call table says dry_run = true. Rules are judges, so this is safe for
  * rules written as the policy API asks; a rule with side effects will have
  * them. Hooks and the tool are only listed, never run: a pre-hook may
@@ -21,26 +21,28 @@
 
 /* ---- the request ------------------------------------------------------ */
 
-static void unknown_tool(tg_runtime *rt, const char *name, char *err) {
+/* Appends name to list (", "-separated) while it fits. */
+static void add_name(char *list, size_t cap, size_t *n, const char *name) {
+  if (*n >= cap - 1) return;
+  int w = snprintf(list + *n, cap - *n, "%s%s", *n ? ", " : "", name);
+  if (w > 0) *n = *n + (size_t)w < cap ? *n + (size_t)w : cap - 1;
+}
+
+static void unknown_tool(tg_chain *ch, const char *name, char *err) {
   char list[400] = "";
   size_t n = 0;
-  cJSON *d = tg_runtime_describe(rt);
-  const cJSON *t;
-  cJSON_ArrayForEach(t, cJSON_GetObjectItem(d, "tools")) {
-    const char *tn = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
-    if (!tn || n >= sizeof list - 1) continue;
-    int w = snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", tn);
-    n = w < 0 ? n : n + (size_t)w;
-  }
-  cJSON_Delete(d);
+  for (size_t i = 0; i < ch->core->nctools; i++)
+    add_name(list, sizeof list, &n, ch->core->ctools[i]->name);
+  for (size_t i = 0; ch->gen && i < ch->gen->ntools; i++)
+    add_name(list, sizeof list, &n, ch->gen->tools[i]->name);
   tg__errf(err, TG_ERRMSG, "unknown tool '%s' (registered: %s)", name,
            n ? list : "none");
 }
 
 /* A call record that is judged but never started. */
-static tg_call *dry_call(tg_runtime *rt, const tg_call_request *req,
+static tg_call *dry_call(tg_chain *ch, const tg_call_request *req,
                          cJSON *args) {
-  tg_call *c = tg__call_new(rt, req, args, "explain", NULL);
+  tg_call *c = tg__call_new(ch, req, args, "explain", NULL);
   if (!c) return NULL;
   c->dry_run = 1;
   tg__call_push_table(c); /* made once; every rule sees this table */
@@ -147,7 +149,7 @@ static cJSON *explain_rules(tg_call *c, decision *d) {
 
 static void default_decision(tg_call *c, decision *d, char *why, size_t len) {
   int ro = c->tool->read_only;
-  d->verdict = ro ? TG_VERDICT_ALLOW : c->rt->cfg.default_verdict;
+  d->verdict = ro ? TG_VERDICT_ALLOW : c->core->cfg.default_verdict;
   snprintf(why, len, "no rule answered, so the default applies: %s",
            ro ? "the tool is read-only, so it is allowed"
               : "the tool is not read-only, so the runtime's "
@@ -155,17 +157,17 @@ static void default_decision(tg_call *c, decision *d, char *why, size_t len) {
 }
 
 /* What an ask leads to, as approve.c would handle it. */
-static const char *approval_outcome(tg_runtime *rt, int remembered) {
+static const char *approval_outcome(tg_chain *ch, int remembered) {
   if (remembered)
     return "approved by a remembered approve-always answer for this "
            "session; nobody is asked";
-  switch (rt->cfg.approve_mode) {
+  switch (ch->core->cfg.approve_mode) {
     case TG_APPROVE_ALLOW:
       return "approved without asking (approve mode allow)";
     case TG_APPROVE_DENY:
       return "rejected without asking (approve mode deny)";
     default:
-      return rt->approver ? "the approver would be asked"
+      return ch->approver ? "the approver would be asked"
                           : "rejected: no approver is configured";
   }
 }
@@ -251,7 +253,7 @@ static cJSON *explain(tg_call *c) {
                         explain_decision(c, &d, remembered, default_why));
   if (d.verdict == TG_VERDICT_ASK)
     cJSON_AddStringToObject(j, "approval",
-                            approval_outcome(c->rt, remembered));
+                            approval_outcome(c->ch, remembered));
   cJSON_AddItemToObject(j, "validation", explain_validation(c));
   cJSON *pre = tg__hooks_describe(g, 0, c->tool_name); /* the chain's order */
   cJSON_AddItemToObject(j, "pre_hooks", pre);
@@ -264,13 +266,13 @@ static cJSON *explain(tg_call *c) {
   return j;
 }
 
-cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
+cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,
                   char err[TG_ERRMSG]) {
   if (!req || !req->tool || !*req->tool) {
     tg__errf(err, TG_ERRMSG, "explain needs a tool name");
     return NULL;
   }
-  if (!rt->gen || rt->freeing) {
+  if (!ch->gen || ch->core->freeing) {
     tg__errf(err, TG_ERRMSG, "the runtime is shutting down");
     return NULL;
   }
@@ -278,15 +280,15 @@ cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
     tg__errf(err, TG_ERRMSG, "metadata must be a JSON object");
     return NULL;
   }
-  cJSON *args = tg__call_parse_args(rt, req, err);
+  cJSON *args = tg__call_parse_args(ch, req, err);
   if (!args) return NULL;
-  const tg_tool *tool = tg__find_tool(rt, rt->gen, req->tool);
+  const tg_tool *tool = tg__chain_find_tool(ch, ch->gen, req->tool);
   if (!tool) {
     cJSON_Delete(args);
-    unknown_tool(rt, req->tool, err);
+    unknown_tool(ch, req->tool, err);
     return NULL;
   }
-  tg_call *c = dry_call(rt, req, args);
+  tg_call *c = dry_call(ch, req, args);
   if (!c) {
     tg__errf(err, TG_ERRMSG, "out of memory");
     return NULL;

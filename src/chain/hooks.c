@@ -19,15 +19,13 @@
 
 static void emit_hook(tg_call *c, const char *stage, const tg_hook *h,
                       const char *outcome) {
-  if (!tg__events_wanted(c->rt, c->gen)) {
-    c->rt->bus.seq++;
-    return;
+  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  if (d) {
+    cJSON_AddStringToObject(d, "stage", stage);
+    cJSON_AddStringToObject(d, "hook", h->where);
+    cJSON_AddStringToObject(d, "outcome", outcome);
   }
-  cJSON *d = cJSON_CreateObject();
-  cJSON_AddStringToObject(d, "stage", stage);
-  cJSON_AddStringToObject(d, "hook", h->where);
-  cJSON_AddStringToObject(d, "outcome", outcome);
-  tg__emit(c->rt, c->gen, "hook", c->id, d);
+  tg__emit(c->core, c->gen, "hook", c->id, d);
 }
 
 static void fail_hook(tg_call *c, const char *msg) {
@@ -70,7 +68,7 @@ static int apply_args(tg_call *c, lua_State *L, int v) {
     tg_rawsetfield(L, -2, "tool");
     free(c->tool_name);
     c->tool_name = copy;
-    c->tool = tg__find_tool(c->rt, c->gen, copy);
+    c->tool = tg__chain_find_tool(c->ch, c->gen, copy);
     c->rewritten = 1;
   }
   lua_pop(L, 1);
@@ -148,7 +146,7 @@ static int sync_args(tg_call *c, const tg_hook *last) {
     lua_pop(L, 2);
     return 0;
   }
-  cJSON *now = tg_json_from_lua_max(L, -1, c->rt->cfg.max_args_bytes, msg,
+  cJSON *now = tg_json_from_lua_max(L, -1, c->core->cfg.max_args_bytes, msg,
                                     sizeof msg);
   lua_pop(L, 2);
   if (now && !cJSON_IsObject(now)) {
@@ -216,12 +214,12 @@ tg_step tg__stage_pre_hooks(tg_call *c) {
   if (last && sync_args(c, last) < 0) return TG_END;
   if (!c->rewritten) return TG_NEXT;
   tg__call_restore_table(c); /* the rules judge again what will run */
-  if (tg__events_wanted(c->rt, c->gen)) {
-    cJSON *d = cJSON_CreateObject();
+  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  if (d) {
     cJSON_AddStringToObject(d, "tool", c->tool_name);
     cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
-    tg__emit(c->rt, c->gen, "rewrite", c->id, d);
   }
+  tg__emit(c->core, c->gen, "rewrite", c->id, d);
   return TG_NEXT;
 }
 

@@ -85,11 +85,11 @@ tg_step tg__stage_limit(tg_call *c) {
     free(cut);
   }
   c->truncated = 1;
-  if (tg__events_wanted(c->rt, c->gen)) {
-    cJSON *d = cJSON_CreateObject();
+  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  if (d) {
     cJSON_AddNumberToObject(d, "original_bytes", (double)original);
     cJSON_AddNumberToObject(d, "limit_bytes", (double)limit);
-    tg__emit(c->rt, c->gen, "result_truncated", c->id, d);
   }
+  tg__emit(c->core, c->gen, "result_truncated", c->id, d);
   return TG_NEXT;
 }

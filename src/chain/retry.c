@@ -6,9 +6,9 @@
 #include <math.h>
 #include "call.h"
 
-double tg__retry_delay_ms(tg_runtime *rt, const tg_retry *r, int n) {
+double tg__retry_delay_ms(uint64_t *rng, const tg_retry *r, int n) {
   double d = (double)r->initial_ms * pow(r->multiplier, n > 0 ? n - 1 : 0);
   if (d > (double)r->max_ms) d = (double)r->max_ms;
-  if (r->jitter > 0) d *= 1.0 + r->jitter * (2.0 * tg__random(rt) - 1.0);
+  if (r->jitter > 0) d *= 1.0 + r->jitter * (2.0 * tg__random(rng) - 1.0);
   return d < 0 ? 0 : d;
 }

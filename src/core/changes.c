@@ -11,21 +11,21 @@
 #include <string.h>
 #include "changes.h"
 #include "base/glob.h"
-#include "runtime/runtime.h"
-#include "policy/api_changes.h"
+#include "core.h"
+#include "base/util.h"
 
-static tg_changes *state(tg_runtime *rt) {
-  if (!rt->changes) rt->changes = calloc(1, sizeof *rt->changes);
-  if (rt->changes && !rt->changes->next_id) rt->changes->next_id = 1;
-  return rt->changes;
+static tg_changes *state(tg_core *core) {
+  if (!core->changes) core->changes = calloc(1, sizeof *core->changes);
+  if (core->changes && !core->changes->next_id) core->changes->next_id = 1;
+  return core->changes;
 }
 
 /* ---- subscriptions ---------------------------------------------------- */
 
-int tg_changes_subscribe(tg_runtime *rt, const char *glob, tg_change_cb cb,
+int tg__changes_subscribe(tg_core *core, const char *glob, tg_change_cb cb,
                          void *ud) {
   if (!cb || tg__glob_check(glob, NULL, 0) < 0) return -EINVAL;
-  tg_changes *s = state(rt);
+  tg_changes *s = state(core);
   if (!s) return -ENOMEM;
   if (s->nsubs == s->capsubs) {
     size_t cap = s->capsubs ? s->capsubs * 2 : 4;
@@ -50,8 +50,8 @@ static void compact(tg_changes *s) {
   s->dead = 0;
 }
 
-void tg_changes_unsubscribe(tg_runtime *rt, int id) {
-  tg_changes *s = rt->changes;
+void tg__changes_unsubscribe(tg_core *core, int id) {
+  tg_changes *s = core->changes;
   if (!s) return;
   for (size_t i = 0; i < s->nsubs; i++)
     if (s->subs[i].id == id && s->subs[i].cb) {
@@ -72,9 +72,9 @@ static void ring_push(tg_changes *s, const cJSON *ch) {
   if (s->count < TG_CHANGES_RING) s->count++;
 }
 
-cJSON *tg_changes_recent(tg_runtime *rt, size_t limit) {
+cJSON *tg__changes_recent(tg_core *core, size_t limit) {
   cJSON *a = cJSON_CreateArray();
-  tg_changes *s = rt->changes;
+  tg_changes *s = core->changes;
   if (!a || !s) return a;
   size_t n = limit && limit < s->count ? limit : s->count;
   for (size_t k = n; k > 0; k--) {
@@ -120,9 +120,9 @@ static cJSON *change_json(const char *call_id, const char *tool,
   return o;
 }
 
-int tg__changes_record(tg_runtime *rt, const char *call_id, const char *tool,
+int tg__changes_record(tg_core *core, const char *call_id, const char *tool,
                        const tg_change_rec *ch) {
-  tg_changes *s = state(rt);
+  tg_changes *s = state(core);
   tg_change_batch *b = s ? batch_of(s, call_id) : NULL;
   cJSON *o = b ? change_json(call_id, tool, ch) : NULL;
   if (!o) return -ENOMEM;
@@ -148,7 +148,7 @@ static tg_file_change view_of(const cJSON *o) {
   return v;
 }
 
-static void notify_subscribers(tg_runtime *rt, tg_changes *s,
+static void notify_subscribers(tg_core *core, tg_changes *s,
                                const tg_file_change *v) {
   s->delivering++;
   /* by index and count at entry: a callback may subscribe (realloc) or
@@ -156,32 +156,33 @@ static void notify_subscribers(tg_runtime *rt, tg_changes *s,
   size_t n = s->nsubs;
   for (size_t i = 0; i < n && i < s->nsubs; i++) {
     if (!s->subs[i].cb || !tg_glob_match(s->subs[i].glob, v->path)) continue;
-    s->subs[i].cb(rt, v, s->subs[i].ud);
+    s->subs[i].cb(core->rt, v, s->subs[i].ud);
   }
   if (--s->delivering == 0 && s->dead) compact(s);
 }
 
-static void deliver_one(tg_runtime *rt, tg_generation *gen, const cJSON *ch) {
-  tg_changes *s = rt->changes;
+static void deliver_one(tg_core *core, void *origin,
+                        tg_change_listener listener, const cJSON *ch) {
+  tg_changes *s = core->changes;
   ring_push(s, ch);
   tg_file_change v = view_of(ch);
-  if (tg__events_wanted(rt, gen)) {
-    cJSON *d = cJSON_Duplicate(ch, 1);
+  cJSON *d = tg__event_data(core, origin);
+  if (d) {
+    cJSON_Delete(d);
+    d = cJSON_Duplicate(ch, 1);
     cJSON_DeleteItemFromObjectCaseSensitive(d, "call_id"); /* in the header */
     /* "type" is the event's own ("file_change"): the change's is "change" */
     cJSON *type = cJSON_DetachItemFromObjectCaseSensitive(d, "type");
     if (type) cJSON_AddItemToObject(d, "change", type);
-    tg__emit(rt, gen, "file_change", v.call_id, d);
-  } else {
-    rt->bus.seq++; /* seq counts every event, delivered or not */
   }
-  notify_subscribers(rt, s, &v);
-  if (gen) tg__policy_file_change(gen, ch, v.path);
+  tg__emit(core, origin, "file_change", v.call_id, d);
+  notify_subscribers(core, s, &v);
+  if (origin && listener) listener(origin, ch, v.path);
 }
 
-void tg__changes_call_ended(tg_runtime *rt, tg_generation *gen,
-                            const char *call_id) {
-  tg_changes *s = rt->changes;
+void tg__changes_call_ended(tg_core *core, void *origin,
+                            tg_change_listener listener, const char *call_id) {
+  tg_changes *s = core->changes;
   if (!s || !s->pending) return; /* the common case: nothing to do */
   tg_change_batch **pp = &s->pending;
   while (*pp && strcmp((*pp)->call_id, call_id) != 0) pp = &(*pp)->next;
@@ -189,14 +190,14 @@ void tg__changes_call_ended(tg_runtime *rt, tg_generation *gen,
   if (!b) return;
   *pp = b->next; /* taken out first: a subscriber may start calls */
   for (cJSON *ch = b->changes->child; ch; ch = ch->next)
-    deliver_one(rt, gen, ch);
+    deliver_one(core, origin, listener, ch);
   cJSON_Delete(b->changes);
   free(b->call_id);
   free(b);
 }
 
-void tg__changes_free(tg_runtime *rt) {
-  tg_changes *s = rt->changes;
+void tg__changes_free(tg_core *core) {
+  tg_changes *s = core->changes;
   if (!s) return;
   for (size_t i = 0; i < TG_CHANGES_RING; i++) cJSON_Delete(s->ring[i]);
   for (size_t i = 0; i < s->nsubs; i++) free(s->subs[i].glob);
@@ -209,5 +210,5 @@ void tg__changes_free(tg_runtime *rt) {
     free(b);
   }
   free(s);
-  rt->changes = NULL;
+  core->changes = NULL;
 }

@@ -5,8 +5,8 @@
  * as `file_change` events, and into a ring of the most recent ones.
  *
  * This is a tool-level tracker, not an OS watcher: it sees what toolgate's
- * own tools change, with the call that changed it. The runtime owns the
- * state (rt->changes, made on first use).
+ * own tools change, with the call that changed it. Its state is a slot of
+ * the core (core->changes, made on first use).
  */
 #ifndef TG_CHANGES_H
 #define TG_CHANGES_H
@@ -17,7 +17,12 @@
 
 #define TG_CHANGES_RING 256
 
-struct tg_generation;
+struct tg_core;
+
+/* Hears a call's changes for its origin (a policy generation's
+ * tg.on_file_change handlers: the chain passes them in). */
+typedef void (*tg_change_listener)(void *origin, const cJSON *change,
+                                   const char *path);
 
 typedef struct {
   int id;
@@ -53,15 +58,21 @@ typedef struct {
 
 /* Queues a change made by `tool` in call `call_id`; it is delivered when
  * that call ends. Returns 0 or -ENOMEM. */
-int tg__changes_record(tg_runtime *rt, const char *call_id, const char *tool,
+int tg__changes_record(struct tg_core *core, const char *call_id, const char *tool,
                        const tg_change_rec *ch);
 
 /* Called once a call has emitted call_end: its changes go to the ring,
- * out as `file_change` events, to C subscribers and to the policy handlers
- * of gen (the call's generation), in the order they were made. */
-void tg__changes_call_ended(tg_runtime *rt, struct tg_generation *gen,
-                            const char *call_id);
+ * out as `file_change` events (under origin), to C subscribers and to
+ * listener(origin, ...), in the order they were made. */
+void tg__changes_call_ended(struct tg_core *core, void *origin,
+                            tg_change_listener listener, const char *call_id);
 
-void tg__changes_free(tg_runtime *rt);
+/* tg_changes_subscribe / _unsubscribe / _recent of the public API. */
+int tg__changes_subscribe(struct tg_core *core, const char *glob,
+                          tg_change_cb cb, void *ud);
+void tg__changes_unsubscribe(struct tg_core *core, int id);
+cJSON *tg__changes_recent(struct tg_core *core, size_t limit);
+
+void tg__changes_free(struct tg_core *core);
 
 #endif

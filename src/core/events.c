@@ -1,17 +1,14 @@
 /*
- * events.c — the event bus. seq is owned here and only here; delivery is
- * in seq order to C subscribers, then to the policy generation's
- * tg.on_event handlers (errors there become `handler_error` events, which
- * are not fed back to policy handlers, so a failing handler cannot loop).
+ * events.c — the event bus. seq is taken here and only here, by every
+ * event; delivery is in seq order to C subscribers, then to the scope's
+ * listeners (policy tg.on_event handlers, wired in by the runtime).
  */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "runtime/runtime.h"
-#include "policy/generation.h"
-#include "lua/luajson.h"
-#include "policy/sandbox.h"
+#include "core.h"
+#include "base/util.h"
 
 /* Every event type, once: the list handlers are checked against, and (in
  * debug builds) every emit. */
@@ -34,8 +31,8 @@ int tg_event_type_known(const char *type) {
   return 0;
 }
 
-int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud) {
-  tg_bus *b = &rt->bus;
+int tg__events_subscribe(tg_core *core, tg_event_cb cb, void *ud) {
+  tg_bus *b = &core->bus;
   if (!cb) return -22;
   if (b->nsubs == b->capsubs) {
     size_t cap = b->capsubs ? b->capsubs * 2 : 4;
@@ -57,50 +54,25 @@ static void compact_subs(tg_bus *b) {
   b->nsubs = k;
 }
 
-void tg_events_unsubscribe(tg_runtime *rt, int id) {
-  tg_bus *b = &rt->bus;
+void tg__events_unsubscribe(tg_core *core, int id) {
+  tg_bus *b = &core->bus;
   for (size_t i = 0; i < b->nsubs; i++)
     if (b->subs[i].id == id) b->subs[i].cb = NULL;
   if (!b->dispatching) compact_subs(b);
 }
 
-int tg__events_wanted(tg_runtime *rt, tg_generation *gen) {
-  if (rt->bus.nsubs) return 1;
-  if (!gen) gen = rt->gen;
-  return gen && gen->nhandlers;
+static int wanted(const tg_bus *b, void *origin) {
+  if (b->nsubs) return 1;
+  if (!origin) origin = b->current;
+  return origin && b->scope && b->scope->listens(origin);
 }
 
-static void deliver_to_policy(tg_runtime *rt, tg_generation *g,
-                              const cJSON *ev, const char *type) {
-  if (!g || !g->nhandlers || g->in_handler) return;
-  if (strcmp(type, "handler_error") == 0) return;
-  lua_State *L = g->L;
-  g->in_handler = 1;
-  for (size_t i = 0; i < g->nhandlers; i++) {
-    tg_handler *h = &g->handlers[i];
-    if (h->type && strcmp(h->type, type) != 0) continue;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);  /* handler */
-    if (tg_json_push(L, ev) < 0) {
-      lua_pop(L, 1);
-      continue;
-    }
-    if (tg__sandbox_pcall(g->sb, L, 1, 0) != LUA_OK) {
-      const char *m = lua_tostring(L, -1);
-      char stop[700], what[400];
-      snprintf(what, sizeof what, "on_event handler defined at %s", h->where);
-      if (tg__sandbox_describe_stop(g->sb, what, stop, sizeof stop)) m = stop;
-      cJSON *d = cJSON_CreateObject();
-      cJSON_AddStringToObject(d, "where", h->where);
-      cJSON_AddStringToObject(d, "error", m ? m : "(non-string error)");
-      lua_pop(L, 1);
-      tg__emit(rt, g, "handler_error", NULL, d);
-    }
-  }
-  g->in_handler = 0;
+cJSON *tg__event_data(tg_core *core, void *origin) {
+  return wanted(&core->bus, origin) ? cJSON_CreateObject() : NULL;
 }
 
-static void dispatch(tg_runtime *rt) {
-  tg_bus *b = &rt->bus;
+static void dispatch(tg_core *core) {
+  tg_bus *b = &core->bus;
   b->dispatching = 1;
   while (b->head) {
     tg_queued_event *q = b->head;
@@ -113,9 +85,10 @@ static void dispatch(tg_runtime *rt) {
                      cJSON_IsString(cid) ? cid->valuestring : NULL, q->ev};
     /* Subscribers may unsubscribe while we loop: walk by index. */
     for (size_t i = 0; i < b->nsubs; i++)
-      if (b->subs[i].cb) b->subs[i].cb(rt, &view, b->subs[i].ud);
-    deliver_to_policy(rt, q->gen ? q->gen : rt->gen, q->ev, view.type);
-    if (q->gen) tg__generation_unref(q->gen);
+      if (b->subs[i].cb) b->subs[i].cb(core->rt, &view, b->subs[i].ud);
+    void *origin = q->origin ? q->origin : b->current;
+    if (origin && b->scope) b->scope->deliver(origin, &view);
+    if (q->origin) b->scope->unref(q->origin);
     cJSON_Delete(q->ev);
     free(q);
   }
@@ -123,11 +96,26 @@ static void dispatch(tg_runtime *rt) {
   compact_subs(b);
 }
 
-void tg__emit(tg_runtime *rt, tg_generation *gen, const char *type,
+/* Moves data's members into ev, after the header. */
+static void move_members(cJSON *ev, cJSON *data) {
+  cJSON *it = data->child;
+  data->child = NULL;
+  while (it) {
+    cJSON *nx = it->next;
+    it->prev = it->next = NULL;
+    /* cJSON copies the key before it frees the item's old one */
+    cJSON_AddItemToObject(ev, it->string, it);
+    it = nx;
+  }
+  cJSON_Delete(data);
+}
+
+void tg__emit(tg_core *core, void *origin, const char *type,
               const char *call_id, cJSON *data) {
   assert(tg_event_type_known(type)); /* a new type goes in TG_EVENT_TYPES */
-  uint64_t seq = ++rt->bus.seq;
-  if (!tg__events_wanted(rt, gen)) {
+  tg_bus *b = &core->bus;
+  uint64_t seq = ++b->seq;
+  if (!wanted(b, origin)) {
     cJSON_Delete(data);
     return;
   }
@@ -143,32 +131,23 @@ void tg__emit(tg_runtime *rt, tg_generation *gen, const char *type,
   cJSON_AddStringToObject(ev, "type", type);
   if (call_id) cJSON_AddStringToObject(ev, "call_id", call_id);
   cJSON_AddNumberToObject(ev, "ts_ms", tg__now_ms());
-  if (data) { /* move data's members into ev, after the header */
-    cJSON *it = data->child;
-    data->child = NULL;
-    while (it) {
-      cJSON *nx = it->next;
-      it->prev = it->next = NULL;
-      /* cJSON copies the key before it frees the item's old one */
-      cJSON_AddItemToObject(ev, it->string, it);
-      it = nx;
-    }
-    cJSON_Delete(data);
-  }
+  cJSON_AddNumberToObject(ev, "ts", tg__wall_ms());
+  if (data) move_members(ev, data);
   q->ev = ev;
-  q->gen = gen;
-  if (gen) tg__generation_ref(gen);
-  if (rt->bus.tail) rt->bus.tail->next = q; else rt->bus.head = q;
-  rt->bus.tail = q;
-  if (!rt->bus.dispatching) dispatch(rt);
+  q->origin = origin;
+  if (origin && b->scope) b->scope->ref(origin);
+  else q->origin = NULL;
+  if (b->tail) b->tail->next = q; else b->head = q;
+  b->tail = q;
+  if (!b->dispatching) dispatch(core);
 }
 
-void tg__bus_free(tg_runtime *rt) {
-  tg_bus *b = &rt->bus;
+void tg__bus_free(tg_core *core) {
+  tg_bus *b = &core->bus;
   while (b->head) {
     tg_queued_event *q = b->head;
     b->head = q->next;
-    if (q->gen) tg__generation_unref(q->gen);
+    if (q->origin) b->scope->unref(q->origin);
     cJSON_Delete(q->ev);
     free(q);
   }

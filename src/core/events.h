@@ -1,8 +1,10 @@
 /*
  * events.h — the event bus: a runtime-owned, strictly increasing seq and
- * in-order delivery to C subscribers and policy `tg.on_event` handlers.
- * Emitting while delivering queues the event, so every subscriber sees
- * events in seq order even when a handler causes new ones.
+ * in-order delivery to C subscribers and to a scope's listeners (policy
+ * `tg.on_event` handlers: the runtime plugs the policy layer in as the
+ * scope, so the bus never knows what a generation is). Emitting while
+ * delivering queues the event, so every subscriber sees events in seq
+ * order even when a handler causes new ones.
  */
 #ifndef TG_EVENTS_H
 #define TG_EVENTS_H
@@ -11,7 +13,7 @@
 #include <stddef.h>
 #include "toolgate.h"
 
-struct tg_generation;
+struct tg_core;
 
 typedef struct {
   int id;
@@ -19,9 +21,20 @@ typedef struct {
   void *ud;
 } tg_sub;
 
+/* Listeners that belong to an origin (a policy generation): an event is
+ * delivered to the listeners of the origin it was emitted under, or of
+ * the bus's current origin when it names none. The bus holds a reference
+ * on an origin while an event of it is queued. */
+typedef struct {
+  void (*ref)(void *origin);
+  void (*unref)(void *origin);
+  int (*listens)(void *origin);                 /* any listener at all? */
+  void (*deliver)(void *origin, const tg_event *ev);
+} tg_bus_scope;
+
 typedef struct tg_queued_event {
   cJSON *ev;
-  struct tg_generation *gen; /* whose on_event handlers see it (ref held) */
+  void *origin;                 /* reference held; NULL: the current one */
   struct tg_queued_event *next;
 } tg_queued_event;
 
@@ -32,17 +45,27 @@ typedef struct {
   int next_id;
   tg_queued_event *head, *tail;
   int dispatching;
+  const tg_bus_scope *scope;    /* NULL: no scoped listeners */
+  void *current;                /* the current origin (not referenced: its
+                                   owner keeps it alive while current) */
 } tg_bus;
 
-/* Does anyone listen? Emitters use it to skip building event payloads. */
-int tg__events_wanted(struct tg_runtime *rt, struct tg_generation *gen);
+/* The one way to make an event. Every event counts — its seq is taken
+ * whether or not anyone listens, so numbering never depends on who does.
+ *
+ *   cJSON *d = tg__event_data(core, origin);  NULL: nobody listens
+ *   if (d) { ...add fields... }
+ *   tg__emit(core, origin, "type", call_id, d);
+ *
+ * tg__emit takes data (an object, or NULL for {}), adds seq, type,
+ * call_id, ts_ms (monotonic) and ts (wall clock, ms since the epoch), and
+ * delivers it or queues it. origin may be NULL (the current one). */
+cJSON *tg__event_data(struct tg_core *core, void *origin);
+void tg__emit(struct tg_core *core, void *origin, const char *type,
+              const char *call_id, cJSON *data);
 
-/* Emits an event: takes ownership of data (an object, or NULL for {}),
- * adds seq, type, call_id and ts, and delivers it (or queues it). gen may be
- * NULL (the current generation's handlers then see it). */
-void tg__emit(struct tg_runtime *rt, struct tg_generation *gen,
-              const char *type, const char *call_id, cJSON *data);
-
-void tg__bus_free(struct tg_runtime *rt);
+int tg__events_subscribe(struct tg_core *core, tg_event_cb cb, void *ud);
+void tg__events_unsubscribe(struct tg_core *core, int id);
+void tg__bus_free(struct tg_core *core);
 
 #endif

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exec.h"
+#include "base/util.h"
+#include "proc/process.h"
 
 void tg__exec_maybe_free(tg_exec *ex) {
   if (!ex->released || ex->pending_closes || ex->nested) return;
@@ -42,22 +44,24 @@ void tg__exec_close_timer(tg_exec *ex, uv_timer_t **t) {
 static uv_timer_t *new_timer(tg_exec *ex) {
   uv_timer_t *t = malloc(sizeof *t);
   if (!t) return NULL;
-  uv_timer_init(ex->rt->loop, t);
+  uv_timer_init(ex->core->loop, t);
   t->data = ex;
   return t;
 }
 
 /* ---- progress --------------------------------------------------------- */
 
+static void add_progress(tg_exec *ex, cJSON *d);
+
 static void progress_cb(uv_timer_t *t) {
   tg_exec *ex = t->data;
-  if (ex->finished || !ex->call) return;
-  tg_call *c = ex->call;
-  if (!tg__events_wanted(ex->rt, ex->gen)) {
-    ex->rt->bus.seq++;
-    return;
-  }
-  cJSON *d = cJSON_CreateObject();
+  if (ex->finished || !ex->owner) return;
+  cJSON *d = tg__event_data(ex->core, ex->gen);
+  if (d) add_progress(ex, d);
+  tg__emit(ex->core, ex->gen, "progress", ex->call_id, d);
+}
+
+static void add_progress(tg_exec *ex, cJSON *d) {
   cJSON_AddNumberToObject(d, "attempt", ex->attempt);
   cJSON_AddNumberToObject(d, "elapsed_ms", tg__now_ms() - ex->start_ms);
   if (ex->progress_current >= 0)
@@ -71,7 +75,6 @@ static void progress_cb(uv_timer_t *t) {
     cJSON_AddStringToObject(d, "last_line",
                             ex->progress_message ? ex->progress_message : "");
   }
-  tg__emit(ex->rt, ex->gen, "progress", c->id, d);
 }
 
 void tg_exec_progress(tg_exec *ex, double current, double total,
@@ -99,7 +102,7 @@ static void timeout_cb(uv_timer_t *t) {
 
 static uint64_t timeout_of(const tg_exec *ex) {
   if (ex->timeout_ms) return ex->timeout_ms;
-  return ex->tool->timeout_ms ? ex->tool->timeout_ms : ex->rt->cfg.timeout_ms;
+  return ex->tool->timeout_ms ? ex->tool->timeout_ms : ex->core->cfg.timeout_ms;
 }
 
 /* The deadline and the heartbeat are armed only for a tool that did not
@@ -112,7 +115,7 @@ void tg__exec_start(tg_exec *ex, const cJSON *args) {
   if (ex->tool->kind == TG_TOOL_LUA) tg__luatool_start(ex, args);
   else ex->tool->start(ex, args, ex->tool->ud);
   if (ex->finished || ex->cancelled) return;
-  uv_update_time(ex->rt->loop); /* timers count from the loop's clock */
+  uv_update_time(ex->core->loop); /* timers count from the loop's clock */
   uint64_t elapsed = (uint64_t)(tg__now_ms() - ex->start_ms);
   uint64_t limit = timeout_of(ex);
   ex->timeout_timer = new_timer(ex);
@@ -120,7 +123,7 @@ void tg__exec_start(tg_exec *ex, const cJSON *args) {
   if (ex->timeout_timer)
     uv_timer_start(ex->timeout_timer, timeout_cb,
                    elapsed < limit ? limit - elapsed : 0, 0);
-  uint64_t every = ex->rt->cfg.progress_interval_ms;
+  uint64_t every = ex->core->cfg.progress_interval_ms;
   if (ex->progress_timer)
     uv_timer_start(ex->progress_timer, progress_cb, every, every);
 }
@@ -170,7 +173,7 @@ void tg__exec_done(tg_exec *ex) {
   ex->finished = 1;
   if (ex->timeout_timer) uv_timer_stop(ex->timeout_timer);
   if (ex->progress_timer) uv_timer_stop(ex->progress_timer);
-  if (ex->call) tg__call_advance(ex->call);
+  if (ex->owner) ex->ops->done(ex);
 }
 
 void tg__exec_release(tg_exec *ex) {
@@ -179,7 +182,7 @@ void tg__exec_release(tg_exec *ex) {
     ex->own_call_id = tg__strdup(ex->call_id);
     ex->call_id = ex->own_call_id;
   }
-  ex->call = NULL;
+  ex->owner = NULL;
   ex->released = 1;
   tg__exec_close_timer(ex, &ex->timeout_timer);
   tg__exec_close_timer(ex, &ex->progress_timer);
@@ -226,4 +229,31 @@ void tg_exec_finish_error(tg_exec *ex, cJSON *partial_result, const char *code,
 
 const char *tg_exec_call_id(const tg_exec *ex) { return ex->call_id; }
 int tg_exec_attempt(const tg_exec *ex) { return ex->attempt; }
-tg_runtime *tg_exec_runtime(tg_exec *ex) { return ex->rt; }
+tg_runtime *tg_exec_runtime(tg_exec *ex) { return ex->core->rt; }
+
+tg_exec *tg__exec_new(tg_core *core, tg_generation *gen, const tg_tool *tool,
+                      const char *call_id, const char *session, int attempt,
+                      void *owner, const tg_exec_ops *ops, void *ops_ud) {
+  tg_exec *ex = calloc(1, sizeof *ex);
+  if (!ex) return NULL;
+  ex->owner = owner;
+  ex->ops = ops;
+  ex->ops_ud = ops_ud;
+  ex->core = core;
+  ex->gen = gen;
+  tg__generation_ref(gen);
+  ex->tool = tool;
+  ex->kind = tool->kind;
+  ex->call_id = call_id;
+  ex->session = session;
+  ex->attempt = attempt;
+  ex->co_ref = LUA_NOREF;
+  return ex;
+}
+
+int tg__exec_finished(const tg_exec *ex) { return ex->finished; }
+
+void tg__exec_output_progress(tg_proc *p, void *ud) {
+  tg_exec *ex = ud;
+  tg_exec_progress(ex, (double)tg__proc_bytes(p), -1, tg__proc_last_line(p));
+}

@@ -1,22 +1,47 @@
 /*
- * exec.h — one attempt of a tool. The chain starts it and is told when it
- * finishes through tg__exec_done; the attempt may outlive the chain's
- * interest (a cancelled C tool that has no cancel function): then the call
- * pointer is cleared and the attempt frees itself when the tool finishes.
+ * exec.h — one attempt of a tool. Its owner (the chain) makes it with
+ * tg__exec_new, giving the callbacks through which the attempt reaches
+ * back — libuv style: the attempt never calls its owner by name. The
+ * attempt may outlive the owner's interest (a cancelled C tool that has
+ * no cancel function): then the owner is cleared and the attempt frees
+ * itself when the tool finishes.
  */
 #ifndef TG_EXEC_H
 #define TG_EXEC_H
 
-#include "chain/call.h"
+#include "core/core.h"
+#include "core/error.h"
+#include "base/util.h"
+#include "lua/luaraw.h"
+#include "policy/generation.h"
+
+typedef struct tg_exec tg_exec;
+
+/* What an attempt asks of its owner. */
+typedef struct {
+  /* The attempt ended (once): the owner takes its outcome. */
+  void (*done)(tg_exec *ex);
+  /* Starts call `id` of tool with args (borrowed), made by the attempt's
+   * tool (ctx.call): one level deeper than the owner's call. Returns 0
+   * (done will be called), or an error with a message in err. */
+  int (*call)(tg_exec *ex, const char *id, const char *tool,
+              const cJSON *args, tg_done_cb done, void *ud,
+              char err[TG_ERRMSG]);
+  /* Cancels call `id` (one the attempt started); may outlive the owner. */
+  void (*cancel)(tg_exec *ex, const char *id);
+} tg_exec_ops;
 
 struct tg_exec {
-  tg_call *call;               /* NULL once abandoned */
-  tg_runtime *rt;
+  void *owner;                 /* the call; NULL once abandoned */
+  const tg_exec_ops *ops;
+  void *ops_ud;                /* the owner's side, outliving the owner */
+  tg_core *core;
   tg_generation *gen;          /* ref held while the attempt runs */
   const tg_tool *tool;         /* not valid after release: see kind */
   tg_tool_kind kind;           /* the tool's, copied: a detached C tool may
                                   finish after the runtime freed its tools */
   const char *call_id;         /* the call's; copied if the attempt is detached */
+  const char *session;         /* the call's (borrowed: read while owned) */
   char *own_call_id;
   int attempt;
   int finished;                /* the chain has the attempt's outcome */
@@ -48,6 +73,13 @@ struct tg_exec {
   tg_err error;
 };
 
+/* A new attempt `attempt` of tool for call `call_id` (borrowed while the
+ * owner holds it), owned by owner. NULL when out of memory. */
+tg_exec *tg__exec_new(tg_core *core, tg_generation *gen, const tg_tool *tool,
+                      const char *call_id, const char *session, int attempt,
+                      void *owner, const tg_exec_ops *ops, void *ops_ud);
+/* Has the attempt ended (its outcome is ready)? */
+int tg__exec_finished(const tg_exec *ex);
 /* Starts the attempt. It may finish before this returns. */
 void tg__exec_start(tg_exec *ex, const cJSON *args);
 /* Asks the tool to stop (timeout/cancel). */
@@ -64,6 +96,10 @@ void tg__exec_stop_error(tg_exec *ex, const char *detail);
 void tg__exec_close_timer(tg_exec *ex, uv_timer_t **t);
 /* Frees the attempt if it is released and nothing refers to it. */
 void tg__exec_maybe_free(tg_exec *ex);
+/* Output callback of a process an attempt runs (the exec tool, ctx.exec):
+ * the bytes so far and the last line become the attempt's progress. ud
+ * is the tg_exec. */
+void tg__exec_output_progress(struct tg_proc *p, void *ud);
 
 /* Lua tool executor (luatool.c). */
 void tg__luatool_start(tg_exec *ex, const cJSON *args);

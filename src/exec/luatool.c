@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exec.h"
+#include "base/util.h"
 #include "lua/luajson.h"
 #include "policy/sandbox.h"
 
@@ -42,11 +43,11 @@ void tg__luatool_wait(tg_exec *ex, uint64_t ms, uv_timer_cb cb) {
   if (!ex->sleep_timer) {
     ex->sleep_timer = malloc(sizeof *ex->sleep_timer);
     if (!ex->sleep_timer) return;
-    uv_timer_init(ex->rt->loop, ex->sleep_timer);
+    uv_timer_init(ex->core->loop, ex->sleep_timer);
     ex->sleep_timer->data = ex;
   }
   ex->waiting = 1;
-  uv_update_time(ex->rt->loop); /* the tool may have computed for a while */
+  uv_update_time(ex->core->loop); /* the tool may have computed for a while */
   uv_timer_start(ex->sleep_timer, cb, ms, 0);
 }
 
@@ -114,8 +115,8 @@ static void push_ctx(lua_State *L, tg_exec *ex) {
   lua_setfield(L, -2, "tool");
   lua_pushinteger(L, ex->attempt);
   lua_setfield(L, -2, "attempt");
-  if (ex->call) {
-    lua_pushstring(L, ex->call->session);
+  if (ex->owner && ex->session) {
+    lua_pushstring(L, ex->session);
     lua_setfield(L, -2, "session");
   }
 }

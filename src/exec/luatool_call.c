@@ -70,17 +70,10 @@ static void nested_done_cb(tg_runtime *rt, const tg_outcome *o, void *ud) {
 static void nested_start_cb(uv_timer_t *t) {
   tg_exec *ex = t->data;
   tg_nested *n = ex->nested;
-  if (!n || ex->finished || !ex->call) return;
-  cJSON *meta = cJSON_CreateObject();
-  cJSON_AddStringToObject(meta, "parent_call", ex->call->id);
-  tg_call_request req = {.id = n->id, .tool = n->tool, .args = n->args,
-                         .session = ex->call->session,
-                         .turn = ex->call->turn, .metadata = meta};
+  if (!n || ex->finished || !ex->owner) return;
   char err[TG_ERRMSG] = "";
   n->started = 1;
-  int rc = tg__call_start_nested(ex->rt, &req, ex->call->depth,
-                                 nested_done_cb, ex, err);
-  cJSON_Delete(meta);
+  int rc = ex->ops->call(ex, n->id, n->tool, n->args, nested_done_cb, ex, err);
   if (rc == 0) return; /* done_cb resumes us, maybe already has */
   nested_free(ex);
   ex->waiting = 0;
@@ -93,7 +86,7 @@ int tg__ctx_call_tool(lua_State *L, tg_exec *ex, const char *tool,
                       cJSON *args, int as_exec) {
   tg_nested *n = calloc(1, sizeof *n);
   char *name = tg__strdup(tool);
-  size_t idlen = strlen(ex->call->id) + 16;
+  size_t idlen = strlen(ex->call_id) + 16;
   char *id = malloc(idlen);
   if (!n || !name || !id) {
     free(n);
@@ -102,7 +95,7 @@ int tg__ctx_call_tool(lua_State *L, tg_exec *ex, const char *tool,
     cJSON_Delete(args);
     return luaL_error(L, "ctx.call: out of memory");
   }
-  snprintf(id, idlen, "%s.%d", ex->call->id, ++ex->nested_count);
+  snprintf(id, idlen, "%s.%d", ex->call_id, ++ex->nested_count);
   n->id = id;
   n->tool = name;
   n->args = args;
@@ -118,7 +111,7 @@ int tg__ctx_call(lua_State *L) {
   luaL_checkstring(L, 1);
   const char *tool = tg_checknonul(L, 1, "ctx.call", "the tool name");
   if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
-  if (L != ex->co || !ex->call)
+  if (L != ex->co || !ex->owner)
     return luaL_error(L, "ctx.call: call it from the tool's run function "
                          "itself, not from a nested coroutine or a hook");
   if (ex->nested) return luaL_error(L, "ctx.call: a call is already waiting");
@@ -142,5 +135,5 @@ void tg__nested_abandon(tg_exec *ex) {
   }
   /* The nested call ends (now or once its tool stops) through
    * nested_done_cb, which frees n and, if released, the attempt. */
-  tg_call_cancel(ex->rt, n->id);
+  ex->ops->cancel(ex, n->id);
 }

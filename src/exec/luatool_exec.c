@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "exec.h"
-#include "tools/exec_tool.h"
+#include "proc/command.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
 
@@ -69,26 +69,26 @@ int tg__ctx_exec(lua_State *L) {
     return luaL_error(L, "ctx.exec: call it from the tool's run function "
                          "itself, not from a nested coroutine or a hook");
   char err[TG_ERRMSG];
-  tg_exec_args a;
+  tg_command a;
   cJSON *args = opts_json(L, err, sizeof err);
-  if (args && !ex->rt->cfg.trusted_policies) {
+  if (args && !ex->core->cfg.trusted_policies) {
     /* Untrusted policy code runs no command the rules have not judged:
      * the command goes through the chain as a call of `exec`. */
-    if (!ex->call || ex->nested) {
+    if (!ex->owner || ex->nested) {
       cJSON_Delete(args);
       return luaL_error(L, "ctx.exec: a call is already waiting");
     }
     return tg__ctx_call_tool(L, ex, "exec", args, 1);
   }
-  int rc = args ? tg__exec_args_parse(ex->rt, args, &a, err, sizeof err) : -1;
+  int rc = args ? tg__command_parse(&ex->core->cfg, args, &a, err, sizeof err) : -1;
   if (rc < 0) {
     cJSON_Delete(args); /* before raising: luaL_error does not return */
     return luaL_error(L, "ctx.%s", err); /* err starts "exec: " */
   }
   a.proc.timeout_ms = a.timeout_ms; /* the command's own deadline */
-  rc = tg__proc_spawn(ex->rt, &a.proc, tg__exec_output_progress, exec_exited, ex,
+  rc = tg__proc_spawn(ex->core, &a.proc, tg__exec_output_progress, exec_exited, ex,
                       &ex->proc, err, sizeof err);
-  tg__exec_args_free(&a);
+  tg__command_free(&a);
   cJSON_Delete(args);
   if (rc < 0) {
     lua_pushnil(L);
@@ -106,7 +106,7 @@ void tg__ctx_exec_abandon(tg_exec *ex) {
   if (!p) return;
   ex->proc = NULL;
   tg__proc_stop(p, ex->timed_out ? TG_PROC_TIMEOUT : TG_PROC_CANCEL,
-                ex->rt->freeing); /* SIGTERM, grace, SIGKILL */
+                ex->core->freeing); /* SIGTERM, grace, SIGKILL */
   if (!ex->result && ex->cancelled) ex->result = tg__proc_result(p);
   tg__proc_release(p); /* process.c finishes the killing */
 }

@@ -14,7 +14,8 @@
 #include "lua/luaraw.h"
 #include "base/schema.h"
 #include "base/jsonnum.h"
-#include "runtime/runtime.h"
+#include "base/util.h"
+#include "core/changes.h"
 
 #define TG_DEFAULT_PRIORITY 1000
 
@@ -285,7 +286,7 @@ static int l_tool(lua_State *L) {
   read_retry(L, 1, &t.retry);                                   /* 7 */
   cJSON *schema = read_schema(L, 6, name); /* last read: it allocates */
   /* no code of the policy runs from here on: the name stays unique */
-  if (tg__find_tool(g->rt, g, name)) {
+  if (tg__core_find_ctool(g->core, name) || tg__generation_find_tool(g, name)) {
     cJSON_Delete(schema);
     return luaL_error(L, "tg.tool: a tool named '%s' already exists", name);
   }

@@ -12,7 +12,8 @@
 #include "lua/luaraw.h"
 #include "sandbox.h"
 #include "base/glob.h"
-#include "runtime/runtime.h"
+#include "base/util.h"
+#include "core/changes.h"
 
 #define HANDLERS_KEY "toolgate.file_change_handlers"
 
@@ -69,7 +70,7 @@ int tg__l_recent_changes(lua_State *L) {
   int64_t count = 0;
   if (tg__int_of_double((double)n, 0, TG_JSON_INT_MAX, &count) < 0)
     return luaL_error(L, "tg.recent_changes: n must be a whole number >= 0");
-  cJSON *a = tg_changes_recent(g->rt, (size_t)count);
+  cJSON *a = tg__changes_recent(g->core, (size_t)count);
   int rc = a ? tg_json_push(L, a) : -1;
   cJSON_Delete(a);
   if (rc < 0) return luaL_error(L, "tg.recent_changes: out of memory");
@@ -92,12 +93,13 @@ static void handler_failed(tg_generation *g, const char *where,
   cJSON_AddStringToObject(d, "path", cJSON_GetObjectItem(change, "path")->valuestring);
   lua_pop(L, 1);
   const cJSON *cid = cJSON_GetObjectItem(change, "call_id");
-  tg__emit(g->rt, g, "handler_error",
+  tg__emit(g->core, g, "handler_error",
            cJSON_IsString(cid) ? cid->valuestring : NULL, d);
 }
 
-void tg__policy_file_change(tg_generation *g, const cJSON *change,
+void tg__policy_file_change(void *origin, const cJSON *change,
                             const char *path) {
+  tg_generation *g = origin;
   lua_State *L = g->L;
   if (!L) return;
   lua_getfield(L, LUA_REGISTRYINDEX, HANDLERS_KEY);

@@ -16,9 +16,10 @@ struct tg_generation;
 int tg__l_on_file_change(lua_State *L);
 int tg__l_recent_changes(lua_State *L);
 
-/* Calls g's handlers whose glob matches path with the change table. A
- * handler that raises becomes a `handler_error` event. */
-void tg__policy_file_change(struct tg_generation *g, const cJSON *change,
+/* Calls the handlers of generation `origin` whose glob matches path with
+ * the change table (a tg_change_listener: core/changes.h). A handler that
+ * raises becomes a `handler_error` event. */
+void tg__policy_file_change(void *origin, const cJSON *change,
                             const char *path);
 
 #endif

@@ -15,8 +15,7 @@
 #include "lua/luajson.h"
 #include "sandbox.h"
 #include "base/regular_file.h"
-#include "runtime/runtime.h"
-#include "exec/exec.h"
+#include "base/util.h"
 
 #define TG_POLICY_MAX_BYTES (4u << 20)
 
@@ -193,17 +192,17 @@ static int load_files(tg_generation *g, char *err, size_t errlen) {
   return rc;
 }
 
-tg_generation *tg__generation_load(struct tg_runtime *rt, const char *dir,
+tg_generation *tg__generation_load(tg_core *core, const char *dir,
                                    uint64_t number, char *err, size_t errlen) {
   tg_generation *g = calloc(1, sizeof *g);
   if (!g) {
     tg__errf(err, errlen, "cannot load the policies: out of memory");
     return NULL;
   }
-  g->rt = rt;
+  g->core = core;
   g->number = number;
   g->refs = 1;
-  g->L = tg__sandbox_new(&rt->cfg, dir, &g->sb, err, errlen);
+  g->L = tg__sandbox_new(&core->cfg, dir, &g->sb, err, errlen);
   if (!g->L) {
     free(g);
     return NULL;
@@ -220,15 +219,6 @@ fail:
 }
 
 void tg__generation_ref(tg_generation *g) { g->refs++; }
-
-void tg__tool_free(tg_tool *t) {
-  if (!t) return;
-  free(t->name);
-  free(t->description);
-  free(t->where);
-  cJSON_Delete(t->schema);
-  free(t);
-}
 
 void tg__generation_unref(tg_generation *g) {
   if (--g->refs > 0) return;
@@ -349,4 +339,11 @@ cJSON *tg__generation_describe(const tg_generation *g) {
   cJSON_AddItemToObject(d, "tools", tools);
   cJSON_AddItemToObject(d, "warnings", warnings);
   return d;
+}
+
+const tg_tool *tg__generation_find_tool(const tg_generation *g,
+                                        const char *name) {
+  for (size_t i = 0; g && i < g->ntools; i++)
+    if (strcmp(g->tools[i]->name, name) == 0) return g->tools[i];
+  return NULL;
 }

@@ -12,34 +12,7 @@
 #include <cjson/cJSON.h>
 #include "lua/luacompat.h"
 #include "toolgate.h"
-
-typedef struct {
-  int attempts;             /* total attempts; 1 = no retry */
-  uint64_t initial_ms, max_ms;
-  double multiplier, jitter; /* jitter: fraction, delay * [1-j, 1+j] */
-} tg_retry;
-
-typedef enum { TG_TOOL_C, TG_TOOL_LUA } tg_tool_kind;
-
-/* A tool as the chain sees it, whether written in C or Lua. */
-typedef struct tg_tool {
-  char *name;
-  char *description;
-  cJSON *schema;            /* NULL: no validation */
-  int read_only;
-  uint64_t timeout_ms;      /* 0: runtime default */
-  size_t max_result_bytes;  /* 0: no limit */
-  tg_retry retry;
-  tg_tool_kind kind;
-  char *where;              /* "policies/x.lua:12" or "C" */
-  /* C tools */
-  tg_tool_start_fn start;
-  tg_tool_cancel_fn cancel;
-  void *ud;
-  /* Lua tools (refs in the generation's registry) */
-  int run_ref;
-  int retryable_ref;        /* LUA_NOREF: default classification */
-} tg_tool;
+#include "core/core.h"
 
 typedef struct {
   char *name;
@@ -70,7 +43,7 @@ typedef struct tg_generation {
   int refs;
   lua_State *L;
   struct tg_sandbox *sb;    /* L's limits (sandbox.h) */
-  struct tg_runtime *rt;
+  tg_core *core;            /* the runtime's shared state */
   int loading;              /* tg.rule & co. only work while loading */
   /* What the policies registered, in memory from L's allocator (register.c):
    * n entries of cap allocated. */
@@ -90,7 +63,7 @@ typedef struct tg_generation {
 
 /* Builds a generation from the .lua files of dir, in name order. dir may be NULL (an
  * empty generation). Returns NULL with "file:line: message" in err. */
-tg_generation *tg__generation_load(struct tg_runtime *rt, const char *dir,
+tg_generation *tg__generation_load(tg_core *core, const char *dir,
                                    uint64_t number, char *err, size_t errlen);
 
 void tg__generation_ref(tg_generation *g);
@@ -153,9 +126,13 @@ cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool);
 /* Does a rule's tools list / a hook's tool cover `tool`? */
 int tg__rule_covers(const tg_rule *r, const char *tool);
 
-/* Frees a C tool (tg_tool_register). A generation's Lua tools are freed
- * with it (register.c). */
-void tg__tool_free(tg_tool *t);
+/* The bus scope that delivers events to a generation's tg.on_event
+ * handlers (on_event.c); the runtime installs it. */
+extern const tg_bus_scope tg__generation_scope;
+
+/* The tool named `name` among g's Lua tools, or NULL. */
+const tg_tool *tg__generation_find_tool(const tg_generation *g,
+                                        const char *name);
 
 /* Describes what is registered (for `toolgate check`). */
 cJSON *tg__generation_describe(const tg_generation *g);

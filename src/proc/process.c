@@ -28,7 +28,8 @@
 #include <unistd.h>
 #include "capture.h"
 #include "process.h"
-#include "runtime/runtime.h"
+#include "core/core.h"
+#include "base/util.h"
 
 #define READ_CHUNK 65536
 #define REAP_POLL_MS 10      /* only without pidfd (kernels before 5.3) */
@@ -40,8 +41,8 @@ typedef struct {
 } stream;
 
 struct tg_proc {
-  tg_runtime *rt;
-  tg_proc *prev, *next;      /* rt->procs */
+  tg_core *core;
+  tg_proc *prev, *next;      /* core->procs */
   pid_t pid;                 /* also the process group id */
   int pidfd;                 /* -1: reap_timer polls instead */
   uv_poll_t exit_watch;      /* pidfd readable: the shell exited */
@@ -74,7 +75,7 @@ static void maybe_finish(tg_proc *p);
 
 static void proc_free(tg_proc *p) {
   if (p->prev) p->prev->next = p->next;
-  else p->rt->procs = p->next;
+  else p->core->procs = p->next;
   if (p->next) p->next->prev = p->prev;
   for (int i = 0; i < 2; i++) tg__capture_free(&p->out[i].kept);
   free(p->input);
@@ -342,18 +343,18 @@ void tg__proc_release(tg_proc *p) {
   p->on_output = NULL;
   p->on_exit = NULL;
   if (p->finished) close_all(p);
-  else tg__proc_stop(p, TG_PROC_CANCEL, p->rt->freeing);
+  else tg__proc_stop(p, TG_PROC_CANCEL, p->core->freeing);
 }
 
-void tg_runtime_kill_processes(tg_runtime *rt) {
-  for (tg_proc *p = rt->procs; p; p = p->next)
+void tg__procs_kill(tg_core *core) {
+  for (tg_proc *p = core->procs; p; p = p->next)
     if (!p->finished) kill_group(p, SIGKILL);
 }
 
-void tg__procs_shutdown(tg_runtime *rt) {
-  for (tg_proc *p = rt->procs; p; p = p->next)
+void tg__procs_shutdown(tg_core *core) {
+  for (tg_proc *p = core->procs; p; p = p->next)
     tg__proc_stop(p, TG_PROC_CANCEL, 1); /* SIGKILL, or stop draining */
-  while (rt->procs) uv_run(rt->loop, UV_RUN_ONCE);
+  while (core->procs) uv_run(core->loop, UV_RUN_ONCE);
 }
 
 /* ---- spawning ------------------------------------------------------------------ */
@@ -464,7 +465,7 @@ static void spawn_error(const tg_proc_opts *o, int e, char *err, size_t n) {
 
 /* Wraps the parent's pipe ends and the pidfd into loop handles. */
 static int watch(tg_proc *p, int out_fd, int err_fd, int in_fd) {
-  uv_loop_t *loop = p->rt->loop;
+  uv_loop_t *loop = p->core->loop;
   int fds[2] = {out_fd, err_fd};
   uv_timer_init(loop, &p->deadline);
   handle_opened(p, (uv_handle_t *)&p->deadline);
@@ -512,7 +513,7 @@ static void abandon(tg_proc *p) {
   close_fd(&p->pidfd); /* after its poll handle let go of it */
 }
 
-static tg_proc *proc_new(tg_runtime *rt, const tg_proc_opts *o) {
+static tg_proc *proc_new(tg_core *core, const tg_proc_opts *o) {
   tg_proc *p = calloc(1, sizeof *p);
   if (!p) return NULL;
   if (o->input) {
@@ -524,13 +525,13 @@ static tg_proc *proc_new(tg_runtime *rt, const tg_proc_opts *o) {
     memcpy(p->input, o->input, o->input_len);
     p->input_len = o->input_len;
   }
-  p->rt = rt;
+  p->core = core;
   p->pidfd = p->in_fd = -1;
   for (int i = 0; i < 2; i++) tg__capture_init(&p->out[i].kept, o->cap);
   p->grace_ms = o->kill_grace_ms;
-  p->next = rt->procs;
-  if (rt->procs) rt->procs->prev = p;
-  rt->procs = p;
+  p->next = core->procs;
+  if (core->procs) core->procs->prev = p;
+  core->procs = p;
   return p;
 }
 
@@ -544,7 +545,7 @@ static int cwd_usable(const tg_proc_opts *o, char *err, size_t errlen) {
   return -ENOENT;
 }
 
-int tg__proc_spawn(tg_runtime *rt, const tg_proc_opts *o,
+int tg__proc_spawn(tg_core *core, const tg_proc_opts *o,
                    tg_proc_output_fn on_output, tg_proc_exit_fn on_exit,
                    void *ud, tg_proc **out, char *err, size_t errlen) {
   int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
@@ -552,7 +553,7 @@ int tg__proc_spawn(tg_runtime *rt, const tg_proc_opts *o,
   int rc = make_pipe(outp);
   if (rc == 0) rc = make_pipe(errp);
   if (rc == 0 && o->input) rc = make_pipe(inp);
-  tg_proc *p = rc == 0 ? proc_new(rt, o) : NULL;
+  tg_proc *p = rc == 0 ? proc_new(core, o) : NULL;
   if (rc == 0 && !p) rc = -ENOMEM;
   if (rc < 0) {
     snprintf(err, errlen, "cannot run the command: %s", strerror(-rc));

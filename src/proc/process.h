@@ -15,7 +15,7 @@
  *     leftover would be an orphan holding the output pipes. A command that
  *     means to outlive the call must leave the group itself (setsid).
  *
- * Ownership: the runtime lists every live process (rt->procs) and kills
+ * Ownership: the runtime lists every live process (core->procs) and kills
  * them all in tg_runtime_free. The owner (the exec tool, ctx.exec) is told
  * of output and of the end through callbacks until it calls
  * tg__proc_release; after that the process finishes dying on its own and
@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "toolgate.h"
+#include "core/core.h"
 
 typedef struct tg_proc tg_proc;
 
@@ -58,7 +59,7 @@ typedef void (*tg_proc_exit_fn)(tg_proc *p, void *ud);
 /* Starts the command. 0 with *out set, or a negative errno with a message
  * in err (the cwd does not exist, out of file descriptors, ...); then no
  * callback is called. */
-int tg__proc_spawn(tg_runtime *rt, const tg_proc_opts *o,
+int tg__proc_spawn(tg_core *core, const tg_proc_opts *o,
                    tg_proc_output_fn on_output, tg_proc_exit_fn on_exit,
                    void *ud, tg_proc **out, char *err, size_t errlen);
 
@@ -83,6 +84,8 @@ void tg__proc_release(tg_proc *p);
 
 /* tg_runtime_free: SIGKILL every process of rt and turn the loop until
  * all of them are reaped and their handles closed. */
-void tg__procs_shutdown(tg_runtime *rt);
+void tg__procs_shutdown(tg_core *core);
+/* tg_runtime_kill_processes: SIGKILL every process group now. */
+void tg__procs_kill(tg_core *core);
 
 #endif

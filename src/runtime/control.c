@@ -291,7 +291,7 @@ static void emit_busy(tg_control *ctl) {
   cJSON_AddNumberToObject(d, "dropped", ctl->dropped);
   cJSON_AddNumberToObject(d, "limit", TG_CONTROL_MAX_CONNS);
   ctl->dropped = 0;
-  tg__emit(ctl->rt, NULL, "control_busy", NULL, d);
+  tg__emit(&ctl->rt->core, NULL, "control_busy", NULL, d);
 }
 
 /* A second after an event: another for what was dropped since, if any. */
@@ -333,8 +333,8 @@ static void on_connection(uv_stream_t *server, int status) {
   make_room(ctl);
   tg_conn *c = calloc(1, sizeof *c);
   if (!c) return;
-  uv_pipe_init(ctl->rt->loop, &c->pipe, 0);
-  uv_timer_init(ctl->rt->loop, &c->idle);
+  uv_pipe_init(ctl->rt->core.loop, &c->pipe, 0);
+  uv_timer_init(ctl->rt->core.loop, &c->idle);
   c->pipe.data = c->idle.data = c;
   c->open_handles = 2;
   c->ctl = ctl;
@@ -444,8 +444,8 @@ int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
     return -ENOMEM;
   }
   ctl->rt = rt;
-  uv_pipe_init(rt->loop, &ctl->server, 0);
-  uv_timer_init(rt->loop, &ctl->busy);
+  uv_pipe_init(rt->core.loop, &ctl->server, 0);
+  uv_timer_init(rt->core.loop, &ctl->busy);
   ctl->server.data = ctl->busy.data = ctl;
   ctl->open_handles = 2;
   rc = bind_and_listen(ctl, path, err);

@@ -59,7 +59,7 @@ static void emit_watch_error(tg_runtime *rt, const char *fmt, const char *dir,
   cJSON_AddStringToObject(d, "error", msg);
   cJSON_AddNumberToObject(d, "generation", (double)tg_runtime_generation(rt));
   cJSON_AddStringToObject(d, "trigger", "watch");
-  tg__emit(rt, NULL, "policy_error", NULL, d);
+  tg__emit(&rt->core, NULL, "policy_error", NULL, d);
 }
 
 static void debounce_cb(uv_timer_t *t) {
@@ -136,8 +136,8 @@ static int watch_start(tg_runtime *rt, char *err) {
     return -ENOMEM;
   }
   w->rt = rt;
-  uv_fs_event_init(rt->loop, &w->fs);
-  uv_timer_init(rt->loop, &w->debounce);
+  uv_fs_event_init(rt->core.loop, &w->fs);
+  uv_timer_init(rt->core.loop, &w->debounce);
   w->fs.data = w->debounce.data = w;
   w->open_handles = 2;
   rt->watch = w;
@@ -164,7 +164,7 @@ int tg_runtime_watch(tg_runtime *rt, int on, char err[TG_ERRMSG]) {
     return 0;
   }
   if (rt->watch) return 0;
-  if (rt->freeing) {
+  if (rt->core.freeing) {
     tg__errf(err, TG_ERRMSG, "the runtime is shutting down");
     return -ESHUTDOWN;
   }
@@ -200,7 +200,7 @@ int tg_runtime_reload_on_signal(tg_runtime *rt, int signum,
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;
   }
-  uv_signal_init(rt->loop, h);
+  uv_signal_init(rt->core.loop, h);
   h->data = rt;
   int rc = uv_signal_start(h, signal_cb, signum);
   if (rc < 0) {

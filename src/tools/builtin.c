@@ -7,8 +7,8 @@
 #include "exec_tool.h"
 #include "fs_tools.h"
 
-int tg__builtins_register(tg_runtime *rt, char err[TG_ERRMSG]) {
-  if (tg__exec_tool_register(rt, err) < 0) return -1;
-  if (tg__fs_tools_register(rt, err) < 0) return -1;
+int tg__builtins_register(tg_core *core, char err[TG_ERRMSG]) {
+  if (tg__exec_tool_register(core, err) < 0) return -1;
+  if (tg__fs_tools_register(core, err) < 0) return -1;
   return 0;
 }

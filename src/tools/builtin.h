@@ -2,9 +2,9 @@
 #ifndef TG_BUILTIN_H
 #define TG_BUILTIN_H
 
-#include "toolgate.h"
+#include "core/core.h"
 
 /* Registers every built-in tool. 0, or a negative code with err filled. */
-int tg__builtins_register(tg_runtime *rt, char err[TG_ERRMSG]);
+int tg__builtins_register(tg_core *core, char err[TG_ERRMSG]);
 
 #endif

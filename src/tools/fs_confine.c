@@ -38,7 +38,8 @@
 #include <sys/syscall.h>
 #include <linux/openat2.h>
 #include "fs_confine.h"
-#include "runtime/runtime.h"
+#include "core/core.h"
+#include "base/util.h"
 
 #define TG_FS_DEFAULT_MAX (16u << 20)
 
@@ -81,10 +82,10 @@ static int add_root(tg_fs *fs, const char *given, char *err) {
   return 0;
 }
 
-int tg__fs_init(tg_runtime *rt, char err[TG_ERRMSG]) {
-  const char *const *in = rt->cfg.workspace_roots;
-  rt->cfg.workspace_roots = NULL; /* the caller's array may not outlive us */
-  if (!in && !rt->cfg.builtin_tools) return 0;
+int tg__fs_init(tg_core *core, char err[TG_ERRMSG]) {
+  const char *const *in = core->cfg.workspace_roots;
+  core->cfg.workspace_roots = NULL; /* the caller's array may not outlive us */
+  if (!in && !core->cfg.builtin_tools) return 0;
   size_t n = 0;
   while (in && in[n]) n++;
   if (in && n == 0) {
@@ -109,18 +110,18 @@ int tg__fs_init(tg_runtime *rt, char err[TG_ERRMSG]) {
     }
   /* The default root (the cwd) may be gone (deleted under us): the runtime
    * still starts, and the file tools say why they cannot work. */
-  fs->max_bytes = rt->cfg.file_max_bytes ? rt->cfg.file_max_bytes
+  fs->max_bytes = core->cfg.file_max_bytes ? core->cfg.file_max_bytes
                                          : TG_FS_DEFAULT_MAX;
-  rt->cfg.file_max_bytes = fs->max_bytes;
-  rt->cfg.workspace_roots = (const char *const *)fs->roots;
-  rt->fs = fs;
+  core->cfg.file_max_bytes = fs->max_bytes;
+  core->cfg.workspace_roots = (const char *const *)fs->roots;
+  core->fs = fs;
   return 0;
 }
 
-void tg__fs_free(tg_runtime *rt) {
-  free_fs(rt->fs);
-  rt->fs = NULL;
-  rt->cfg.workspace_roots = NULL;
+void tg__fs_free(tg_core *core) {
+  free_fs(core->fs);
+  core->fs = NULL;
+  core->cfg.workspace_roots = NULL;
 }
 
 /* ---- resolving -------------------------------------------------------- */

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include "toolgate.h"
+#include "core/core.h"
 
 typedef struct tg_fs {
   char **roots;          /* resolved (realpath) roots, NULL-terminated */
@@ -47,11 +48,11 @@ typedef struct {
   struct stat st;        /* lstat of abs when it exists */
 } tg_fs_path;
 
-/* Resolves the roots (realpath) into rt->fs. Runs when the built-in tools
+/* Resolves the roots (realpath) into core->fs. Runs when the built-in tools
  * are on or roots were given; a root that is missing or not a directory
  * fails runtime creation. Sets rt->cfg.workspace_roots to our copy. */
-int tg__fs_init(tg_runtime *rt, char err[TG_ERRMSG]);
-void tg__fs_free(tg_runtime *rt);
+int tg__fs_init(tg_core *core, char err[TG_ERRMSG]);
+void tg__fs_free(tg_core *core);
 
 /* Resolves a path an agent gave (relative paths are relative to the first
  * root). Refuses: empty or over-long paths and names, `..` past a missing

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "fs_io.h"
-#include "runtime/runtime.h"
+#include "base/util.h"
 
 /* Chunk size of reads and writes: keeps each syscall short. */
 #define TG_FS_CHUNK (1u << 20)

@@ -14,9 +14,9 @@
 #include "exec/exec.h"
 #include "core/changes.h"
 #include "base/jsonnum.h"
-#include "runtime/runtime.h"
+#include "base/util.h"
 
-tg_fs *tg__fs_of(tg_exec *ex) { return tg_exec_runtime(ex)->fs; }
+tg_fs *tg__fs_of(tg_exec *ex) { return ex->core->fs; }
 
 void tg__fs_fail(tg_exec *ex, const tg_fs_err *e) {
   tg_exec_finish_error(ex, NULL, e->code ? e->code : "IO_ERROR", e->msg, 0);
@@ -25,14 +25,13 @@ void tg__fs_fail(tg_exec *ex, const tg_fs_err *e) {
 void tg__fs_report(tg_exec *ex, const char *tool, int root, const char *rel,
                    const char *type, const char *old_rel,
                    const struct stat *st) {
-  tg_runtime *rt = tg_exec_runtime(ex);
-  tg_change_rec ch = {rt->fs->roots[root], rel, type, old_rel, 0, 0};
+  tg_change_rec ch = {ex->core->fs->roots[root], rel, type, old_rel, 0, 0};
   if (st) {
     ch.size = (int64_t)st->st_size;
     ch.mtime = (double)st->st_mtim.tv_sec + (double)st->st_mtim.tv_nsec / 1e9;
   }
   /* out of memory here loses the report, not the change itself */
-  (void)tg__changes_record(rt, tg_exec_call_id(ex), tool, &ch);
+  (void)tg__changes_record(ex->core, tg_exec_call_id(ex), tool, &ch);
 }
 
 int tg__fs_int_arg(const cJSON *args, const char *tool, const char *k,
@@ -119,8 +118,8 @@ static const fs_tool tools[] = {
      apply_patch_schema, 0, tg__apply_patch_start},
 };
 
-int tg__fs_tools_register(tg_runtime *rt, char err[TG_ERRMSG]) {
-  if (!rt->fs) {
+int tg__fs_tools_register(tg_core *core, char err[TG_ERRMSG]) {
+  if (!core->fs) {
     tg__errf(err, TG_ERRMSG, "the file tools need the workspace roots "
              "(tg__fs_init did not run)");
     return -EINVAL;
@@ -134,7 +133,7 @@ int tg__fs_tools_register(tg_runtime *rt, char err[TG_ERRMSG]) {
     d.start = tools[i].start;
     cJSON *schema = cJSON_Parse(tools[i].schema);
     d.schema = schema;
-    int rc = schema ? tg_tool_register(rt, &d, err) : -ENOMEM;
+    int rc = schema ? tg__core_add_tool(core, &d, err) : -ENOMEM;
     cJSON_Delete(schema);
     if (rc < 0) {
       if (!schema) tg__errf(err, TG_ERRMSG, "out of memory");

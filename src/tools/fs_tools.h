@@ -8,7 +8,7 @@
 
 #include "fs_confine.h"
 
-int tg__fs_tools_register(tg_runtime *rt, char err[TG_ERRMSG]);
+int tg__fs_tools_register(tg_core *core, char err[TG_ERRMSG]);
 
 /* list_dir's max_entries: the default and the most (schema and tool). */
 #define TG_LIST_DEFAULT_ENTRIES 1000

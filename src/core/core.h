@@ -1,0 +1,42 @@
+/*
+ * core.h — what every layer of one runtime shares: the loop, the
+ * configuration, the event bus, the C tools, the random source. The
+ * runtime object (src/runtime/) embeds one and hands the layers below it
+ * a pointer; nothing here knows those layers. The slots at the end hold
+ * the state of one layer each — core only carries them, never reads them —
+ * so two runtimes in one process share nothing.
+ */
+#ifndef TG_CORE_H
+#define TG_CORE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "toolgate.h"
+#include "core/events.h"
+#include "core/tool.h"
+
+typedef struct tg_core {
+  tg_runtime *rt;            /* the public handle (opaque here): callbacks
+                                and tg_exec_runtime hand it out */
+  uv_loop_t *loop;
+  tg_config cfg;             /* strings are the runtime's own copies */
+  tg_bus bus;
+  uint64_t rng;              /* xorshift64* state for jitter */
+  int freeing;               /* the runtime is coming apart */
+  tg_tool **ctools;          /* tools registered from C (owned) */
+  size_t nctools;
+  /* slots: one layer's state each */
+  struct tg_changes *changes; /* file changes: core/changes.c */
+  struct tg_proc *procs;     /* processes still supervised: proc/process.c */
+  struct tg_fs *fs;          /* workspace roots of the file tools:
+                                tools/fs_confine.c */
+} tg_core;
+
+/* Adds a C tool made from def (checked by the caller: name, start,
+ * schema). -EEXIST when a C tool has the name. */
+int tg__core_add_tool(tg_core *core, const tg_tool_def *def,
+                      char err[TG_ERRMSG]);
+/* The C tool named `name`, or NULL. */
+const tg_tool *tg__core_find_ctool(const tg_core *core, const char *name);
+
+#endif

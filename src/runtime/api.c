@@ -1,0 +1,58 @@
+/*
+ * api.c — the public API's entry points that belong to one layer: each
+ * hands the layer its own part of the runtime (the chain, the core), so
+ * the layers below never see the runtime object.
+ */
+#include "runtime.h"
+#include "core/changes.h"
+#include "proc/process.h"
+
+int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
+                  void *ud, char err[TG_ERRMSG]) {
+  return tg__chain_call_start(&rt->chain, req, done, ud, err);
+}
+
+int tg_call_cancel(tg_runtime *rt, const char *call_id) {
+  return tg__chain_cancel(&rt->chain, call_id);
+}
+
+int tg_approval_answer(tg_runtime *rt, uint64_t approval_id, tg_answer answer,
+                       tg_always_scope scope, const char *guidance) {
+  return tg__chain_answer(&rt->chain, approval_id, answer, scope, guidance);
+}
+
+void tg_runtime_set_approver(tg_runtime *rt, tg_approver_cb cb, void *ud) {
+  tg__chain_set_approver(&rt->chain, cb, ud);
+}
+
+void tg_runtime_set_approve_mode(tg_runtime *rt, tg_approve_mode mode) {
+  tg__chain_set_approve_mode(&rt->chain, mode);
+}
+
+cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
+                  char err[TG_ERRMSG]) {
+  return tg__chain_explain(&rt->chain, req, err);
+}
+
+int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud) {
+  return tg__events_subscribe(&rt->core, cb, ud);
+}
+
+void tg_events_unsubscribe(tg_runtime *rt, int id) {
+  tg__events_unsubscribe(&rt->core, id);
+}
+
+int tg_changes_subscribe(tg_runtime *rt, const char *glob, tg_change_cb cb,
+                         void *ud) {
+  return tg__changes_subscribe(&rt->core, glob, cb, ud);
+}
+
+void tg_changes_unsubscribe(tg_runtime *rt, int id) {
+  tg__changes_unsubscribe(&rt->core, id);
+}
+
+cJSON *tg_changes_recent(tg_runtime *rt, size_t limit) {
+  return tg__changes_recent(&rt->core, limit);
+}
+
+void tg_runtime_kill_processes(tg_runtime *rt) { tg__procs_kill(&rt->core); }

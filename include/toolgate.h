@@ -350,6 +350,9 @@ cJSON *tg_changes_recent(tg_runtime *rt, size_t limit);
 /* 1 when path matches glob (syntax above), else 0 (also for a malformed
  * glob). */
 int tg_glob_match(const char *glob, const char *path);
+/* 0 when glob is well formed, else -EINVAL with what is wrong in err
+ * (may be NULL). */
+int tg_glob_check(const char *glob, char *err, size_t errlen);
 
 /* ---- hot reload triggers (SPEC §2) ------------------------------------
  * Every trigger takes the path of tg_runtime_load_policies: a new
@@ -418,6 +421,39 @@ int tg_control_request(const char *path, const char *request, char **reply,
  *  post_hooks [...], hooks_run, notes [...]} */
 cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
                   char err[TG_ERRMSG]);
+
+/* ---- JSON text ---------------------------------------------------------
+ * The one way JSON text enters toolgate and the one way it leaves; hosts
+ * and front ends that read an agent's JSON themselves use the same rules,
+ * so what they see is what the rules judge. */
+
+/* How deep JSON values may nest (containers, the outermost counted as
+ * 1): args, results, metadata, and what policies are given. */
+#define TG_JSON_MAX_DEPTH 128
+
+/* Parses exactly one JSON value from text[0, len) (NUL bytes inside count
+ * as text, and are refused like any control character). Returns the tree
+ * (cJSON_Delete it), or NULL with "$.a[2].command: what was wrong (byte
+ * N)" in err; *at (may be NULL) receives that byte offset. Refused besides
+ * syntax errors: duplicate names in an object, numbers beyond the range of
+ * a double (1e400), invalid UTF-8 and lone surrogates (\ud800), \u0000,
+ * raw control characters in strings, nesting deeper than
+ * TG_JSON_MAX_DEPTH, and anything after the value. */
+cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
+                     size_t errlen);
+
+/* JSON text for v, compact (pretty 0) or indented by two spaces with
+ * `"key": value` (pretty 1); free() it. Numbers are written with the
+ * fewest digits that read back as the same double ("0.1",
+ * "9007199254740991", "-0"), whatever the locale; NaN and infinities as
+ * null. Bytes of a string that are not UTF-8 come out as U+FFFD, so the
+ * text is always valid UTF-8. NULL when out of memory. */
+char *tg_json_print(const cJSON *v, int pretty);
+
+/* The number as tg_json_print writes it, into buf (at least
+ * TG_JSON_NUMBER_MAX bytes). Returns buf. */
+#define TG_JSON_NUMBER_MAX 32
+char *tg_json_number_text(double d, char *buf);
 
 #ifdef __cplusplus
 }

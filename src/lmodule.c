@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "base/glob.h"
 #include "lua/luacompat.h"
 #include "lua/luajson.h"
 #include "lua/luaoutcome.h"
@@ -508,7 +507,7 @@ static int l_on_file_change(lua_State *L) {
   const char *glob = tg_checknonul(L, 2, "rt:on_file_change", "the glob");
   luaL_checktype(L, 3, LUA_TFUNCTION);
   char why[TG_ERRMSG];
-  if (tg__glob_check(glob, why, sizeof why) < 0)
+  if (tg_glob_check(glob, why, sizeof why) < 0)
     return luaL_error(L, "rt:on_file_change: %s", why);
   if (!r->change_sub) r->change_sub = tg_changes_subscribe(r->rt, "**", change_cb, r);
   if (r->change_sub < 0) {

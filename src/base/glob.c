@@ -97,7 +97,7 @@ static int next_tok(const char *g, int seg_start, tok *t) {
   return 1;
 }
 
-int tg__glob_check(const char *glob, char *err, size_t errlen) {
+int tg_glob_check(const char *glob, char *err, size_t errlen) {
   if (!glob || !*glob) {
     if (err) snprintf(err, errlen, "the glob is empty (use \"**\" for every path)");
     return -EINVAL;
@@ -144,7 +144,7 @@ static void step(const tok *t, const char *p, size_t len, const char *cur,
 }
 
 int tg_glob_match(const char *glob, const char *path) {
-  if (!glob || !path || tg__glob_check(glob, NULL, 0) < 0) return 0;
+  if (!glob || !path || tg_glob_check(glob, NULL, 0) < 0) return 0;
   if (path[0] == '.' && path[1] == '/') path += 2;
   if (glob[0] == '.' && glob[1] == '/') glob += 2;
   size_t len = strlen(path);

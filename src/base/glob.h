@@ -1,5 +1,5 @@
 /* glob.h — path globs for file-change subscriptions (see glob.c for the
- * syntax). tg_glob_match itself is public (toolgate.h). */
+ * syntax). */
 #ifndef TG_GLOB_H
 #define TG_GLOB_H
 
@@ -8,7 +8,6 @@
 
 #define TG_GLOB_MAX 1024
 
-/* 0 when glob is well formed; else -EINVAL with the reason in err. */
-int tg__glob_check(const char *glob, char *err, size_t errlen);
+/* tg_glob_match and tg_glob_check are public (toolgate.h). */
 
 #endif

@@ -21,40 +21,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cjson/cJSON.h>
+#include "toolgate.h"
 
-/* How deep JSON values may nest (containers, the outermost counted as
- * 1): args, results, metadata, and what tg_json_push gives policies. */
-#define TG_JSON_MAX_DEPTH 128
-
-/* Parses exactly one JSON value from text[0, len) (NUL bytes inside count
- * as text, and are refused like any control character). Returns the tree
- * (cJSON_Delete it), or NULL with "$.a[2].command: what was wrong (byte
- * N)" in err; *at (may be NULL) receives that byte offset. Refused besides
- * syntax errors: duplicate names in an object, numbers beyond the range of
- * a double (1e400), invalid UTF-8 and lone surrogates (\ud800), \u0000,
- * raw control characters in strings, nesting deeper than
- * TG_JSON_MAX_DEPTH, and anything after the value. */
-cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
-                     size_t errlen);
+/* TG_JSON_MAX_DEPTH, tg_json_parse, tg_json_print and tg_json_number_text
+ * are public: include/toolgate.h. */
 
 /* Holds a tree built in C (a host's tg_call_request.args) to the rules of
  * tg_json_parse: 0, or -1 with "$.path: what" in err. Raw and invalid
  * nodes are refused too. (A NUL inside a C string cannot be seen here:
  * cJSON has already cut the string there.) */
 int tg_json_check(const cJSON *v, char *err, size_t errlen);
-
-/* JSON text for v, compact (pretty 0) or indented by two spaces with
- * `"key": value` (pretty 1); free() it. Numbers are written with the
- * fewest digits that read back as the same double ("0.1",
- * "9007199254740991", "-0"), whatever the locale; NaN and infinities as
- * null. Bytes of a string that are not UTF-8 come out as U+FFFD, so the
- * text is always valid UTF-8. NULL when out of memory. */
-char *tg_json_print(const cJSON *v, int pretty);
-
-/* The number as tg_json_print writes it, into buf (at least
- * TG_JSON_NUMBER_MAX bytes). Returns buf. */
-#define TG_JSON_NUMBER_MAX 32
-char *tg_json_number_text(double d, char *buf);
 
 /* The length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0
  * when it is not one: a stray continuation byte, an overlong form, a

@@ -18,7 +18,6 @@
 #include <unistd.h>
 #include "approver_tty.h"
 #include "output.h"
-#include "base/json.h"
 
 typedef enum {
   ASK_IDLE,    /* nothing asked, not reading */

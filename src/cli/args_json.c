@@ -8,7 +8,6 @@
 #include <string.h>
 #include "toolgate.h"
 #include "args_json.h"
-#include "base/json.h"
 #include "output.h"
 
 static const char *type_name(const cJSON *v) {

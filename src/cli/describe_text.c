@@ -5,7 +5,6 @@
  */
 #include <string.h>
 #include "describe_text.h"
-#include "base/json.h"
 #include "output.h"
 
 static const char *str(const cJSON *o, const char *key, const char *dflt) {

@@ -9,7 +9,6 @@
 #include <string.h>
 #include "events_file.h"
 #include "output.h"
-#include "base/json.h"
 
 struct events_file {
   FILE *f;

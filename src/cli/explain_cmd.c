@@ -12,7 +12,6 @@
 #include "commands.h"
 #include "options.h"
 #include "output.h"
-#include "base/json.h"
 
 const char cmd_explain_usage[] =
     "usage: toolgate explain TOOL JSON [options]\n"

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "base/json.h"
 #include "output.h"
 
 #define LABEL_WIDTH 10

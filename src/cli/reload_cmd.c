@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "toolgate.h"
-#include "base/json.h"
 #include "commands.h"
 #include "options.h"
 #include "output.h"

@@ -24,7 +24,7 @@ static tg_changes *state(tg_core *core) {
 
 int tg__changes_subscribe(tg_core *core, const char *glob, tg_change_cb cb,
                          void *ud) {
-  if (!cb || tg__glob_check(glob, NULL, 0) < 0) return -EINVAL;
+  if (!cb || tg_glob_check(glob, NULL, 0) < 0) return -EINVAL;
   tg_changes *s = state(core);
   if (!s) return -ENOMEM;
   if (s->nsubs == s->capsubs) {

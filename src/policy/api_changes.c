@@ -34,7 +34,7 @@ int tg__l_on_file_change(lua_State *L) {
                       luaL_typename(L, 1));
   char why[TG_ERRMSG];
   tg_checknonul(L, 1, "tg.on_file_change", "the glob");
-  if (tg__glob_check(lua_tostring(L, 1), why, sizeof why) < 0)
+  if (tg_glob_check(lua_tostring(L, 1), why, sizeof why) < 0)
     return luaL_error(L, "tg.on_file_change: %s", why);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   tg__reg_check(L, g);

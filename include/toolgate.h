@@ -196,6 +196,13 @@ typedef struct {
   const char *session;   /* NULL: the runtime's default */
   int64_t turn;
   const cJSON *metadata; /* an object or NULL */
+  /* This call's own events (call_id is its id), told as each is made, in
+   * seq order, all before done: on_event gets every one, on_progress only
+   * `progress` (either may be NULL). A front that serves one call (a
+   * progress token, a spinner) needs no runtime-wide subscription. */
+  tg_event_cb on_event;
+  tg_event_cb on_progress;
+  void *events_ud;
 } tg_call_request;
 
 typedef struct {

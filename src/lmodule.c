@@ -377,8 +377,6 @@ static int event_body(lua_State *L) {
   event_arg *a = lua_touserdata(L, 1);
   lrt *r = a->r;
   const tg_event *ev = a->ev;
-  if (ev->call_id && strcmp(ev->type, "progress") == 0)
-    deliver_progress(r, L, ev);
   push_state(L, r, "handlers");
   int t = lua_gettop(L), last = r->next_handler;
   for (int id = 1; id <= last; id++) {
@@ -404,6 +402,21 @@ static void event_cb(tg_runtime *rt, const tg_event *ev, void *ud) {
   if (!r->cur_L) return; /* events during close: nobody is listening */
   event_arg a = {r, ev};
   protect(r, r->cur_L, event_body, &a);
+}
+
+static int progress_body(lua_State *L) {
+  event_arg *a = lua_touserdata(L, 1);
+  deliver_progress(a->r, L, a->ev);
+  return 0;
+}
+
+/* A call's on_progress (tg_call_request.on_progress): only its own
+ * progress events come here, no runtime-wide subscription needed. */
+static void progress_cb(tg_runtime *rt, const tg_event *ev, void *ud) {
+  lrt *r = ud;
+  if (!r->cur_L || !ev->call_id) return; /* during close: nobody listens */
+  event_arg a = {r, ev};
+  protect(r, r->cur_L, progress_body, &a);
 }
 
 static void ensure_subscribed(lrt *r) {
@@ -1044,7 +1057,10 @@ static int l_call(lua_State *L) {
   req.id = c->id;
   track_call(L, calls, key, h, o);
   c->owner = r;
-  if (get_opt(L, o, "on_progress") != LUA_TNIL) ensure_subscribed(r);
+  if (get_opt(L, o, "on_progress") != LUA_TNIL) {
+    req.on_progress = progress_cb;
+    req.events_ud = r;
+  }
   /* Nothing between enter and leave may raise (cur_L would stay set). */
   lua_State *prev = enter(r, L);
   int rc = tg_call_start(r->rt, &req, done_cb, c, err);

@@ -110,13 +110,13 @@ static const char *answer_name(int a) {
 
 static void emit_answer(tg_call *c, int answer, const char *by,
                         const char *guidance) {
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddStringToObject(d, "answer", answer_name(answer));
     cJSON_AddStringToObject(d, "by", by);
     if (guidance) cJSON_AddStringToObject(d, "guidance", guidance);
   }
-  tg__emit(c->core, c->gen, "approval", c->id, d);
+  tg__call_emit(c, "approval", d);
 }
 
 static void reject(tg_call *c, const char *why, const char *guidance) {
@@ -153,7 +153,7 @@ static void approval_timeout_cb(uv_timer_t *t) {
 }
 
 static void emit_request(tg_call *c) {
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddNumberToObject(d, "approval_id", (double)c->approval_id);
     cJSON_AddStringToObject(d, "tool", c->tool_name);
@@ -161,7 +161,7 @@ static void emit_request(tg_call *c) {
     if (c->reason) cJSON_AddStringToObject(d, "prompt", c->reason);
     if (c->rule) cJSON_AddStringToObject(d, "rule", c->rule);
   }
-  tg__emit(c->core, c->gen, "approval_request", c->id, d);
+  tg__call_emit(c, "approval_request", d);
 }
 
 /* Asks the approver; it may answer before this returns. */

@@ -32,7 +32,7 @@ static void set_decision(tg_call *c, tg_verdict v, const char *rule,
 }
 
 static void emit_decision(tg_call *c, int by_default) {
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddStringToObject(d, "verdict", tg_verdict_name(c->verdict));
     if (c->rule) cJSON_AddStringToObject(d, "rule", c->rule);
@@ -42,7 +42,7 @@ static void emit_decision(tg_call *c, int by_default) {
     if (c->remembered) cJSON_AddTrueToObject(d, "remembered");
     if (c->rejudged) cJSON_AddTrueToObject(d, "rejudged");
   }
-  tg__emit(c->core, c->gen, "decision", c->id, d);
+  tg__call_emit(c, "decision", d);
 }
 
 static void emit_rule_error(tg_call *c, const tg_rule *r, const char *msg) {
@@ -50,7 +50,7 @@ static void emit_rule_error(tg_call *c, const tg_rule *r, const char *msg) {
   cJSON_AddStringToObject(d, "rule", r->name);
   cJSON_AddStringToObject(d, "error", msg);
   cJSON_AddStringToObject(d, "fail", "open");
-  tg__emit(c->core, c->gen, "rule_error", c->id, d);
+  tg__call_emit(c, "rule_error", d);
 }
 
 void tg__rule_judge(tg_call *c, const tg_rule *r, tg_rule_answer *a) {

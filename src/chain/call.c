@@ -218,7 +218,7 @@ cJSON *tg_outcome_to_json(const tg_outcome *o) {
 }
 
 static void emit_call_end(tg_call *c, const tg_outcome *o) {
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddStringToObject(d, "tool", c->tool_name);
     cJSON_AddStringToObject(d, "status", tg_status_name(o->status));
@@ -228,7 +228,7 @@ static void emit_call_end(tg_call *c, const tg_outcome *o) {
     if (o->rule) cJSON_AddStringToObject(d, "rule", o->rule);
     cJSON_AddItemToObject(d, "error", error_json(&o->error));
   }
-  tg__emit(c->core, c->gen, "call_end", c->id, d);
+  tg__call_emit(c, "call_end", d);
 }
 
 static void unlink_call(tg_call *c) {
@@ -262,7 +262,8 @@ static void finish(tg_call *c) {
   emit_call_end(c, &o);
   unlink_call(c);
   /* the files the call changed are announced after its call_end */
-  tg__changes_call_ended(c->core, c->gen, tg__policy_file_change, c->id);
+  tg__changes_call_ended(c->core, c->gen, tg__policy_file_change, c->id,
+                         &c->listen);
   if (c->done) c->done(c->core->rt, &o, c->done_ud);
   tg__call_free_fields(c);
   if (c->wait_timer) {
@@ -275,7 +276,7 @@ static void finish(tg_call *c) {
 /* ---- the driver ------------------------------------------------------- */
 
 static tg_step stage_start(tg_call *c) {
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddStringToObject(d, "tool", c->tool_name);
     cJSON_AddStringToObject(d, "session", c->session);
@@ -283,7 +284,7 @@ static tg_step stage_start(tg_call *c) {
     cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
     cJSON_AddNumberToObject(d, "generation", (double)c->gen->number);
   }
-  tg__emit(c->core, c->gen, "call_start", c->id, d);
+  tg__call_emit(c, "call_start", d);
   if (!c->tool) {
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, "UNKNOWN_TOOL", 0,
                   "unknown tool '%s'", c->tool_name);
@@ -513,6 +514,7 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
   c->turn = req->turn;
   c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
   c->bad_args = tg__strdup(bad_args);
+  c->listen = (tg_listener){req->on_event, req->on_progress, req->events_ud};
   c->gen = ch->gen;
   tg__generation_ref(c->gen);
   if (!c->id || !c->tool_name || !c->session ||
@@ -587,4 +589,12 @@ const tg_tool *tg__chain_find_tool(tg_chain *ch, tg_generation *gen,
                                    const char *name) {
   const tg_tool *t = tg__core_find_ctool(ch->core, name);
   return t ? t : tg__generation_find_tool(gen, name);
+}
+
+cJSON *tg__call_event_data(tg_call *c) {
+  return tg__event_data_to(c->core, c->gen, &c->listen);
+}
+
+void tg__call_emit(tg_call *c, const char *type, cJSON *data) {
+  tg__emit_to(c->core, c->gen, type, c->id, data, &c->listen);
 }

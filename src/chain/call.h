@@ -89,6 +89,7 @@ struct tg_call {
   double start_ms;
   tg_done_cb done;
   void *done_ud;
+  tg_listener listen;            /* the request's on_event / on_progress */
   int pending_closes;            /* uv handles still closing */
   int depth;                     /* 0, or how deep inside ctx.call nesting */
   int dry_run;                   /* explain's call: judged, never started */
@@ -119,6 +120,11 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
 /* Frees what the call owns (strings, JSON, Lua refs, its generation
  * reference), not the struct or its timer. */
 void tg__call_free_fields(tg_call *c);
+
+/* The call's events: data for one (NULL: nobody listens, not even the
+ * call's own listener), and the event itself (core/events.h). */
+cJSON *tg__call_event_data(tg_call *c);
+void tg__call_emit(tg_call *c, const char *type, cJSON *data);
 
 /* Drives the call until it waits or ends. */
 void tg__call_advance(tg_call *c);

@@ -28,7 +28,7 @@ static int is_retryable(tg_call *c, const tg_err *e) {
                        sizeof msg) < 0) {
     cJSON *d = cJSON_CreateObject();
     cJSON_AddStringToObject(d, "error", msg);
-    tg__emit(c->core, c->gen, "handler_error", c->id, d);
+    tg__call_emit(c, "handler_error", d);
     return 0; /* an unsure predicate does not retry */
   }
   int r = lua_toboolean(L, -1);
@@ -37,15 +37,15 @@ static int is_retryable(tg_call *c, const tg_err *e) {
 }
 
 static void emit_attempt(tg_call *c) {
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddNumberToObject(d, "attempt", c->attempt);
   }
-  tg__emit(c->core, c->gen, "attempt", c->id, d);
+  tg__call_emit(c, "attempt", d);
 }
 
 static void emit_retry(tg_call *c, double delay, const tg_err *e) {
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddNumberToObject(d, "attempt", c->attempt);
     cJSON_AddNumberToObject(d, "next_attempt", c->attempt + 1);
@@ -53,7 +53,7 @@ static void emit_retry(tg_call *c, double delay, const tg_err *e) {
     cJSON_AddStringToObject(d, "code", e->code ? e->code : "");
     cJSON_AddStringToObject(d, "error", e->message ? e->message : "");
   }
-  tg__emit(c->core, c->gen, "retry", c->id, d);
+  tg__call_emit(c, "retry", d);
 }
 
 /* ---- what an attempt asks of its call (exec.h) -------------------------- */
@@ -98,7 +98,7 @@ static void start_attempt(tg_call *c) {
   emit_attempt(c);
   if (c->cancel_requested) return; /* a handler of `attempt` cancelled it */
   tg_exec *ex = tg__exec_new(c->core, c->gen, c->tool, c->id, c->session,
-                             c->attempt, c, &exec_ops, c->ch);
+                             c->attempt, &c->listen, c, &exec_ops, c->ch);
   if (!ex) {
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, "NOMEM", 0,
                   "out of memory starting the tool");

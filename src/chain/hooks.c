@@ -19,13 +19,13 @@
 
 static void emit_hook(tg_call *c, const char *stage, const tg_hook *h,
                       const char *outcome) {
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddStringToObject(d, "stage", stage);
     cJSON_AddStringToObject(d, "hook", h->where);
     cJSON_AddStringToObject(d, "outcome", outcome);
   }
-  tg__emit(c->core, c->gen, "hook", c->id, d);
+  tg__call_emit(c, "hook", d);
 }
 
 static void fail_hook(tg_call *c, const char *msg) {
@@ -214,12 +214,12 @@ tg_step tg__stage_pre_hooks(tg_call *c) {
   if (last && sync_args(c, last) < 0) return TG_END;
   if (!c->rewritten) return TG_NEXT;
   tg__call_restore_table(c); /* the rules judge again what will run */
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddStringToObject(d, "tool", c->tool_name);
     cJSON_AddItemToObject(d, "args", cJSON_Duplicate(c->args, 1));
   }
-  tg__emit(c->core, c->gen, "rewrite", c->id, d);
+  tg__call_emit(c, "rewrite", d);
   return TG_NEXT;
 }
 

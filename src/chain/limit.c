@@ -85,11 +85,11 @@ tg_step tg__stage_limit(tg_call *c) {
     free(cut);
   }
   c->truncated = 1;
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddNumberToObject(d, "original_bytes", (double)original);
     cJSON_AddNumberToObject(d, "limit_bytes", (double)limit);
   }
-  tg__emit(c->core, c->gen, "result_truncated", c->id, d);
+  tg__call_emit(c, "result_truncated", d);
   return TG_NEXT;
 }

@@ -13,10 +13,10 @@ tg_step tg__stage_validate(tg_call *c) {
                 "invalid arguments for '%s': %s", c->tool_name, msg);
   c->error.suggestion =
       tg__strdup("fix the arguments to match the tool's input schema");
-  cJSON *d = tg__event_data(c->core, c->gen); /* NULL: nobody listens */
+  cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddStringToObject(d, "error", msg);
   }
-  tg__emit(c->core, c->gen, "validation_failed", c->id, d);
+  tg__call_emit(c, "validation_failed", d);
   return TG_END;
 }

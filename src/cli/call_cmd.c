@@ -79,7 +79,7 @@ typedef struct {
   tty_approver *approver;
   cli_interrupt *interrupt;
   cli_spinner *spinner;      /* NULL: no terminal, --json or events on stderr */
-  char *call_id;             /* learned from call_start, for Ctrl-C */
+  char *call_id;             /* learned from its first event, for Ctrl-C */
   cJSON *outcome;            /* tg_outcome_to_json of the finished call */
   int done;
   int unknown_tool;
@@ -175,14 +175,18 @@ static void show_activity(call_run *r, const tg_event *ev) {
   }
 }
 
-static void on_event(tg_runtime *rt, const tg_event *ev, void *ud) {
+/* Every event of the runtime, for --events FILE. */
+static void on_any_event(tg_runtime *rt, const tg_event *ev, void *ud) {
   call_run *r = ud;
-  if (!r->call_id && ev->call_id && strcmp(ev->type, "call_start") == 0)
-    r->call_id = strdup(ev->call_id);
-  if (r->events) events_file_write(r->events, ev);
-  if (r->spinner && r->call_id && ev->call_id &&
-      strcmp(ev->call_id, r->call_id) == 0)
-    show_activity(r, ev);
+  events_file_write(r->events, ev);
+}
+
+/* Our call's own events (tg_call_request.on_event): the first names its
+ * id, which Ctrl-C needs. */
+static void on_call_event(tg_runtime *rt, const tg_event *ev, void *ud) {
+  call_run *r = ud;
+  if (!r->call_id && ev->call_id) r->call_id = strdup(ev->call_id);
+  if (r->spinner) show_activity(r, ev);
 }
 
 static void on_done(tg_runtime *rt, const tg_outcome *out, void *ud) {
@@ -234,11 +238,12 @@ static int set_up(call_run *r) {
   if (r->opt.events_path && !(r->events = events_file_open(r->opt.events_path)))
     return CLI_EXIT_USAGE;
   if (make_runtime(r) < 0) return CLI_EXIT_USAGE;
-  /* Always subscribed: Ctrl-C needs the call id that call_start names. */
-  r->subscription = tg_events_subscribe(r->rt, on_event, r);
-  if (r->subscription < 0) {
-    cli_error("cannot subscribe to events: %s", strerror(-r->subscription));
-    return CLI_EXIT_FAILED;
+  if (r->events) { /* --events: every event, not only our call's */
+    r->subscription = tg_events_subscribe(r->rt, on_any_event, r);
+    if (r->subscription < 0) {
+      cli_error("cannot subscribe to events: %s", strerror(-r->subscription));
+      return CLI_EXIT_FAILED;
+    }
   }
   if (r->opt.ask_on_tty && !(r->approver = tty_approver_new(r->rt))) {
     cli_error("out of memory");
@@ -342,6 +347,8 @@ static int run_call(call_run *r) {
   memset(&req, 0, sizeof req);
   req.tool = r->opt.tool;
   req.args = r->opt.args; /* parsed once, by args_json_parse */
+  req.on_event = on_call_event;
+  req.events_ud = r;
   if (tg_call_start(r->rt, &req, on_done, r, err) < 0) {
     cli_error("call: %s", err);
     return CLI_EXIT_USAGE;

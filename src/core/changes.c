@@ -162,11 +162,12 @@ static void notify_subscribers(tg_core *core, tg_changes *s,
 }
 
 static void deliver_one(tg_core *core, void *origin,
-                        tg_change_listener listener, const cJSON *ch) {
+                        tg_change_listener listener, const tg_listener *own,
+                        const cJSON *ch) {
   tg_changes *s = core->changes;
   ring_push(s, ch);
   tg_file_change v = view_of(ch);
-  cJSON *d = tg__event_data(core, origin);
+  cJSON *d = tg__event_data_to(core, origin, own);
   if (d) {
     cJSON_Delete(d);
     d = cJSON_Duplicate(ch, 1);
@@ -175,13 +176,14 @@ static void deliver_one(tg_core *core, void *origin,
     cJSON *type = cJSON_DetachItemFromObjectCaseSensitive(d, "type");
     if (type) cJSON_AddItemToObject(d, "change", type);
   }
-  tg__emit(core, origin, "file_change", v.call_id, d);
+  tg__emit_to(core, origin, "file_change", v.call_id, d, own);
   notify_subscribers(core, s, &v);
   if (origin && listener) listener(origin, ch, v.path);
 }
 
 void tg__changes_call_ended(tg_core *core, void *origin,
-                            tg_change_listener listener, const char *call_id) {
+                            tg_change_listener listener, const char *call_id,
+                            const tg_listener *own) {
   tg_changes *s = core->changes;
   if (!s || !s->pending) return; /* the common case: nothing to do */
   tg_change_batch **pp = &s->pending;
@@ -190,7 +192,7 @@ void tg__changes_call_ended(tg_core *core, void *origin,
   if (!b) return;
   *pp = b->next; /* taken out first: a subscriber may start calls */
   for (cJSON *ch = b->changes->child; ch; ch = ch->next)
-    deliver_one(core, origin, listener, ch);
+    deliver_one(core, origin, listener, own, ch);
   cJSON_Delete(b->changes);
   free(b->call_id);
   free(b);

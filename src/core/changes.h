@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "toolgate.h"
+#include "events.h"
 
 #define TG_CHANGES_RING 256
 
@@ -65,7 +66,8 @@ int tg__changes_record(struct tg_core *core, const char *call_id, const char *to
  * out as `file_change` events (under origin), to C subscribers and to
  * listener(origin, ...), in the order they were made. */
 void tg__changes_call_ended(struct tg_core *core, void *origin,
-                            tg_change_listener listener, const char *call_id);
+                            tg_change_listener listener, const char *call_id,
+                            const tg_listener *own);
 
 /* tg_changes_subscribe / _unsubscribe / _recent of the public API. */
 int tg__changes_subscribe(struct tg_core *core, const char *glob,

@@ -67,8 +67,30 @@ static int wanted(const tg_bus *b, void *origin) {
   return origin && b->scope && b->scope->listens(origin);
 }
 
+static int listening(const tg_listener *l, const char *type) {
+  return l && (l->on_event ||
+               (l->on_progress && type && strcmp(type, "progress") == 0));
+}
+
+cJSON *tg__event_data_to(tg_core *core, void *origin, const tg_listener *l) {
+  return wanted(&core->bus, origin) || (l && (l->on_event || l->on_progress))
+             ? cJSON_CreateObject()
+             : NULL;
+}
+
 cJSON *tg__event_data(tg_core *core, void *origin) {
-  return wanted(&core->bus, origin) ? cJSON_CreateObject() : NULL;
+  return tg__event_data_to(core, origin, NULL);
+}
+
+/* Copies first: a listener may end its call, freeing what l points into. */
+static void tell(tg_core *core, const tg_listener *l, cJSON *ev, uint64_t seq,
+                 const char *type) {
+  tg_listener own = *l;
+  const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "call_id"));
+  tg_event view = {seq, type, id, ev};
+  if (own.on_event) own.on_event(core->rt, &view, own.ud);
+  if (own.on_progress && strcmp(type, "progress") == 0)
+    own.on_progress(core->rt, &view, own.ud);
 }
 
 static void dispatch(tg_core *core) {
@@ -110,22 +132,12 @@ static void move_members(cJSON *ev, cJSON *data) {
   cJSON_Delete(data);
 }
 
-void tg__emit(tg_core *core, void *origin, const char *type,
-              const char *call_id, cJSON *data) {
-  assert(tg_event_type_known(type)); /* a new type goes in TG_EVENT_TYPES */
-  tg_bus *b = &core->bus;
-  uint64_t seq = ++b->seq;
-  if (!wanted(b, origin)) {
-    cJSON_Delete(data);
-    return;
-  }
-  tg_queued_event *q = calloc(1, sizeof *q);
+static cJSON *make_event(uint64_t seq, const char *type, const char *call_id,
+                         cJSON *data) {
   cJSON *ev = cJSON_CreateObject();
-  if (!q || !ev) {
-    free(q);
-    cJSON_Delete(ev);
+  if (!ev) {
     cJSON_Delete(data);
-    return;
+    return NULL;
   }
   cJSON_AddNumberToObject(ev, "seq", (double)seq);
   cJSON_AddStringToObject(ev, "type", type);
@@ -133,13 +145,43 @@ void tg__emit(tg_core *core, void *origin, const char *type,
   cJSON_AddNumberToObject(ev, "ts_ms", tg__now_ms());
   cJSON_AddNumberToObject(ev, "ts", tg__wall_ms());
   if (data) move_members(ev, data);
+  return ev;
+}
+
+static void enqueue(tg_core *core, void *origin, cJSON *ev) {
+  tg_bus *b = &core->bus;
+  tg_queued_event *q = calloc(1, sizeof *q);
+  if (!q) {
+    cJSON_Delete(ev);
+    return;
+  }
   q->ev = ev;
-  q->origin = origin;
-  if (origin && b->scope) b->scope->ref(origin);
-  else q->origin = NULL;
+  q->origin = origin && b->scope ? origin : NULL;
+  if (q->origin) b->scope->ref(q->origin);
   if (b->tail) b->tail->next = q; else b->head = q;
   b->tail = q;
   if (!b->dispatching) dispatch(core);
+}
+
+void tg__emit_to(tg_core *core, void *origin, const char *type,
+                 const char *call_id, cJSON *data, const tg_listener *l) {
+  assert(tg_event_type_known(type)); /* a new type goes in TG_EVENT_TYPES */
+  uint64_t seq = ++core->bus.seq;
+  int bus = wanted(&core->bus, origin), own = listening(l, type);
+  if (!bus && !own) {
+    cJSON_Delete(data);
+    return;
+  }
+  cJSON *ev = make_event(seq, type, call_id, data);
+  if (!ev) return;
+  if (own) tell(core, l, ev, seq, type);
+  if (bus) enqueue(core, origin, ev);
+  else cJSON_Delete(ev);
+}
+
+void tg__emit(tg_core *core, void *origin, const char *type,
+              const char *call_id, cJSON *data) {
+  tg__emit_to(core, origin, type, call_id, data, NULL);
 }
 
 void tg__bus_free(tg_core *core) {

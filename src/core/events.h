@@ -32,6 +32,14 @@ typedef struct {
   void (*deliver)(void *origin, const tg_event *ev);
 } tg_bus_scope;
 
+/* A call's own listeners (tg_call_request.on_event / on_progress): told of
+ * the call's events as they are made. */
+typedef struct {
+  tg_event_cb on_event;         /* every event of the call */
+  tg_event_cb on_progress;      /* its progress events */
+  void *ud;
+} tg_listener;
+
 typedef struct tg_queued_event {
   cJSON *ev;
   void *origin;                 /* reference held; NULL: the current one */
@@ -59,10 +67,18 @@ typedef struct {
  *
  * tg__emit takes data (an object, or NULL for {}), adds seq, type,
  * call_id, ts_ms (monotonic) and ts (wall clock, ms since the epoch), and
- * delivers it or queues it. origin may be NULL (the current one). */
+ * delivers it or queues it. origin may be NULL (the current one).
+ *
+ * The _to forms also tell a call's own listener l (may be NULL), at once:
+ * a call's events reach it in seq order, each before tg__emit_to returns,
+ * whatever the bus is busy with. */
 cJSON *tg__event_data(struct tg_core *core, void *origin);
 void tg__emit(struct tg_core *core, void *origin, const char *type,
               const char *call_id, cJSON *data);
+cJSON *tg__event_data_to(struct tg_core *core, void *origin,
+                         const tg_listener *l);
+void tg__emit_to(struct tg_core *core, void *origin, const char *type,
+                 const char *call_id, cJSON *data, const tg_listener *l);
 
 int tg__events_subscribe(struct tg_core *core, tg_event_cb cb, void *ud);
 void tg__events_unsubscribe(struct tg_core *core, int id);

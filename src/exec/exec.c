@@ -56,9 +56,9 @@ static void add_progress(tg_exec *ex, cJSON *d);
 static void progress_cb(uv_timer_t *t) {
   tg_exec *ex = t->data;
   if (ex->finished || !ex->owner) return;
-  cJSON *d = tg__event_data(ex->core, ex->gen);
+  cJSON *d = tg__event_data_to(ex->core, ex->gen, ex->listen);
   if (d) add_progress(ex, d);
-  tg__emit(ex->core, ex->gen, "progress", ex->call_id, d);
+  tg__emit_to(ex->core, ex->gen, "progress", ex->call_id, d, ex->listen);
 }
 
 static void add_progress(tg_exec *ex, cJSON *d) {
@@ -233,7 +233,8 @@ tg_runtime *tg_exec_runtime(tg_exec *ex) { return ex->core->rt; }
 
 tg_exec *tg__exec_new(tg_core *core, tg_generation *gen, const tg_tool *tool,
                       const char *call_id, const char *session, int attempt,
-                      void *owner, const tg_exec_ops *ops, void *ops_ud) {
+                      const tg_listener *listen, void *owner,
+                      const tg_exec_ops *ops, void *ops_ud) {
   tg_exec *ex = calloc(1, sizeof *ex);
   if (!ex) return NULL;
   ex->owner = owner;
@@ -246,6 +247,7 @@ tg_exec *tg__exec_new(tg_core *core, tg_generation *gen, const tg_tool *tool,
   ex->kind = tool->kind;
   ex->call_id = call_id;
   ex->session = session;
+  ex->listen = listen;
   ex->attempt = attempt;
   ex->co_ref = LUA_NOREF;
   return ex;

@@ -42,6 +42,7 @@ struct tg_exec {
                                   finish after the runtime freed its tools */
   const char *call_id;         /* the call's; copied if the attempt is detached */
   const char *session;         /* the call's (borrowed: read while owned) */
+  const tg_listener *listen;   /* the call's own listener (idem) */
   char *own_call_id;
   int attempt;
   int finished;                /* the chain has the attempt's outcome */
@@ -77,7 +78,8 @@ struct tg_exec {
  * owner holds it), owned by owner. NULL when out of memory. */
 tg_exec *tg__exec_new(tg_core *core, tg_generation *gen, const tg_tool *tool,
                       const char *call_id, const char *session, int attempt,
-                      void *owner, const tg_exec_ops *ops, void *ops_ud);
+                      const tg_listener *listen, void *owner,
+                      const tg_exec_ops *ops, void *ops_ud);
 /* Has the attempt ended (its outcome is ready)? */
 int tg__exec_finished(const tg_exec *ex);
 /* Starts the attempt. It may finish before this returns. */

@@ -33,11 +33,11 @@ void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, const char *code,
   c->status = st;
 }
 
-static void wait_timer_closed(uv_handle_t *h) {
-  tg_call *c = h->data;
-  free(h);
-  if (--c->pending_closes == 0 && c->stage == TG_STAGE_END && !c->advancing)
-    free(c);
+/* The wait timer has closed after the call ended: nothing else holds it
+ * (the driver frees it itself when it is still running). */
+static void timer_closed(tg_closer *cl) {
+  tg_call *c = tg_owner_of(cl, tg_call, closer);
+  if (c->stage == TG_STAGE_END && !c->advancing) free(c);
 }
 
 uv_timer_t *tg__call_wait_timer(tg_call *c) {
@@ -241,6 +241,7 @@ void tg__call_free_fields(tg_call *c) {
   if (c->call_ref != LUA_NOREF)
     luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);
   c->call_ref = LUA_NOREF;
+  c->closer.closed = timer_closed;
   tg__generation_unref(c->gen);
   if (c->id != c->idbuf) free(c->id);
   free(c->tool_name);
@@ -266,11 +267,8 @@ static void finish(tg_call *c) {
                          &c->listen);
   if (c->done) c->done(c->core->rt, &o, c->done_ud);
   tg__call_free_fields(c);
-  if (c->wait_timer) {
-    c->pending_closes++;
-    uv_close((uv_handle_t *)c->wait_timer, wait_timer_closed);
-    c->wait_timer = NULL;
-  }
+  tg__close(&c->closer, (uv_handle_t *)c->wait_timer, 1);
+  c->wait_timer = NULL;
 }
 
 /* ---- the driver ------------------------------------------------------- */
@@ -384,7 +382,7 @@ void tg__call_advance(tg_call *c) {
   }
   finish(c);
   c->advancing = 0;
-  if (c->pending_closes == 0) free(c);
+  if (c->closer.closing == 0) free(c);
 }
 
 /* ---- starting --------------------------------------------------------- */
@@ -503,6 +501,7 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
   c->core = ch->core;
   c->args = args;
   c->call_ref = LUA_NOREF;
+  c->closer.closed = timer_closed;
   /* The common case allocates nothing for the id and the session. */
   size_t idlen = strnlen(id, sizeof c->idbuf - 1);
   memcpy(c->idbuf, id, idlen);

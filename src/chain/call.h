@@ -9,6 +9,7 @@
 #define TG_CALL_H
 
 #include <stdint.h>
+#include "base/closer.h"
 #include "core/core.h"
 #include "core/error.h"
 #include "base/util.h"
@@ -90,7 +91,7 @@ struct tg_call {
   tg_done_cb done;
   void *done_ud;
   tg_listener listen;            /* the request's on_event / on_progress */
-  int pending_closes;            /* uv handles still closing */
+  tg_closer closer;              /* its wait timer (base/closer.h) */
   int depth;                     /* 0, or how deep inside ctx.call nesting */
   int dry_run;                   /* explain's call: judged, never started */
   char *bad_args;                /* why the args were refused (owned): the

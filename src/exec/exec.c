@@ -17,7 +17,7 @@
 #include "proc/process.h"
 
 void tg__exec_maybe_free(tg_exec *ex) {
-  if (!ex->released || ex->pending_closes || ex->nested) return;
+  if (!ex->released || ex->closer.closing || ex->nested) return;
   if (ex->kind == TG_TOOL_C && !ex->tool_finished) return;
   cJSON_Delete(ex->result);
   tg__err_clear(&ex->error);
@@ -27,17 +27,13 @@ void tg__exec_maybe_free(tg_exec *ex) {
   free(ex);
 }
 
-static void timer_closed(uv_handle_t *h) {
-  tg_exec *ex = h->data;
-  free(h);
-  ex->pending_closes--;
-  tg__exec_maybe_free(ex);
+static void timers_closed(tg_closer *c) {
+  tg__exec_maybe_free(tg_owner_of(c, tg_exec, closer));
 }
 
 void tg__exec_close_timer(tg_exec *ex, uv_timer_t **t) {
   if (!*t) return;
-  ex->pending_closes++;
-  uv_close((uv_handle_t *)*t, timer_closed);
+  tg__close(&ex->closer, (uv_handle_t *)*t, 1);
   *t = NULL;
 }
 
@@ -250,6 +246,7 @@ tg_exec *tg__exec_new(tg_core *core, tg_generation *gen, const tg_tool *tool,
   ex->listen = listen;
   ex->attempt = attempt;
   ex->co_ref = LUA_NOREF;
+  ex->closer.closed = timers_closed;
   return ex;
 }
 

@@ -9,6 +9,7 @@
 #ifndef TG_EXEC_H
 #define TG_EXEC_H
 
+#include "base/closer.h"
 #include "core/core.h"
 #include "core/error.h"
 #include "base/util.h"
@@ -60,7 +61,7 @@ struct tg_exec {
   uint64_t timeout_ms;         /* set by a tool's start: overrides the
                                   tool's and runtime's (exec's timeout_ms) */
   struct tg_proc *proc;        /* the process it waits for (process.c) */
-  int pending_closes;
+  tg_closer closer;            /* its timers (base/closer.h) */
   /* Lua tools */
   int co_ref;                  /* the coroutine, in gen->L's registry */
   lua_State *co;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include "capture.h"
 #include "process.h"
+#include "base/closer.h"
 #include "core/core.h"
 #include "base/util.h"
 
@@ -61,7 +62,7 @@ struct tg_proc {
   tg_proc_stop_reason stop;
   int term_sent;
   int finished, released, closing;
-  int open_handles;
+  tg_closer closer;          /* freed when closing and all have closed */
   tg_proc_output_fn on_output;
   tg_proc_exit_fn on_exit;
   void *ud;
@@ -82,29 +83,28 @@ static void proc_free(tg_proc *p) {
   free(p);
 }
 
-static void handle_closed(uv_handle_t *h) {
-  tg_proc *p = h->data;
-  if (--p->open_handles == 0 && p->closing) proc_free(p);
+/* A handle closed early (the input pipe once written) must not free the
+ * process: only the closes of close_all, which always has some, do. */
+static void handles_closed(tg_closer *c) {
+  tg_proc *p = tg_owner_of(c, tg_proc, closer);
+  if (p->closing) proc_free(p);
 }
 
 /* Closes h if it was initialized and is not closing already. */
-static void close_handle(uv_handle_t *h) {
-  if (h->loop && !uv_is_closing(h)) uv_close(h, handle_closed);
+static void close_handle(tg_proc *p, uv_handle_t *h) {
+  tg__close(&p->closer, h, 0);
 }
 
-static void handle_opened(tg_proc *p, uv_handle_t *h) {
-  h->data = p;
-  p->open_handles++;
-}
+static void handle_opened(tg_proc *p, uv_handle_t *h) { h->data = p; }
 
 static void close_all(tg_proc *p) {
   p->closing = 1;
-  for (int i = 0; i < 2; i++) close_handle((uv_handle_t *)&p->out[i].pipe);
-  close_handle((uv_handle_t *)&p->exit_watch);
-  close_handle((uv_handle_t *)&p->reap_timer);
-  close_handle((uv_handle_t *)&p->in_watch);
-  close_handle((uv_handle_t *)&p->deadline);
-  close_handle((uv_handle_t *)&p->killer);
+  for (int i = 0; i < 2; i++) close_handle(p, (uv_handle_t *)&p->out[i].pipe);
+  close_handle(p, (uv_handle_t *)&p->exit_watch);
+  close_handle(p, (uv_handle_t *)&p->reap_timer);
+  close_handle(p, (uv_handle_t *)&p->in_watch);
+  close_handle(p, (uv_handle_t *)&p->deadline);
+  close_handle(p, (uv_handle_t *)&p->killer);
 }
 
 /* ---- the result ------------------------------------------------------------ */
@@ -163,7 +163,7 @@ static void stream_done(tg_proc *p, stream *s) {
   if (!s->open) return;
   s->open = 0;
   uv_read_stop((uv_stream_t *)&s->pipe);
-  close_handle((uv_handle_t *)&s->pipe);
+  close_handle(p, (uv_handle_t *)&s->pipe);
 }
 
 static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
@@ -205,7 +205,7 @@ static ssize_t write_quiet(int fd, const char *d, size_t n) {
 
 static void close_input(tg_proc *p) {
   if (p->in_fd < 0) return;
-  close_handle((uv_handle_t *)&p->in_watch); /* drops the fd from epoll */
+  close_handle(p, (uv_handle_t *)&p->in_watch); /* drops the fd from epoll */
   close(p->in_fd);
   p->in_fd = -1;
   free(p->input);
@@ -269,10 +269,10 @@ static void maybe_finish(tg_proc *p) {
 static void reaped(tg_proc *p) {
   p->reaped = 1;
   p->end_ms = tg__now_ms();
-  close_handle((uv_handle_t *)&p->exit_watch);
+  close_handle(p, (uv_handle_t *)&p->exit_watch);
   if (p->pidfd >= 0) close(p->pidfd);
   p->pidfd = -1;
-  close_handle((uv_handle_t *)&p->reap_timer);
+  close_handle(p, (uv_handle_t *)&p->reap_timer);
   uv_timer_stop(&p->deadline);
   if (p->out[0].open || p->out[1].open) { /* let the pipes drain */
     uv_timer_stop(&p->killer);
@@ -527,6 +527,7 @@ static tg_proc *proc_new(tg_core *core, const tg_proc_opts *o) {
   }
   p->core = core;
   p->pidfd = p->in_fd = -1;
+  p->closer.closed = handles_closed;
   for (int i = 0; i < 2; i++) tg__capture_init(&p->out[i].kept, o->cap);
   p->grace_ms = o->kill_grace_ms;
   p->next = core->procs;

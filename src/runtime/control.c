@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "control.h"
+#include "base/closer.h"
 #include "base/json.h"
 #include "runtime.h"
 
@@ -35,7 +36,7 @@ typedef struct tg_conn tg_conn;
 struct tg_control {
   uv_pipe_t server;
   uv_timer_t busy;            /* paces the control_busy events */
-  int open_handles;           /* server and busy: freed when both closed */
+  tg_closer closer;           /* server and busy: freed when both closed */
   tg_runtime *rt;
   char *path;
   dev_t dev;                  /* of the socket file we made: we remove */
@@ -53,7 +54,7 @@ struct tg_conn {
   tg_conn *prev, *next;
   char in[TG_CONTROL_MAX_LINE];
   size_t len;
-  int open_handles;
+  tg_closer closer;           /* pipe and idle: freed when both closed */
   int closing;
 };
 
@@ -138,10 +139,7 @@ static int fill_addr(struct sockaddr_un *a, const char *path, char *err) {
 
 /* ---- the server: connections ----------------------------------------- */
 
-static void conn_closed(uv_handle_t *h) {
-  tg_conn *c = h->data;
-  if (--c->open_handles == 0) free(c);
-}
+static void conn_closed(tg_closer *cl) { free(tg_owner_of(cl, tg_conn, closer)); }
 
 static void conn_close(tg_conn *c) {
   if (c->closing) return;
@@ -153,8 +151,8 @@ static void conn_close(tg_conn *c) {
     ctl->nconns--;
     c->ctl = NULL;
   }
-  uv_close((uv_handle_t *)&c->pipe, conn_closed);
-  uv_close((uv_handle_t *)&c->idle, conn_closed);
+  tg__close(&c->closer, (uv_handle_t *)&c->pipe, 0);
+  tg__close(&c->closer, (uv_handle_t *)&c->idle, 0);
 }
 
 /* Sends one JSON line and closes. Takes ownership of j. */
@@ -336,7 +334,7 @@ static void on_connection(uv_stream_t *server, int status) {
   uv_pipe_init(ctl->rt->core.loop, &c->pipe, 0);
   uv_timer_init(ctl->rt->core.loop, &c->idle);
   c->pipe.data = c->idle.data = c;
-  c->open_handles = 2;
+  c->closer.closed = conn_closed;
   c->ctl = ctl;
   c->prev = ctl->newest;
   if (ctl->newest) ctl->newest->next = c; else ctl->oldest = c;
@@ -384,11 +382,15 @@ static int clear_stale(const char *path, char *err) {
   return -e;
 }
 
-static void server_closed(uv_handle_t *h) {
-  tg_control *ctl = h->data;
-  if (--ctl->open_handles > 0) return;
+static void server_closed(tg_closer *cl) {
+  tg_control *ctl = tg_owner_of(cl, tg_control, closer);
   free(ctl->path);
   free(ctl);
+}
+
+static void server_close(tg_control *ctl) {
+  tg__close(&ctl->closer, (uv_handle_t *)&ctl->server, 0);
+  tg__close(&ctl->closer, (uv_handle_t *)&ctl->busy, 0);
 }
 
 void tg__control_stop(tg_runtime *rt) {
@@ -400,8 +402,7 @@ void tg__control_stop(tg_runtime *rt) {
   if (ctl->path && lstat(ctl->path, &st) == 0 && st.st_dev == ctl->dev &&
       st.st_ino == ctl->ino)
     unlink(ctl->path);
-  uv_close((uv_handle_t *)&ctl->server, server_closed);
-  uv_close((uv_handle_t *)&ctl->busy, server_closed);
+  server_close(ctl);
 }
 
 static int bind_and_listen(tg_control *ctl, const char *path, char *err) {
@@ -447,11 +448,10 @@ int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
   uv_pipe_init(rt->core.loop, &ctl->server, 0);
   uv_timer_init(rt->core.loop, &ctl->busy);
   ctl->server.data = ctl->busy.data = ctl;
-  ctl->open_handles = 2;
+  ctl->closer.closed = server_closed;
   rc = bind_and_listen(ctl, path, err);
   if (rc < 0) {
-    uv_close((uv_handle_t *)&ctl->server, server_closed);
-    uv_close((uv_handle_t *)&ctl->busy, server_closed);
+    server_close(ctl);
     return rc;
   }
   /* listening alone must not keep the host's loop running */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "watch.h"
+#include "base/closer.h"
 #include "policy/generation.h"
 #include "runtime.h"
 
@@ -30,7 +31,7 @@ struct tg_watch {
   uv_timer_t debounce;
   tg_runtime *rt;
   char *base;             /* the folder's own name, for events about it */
-  int open_handles;       /* the struct goes with the last close */
+  tg_closer closer;       /* the struct goes with the last close */
   int folder_moved;       /* re-arm when the quiet time ends */
   int lost;               /* the folder is gone: not watching anything */
 };
@@ -113,9 +114,8 @@ void tg__watch_rearm(tg_runtime *rt) {
 
 int tg__watch_lost(tg_runtime *rt) { return rt->watch && rt->watch->lost; }
 
-static void watch_closed(uv_handle_t *h) {
-  tg_watch *w = h->data;
-  if (--w->open_handles > 0) return;
+static void watch_closed(tg_closer *c) {
+  tg_watch *w = tg_owner_of(c, tg_watch, closer);
   free(w->base);
   free(w);
 }
@@ -125,8 +125,8 @@ void tg__watch_stop(tg_runtime *rt) {
   if (!w) return;
   rt->watch = NULL;
   w->rt = NULL;
-  uv_close((uv_handle_t *)&w->fs, watch_closed);
-  uv_close((uv_handle_t *)&w->debounce, watch_closed);
+  tg__close(&w->closer, (uv_handle_t *)&w->fs, 0);
+  tg__close(&w->closer, (uv_handle_t *)&w->debounce, 0);
 }
 
 static int watch_start(tg_runtime *rt, char *err) {
@@ -139,7 +139,7 @@ static int watch_start(tg_runtime *rt, char *err) {
   uv_fs_event_init(rt->core.loop, &w->fs);
   uv_timer_init(rt->core.loop, &w->debounce);
   w->fs.data = w->debounce.data = w;
-  w->open_handles = 2;
+  w->closer.closed = watch_closed;
   rt->watch = w;
   int rc = arm(w, rt->policies_dir);
   if (rc < 0) {

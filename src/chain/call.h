@@ -108,7 +108,7 @@ void tg__call_free_fields(tg_call *c);
 void tg__call_advance(tg_call *c);
 
 /* Records an error as the call's outcome (copies the strings). */
-void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, const char *code,
+void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, tg_error_code code,
                    int retryable, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 void tg__err_clear(tg_err *e);

@@ -75,7 +75,7 @@ static void start_attempt(tg_call *c) {
   if (c->cancel_requested) return; /* a handler of `attempt` cancelled it */
   tg_exec *ex = calloc(1, sizeof *ex);
   if (!ex) {
-    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, "NOMEM", 0,
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, TG_E_NOMEM, 0,
                   "out of memory starting the tool");
     return;
   }

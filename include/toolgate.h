@@ -56,9 +56,141 @@ typedef enum {
 
 const char *tg_phase_name(tg_phase phase);
 
+/* The error codes the runtime itself emits, in one list: the name
+ * (TG_E_<NAME>, and the string in tg_error_view.code), the phases it
+ * occurs in (TG_PHASE_BIT of each), and one line of what happened and
+ * what to do. Nothing in the runtime emits a code that is not here; a tool
+ * may finish with a code of its own (tg_exec_finish_error's code, a Lua
+ * tool's `return nil, {code = ...}`), which is not in the list.
+ * README.md ("Error codes") shows the same table; a test keeps them in
+ * step. */
+#define TG_PHASE_BIT(name) (1u << TG_PHASE_##name)
+#define TG_ERROR_CODE_MAP(X)                                                  \
+  X(UNKNOWN_TOOL, TG_PHASE_BIT(VALIDATE) | TG_PHASE_BIT(PRE_HOOK),            \
+    "no tool has that name (as called, or as a pre-hook rerouted the call); " \
+    "the tool did not run: call a registered tool")                           \
+  X(INVALID_ARGS, TG_PHASE_BIT(VALIDATE),                                     \
+    "the args are not one JSON object, or do not match the tool's schema; "   \
+    "the tool did not run: fix them as the message says")                     \
+  X(DENIED, TG_PHASE_BIT(AUTHORIZE),                                          \
+    "a rule, or the default verdict, denied the call; the tool did not run: " \
+    "do not retry the same call, change it or ask the user")                  \
+  X(RULE_ERROR, TG_PHASE_BIT(POLICY),                                         \
+    "a rule raised, was stopped by the time limit or memory cap, or changed " \
+    "the call it judged; the call fails closed: fix the rule named")          \
+  X(BAD_VERDICT, TG_PHASE_BIT(POLICY),                                        \
+    "a rule returned something that is not a verdict; the call fails "        \
+    "closed: a rule returns nothing, tg.allow(), tg.deny(reason) or "         \
+    "tg.ask(prompt)")                                                         \
+  X(HOOK_ERROR, TG_PHASE_BIT(POLICY),                                         \
+    "a hook raised, was stopped by a limit, returned a bad value or left "    \
+    "args that are not a JSON object; the tool did not run, or its result is " \
+    "withheld: fix the hook named")                                           \
+  X(ABORTED, TG_PHASE_BIT(PRE_HOOK) | TG_PHASE_BIT(POLICY),                   \
+    "a hook returned tg.abort(reason): a pre-hook before the tool ran "       \
+    "(status denied), a post-hook after it (the result is withheld)")         \
+  X(REJECTED, TG_PHASE_BIT(APPROVE),                                          \
+    "the approver or the approve mode rejected the call, or no answer came "  \
+    "in time; the tool did not run: follow the user's guidance, if any")      \
+  X(CANCELLED, TG_PHASE_BIT(CANCEL),                                          \
+    "the call was cancelled before, between or during its attempts; do not "  \
+    "assume the tool finished")                                               \
+  X(TIMEOUT, TG_PHASE_BIT(TIMEOUT),                                           \
+    "the tool ran past its timeout and was stopped, partial output kept; "    \
+    "retryable: try again or ask for less work")                              \
+  X(NOMEM, TG_PHASE_BIT(INTERNAL),                                            \
+    "the runtime ran out of memory handling the call")                        \
+  X(TOOL_ERROR, TG_PHASE_BIT(EXECUTE),                                        \
+    "the tool failed without a code of its own; the message says why")        \
+  X(TOOL_RAISED, TG_PHASE_BIT(EXECUTE),                                       \
+    "a Lua tool raised an error; what it did before may have happened")       \
+  X(BAD_RESULT, TG_PHASE_BIT(EXECUTE),                                        \
+    "a Lua tool returned a value that is not JSON")                           \
+  X(TIME_LIMIT, TG_PHASE_BIT(EXECUTE),                                        \
+    "a Lua tool ran past the policy time limit without yielding and was "     \
+    "stopped; not retried: its side effects may have happened")               \
+  X(MEMORY_CAP, TG_PHASE_BIT(EXECUTE),                                        \
+    "a Lua tool took its generation past the policy memory cap and was "      \
+    "stopped; not retried")                                                   \
+  X(BAD_ARGS, TG_PHASE_BIT(EXECUTE),                                          \
+    "exec, a file tool or a Lua tool cannot use an argument that passed the " \
+    "schema: fix it as the message says")                                     \
+  X(SPAWN_FAILED, TG_PHASE_BIT(EXECUTE),                                      \
+    "exec could not start the command (not found, not executable, a bad "     \
+    "cwd); the message says why")                                             \
+  X(NO_WORKSPACE, TG_PHASE_BIT(EXECUTE),                                      \
+    "the file tools have no workspace root: the host sets workspace_roots")   \
+  X(OUTSIDE_WORKSPACE, TG_PHASE_BIT(EXECUTE),                                 \
+    "the path leads outside every workspace root (.., an absolute path, a "   \
+    "symlink): use a path inside the workspace")                              \
+  X(BAD_PATH, TG_PHASE_BIT(EXECUTE),                                          \
+    "the path is empty, too long, loops through symlinks or names no file "   \
+    "the tool can use: fix the path")                                         \
+  X(NOT_FOUND, TG_PHASE_BIT(EXECUTE),                                         \
+    "the file or a directory on its path does not exist: list_dir shows "     \
+    "what is there")                                                          \
+  X(ALREADY_EXISTS, TG_PHASE_BIT(EXECUTE),                                    \
+    "a patch creates a file, or renames one to a name, that already exists: " \
+    "patch the existing file instead")                                        \
+  X(NOT_A_DIRECTORY, TG_PHASE_BIT(EXECUTE),                                   \
+    "a directory was needed but the path, or a component of it, is a file")   \
+  X(NOT_A_REGULAR_FILE, TG_PHASE_BIT(EXECUTE),                                \
+    "the path is a directory, device, FIFO or socket; the file tools read "   \
+    "and write regular files only")                                           \
+  X(BROKEN_SYMLINK, TG_PHASE_BIT(EXECUTE),                                    \
+    "the path goes through a dangling symlink, which the file tools do not "  \
+    "follow")                                                                 \
+  X(PERMISSION_DENIED, TG_PHASE_BIT(EXECUTE),                                 \
+    "the operating system refused access to the file or a directory on its "  \
+    "path")                                                                   \
+  X(NO_SPACE, TG_PHASE_BIT(EXECUTE),                                          \
+    "the disk or the quota is full: free space, then try again")              \
+  X(TOO_LARGE, TG_PHASE_BIT(EXECUTE),                                         \
+    "the file is over file_max_bytes: work on a smaller file or raise the "   \
+    "limit")                                                                  \
+  X(BINARY_FILE, TG_PHASE_BIT(EXECUTE),                                       \
+    "read_file got offset or limit for a file that is not UTF-8 text: read "  \
+    "it whole (it comes back base64-encoded)")                                \
+  X(PATCH_PARSE, TG_PHASE_BIT(EXECUTE),                                       \
+    "apply_patch could not parse the patch: send a unified diff")             \
+  X(PATCH_CONFLICT, TG_PHASE_BIT(EXECUTE),                                    \
+    "the patch does not apply to the file as it is, or two of its sections "  \
+    "clash over a file; nothing was changed: read the file, redo the patch")  \
+  X(ROLLBACK_FAILED, TG_PHASE_BIT(EXECUTE),                                   \
+    "a patch failed part way and undoing the files it had written failed "    \
+    "too: the message names the files left changed")                          \
+  X(IO_ERROR, TG_PHASE_BIT(EXECUTE),                                          \
+    "a file tool hit another operating system error (or ran out of memory);"  \
+    " the message says which")
+
+/* TG_E_NONE is no code: no error, or a code not in the list (a tool's own).
+ * The codes are TG_E_NONE + 1 .. TG_E__COUNT - 1, in the list's order. */
+typedef enum {
+  TG_E_NONE = 0,
+#define TG_ERROR_CODE_ENUM(name, phases, doc) TG_E_##name,
+  TG_ERROR_CODE_MAP(TG_ERROR_CODE_ENUM)
+#undef TG_ERROR_CODE_ENUM
+  TG_E__COUNT
+} tg_error_code;
+
+/* "UNKNOWN_TOOL" for TG_E_UNKNOWN_TOOL; NULL for TG_E_NONE and values out
+ * of range. */
+const char *tg_error_code_name(tg_error_code code);
+/* The code's line of documentation; NULL when it has no name. */
+const char *tg_error_code_doc(tg_error_code code);
+/* The phases the code occurs in: TG_PHASE_BIT of each; 0 when it has no
+ * name. */
+unsigned tg_error_code_phases(tg_error_code code);
+/* The code named name (as in tg_error_view.code), or TG_E_NONE when name
+ * is NULL or not in the list. */
+tg_error_code tg_error_code_of(const char *name);
+/* The names of every code, in the list's order, NULL-terminated; static. */
+const char *const *tg_error_codes(void);
+
 typedef struct {
   tg_phase phase;       /* TG_PHASE_NONE when there is no error */
-  const char *code;     /* short machine code, e.g. "DENIED", "SCHEMA" */
+  const char *code;     /* short machine code, e.g. "DENIED", "INVALID_ARGS":
+                           a tg_error_code's name, or a tool's own code */
   const char *message;  /* what the agent / user reads */
   const char *suggestion; /* may be NULL */
   int retryable;
@@ -307,7 +439,9 @@ typedef struct {
 int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
                      char err[TG_ERRMSG]);
 
-/* Result ownership passes to the runtime. */
+/* Result ownership passes to the runtime. code is the tool's own (NULL:
+ * TOOL_ERROR); a tool may also pass one of the runtime's, by
+ * tg_error_code_name. */
 void tg_exec_finish_ok(tg_exec *ex, cJSON *result);
 void tg_exec_finish_error(tg_exec *ex, cJSON *partial_result, const char *code,
                           const char *message, int retryable);

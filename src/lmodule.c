@@ -1322,5 +1322,11 @@ int luaopen_toolgate(lua_State *L) {
   lua_setfield(L, -2, "version");
   lua_pushstring(L, tg_event_types());
   lua_setfield(L, -2, "event_types");
+  lua_createtable(L, 0, TG_E__COUNT - 1); /* name -> its line of doc */
+  for (int i = TG_E_NONE + 1; i < TG_E__COUNT; i++) {
+    lua_pushstring(L, tg_error_code_doc((tg_error_code)i));
+    lua_setfield(L, -2, tg_error_code_name((tg_error_code)i));
+  }
+  lua_setfield(L, -2, "error_codes");
   return 1;
 }

@@ -121,7 +121,7 @@ static void emit_answer(tg_call *c, int answer, const char *by,
 
 static void reject(tg_call *c, const char *why, const char *guidance) {
   int has = guidance && *guidance;
-  tg__call_fail(c, TG_STATUS_REJECTED, TG_PHASE_APPROVE, "REJECTED", 0,
+  tg__call_fail(c, TG_STATUS_REJECTED, TG_PHASE_APPROVE, TG_E_REJECTED, 0,
                 "the tool did not run: %s. Do not assume it succeeded; "
                 "request updated guidance or offer alternatives.%s%s",
                 why, has ? " User guidance: " : "", has ? guidance : "");

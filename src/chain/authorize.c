@@ -106,13 +106,13 @@ static int run_rule(tg_call *c, const tg_rule *r) {
         break;
       }
       set_decision(c, TG_VERDICT_DENY, r->name, a.text);
-      tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "RULE_ERROR", 0,
+      tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_RULE_ERROR, 0,
                     "the tool did not run: %s", why);
       answered = -1;
       break;
     case TG_RULE_BAD:
       set_decision(c, TG_VERDICT_DENY, r->name, NULL);
-      tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "BAD_VERDICT", 0,
+      tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_BAD_VERDICT, 0,
                     "%s", why);
       answered = -1;
       break;
@@ -125,7 +125,7 @@ static void fail_denied(tg_call *c) {
   char by[600];
   if (c->rule) snprintf(by, sizeof by, "rule '%s'", c->rule);
   else snprintf(by, sizeof by, "default (no rule allowed it)");
-  tg__call_fail(c, TG_STATUS_DENIED, TG_PHASE_AUTHORIZE, "DENIED", 0,
+  tg__call_fail(c, TG_STATUS_DENIED, TG_PHASE_AUTHORIZE, TG_E_DENIED, 0,
                 "the tool did not run; do not assume it succeeded. Denied by "
                 "%s%s%s",
                 by, c->reason ? ": " : "", c->reason ? c->reason : "");
@@ -159,7 +159,7 @@ tg_step tg__stage_authorize(tg_call *c) {
     char msg[700];
     tg__rules_changed_call(last, msg, sizeof msg);
     set_decision(c, TG_VERDICT_DENY, last->name, NULL);
-    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "RULE_ERROR", 0,
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_RULE_ERROR, 0,
                   "the tool did not run: %s", msg);
     emit_decision(c, 0);
     return TG_END;

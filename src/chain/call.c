@@ -18,7 +18,7 @@
 #include "lua/luajson.h"
 #include "policy/sandbox.h"
 
-void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, const char *code,
+void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, tg_error_code code,
                    int retryable, const char *fmt, ...) {
   char msg[2048];
   va_list ap;
@@ -27,7 +27,7 @@ void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, const char *code,
   va_end(ap);
   tg__err_clear(&c->error);
   c->error.phase = phase;
-  c->error.code = tg__strdup(code);
+  c->error.code = tg__strdup(tg_error_code_name(code));
   c->error.message = tg__strdup(msg);
   c->error.retryable = retryable;
   c->status = st;
@@ -192,7 +192,8 @@ static cJSON *error_json(const tg_error_view *e) {
   if (e->phase == TG_PHASE_NONE) return cJSON_CreateNull();
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "phase", tg_phase_name(e->phase));
-  cJSON_AddStringToObject(o, "code", e->code ? e->code : "ERROR");
+  cJSON_AddStringToObject(o, "code", e->code ? e->code /* NULL: no memory */
+                                             : tg_error_code_name(TG_E_NOMEM));
   cJSON_AddStringToObject(o, "message", e->message ? e->message : "");
   if (e->suggestion) cJSON_AddStringToObject(o, "suggestion", e->suggestion);
   cJSON_AddBoolToObject(o, "retryable", e->retryable);
@@ -284,12 +285,12 @@ static tg_step stage_start(tg_call *c) {
   }
   tg__call_emit(c, "call_start", d);
   if (!c->tool) {
-    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, "UNKNOWN_TOOL", 0,
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, TG_E_UNKNOWN_TOOL, 0,
                   "unknown tool '%s'", c->tool_name);
     return TG_END;
   }
   if (c->bad_args) { /* nothing judged them: nothing may run on them */
-    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, "INVALID_ARGS", 0,
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, TG_E_INVALID_ARGS, 0,
                   "invalid arguments for '%s': %s", c->tool_name, c->bad_args);
     c->error.suggestion = tg__strdup("send the arguments as one JSON object, "
                                      "each key once");
@@ -310,7 +311,7 @@ static tg_step handle_cancel(tg_call *c) {
   c->cancel_handled = 1;
   tg__approve_withdraw(c);
   if (c->wait_timer) uv_timer_stop(c->wait_timer);
-  tg__call_fail(c, TG_STATUS_CANCELLED, TG_PHASE_CANCEL, "CANCELLED",
+  tg__call_fail(c, TG_STATUS_CANCELLED, TG_PHASE_CANCEL, TG_E_CANCELLED,
                 0, "the call was cancelled%s; do not assume it succeeded",
                 c->stage == TG_STAGE_EXECUTE ? " between attempts"
                                              : " before the tool ran");

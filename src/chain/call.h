@@ -131,7 +131,7 @@ void tg__call_emit(tg_call *c, const char *type, cJSON *data);
 void tg__call_advance(tg_call *c);
 
 /* Records an error as the call's outcome (copies the strings). */
-void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, const char *code,
+void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, tg_error_code code,
                    int retryable, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 

@@ -100,7 +100,7 @@ static void start_attempt(tg_call *c) {
   tg_exec *ex = tg__exec_new(c->core, c->gen, c->tool, c->id, c->session,
                              c->attempt, &c->listen, c, &exec_ops, c->ch);
   if (!ex) {
-    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, "NOMEM", 0,
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, TG_E_NOMEM, 0,
                   "out of memory starting the tool");
     return;
   }

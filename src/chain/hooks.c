@@ -29,7 +29,7 @@ static void emit_hook(tg_call *c, const char *stage, const tg_hook *h,
 }
 
 static void fail_hook(tg_call *c, const char *msg) {
-  tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "HOOK_ERROR", 0,
+  tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_HOOK_ERROR, 0,
                 "the tool did not run: %s", msg);
 }
 
@@ -46,7 +46,7 @@ static void withhold_result(tg_call *c) {
 
 static void fail_post(tg_call *c, const char *msg) {
   withhold_result(c);
-  tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "HOOK_ERROR", 0,
+  tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_HOOK_ERROR, 0,
                 "a post-hook failed, so the result is withheld: %s", msg);
 }
 
@@ -60,7 +60,7 @@ static int apply_args(tg_call *c, lua_State *L, int v) {
     char *copy = tg__strdup(tool);
     if (!copy) {
       lua_pop(L, 1);
-      tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, "NOMEM", 0,
+      tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_INTERNAL, TG_E_NOMEM, 0,
                     "out of memory rerouting the call");
       return -1;
     }
@@ -73,7 +73,7 @@ static int apply_args(tg_call *c, lua_State *L, int v) {
   }
   lua_pop(L, 1);
   if (!c->tool) {
-    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_PRE_HOOK, "UNKNOWN_TOOL", 0,
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_PRE_HOOK, TG_E_UNKNOWN_TOOL, 0,
                   "a pre-hook rerouted the call to unknown tool '%s'",
                   c->tool_name);
     return -1;
@@ -87,7 +87,7 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
   if (!k) return 0;
   if (!strcmp(k, "abort")) {
     const char *why = tg_rawgetstring(L, v, "reason");
-    tg__call_fail(c, TG_STATUS_DENIED, TG_PHASE_PRE_HOOK, "ABORTED", 0,
+    tg__call_fail(c, TG_STATUS_DENIED, TG_PHASE_PRE_HOOK, TG_E_ABORTED, 0,
                   "the tool did not run; do not assume it succeeded. Aborted "
                   "by hook at %s: %s", h->where, why ? why : "");
     return -1;
@@ -229,7 +229,7 @@ void tg__push_error(lua_State *L, const tg_err *e) {
   lua_createtable(L, 0, 5);
   lua_pushstring(L, tg_phase_name(e->phase));
   lua_setfield(L, -2, "phase");
-  lua_pushstring(L, e->code ? e->code : "ERROR");
+  lua_pushstring(L, e->code ? e->code : tg_error_code_name(TG_E_NOMEM));
   lua_setfield(L, -2, "code");
   lua_pushstring(L, e->message ? e->message : "");
   lua_setfield(L, -2, "message");
@@ -291,7 +291,7 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
   if (!strcmp(k, "abort")) {
     const char *why = tg_rawgetstring(L, v, "reason");
     withhold_result(c);
-    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, "ABORTED", 0,
+    tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_ABORTED, 0,
                   "post-hook at %s failed the call, so the result is "
                   "withheld: %s", h->where, why ? why : "");
     lua_pushnil(L);

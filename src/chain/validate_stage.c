@@ -9,7 +9,7 @@ tg_step tg__stage_validate(tg_call *c) {
   char msg[1024];
   if (tg_schema_validate(c->tool->schema, c->args, msg, sizeof msg))
     return TG_NEXT;
-  tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, "INVALID_ARGS", 0,
+  tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, TG_E_INVALID_ARGS, 0,
                 "invalid arguments for '%s': %s", c->tool_name, msg);
   c->error.suggestion =
       tg__strdup("fix the arguments to match the tool's input schema");

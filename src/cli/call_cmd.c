@@ -196,8 +196,8 @@ static void on_done(tg_runtime *rt, const tg_outcome *out, void *ud) {
   r->done = 1;
   /* The tool named on the command line does not exist (a pre-hook
    * rerouting to an unknown tool fails in PRE_HOOK: a call failure). */
-  r->unknown_tool = out->error.phase == TG_PHASE_VALIDATE && out->error.code &&
-                    strcmp(out->error.code, "UNKNOWN_TOOL") == 0;
+  r->unknown_tool = out->error.phase == TG_PHASE_VALIDATE &&
+                    tg_error_code_of(out->error.code) == TG_E_UNKNOWN_TOOL;
 }
 
 static int cancel_running(void *ud) {

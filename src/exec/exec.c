@@ -131,7 +131,7 @@ void tg__exec_stop_error(tg_exec *ex, const char *detail) {
   tg__err_clear(&ex->error);
   if (ex->timed_out) {
     ex->error.phase = TG_PHASE_TIMEOUT;
-    ex->error.code = tg__strdup("TIMEOUT");
+    ex->error.code = tg__strdup(tg_error_code_name(TG_E_TIMEOUT));
     char m[256];
     snprintf(m, sizeof m, "the tool ran past its timeout of %llu ms and was "
              "stopped%s", (unsigned long long)timeout_of(ex), detail);
@@ -139,7 +139,7 @@ void tg__exec_stop_error(tg_exec *ex, const char *detail) {
     ex->error.retryable = 1;
   } else {
     ex->error.phase = TG_PHASE_CANCEL;
-    ex->error.code = tg__strdup("CANCELLED");
+    ex->error.code = tg__strdup(tg_error_code_name(TG_E_CANCELLED));
     char m[256];
     snprintf(m, sizeof m, "the call was cancelled while the tool ran%s; do "
              "not assume it finished", detail);
@@ -216,11 +216,18 @@ void tg_exec_finish_error(tg_exec *ex, cJSON *partial_result, const char *code,
   } else {
     tg__err_clear(&ex->error);
     ex->error.phase = TG_PHASE_EXECUTE;
-    ex->error.code = tg__strdup(code ? code : "TOOL_ERROR");
+    ex->error.code =
+        tg__strdup(code ? code : tg_error_code_name(TG_E_TOOL_ERROR));
     ex->error.message = tg__strdup(message ? message : "the tool failed");
     ex->error.retryable = retryable;
   }
   tg__exec_done(ex);
+}
+
+void tg__exec_fail(tg_exec *ex, cJSON *partial_result, tg_error_code code,
+                   const char *message, int retryable) {
+  tg_exec_finish_error(ex, partial_result, tg_error_code_name(code), message,
+                       retryable);
 }
 
 const char *tg_exec_call_id(const tg_exec *ex) { return ex->call_id; }

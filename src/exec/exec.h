@@ -104,6 +104,11 @@ void tg__exec_maybe_free(tg_exec *ex);
  * is the tg_exec. */
 void tg__exec_output_progress(struct tg_proc *p, void *ud);
 
+/* tg_exec_finish_error with one of the runtime's codes: how the built-in
+ * tools fail. */
+void tg__exec_fail(tg_exec *ex, cJSON *partial_result, tg_error_code code,
+                   const char *message, int retryable);
+
 /* Lua tool executor (luatool.c). */
 void tg__luatool_start(tg_exec *ex, const cJSON *args);
 void tg__luatool_cancel(tg_exec *ex);

@@ -121,13 +121,18 @@ static void push_ctx(lua_State *L, tg_exec *ex) {
   }
 }
 
-static void set_error(tg_exec *ex, const char *code, const char *msg,
-                      int retryable) {
+static void set_error_named(tg_exec *ex, const char *code, const char *msg,
+                            int retryable) {
   tg__err_clear(&ex->error);
   ex->error.phase = TG_PHASE_EXECUTE;
   ex->error.code = tg__strdup(code);
   ex->error.message = tg__strdup(msg);
   ex->error.retryable = retryable;
+}
+
+static void set_error(tg_exec *ex, tg_error_code code, const char *msg,
+                      int retryable) {
+  set_error_named(ex, tg_error_code_name(code), msg, retryable);
 }
 
 /* `nil, err` returned by run: err is a string or {code, message, retryable},
@@ -151,7 +156,8 @@ static void take_returned_error(tg_exec *ex, lua_State *co, int idx) {
              ex->tool->name, ex->tool->where);
     msg = m;
   }
-  set_error(ex, code ? code : "TOOL_ERROR", msg, retry);
+  if (code) set_error_named(ex, code, msg, retry); /* the tool's own */
+  else set_error(ex, TG_E_TOOL_ERROR, msg, retry);
 }
 
 static void take_results(tg_exec *ex, lua_State *co, int nres) {
@@ -166,7 +172,7 @@ static void take_results(tg_exec *ex, lua_State *co, int nres) {
     char m[400];
     snprintf(m, sizeof m, "tool '%s' returned a value that is not JSON: %s",
              ex->tool->name, msg);
-    set_error(ex, "BAD_RESULT", m, 0);
+    set_error(ex, TG_E_BAD_RESULT, m, 0);
     return;
   }
   cJSON_Delete(ex->result);
@@ -179,13 +185,13 @@ static void take_raise(tg_exec *ex, lua_State *co) {
   snprintf(what, sizeof what, "tool '%s' (%s)", ex->tool->name, ex->tool->where);
   if (tg__sandbox_describe_stop(ex->gen->sb, what, m, sizeof m)) {
     int budget = tg__sandbox_stop(ex->gen->sb) == TG_STOP_BUDGET;
-    set_error(ex, budget ? "TIME_LIMIT" : "MEMORY_CAP", m, 0);
+    set_error(ex, budget ? TG_E_TIME_LIMIT : TG_E_MEMORY_CAP, m, 0);
     return;
   }
   const char *e = lua_tostring(co, -1);
   snprintf(m, sizeof m, "tool '%s' (%s) raised an error: %s", ex->tool->name,
            ex->tool->where, e ? e : luaL_typename(co, -1));
-  set_error(ex, "TOOL_RAISED", m, 0);
+  set_error(ex, TG_E_TOOL_RAISED, m, 0);
 }
 
 void tg__luatool_resume(tg_exec *ex, int nargs) {
@@ -212,7 +218,7 @@ void tg__luatool_start(tg_exec *ex, const cJSON *args) {
   lua_rawgeti(co, LUA_REGISTRYINDEX, ex->tool->run_ref);
   if (tg_json_push(co, args) < 0) {
     lua_settop(co, 0);
-    set_error(ex, "BAD_ARGS", "the args are nested too deeply", 0);
+    set_error(ex, TG_E_BAD_ARGS, "the args are nested too deeply", 0);
     tg__exec_done(ex);
     return;
   }

@@ -55,7 +55,7 @@ static void exec_start(tg_exec *ex, const cJSON *args, void *ud) {
   char err[TG_ERRMSG];
   tg_command a;
   if (tg__command_parse(&ex->core->cfg, args, &a, err, sizeof err) < 0) {
-    tg_exec_finish_error(ex, NULL, "BAD_ARGS", err, 0);
+    tg__exec_fail(ex, NULL, TG_E_BAD_ARGS, err, 0);
     return;
   }
   if (a.timeout_ms) ex->timeout_ms = a.timeout_ms; /* the chain's deadline */
@@ -65,7 +65,7 @@ static void exec_start(tg_exec *ex, const cJSON *args, void *ud) {
                           exec_exited, ex, &ex->proc,
                           err, sizeof err);
   tg__command_free(&a);
-  if (rc < 0) tg_exec_finish_error(ex, NULL, "SPAWN_FAILED", err, 0);
+  if (rc < 0) tg__exec_fail(ex, NULL, TG_E_SPAWN_FAILED, err, 0);
 }
 
 static void exec_cancel(tg_exec *ex, void *ud) {

@@ -43,8 +43,12 @@
 
 #define TG_FS_DEFAULT_MAX (16u << 20)
 
-void tg__fs_errf(tg_fs_err *e, const char *code, const char *fmt, ...) {
-  e->code = code;
+void tg__fs_code(tg_fs_err *e, tg_error_code code) {
+  e->code = tg_error_code_name(code);
+}
+
+void tg__fs_errf(tg_fs_err *e, tg_error_code code, const char *fmt, ...) {
+  tg__fs_code(e, code);
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(e->msg, sizeof e->msg, fmt, ap);
@@ -229,19 +233,19 @@ static char *join(const char *real, const char *rest) {
 static int errno_refusal(tg_fs_err *e, const char *input, int err) {
   switch (err) {
     case ELOOP:
-      tg__fs_errf(e, "BAD_PATH", "'%s': too many levels of symbolic links "
+      tg__fs_errf(e, TG_E_BAD_PATH, "'%s': too many levels of symbolic links "
                   "(a symlink loop, or a chain of more than 40)", input);
       break;
     case EACCES:
-      tg__fs_errf(e, "PERMISSION_DENIED", "'%s': permission denied: a "
+      tg__fs_errf(e, TG_E_PERMISSION_DENIED, "'%s': permission denied: a "
                   "directory on the way cannot be searched", input);
       break;
     case ENAMETOOLONG:
-      tg__fs_errf(e, "BAD_PATH", "'%s': the path is too long once its "
+      tg__fs_errf(e, TG_E_BAD_PATH, "'%s': the path is too long once its "
                   "symlinks are followed (over %d bytes)", input, PATH_MAX - 1);
       break;
     default:
-      tg__fs_errf(e, "IO_ERROR", "'%s': %s", input, strerror(err));
+      tg__fs_errf(e, TG_E_IO_ERROR, "'%s': %s", input, strerror(err));
   }
   return -1;
 }
@@ -254,7 +258,7 @@ static int outside_refusal(const tg_fs *fs, const char *input,
   for (size_t i = 0; i < fs->nroots && k < sizeof roots; i++)
     k += (size_t)snprintf(roots + k, sizeof roots - k, "%s%s", i ? ", " : "",
                           fs->roots[i]);
-  tg__fs_errf(e, "OUTSIDE_WORKSPACE",
+  tg__fs_errf(e, TG_E_OUTSIDE_WORKSPACE,
               "'%s' resolves to '%s'%s, outside the workspace (%s); the file "
               "tools only work inside the workspace roots",
               input, resolved,
@@ -285,7 +289,7 @@ static int through_a_file(const tg_fs *fs, const char *input, const char *abs,
     if (found && (!real || root_of(fs, real) < 0)) /* say nothing of it */
       outside_refusal(fs, input, abs, real ? real : cut, e);
     else if (found)
-      tg__fs_errf(e, "NOT_A_DIRECTORY", "'%s': '%s' is a %s, not a "
+      tg__fs_errf(e, TG_E_NOT_A_DIRECTORY, "'%s': '%s' is a %s, not a "
                   "directory, so there is nothing below it", input,
                   shown_path(fs, cut), kind_of(st.st_mode));
     free(real);
@@ -296,7 +300,7 @@ static int through_a_file(const tg_fs *fs, const char *input, const char *abs,
     *slash = '/';
   }
   free(cut);
-  tg__fs_errf(e, "NOT_A_DIRECTORY", "'%s': a component of the path is not a "
+  tg__fs_errf(e, TG_E_NOT_A_DIRECTORY, "'%s': a component of the path is not a "
               "directory", input);
   return -1;
 }
@@ -306,14 +310,14 @@ static int through_a_file(const tg_fs *fs, const char *input, const char *abs,
 static int check_lengths(const char *input, tg_fs_err *e) {
   size_t len = strlen(input);
   if (len >= PATH_MAX) {
-    tg__fs_errf(e, "BAD_PATH", "the path is %zu bytes long, over the %d a "
+    tg__fs_errf(e, TG_E_BAD_PATH, "the path is %zu bytes long, over the %d a "
                 "path may have", len, PATH_MAX - 1);
     return -1;
   }
   for (const char *s = input; *s;) {
     size_t n = strcspn(s, "/");
     if (n > NAME_MAX) {
-      tg__fs_errf(e, "BAD_PATH", "'%.40s...': the name '%.40s...' in it is "
+      tg__fs_errf(e, TG_E_BAD_PATH, "'%.40s...': the name '%.40s...' in it is "
                   "%zu bytes long, over the %d a file name may have", input,
                   s, n, NAME_MAX);
       return -1;
@@ -399,16 +403,16 @@ static int symlink_refusal(const tg_fs *fs, const char *input,
   const char *name = shown_path(fs, first);
   struct stat st;
   if (stat(first, &st) == 0)
-    tg__fs_errf(e, out ? "OUTSIDE_WORKSPACE" : S_ISREG(st.st_mode)
-                                                   ? "BAD_PATH"
-                                                   : "NOT_A_REGULAR_FILE",
+    tg__fs_errf(e, out ? TG_E_OUTSIDE_WORKSPACE : S_ISREG(st.st_mode)
+                                                      ? TG_E_BAD_PATH
+                                                      : TG_E_NOT_A_REGULAR_FILE,
                 "'%s' goes through the symlink '%s' -> '%s'%s to a %s that "
                 "has no path in the filesystem%s; the file tools only work on "
                 "regular files inside the workspace", input, name, link,
                 out ? ", outside the workspace," : "", no_path_kind(st.st_mode),
                 out ? "" : ", not a regular file");
   else
-    tg__fs_errf(e, out ? "OUTSIDE_WORKSPACE" : "BROKEN_SYMLINK",
+    tg__fs_errf(e, out ? TG_E_OUTSIDE_WORKSPACE : TG_E_BROKEN_SYMLINK,
                 "'%s' goes through the symlink '%s' -> '%s', which is "
                 "dangling (its target does not exist)%s; the file tools do "
                 "not follow dangling symlinks", input, name, link,
@@ -429,10 +433,10 @@ static int check_missing(const tg_fs *fs, const char *input, const char *real,
       char lex[PATH_MAX];
       snprintf(lex, sizeof lex, "%s/%s", real, rest);
       if (!lexically_inside(fs, lex))
-        tg__fs_errf(e, "OUTSIDE_WORKSPACE", "'%s' goes up (..) outside the "
+        tg__fs_errf(e, TG_E_OUTSIDE_WORKSPACE, "'%s' goes up (..) outside the "
                     "workspace; the file tools only work inside it", input);
       else
-        tg__fs_errf(e, "BAD_PATH", "'%s' goes up (..) out of a directory "
+        tg__fs_errf(e, TG_E_BAD_PATH, "'%s' goes up (..) out of a directory "
                     "that does not exist", input);
       return -1;
     }
@@ -456,7 +460,7 @@ static int finish_path(const tg_fs *fs, const char *input, char *abs,
   p->rel = tg__strdup(abs[rl] ? abs + rl + 1 : ".");
   p->root = r;
   if (!p->rel) {
-    tg__fs_errf(e, "IO_ERROR", "'%s': out of memory", input);
+    tg__fs_errf(e, TG_E_IO_ERROR, "'%s': out of memory", input);
     return -1;
   }
   if (p->exists && lstat(abs, &p->st) < 0) p->exists = 0;
@@ -468,12 +472,12 @@ int tg__fs_resolve(const tg_fs *fs, const char *input, tg_fs_path *p,
   memset(p, 0, sizeof *p);
   p->root = -1;
   if (fs->nroots == 0) {
-    tg__fs_errf(e, "NO_WORKSPACE", "the file tools have no workspace: %s; "
+    tg__fs_errf(e, TG_E_NO_WORKSPACE, "the file tools have no workspace: %s; "
                 "set workspace_roots", fs->no_root);
     return -1;
   }
   if (!input || !*input) {
-    tg__fs_errf(e, "BAD_PATH", "the path is empty; give a path relative to "
+    tg__fs_errf(e, TG_E_BAD_PATH, "the path is empty; give a path relative to "
                 "the workspace root, such as \"src/main.c\"");
     return -1;
   }
@@ -516,7 +520,7 @@ int tg__fs_resolve(const tg_fs *fs, const char *input, tg_fs_path *p,
   }
   p->dir_only = names_a_directory(input);
   if (p->dir_only && p->exists && !S_ISDIR(p->st.st_mode)) {
-    tg__fs_errf(e, "NOT_A_DIRECTORY", "'%s': '%s' is a %s, not a directory "
+    tg__fs_errf(e, TG_E_NOT_A_DIRECTORY, "'%s': '%s' is a %s, not a directory "
                 "(a path that ends in '/' or '/.' names a directory)", input,
                 p->rel, kind_of(p->st.st_mode));
     tg__fs_path_free(p);
@@ -527,7 +531,7 @@ int tg__fs_resolve(const tg_fs *fs, const char *input, tg_fs_path *p,
 
 int tg__fs_file_name(tg_fs_err *e, const char *tool, const tg_fs_path *p) {
   if (!p->dir_only || p->exists) return 0;
-  tg__fs_errf(e, "BAD_PATH", "%s: '%s/' ends with '/', so it names a "
+  tg__fs_errf(e, TG_E_BAD_PATH, "%s: '%s/' ends with '/', so it names a "
               "directory, and %s writes files; give the file's name without "
               "the trailing '/'", tool, p->rel, tool);
   return -1;
@@ -566,7 +570,7 @@ int tg__fs_split(const char *rel, char **dir, const char **base) {
 /* ---- refusals shared by the tools --------------------------------------- */
 
 int tg__fs_not_regular(tg_fs_err *e, const char *rel, mode_t mode) {
-  tg__fs_errf(e, "NOT_A_REGULAR_FILE",
+  tg__fs_errf(e, TG_E_NOT_A_REGULAR_FILE,
               "'%s' is a %s, not a regular file; the file tools only read and "
               "write regular files%s",
               rel, kind_of(mode),
@@ -575,7 +579,7 @@ int tg__fs_not_regular(tg_fs_err *e, const char *rel, mode_t mode) {
 }
 
 int tg__fs_too_large(tg_fs_err *e, const char *rel, size_t size, size_t max) {
-  tg__fs_errf(e, "TOO_LARGE",
+  tg__fs_errf(e, TG_E_TOO_LARGE,
               "'%s' is %zu bytes, over the file size limit of %zu bytes "
               "(file_max_bytes); work on a smaller file or raise the limit",
               rel, size, max);

@@ -30,8 +30,9 @@ typedef struct tg_fs {
   char no_root[TG_ERRMSG]; /* why the default root (the cwd) is missing */
 } tg_fs;
 
-/* What went wrong, for tg_exec_finish_error: a code such as
- * "OUTSIDE_WORKSPACE" and a message saying what to do instead. */
+/* What went wrong, for tg_exec_finish_error: a code's name such as
+ * "OUTSIDE_WORKSPACE" (set from the list: tg__fs_errf, tg__fs_code) and a
+ * message saying what to do instead. */
 typedef struct {
   const char *code;
   char msg[TG_ERRMSG];
@@ -78,9 +79,10 @@ int tg__fs_open(tg_fs *fs, int root, const char *rel, int flags, mode_t mode);
  * "c"; "c" -> ".", "c"). Caller frees *dir. */
 int tg__fs_split(const char *rel, char **dir, const char **base);
 
-/* Fills e. */
-void tg__fs_errf(tg_fs_err *e, const char *code, const char *fmt, ...)
+/* Fills e; tg__fs_code sets only the code (the message is written). */
+void tg__fs_errf(tg_fs_err *e, tg_error_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void tg__fs_code(tg_fs_err *e, tg_error_code code);
 
 /* Refusals shared by the tools, with the message an agent can act on. */
 int tg__fs_not_regular(tg_fs_err *e, const char *rel, mode_t mode);

@@ -39,16 +39,16 @@ void tg__strlist_free(tg_strlist *l) {
 static int io_refusal(tg_fs_err *e, const char *what, const char *rel,
                       int err) {
   if (err == ELOOP || err == EXDEV)
-    tg__fs_errf(e, "OUTSIDE_WORKSPACE", "cannot %s '%s': a symlink appeared "
+    tg__fs_errf(e, TG_E_OUTSIDE_WORKSPACE, "cannot %s '%s': a symlink appeared "
                 "in the path while we worked on it; the file tools do not "
                 "follow it", what, rel);
   else if (err == ENOENT)
-    tg__fs_errf(e, "NOT_FOUND", "cannot %s '%s': it does not exist", what, rel);
+    tg__fs_errf(e, TG_E_NOT_FOUND, "cannot %s '%s': it does not exist", what, rel);
   else if (err == ENOSPC || err == EDQUOT)
-    tg__fs_errf(e, "NO_SPACE", "cannot %s '%s': %s", what, rel, strerror(err));
+    tg__fs_errf(e, TG_E_NO_SPACE, "cannot %s '%s': %s", what, rel, strerror(err));
   else
-    tg__fs_errf(e, err == EACCES || err == EPERM ? "PERMISSION_DENIED"
-                                                 : "IO_ERROR",
+    tg__fs_errf(e, err == EACCES || err == EPERM ? TG_E_PERMISSION_DENIED
+                                                 : TG_E_IO_ERROR,
                 "cannot %s '%s': %s", what, rel, strerror(err));
   return -1;
 }
@@ -147,7 +147,7 @@ int tg__fs_make_parents(tg_fs *fs, const tg_fs_path *p, tg_strlist *created,
     }
     if (next < 0) { /* something appeared since the path was resolved */
       rc = errno == ENOTDIR
-               ? (tg__fs_errf(e, "NOT_A_DIRECTORY", "cannot create '%s': "
+               ? (tg__fs_errf(e, TG_E_NOT_A_DIRECTORY, "cannot create '%s': "
                               "'%s' is in the way and is not a directory",
                               p->rel, comp), -1)
                : io_refusal(e, "create the directory for", p->rel, errno);
@@ -221,7 +221,7 @@ static int open_parent(tg_fs *fs, const tg_fs_path *p, const char **base,
     return io_refusal(e, "write", p->rel, ENOMEM);
   int dfd = tg__fs_open(fs, p->root, dir, O_RDONLY | O_DIRECTORY, 0);
   if (dfd == -ENOENT)
-    tg__fs_errf(e, "NOT_FOUND", "cannot write '%s': the directory '%s' does "
+    tg__fs_errf(e, TG_E_NOT_FOUND, "cannot write '%s': the directory '%s' does "
                 "not exist (write_file creates it with create_dirs: true)",
                 p->rel, dir);
   else if (dfd < 0)

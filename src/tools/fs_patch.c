@@ -68,7 +68,7 @@ static int load_slot(plan *pl, slot *s) {
   s->orig_exists = s->cur_exists = 1;
   s->cur = malloc(s->orig_len + 1);
   if (!s->cur) {
-    tg__fs_errf(&pl->e, "IO_ERROR", "out of memory");
+    tg__fs_errf(&pl->e, TG_E_IO_ERROR, "out of memory");
     return -1;
   }
   memcpy(s->cur, s->orig, s->orig_len + 1);
@@ -93,7 +93,7 @@ static long slot_of(plan *pl, const char *path) {
   slot *v = realloc(pl->v, (pl->n + 1) * sizeof *v);
   if (!v) {
     tg__fs_path_free(&p);
-    tg__fs_errf(&pl->e, "IO_ERROR", "out of memory");
+    tg__fs_errf(&pl->e, TG_E_IO_ERROR, "out of memory");
     return -1;
   }
   pl->v = v;
@@ -111,7 +111,7 @@ static long slot_of(plan *pl, const char *path) {
 static int apply_to(plan *pl, const tg_patch_file *f, const char *in,
                     size_t len, char **out, size_t *outlen) {
   if (tg__patch_apply(f, in, len, out, outlen, pl->e.msg, sizeof pl->e.msg) < 0) {
-    pl->e.code = "PATCH_CONFLICT";
+    tg__fs_code(&pl->e, TG_E_PATCH_CONFLICT);
     return -1;
   }
   if (*outlen > pl->fs->max_bytes) {
@@ -153,12 +153,12 @@ static int clash(plan *pl, const slot *s, at_section at, const char *verb,
   size_t a = s->last.section, la = s->last.line;
   const char *other = s->last.other >= 0 ? pl->v[s->last.other].p.rel : "";
   if (s->last.what == twice)
-    tg__fs_errf(&pl->e, "PATCH_CONFLICT", "the patch %s '%s' twice (file "
+    tg__fs_errf(&pl->e, TG_E_PATCH_CONFLICT, "the patch %s '%s' twice (file "
                 "sections %zu and %zu, at patch lines %zu and %zu); %s it "
                 "once", verb, s->p.rel, a, at.section, la, at.f->patch_line,
                 twice == 'c' ? "create" : "delete");
   else
-    tg__fs_errf(&pl->e, "PATCH_CONFLICT", "file section %zu of the patch "
+    tg__fs_errf(&pl->e, TG_E_PATCH_CONFLICT, "file section %zu of the patch "
                 "(patch line %zu) %s '%s', but section %zu (patch line %zu) "
                 "already %s%s%s; the sections of a patch apply in order",
                 at.section, at.f->patch_line, verb, s->p.rel, a, la,
@@ -177,7 +177,7 @@ static int op_modify(plan *pl, const tg_patch_file *f, slot *s,
   size_t n;
   if (!s->cur_exists) {
     if (clash(pl, s, at, "changes", 0) < 0) return -1;
-    tg__fs_errf(&pl->e, "NOT_FOUND", "the patch changes '%s', which does not "
+    tg__fs_errf(&pl->e, TG_E_NOT_FOUND, "the patch changes '%s', which does not "
                 "exist (a new file is written as --- /dev/null)", s->p.rel);
     return -1;
   }
@@ -192,7 +192,7 @@ static int op_create(plan *pl, const tg_patch_file *f, slot *s,
   size_t n;
   if (s->cur_exists) {
     if (clash(pl, s, at, "creates", 'c') < 0) return -1;
-    tg__fs_errf(&pl->e, "ALREADY_EXISTS", "the patch creates '%s', which "
+    tg__fs_errf(&pl->e, TG_E_ALREADY_EXISTS, "the patch creates '%s', which "
                 "already exists; change it with a diff against its current "
                 "content instead", s->p.rel);
     return -1;
@@ -209,14 +209,14 @@ static int op_delete(plan *pl, const tg_patch_file *f, slot *s,
   size_t n = s->cur_len;
   if (!s->cur_exists) {
     if (clash(pl, s, at, "deletes", 'd') < 0) return -1;
-    tg__fs_errf(&pl->e, "NOT_FOUND", "the patch deletes '%s', which does not "
+    tg__fs_errf(&pl->e, TG_E_NOT_FOUND, "the patch deletes '%s', which does not "
                 "exist", s->p.rel);
     return -1;
   }
   if (f->nhunks && apply_to(pl, f, s->cur, s->cur_len, &out, &n) < 0) return -1;
   free(out);
   if (n != 0) {
-    tg__fs_errf(&pl->e, "PATCH_CONFLICT", "the patch deletes '%s' but its "
+    tg__fs_errf(&pl->e, TG_E_PATCH_CONFLICT, "the patch deletes '%s' but its "
                 "removed lines are not the whole file; read it again and "
                 "remove every line", s->p.rel);
     return -1;
@@ -236,7 +236,7 @@ static int op_rename(plan *pl, const tg_patch_file *f, long from, long to,
       (b->cur_exists && clash(pl, b, at, "renames a file to", 0) < 0))
     return -1;
   if (!a->cur_exists || b->cur_exists) {
-    tg__fs_errf(&pl->e, a->cur_exists ? "ALREADY_EXISTS" : "NOT_FOUND",
+    tg__fs_errf(&pl->e, a->cur_exists ? TG_E_ALREADY_EXISTS : TG_E_NOT_FOUND,
                 "the patch renames '%s' to '%s', but %s", a->p.rel, b->p.rel,
                 a->cur_exists ? "the new name is taken" : "the file does not exist");
     return -1;
@@ -299,7 +299,7 @@ static void rollback(plan *pl) {
   }
   size_t m = strlen(pl->e.msg);
   if (k) {
-    pl->e.code = "ROLLBACK_FAILED";
+    tg__fs_code(&pl->e, TG_E_ROLLBACK_FAILED);
     snprintf(pl->e.msg + m, sizeof pl->e.msg - m, "; undoing the files "
              "already written failed too, these are left changed: %s", left);
   } else {
@@ -388,7 +388,7 @@ void tg__apply_patch_start(tg_exec *ex, const cJSON *args, void *ud) {
   tg_patch patch;
   if (tg__patch_parse(text ? text : "", text ? strlen(text) : 0, &patch,
                       pl.e.msg, sizeof pl.e.msg) < 0) {
-    pl.e.code = "PATCH_PARSE";
+    tg__fs_code(&pl.e, TG_E_PATCH_PARSE);
     tg__patch_free(&patch);
     tg__fs_fail(ex, &pl.e);
     return;

@@ -137,7 +137,7 @@ void tg__read_file_start(tg_exec *ex, const cJSON *args, void *ud) {
     return;
   }
   if (!p.exists)
-    tg__fs_errf(&e, "NOT_FOUND", "'%s' does not exist (list_dir shows what "
+    tg__fs_errf(&e, TG_E_NOT_FOUND, "'%s' does not exist (list_dir shows what "
                 "is there)", p.rel);
   else if (tg__fs_read(fs, &p, &data, &len, &st, &e) == 0)
     e.code = NULL;
@@ -145,15 +145,15 @@ void tg__read_file_start(tg_exec *ex, const cJSON *args, void *ud) {
   if (!e.code && tg_utf8_invalid_at(data, len) == len) {
     r = text_result(&p, data, len, offset, limit);
   } else if (!e.code && has_window) {
-    tg__fs_errf(&e, "BINARY_FILE", "'%s' is not UTF-8 text; offset and limit "
+    tg__fs_errf(&e, TG_E_BINARY_FILE, "'%s' is not UTF-8 text; offset and limit "
                 "count lines, so read it whole (it comes back base64-encoded)",
                 p.rel);
   } else if (!e.code) {
     r = binary_result(&p, data, len);
   }
   free(data);
+  if (!e.code && !r) tg__fs_errf(&e, TG_E_IO_ERROR, "out of memory");
   if (e.code) tg__fs_fail(ex, &e);
-  else if (!r) tg_exec_finish_error(ex, NULL, "IO_ERROR", "out of memory", 0);
   else tg_exec_finish_ok(ex, r);
   tg__fs_path_free(&p);
 }
@@ -265,12 +265,12 @@ void tg__list_dir_start(tg_exec *ex, const cJSON *args, void *ud) {
   }
   int fd = -1;
   if (!p.exists)
-    tg__fs_errf(&e, "NOT_FOUND", "'%s' does not exist", p.rel);
+    tg__fs_errf(&e, TG_E_NOT_FOUND, "'%s' does not exist", p.rel);
   else if (!S_ISDIR(p.st.st_mode))
-    tg__fs_errf(&e, "NOT_A_DIRECTORY", "'%s' is not a directory (read_file "
+    tg__fs_errf(&e, TG_E_NOT_A_DIRECTORY, "'%s' is not a directory (read_file "
                 "reads a file)", p.rel);
   else if ((fd = tg__fs_open(fs, p.root, p.rel, O_RDONLY | O_DIRECTORY, 0)) < 0)
-    tg__fs_errf(&e, "IO_ERROR", "cannot open '%s': %s", p.rel, strerror(-fd));
+    tg__fs_errf(&e, TG_E_IO_ERROR, "cannot open '%s': %s", p.rel, strerror(-fd));
   if (e.code) {
     tg__fs_fail(ex, &e);
     tg__fs_path_free(&p);

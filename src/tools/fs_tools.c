@@ -19,7 +19,8 @@
 tg_fs *tg__fs_of(tg_exec *ex) { return ex->core->fs; }
 
 void tg__fs_fail(tg_exec *ex, const tg_fs_err *e) {
-  tg_exec_finish_error(ex, NULL, e->code ? e->code : "IO_ERROR", e->msg, 0);
+  if (e->code) tg_exec_finish_error(ex, NULL, e->code, e->msg, 0);
+  else tg__exec_fail(ex, NULL, TG_E_IO_ERROR, e->msg, 0);
 }
 
 void tg__fs_report(tg_exec *ex, const char *tool, int root, const char *rel,
@@ -40,7 +41,7 @@ int tg__fs_int_arg(const cJSON *args, const char *tool, const char *k,
   if (tg__json_int_arg(args, tool, k, min, max, dflt, out, e->msg,
                        sizeof e->msg) == 0)
     return 0;
-  e->code = "BAD_ARGS";
+  tg__fs_code(e, TG_E_BAD_ARGS);
   return -1;
 }
 

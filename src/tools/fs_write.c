@@ -29,7 +29,7 @@ void tg__write_file_start(tg_exec *ex, const cJSON *args, void *ud) {
   else if (len > fs->max_bytes)
     tg__fs_too_large(&e, p.rel, len, fs->max_bytes);
   else if (p.missing > 1 && !create_dirs)
-    tg__fs_errf(&e, "NOT_FOUND", "cannot write '%s': its directory does not "
+    tg__fs_errf(&e, TG_E_NOT_FOUND, "cannot write '%s': its directory does not "
                 "exist; pass create_dirs: true to make it", p.rel);
   else if (p.missing > 1 && tg__fs_make_parents(fs, &p, NULL, &e) < 0)
     ;

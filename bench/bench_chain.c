@@ -147,7 +147,7 @@ static bare_state bare_open(int n) {
    * hooks): the baseline runs the same functions the same way */
   luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
 #endif
-  tg_json_open(L);
+  tg__json_open(L);
   luaL_dostring(L, COLLECT);                     /* fns */
   char *src = policy_source(n);
   if (luaL_dostring(L, src) != LUA_OK) {
@@ -171,7 +171,7 @@ static double bare_ns(bare_state *b, long calls) {
     lua_setfield(L, -2, "id");
     lua_pushstring(L, "noop");
     lua_setfield(L, -2, "tool");
-    tg_json_push(L, args);
+    tg__json_push(L, args);
     lua_setfield(L, -2, "args");
     lua_pushstring(L, "default");
     lua_setfield(L, -2, "session");

@@ -327,7 +327,7 @@ static void untrack_call(lua_State *L, lrt *r, const char *id) {
 static int done_body(lua_State *L) {
   done_arg *d = lua_touserdata(L, 1);
   untrack_call(L, d->r, d->c->id);                  /* 2: the entry */
-  tg_push_outcome(L, d->o);
+  tg__push_outcome(L, d->o);
   d->c->outcome_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* the handle's */
   if (!lua_istable(L, 2)) return 0;
   lua_rawgeti(L, 2, ENTRY_ON_DONE);
@@ -360,7 +360,7 @@ static void deliver_progress(lrt *r, lua_State *L, const tg_event *ev) {
   if (lua_istable(L, -1)) {
     lua_rawgeti(L, -1, ENTRY_ON_PROGRESS);
     if (!lua_isnil(L, -1)) {
-      tg_json_push(L, ev->data);
+      tg__json_push(L, ev->data);
       callback(r, L, 1, 0, "on_progress");
     } else {
       lua_pop(L, 1);
@@ -388,7 +388,7 @@ static int event_body(lua_State *L) {
       lua_pop(L, 1);
       if (match) {
         lua_rawgeti(L, -1, 1);
-        tg_json_push(L, ev->data);
+        tg__json_push(L, ev->data);
         callback(r, L, 1, 0, "on_event");
       }
     }
@@ -459,7 +459,7 @@ static int l_on_event(lua_State *L) {
   int fi = lua_isfunction(L, 2) ? 2 : 3;
   if (fi == 3) {
     luaL_checkstring(L, 2);
-    const char *type = tg_checknonul(L, 2, "rt:on_event", "the event type");
+    const char *type = tg__checknonul(L, 2, "rt:on_event", "the event type");
     if (!tg_event_type_known(type))
       return luaL_error(L, "rt:on_event: unknown event type '%s' (the types "
                            "are: %s)", type, tg_event_types());
@@ -496,7 +496,7 @@ static int change_body(lua_State *L) {
       lua_pop(L, 1);
       if (match) {
         lua_rawgeti(L, -1, 1);
-        tg_json_push(L, a->ch->json);
+        tg__json_push(L, a->ch->json);
         callback(r, L, 1, 0, "on_file_change");
       }
     }
@@ -517,7 +517,7 @@ static void change_cb(tg_runtime *rt, const tg_file_change *ch, void *ud) {
 static int l_on_file_change(lua_State *L) {
   lrt *r = check_rt(L, 1);
   luaL_checkstring(L, 2);
-  const char *glob = tg_checknonul(L, 2, "rt:on_file_change", "the glob");
+  const char *glob = tg__checknonul(L, 2, "rt:on_file_change", "the glob");
   luaL_checktype(L, 3, LUA_TFUNCTION);
   char why[TG_ERRMSG];
   if (tg_glob_check(glob, why, sizeof why) < 0)
@@ -544,7 +544,7 @@ static int l_recent_changes(lua_State *L) {
   size_t want = n > 1e9 ? (size_t)1e9 : (size_t)n; /* more than are kept */
   json_box *b = new_box(L);
   b->j[0] = tg_changes_recent(r->rt, want);
-  if (!b->j[0] || tg_json_push(L, b->j[0]) < 0)
+  if (!b->j[0] || tg__json_push(L, b->j[0]) < 0)
     return luaL_error(L, "rt:recent_changes: out of memory");
   box_clear(b);
   return 1;
@@ -592,7 +592,7 @@ static int answer_opts(lua_State *L, int idx, tg_always_scope *scope,
   }
   int ty = lua_type(L, -1);
   if (ty != LUA_TNIL && ty != LUA_TSTRING) bad = 1;
-  if (ty == LUA_TSTRING && tg_has_nul(L, -1)) bad = 1;
+  if (ty == LUA_TSTRING && tg__has_nul(L, -1)) bad = 1;
   if (!bad) *guidance = lua_tostring(L, -1);
   return bad ? -1 : 0;
 }
@@ -623,7 +623,7 @@ static void push_request(lua_State *L, const tg_approval_request *q) {
   set_str(L, "session", q->session);
   set_str(L, "prompt", q->prompt);
   set_str(L, "rule", q->rule);
-  if (tg_json_push(L, q->args) == 0) lua_setfield(L, -2, "args");
+  if (tg__json_push(L, q->args) == 0) lua_setfield(L, -2, "args");
 }
 
 /* Asks the host's approver and answers when it returned an answer. Nil:
@@ -769,7 +769,7 @@ static const char *opt_str(lua_State *L, int o, const char *k) {
                luaL_typename(L, -1));
   char what[64];
   snprintf(what, sizeof what, "'%s'", k);
-  const char *s = tg_checknonul(L, -1, "toolgate.new", what);
+  const char *s = tg__checknonul(L, -1, "toolgate.new", what);
   lua_pop(L, 1);
   return s;
 }
@@ -812,7 +812,7 @@ static const char *const *opt_roots(lua_State *L, int o) {
     else lua_pushvalue(L, v);
     if (lua_type(L, -1) != LUA_TSTRING)
       luaL_error(L, "toolgate.new: workspace[%d] must be a string", (int)i + 1);
-    roots[i] = tg_checknonul(L, -1, "toolgate.new", "a workspace directory");
+    roots[i] = tg__checknonul(L, -1, "toolgate.new", "a workspace directory");
     lua_rawseti(L, keep, (int)i + 1);
   }
   roots[n] = NULL;
@@ -909,13 +909,13 @@ static void read_call_opts(lua_State *L, int o, const char *fn,
   int ty = get_opt(L, o, "id");
   if (ty != LUA_TNIL && ty != LUA_TSTRING)
     luaL_error(L, "%s: 'id' must be a string", fn);
-  req->id = tg_checknonul(L, -1, fn, "'id'");
+  req->id = tg__checknonul(L, -1, fn, "'id'");
   if (req->id && strlen(req->id) >= sizeof ((lcall *)0)->id)
     luaL_error(L, "%s: 'id' is longer than 127 bytes", fn);
   ty = get_opt(L, o, "session");
   if (ty != LUA_TNIL && ty != LUA_TSTRING)
     luaL_error(L, "%s: 'session' must be a string", fn);
-  req->session = tg_checknonul(L, -1, fn, "'session'");
+  req->session = tg__checknonul(L, -1, fn, "'session'");
   if (get_opt(L, o, "turn") != LUA_TNIL) {
     lua_Number n = lua_tonumber(L, -1);
     /* checked as a double first: casting NaN or 1e300 is undefined */
@@ -942,8 +942,8 @@ static void read_call_opts(lua_State *L, int o, const char *fn,
 static cJSON *object_of(lua_State *L, int idx, size_t max_bytes,
                         const char *what, char *err) {
   char why[TG_ERRMSG - 16];
-  cJSON *j = max_bytes ? tg_json_from_lua_max(L, idx, max_bytes, why, sizeof why)
-                       : tg_json_from_lua(L, idx, why, sizeof why);
+  cJSON *j = max_bytes ? tg__json_from_lua_max(L, idx, max_bytes, why, sizeof why)
+                       : tg__json_from_lua(L, idx, why, sizeof why);
   if (j && !cJSON_IsObject(j)) {
     cJSON_Delete(j);
     j = NULL;
@@ -1218,7 +1218,7 @@ static int l_explain(lua_State *L) {
     return fail(L, err);
   box->j[2] = tg_explain(r->rt, &req, err);
   if (!box->j[2]) return fail(L, err);
-  if (tg_json_push(L, box->j[2]) < 0)
+  if (tg__json_push(L, box->j[2]) < 0)
     return fail(L, "the explanation is nested too deeply");
   box_clear(box);
   return 1;
@@ -1239,7 +1239,7 @@ static int l_describe(lua_State *L) {
   lrt *r = check_rt(L, 1);
   json_box *b = new_box(L);
   b->j[0] = tg_runtime_describe(r->rt);
-  if (!b->j[0] || tg_json_push(L, b->j[0]) < 0)
+  if (!b->j[0] || tg__json_push(L, b->j[0]) < 0)
     return luaL_error(L, "toolgate: the description could not be built "
                          "(out of memory, or nested too deeply)");
   box_clear(b);
@@ -1294,7 +1294,7 @@ static const luaL_Reg module_fns[] = {{"new", l_new}, {NULL, NULL}};
 
 int luaopen_toolgate(lua_State *L);
 int luaopen_toolgate(lua_State *L) {
-  tg_json_open(L);
+  tg__json_open(L);
   luaL_newmetatable(L, RT_MT);
   lua_newtable(L);
   luaL_setfuncs(L, rt_methods, 0);
@@ -1316,7 +1316,7 @@ int luaopen_toolgate(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
   luaL_newlib(L, module_fns);
-  tg_json_push_null(L);
+  tg__json_push_null(L);
   lua_setfield(L, -2, "null");
   lua_pushstring(L, TG_VERSION);
   lua_setfield(L, -2, "version");

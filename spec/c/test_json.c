@@ -2,7 +2,7 @@
  * test_json.c — src/base/json.{c,h}: what the one parser refuses and the
  * message it gives (duplicate keys with their path, numbers out of range,
  * invalid UTF-8, lone surrogates, \u0000, depth, trailing text), the same
- * rules for trees built in C (tg_json_check), and numbers and strings as
+ * rules for trees built in C (tg__json_check), and numbers and strings as
  * tg_json_print writes them; and through the C API, a call whose args
  * hold a key twice does not start (the exec tool would have run the first
  * "command", the rules judged the last).
@@ -185,30 +185,30 @@ TEST(depth_limit) {
 TEST(check_trees_built_in_c) {
   char err[256] = "";
   cJSON *a = cJSON_Parse("{\"command\":\"rm -f victim\",\"command\":\"echo hi\"}");
-  ASSERT_EQ(tg_json_check(a, err, sizeof err), -1);
+  ASSERT_EQ(tg__json_check(a, err, sizeof err), -1);
   ASSERT_STR_EQ(err, "$.command: duplicate key \"command\" (a key may appear "
                 "once in an object)");
   cJSON_Delete(a);
   a = cJSON_CreateObject();
   cJSON *arr = cJSON_AddArrayToObject(a, "x");
   cJSON_AddItemToArray(arr, cJSON_CreateNumber(NAN));
-  ASSERT_EQ(tg_json_check(a, err, sizeof err), -1);
+  ASSERT_EQ(tg__json_check(a, err, sizeof err), -1);
   ASSERT_STR_EQ(err, "$.x[0]: a number is not finite");
   cJSON_DeleteItemFromArray(arr, 0);
   cJSON_AddItemToArray(arr, cJSON_CreateString("a\xff"));
-  ASSERT_EQ(tg_json_check(a, err, sizeof err), -1);
+  ASSERT_EQ(tg__json_check(a, err, sizeof err), -1);
   ASSERT_STR_EQ(err, "$.x[0]: a string is not valid UTF-8 (byte 0xff at offset 1)");
   cJSON_DeleteItemFromArray(arr, 0);
   cJSON_AddItemToArray(arr, cJSON_CreateRaw("1, \"injected\": 2"));
-  ASSERT_EQ(tg_json_check(a, err, sizeof err), -1);
+  ASSERT_EQ(tg__json_check(a, err, sizeof err), -1);
   ASSERT_STR_EQ(err, "$.x[0]: not a JSON value (a raw or invalid cJSON node)");
   cJSON_DeleteItemFromArray(arr, 0);
   cJSON_AddItemToArray(arr, cJSON_CreateString("fine"));
-  ASSERT_EQ(tg_json_check(a, err, sizeof err), 0);
+  ASSERT_EQ(tg__json_check(a, err, sizeof err), 0);
   cJSON_Delete(a);
   char *deep = nested(TG_JSON_MAX_DEPTH + 1);
   a = cJSON_Parse(deep);
-  ASSERT_EQ(tg_json_check(a, err, sizeof err), -1);
+  ASSERT_EQ(tg__json_check(a, err, sizeof err), -1);
   ASSERT_CONTAINS(err, "nested deeper than 128 levels");
   cJSON_Delete(a);
   free(deep);
@@ -255,7 +255,7 @@ TEST(strings_print_as_valid_utf8) {
   char *s = tg_json_print(a, 0);
   ASSERT_STR_EQ(s, "[\"q\\\" b\\\\ \\n\\t\\u0001 caf\xc3\xa9\","
                    "\"bad \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd\"]");
-  ASSERT_EQ(tg_utf8_invalid_at(s, strlen(s)), strlen(s));
+  ASSERT_EQ(tg__utf8_invalid_at(s, strlen(s)), strlen(s));
   free(s);
   cJSON_Delete(a);
 }
@@ -294,15 +294,15 @@ TEST(parse_print_round_trip) {
 /* Messages never end in half a character nor carry raw control bytes. */
 TEST(messages_are_clean_text) {
   char q[16], err[64] = "";
-  ASSERT_STR_EQ(tg_json_quote("a\nb", 3, q, sizeof q), "\"a\\nb\"");
-  ASSERT_STR_EQ(tg_json_quote("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 12, q,
+  ASSERT_STR_EQ(tg__json_quote("a\nb", 3, q, sizeof q), "\"a\\nb\"");
+  ASSERT_STR_EQ(tg__json_quote("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 12, q,
                               sizeof q), "\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...\"");
-  ASSERT_STR_EQ(tg_json_quote("abcdefghij\n", 11, q, sizeof q), "\"abcdefghij...\"");
+  ASSERT_STR_EQ(tg__json_quote("abcdefghij\n", 11, q, sizeof q), "\"abcdefghij...\"");
   char cut[] = "ab\xc3\xa9\xe2\x82";
-  tg_utf8_trim(cut);
+  tg__utf8_trim(cut);
   ASSERT_STR_EQ(cut, "ab\xc3\xa9");
   char whole[] = "ab\xc3\xa9";
-  tg_utf8_trim(whole);
+  tg__utf8_trim(whole);
   ASSERT_STR_EQ(whole, "ab\xc3\xa9");
   REFUSED("{\"a\\nb\":1,\"a\\nb\":2}", "$[\"a\\nb\"]: duplicate key \"a\\nb\" (a "
           "key may appear once in an object) (byte 10)");
@@ -312,7 +312,7 @@ TEST(messages_are_clean_text) {
                   "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\":2}";
   for (size_t n = 20; n < sizeof err; n++) {
     ASSERT(tg_json_parse(t, strlen(t), NULL, err, n) == NULL);
-    ASSERT_EQ(tg_utf8_invalid_at(err, strlen(err)), strlen(err));
+    ASSERT_EQ(tg__utf8_invalid_at(err, strlen(err)), strlen(err));
   }
 }
 
@@ -320,14 +320,14 @@ TEST(path_text) {
   char buf[64];
   tg_json_seg a = {NULL, "a", 1, 0}, i = {&a, NULL, 0, 2},
               odd = {&i, "x y\"\xff", 5, 0};
-  ASSERT_STR_EQ(tg_json_path_text(NULL, buf, sizeof buf), "$");
-  ASSERT_STR_EQ(tg_json_path_text(&i, buf, sizeof buf), "$.a[2]");
-  ASSERT_STR_EQ(tg_json_path_text(&odd, buf, sizeof buf),
+  ASSERT_STR_EQ(tg__json_path_text(NULL, buf, sizeof buf), "$");
+  ASSERT_STR_EQ(tg__json_path_text(&i, buf, sizeof buf), "$.a[2]");
+  ASSERT_STR_EQ(tg__json_path_text(&odd, buf, sizeof buf),
                 "$.a[2][\"x y\\\"\xef\xbf\xbd\"]");
   char small[12];
   tg_json_seg u = {NULL, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 10, 0};
   /* cut where it does not fit, never inside a character */
-  ASSERT_STR_EQ(tg_json_path_text(&u, small, sizeof small),
+  ASSERT_STR_EQ(tg__json_path_text(&u, small, sizeof small),
                 "$[\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
 }
 

@@ -1,7 +1,7 @@
 /*
  * test_validate.c — the JSON Schema subset in src/base/schema.c: each
  * keyword passing and failing with the exact message, the depth limits,
- * safe truncation, and tg_schema_check.
+ * safe truncation, and tg__schema_check.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,17 +16,17 @@ static int run(const char *schema, const char *instance, char *err,
   cJSON *s = cJSON_Parse(schema), *v = cJSON_Parse(instance);
   if (!s) TG_FAIL("bad schema JSON in test: %s", schema);
   if (!v) TG_FAIL("bad instance JSON in test: %s", instance);
-  int r = tg_schema_validate(s, v, err, errlen);
+  int r = tg__schema_validate(s, v, err, errlen);
   cJSON_Delete(s);
   cJSON_Delete(v);
   return r;
 }
 
-/* Runs tg_schema_check on schema text. */
+/* Runs tg__schema_check on schema text. */
 static int check(const char *schema, char *err, size_t errlen) {
   cJSON *s = cJSON_Parse(schema);
   if (!s) TG_FAIL("bad schema JSON in test: %s", schema);
-  int r = tg_schema_check(s, err, errlen);
+  int r = tg__schema_check(s, err, errlen);
   cJSON_Delete(s);
   return r;
 }
@@ -382,7 +382,7 @@ TEST(instance_built_very_deep_rejected) {
   }
   cJSON *s = cJSON_CreateObject();
   char e[64];
-  ASSERT_EQ(tg_schema_validate(s, root, e, sizeof e), 0);
+  ASSERT_EQ(tg__schema_validate(s, root, e, sizeof e), 0);
   ASSERT(strlen(e) < sizeof e);
   cJSON_Delete(s);
   cJSON_Delete(root);
@@ -441,7 +441,7 @@ TEST(truncated_long_enum_list) {
   ASSERT_PREFIX(e, "$: must be one of \"aaaaaaaaaa\", ");
 }
 
-/* ---- tg_schema_check ----------------------------------------------- */
+/* ---- tg__schema_check ----------------------------------------------- */
 
 TEST(check_accepts_good_schema) {
   char e[256] = "";
@@ -527,10 +527,10 @@ TEST(check_tiny_errlen_and_null) {
   memset(e, 'x', sizeof e);
   ASSERT_EQ(check("{\"type\":1}", e, sizeof e), -1);
   ASSERT_STR_EQ(e, "schema ");
-  ASSERT_EQ(tg_schema_check(NULL, e, sizeof e), -1);
-  ASSERT_EQ(tg_schema_check(NULL, NULL, 0), -1);
+  ASSERT_EQ(tg__schema_check(NULL, e, sizeof e), -1);
+  ASSERT_EQ(tg__schema_check(NULL, NULL, 0), -1);
   cJSON *v = cJSON_CreateNull();
-  ASSERT_EQ(tg_schema_validate(NULL, v, e, sizeof e), 0);
+  ASSERT_EQ(tg__schema_validate(NULL, v, e, sizeof e), 0);
   cJSON_Delete(v);
 }
 

@@ -18,7 +18,7 @@ typedef struct tg_closer {
 } tg_closer;
 
 /* The owner of closer field m. */
-#define tg_owner_of(c, T, m) ((T *)(void *)((char *)(c) - offsetof(T, m)))
+#define tg__owner_of(c, T, m) ((T *)(void *)((char *)(c) - offsetof(T, m)))
 
 /* Closes h (nothing when it was never initialised or already closes);
  * heap: h was malloc'd and is freed after its callback. h->data is

@@ -1,6 +1,6 @@
 /*
  * json.c — JSON text into toolgate (tg_json_parse) and trees from C hosts
- * held to the same rules (tg_json_check); see json.h for why.
+ * held to the same rules (tg__json_check); see json.h for why.
  *
  * A strict RFC 8259 parser of its own rather than cJSON_Parse plus
  * checks: cJSON keeps both members of {"a":1,"a":2} (cJSON_GetObjectItem
@@ -111,7 +111,7 @@ static void *fail_at(parser *ps, const tg_json_seg *path,
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
   ps->at = (size_t)(where - ps->start);
-  tg_json_path_error(ps->err, ps->errlen, path, "%s (byte %zu)", what, ps->at);
+  tg__json_path_error(ps->err, ps->errlen, path, "%s (byte %zu)", what, ps->at);
   return NULL;
 }
 
@@ -144,7 +144,7 @@ static int duplicate(parser *ps, checker *ck, const tg_json_seg *path,
                      const unsigned char *at, const char *key) {
   char q[80];
   tg_json_seg s = {path, key, strlen(key), 0};
-  tg_json_quote(key, strlen(key), q, sizeof q);
+  tg__json_quote(key, strlen(key), q, sizeof q);
   if (ps) fail_at(ps, &s, at, "duplicate key %s (a key may appear once in "
                   "an object)", q);
   else check_fail(ck, &s, "duplicate key %s (a key may appear once in an "
@@ -272,7 +272,7 @@ static char *parse_string(parser *ps, const tg_json_seg *path,
     n += (size_t)(ps->p - run);
     if (ps->p == q) break;
     unsigned c = *ps->p;
-    size_t k = c >= 0x80 ? tg_utf8_seq(ps->p, (size_t)(q - ps->p)) : 0;
+    size_t k = c >= 0x80 ? tg__utf8_seq(ps->p, (size_t)(q - ps->p)) : 0;
     if (c == '\\') {
       ps->p++;
       k = escape(ps, path, what, out + n);
@@ -579,7 +579,7 @@ static int check_fail(checker *ck, const tg_json_seg *path, const char *fmt,
                       ...) {
   va_list ap;
   va_start(ap, fmt);
-  tg_json_path_verror(ck->err, ck->errlen, path, fmt, ap);
+  tg__json_path_verror(ck->err, ck->errlen, path, fmt, ap);
   va_end(ap);
   return -1;
 }
@@ -589,7 +589,7 @@ static int check_value(checker *ck, const cJSON *v, const tg_json_seg *path,
 
 static int check_utf8(checker *ck, const tg_json_seg *path, const char *s,
                       const char *what) {
-  size_t n = strlen(s), bad = tg_utf8_invalid_at(s, n);
+  size_t n = strlen(s), bad = tg__utf8_invalid_at(s, n);
   if (bad == n) return 0;
   return check_fail(ck, path, "%s is not valid UTF-8 (byte 0x%02x at offset "
                     "%zu)", what, (unsigned char)s[bad], bad);
@@ -637,7 +637,7 @@ static int check_value(checker *ck, const cJSON *v, const tg_json_seg *path,
   }
 }
 
-int tg_json_check(const cJSON *v, char *err, size_t errlen) {
+int tg__json_check(const cJSON *v, char *err, size_t errlen) {
   char dummy[8];
   checker ck = {err ? err : dummy, err ? errlen : sizeof dummy};
   if (!v) return check_fail(&ck, NULL, "no value");

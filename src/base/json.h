@@ -10,7 +10,7 @@
  * duplicate names in an object, numbers that are not finite doubles,
  * strings that are not UTF-8 or carry NUL (cJSON keeps strings as C
  * strings) — and trees built by C hosts are held to the same rules by
- * tg_json_check. tg_json_print writes numbers that read back exactly
+ * tg__json_check. tg_json_print writes numbers that read back exactly
  * and strings that are always valid UTF-8.
  *
  * A pure library: cJSON and libc only.
@@ -30,25 +30,25 @@
  * tg_json_parse: 0, or -1 with "$.path: what" in err. Raw and invalid
  * nodes are refused too. (A NUL inside a C string cannot be seen here:
  * cJSON has already cut the string there.) */
-int tg_json_check(const cJSON *v, char *err, size_t errlen);
+int tg__json_check(const cJSON *v, char *err, size_t errlen);
 
 /* The length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0
  * when it is not one: a stray continuation byte, an overlong form, a
  * surrogate, past U+10FFFF, cut short, or NUL (a C string cannot carry
  * it). */
-size_t tg_utf8_seq(const unsigned char *s, size_t n);
+size_t tg__utf8_seq(const unsigned char *s, size_t n);
 
 /* The offset of the first byte of s[0, n) that does not start a valid
- * sequence (tg_utf8_seq), or n when all of it is valid UTF-8. */
-size_t tg_utf8_invalid_at(const char *s, size_t n);
+ * sequence (tg__utf8_seq), or n when all of it is valid UTF-8. */
+size_t tg__utf8_invalid_at(const char *s, size_t n);
 
 /* s[0, n) as a JSON string literal in buf, cut (ending ...") when it does
  * not fit: for names in messages. Returns buf. */
-char *tg_json_quote(const char *s, size_t n, char *buf, size_t size);
+char *tg__json_quote(const char *s, size_t n, char *buf, size_t size);
 
 /* Cuts off the end of s a UTF-8 sequence that a truncating snprintf left
  * incomplete, so a message never ends in half a character. */
-void tg_utf8_trim(char *s);
+void tg__utf8_trim(char *s);
 
 /* A JSON path as a chain of steps on the C stack, each pointing at its
  * parent, formatted only when an error is reported. key NULL: an array
@@ -62,14 +62,14 @@ typedef struct tg_json_seg {
 
 /* Writes the path ("$", "$.a[2]", "$[\"not an ident\"]") into buf, cut at
  * a character boundary when it does not fit. Returns buf. */
-char *tg_json_path_text(const tg_json_seg *s, char *buf, size_t size);
+char *tg__json_path_text(const tg_json_seg *s, char *buf, size_t size);
 
 /* "<path>: <what>" into err (what from fmt), cut at a character
  * boundary: the one shape of every error about a place in a JSON value. */
-void tg_json_path_error(char *err, size_t errlen, const tg_json_seg *path,
+void tg__json_path_error(char *err, size_t errlen, const tg_json_seg *path,
                         const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-void tg_json_path_verror(char *err, size_t errlen, const tg_json_seg *path,
+void tg__json_path_verror(char *err, size_t errlen, const tg_json_seg *path,
                          const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
 

@@ -61,7 +61,7 @@ static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
 
 /* ---- UTF-8 ------------------------------------------------------------- */
 
-size_t tg_utf8_seq(const unsigned char *s, size_t n) {
+size_t tg__utf8_seq(const unsigned char *s, size_t n) {
   unsigned c = s[0];
   if (c >= 0x01 && c < 0x80) return 1;
   size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
@@ -76,7 +76,7 @@ size_t tg_utf8_seq(const unsigned char *s, size_t n) {
   return len;
 }
 
-size_t tg_utf8_invalid_at(const char *s, size_t n) {
+size_t tg__utf8_invalid_at(const char *s, size_t n) {
   const unsigned char *u = (const unsigned char *)s;
   size_t i = 0;
   while (i < n) {
@@ -84,7 +84,7 @@ size_t tg_utf8_invalid_at(const char *s, size_t n) {
       i++;
       continue;
     }
-    size_t k = tg_utf8_seq(u + i, n - i);
+    size_t k = tg__utf8_seq(u + i, n - i);
     if (!k) return i;
     i += k;
   }
@@ -101,7 +101,7 @@ static void put_string(sbuf *b, const char *s, size_t n) {
   size_t run = 0, i = 0;
   while (i < n) {
     unsigned c = u[i];
-    size_t k = c >= 0x80 ? tg_utf8_seq(u + i, n - i) : 1;
+    size_t k = c >= 0x80 ? tg__utf8_seq(u + i, n - i) : 1;
     if (k && c >= 0x20 && c != '"' && c != '\\') {
       i += k;
       continue;
@@ -257,7 +257,7 @@ static void put_path(sbuf *b, const tg_json_seg *s) {
   }
 }
 
-char *tg_json_quote(const char *s, size_t n, char *buf, size_t size) {
+char *tg__json_quote(const char *s, size_t n, char *buf, size_t size) {
   if (size < 8) {
     if (size) buf[0] = '\0';
     return buf;
@@ -269,35 +269,35 @@ char *tg_json_quote(const char *s, size_t n, char *buf, size_t size) {
   return buf;
 }
 
-void tg_utf8_trim(char *s) {
+void tg__utf8_trim(char *s) {
   size_t n = strlen(s), lead = n;
   while (lead > 0 && n - lead < 4 &&
          ((unsigned char)s[lead - 1] & 0xC0) == 0x80)
     lead--;
   if (lead == 0 || (unsigned char)s[lead - 1] < 0xC0) return; /* no lead byte */
-  if (tg_utf8_seq((const unsigned char *)s + lead - 1, n - lead + 1) == 0)
+  if (tg__utf8_seq((const unsigned char *)s + lead - 1, n - lead + 1) == 0)
     s[lead - 1] = '\0'; /* a sequence cut short */
 }
 
-char *tg_json_path_text(const tg_json_seg *s, char *buf, size_t size) {
+char *tg__json_path_text(const tg_json_seg *s, char *buf, size_t size) {
   sbuf b = {buf, 0, size, 0, 0};
   if (size) buf[0] = '\0';
   put_path(&b, s);
   return buf;
 }
 
-void tg_json_path_verror(char *err, size_t errlen, const tg_json_seg *path,
+void tg__json_path_verror(char *err, size_t errlen, const tg_json_seg *path,
                          const char *fmt, va_list ap) {
   char p[160], what[200];
   vsnprintf(what, sizeof what, fmt, ap);
-  snprintf(err, errlen, "%s: %s", tg_json_path_text(path, p, sizeof p), what);
-  tg_utf8_trim(err);
+  snprintf(err, errlen, "%s: %s", tg__json_path_text(path, p, sizeof p), what);
+  tg__utf8_trim(err);
 }
 
-void tg_json_path_error(char *err, size_t errlen, const tg_json_seg *path,
+void tg__json_path_error(char *err, size_t errlen, const tg_json_seg *path,
                         const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  tg_json_path_verror(err, errlen, path, fmt, ap);
+  tg__json_path_verror(err, errlen, path, fmt, ap);
   va_end(ap);
 }

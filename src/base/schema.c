@@ -8,7 +8,7 @@
  *
  * A path is a chain of segments on the C stack, each pointing at its
  * parent, and is only formatted when a failure is reported, so a passing
- * validation builds no strings. Recursion is bounded: tg_schema_validate
+ * validation builds no strings. Recursion is bounded: tg__schema_validate
  * first runs the schema check (sub-schemas at most MAX_DEPTH deep) and a
  * depth check of the instance, and validation descends one sub-schema per
  * call, so it can never go deeper than MAX_DEPTH.
@@ -123,7 +123,7 @@ static seg index_seg(const seg *up, size_t i) {
 
 static void out_path(out_t *o, const seg *s) {
   char p[512];
-  out_str(o, tg_json_path_text(s, p, sizeof p));
+  out_str(o, tg__json_path_text(s, p, sizeof p));
 }
 
 /* The segment leading from container to its child c (the i-th). */
@@ -361,7 +361,7 @@ static int check_node(const sctx *c, const cJSON *s, const seg *at,
   return 0;
 }
 
-int tg_schema_check(const cJSON *schema, char *err, size_t errlen) {
+int tg__schema_check(const cJSON *schema, char *err, size_t errlen) {
   out_t o = out_make(err, errlen);
   sctx c = {&o, "schema at "};
   return check_node(&c, schema, NULL, 0);
@@ -594,10 +594,10 @@ static int too_deep(const cJSON *v, const seg *at, int depth, out_t *o) {
   return 0;
 }
 
-int tg_schema_validate(const cJSON *schema, const cJSON *instance, char *err,
+int tg__schema_validate(const cJSON *schema, const cJSON *instance, char *err,
                        size_t errlen) {
   out_t o = out_make(err, errlen);
-  /* The schema passed tg_schema_check when its tool was registered. */
+  /* The schema passed tg__schema_check when its tool was registered. */
   if (!schema) return fail(&o, NULL, "no schema");
   if (!instance) return fail(&o, NULL, "no value");
   if (too_deep(instance, NULL, 0, &o)) return 0;

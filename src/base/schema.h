@@ -10,14 +10,14 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
-/* schema must have passed tg_schema_check (tools are checked when they are
+/* schema must have passed tg__schema_check (tools are checked when they are
  * registered). Returns 1 when instance satisfies schema; otherwise 0 with
  * "$.path.to[2].field: what failed" in err (the first failure found). */
-int tg_schema_validate(const cJSON *schema, const cJSON *instance, char *err,
+int tg__schema_validate(const cJSON *schema, const cJSON *instance, char *err,
                        size_t errlen);
 
 /* Checks that a schema is usable (keywords of the right JSON types,
  * patterns that compile). 0 when fine; -1 with "schema at $.path: ..." */
-int tg_schema_check(const cJSON *schema, char *err, size_t errlen);
+int tg__schema_check(const cJSON *schema, char *err, size_t errlen);
 
 #endif

@@ -16,7 +16,7 @@ static const char *const kinds[] = {"allow", "deny", "ask", "abort", "args",
 const char *tg__verdict_kind(lua_State *L, int idx) {
   if (lua_isnoneornil(L, idx)) return NULL;
   if (!lua_istable(L, idx)) return "";
-  const char *k = tg_rawgetstring(L, idx, "tg");
+  const char *k = tg__rawgetstring(L, idx, "tg");
   for (size_t i = 0; k && i < sizeof kinds / sizeof *kinds; i++)
     if (strcmp(k, kinds[i]) == 0) return kinds[i]; /* static: outlives k */
   return "";
@@ -72,7 +72,7 @@ void tg__rule_judge(tg_call *c, const tg_rule *r, tg_rule_answer *a) {
     a->kind = TG_RULE_ANSWERED;
     a->verdict = k[0] == 'd' ? TG_VERDICT_DENY
                  : k[1] == 'l' ? TG_VERDICT_ALLOW : TG_VERDICT_ASK;
-    a->text = tg__strdup(tg_rawgetstring(
+    a->text = tg__strdup(tg__rawgetstring(
         L, -1, a->verdict == TG_VERDICT_ASK ? "prompt" : "reason"));
   } else {
     snprintf(msg, sizeof msg, "rule '%s' (%s) returned %s; a rule returns "

@@ -36,7 +36,7 @@ void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, tg_error_code code,
 /* The wait timer has closed after the call ended: nothing else holds it
  * (the driver frees it itself when it is still running). */
 static void timer_closed(tg_closer *cl) {
-  tg_call *c = tg_owner_of(cl, tg_call, closer);
+  tg_call *c = tg__owner_of(cl, tg_call, closer);
   if (c->stage == TG_STAGE_END && !c->advancing) free(c);
 }
 
@@ -56,20 +56,20 @@ uv_timer_t *tg__call_wait_timer(tg_call *c) {
  * is what runs, whatever policy code did to the table meanwhile. */
 static void set_call_facts(tg_call *c, lua_State *L, int idx) {
   lua_pushstring(L, c->id);
-  tg_rawsetfield(L, idx, "id");
+  tg__rawsetfield(L, idx, "id");
   lua_pushstring(L, c->tool_name);
-  tg_rawsetfield(L, idx, "tool");
-  if (tg_json_push(L, c->args) < 0) lua_newtable(L); /* depth checked at start */
-  tg_rawsetfield(L, idx, "args");
+  tg__rawsetfield(L, idx, "tool");
+  if (tg__json_push(L, c->args) < 0) lua_newtable(L); /* depth checked at start */
+  tg__rawsetfield(L, idx, "args");
   lua_pushstring(L, c->session);
-  tg_rawsetfield(L, idx, "session");
+  tg__rawsetfield(L, idx, "session");
   lua_pushinteger(L, (lua_Integer)c->turn);
-  tg_rawsetfield(L, idx, "turn");
+  tg__rawsetfield(L, idx, "turn");
   lua_pushinteger(L, c->attempt);
-  tg_rawsetfield(L, idx, "attempt");
+  tg__rawsetfield(L, idx, "attempt");
   if (c->dry_run) lua_pushboolean(L, 1);
   else lua_pushnil(L);
-  tg_rawsetfield(L, idx, "dry_run");
+  tg__rawsetfield(L, idx, "dry_run");
 }
 
 void tg__call_push_table(tg_call *c) {
@@ -80,8 +80,8 @@ void tg__call_push_table(tg_call *c) {
   }
   lua_createtable(L, 0, 8);
   set_call_facts(c, L, lua_gettop(L));
-  if (!c->metadata || tg_json_push(L, c->metadata) < 0) lua_newtable(L);
-  tg_rawsetfield(L, -2, "metadata");
+  if (!c->metadata || tg__json_push(L, c->metadata) < 0) lua_newtable(L);
+  tg__rawsetfield(L, -2, "metadata");
   lua_pushvalue(L, -1);
   c->call_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
@@ -98,7 +98,7 @@ void tg__call_restore_table(tg_call *c) {
 const char *tg__args_problem(lua_State *L, int idx) {
   if (!lua_istable(L, idx)) return luaL_typename(L, idx);
   if (!lua_getmetatable(L, idx)) return NULL;
-  const char *mark = tg_rawgetstring(L, -1, "__jsontype");
+  const char *mark = tg__rawgetstring(L, -1, "__jsontype");
   lua_pop(L, 1);
   if (mark && !strcmp(mark, "object")) return NULL;
   return mark && !strcmp(mark, "array") ? "an array (tg.array)"
@@ -106,26 +106,26 @@ const char *tg__args_problem(lua_State *L, int idx) {
 }
 
 static int string_fact(lua_State *L, int t, const char *k, const char *v) {
-  const char *s = tg_rawgetstring(L, t, k);
+  const char *s = tg__rawgetstring(L, t, k);
   return s && v && strcmp(s, v) == 0;
 }
 
 static int number_fact(lua_State *L, int t, const char *k, double v) {
-  int ok = tg_rawgetfield(L, t, k) == LUA_TNUMBER && lua_tonumber(L, -1) == v;
+  int ok = tg__rawgetfield(L, t, k) == LUA_TNUMBER && lua_tonumber(L, -1) == v;
   lua_pop(L, 1);
   return ok;
 }
 
 static int flag_fact(lua_State *L, int t, const char *k, int v) {
-  int ty = tg_rawgetfield(L, t, k);
+  int ty = tg__rawgetfield(L, t, k);
   int ok = v ? ty == LUA_TBOOLEAN && lua_toboolean(L, -1) : ty == LUA_TNIL;
   lua_pop(L, 1);
   return ok;
 }
 
 static int args_fact(lua_State *L, int t, const cJSON *args) {
-  tg_rawgetfield(L, t, "args");
-  int ok = !tg__args_problem(L, -1) && tg_json_equal_lua(L, -1, args);
+  tg__rawgetfield(L, t, "args");
+  int ok = !tg__args_problem(L, -1) && tg__json_equal_lua(L, -1, args);
   lua_pop(L, 1);
   return ok;
 }
@@ -416,7 +416,7 @@ static cJSON *parse_args_json(tg_chain *ch, const tg_call_request *req,
       return NULL;
     }
     /* a host's tree: the parser's rules (one value for each key) */
-    if (tg_json_check(req->args, why, sizeof why) < 0) {
+    if (tg__json_check(req->args, why, sizeof why) < 0) {
       tg__errf(err, TG_ERRMSG, "args are not valid JSON: %s", why);
       return NULL;
     }

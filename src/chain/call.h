@@ -187,7 +187,7 @@ int tg__policy_pcall(tg_call *c, int nargs, int nres, const char *kind,
 /* The kind of a verdict value a policy returned ("allow", "deny", "ask",
  * "abort", "args", "result"): NULL for nil, "" for anything that is not a
  * verdict table. Read raw, like every field of a value policy code returns
- * (tg_rawgetstring and friends, lua/luaraw.h): no metamethod runs.
+ * (tg__rawgetstring and friends, lua/luaraw.h): no metamethod runs.
  * Leaves the stack as it was. */
 const char *tg__verdict_kind(lua_State *L, int idx);
 

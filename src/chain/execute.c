@@ -92,7 +92,7 @@ static void start_attempt(tg_call *c) {
     lua_State *L = c->gen->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
     lua_pushinteger(L, c->attempt);
-    tg_rawsetfield(L, -2, "attempt"); /* a hook's __newindex does not run */
+    tg__rawsetfield(L, -2, "attempt"); /* a hook's __newindex does not run */
     lua_pop(L, 1);
   }
   emit_attempt(c);

@@ -208,7 +208,7 @@ static cJSON *explain_validation(const tg_call *c) {
     return o;
   }
   char msg[1024];
-  int ok = tg_schema_validate(c->tool->schema, c->args, msg, sizeof msg);
+  int ok = tg__schema_validate(c->tool->schema, c->args, msg, sizeof msg);
   cJSON_AddBoolToObject(o, "ok", ok);
   if (!ok) cJSON_AddStringToObject(o, "error", msg);
   return o;

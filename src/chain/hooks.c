@@ -53,9 +53,9 @@ static void fail_post(tg_call *c, const char *msg) {
 /* tg.args(t, tool?): the call table's args (and tool) are replaced. */
 static int apply_args(tg_call *c, lua_State *L, int v) {
   tg__call_push_table(c);                      /* call */
-  tg_rawgetfield(L, v, "args");
-  tg_rawsetfield(L, -2, "args");               /* checked after the hook */
-  const char *tool = tg_rawgetstring(L, v, "tool");
+  tg__rawgetfield(L, v, "args");
+  tg__rawsetfield(L, -2, "args");               /* checked after the hook */
+  const char *tool = tg__rawgetstring(L, v, "tool");
   if (tool && strcmp(tool, c->tool_name) != 0) {
     char *copy = tg__strdup(tool);
     if (!copy) {
@@ -65,7 +65,7 @@ static int apply_args(tg_call *c, lua_State *L, int v) {
       return -1;
     }
     lua_pushstring(L, tool);
-    tg_rawsetfield(L, -2, "tool");
+    tg__rawsetfield(L, -2, "tool");
     free(c->tool_name);
     c->tool_name = copy;
     c->tool = tg__chain_find_tool(c->ch, c->gen, copy);
@@ -86,7 +86,7 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
   const char *k = tg__verdict_kind(L, v);
   if (!k) return 0;
   if (!strcmp(k, "abort")) {
-    const char *why = tg_rawgetstring(L, v, "reason");
+    const char *why = tg__rawgetstring(L, v, "reason");
     tg__call_fail(c, TG_STATUS_DENIED, TG_PHASE_PRE_HOOK, TG_E_ABORTED, 0,
                   "the tool did not run; do not assume it succeeded. Aborted "
                   "by hook at %s: %s", h->where, why ? why : "");
@@ -95,8 +95,8 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
   if (!strcmp(k, "args")) return apply_args(c, L, v) < 0 ? -1 : 0;
   if (!strcmp(k, "result")) {
     char msg[512];
-    tg_rawgetfield(L, v, "result");
-    cJSON *r = tg_json_from_lua(L, -1, msg, sizeof msg);
+    tg__rawgetfield(L, v, "result");
+    cJSON *r = tg__json_from_lua(L, -1, msg, sizeof msg);
     lua_pop(L, 1);
     if (!r) {
       char m2[700];
@@ -141,12 +141,12 @@ static int sync_args(tg_call *c, const tg_hook *last) {
   lua_State *L = c->gen->L;
   char msg[512], m[800];
   tg__call_push_table(c);
-  tg_rawgetfield(L, -1, "args"); /* a plain table: check_args_left */
-  if (tg_json_equal_lua(L, -1, c->args)) {
+  tg__rawgetfield(L, -1, "args"); /* a plain table: check_args_left */
+  if (tg__json_equal_lua(L, -1, c->args)) {
     lua_pop(L, 2);
     return 0;
   }
-  cJSON *now = tg_json_from_lua_max(L, -1, c->core->cfg.max_args_bytes, msg,
+  cJSON *now = tg__json_from_lua_max(L, -1, c->core->cfg.max_args_bytes, msg,
                                     sizeof msg);
   lua_pop(L, 2);
   if (now && !cJSON_IsObject(now)) {
@@ -247,7 +247,7 @@ static void push_res(tg_call *c, lua_State *L) {
   lua_createtable(L, 0, 5);
   lua_pushstring(L, tg_status_name(c->status));
   lua_setfield(L, -2, "status");
-  if (c->result && tg_json_push(L, c->result) == 0)
+  if (c->result && tg__json_push(L, c->result) == 0)
     lua_setfield(L, -2, "result");
   if (c->error.phase != TG_PHASE_NONE) {
     tg__push_error(L, &c->error);
@@ -266,8 +266,8 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
   char msg[700];
   if (!k) return 0;
   if (!strcmp(k, "result")) {
-    tg_rawgetfield(L, v, "result");
-    cJSON *r = tg_json_from_lua(L, -1, msg, sizeof msg);
+    tg__rawgetfield(L, v, "result");
+    cJSON *r = tg__json_from_lua(L, -1, msg, sizeof msg);
     if (!r) {
       lua_pop(L, 1);
       char m2[900];
@@ -277,11 +277,11 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
       return -1;
     }
     /* later hooks see it; raw: a hook may have put a metatable on res */
-    tg_rawsetfield(L, res, "result");
+    tg__rawsetfield(L, res, "result");
     lua_pushstring(L, "ok");
-    tg_rawsetfield(L, res, "status");
+    tg__rawsetfield(L, res, "status");
     lua_pushnil(L);
-    tg_rawsetfield(L, res, "error");
+    tg__rawsetfield(L, res, "error");
     cJSON_Delete(c->result);
     c->result = r;
     tg__err_clear(&c->error);
@@ -289,19 +289,19 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
     return 0;
   }
   if (!strcmp(k, "abort")) {
-    const char *why = tg_rawgetstring(L, v, "reason");
+    const char *why = tg__rawgetstring(L, v, "reason");
     withhold_result(c);
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_ABORTED, 0,
                   "post-hook at %s failed the call, so the result is "
                   "withheld: %s", h->where, why ? why : "");
     lua_pushnil(L);
-    tg_rawsetfield(L, res, "result"); /* later post-hooks do not see it */
+    tg__rawsetfield(L, res, "result"); /* later post-hooks do not see it */
     lua_pushboolean(L, 0);
-    tg_rawsetfield(L, res, "truncated");
+    tg__rawsetfield(L, res, "truncated");
     tg__push_error(L, &c->error);
-    tg_rawsetfield(L, res, "error");
+    tg__rawsetfield(L, res, "error");
     lua_pushstring(L, "error");
-    tg_rawsetfield(L, res, "status");
+    tg__rawsetfield(L, res, "status");
     return 0;
   }
   snprintf(msg, sizeof msg, "post-hook at %s returned %s; a post-hook "

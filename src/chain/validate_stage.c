@@ -7,7 +7,7 @@
 tg_step tg__stage_validate(tg_call *c) {
   if (c->has_short || !c->tool || !c->tool->schema) return TG_NEXT;
   char msg[1024];
-  if (tg_schema_validate(c->tool->schema, c->args, msg, sizeof msg))
+  if (tg__schema_validate(c->tool->schema, c->args, msg, sizeof msg))
     return TG_NEXT;
   tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_VALIDATE, TG_E_INVALID_ARGS, 0,
                 "invalid arguments for '%s': %s", c->tool_name, msg);

@@ -28,7 +28,7 @@ void tg__exec_maybe_free(tg_exec *ex) {
 }
 
 static void timers_closed(tg_closer *c) {
-  tg__exec_maybe_free(tg_owner_of(c, tg_exec, closer));
+  tg__exec_maybe_free(tg__owner_of(c, tg_exec, closer));
 }
 
 void tg__exec_close_timer(tg_exec *ex, uv_timer_t **t) {

@@ -86,7 +86,7 @@ static int ctx_cancelled(lua_State *L) {
 static int ctx_partial(lua_State *L) {
   tg_exec *ex = tg__luatool_ctx(L, "partial");
   char msg[256];
-  cJSON *v = tg_json_from_lua(L, 1, msg, sizeof msg);
+  cJSON *v = tg__json_from_lua(L, 1, msg, sizeof msg);
   if (!v) return luaL_error(L, "ctx.partial: the value is not JSON: %s", msg);
   cJSON_Delete(ex->result);
   ex->result = v;
@@ -142,9 +142,9 @@ static void take_returned_error(tg_exec *ex, lua_State *co, int idx) {
   const char *code = NULL, *msg = NULL;
   int retry = 1;
   if (lua_type(co, idx) == LUA_TTABLE) {
-    code = tg_rawgetstring(co, idx, "code");
-    msg = tg_rawgetstring(co, idx, "message");
-    if (tg_rawgetfield(co, idx, "retryable") != LUA_TNIL)
+    code = tg__rawgetstring(co, idx, "code");
+    msg = tg__rawgetstring(co, idx, "message");
+    if (tg__rawgetfield(co, idx, "retryable") != LUA_TNIL)
       retry = lua_toboolean(co, -1);
     lua_pop(co, 1);
   } else if (lua_type(co, idx) == LUA_TSTRING) {
@@ -167,7 +167,7 @@ static void take_results(tg_exec *ex, lua_State *co, int nres) {
     return;
   }
   char msg[256];
-  cJSON *r = tg_json_from_lua(co, base, msg, sizeof msg);
+  cJSON *r = tg__json_from_lua(co, base, msg, sizeof msg);
   if (!r) {
     char m[400];
     snprintf(m, sizeof m, "tool '%s' returned a value that is not JSON: %s",
@@ -216,7 +216,7 @@ void tg__luatool_start(tg_exec *ex, const cJSON *args) {
   ex->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_State *co = ex->co;
   lua_rawgeti(co, LUA_REGISTRYINDEX, ex->tool->run_ref);
-  if (tg_json_push(co, args) < 0) {
+  if (tg__json_push(co, args) < 0) {
     lua_settop(co, 0);
     set_error(ex, TG_E_BAD_ARGS, "the args are nested too deeply", 0);
     tg__exec_done(ex);

@@ -40,7 +40,7 @@ static void nested_free(tg_exec *ex) {
 /* ctx.exec's answer: exec's result table when the command ran (whatever
  * its exit code), else nil and why it did not. */
 static int push_exec_answer(lua_State *co, const tg_outcome *o) {
-  if (o->status == TG_STATUS_OK && o->result && tg_json_push(co, o->result) == 0)
+  if (o->status == TG_STATUS_OK && o->result && tg__json_push(co, o->result) == 0)
     return 1;
   lua_pushnil(co);
   lua_pushfstring(co, "ctx.exec: the command did not run (%s): %s",
@@ -62,7 +62,7 @@ static void nested_done_cb(tg_runtime *rt, const tg_outcome *o, void *ud) {
     tg__luatool_resume(ex, push_exec_answer(ex->co, o));
     return;
   }
-  tg_push_outcome(ex->co, o);
+  tg__push_outcome(ex->co, o);
   tg__luatool_resume(ex, 1);
 }
 
@@ -109,7 +109,7 @@ int tg__ctx_call_tool(lua_State *L, tg_exec *ex, const char *tool,
 int tg__ctx_call(lua_State *L) {
   tg_exec *ex = tg__luatool_ctx(L, "call");
   luaL_checkstring(L, 1);
-  const char *tool = tg_checknonul(L, 1, "ctx.call", "the tool name");
+  const char *tool = tg__checknonul(L, 1, "ctx.call", "the tool name");
   if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TTABLE);
   if (L != ex->co || !ex->owner)
     return luaL_error(L, "ctx.call: call it from the tool's run function "
@@ -117,7 +117,7 @@ int tg__ctx_call(lua_State *L) {
   if (ex->nested) return luaL_error(L, "ctx.call: a call is already waiting");
   char msg[256];
   cJSON *args = lua_isnoneornil(L, 2) ? cJSON_CreateObject()
-                                      : tg_json_from_lua(L, 2, msg, sizeof msg);
+                                      : tg__json_from_lua(L, 2, msg, sizeof msg);
   if (!args) return luaL_error(L, "ctx.call: the args are not JSON: %s", msg);
   if (!cJSON_IsObject(args)) {
     cJSON_Delete(args);

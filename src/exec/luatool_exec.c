@@ -33,7 +33,7 @@ static void exec_exited(tg_proc *p, void *ud) {
   ex->progress_output = 0;
   tg__proc_release(p);
   ex->waiting = 0;
-  if (tg_json_push(ex->co, result) < 0) lua_pushnil(ex->co); /* cannot be */
+  if (tg__json_push(ex->co, result) < 0) lua_pushnil(ex->co); /* cannot be */
   cJSON_Delete(result);
   tg__luatool_resume(ex, 1);
 }
@@ -41,7 +41,7 @@ static void exec_exited(tg_proc *p, void *ud) {
 /* The options as exec's args JSON: a string is the command. */
 static cJSON *opts_json(lua_State *L, char *msg, size_t n) {
   if (lua_type(L, 1) == LUA_TSTRING) {
-    if (tg_has_nul(L, 1)) {
+    if (tg__has_nul(L, 1)) {
       snprintf(msg, n, "exec: the command contains a NUL byte; a command "
                "is plain text");
       return NULL;
@@ -57,7 +57,7 @@ static cJSON *opts_json(lua_State *L, char *msg, size_t n) {
     return NULL;
   }
   char why[200];
-  cJSON *o = tg_json_from_lua(L, 1, why, sizeof why);
+  cJSON *o = tg__json_from_lua(L, 1, why, sizeof why);
   if (!o) snprintf(msg, n, "exec: the options are not JSON: %s", why);
   return o;
 }

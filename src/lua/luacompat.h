@@ -21,17 +21,17 @@
 #ifndef luaL_newlib
 #define luaL_newlib(L, l) (lua_newtable(L), luaL_setfuncs((L), (l), 0))
 #endif
-static inline int tg_absindex(lua_State *L, int i) {
+static inline int tg__absindex(lua_State *L, int i) {
   return (i > 0 || i <= LUA_REGISTRYINDEX) ? i : lua_gettop(L) + i + 1;
 }
-#define lua_absindex tg_absindex
+#define lua_absindex tg__absindex
 #define lua_newuserdatauv(L, sz, nuv) lua_newuserdata((L), (sz))
 #endif
 
 /* Resumes co with nargs arguments; *nres receives the number of values
  * returned or yielded (they are on co's stack). Returns LUA_OK, LUA_YIELD
  * or an error code. */
-static inline int tg_resume(lua_State *co, lua_State *from, int nargs,
+static inline int tg__resume(lua_State *co, lua_State *from, int nargs,
                             int *nres) {
 #if TG_LUA54
   return lua_resume(co, from, nargs, nres);
@@ -45,7 +45,7 @@ static inline int tg_resume(lua_State *co, lua_State *from, int nargs,
 }
 
 /* Is the value at idx an integer-valued number that fits lua_Integer? */
-static inline int tg_isinteger(lua_State *L, int idx) {
+static inline int tg__isinteger(lua_State *L, int idx) {
 #if TG_LUA54
   return lua_isinteger(L, idx);
 #else
@@ -56,7 +56,7 @@ static inline int tg_isinteger(lua_State *L, int idx) {
 
 /* Sets the environment (_ENV) of the function on top of the stack to the
  * table at env_idx (5.4: first upvalue of a main chunk; 5.1: fenv). */
-static inline void tg_setenv(lua_State *L, int env_idx) {
+static inline void tg__setenv(lua_State *L, int env_idx) {
   env_idx = lua_absindex(L, env_idx);
   lua_pushvalue(L, env_idx);
 #if TG_LUA54

@@ -58,11 +58,11 @@ static int job_trampoline(lua_State *L) {
 
 /* Runs jb in a protected call: LUA_OK with its one result on top, or an
  * error code with the error on top. The trampoline is a registry value
- * made once (tg_json_open): pushing it allocates nothing, so nothing can
+ * made once (tg__json_open): pushing it allocates nothing, so nothing can
  * fail before the protection is in place. */
 static int run_protected(lua_State *L, job *jb) {
   push_mt(L, &protected_key);
-  if (!lua_isfunction(L, -1)) { /* a state tg_json_open never saw */
+  if (!lua_isfunction(L, -1)) { /* a state tg__json_open never saw */
     lua_pop(L, 1);
     lua_pushcfunction(L, job_trampoline);
   }
@@ -70,7 +70,7 @@ static int run_protected(lua_State *L, job *jb) {
   return lua_pcall(L, 1, 1, 0);
 }
 
-void tg_json_open(lua_State *L) {
+void tg__json_open(lua_State *L) {
   const char *keys[2] = {&array_mt_key, &object_mt_key};
   const char *names[2] = {"array", "object"};
   for (int i = 0; i < 2; i++) {
@@ -86,11 +86,11 @@ void tg_json_open(lua_State *L) {
 }
 
 /* JSON null: a light userdata whose address is a fixed static. */
-void tg_json_push_null(lua_State *L) {
+void tg__json_push_null(lua_State *L) {
   lua_pushlightuserdata(L, (void *)&null_sentinel);
 }
 
-int tg_json_isnull(lua_State *L, int idx) {
+int tg__json_isnull(lua_State *L, int idx) {
   return lua_type(L, idx) == LUA_TLIGHTUSERDATA &&
          lua_touserdata(L, idx) == (void *)&null_sentinel;
 }
@@ -101,8 +101,8 @@ static void mark(lua_State *L, int idx, const char *key) {
   lua_setmetatable(L, idx);
 }
 
-void tg_json_mark_array(lua_State *L, int idx) { mark(L, idx, &array_mt_key); }
-void tg_json_mark_object(lua_State *L, int idx) {
+void tg__json_mark_array(lua_State *L, int idx) { mark(L, idx, &array_mt_key); }
+void tg__json_mark_object(lua_State *L, int idx) {
   mark(L, idx, &object_mt_key);
 }
 
@@ -148,13 +148,13 @@ static int push_at(lua_State *L, const cJSON *j, int depth) {
       else lua_rawset(L, -3);
     }
     /* empty arrays must stay arrays on the way back */
-    if (arr) tg_json_mark_array(L, -1);
+    if (arr) tg__json_mark_array(L, -1);
     return 0;
   }
   if (cJSON_IsString(j)) lua_pushstring(L, j->valuestring);
   else if (cJSON_IsNumber(j)) push_number(L, j->valuedouble);
   else if (cJSON_IsBool(j)) lua_pushboolean(L, cJSON_IsTrue(j));
-  else tg_json_push_null(L);
+  else tg__json_push_null(L);
   return 0;
 }
 
@@ -163,10 +163,10 @@ static int push_job(lua_State *L, job *jb) {
   return jb->rc < 0 ? 0 : 1;
 }
 
-int tg_json_push(lua_State *L, const cJSON *j) {
+int tg__json_push(lua_State *L, const cJSON *j) {
   if (!lua_checkstack(L, 3)) return TG_JSON_NO_MEMORY;
   if (!j) {
-    tg_json_push_null(L);
+    tg__json_push_null(L);
     return 0;
   }
   /* A call cannot run on a suspended coroutine (a Lua tool being resumed
@@ -180,7 +180,7 @@ int tg_json_push(lua_State *L, const cJSON *j) {
   return st == LUA_ERRMEM ? TG_JSON_NO_MEMORY : TG_JSON_TOO_DEEP;
 }
 
-int tg_json_decode_lua(lua_State *L, const char *text, size_t len) {
+int tg__json_decode_lua(lua_State *L, const char *text, size_t len) {
   char err[300];
   luaL_checkstack(L, 4, NULL); /* before anything is ours to free */
   cJSON *j = tg_json_parse(text, len, NULL, err, sizeof err);
@@ -201,10 +201,10 @@ static int text_job(lua_State *L, job *jb) {
   return 1;
 }
 
-int tg_json_encode_lua(lua_State *L, int idx) {
+int tg__json_encode_lua(lua_State *L, int idx) {
   char err[300];
   luaL_checkstack(L, 4, NULL);
-  cJSON *j = tg_json_from_lua(L, idx, err, sizeof err);
+  cJSON *j = tg__json_from_lua(L, idx, err, sizeof err);
   if (!j) return luaL_error(L, "tg.json_encode: %s", err);
   char *text = tg_json_print(j, 0);
   cJSON_Delete(j);
@@ -230,7 +230,7 @@ static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
                         ...) {
   va_list ap;
   va_start(ap, fmt);
-  tg_json_path_verror(cv->err, cv->errlen, path, fmt, ap);
+  tg__json_path_verror(cv->err, cv->errlen, path, fmt, ap);
   va_end(ap);
   return NULL;
 }
@@ -251,7 +251,7 @@ static int over_budget(conv *cv, const tg_json_seg *path, size_t n) {
 /* Text that JSON can carry: UTF-8 without NUL. what: "a string", "a key". */
 static int bad_text(conv *cv, const tg_json_seg *path, const char *s,
                     size_t len, const char *what) {
-  size_t bad = tg_utf8_invalid_at(s, len);
+  size_t bad = tg__utf8_invalid_at(s, len);
   if (bad == len) return 0;
   if (s[bad] == '\0')
     conv_fail(cv, path, "%s holds a NUL byte (offset %zu): toolgate cannot "
@@ -365,7 +365,7 @@ static cJSON *table_from(lua_State *L, int idx, conv *cv,
  * exactly (2^53 + 1 does not), never NaN or infinity. */
 static cJSON *number_from(lua_State *L, int idx, conv *cv,
                           const tg_json_seg *path) {
-  if (tg_isinteger(L, idx)) {
+  if (tg__isinteger(L, idx)) {
     long long i = (long long)lua_tointeger(L, idx);
     double d = (double)i;
     if (d >= 9223372036854775808.0 || (long long)d != i)
@@ -395,14 +395,14 @@ static cJSON *from_lua(lua_State *L, int idx, conv *cv,
     }
     case LUA_TTABLE: return table_from(L, idx, cv, path, depth);
     case LUA_TLIGHTUSERDATA:
-      if (tg_json_isnull(L, idx)) return made(cv, path, cJSON_CreateNull());
+      if (tg__json_isnull(L, idx)) return made(cv, path, cJSON_CreateNull());
       /* fall through */
     default:
       return conv_fail(cv, path, "a %s is not JSON", luaL_typename(L, idx));
   }
 }
 
-cJSON *tg_json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
+cJSON *tg__json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
                             char *err, size_t errlen) {
   char dummy[8];
   conv cv = {err ? err : dummy, err ? errlen : sizeof dummy, 0, max_bytes};
@@ -412,8 +412,8 @@ cJSON *tg_json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
   return from_lua(L, idx, &cv, NULL, 0);
 }
 
-cJSON *tg_json_from_lua(lua_State *L, int idx, char *err, size_t errlen) {
-  return tg_json_from_lua_max(L, idx, 0, err, errlen);
+cJSON *tg__json_from_lua(lua_State *L, int idx, char *err, size_t errlen) {
+  return tg__json_from_lua_max(L, idx, 0, err, errlen);
 }
 
 /* ---- Lua == JSON, without converting ---------------------------------- */
@@ -472,7 +472,7 @@ static int equal_at(lua_State *L, int idx, const cJSON *j, int depth) {
     case LUA_TNUMBER: {
       if (!cJSON_IsNumber(j)) return 0;
       double d = (double)lua_tonumber(L, idx);
-      if (tg_isinteger(L, idx) &&
+      if (tg__isinteger(L, idx) &&
           (d >= 9223372036854775808.0 ||
            (long long)d != (long long)lua_tointeger(L, idx)))
         return 0; /* no double equals it: would not convert */
@@ -488,12 +488,12 @@ static int equal_at(lua_State *L, int idx, const cJSON *j, int depth) {
       if (depth + 1 > TG_JSON_MAX_DEPTH) return 0;
       if (cJSON_IsArray(j)) return array_equal(L, idx, j, depth + 1);
       return cJSON_IsObject(j) && object_equal(L, idx, j, depth + 1);
-    case LUA_TLIGHTUSERDATA: return tg_json_isnull(L, idx) && cJSON_IsNull(j);
+    case LUA_TLIGHTUSERDATA: return tg__json_isnull(L, idx) && cJSON_IsNull(j);
     default: return 0; /* nil cannot be in a table; functions never equal */
   }
 }
 
-int tg_json_equal_lua(lua_State *L, int idx, const cJSON *j) {
+int tg__json_equal_lua(lua_State *L, int idx, const cJSON *j) {
   idx = lua_absindex(L, idx);
   if (!lua_checkstack(L, STACK_NEEDED)) return 0;
   return equal_at(L, idx, j, 0);

@@ -1,7 +1,7 @@
 /*
  * luajson.h — converting between cJSON values and Lua values.
  *
- * JSON null is the light userdata `toolgate.null` (tg_json_push_null); a
+ * JSON null is the light userdata `toolgate.null` (tg__json_push_null); a
  * table is a JSON array when it carries the array metatable (tg.array{}) or
  * when its keys are exactly 1..n with n > 0; otherwise an object with string
  * keys. An empty plain table is an empty object.
@@ -19,13 +19,13 @@
 #include "base/json.h"
 #include "luacompat.h"
 
-/* tg_json_push's failures (nothing is pushed). */
+/* tg__json_push's failures (nothing is pushed). */
 #define TG_JSON_TOO_DEEP (-1)
 #define TG_JSON_NO_MEMORY (-2)
 
 /* Creates the array/object metatables in L's registry. Call once per state
  * before the other functions. */
-void tg_json_open(lua_State *L);
+void tg__json_open(lua_State *L);
 
 /* Pushes the Lua form of j (NULL: null). Integral numbers within +-2^53
  * become Lua integers on 5.4 (-0 stays a float). Returns 0, or
@@ -33,7 +33,7 @@ void tg_json_open(lua_State *L);
  * built inside a protected call, so running out of memory (the policy
  * memory cap) cannot unwind past the caller, who still owns j. (On a
  * suspended coroutine, where no call can run, it builds unprotected.) */
-int tg_json_push(lua_State *L, const cJSON *j);
+int tg__json_push(lua_State *L, const cJSON *j);
 
 /* Converts the Lua value at idx. Returns a new cJSON the caller frees, or
  * NULL with "$.path: what was wrong" in err: functions, userdata, NaN and
@@ -42,35 +42,35 @@ int tg_json_push(lua_State *L, const cJSON *j);
  * TG_JSON_MAX_DEPTH (cycles). Reads raw; does not raise (except that
  * LuaJIT raises out-of-memory when it cannot grow the stack, before
  * anything is built). */
-cJSON *tg_json_from_lua(lua_State *L, int idx, char *err, size_t errlen);
+cJSON *tg__json_from_lua(lua_State *L, int idx, char *err, size_t errlen);
 
 /* The same, refusing values whose strings and keys add up to more than
  * about max_bytes of JSON text ("$.x: over the size limit of N bytes"). */
-cJSON *tg_json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
+cJSON *tg__json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
                             char *err, size_t errlen);
 
 /* Does the Lua value at idx convert to a JSON value equal to j? Answers
  * without allocating (the hot path: did a hook change the args?). A value
  * that would not convert is "not equal". Reads raw; does not raise. */
-int tg_json_equal_lua(lua_State *L, int idx, const cJSON *j);
+int tg__json_equal_lua(lua_State *L, int idx, const cJSON *j);
 
 /* tg.json_decode(text): parses with tg_json_parse and pushes the value
  * (returns 1), or pushes nil and "invalid JSON: $.path: what (byte N)"
  * (returns 2). Called from Lua: it raises only a memory error, after
  * freeing the parsed tree. */
-int tg_json_decode_lua(lua_State *L, const char *text, size_t len);
+int tg__json_decode_lua(lua_State *L, const char *text, size_t len);
 
 /* tg.json_encode(v) for the value at idx: pushes its JSON text
  * (tg_json_print). Called from Lua: raises "tg.json_encode: $.path:
  * what" for values that do not convert, and memory errors, after freeing
  * what it built. */
-int tg_json_encode_lua(lua_State *L, int idx);
+int tg__json_encode_lua(lua_State *L, int idx);
 
-void tg_json_push_null(lua_State *L);
-int tg_json_isnull(lua_State *L, int idx);
+void tg__json_push_null(lua_State *L);
+int tg__json_isnull(lua_State *L, int idx);
 
 /* Sets the array (or object) marker metatable on the table at idx. */
-void tg_json_mark_array(lua_State *L, int idx);
-void tg_json_mark_object(lua_State *L, int idx);
+void tg__json_mark_array(lua_State *L, int idx);
+void tg__json_mark_object(lua_State *L, int idx);
 
 #endif

@@ -8,12 +8,12 @@ static void set_str(lua_State *L, const char *k, const char *v) {
   lua_setfield(L, -2, k);
 }
 
-void tg_push_outcome(lua_State *L, const tg_outcome *o) {
+void tg__push_outcome(lua_State *L, const tg_outcome *o) {
   lua_createtable(L, 0, 9);
   set_str(L, "id", o->id);
   set_str(L, "tool", o->tool);
   set_str(L, "status", tg_status_name(o->status));
-  if (o->result && tg_json_push(L, o->result) == 0)
+  if (o->result && tg__json_push(L, o->result) == 0)
     lua_setfield(L, -2, "result");
   if (o->error.phase != TG_PHASE_NONE) {
     lua_createtable(L, 0, 5);

@@ -10,6 +10,6 @@
  * suggestion, retryable}, decision = {verdict, rule}, attempts,
  * duration_ms, truncated}. Absent result and error are nil, not JSON null,
  * so `if out.error then` reads naturally. */
-void tg_push_outcome(lua_State *L, const tg_outcome *o);
+void tg__push_outcome(lua_State *L, const tg_outcome *o);
 
 #endif

@@ -13,7 +13,7 @@
 #include "luacompat.h"
 
 /* Pushes t[k] of the table at idx, raw; returns its type. */
-static inline int tg_rawgetfield(lua_State *L, int idx, const char *k) {
+static inline int tg__rawgetfield(lua_State *L, int idx, const char *k) {
   idx = lua_absindex(L, idx);
   lua_pushstring(L, k);
   lua_rawget(L, idx);
@@ -21,7 +21,7 @@ static inline int tg_rawgetfield(lua_State *L, int idx, const char *k) {
 }
 
 /* t[k] = the value on top (popped), raw, for the table at idx. */
-static inline void tg_rawsetfield(lua_State *L, int idx, const char *k) {
+static inline void tg__rawsetfield(lua_State *L, int idx, const char *k) {
   idx = lua_absindex(L, idx);
   lua_pushstring(L, k);
   lua_insert(L, -2);
@@ -30,9 +30,9 @@ static inline void tg_rawsetfield(lua_State *L, int idx, const char *k) {
 
 /* The string t[k] of the table at idx, raw, or NULL when it is not a
  * string. The table keeps the string alive while it holds it. */
-static inline const char *tg_rawgetstring(lua_State *L, int idx,
+static inline const char *tg__rawgetstring(lua_State *L, int idx,
                                           const char *k) {
-  const char *s = tg_rawgetfield(L, idx, k) == LUA_TSTRING
+  const char *s = tg__rawgetfield(L, idx, k) == LUA_TSTRING
                       ? lua_tostring(L, -1) : NULL;
   lua_pop(L, 1);
   return s;
@@ -40,7 +40,7 @@ static inline const char *tg_rawgetstring(lua_State *L, int idx,
 
 /* Does the string at idx hold a NUL byte? C would cut it there: a tool
  * name "exec\0x" would be judged as one thing and read as "exec". */
-static inline int tg_has_nul(lua_State *L, int idx) {
+static inline int tg__has_nul(lua_State *L, int idx) {
   size_t n = 0;
   const char *s = lua_tolstring(L, idx, &n);
   return s && memchr(s, '\0', n) != NULL;
@@ -49,9 +49,9 @@ static inline int tg_has_nul(lua_State *L, int idx) {
 /* The string at idx for C (the caller checked it is a string); raises
  * "<fn>: <what> must not contain a NUL byte" when C would read less of
  * it. Policies' names and the host module's alike. */
-static inline const char *tg_checknonul(lua_State *L, int idx, const char *fn,
+static inline const char *tg__checknonul(lua_State *L, int idx, const char *fn,
                                         const char *what) {
-  if (tg_has_nul(L, idx))
+  if (tg__has_nul(L, idx))
     luaL_error(L, "%s: %s must not contain a NUL byte", fn, what);
   return lua_tostring(L, idx);
 }

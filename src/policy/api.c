@@ -60,7 +60,7 @@ static size_t check_tools(lua_State *L, int idx, const char *fn) {
   int ty = lua_type(L, idx);
   if (ty == LUA_TNIL) return 0;
   if (ty == LUA_TSTRING) {
-    if (tg_has_nul(L, idx))
+    if (tg__has_nul(L, idx))
       luaL_error(L, "tg.%s: 'tools' must not contain a NUL byte", fn);
     return 1;
   }
@@ -72,7 +72,7 @@ static size_t check_tools(lua_State *L, int idx, const char *fn) {
     lua_rawgeti(L, idx, (int)i);
     if (lua_type(L, -1) != LUA_TSTRING)
       luaL_error(L, "tg.%s: tools[%d] must be a string", fn, (int)i);
-    if (tg_has_nul(L, -1))
+    if (tg__has_nul(L, -1))
       luaL_error(L, "tg.%s: tools[%d] must not contain a NUL byte", fn, (int)i);
     lua_pop(L, 1);
   }
@@ -111,7 +111,7 @@ static int l_rule(lua_State *L) {
   lua_getfield(L, 1, "fail");                                   /* 6 */
   if (lua_type(L, 2) != LUA_TSTRING || !*lua_tostring(L, 2))
     return luaL_error(L, "tg.rule: 'name' must be a non-empty string");
-  tg_checknonul(L, 2, "tg.rule", "'name'");
+  tg__checknonul(L, 2, "tg.rule", "'name'");
   const char *name = lua_tostring(L, 2);
   if (!lua_isfunction(L, 3))
     return luaL_error(L, "tg.rule '%s': 'check' must be a function (got %s)",
@@ -256,9 +256,9 @@ static cJSON *read_schema(lua_State *L, int idx, const char *tool) {
   if (!lua_istable(L, idx))
     luaL_error(L, "tg.tool '%s': 'schema' must be a table (a JSON Schema)", tool);
   char msg[256];
-  cJSON *s = tg_json_from_lua(L, idx, msg, sizeof msg);
+  cJSON *s = tg__json_from_lua(L, idx, msg, sizeof msg);
   if (!s) luaL_error(L, "tg.tool '%s': schema %s", tool, msg);
-  if (tg_schema_check(s, msg, sizeof msg) < 0) {
+  if (tg__schema_check(s, msg, sizeof msg) < 0) {
     cJSON_Delete(s);
     luaL_error(L, "tg.tool '%s': %s", tool, msg);
   }
@@ -272,7 +272,7 @@ static int l_tool(lua_State *L) {
   const char *name = lua_tostring(L, 2);
   if (lua_type(L, 2) != LUA_TSTRING || !*name)
     return luaL_error(L, "tg.tool: 'name' must be a non-empty string");
-  tg_checknonul(L, 2, "tg.tool", "'name'");
+  tg__checknonul(L, 2, "tg.tool", "'name'");
   lua_getfield(L, 1, "run");                                    /* 3 */
   if (!lua_isfunction(L, 3))
     return luaL_error(L, "tg.tool '%s': 'run' must be a function (got %s)",
@@ -325,7 +325,7 @@ static int l_on_event(lua_State *L) {
     return luaL_error(L, "tg.on_event: use tg.on_event(fn) or "
                          "tg.on_event(\"call_end\", fn)");
   luaL_checktype(L, fi, LUA_TFUNCTION);
-  if (fi == 2) tg_checknonul(L, 1, "tg.on_event", "the event type");
+  if (fi == 2) tg__checknonul(L, 1, "tg.on_event", "the event type");
   if (fi == 2 && !tg_event_type_known(lua_tostring(L, 1)))
     return luaL_error(L, "tg.on_event: unknown event type '%s' (the types "
                          "are: %s)", lua_tostring(L, 1), tg_event_types());
@@ -395,7 +395,7 @@ static int l_result(lua_State *L) {
 static int l_array(lua_State *L) {
   if (lua_isnoneornil(L, 1)) lua_newtable(L);
   luaL_checktype(L, 1, LUA_TTABLE);
-  tg_json_mark_array(L, 1);
+  tg__json_mark_array(L, 1);
   lua_settop(L, 1);
   return 1;
 }
@@ -403,20 +403,20 @@ static int l_array(lua_State *L) {
 static int l_object(lua_State *L) {
   if (lua_isnoneornil(L, 1)) lua_newtable(L);
   luaL_checktype(L, 1, LUA_TTABLE);
-  tg_json_mark_object(L, 1);
+  tg__json_mark_object(L, 1);
   lua_settop(L, 1);
   return 1;
 }
 
 static int l_json_encode(lua_State *L) {
   luaL_checkany(L, 1);
-  return tg_json_encode_lua(L, 1); /* luajson.c: frees what it built, then raises */
+  return tg__json_encode_lua(L, 1); /* luajson.c: frees what it built, then raises */
 }
 
 static int l_json_decode(lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
-  return tg_json_decode_lua(L, s, len); /* the one parser (base/json.c) */
+  return tg__json_decode_lua(L, s, len); /* the one parser (base/json.c) */
 }
 
 static const luaL_Reg api[] = {
@@ -437,7 +437,7 @@ void tg__policy_api_open(tg_generation *g) {
   lua_newtable(L);                               /* tg */
   lua_pushlightuserdata(L, g);
   luaL_setfuncs(L, api, 1);
-  tg_json_push_null(L);
+  tg__json_push_null(L);
   lua_setfield(L, -2, "null");
   lua_pushnumber(L, (lua_Number)g->number);
   lua_setfield(L, -2, "generation");

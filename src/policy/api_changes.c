@@ -33,7 +33,7 @@ int tg__l_on_file_change(lua_State *L) {
                          "glob such as \"src/**.c\" (got %s)",
                       luaL_typename(L, 1));
   char why[TG_ERRMSG];
-  tg_checknonul(L, 1, "tg.on_file_change", "the glob");
+  tg__checknonul(L, 1, "tg.on_file_change", "the glob");
   if (tg_glob_check(lua_tostring(L, 1), why, sizeof why) < 0)
     return luaL_error(L, "tg.on_file_change: %s", why);
   luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -71,7 +71,7 @@ int tg__l_recent_changes(lua_State *L) {
   if (tg__int_of_double((double)n, 0, TG_JSON_INT_MAX, &count) < 0)
     return luaL_error(L, "tg.recent_changes: n must be a whole number >= 0");
   cJSON *a = tg__changes_recent(g->core, (size_t)count);
-  int rc = a ? tg_json_push(L, a) : -1;
+  int rc = a ? tg__json_push(L, a) : -1;
   cJSON_Delete(a);
   if (rc < 0) return luaL_error(L, "tg.recent_changes: out of memory");
   return 1;
@@ -117,7 +117,7 @@ void tg__policy_file_change(void *origin, const cJSON *change,
     const char *where = lua_tostring(L, -1);
     if (glob && tg_glob_match(glob, path)) {
       lua_rawgeti(L, -3, 2);                                 /* fn */
-      if (tg_json_push(L, change) < 0) lua_newtable(L);
+      if (tg__json_push(L, change) < 0) lua_newtable(L);
       /* under the sandbox's time limit and cap, like every policy call */
       if (tg__sandbox_pcall(g->sb, L, 1, 0) != LUA_OK)
         handler_failed(g, where, glob, change);

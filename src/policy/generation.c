@@ -155,7 +155,7 @@ static int rule_cmp(const void *a, const void *b) {
  * out-of-memory there fails the load instead of aborting the process. */
 static int open_api(lua_State *L) {
   tg_generation *g = lua_touserdata(L, 1);
-  tg_json_open(L);
+  tg__json_open(L);
   tg__policy_api_open(g);
   return 0;
 }

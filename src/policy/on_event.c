@@ -32,7 +32,7 @@ static void deliver(void *origin, const tg_event *ev) {
     tg_handler *h = &g->handlers[i];
     if (h->type && strcmp(h->type, ev->type) != 0) continue;
     lua_rawgeti(L, LUA_REGISTRYINDEX, h->fn_ref);  /* handler */
-    if (tg_json_push(L, ev->data) < 0) {
+    if (tg__json_push(L, ev->data) < 0) {
       lua_pop(L, 1);
       continue;
     }

@@ -270,7 +270,7 @@ int tg__sandbox_pcall(tg_sandbox *sb, lua_State *L, int nargs, int nres) {
 int tg__sandbox_resume(tg_sandbox *sb, lua_State *co, lua_State *from,
                        int nargs, int *nres) {
   lua_State *prev = enter(sb, co);
-  int st = tg_resume(co, from, nargs, nres);
+  int st = tg__resume(co, from, nargs, nres);
   leave(sb, co, prev);
   return st;
 }

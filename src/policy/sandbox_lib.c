@@ -52,7 +52,7 @@ static void push_env(lua_State *L) {
 /* [fn, env] -> [fn] with env as fn's environment. */
 static void take_env(lua_State *L) {
   lua_pushvalue(L, -2);
-  tg_setenv(L, -2); /* tg_setenv wants the function on top */
+  tg__setenv(L, -2); /* tg__setenv wants the function on top */
   lua_pop(L, 2);
 }
 

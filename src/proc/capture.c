@@ -119,7 +119,7 @@ static size_t utf8_clean(char *dst, const char *d, size_t n) {
   const unsigned char *s = (const unsigned char *)d;
   size_t o = 0;
   for (size_t i = 0; i < n;) {
-    size_t k = tg_utf8_seq(s + i, n - i);
+    size_t k = tg__utf8_seq(s + i, n - i);
     if (k) {
       memcpy(dst + o, s + i, k);
       o += k;

@@ -86,7 +86,7 @@ static void proc_free(tg_proc *p) {
 /* A handle closed early (the input pipe once written) must not free the
  * process: only the closes of close_all, which always has some, do. */
 static void handles_closed(tg_closer *c) {
-  tg_proc *p = tg_owner_of(c, tg_proc, closer);
+  tg_proc *p = tg__owner_of(c, tg_proc, closer);
   if (p->closing) proc_free(p);
 }
 

@@ -139,7 +139,7 @@ static int fill_addr(struct sockaddr_un *a, const char *path, char *err) {
 
 /* ---- the server: connections ----------------------------------------- */
 
-static void conn_closed(tg_closer *cl) { free(tg_owner_of(cl, tg_conn, closer)); }
+static void conn_closed(tg_closer *cl) { free(tg__owner_of(cl, tg_conn, closer)); }
 
 static void conn_close(tg_conn *c) {
   if (c->closing) return;
@@ -383,7 +383,7 @@ static int clear_stale(const char *path, char *err) {
 }
 
 static void server_closed(tg_closer *cl) {
-  tg_control *ctl = tg_owner_of(cl, tg_control, closer);
+  tg_control *ctl = tg__owner_of(cl, tg_control, closer);
   free(ctl->path);
   free(ctl);
 }

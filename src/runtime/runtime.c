@@ -175,7 +175,7 @@ int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
     return -EINVAL;
   }
   char why[TG_ERRMSG];
-  if (def->schema && tg_schema_check(def->schema, why, sizeof why) < 0) {
+  if (def->schema && tg__schema_check(def->schema, why, sizeof why) < 0) {
     tg__errf(err, TG_ERRMSG, "tool '%s': %s", def->name, why);
     return -EINVAL;
   }

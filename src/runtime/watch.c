@@ -115,7 +115,7 @@ void tg__watch_rearm(tg_runtime *rt) {
 int tg__watch_lost(tg_runtime *rt) { return rt->watch && rt->watch->lost; }
 
 static void watch_closed(tg_closer *c) {
-  tg_watch *w = tg_owner_of(c, tg_watch, closer);
+  tg_watch *w = tg__owner_of(c, tg_watch, closer);
   free(w->base);
   free(w);
 }

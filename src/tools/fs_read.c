@@ -142,7 +142,7 @@ void tg__read_file_start(tg_exec *ex, const cJSON *args, void *ud) {
   else if (tg__fs_read(fs, &p, &data, &len, &st, &e) == 0)
     e.code = NULL;
   cJSON *r = NULL;
-  if (!e.code && tg_utf8_invalid_at(data, len) == len) {
+  if (!e.code && tg__utf8_invalid_at(data, len) == len) {
     r = text_result(&p, data, len, offset, limit);
   } else if (!e.code && has_window) {
     tg__fs_errf(&e, TG_E_BINARY_FILE, "'%s' is not UTF-8 text; offset and limit "

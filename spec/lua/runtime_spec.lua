@@ -176,3 +176,50 @@ tg.tool { name = "later", read_only = true, run = function(args, ctx) ctx.sleep(
     assert.are.equal("ok", h3:wait().status)
   end)
 end)
+
+describe("event numbering and time", function()
+  after_each(H.cleanup)
+
+  local POLICY = H.lib.tools .. [[
+tg.before_tool("echo", function(call)
+  if call.args.rewrite then return tg.args { rewritten = true } end
+end)
+]]
+
+  -- Every event takes a seq whether or not anyone listens: a host that
+  -- starts listening late sees the same numbers as one that always did.
+  it("seq numbering does not depend on who listens", function()
+    local function first_seq_after(listen_from_start)
+      local rt = H.runtime({ ["10_p.lua"] = POLICY }, { default_verdict = "allow" })
+      local seen = {}
+      local function listen() rt:on_event(function(ev) seen[#seen + 1] = ev end) end
+      if listen_from_start then listen() end
+      assert.are.equal("ok", H.call(rt, "echo", { rewrite = true }).status)
+      assert.are.equal("ok", H.call(rt, "touch", { x = 1 }).status)
+      if not listen_from_start then listen() end
+      local n = #seen
+      assert.are.equal("ok", H.call(rt, "echo", { after = true }).status)
+      return seen[n + 1].seq, seen
+    end
+    local late = first_seq_after(false)
+    local early, all = first_seq_after(true)
+    assert.are.equal(early, late)
+    local types = {}
+    for _, ev in ipairs(all) do types[ev.type] = true end
+    assert.is_true(types.rewrite, "the rewrite event was not seen")
+  end)
+
+  it("events carry the wall clock (ts, ms since the epoch) beside ts_ms", function()
+    local rt = H.runtime({ ["10_p.lua"] = POLICY }, { default_verdict = "allow" })
+    local evs = H.record(rt)
+    local before = os.time() * 1000
+    assert.are.equal("ok", H.call(rt, "echo", {}).status)
+    local after = (os.time() + 1) * 1000
+    assert.is_true(#evs > 0)
+    for _, ev in ipairs(evs) do
+      assert.is_number(ev.ts)
+      assert.is_true(ev.ts >= before - 1000 and ev.ts <= after, tostring(ev.ts))
+      assert.is_number(ev.ts_ms)
+    end
+  end)
+end)

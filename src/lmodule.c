@@ -37,6 +37,8 @@
 #include "policy/luajson.h"
 #include "policy/luaoutcome.h"
 #include "policy/luaraw.h"
+#include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 #define RT_MT "toolgate.runtime"

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <uv.h>
 #include "toolgate.h"
 #include "../chain/events.h"
 

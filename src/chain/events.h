@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 struct tg_generation;

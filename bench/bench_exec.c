@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 #define HEAP_BYTES ((size_t)1 << 30)

@@ -9,8 +9,8 @@
  *   - Strings and cJSON values passed *in* are copied; the caller keeps them.
  *   - Values handed *out* in callbacks (outcome, event, approval request)
  *     are owned by the runtime and valid only for the duration of the
- *     callback; copy what you keep (tg_outcome_to_json gives a malloc'd
- *     string the caller frees with free()).
+ *     callback; copy what you keep (tg_outcome_to_json gives a new cJSON
+ *     tree the caller frees with cJSON_Delete).
  *   - Functions return 0 on success or a negative errno-style code; where a
  *     message helps, it is written to `err` (a buffer of TG_ERRMSG bytes).
  */
@@ -19,8 +19,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <uv.h>
-#include <cjson/cJSON.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +26,21 @@ extern "C" {
 
 #define TG_VERSION "0.1.0"
 #define TG_ERRMSG 512
+
+/* What the library exports: exactly the functions declared here (it is
+ * built with -fvisibility=hidden; spec/pkg/check_exports.sh checks). */
+#if defined(__GNUC__) || defined(__clang__)
+#define TG_API __attribute__((visibility("default")))
+#else
+#define TG_API
+#endif
+
+/* libuv and cJSON appear only as pointers: this header needs neither
+ * uv.h nor cJSON.h. struct uv_loop_s is libuv's uv_loop_t and struct
+ * cJSON is cJSON.h's cJSON, so a uv_loop_t * or struct cJSON * is passed and
+ * received as is; include those headers to use them. */
+struct uv_loop_s;
+struct cJSON;
 
 typedef struct tg_runtime tg_runtime;
 
@@ -54,7 +67,7 @@ typedef enum {
   TG_PHASE__COUNT
 } tg_phase;
 
-const char *tg_phase_name(tg_phase phase);
+TG_API const char *tg_phase_name(tg_phase phase);
 
 /* The error codes the runtime itself emits, in one list: the name
  * (TG_E_<NAME>, and the string in tg_error_view.code), the phases it
@@ -175,17 +188,17 @@ typedef enum {
 
 /* "UNKNOWN_TOOL" for TG_E_UNKNOWN_TOOL; NULL for TG_E_NONE and values out
  * of range. */
-const char *tg_error_code_name(tg_error_code code);
+TG_API const char *tg_error_code_name(tg_error_code code);
 /* The code's line of documentation; NULL when it has no name. */
-const char *tg_error_code_doc(tg_error_code code);
+TG_API const char *tg_error_code_doc(tg_error_code code);
 /* The phases the code occurs in: TG_PHASE_BIT of each; 0 when it has no
  * name. */
-unsigned tg_error_code_phases(tg_error_code code);
+TG_API unsigned tg_error_code_phases(tg_error_code code);
 /* The code named name (as in tg_error_view.code), or TG_E_NONE when name
  * is NULL or not in the list. */
-tg_error_code tg_error_code_of(const char *name);
+TG_API tg_error_code tg_error_code_of(const char *name);
 /* The names of every code, in the list's order, NULL-terminated; static. */
-const char *const *tg_error_codes(void);
+TG_API const char *const *tg_error_codes(void);
 
 typedef struct {
   tg_phase phase;       /* TG_PHASE_NONE when there is no error */
@@ -212,7 +225,7 @@ typedef enum {
 #undef TG_STATUS_ENUM
 } tg_status;
 
-const char *tg_status_name(tg_status s);
+TG_API const char *tg_status_name(tg_status s);
 
 typedef enum {
   TG_VERDICT_NONE = 0, /* the rule did not answer */
@@ -221,7 +234,7 @@ typedef enum {
   TG_VERDICT_ASK
 } tg_verdict;
 
-const char *tg_verdict_name(tg_verdict v);
+TG_API const char *tg_verdict_name(tg_verdict v);
 
 /* ---- configuration --------------------------------------------------- */
 
@@ -260,41 +273,50 @@ typedef struct {
 } tg_config;
 
 /* Fills a config with the defaults above. */
-void tg_config_init(tg_config *cfg);
+TG_API void tg_config_init(tg_config *cfg);
 
 /* Creates a runtime. `loop` may be NULL (the runtime makes and owns one)
  * or a loop the host owns and runs (it must outlive the runtime).
  * Loads cfg->policies_dir if set. Returns NULL and fills err on failure. */
-tg_runtime *tg_runtime_new(const tg_config *cfg, uv_loop_t *loop,
-                           char err[TG_ERRMSG]);
+TG_API tg_runtime *tg_runtime_new(const tg_config *cfg, struct uv_loop_s *loop,
+                                  char err[TG_ERRMSG]);
 
 /* Cancels calls still running, runs the loop until they have ended, closes
  * every handle, frees everything. Safe with NULL. */
-void tg_runtime_free(tg_runtime *rt);
+TG_API void tg_runtime_free(tg_runtime *rt);
 
-uv_loop_t *tg_runtime_loop(tg_runtime *rt);
+TG_API struct uv_loop_s *tg_runtime_loop(tg_runtime *rt);
 
-/* Runs the loop: mode as uv_run. Returns uv_run's value. */
-int tg_runtime_run(tg_runtime *rt, uv_run_mode mode);
+/* How tg_runtime_run runs the loop: the values of libuv's uv_run_mode
+ * (UV_RUN_DEFAULT, UV_RUN_ONCE, UV_RUN_NOWAIT). */
+typedef enum {
+  TG_RUN_DEFAULT = 0, /* until no call, timer or handle keeps it alive */
+  TG_RUN_ONCE = 1,    /* one iteration, waiting for I/O if there is none */
+  TG_RUN_NOWAIT = 2   /* one iteration, without waiting */
+} tg_run_mode;
+
+/* Runs the loop as uv_run(loop, mode) does. Returns uv_run's value:
+ * non-zero when something is still pending. */
+TG_API int tg_runtime_run(tg_runtime *rt, tg_run_mode mode);
 
 /* SIGKILLs, at once, every process group the runtime's tools still run
  * (exec, ctx.exec). For a host that is about to exit without waiting for
  * the calls to end (a second Ctrl-C): no command outlives it. Touches
  * nothing else; tg_runtime_free is still needed to free memory. */
-void tg_runtime_kill_processes(tg_runtime *rt);
+TG_API void tg_runtime_kill_processes(tg_runtime *rt);
 
 /* Loads (or reloads) the policies in dir into a new generation and makes it
  * current if every file loaded. On failure the old generation stays, err
  * names file:line:message, and -EINVAL is returned. */
-int tg_runtime_load_policies(tg_runtime *rt, const char *dir,
-                             char err[TG_ERRMSG]);
+TG_API int tg_runtime_load_policies(tg_runtime *rt, const char *dir,
+                                    char err[TG_ERRMSG]);
 
 /* The number of the current policy generation (0 before any load). */
-uint64_t tg_runtime_generation(tg_runtime *rt);
+TG_API uint64_t tg_runtime_generation(tg_runtime *rt);
 
 /* A JSON description of what is registered: rules in evaluation order,
  * hooks in run order, tools. Caller frees with cJSON_Delete. */
-cJSON *tg_runtime_describe(tg_runtime *rt);
+TG_API struct cJSON *tg_runtime_describe(tg_runtime *rt);
 
 /* ---- events ---------------------------------------------------------- */
 
@@ -302,32 +324,33 @@ typedef struct {
   uint64_t seq;          /* strictly increasing per runtime */
   const char *type;      /* "call_start", "decision", "hook", ... */
   const char *call_id;   /* may be NULL for runtime-wide events */
-  const cJSON *data;     /* the whole event as a JSON object, incl. seq/type */
+  const struct cJSON *data; /* the whole event as a JSON object,
+                               incl. seq/type */
 } tg_event;
 
 typedef void (*tg_event_cb)(tg_runtime *rt, const tg_event *ev, void *ud);
 
 /* Returns a subscription id (> 0) or a negative code. */
-int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud);
+TG_API int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud);
 
 /* The event types the runtime emits, space-separated ("call_start
  * decision ..."), and whether `type` is one of them: a handler for a type
  * that is not (a typo) would never run, so tg.on_event and rt:on_event
  * refuse it. */
-const char *tg_event_types(void);
-int tg_event_type_known(const char *type);
-void tg_events_unsubscribe(tg_runtime *rt, int id);
+TG_API const char *tg_event_types(void);
+TG_API int tg_event_type_known(const char *type);
+TG_API void tg_events_unsubscribe(tg_runtime *rt, int id);
 
 /* ---- calls ------------------------------------------------------------ */
 
 typedef struct {
   const char *id;        /* NULL: the runtime makes one ("call-N") */
   const char *tool;
-  const cJSON *args;     /* an object; NULL means {} */
+  const struct cJSON *args; /* an object; NULL means {} */
   const char *args_json; /* alternative to args: raw JSON text */
   const char *session;   /* NULL: the runtime's default */
   int64_t turn;
-  const cJSON *metadata; /* an object or NULL */
+  const struct cJSON *metadata; /* an object or NULL */
   /* This call's own events (call_id is its id), told as each is made, in
    * seq order, all before done: on_event gets every one, on_progress only
    * `progress` (either may be NULL). A front that serves one call (a
@@ -341,7 +364,7 @@ typedef struct {
   const char *id;
   const char *tool;
   tg_status status;
-  const cJSON *result;   /* NULL when the call produced none */
+  const struct cJSON *result; /* NULL when the call produced none */
   tg_error_view error;   /* phase NONE on success */
   tg_verdict verdict;    /* the decision that let the call run (or not) */
   const char *rule;      /* the rule that made it; NULL for the default */
@@ -361,17 +384,17 @@ typedef void (*tg_done_cb)(tg_runtime *rt, const tg_outcome *out, void *ud);
  * key twice, 1e400, invalid UTF-8, too deep or too big — is not a
  * malformed request: the call ends with VALIDATE INVALID_ARGS, and no rule,
  * hook or tool sees it. */
-int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
-                  void *ud, char err[TG_ERRMSG]);
+TG_API int tg_call_start(tg_runtime *rt, const tg_call_request *req,
+                         tg_done_cb done, void *ud, char err[TG_ERRMSG]);
 
 /* Cancels a running call by id. Returns 0, or -ENOENT if no such call is
  * running. The call ends with status "cancelled" and its partial output. */
-int tg_call_cancel(tg_runtime *rt, const char *call_id);
+TG_API int tg_call_cancel(tg_runtime *rt, const char *call_id);
 
 /* The outcome as the JSON object of `toolgate call --json`:
  * {"id","tool","status","result","error","decision":{"verdict","rule"},
  *  "attempts","duration_ms"}. Caller frees with cJSON_Delete. */
-cJSON *tg_outcome_to_json(const tg_outcome *out);
+TG_API struct cJSON *tg_outcome_to_json(const tg_outcome *out);
 
 /* ---- approvals ------------------------------------------------------- */
 
@@ -390,7 +413,7 @@ typedef struct {
   uint64_t approval_id;  /* pass back to tg_approval_answer */
   const char *call_id;
   const char *tool;
-  const cJSON *args;
+  const struct cJSON *args;
   const char *session;
   const char *prompt;    /* the rule's ask text */
   const char *rule;
@@ -402,11 +425,13 @@ typedef struct {
 typedef void (*tg_approver_cb)(tg_runtime *rt, const tg_approval_request *req,
                                void *ud);
 
-void tg_runtime_set_approver(tg_runtime *rt, tg_approver_cb cb, void *ud);
-void tg_runtime_set_approve_mode(tg_runtime *rt, tg_approve_mode mode);
+TG_API void tg_runtime_set_approver(tg_runtime *rt, tg_approver_cb cb,
+                                    void *ud);
+TG_API void tg_runtime_set_approve_mode(tg_runtime *rt, tg_approve_mode mode);
 
-int tg_approval_answer(tg_runtime *rt, uint64_t approval_id, tg_answer answer,
-                       tg_always_scope scope, const char *guidance);
+TG_API int tg_approval_answer(tg_runtime *rt, uint64_t approval_id,
+                              tg_answer answer, tg_always_scope scope,
+                              const char *guidance);
 
 /* ---- C tools ---------------------------------------------------------- */
 
@@ -416,7 +441,8 @@ typedef struct tg_exec tg_exec; /* one running attempt of a tool */
  * tg_exec_finish_ok / tg_exec_finish_error, exactly once. A tool that arms
  * its own uv timer here should call uv_update_time first: the loop's
  * cached clock may be stale (policy loading, a long Lua hook). */
-typedef void (*tg_tool_start_fn)(tg_exec *ex, const cJSON *args, void *ud);
+typedef void (*tg_tool_start_fn)(tg_exec *ex, const struct cJSON *args,
+                                 void *ud);
 /* Called when the attempt is cancelled or times out: stop for real, then
  * finish (partial output may be passed to tg_exec_finish_error as result). */
 typedef void (*tg_tool_cancel_fn)(tg_exec *ex, void *ud);
@@ -424,7 +450,7 @@ typedef void (*tg_tool_cancel_fn)(tg_exec *ex, void *ud);
 typedef struct {
   const char *name;
   const char *description;
-  const cJSON *schema;       /* JSON Schema for args, or NULL */
+  const struct cJSON *schema; /* JSON Schema for args, or NULL */
   int read_only;
   uint64_t timeout_ms;       /* 0: the runtime default */
   size_t max_result_bytes;   /* 0: no limit */
@@ -436,21 +462,22 @@ typedef struct {
   void *ud;
 } tg_tool_def;
 
-int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
-                     char err[TG_ERRMSG]);
+TG_API int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
+                            char err[TG_ERRMSG]);
 
 /* Result ownership passes to the runtime. code is the tool's own (NULL:
  * TOOL_ERROR); a tool may also pass one of the runtime's, by
  * tg_error_code_name. */
-void tg_exec_finish_ok(tg_exec *ex, cJSON *result);
-void tg_exec_finish_error(tg_exec *ex, cJSON *partial_result, const char *code,
-                          const char *message, int retryable);
+TG_API void tg_exec_finish_ok(tg_exec *ex, struct cJSON *result);
+TG_API void tg_exec_finish_error(tg_exec *ex, struct cJSON *partial_result,
+                                 const char *code, const char *message,
+                                 int retryable);
 /* Reports progress (current/total may be negative: unknown). */
-void tg_exec_progress(tg_exec *ex, double current, double total,
-                      const char *message);
-const char *tg_exec_call_id(const tg_exec *ex);
-int tg_exec_attempt(const tg_exec *ex);
-tg_runtime *tg_exec_runtime(tg_exec *ex);
+TG_API void tg_exec_progress(tg_exec *ex, double current, double total,
+                             const char *message);
+TG_API const char *tg_exec_call_id(const tg_exec *ex);
+TG_API int tg_exec_attempt(const tg_exec *ex);
+TG_API tg_runtime *tg_exec_runtime(tg_exec *ex);
 
 /* ---- file changes (built-in file tools) ------------------------------ */
 
@@ -467,7 +494,7 @@ typedef struct {
                             0 when deleted */
   const char *tool;      /* the tool that made it */
   const char *call_id;   /* the call that made it */
-  const cJSON *json;     /* the same as a JSON object (as in the ring) */
+  const struct cJSON *json; /* the same as a JSON object (in the ring) */
 } tg_file_change;
 
 typedef void (*tg_change_cb)(tg_runtime *rt, const tg_file_change *ch,
@@ -478,22 +505,22 @@ typedef void (*tg_change_cb)(tg_runtime *rt, const tg_file_change *ch,
  * none), `?` is one character, `[a-z]`/`[!a-z]` a set, `\` quotes.
  * Returns a subscription id (> 0), or -EINVAL for a malformed glob, or
  * -ENOMEM. Subscribers may unsubscribe from inside their callback. */
-int tg_changes_subscribe(tg_runtime *rt, const char *glob, tg_change_cb cb,
-                         void *ud);
-void tg_changes_unsubscribe(tg_runtime *rt, int id);
+TG_API int tg_changes_subscribe(tg_runtime *rt, const char *glob,
+                                tg_change_cb cb, void *ud);
+TG_API void tg_changes_unsubscribe(tg_runtime *rt, int id);
 
 /* The most recent changes (at most limit; 0: all the ring holds, which is
  * the last 256), oldest first, as a JSON array of
  * {path, type, old_path?, root, size, mtime?, tool, call_id}.
  * Caller frees with cJSON_Delete. */
-cJSON *tg_changes_recent(tg_runtime *rt, size_t limit);
+TG_API struct cJSON *tg_changes_recent(tg_runtime *rt, size_t limit);
 
 /* 1 when path matches glob (syntax above), else 0 (also for a malformed
  * glob). */
-int tg_glob_match(const char *glob, const char *path);
+TG_API int tg_glob_match(const char *glob, const char *path);
 /* 0 when glob is well formed, else -EINVAL with what is wrong in err
  * (may be NULL). */
-int tg_glob_check(const char *glob, char *err, size_t errlen);
+TG_API int tg_glob_check(const char *glob, char *err, size_t errlen);
 
 /* ---- hot reload triggers (SPEC §2) ------------------------------------
  * Every trigger takes the path of tg_runtime_load_policies: a new
@@ -510,19 +537,19 @@ int tg_glob_check(const char *glob, char *err, size_t errlen);
  * files and backups do not; atomic saves (temp file + rename), deletions
  * and new files are all picked up. The folder itself is watched, not its
  * subfolders. */
-int tg_runtime_watch(tg_runtime *rt, int on, char err[TG_ERRMSG]);
+TG_API int tg_runtime_watch(tg_runtime *rt, int on, char err[TG_ERRMSG]);
 
 /* Reloads when the process gets signum (usually SIGHUP); 0 stops. The
  * library installs no signal handler unless asked here. */
-int tg_runtime_reload_on_signal(tg_runtime *rt, int signum,
-                                char err[TG_ERRMSG]);
+TG_API int tg_runtime_reload_on_signal(tg_runtime *rt, int signum,
+                                       char err[TG_ERRMSG]);
 
 /* The control socket's well-known path for a policies folder:
  * $XDG_RUNTIME_DIR/toolgate/<hash>.sock, else /tmp/toolgate-<uid>/
  * <hash>.sock, <hash> from realpath(policies_dir). Fails if the folder
  * does not exist or the socket folder is not private to this user. */
-int tg_control_path(const char *policies_dir, char *buf, size_t len,
-                    char err[TG_ERRMSG]);
+TG_API int tg_control_path(const char *policies_dir, char *buf, size_t len,
+                           char err[TG_ERRMSG]);
 
 /* Listens for control requests on path (NULL: tg_control_path of the
  * loaded policies folder; its parent is made 0700). A stale socket file
@@ -531,17 +558,19 @@ int tg_control_path(const char *policies_dir, char *buf, size_t len,
  * "generation":N,"files":n,"duration_ms":x} or {"ok":false,"error":
  * "file:line: message","generation":N}; {"cmd":"status"} answers
  * {"ok":true,"generation":N,"policies":DIR,"pid":P}. */
-int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]);
+TG_API int tg_runtime_listen(tg_runtime *rt, const char *path,
+                             char err[TG_ERRMSG]);
 
 /* The path listened on, or NULL. */
-const char *tg_runtime_control_path(tg_runtime *rt);
+TG_API const char *tg_runtime_control_path(tg_runtime *rt);
 
 /* The client side: sends one request line to the socket at path and
  * returns the reply line (malloc'd, no newline; caller frees). Blocks up
  * to timeout_ms (0: 30 s). -ENOENT or -ECONNREFUSED: no instance listens
  * there. */
-int tg_control_request(const char *path, const char *request, char **reply,
-                       uint64_t timeout_ms, char err[TG_ERRMSG]);
+TG_API int tg_control_request(const char *path, const char *request,
+                              char **reply, uint64_t timeout_ms,
+                              char err[TG_ERRMSG]);
 
 /* ---- explain (dry run) -------------------------------------------------
  * What the chain would decide for a call, without running it: the rules
@@ -560,8 +589,8 @@ int tg_control_request(const char *path, const char *request, char **reply,
  *  decision {verdict, rule, where?, reason?, by_default, why, remembered?},
  *  approval?, validation {ok, error?}, pre_hooks [{tool, where}],
  *  post_hooks [...], hooks_run, notes [...]} */
-cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
-                  char err[TG_ERRMSG]);
+TG_API struct cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
+                                char err[TG_ERRMSG]);
 
 /* ---- JSON text ---------------------------------------------------------
  * The one way JSON text enters toolgate and the one way it leaves; hosts
@@ -580,7 +609,7 @@ cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
  * a double (1e400), invalid UTF-8 and lone surrogates (\ud800), \u0000,
  * raw control characters in strings, nesting deeper than
  * TG_JSON_MAX_DEPTH, and anything after the value. */
-cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
+TG_API struct cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
                      size_t errlen);
 
 /* JSON text for v, compact (pretty 0) or indented by two spaces with
@@ -589,12 +618,12 @@ cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
  * "9007199254740991", "-0"), whatever the locale; NaN and infinities as
  * null. Bytes of a string that are not UTF-8 come out as U+FFFD, so the
  * text is always valid UTF-8. NULL when out of memory. */
-char *tg_json_print(const cJSON *v, int pretty);
+TG_API char *tg_json_print(const struct cJSON *v, int pretty);
 
 /* The number as tg_json_print writes it, into buf (at least
  * TG_JSON_NUMBER_MAX bytes). Returns buf. */
 #define TG_JSON_NUMBER_MAX 32
-char *tg_json_number_text(double d, char *buf);
+TG_API char *tg_json_number_text(double d, char *buf);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,8 @@
 #include "lua/luajson.h"
 #include "lua/luaoutcome.h"
 #include "lua/luaraw.h"
+#include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 #define RT_MT "toolgate.runtime"

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "tg_test.h"
 

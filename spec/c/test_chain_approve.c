@@ -198,7 +198,7 @@ TEST(approval_timeout_rejects) {
   ASSERT_EQ(tg_approval_answer(rt, a.last_id, TG_ANSWER_APPROVE, TG_SCOPE_TOOL,
                                NULL),
             -ENOENT);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(echo_starts, 0);
   ASSERT_EQ(o.n, 1);
   approver_free(&a);

@@ -91,7 +91,7 @@ TEST(events_order_of_a_simple_allowed_call) {
   tg_events_subscribe(rt, on_event, &ev);
   outc o = {0};
   start_call(rt, "e1", "echo", NULL, &o);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(o.status, TG_STATUS_OK);
   const char *want[] = {"call_start", "decision", "attempt", "call_end"};
   ASSERT_EQ(ev.n, 4);
@@ -135,7 +135,7 @@ TEST(events_unsubscribe_inside_callback_is_safe) {
   outc o1 = {0}, o2 = {0};
   start_call(rt, "u1", "echo", NULL, &o1);
   start_call(rt, "u2", "echo", NULL, &o2);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(a.n, 1); /* saw one event, then left */
   /* the subscriber after it missed nothing */
   ASSERT_EQ(b.n, 8);
@@ -195,8 +195,8 @@ TEST(events_two_runtimes_share_nothing) {
   start_call(b, "b-3", "lua_only_a", NULL, &o[3]);
   start_call(a, "a-2", "only_a", NULL, &o[4]);
   start_call(a, "a-3", "lua_only_a", NULL, &o[5]);
-  tg_runtime_run(a, UV_RUN_DEFAULT);
-  tg_runtime_run(b, UV_RUN_DEFAULT);
+  tg_runtime_run(a, TG_RUN_DEFAULT);
+  tg_runtime_run(b, TG_RUN_DEFAULT);
   ASSERT_EQ(o[0].status, TG_STATUS_DENIED); /* A's rule */
   ASSERT_STR_EQ(o[0].rule, "no-shared");
   ASSERT_EQ(o[1].status, TG_STATUS_OK);     /* B has no such rule */
@@ -210,8 +210,8 @@ TEST(events_two_runtimes_share_nothing) {
   /* each runtime counts its own events from 1 */
   start_call(a, "a-seen", "seen", NULL, &o[6]);
   start_call(b, "b-seen", "seen", NULL, &o[7]);
-  tg_runtime_run(a, UV_RUN_DEFAULT);
-  tg_runtime_run(b, UV_RUN_DEFAULT);
+  tg_runtime_run(a, TG_RUN_DEFAULT);
+  tg_runtime_run(b, TG_RUN_DEFAULT);
   ASSERT_EQ(o[6].status, TG_STATUS_OK);
   ASSERT_EQ(o[7].status, TG_STATUS_OK);
   ASSERT_EQ(num_at(o[6].result, "first"), 1);
@@ -257,7 +257,7 @@ static int refused(tg_runtime *rt, const tg_call_request *req,
   int rc = tg_call_start(rt, req, count_done, NULL, err);
   if (rc >= 0) TG_FAIL("the request was accepted (rc %d)", rc);
   if (!err[0]) TG_FAIL("refused (rc %d) without a message", rc);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(done_calls, before);
   return rc;
 }
@@ -296,7 +296,7 @@ static void invalid_args(tg_runtime *rt, const char *args, const char *what) {
   req.tool = "echo";
   req.args_json = args;
   ASSERT_EQ(tg_call_start(rt, &req, on_done, &o, err), 0);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(o.n, 1);
   ASSERT_EQ(o.status, TG_STATUS_ERROR);
   ASSERT_EQ(o.phase, TG_PHASE_VALIDATE);
@@ -369,7 +369,7 @@ TEST(request_unknown_tool_ends_with_unknown_tool) {
   ASSERT_STR_EQ(o.code, "UNKNOWN_TOOL");
   ASSERT_CONTAINS(o.message, "does_not_exist");
   ASSERT_EQ(o.attempts, 0);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(o.n, 1);
   outc_free(&o);
   tg_runtime_free(rt);

@@ -32,7 +32,7 @@ TEST(ctool_finishes_inside_start) {
   ASSERT(o.result);
   const cJSON *echo = cJSON_GetObjectItem(o.result, "echo");
   ASSERT_EQ(num_at(echo, "x"), 1);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(o.n, 1);
   outc_free(&o);
   tg_runtime_free(rt);
@@ -117,7 +117,7 @@ TEST(ctool_retryable_error_uses_all_attempts) {
   ASSERT_EQ(o.retryable, 1);
   ASSERT_EQ(count_type(&ev, "attempt", "r1"), 3);
   ASSERT_EQ(count_type(&ev, "retry", "r1"), 2);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(f.starts, 3);
   ASSERT_EQ(o.n, 1);
   outc_free(&o);
@@ -288,7 +288,7 @@ TEST(timeout_calls_cancel_fn_and_keeps_partial) {
   ASSERT(o.result);
   ASSERT_EQ(num_at(o.result, "lines_so_far"), 2);
   ASSERT(o.duration_ms >= 25);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(s.cancels, 1);
   ASSERT_EQ(o.n, 1);
   outc_free(&o);
@@ -313,7 +313,7 @@ TEST(timeout_without_cancel_fn_drops_late_result) {
   ASSERT(o.result == NULL);
   run_until(rt, &s.late_finished, 1);
   ASSERT_STR_EQ(s.late_call_id, "late-1");
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(o.n, 1);
   ASSERT_EQ(o.status, TG_STATUS_TIMEOUT);
   slow_close(rt, &s);
@@ -362,7 +362,7 @@ TEST(cancel_running_call_keeps_partial) {
   ASSERT_EQ(o.attempts, 1);
   /* the call has ended: it can no longer be cancelled */
   ASSERT_EQ(tg_call_cancel(rt, "k1"), -ENOENT);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(o.n, 1);
   outc_free(&o);
   tg_runtime_free(rt);
@@ -384,7 +384,7 @@ TEST(cancel_running_call_without_cancel_fn) {
   ASSERT_EQ(o.status, TG_STATUS_CANCELLED);
   ASSERT_EQ(o.phase, TG_PHASE_CANCEL);
   run_until(rt, &s.late_finished, 1); /* the late result is dropped */
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(o.n, 1);
   slow_close(rt, &s);
   outc_free(&o);
@@ -410,7 +410,7 @@ TEST(cancel_during_retry_backoff_stops_retrying) {
   ASSERT_EQ(o.phase, TG_PHASE_CANCEL);
   ASSERT_EQ(o.attempts, 1);
   ASSERT(o.duration_ms < 190);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(f.starts, 1); /* never retried after the cancel */
   outc_free(&o);
   tg_runtime_free(rt);
@@ -443,7 +443,7 @@ TEST(cancel_while_waiting_for_approval) {
   ASSERT_EQ(echo_starts, 0);
   ASSERT_EQ(tg_approval_answer(rt, id, TG_ANSWER_APPROVE, TG_SCOPE_TOOL, NULL),
             -ENOENT);
-  tg_runtime_run(rt, UV_RUN_DEFAULT); /* no approval timer left behind */
+  tg_runtime_run(rt, TG_RUN_DEFAULT); /* no approval timer left behind */
   ASSERT_EQ(echo_starts, 0);
   ASSERT_EQ(o.n, 1);
   approver_free(&a);

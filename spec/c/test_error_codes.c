@@ -148,7 +148,7 @@ TEST(an_unknown_tool_ends_with_the_listed_code) {
   tg_error_code got = TG_E_NONE;
   tg_call_request req = {.tool = "no_such_tool"};
   ASSERT_EQ(tg_call_start(rt, &req, on_done, &got, err), 0);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(got, TG_E_UNKNOWN_TOOL);
   tg_runtime_free(rt);
 }

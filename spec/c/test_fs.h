@@ -20,6 +20,8 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <linux/fs.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "tg_test.h"
 

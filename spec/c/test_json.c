@@ -358,7 +358,7 @@ TEST(c_api_refuses_duplicate_keys) {
   int done = 0;
   tg_call_request req = {.tool = "exec", .args_json = cmd};
   ASSERT_EQ(tg_call_start(rt, &req, no_done, &done, err), 0);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(done, 1); /* VALIDATE INVALID_ARGS naming the key */
   done = 0;
   cJSON *tree = cJSON_Parse(cmd); /* cJSON keeps both members */
@@ -374,7 +374,7 @@ TEST(c_api_refuses_duplicate_keys) {
   ASSERT_EQ(tg_call_start(rt, &req3, no_done, &done, err), -EINVAL);
   ASSERT_CONTAINS(err, "$.command: not a JSON value (a raw or invalid cJSON node)");
   cJSON_Delete(tree);
-  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_EQ(done, 0);
   ASSERT(access(victim, F_OK) == 0);
   tg_runtime_free(rt);

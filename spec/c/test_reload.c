@@ -31,6 +31,8 @@
 #include <sys/resource.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "runtime/control.h"
 #include "tg_test.h"

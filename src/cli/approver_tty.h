@@ -8,6 +8,7 @@
 #ifndef TOOLGATE_CLI_APPROVER_TTY_H
 #define TOOLGATE_CLI_APPROVER_TTY_H
 
+#include <uv.h>
 #include "toolgate.h"
 
 typedef struct tty_approver tty_approver;

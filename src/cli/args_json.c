@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "args_json.h"
 #include "output.h"

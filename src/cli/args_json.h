@@ -5,6 +5,7 @@
 #ifndef TOOLGATE_CLI_ARGS_JSON_H
 #define TOOLGATE_CLI_ARGS_JSON_H
 
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 /* The parsed object (free with cJSON_Delete), or NULL after a message,

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "approver_tty.h"
 #include "args_json.h"
@@ -266,7 +268,7 @@ static void close_handles(call_run *r) {
   r->interrupt = NULL;
   cli_spinner_close(r->spinner);
   r->spinner = NULL;
-  if (r->rt) tg_runtime_run(r->rt, UV_RUN_NOWAIT);
+  if (r->rt) tg_runtime_run(r->rt, TG_RUN_NOWAIT);
 }
 
 static int tear_down(call_run *r, int code) {
@@ -286,7 +288,7 @@ static int tear_down(call_run *r, int code) {
 
 static int wait_until_done(call_run *r) {
   while (!r->done) {
-    if (tg_runtime_run(r->rt, UV_RUN_ONCE) == 0 && !r->done) {
+    if (tg_runtime_run(r->rt, TG_RUN_ONCE) == 0 && !r->done) {
       cli_error("internal error: nothing left to wait for, but the call has "
                 "not ended");
       return -1;

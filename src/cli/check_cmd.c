@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "commands.h"
 #include "describe_text.h"

@@ -5,6 +5,7 @@
 #define TOOLGATE_CLI_DESCRIBE_TEXT_H
 
 #include <stdio.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 /* Prints what a policy directory registers: files, rules in evaluation

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "args_json.h"
 #include "commands.h"

@@ -7,6 +7,7 @@
 #define TOOLGATE_CLI_OUTPUT_H
 
 #include <stdio.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 /* Exit codes (SPEC §4). */

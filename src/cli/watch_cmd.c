@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "commands.h"
 #include "events_file.h"
@@ -208,7 +210,7 @@ int cmd_watch(int argc, char **argv) {
   code = CLI_EXIT_USAGE;
   if (set_up(&w) == 0) {
     print_start(&w);
-    while (!w.stopping) tg_runtime_run(w.rt, UV_RUN_DEFAULT);
+    while (!w.stopping) tg_runtime_run(w.rt, TG_RUN_DEFAULT);
     code = CLI_EXIT_OK;
   }
   for (int i = 0; i < 2; i++)

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "events.h"
 

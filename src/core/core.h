@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "core/events.h"
 #include "core/tool.h"

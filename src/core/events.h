@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 struct tg_core;

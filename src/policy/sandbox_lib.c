@@ -21,6 +21,7 @@
 #include "sandbox.h"
 #include "sandbox_lib.h"
 #include "sandbox_pattern.h"
+#include "base/lua_dir.h"
 #include "base/regular_file.h"
 
 #define ENV_MT "toolgate.sandbox.env"
@@ -75,9 +76,10 @@ static void make_env_mt(lua_State *L) {
 /* The shipped library and the policy folder: both for the standard
  * require (trusted) and ours. */
 static void set_package_path(lua_State *L, const char *dir) {
+  const char *lib = tg__lua_dir();
   lua_getglobal(L, "package");
-  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s/?.lua", TOOLGATE_LUA_DIR,
-                  TOOLGATE_LUA_DIR, dir ? dir : ".");
+  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s/?.lua", lib, lib,
+                  dir ? dir : ".");
   lua_setfield(L, -2, "path");
   lua_pushstring(L, "");
   lua_setfield(L, -2, "cpath"); /* no native modules from policies */

@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "core/core.h"
 

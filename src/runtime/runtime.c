@@ -164,8 +164,12 @@ uint64_t tg_runtime_generation(tg_runtime *rt) {
 
 uv_loop_t *tg_runtime_loop(tg_runtime *rt) { return rt->core.loop; }
 
-int tg_runtime_run(tg_runtime *rt, uv_run_mode mode) {
-  return uv_run(rt->core.loop, mode);
+int tg_runtime_run(tg_runtime *rt, tg_run_mode mode) {
+  switch (mode) {
+  case TG_RUN_ONCE: return uv_run(rt->core.loop, UV_RUN_ONCE);
+  case TG_RUN_NOWAIT: return uv_run(rt->core.loop, UV_RUN_NOWAIT);
+  default: return uv_run(rt->core.loop, UV_RUN_DEFAULT);
+  }
 }
 
 int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <uv.h>
 #include "toolgate.h"
 #include "core/core.h"
 #include "chain/call.h"

@@ -13,6 +13,7 @@
 #ifndef TG_WATCH_H
 #define TG_WATCH_H
 
+#include <uv.h>
 #include "toolgate.h"
 
 /* Quiet time after the last change before the folder is reloaded: an

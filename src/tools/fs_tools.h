@@ -6,6 +6,7 @@
 #ifndef TG_FS_TOOLS_H
 #define TG_FS_TOOLS_H
 
+#include <cjson/cJSON.h>
 #include "fs_confine.h"
 
 int tg__fs_tools_register(tg_core *core, char err[TG_ERRMSG]);

@@ -4,29 +4,29 @@
  * exact args (per session), reject with guidance, the approval timeout,
  * and the non-interactive approve modes.
  */
-#include "test_chain.h"
+#include "helpers.h"
 
 /* A runtime (default verdict: ask) with a C tool "write" that is not
  * read-only, so every call to it is asked. */
 static tg_runtime *ask_rt(tg_config *cfg) {
-  tg_runtime *rt = new_rt(cfg);
+  tg_runtime *rt = new_runtime(cfg);
   tg_tool_def d = tool_def("write", echo_start, NULL, NULL);
   d.read_only = 0;
-  must_register(rt, &d);
+  register_tool(rt, &d);
   return rt;
 }
 
 /* Starts a call to "write" with these args and, when it ends at once or
  * after the loop, returns with its outcome in o. */
 static void call_write(tg_runtime *rt, const char *session, const char *args,
-                       outc *o) {
+                       outcome *o) {
   char err[TG_ERRMSG] = "";
   tg_call_request req;
   memset(&req, 0, sizeof req);
   req.tool = "write";
   req.args_json = args;
   req.session = session;
-  int rc = tg_call_start(rt, &req, on_done, o, err);
+  int rc = tg_call_start(rt, &req, record_outcome, o, err);
   if (rc != 0) TG_FAIL("tg_call_start = %d: %s", rc, err);
   run_until(rt, &o->n, 1);
 }
@@ -49,7 +49,7 @@ static void approver_later_cb(tg_runtime *rt, const tg_approval_request *req,
   later_rt_ = rt;
   later_a_ = ud;
   uv_timer_t *t = malloc(sizeof *t);
-  ASSERT(t);
+  ASSERT_NOT_NULL(t);
   uv_timer_init(tg_runtime_loop(rt), t);
   uv_update_time(tg_runtime_loop(rt));
   uv_timer_start(t, answer_timer_cb, 20, 0);
@@ -59,28 +59,28 @@ TEST(approval_answered_later_from_timer) {
   tg_runtime *rt = ask_rt(NULL);
   approver a = {0};
   tg_runtime_set_approver(rt, approver_later_cb, &a);
-  outc o = {0};
+  outcome o = {0};
   start_call(rt, "a1", "write", "{\"path\":\"notes.txt\"}", &o);
-  ASSERT_EQ(a.n, 1);
-  ASSERT_EQ(o.n, 0);
-  ASSERT_EQ(echo_starts, 0);
-  ASSERT(a.last_id > 0);
+  ASSERT_INT_EQ(a.n, 1);
+  ASSERT_INT_EQ(o.n, 0);
+  ASSERT_INT_EQ(echo_starts, 0);
+  ASSERT_TRUE(a.last_id > 0);
   ASSERT_STR_EQ(a.last_call_id, "a1");
   ASSERT_STR_EQ(a.last_tool, "write");
   ASSERT_STR_EQ(a.last_session, "default");
   ASSERT_STR_EQ(str_at(a.last_args, "path"), "notes.txt");
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(later_rc_, 0);
-  ASSERT_EQ(echo_starts, 1);
-  ASSERT_EQ(o.status, TG_STATUS_OK);
-  ASSERT_EQ(o.verdict, TG_VERDICT_ASK);
-  ASSERT(o.duration_ms >= 15);
+  ASSERT_OK(later_rc_);
+  ASSERT_INT_EQ(echo_starts, 1);
+  ASSERT_CALL_OK(o);
+  ASSERT_INT_EQ(o.verdict, TG_VERDICT_ASK);
+  ASSERT_TRUE(o.duration_ms >= 15);
   /* answered: a second answer finds nothing waiting */
-  ASSERT_EQ(tg_approval_answer(rt, a.last_id, TG_ANSWER_APPROVE, TG_SCOPE_TOOL,
-                               NULL),
-            -ENOENT);
+  ASSERT_INT_EQ(tg_approval_answer(rt, a.last_id, TG_ANSWER_APPROVE,
+                                   TG_SCOPE_TOOL, NULL),
+                -ENOENT);
   approver_free(&a);
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -92,23 +92,23 @@ TEST(approval_always_tool_scope_is_not_asked_again) {
   a.answer_now = TG_ANSWER_ALWAYS;
   a.scope = TG_SCOPE_TOOL;
   tg_runtime_set_approver(rt, approver_cb, &a);
-  outc o1 = {0}, o2 = {0}, o3 = {0};
+  outcome o1 = {0}, o2 = {0}, o3 = {0};
   call_write(rt, NULL, "{\"path\":\"a\"}", &o1);
-  ASSERT_EQ(a.n, 1);
-  ASSERT_EQ(o1.status, TG_STATUS_OK);
+  ASSERT_INT_EQ(a.n, 1);
+  ASSERT_CALL_OK(o1);
   call_write(rt, NULL, "{\"path\":\"something else\"}", &o2);
-  ASSERT_EQ(a.n, 1); /* the whole tool is covered */
-  ASSERT_EQ(o2.status, TG_STATUS_OK);
-  ASSERT_EQ(echo_starts, 2);
+  ASSERT_INT_EQ(a.n, 1); /* the whole tool is covered */
+  ASSERT_CALL_OK(o2);
+  ASSERT_INT_EQ(echo_starts, 2);
   /* remembered for the session only */
   call_write(rt, "other-session", "{\"path\":\"a\"}", &o3);
-  ASSERT_EQ(a.n, 2);
+  ASSERT_INT_EQ(a.n, 2);
   ASSERT_STR_EQ(a.last_session, "other-session");
-  ASSERT_EQ(o3.status, TG_STATUS_OK);
+  ASSERT_CALL_OK(o3);
   approver_free(&a);
-  outc_free(&o1);
-  outc_free(&o2);
-  outc_free(&o3);
+  outcome_free(&o1);
+  outcome_free(&o2);
+  outcome_free(&o3);
   tg_runtime_free(rt);
 }
 
@@ -118,21 +118,21 @@ TEST(approval_always_args_scope_asks_for_other_args) {
   a.answer_now = TG_ANSWER_ALWAYS;
   a.scope = TG_SCOPE_ARGS;
   tg_runtime_set_approver(rt, approver_cb, &a);
-  outc o1 = {0}, o2 = {0}, o3 = {0};
+  outcome o1 = {0}, o2 = {0}, o3 = {0};
   call_write(rt, NULL, "{\"path\":\"a\",\"n\":1}", &o1);
-  ASSERT_EQ(a.n, 1);
+  ASSERT_INT_EQ(a.n, 1);
   call_write(rt, NULL, "{\"path\":\"a\",\"n\":1}", &o2);
-  ASSERT_EQ(a.n, 1); /* the exact args are covered */
+  ASSERT_INT_EQ(a.n, 1); /* the exact args are covered */
   call_write(rt, NULL, "{\"path\":\"b\",\"n\":1}", &o3);
-  ASSERT_EQ(a.n, 2); /* other args are asked again */
-  ASSERT_EQ(o1.status, TG_STATUS_OK);
-  ASSERT_EQ(o2.status, TG_STATUS_OK);
-  ASSERT_EQ(o3.status, TG_STATUS_OK);
-  ASSERT_EQ(echo_starts, 3);
+  ASSERT_INT_EQ(a.n, 2); /* other args are asked again */
+  ASSERT_CALL_OK(o1);
+  ASSERT_CALL_OK(o2);
+  ASSERT_CALL_OK(o3);
+  ASSERT_INT_EQ(echo_starts, 3);
   approver_free(&a);
-  outc_free(&o1);
-  outc_free(&o2);
-  outc_free(&o3);
+  outcome_free(&o1);
+  outcome_free(&o2);
+  outcome_free(&o3);
   tg_runtime_free(rt);
 }
 
@@ -144,15 +144,15 @@ TEST(approval_always_args_scope_ignores_key_order) {
   a.answer_now = TG_ANSWER_ALWAYS;
   a.scope = TG_SCOPE_ARGS;
   tg_runtime_set_approver(rt, approver_cb, &a);
-  outc o1 = {0}, o2 = {0};
+  outcome o1 = {0}, o2 = {0};
   call_write(rt, NULL, "{\"path\":\"a\",\"n\":1}", &o1);
-  ASSERT_EQ(a.n, 1);
+  ASSERT_INT_EQ(a.n, 1);
   call_write(rt, NULL, "{\"n\":1,\"path\":\"a\"}", &o2);
-  ASSERT_EQ(a.n, 1);
-  ASSERT_EQ(o2.status, TG_STATUS_OK);
+  ASSERT_INT_EQ(a.n, 1);
+  ASSERT_CALL_OK(o2);
   approver_free(&a);
-  outc_free(&o1);
-  outc_free(&o2);
+  outcome_free(&o1);
+  outcome_free(&o2);
   tg_runtime_free(rt);
 }
 
@@ -164,18 +164,18 @@ TEST(approval_reject_with_guidance) {
   a.answer_now = TG_ANSWER_REJECT;
   a.guidance = "write to the staging copy instead";
   tg_runtime_set_approver(rt, approver_cb, &a);
-  outc o = {0};
+  outcome o = {0};
   call_write(rt, NULL, "{\"path\":\"prod.db\"}", &o);
-  ASSERT_EQ(a.n, 1);
-  ASSERT_EQ(echo_starts, 0);
-  ASSERT_EQ(o.status, TG_STATUS_REJECTED);
-  ASSERT_EQ(o.phase, TG_PHASE_APPROVE);
+  ASSERT_INT_EQ(a.n, 1);
+  ASSERT_INT_EQ(echo_starts, 0);
+  ASSERT_STATUS(o, TG_STATUS_REJECTED);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_APPROVE);
   ASSERT_STR_EQ(o.code, "REJECTED");
   ASSERT_CONTAINS(o.message, "did not run");
   ASSERT_CONTAINS(o.message, "write to the staging copy instead");
-  ASSERT(o.result == NULL);
+  ASSERT_NULL(o.result);
   approver_free(&a);
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -186,23 +186,23 @@ TEST(approval_timeout_rejects) {
   tg_runtime *rt = ask_rt(&cfg);
   approver a = {0}; /* never answers */
   tg_runtime_set_approver(rt, approver_cb, &a);
-  outc o = {0};
+  outcome o = {0};
   call_write(rt, NULL, "{}", &o);
-  ASSERT_EQ(a.n, 1);
-  ASSERT_EQ(echo_starts, 0);
-  ASSERT_EQ(o.status, TG_STATUS_REJECTED);
-  ASSERT_EQ(o.phase, TG_PHASE_APPROVE);
+  ASSERT_INT_EQ(a.n, 1);
+  ASSERT_INT_EQ(echo_starts, 0);
+  ASSERT_STATUS(o, TG_STATUS_REJECTED);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_APPROVE);
   ASSERT_CONTAINS(o.message, "did not run");
-  ASSERT(o.duration_ms >= 25);
+  ASSERT_TRUE(o.duration_ms >= 25);
   /* an answer after the timeout is ignored */
-  ASSERT_EQ(tg_approval_answer(rt, a.last_id, TG_ANSWER_APPROVE, TG_SCOPE_TOOL,
-                               NULL),
-            -ENOENT);
+  ASSERT_INT_EQ(tg_approval_answer(rt, a.last_id, TG_ANSWER_APPROVE,
+                                   TG_SCOPE_TOOL, NULL),
+                -ENOENT);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(echo_starts, 0);
-  ASSERT_EQ(o.n, 1);
+  ASSERT_INT_EQ(echo_starts, 0);
+  ASSERT_INT_EQ(o.n, 1);
   approver_free(&a);
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -225,21 +225,21 @@ TEST(approval_cancel_from_inside_approver_callback) {
   tg_runtime *rt = ask_rt(&cfg);
   approver a = {0};
   tg_runtime_set_approver(rt, approver_cancels_cb, &a);
-  outc o = {0};
+  outcome o = {0};
   call_write(rt, NULL, "{}", &o);
-  ASSERT_EQ(a.n, 1);
-  ASSERT_EQ(cancel_in_approver_rc, 0);
-  ASSERT_EQ(echo_starts, 0);
+  ASSERT_INT_EQ(a.n, 1);
+  ASSERT_OK(cancel_in_approver_rc);
+  ASSERT_INT_EQ(echo_starts, 0);
   if (o.status != TG_STATUS_CANCELLED)
     TG_FAIL("ended %s after %.0f ms (%s), not cancelled",
             tg_status_name(o.status), o.duration_ms, o.message);
-  ASSERT_EQ(o.phase, TG_PHASE_CANCEL);
-  ASSERT(o.duration_ms < 1000);
-  ASSERT_EQ(tg_approval_answer(rt, a.last_id, TG_ANSWER_APPROVE, TG_SCOPE_TOOL,
-                               NULL),
-            -ENOENT);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_CANCEL);
+  ASSERT_TRUE(o.duration_ms < 1000);
+  ASSERT_INT_EQ(tg_approval_answer(rt, a.last_id, TG_ANSWER_APPROVE,
+                                   TG_SCOPE_TOOL, NULL),
+                -ENOENT);
   approver_free(&a);
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -252,21 +252,21 @@ TEST(approve_mode_allow_approves_without_asking) {
   tg_runtime *rt = ask_rt(&cfg);
   approver a = {0};
   tg_runtime_set_approver(rt, approver_cb, &a); /* the mode wins */
-  outc o = {0};
+  outcome o = {0};
   call_write(rt, NULL, "{}", &o);
-  ASSERT_EQ(a.n, 0);
-  ASSERT_EQ(o.status, TG_STATUS_OK);
-  ASSERT_EQ(echo_starts, 1);
+  ASSERT_INT_EQ(a.n, 0);
+  ASSERT_CALL_OK(o);
+  ASSERT_INT_EQ(echo_starts, 1);
   /* switched at run time */
   tg_runtime_set_approve_mode(rt, TG_APPROVE_DENY);
-  outc o2 = {0};
+  outcome o2 = {0};
   call_write(rt, NULL, "{}", &o2);
-  ASSERT_EQ(a.n, 0);
-  ASSERT_EQ(o2.status, TG_STATUS_REJECTED);
-  ASSERT_EQ(echo_starts, 1);
+  ASSERT_INT_EQ(a.n, 0);
+  ASSERT_STATUS(o2, TG_STATUS_REJECTED);
+  ASSERT_INT_EQ(echo_starts, 1);
   approver_free(&a);
-  outc_free(&o);
-  outc_free(&o2);
+  outcome_free(&o);
+  outcome_free(&o2);
   tg_runtime_free(rt);
 }
 
@@ -278,26 +278,26 @@ TEST(approve_mode_deny_rejects_without_asking) {
   approver a = {0};
   a.answer_now = TG_ANSWER_APPROVE;
   tg_runtime_set_approver(rt, approver_cb, &a);
-  outc o = {0};
+  outcome o = {0};
   call_write(rt, NULL, "{}", &o);
-  ASSERT_EQ(a.n, 0);
-  ASSERT_EQ(echo_starts, 0);
-  ASSERT_EQ(o.status, TG_STATUS_REJECTED);
-  ASSERT_EQ(o.phase, TG_PHASE_APPROVE);
+  ASSERT_INT_EQ(a.n, 0);
+  ASSERT_INT_EQ(echo_starts, 0);
+  ASSERT_STATUS(o, TG_STATUS_REJECTED);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_APPROVE);
   ASSERT_CONTAINS(o.message, "did not run");
   approver_free(&a);
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 TEST(approval_with_no_approver_rejects) {
   tg_runtime *rt = ask_rt(NULL); /* callback mode, no approver set */
-  outc o = {0};
+  outcome o = {0};
   call_write(rt, NULL, "{}", &o);
-  ASSERT_EQ(echo_starts, 0);
-  ASSERT_EQ(o.status, TG_STATUS_REJECTED);
-  ASSERT_EQ(o.phase, TG_PHASE_APPROVE);
-  outc_free(&o);
+  ASSERT_INT_EQ(echo_starts, 0);
+  ASSERT_STATUS(o, TG_STATUS_REJECTED);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_APPROVE);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 

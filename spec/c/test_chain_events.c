@@ -4,17 +4,10 @@
  * unsubscribing from inside a callback, two runtimes sharing nothing; and
  * malformed requests, unknown tools, duplicate ids, the outcome's JSON.
  */
-#include "test_chain.h"
-
-static tg_config allow_cfg(void) {
-  tg_config cfg;
-  tg_config_init(&cfg);
-  cfg.default_verdict = TG_VERDICT_ALLOW;
-  return cfg;
-}
+#include "helpers.h"
 
 /* Fails unless the recorded seqs run on by exactly one each. */
-static void assert_no_gaps(const recorder *r) {
+static void assert_no_gaps(const event_log *r) {
   for (int i = 1; i < r->n; i++)
     if (r->ev[i].seq != r->ev[i - 1].seq + 1)
       TG_FAIL("seq gap: event %d (%s) has seq %llu after %llu (%s)", i,
@@ -24,7 +17,7 @@ static void assert_no_gaps(const recorder *r) {
 
 /* Fails unless the events of call id begin with call_start and end with
  * call_end (exactly one of each). */
-static void assert_framed(const recorder *r, const char *id) {
+static void assert_framed(const event_log *r, const char *id) {
   int first = -1, last = -1;
   for (int i = 0; i < r->n; i++)
     if (!strcmp(r->ev[i].call_id, id)) {
@@ -34,35 +27,35 @@ static void assert_framed(const recorder *r, const char *id) {
   if (first < 0) TG_FAIL("no events for call %s", id);
   ASSERT_STR_EQ(r->ev[first].type, "call_start");
   ASSERT_STR_EQ(r->ev[last].type, "call_end");
-  ASSERT_EQ(count_type(r, "call_start", id), 1);
-  ASSERT_EQ(count_type(r, "call_end", id), 1);
+  ASSERT_INT_EQ(count_events(r, "call_start", id), 1);
+  ASSERT_INT_EQ(count_events(r, "call_end", id), 1);
 }
 
 /* ---- seq ---------------------------------------------------------------- */
 
 TEST(events_seq_strictly_increasing_without_gaps) {
-  tg_config cfg = allow_cfg();
+  tg_config cfg = config_allowing();
   cfg.approve_mode = TG_APPROVE_DENY;
-  tg_runtime *rt = new_rt(&cfg);
+  tg_runtime *rt = new_runtime(&cfg);
   tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  must_register(rt, &d);
+  register_tool(rt, &d);
   slow_tool s = {0};
   s.delay_ms = 5;
   tg_tool_def d2 = tool_def("slow", slow_start, NULL, &s);
-  must_register(rt, &d2);
-  recorder ev = {0};
-  ASSERT(tg_events_subscribe(rt, on_event, &ev) > 0);
-  outc o[4];
+  register_tool(rt, &d2);
+  event_log ev = {0};
+  ASSERT_TRUE(tg_events_subscribe(rt, log_event, &ev) > 0);
+  outcome o[4];
   memset(o, 0, sizeof o);
   start_call(rt, "s1", "slow", NULL, &o[0]);  /* runs while the others do */
   start_call(rt, "s2", "echo", NULL, &o[1]);
   start_call(rt, "s3", "nope", NULL, &o[2]);  /* unknown tool */
   start_call(rt, "s4", "echo", "{\"a\":[1,2,3]}", &o[3]);
   run_until(rt, &o[0].n, 1);
-  ASSERT_EQ(o[2].status, TG_STATUS_ERROR);
-  ASSERT(ev.n >= 12);
+  ASSERT_STATUS(o[2], TG_STATUS_ERROR);
+  ASSERT_TRUE(ev.n >= 12);
   assert_no_gaps(&ev);
-  ASSERT(ev.ev[0].seq >= 1);
+  ASSERT_TRUE(ev.ev[0].seq >= 1);
   assert_framed(&ev, "s1");
   assert_framed(&ev, "s2");
   assert_framed(&ev, "s3");
@@ -73,28 +66,28 @@ TEST(events_seq_strictly_increasing_without_gaps) {
   ASSERT_STR_EQ(ev.ev[ev.n - 1].type, "call_end");
   /* the event JSON carries the same seq and type */
   for (int i = 0; i < ev.n; i++) {
-    ASSERT_EQ(num_at(ev.ev[i].data, "seq"), (double)ev.ev[i].seq);
+    ASSERT_NUM_EQ(num_at(ev.ev[i].data, "seq"), (double)ev.ev[i].seq);
     ASSERT_STR_EQ(str_at(ev.ev[i].data, "type"), ev.ev[i].type);
   }
   slow_close(rt, &s);
-  for (int i = 0; i < 4; i++) outc_free(&o[i]);
-  recorder_free(&ev);
+  for (int i = 0; i < 4; i++) outcome_free(&o[i]);
+  event_log_free(&ev);
   tg_runtime_free(rt);
 }
 
 TEST(events_order_of_a_simple_allowed_call) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  must_register(rt, &d);
-  recorder ev = {0};
-  tg_events_subscribe(rt, on_event, &ev);
-  outc o = {0};
+  register_tool(rt, &d);
+  event_log ev = {0};
+  tg_events_subscribe(rt, log_event, &ev);
+  outcome o = {0};
   start_call(rt, "e1", "echo", NULL, &o);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(o.status, TG_STATUS_OK);
+  ASSERT_CALL_OK(o);
   const char *want[] = {"call_start", "decision", "attempt", "call_end"};
-  ASSERT_EQ(ev.n, 4);
+  ASSERT_INT_EQ(ev.n, 4);
   for (int i = 0; i < 4; i++) {
     ASSERT_STR_EQ(ev.ev[i].type, want[i]);
     ASSERT_STR_EQ(ev.ev[i].call_id, "e1");
@@ -102,10 +95,10 @@ TEST(events_order_of_a_simple_allowed_call) {
   assert_no_gaps(&ev);
   ASSERT_STR_EQ(str_at(ev.ev[0].data, "tool"), "echo");
   ASSERT_STR_EQ(str_at(ev.ev[1].data, "verdict"), "allow");
-  ASSERT_EQ(num_at(ev.ev[2].data, "attempt"), 1);
+  ASSERT_NUM_EQ(num_at(ev.ev[2].data, "attempt"), 1);
   ASSERT_STR_EQ(str_at(ev.ev[3].data, "status"), "ok");
-  outc_free(&o);
-  recorder_free(&ev);
+  outcome_free(&o);
+  event_log_free(&ev);
   tg_runtime_free(rt);
 }
 
@@ -123,31 +116,31 @@ static void unsub_self_cb(tg_runtime *rt, const tg_event *e, void *ud) {
 }
 
 TEST(events_unsubscribe_inside_callback_is_safe) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  must_register(rt, &d);
+  register_tool(rt, &d);
   self_unsub a = {0, 0};
   a.id = tg_events_subscribe(rt, unsub_self_cb, &a); /* first in the list */
-  recorder b = {0};
-  int bid = tg_events_subscribe(rt, on_event, &b);
-  ASSERT(a.id > 0 && bid > 0 && a.id != bid);
-  outc o1 = {0}, o2 = {0};
+  event_log b = {0};
+  int bid = tg_events_subscribe(rt, log_event, &b);
+  ASSERT_TRUE(a.id > 0 && bid > 0 && a.id != bid);
+  outcome o1 = {0}, o2 = {0};
   start_call(rt, "u1", "echo", NULL, &o1);
   start_call(rt, "u2", "echo", NULL, &o2);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(a.n, 1); /* saw one event, then left */
+  ASSERT_INT_EQ(a.n, 1); /* saw one event, then left */
   /* the subscriber after it missed nothing */
-  ASSERT_EQ(b.n, 8);
+  ASSERT_INT_EQ(b.n, 8);
   ASSERT_STR_EQ(b.ev[0].type, "call_start");
   ASSERT_STR_EQ(b.ev[0].call_id, "u1");
   assert_no_gaps(&b);
   /* unsubscribing twice, or an unknown id, is harmless */
   tg_events_unsubscribe(rt, a.id);
   tg_events_unsubscribe(rt, 12345);
-  outc_free(&o1);
-  outc_free(&o2);
-  recorder_free(&b);
+  outcome_free(&o1);
+  outcome_free(&o2);
+  event_log_free(&b);
   tg_runtime_free(rt);
 }
 
@@ -169,25 +162,23 @@ static const char *deny_policy =
     "  run = function() return { a = true } end }\n";
 
 TEST(events_two_runtimes_share_nothing) {
-  char *dir_a = make_dir(), *dir_b = make_dir();
-  write_file(dir_a, "10_seen.lua", seen_policy);
-  write_file(dir_a, "20_deny.lua", deny_policy);
-  write_file(dir_b, "10_seen.lua", seen_policy);
-  tg_config ca = allow_cfg(), cb = allow_cfg();
-  ca.policies_dir = dir_a;
-  cb.policies_dir = dir_b;
-  tg_runtime *a = new_rt(&ca);
-  tg_runtime *b = new_rt(&cb);
-  recorder ra = {0}, rb = {0};
-  tg_events_subscribe(a, on_event, &ra);
-  tg_events_subscribe(b, on_event, &rb);
+  char *dir_a = temp_dir(), *dir_b = temp_dir();
+  put_file(dir_a, "10_seen.lua", seen_policy);
+  put_file(dir_a, "20_deny.lua", deny_policy);
+  put_file(dir_b, "10_seen.lua", seen_policy);
+  tg_config ca = config_allowing(), cb = config_allowing();
+  tg_runtime *a = runtime_with_policies(&ca, dir_a);
+  tg_runtime *b = runtime_with_policies(&cb, dir_b);
+  event_log ra = {0}, rb = {0};
+  tg_events_subscribe(a, log_event, &ra);
+  tg_events_subscribe(b, log_event, &rb);
   tg_tool_def shared = tool_def("shared", echo_start, NULL, NULL);
   tg_tool_def only_a = tool_def("only_a", echo_start, NULL, NULL);
-  must_register(a, &shared);
-  must_register(a, &only_a);
-  must_register(b, &shared);
+  register_tool(a, &shared);
+  register_tool(a, &only_a);
+  register_tool(b, &shared);
 
-  outc o[8];
+  outcome o[8];
   memset(o, 0, sizeof o);
   start_call(a, "a-1", "shared", NULL, &o[0]);
   start_call(b, "b-1", "shared", NULL, &o[1]);
@@ -197,46 +188,46 @@ TEST(events_two_runtimes_share_nothing) {
   start_call(a, "a-3", "lua_only_a", NULL, &o[5]);
   tg_runtime_run(a, TG_RUN_DEFAULT);
   tg_runtime_run(b, TG_RUN_DEFAULT);
-  ASSERT_EQ(o[0].status, TG_STATUS_DENIED); /* A's rule */
+  ASSERT_STATUS(o[0], TG_STATUS_DENIED); /* A's rule */
   ASSERT_STR_EQ(o[0].rule, "no-shared");
-  ASSERT_EQ(o[1].status, TG_STATUS_OK);     /* B has no such rule */
-  ASSERT_EQ(o[2].status, TG_STATUS_ERROR);  /* A's C tool */
+  ASSERT_CALL_OK(o[1]);                  /* B has no such rule */
+  ASSERT_STATUS(o[2], TG_STATUS_ERROR);  /* A's C tool */
   ASSERT_STR_EQ(o[2].code, "UNKNOWN_TOOL");
-  ASSERT_EQ(o[3].status, TG_STATUS_ERROR);  /* A's Lua tool */
+  ASSERT_STATUS(o[3], TG_STATUS_ERROR);  /* A's Lua tool */
   ASSERT_STR_EQ(o[3].code, "UNKNOWN_TOOL");
-  ASSERT_EQ(o[4].status, TG_STATUS_OK);
-  ASSERT_EQ(o[5].status, TG_STATUS_OK);
+  ASSERT_CALL_OK(o[4]);
+  ASSERT_CALL_OK(o[5]);
 
   /* each runtime counts its own events from 1 */
   start_call(a, "a-seen", "seen", NULL, &o[6]);
   start_call(b, "b-seen", "seen", NULL, &o[7]);
   tg_runtime_run(a, TG_RUN_DEFAULT);
   tg_runtime_run(b, TG_RUN_DEFAULT);
-  ASSERT_EQ(o[6].status, TG_STATUS_OK);
-  ASSERT_EQ(o[7].status, TG_STATUS_OK);
-  ASSERT_EQ(num_at(o[6].result, "first"), 1);
-  ASSERT_EQ(num_at(o[7].result, "first"), 1);
-  ASSERT_EQ(num_at(o[6].result, "last"), num_at(o[6].result, "n"));
-  ASSERT_EQ(num_at(o[7].result, "last"), num_at(o[7].result, "n"));
+  ASSERT_CALL_OK(o[6]);
+  ASSERT_CALL_OK(o[7]);
+  ASSERT_NUM_EQ(num_at(o[6].result, "first"), 1);
+  ASSERT_NUM_EQ(num_at(o[7].result, "first"), 1);
+  ASSERT_NUM_EQ(num_at(o[6].result, "last"), num_at(o[6].result, "n"));
+  ASSERT_NUM_EQ(num_at(o[7].result, "last"), num_at(o[7].result, "n"));
   /* the C subscribers: same start, no gaps, only their own calls */
-  ASSERT(ra.n > 0 && rb.n > 0);
-  ASSERT_EQ(ra.ev[0].seq, rb.ev[0].seq);
+  ASSERT_TRUE(ra.n > 0 && rb.n > 0);
+  ASSERT_INT_EQ(ra.ev[0].seq, rb.ev[0].seq);
   assert_no_gaps(&ra);
   assert_no_gaps(&rb);
   for (int i = 0; i < ra.n; i++)
-    if (ra.ev[i].call_id[0]) ASSERT(!strncmp(ra.ev[i].call_id, "a-", 2));
+    if (ra.ev[i].call_id[0]) ASSERT_STARTS_WITH(ra.ev[i].call_id, "a-");
   for (int i = 0; i < rb.n; i++)
-    if (rb.ev[i].call_id[0]) ASSERT(!strncmp(rb.ev[i].call_id, "b-", 2));
-  ASSERT_EQ(ra.ev[ra.n - 1].seq, (uint64_t)num_at(o[6].result, "last") + 1);
-  ASSERT_EQ(rb.ev[rb.n - 1].seq, (uint64_t)num_at(o[7].result, "last") + 1);
+    if (rb.ev[i].call_id[0]) ASSERT_STARTS_WITH(rb.ev[i].call_id, "b-");
+  ASSERT_NUM_EQ(ra.ev[ra.n - 1].seq, num_at(o[6].result, "last") + 1);
+  ASSERT_NUM_EQ(rb.ev[rb.n - 1].seq, num_at(o[7].result, "last") + 1);
 
-  for (int i = 0; i < 8; i++) outc_free(&o[i]);
-  recorder_free(&ra);
-  recorder_free(&rb);
+  for (int i = 0; i < 8; i++) outcome_free(&o[i]);
+  event_log_free(&ra);
+  event_log_free(&rb);
   tg_runtime_free(a);
   tg_runtime_free(b);
-  rm_dir(dir_a);
-  rm_dir(dir_b);
+  remove_tree(dir_a);
+  remove_tree(dir_b);
 }
 
 /* ---- malformed requests -------------------------------------------------- */
@@ -258,57 +249,57 @@ static int refused(tg_runtime *rt, const tg_call_request *req,
   if (rc >= 0) TG_FAIL("the request was accepted (rc %d)", rc);
   if (!err[0]) TG_FAIL("refused (rc %d) without a message", rc);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(done_calls, before);
+  ASSERT_INT_EQ(done_calls, before);
   return rc;
 }
 
-static tg_runtime *echo_rt(recorder *ev, tg_config *cfg) {
-  tg_runtime *rt = new_rt(cfg);
+static tg_runtime *echo_rt(event_log *ev, tg_config *cfg) {
+  tg_runtime *rt = new_runtime(cfg);
   tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  must_register(rt, &d);
-  if (ev) tg_events_subscribe(rt, on_event, ev);
+  register_tool(rt, &d);
+  if (ev) tg_events_subscribe(rt, log_event, ev);
   return rt;
 }
 
 TEST(request_without_tool_is_refused) {
-  recorder ev = {0};
+  event_log ev = {0};
   tg_runtime *rt = echo_rt(&ev, NULL);
   char err[TG_ERRMSG];
   tg_call_request req;
   memset(&req, 0, sizeof req);
-  ASSERT(refused(rt, &req, err) < 0);
+  ASSERT_TRUE(refused(rt, &req, err) < 0);
   ASSERT_CONTAINS(err, "tool");
   req.tool = "";
-  ASSERT(refused(rt, &req, err) < 0);
-  ASSERT_EQ(count_type(&ev, "call_start", NULL), 0);
-  ASSERT_EQ(echo_starts, 0);
-  recorder_free(&ev);
+  ASSERT_TRUE(refused(rt, &req, err) < 0);
+  ASSERT_INT_EQ(count_events(&ev, "call_start", NULL), 0);
+  ASSERT_INT_EQ(echo_starts, 0);
+  event_log_free(&ev);
   tg_runtime_free(rt);
 }
 
 /* Args text the agent sent that does not parse: the call ends at once
  * with VALIDATE INVALID_ARGS, naming what was wrong; nothing runs. */
 static void invalid_args(tg_runtime *rt, const char *args, const char *what) {
-  outc o = {0};
+  outcome o = {0};
   char err[TG_ERRMSG] = "";
   tg_call_request req;
   memset(&req, 0, sizeof req);
   req.tool = "echo";
   req.args_json = args;
-  ASSERT_EQ(tg_call_start(rt, &req, on_done, &o, err), 0);
+  ASSERT_OK(tg_call_start(rt, &req, record_outcome, &o, err), err);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(o.n, 1);
-  ASSERT_EQ(o.status, TG_STATUS_ERROR);
-  ASSERT_EQ(o.phase, TG_PHASE_VALIDATE);
+  ASSERT_INT_EQ(o.n, 1);
+  ASSERT_STATUS(o, TG_STATUS_ERROR);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_VALIDATE);
   ASSERT_STR_EQ(o.code, "INVALID_ARGS");
   ASSERT_CONTAINS(o.message, "invalid arguments for 'echo'");
   ASSERT_CONTAINS(o.message, what);
-  ASSERT_EQ(echo_starts, 0);
-  outc_free(&o);
+  ASSERT_INT_EQ(echo_starts, 0);
+  outcome_free(&o);
 }
 
 TEST(request_args_not_an_object_is_refused) {
-  recorder ev = {0};
+  event_log ev = {0};
   tg_runtime *rt = echo_rt(&ev, NULL);
   invalid_args(rt, "[1,2]", "object");
   /* a tree the host built itself is the host's mistake: refused */
@@ -318,17 +309,17 @@ TEST(request_args_not_an_object_is_refused) {
   req.tool = "echo";
   cJSON *arr = cJSON_Parse("[1,2]");
   req.args = arr;
-  ASSERT(refused(rt, &req, err) < 0);
+  ASSERT_TRUE(refused(rt, &req, err) < 0);
   ASSERT_CONTAINS(err, "object");
   cJSON_Delete(arr);
-  ASSERT_EQ(count_type(&ev, "call_start", NULL), 1);
-  ASSERT_EQ(echo_starts, 0);
-  recorder_free(&ev);
+  ASSERT_INT_EQ(count_events(&ev, "call_start", NULL), 1);
+  ASSERT_INT_EQ(echo_starts, 0);
+  event_log_free(&ev);
   tg_runtime_free(rt);
 }
 
 TEST(request_bad_json_is_refused) {
-  recorder ev = {0};
+  event_log ev = {0};
   tg_runtime *rt = echo_rt(&ev, NULL);
   invalid_args(rt, "{bad", "JSON");
   invalid_args(rt, "{\"a\":1} trailing", "JSON");
@@ -336,15 +327,15 @@ TEST(request_bad_json_is_refused) {
   invalid_args(rt, "{\"a\":1,\"a\":2}", "$.a: duplicate key \"a\"");
   invalid_args(rt, "{\"n\":1e400}", "$.n");
   /* the events carry the empty args, never the refused text */
-  ASSERT_EQ(count_type(&ev, "call_start", NULL), 5);
-  recorder_free(&ev);
+  ASSERT_INT_EQ(count_events(&ev, "call_start", NULL), 5);
+  event_log_free(&ev);
   tg_runtime_free(rt);
 }
 
 TEST(request_args_over_max_bytes_is_refused) {
-  tg_config cfg = allow_cfg();
+  tg_config cfg = config_allowing();
   cfg.max_args_bytes = 64;
-  recorder ev = {0};
+  event_log ev = {0};
   tg_runtime *rt = echo_rt(&ev, &cfg);
   char big[256];
   memset(big, 'x', sizeof big);
@@ -352,37 +343,37 @@ TEST(request_args_over_max_bytes_is_refused) {
   memcpy(big + sizeof big - 3, "\"}", 3); /* valid JSON, 255 bytes */
   invalid_args(rt, big, "limit");
   /* under the limit is fine */
-  outc o = {0};
+  outcome o = {0};
   start_call(rt, NULL, "echo", "{\"s\":\"small\"}", &o);
-  ASSERT_EQ(o.status, TG_STATUS_OK);
-  outc_free(&o);
-  recorder_free(&ev);
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  event_log_free(&ev);
   tg_runtime_free(rt);
 }
 
 TEST(request_unknown_tool_ends_with_unknown_tool) {
   tg_runtime *rt = echo_rt(NULL, NULL);
-  outc o = {0};
+  outcome o = {0};
   start_call(rt, "u1", "does_not_exist", "{}", &o);
-  ASSERT_EQ(o.n, 1); /* refused at once, from inside tg_call_start */
-  ASSERT_EQ(o.status, TG_STATUS_ERROR);
+  ASSERT_INT_EQ(o.n, 1); /* refused at once, from inside tg_call_start */
+  ASSERT_STATUS(o, TG_STATUS_ERROR);
   ASSERT_STR_EQ(o.code, "UNKNOWN_TOOL");
   ASSERT_CONTAINS(o.message, "does_not_exist");
-  ASSERT_EQ(o.attempts, 0);
+  ASSERT_INT_EQ(o.attempts, 0);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(o.n, 1);
-  outc_free(&o);
+  ASSERT_INT_EQ(o.n, 1);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 TEST(request_duplicate_running_id_is_eexist) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   slow_tool s = {0};
   s.delay_ms = 20;
   tg_tool_def d = tool_def("slow", slow_start, NULL, &s);
-  must_register(rt, &d);
-  outc o = {0};
+  register_tool(rt, &d);
+  outcome o = {0};
   start_call(rt, "same", "slow", NULL, &o);
   char err[TG_ERRMSG] = "";
   tg_call_request req;
@@ -390,27 +381,27 @@ TEST(request_duplicate_running_id_is_eexist) {
   req.id = "same";
   req.tool = "slow";
   int before = done_calls;
-  ASSERT_EQ(tg_call_start(rt, &req, count_done, NULL, err), -EEXIST);
+  ASSERT_INT_EQ(tg_call_start(rt, &req, count_done, NULL, err), -EEXIST);
   ASSERT_CONTAINS(err, "same");
-  ASSERT_EQ(s.starts, 1);
+  ASSERT_INT_EQ(s.starts, 1);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(done_calls, before);
-  ASSERT_EQ(o.status, TG_STATUS_OK); /* the first call went on */
+  ASSERT_INT_EQ(done_calls, before);
+  ASSERT_CALL_OK(o); /* the first call went on */
   /* once it has ended, the id is free again */
-  outc o2 = {0};
+  outcome o2 = {0};
   start_call(rt, "same", "slow", NULL, &o2);
   run_until(rt, &o2.n, 1);
-  ASSERT_EQ(o2.status, TG_STATUS_OK);
+  ASSERT_CALL_OK(o2);
   slow_close(rt, &s);
-  outc_free(&o);
-  outc_free(&o2);
+  outcome_free(&o);
+  outcome_free(&o2);
   tg_runtime_free(rt);
 }
 
 /* Fails unless obj has exactly these keys (in any order). */
 static void assert_keys(const cJSON *obj, const char *const *keys, int n) {
-  ASSERT(cJSON_IsObject(obj));
-  ASSERT_EQ(cJSON_GetArraySize(obj), n);
+  ASSERT_TRUE(cJSON_IsObject(obj));
+  ASSERT_INT_EQ(cJSON_GetArraySize(obj), n);
   for (int i = 0; i < n; i++)
     if (!cJSON_GetObjectItemCaseSensitive(obj, keys[i]))
       TG_FAIL("key '%s' is missing from %s", keys[i], cJSON_PrintUnformatted(obj));
@@ -421,40 +412,40 @@ TEST(outcome_to_json_has_exact_keys) {
                                      "error", "decision", "attempts",
                                      "duration_ms"};
   static const char *const dkeys[] = {"verdict", "rule"};
-  tg_config cfg = allow_cfg();
+  tg_config cfg = config_allowing();
   tg_runtime *rt = echo_rt(NULL, &cfg);
-  outc ok = {0}, bad = {0};
+  outcome ok = {0}, bad = {0};
   start_call(rt, "j1", "echo", "{\"q\":true}", &ok);
   start_call(rt, "j2", "missing", NULL, &bad);
-  ASSERT_EQ(ok.n, 1);
-  ASSERT_EQ(bad.n, 1);
+  ASSERT_INT_EQ(ok.n, 1);
+  ASSERT_INT_EQ(bad.n, 1);
 
   assert_keys(ok.json, keys, 8);
   assert_keys(cJSON_GetObjectItem(ok.json, "decision"), dkeys, 2);
   ASSERT_STR_EQ(str_at(ok.json, "id"), "j1");
   ASSERT_STR_EQ(str_at(ok.json, "tool"), "echo");
   ASSERT_STR_EQ(str_at(ok.json, "status"), "ok");
-  ASSERT(cJSON_IsObject(cJSON_GetObjectItem(ok.json, "result")));
-  ASSERT(cJSON_IsNull(cJSON_GetObjectItem(ok.json, "error")));
+  ASSERT_TRUE(cJSON_IsObject(cJSON_GetObjectItem(ok.json, "result")));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(ok.json, "error")));
   ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(ok.json, "decision"), "verdict"),
                 "allow");
-  ASSERT(cJSON_IsNull(
+  ASSERT_TRUE(cJSON_IsNull(
       cJSON_GetObjectItem(cJSON_GetObjectItem(ok.json, "decision"), "rule")));
-  ASSERT_EQ(num_at(ok.json, "attempts"), 1);
-  ASSERT(num_at(ok.json, "duration_ms") >= 0);
+  ASSERT_NUM_EQ(num_at(ok.json, "attempts"), 1);
+  ASSERT_TRUE(num_at(ok.json, "duration_ms") >= 0);
 
   assert_keys(bad.json, keys, 8);
   assert_keys(cJSON_GetObjectItem(bad.json, "decision"), dkeys, 2);
   ASSERT_STR_EQ(str_at(bad.json, "status"), "error");
-  ASSERT(cJSON_IsNull(cJSON_GetObjectItem(bad.json, "result")));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(bad.json, "result")));
   const cJSON *e = cJSON_GetObjectItem(bad.json, "error");
-  ASSERT(cJSON_IsObject(e));
+  ASSERT_TRUE(cJSON_IsObject(e));
   ASSERT_STR_EQ(str_at(e, "code"), "UNKNOWN_TOOL");
-  ASSERT(str_at(e, "phase"));
-  ASSERT(str_at(e, "message"));
-  ASSERT(cJSON_IsBool(cJSON_GetObjectItem(e, "retryable")));
-  outc_free(&ok);
-  outc_free(&bad);
+  ASSERT_TRUE(str_at(e, "phase"));
+  ASSERT_TRUE(str_at(e, "message"));
+  ASSERT_TRUE(cJSON_IsBool(cJSON_GetObjectItem(e, "retryable")));
+  outcome_free(&ok);
+  outcome_free(&bad);
   tg_runtime_free(rt);
 }
 
@@ -480,40 +471,37 @@ static int json_carries(const cJSON *j, const char *needle) {
 }
 
 static void withheld_case(const char *hook_body, const char *args_json) {
-  char *dir = make_dir();
+  char *dir = temp_dir();
   char policy[1024];
   snprintf(policy, sizeof policy,
            "local tg = require \"toolgate\"\n"
            "tg.after_tool(\"leaky\", function(call, res)\n"
            "  %s\n"
            "end)\n", hook_body);
-  write_file(dir, "20_redact.lua", policy);
-  tg_config cfg;
-  tg_config_init(&cfg);
-  cfg.policies_dir = dir;
-  tg_runtime *rt = new_rt(&cfg);
+  put_file(dir, "20_redact.lua", policy);
+  tg_runtime *rt = runtime_with_policies(NULL, dir);
   tg_tool_def d = tool_def("leaky", leaky_start, NULL, NULL);
-  must_register(rt, &d);
-  recorder ev = {0};
-  tg_events_subscribe(rt, on_event, &ev);
-  outc o = {0};
+  register_tool(rt, &d);
+  event_log ev = {0};
+  tg_events_subscribe(rt, log_event, &ev);
+  outcome o = {0};
   start_call(rt, NULL, "leaky", args_json, &o);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(o.status, TG_STATUS_ERROR);
-  ASSERT_EQ(o.phase, TG_PHASE_POLICY);
+  ASSERT_STATUS(o, TG_STATUS_ERROR);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_POLICY);
   ASSERT_CONTAINS(o.message, "withheld");
   ASSERT_CONTAINS(o.message, "20_redact.lua:");
-  ASSERT(o.result == NULL);
-  ASSERT(cJSON_IsNull(cJSON_GetObjectItem(o.json, "result")));
-  ASSERT(!json_carries(o.json, "S3CRET"));
-  ASSERT(count_type(&ev, "call_end", NULL) == 1);
+  ASSERT_NULL(o.result);
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(o.json, "result")));
+  ASSERT_FALSE(json_carries(o.json, "S3CRET"));
+  ASSERT_TRUE(count_events(&ev, "call_end", NULL) == 1);
   for (int i = 0; i < ev.n; i++)
     if (json_carries(ev.ev[i].data, "S3CRET"))
       TG_FAIL("the '%s' event carries the withheld result", ev.ev[i].type);
-  outc_free(&o);
-  recorder_free(&ev);
+  outcome_free(&o);
+  event_log_free(&ev);
   tg_runtime_free(rt);
-  rm_dir(dir);
+  remove_tree(dir);
 }
 
 TEST(post_hook_that_raises_withholds_the_result_from_outcome_and_events) {

@@ -3,59 +3,52 @@
  * finishing now or later, retries, progress, timeouts with and without a
  * cancel function, and cancelling a call by id (SPEC §1).
  */
-#include "test_chain.h"
-
-static tg_config allow_cfg(void) {
-  tg_config cfg;
-  tg_config_init(&cfg);
-  cfg.default_verdict = TG_VERDICT_ALLOW;
-  return cfg;
-}
+#include "helpers.h"
 
 /* ---- finishing -------------------------------------------------------- */
 
 TEST(ctool_finishes_inside_start) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  must_register(rt, &d);
-  outc o = {0};
+  register_tool(rt, &d);
+  outcome o = {0};
   start_call(rt, "c1", "echo", "{\"x\":1}", &o);
   /* a tool that finishes inside start ends the call before start returns */
-  ASSERT_EQ(o.n, 1);
-  ASSERT_EQ(echo_starts, 1);
-  ASSERT_EQ(o.status, TG_STATUS_OK);
-  ASSERT_EQ(o.phase, TG_PHASE_NONE);
+  ASSERT_INT_EQ(o.n, 1);
+  ASSERT_INT_EQ(echo_starts, 1);
+  ASSERT_CALL_OK(o);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_NONE);
   ASSERT_STR_EQ(o.id, "c1");
   ASSERT_STR_EQ(o.tool, "echo");
-  ASSERT_EQ(o.attempts, 1);
-  ASSERT(o.result);
+  ASSERT_INT_EQ(o.attempts, 1);
+  ASSERT_NOT_NULL(o.result);
   const cJSON *echo = cJSON_GetObjectItem(o.result, "echo");
-  ASSERT_EQ(num_at(echo, "x"), 1);
+  ASSERT_NUM_EQ(num_at(echo, "x"), 1);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(o.n, 1);
-  outc_free(&o);
+  ASSERT_INT_EQ(o.n, 1);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 TEST(ctool_finishes_later_from_timer) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   slow_tool s = {0};
   s.delay_ms = 20;
   tg_tool_def d = tool_def("slow", slow_start, NULL, &s);
-  must_register(rt, &d);
-  outc o = {0};
+  register_tool(rt, &d);
+  outcome o = {0};
   start_call(rt, NULL, "slow", NULL, &o);
-  ASSERT_EQ(o.n, 0);
-  ASSERT_EQ(s.starts, 1);
+  ASSERT_INT_EQ(o.n, 0);
+  ASSERT_INT_EQ(s.starts, 1);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(o.status, TG_STATUS_OK);
+  ASSERT_CALL_OK(o);
   ASSERT_STR_EQ(str_at(o.result, "done"), "late or not");
   ASSERT_STR_EQ(o.id, "call-1");
-  ASSERT(o.duration_ms >= 15);
+  ASSERT_TRUE(o.duration_ms >= 15);
   slow_close(rt, &s);
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -95,72 +88,72 @@ static tg_tool_def flaky_def(flaky_tool *f) {
 }
 
 TEST(ctool_retryable_error_uses_all_attempts) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   flaky_tool f = {0};
   tg_tool_def d = flaky_def(&f);
-  must_register(rt, &d);
-  recorder ev = {0};
-  tg_events_subscribe(rt, on_event, &ev);
-  outc o = {0};
+  register_tool(rt, &d);
+  event_log ev = {0};
+  tg_events_subscribe(rt, log_event, &ev);
+  outcome o = {0};
   start_call(rt, "r1", "flaky", NULL, &o);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(f.starts, 3);
-  ASSERT_EQ(f.attempts_seen[0], 1);
-  ASSERT_EQ(f.attempts_seen[1], 2);
-  ASSERT_EQ(f.attempts_seen[2], 3);
-  ASSERT_EQ(o.attempts, 3);
-  ASSERT_EQ(o.status, TG_STATUS_ERROR);
-  ASSERT_EQ(o.phase, TG_PHASE_EXECUTE);
+  ASSERT_INT_EQ(f.starts, 3);
+  ASSERT_INT_EQ(f.attempts_seen[0], 1);
+  ASSERT_INT_EQ(f.attempts_seen[1], 2);
+  ASSERT_INT_EQ(f.attempts_seen[2], 3);
+  ASSERT_INT_EQ(o.attempts, 3);
+  ASSERT_STATUS(o, TG_STATUS_ERROR);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_EXECUTE);
   ASSERT_STR_EQ(o.code, "FLAKY");
   ASSERT_CONTAINS(o.message, "upstream hiccup");
-  ASSERT_EQ(o.retryable, 1);
-  ASSERT_EQ(count_type(&ev, "attempt", "r1"), 3);
-  ASSERT_EQ(count_type(&ev, "retry", "r1"), 2);
+  ASSERT_INT_EQ(o.retryable, 1);
+  ASSERT_INT_EQ(count_events(&ev, "attempt", "r1"), 3);
+  ASSERT_INT_EQ(count_events(&ev, "retry", "r1"), 2);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(f.starts, 3);
-  ASSERT_EQ(o.n, 1);
-  outc_free(&o);
-  recorder_free(&ev);
+  ASSERT_INT_EQ(f.starts, 3);
+  ASSERT_INT_EQ(o.n, 1);
+  outcome_free(&o);
+  event_log_free(&ev);
   tg_runtime_free(rt);
 }
 
 TEST(ctool_retry_then_success) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   flaky_tool f = {0};
   f.succeed_on = 2;
   tg_tool_def d = flaky_def(&f);
-  must_register(rt, &d);
-  outc o = {0};
+  register_tool(rt, &d);
+  outcome o = {0};
   start_call(rt, NULL, "flaky", NULL, &o);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(f.starts, 2);
-  ASSERT_EQ(o.attempts, 2);
-  ASSERT_EQ(o.status, TG_STATUS_OK);
-  ASSERT_EQ(o.phase, TG_PHASE_NONE);
-  ASSERT_EQ(num_at(o.result, "attempt"), 2);
-  outc_free(&o);
+  ASSERT_INT_EQ(f.starts, 2);
+  ASSERT_INT_EQ(o.attempts, 2);
+  ASSERT_CALL_OK(o);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_NONE);
+  ASSERT_NUM_EQ(num_at(o.result, "attempt"), 2);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 TEST(ctool_non_retryable_error_is_not_retried) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   flaky_tool f = {0};
   f.fatal = 1;
   tg_tool_def d = flaky_def(&f);
-  must_register(rt, &d);
-  outc o = {0};
+  register_tool(rt, &d);
+  outcome o = {0};
   start_call(rt, NULL, "flaky", NULL, &o);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(f.starts, 1);
-  ASSERT_EQ(o.attempts, 1);
-  ASSERT_EQ(o.status, TG_STATUS_ERROR);
-  ASSERT_EQ(o.phase, TG_PHASE_EXECUTE);
+  ASSERT_INT_EQ(f.starts, 1);
+  ASSERT_INT_EQ(o.attempts, 1);
+  ASSERT_STATUS(o, TG_STATUS_ERROR);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_EXECUTE);
   ASSERT_STR_EQ(o.code, "FATAL");
-  ASSERT_EQ(o.retryable, 0);
-  outc_free(&o);
+  ASSERT_INT_EQ(o.retryable, 0);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -199,20 +192,20 @@ static void progress_start(tg_exec *ex, const cJSON *args, void *ud) {
 }
 
 TEST(ctool_progress_events_while_running) {
-  tg_config cfg = allow_cfg();
+  tg_config cfg = config_allowing();
   cfg.progress_interval_ms = 20;
-  tg_runtime *rt = new_rt(&cfg);
+  tg_runtime *rt = new_runtime(&cfg);
   progress_tool p;
   memset(&p, 0, sizeof p);
   tg_tool_def d = tool_def("long", progress_start, NULL, &p);
-  must_register(rt, &d);
-  recorder ev = {0};
-  tg_events_subscribe(rt, on_event, &ev);
-  outc o = {0};
+  register_tool(rt, &d);
+  event_log ev = {0};
+  tg_events_subscribe(rt, log_event, &ev);
+  outcome o = {0};
   start_call(rt, "p1", "long", NULL, &o);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(o.status, TG_STATUS_OK);
-  int n = count_type(&ev, "progress", "p1");
+  ASSERT_CALL_OK(o);
+  int n = count_events(&ev, "progress", "p1");
   if (n < 5) TG_FAIL("expected >= 5 progress events in 200 ms at 20 ms, got %d", n);
   int first = -1, last = -1, start = -1, end = -1;
   for (int i = 0; i < ev.n; i++) {
@@ -220,104 +213,104 @@ TEST(ctool_progress_events_while_running) {
     if (!strcmp(ev.ev[i].type, "call_end")) end = i;
     if (strcmp(ev.ev[i].type, "progress")) continue;
     ASSERT_STR_EQ(ev.ev[i].call_id, "p1");
-    ASSERT(num_at(ev.ev[i].data, "current") >= 1);
-    ASSERT_EQ(num_at(ev.ev[i].data, "total"), 4);
-    ASSERT(str_at(ev.ev[i].data, "message"));
+    ASSERT_TRUE(num_at(ev.ev[i].data, "current") >= 1);
+    ASSERT_NUM_EQ(num_at(ev.ev[i].data, "total"), 4);
+    ASSERT_TRUE(str_at(ev.ev[i].data, "message"));
     if (first < 0) first = i;
     last = i;
   }
-  ASSERT(start >= 0 && start < first && last < end);
-  ASSERT_EQ(num_at(ev.ev[first].data, "current"), 1);
+  ASSERT_TRUE(start >= 0 && start < first && last < end);
+  ASSERT_NUM_EQ(num_at(ev.ev[first].data, "current"), 1);
   ASSERT_STR_EQ(str_at(ev.ev[first].data, "message"), "one of four");
-  ASSERT_EQ(num_at(ev.ev[last].data, "current"), 3);
+  ASSERT_NUM_EQ(num_at(ev.ev[last].data, "current"), 3);
   ASSERT_STR_EQ(str_at(ev.ev[last].data, "message"), "three of four");
   uv_close((uv_handle_t *)&p.step, NULL);
   uv_close((uv_handle_t *)&p.end, NULL);
   uv_run(tg_runtime_loop(rt), UV_RUN_NOWAIT);
-  outc_free(&o);
-  recorder_free(&ev);
+  outcome_free(&o);
+  event_log_free(&ev);
   tg_runtime_free(rt);
 }
 
 TEST(ctool_short_tool_emits_no_progress) {
-  tg_config cfg = allow_cfg();
+  tg_config cfg = config_allowing();
   cfg.progress_interval_ms = 20;
-  tg_runtime *rt = new_rt(&cfg);
+  tg_runtime *rt = new_runtime(&cfg);
   tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  must_register(rt, &d);
+  register_tool(rt, &d);
   slow_tool s = {0};
   s.delay_ms = 0; /* set below: finishes on the next loop turn */
   tg_tool_def d2 = tool_def("quick", slow_start, NULL, &s);
-  must_register(rt, &d2);
-  recorder ev = {0};
-  tg_events_subscribe(rt, on_event, &ev);
-  outc a = {0}, b = {0};
+  register_tool(rt, &d2);
+  event_log ev = {0};
+  tg_events_subscribe(rt, log_event, &ev);
+  outcome a = {0}, b = {0};
   start_call(rt, NULL, "echo", NULL, &a);
   s.delay_ms = 1; /* a 1 ms timer: the tool takes about 1 ms */
   start_call(rt, NULL, "quick", NULL, &b);
   run_until(rt, &b.n, 1);
   run_for(rt, 60); /* no heartbeat may fire after the end either */
-  ASSERT_EQ(a.status, TG_STATUS_OK);
-  ASSERT_EQ(b.status, TG_STATUS_OK);
-  ASSERT_EQ(count_type(&ev, "progress", NULL), 0);
+  ASSERT_CALL_OK(a);
+  ASSERT_CALL_OK(b);
+  ASSERT_INT_EQ(count_events(&ev, "progress", NULL), 0);
   slow_close(rt, &s);
-  outc_free(&a);
-  outc_free(&b);
-  recorder_free(&ev);
+  outcome_free(&a);
+  outcome_free(&b);
+  event_log_free(&ev);
   tg_runtime_free(rt);
 }
 
 /* ---- timeout ---------------------------------------------------------- */
 
 TEST(timeout_calls_cancel_fn_and_keeps_partial) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   slow_tool s = {0};
   s.cancel_finishes = 1; /* never finishes on its own */
   tg_tool_def d = tool_def("hang", slow_start, slow_cancel, &s);
   d.timeout_ms = 30;
-  must_register(rt, &d);
-  outc o = {0};
+  register_tool(rt, &d);
+  outcome o = {0};
   start_call(rt, NULL, "hang", NULL, &o);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(s.cancels, 1);
-  ASSERT_EQ(o.status, TG_STATUS_TIMEOUT);
-  ASSERT_EQ(o.phase, TG_PHASE_TIMEOUT);
+  ASSERT_INT_EQ(s.cancels, 1);
+  ASSERT_STATUS(o, TG_STATUS_TIMEOUT);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_TIMEOUT);
   ASSERT_STR_EQ(o.code, "TIMEOUT");
-  ASSERT_EQ(o.attempts, 1);
-  ASSERT(o.result);
-  ASSERT_EQ(num_at(o.result, "lines_so_far"), 2);
-  ASSERT(o.duration_ms >= 25);
+  ASSERT_INT_EQ(o.attempts, 1);
+  ASSERT_NOT_NULL(o.result);
+  ASSERT_NUM_EQ(num_at(o.result, "lines_so_far"), 2);
+  ASSERT_TRUE(o.duration_ms >= 25);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(s.cancels, 1);
-  ASSERT_EQ(o.n, 1);
-  outc_free(&o);
+  ASSERT_INT_EQ(s.cancels, 1);
+  ASSERT_INT_EQ(o.n, 1);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 TEST(timeout_without_cancel_fn_drops_late_result) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   slow_tool s = {0};
   s.delay_ms = 150; /* finishes long after its 30 ms timeout */
   tg_tool_def d = tool_def("stubborn", slow_start, NULL, &s);
   d.timeout_ms = 30;
-  must_register(rt, &d);
-  outc o = {0};
+  register_tool(rt, &d);
+  outcome o = {0};
   start_call(rt, "late-1", "stubborn", NULL, &o);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(s.late_finished, 0); /* the outcome did not wait for the tool */
-  ASSERT_EQ(o.status, TG_STATUS_TIMEOUT);
-  ASSERT_EQ(o.phase, TG_PHASE_TIMEOUT);
-  ASSERT(o.duration_ms < 140);
-  ASSERT(o.result == NULL);
+  ASSERT_INT_EQ(s.late_finished, 0); /* the outcome did not wait for the tool */
+  ASSERT_STATUS(o, TG_STATUS_TIMEOUT);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_TIMEOUT);
+  ASSERT_TRUE(o.duration_ms < 140);
+  ASSERT_NULL(o.result);
   run_until(rt, &s.late_finished, 1);
   ASSERT_STR_EQ(s.late_call_id, "late-1");
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(o.n, 1);
-  ASSERT_EQ(o.status, TG_STATUS_TIMEOUT);
+  ASSERT_INT_EQ(o.n, 1);
+  ASSERT_STATUS(o, TG_STATUS_TIMEOUT);
   slow_close(rt, &s);
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -334,7 +327,7 @@ static void cancel_timer_cb(uv_timer_t *t) {
 /* Cancels call id from a timer after ms. */
 static void cancel_later(tg_runtime *rt, const char *id, uint64_t ms) {
   uv_timer_t *t = malloc(sizeof *t);
-  ASSERT(t);
+  ASSERT_NOT_NULL(t);
   cancel_rt_ = rt;
   cancel_id_ = id;
   uv_timer_init(tg_runtime_loop(rt), t);
@@ -343,111 +336,112 @@ static void cancel_later(tg_runtime *rt, const char *id, uint64_t ms) {
 }
 
 TEST(cancel_running_call_keeps_partial) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   slow_tool s = {0};
   s.cancel_finishes = 1;
   tg_tool_def d = tool_def("hang", slow_start, slow_cancel, &s);
-  must_register(rt, &d);
-  outc o = {0};
+  register_tool(rt, &d);
+  outcome o = {0};
   start_call(rt, "k1", "hang", NULL, &o);
   cancel_later(rt, "k1", 20);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(cancel_rc_, 0);
-  ASSERT_EQ(s.cancels, 1);
-  ASSERT_EQ(o.status, TG_STATUS_CANCELLED);
-  ASSERT_EQ(o.phase, TG_PHASE_CANCEL);
-  ASSERT(o.result);
-  ASSERT_EQ(num_at(o.result, "lines_so_far"), 2);
-  ASSERT_EQ(o.attempts, 1);
+  ASSERT_OK(cancel_rc_);
+  ASSERT_INT_EQ(s.cancels, 1);
+  ASSERT_STATUS(o, TG_STATUS_CANCELLED);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_CANCEL);
+  ASSERT_NOT_NULL(o.result);
+  ASSERT_NUM_EQ(num_at(o.result, "lines_so_far"), 2);
+  ASSERT_INT_EQ(o.attempts, 1);
   /* the call has ended: it can no longer be cancelled */
-  ASSERT_EQ(tg_call_cancel(rt, "k1"), -ENOENT);
+  ASSERT_INT_EQ(tg_call_cancel(rt, "k1"), -ENOENT);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(o.n, 1);
-  outc_free(&o);
+  ASSERT_INT_EQ(o.n, 1);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 TEST(cancel_running_call_without_cancel_fn) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   slow_tool s = {0};
   s.delay_ms = 120;
   tg_tool_def d = tool_def("stubborn", slow_start, NULL, &s);
-  must_register(rt, &d);
-  outc o = {0};
+  register_tool(rt, &d);
+  outcome o = {0};
   start_call(rt, "k2", "stubborn", NULL, &o);
   cancel_later(rt, "k2", 20);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(cancel_rc_, 0);
-  ASSERT_EQ(s.late_finished, 0);
-  ASSERT_EQ(o.status, TG_STATUS_CANCELLED);
-  ASSERT_EQ(o.phase, TG_PHASE_CANCEL);
+  ASSERT_OK(cancel_rc_);
+  ASSERT_INT_EQ(s.late_finished, 0);
+  ASSERT_STATUS(o, TG_STATUS_CANCELLED);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_CANCEL);
   run_until(rt, &s.late_finished, 1); /* the late result is dropped */
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(o.n, 1);
+  ASSERT_INT_EQ(o.n, 1);
   slow_close(rt, &s);
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 TEST(cancel_during_retry_backoff_stops_retrying) {
-  tg_config cfg = allow_cfg();
-  tg_runtime *rt = new_rt(&cfg);
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
   flaky_tool f = {0};
   tg_tool_def d = flaky_def(&f);
   d.retry_initial_ms = 200; /* a long back-off to cancel in */
   d.retry_max_ms = 200;
-  must_register(rt, &d);
-  outc o = {0};
+  register_tool(rt, &d);
+  outcome o = {0};
   start_call(rt, "k3", "flaky", NULL, &o);
-  ASSERT_EQ(f.starts, 1);
-  ASSERT_EQ(o.n, 0); /* waiting out the back-off */
+  ASSERT_INT_EQ(f.starts, 1);
+  ASSERT_INT_EQ(o.n, 0); /* waiting out the back-off */
   cancel_later(rt, "k3", 20);
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(cancel_rc_, 0);
-  ASSERT_EQ(o.status, TG_STATUS_CANCELLED);
-  ASSERT_EQ(o.phase, TG_PHASE_CANCEL);
-  ASSERT_EQ(o.attempts, 1);
-  ASSERT(o.duration_ms < 190);
+  ASSERT_OK(cancel_rc_);
+  ASSERT_STATUS(o, TG_STATUS_CANCELLED);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_CANCEL);
+  ASSERT_INT_EQ(o.attempts, 1);
+  ASSERT_TRUE(o.duration_ms < 190);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(f.starts, 1); /* never retried after the cancel */
-  outc_free(&o);
+  ASSERT_INT_EQ(f.starts, 1); /* never retried after the cancel */
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 TEST(cancel_unknown_id_is_enoent) {
-  tg_runtime *rt = new_rt(NULL);
-  ASSERT_EQ(tg_call_cancel(rt, "no-such-call"), -ENOENT);
-  ASSERT_EQ(tg_call_cancel(rt, NULL), -ENOENT);
+  tg_runtime *rt = new_runtime(NULL);
+  ASSERT_INT_EQ(tg_call_cancel(rt, "no-such-call"), -ENOENT);
+  ASSERT_INT_EQ(tg_call_cancel(rt, NULL), -ENOENT);
   tg_runtime_free(rt);
 }
 
 TEST(cancel_while_waiting_for_approval) {
-  tg_runtime *rt = new_rt(NULL); /* default verdict: ask */
+  tg_runtime *rt = new_runtime(NULL); /* default verdict: ask */
   tg_tool_def d = tool_def("write", echo_start, NULL, NULL);
   d.read_only = 0;
-  must_register(rt, &d);
+  register_tool(rt, &d);
   approver a = {0}; /* never answers */
   tg_runtime_set_approver(rt, approver_cb, &a);
-  outc o = {0};
+  outcome o = {0};
   start_call(rt, "w1", "write", "{\"path\":\"x\"}", &o);
-  ASSERT_EQ(a.n, 1);
-  ASSERT_EQ(o.n, 0);
+  ASSERT_INT_EQ(a.n, 1);
+  ASSERT_INT_EQ(o.n, 0);
   uint64_t id = a.last_id;
-  ASSERT(id > 0);
-  ASSERT_EQ(tg_call_cancel(rt, "w1"), 0);
+  ASSERT_TRUE(id > 0);
+  ASSERT_OK(tg_call_cancel(rt, "w1"));
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(o.status, TG_STATUS_CANCELLED);
-  ASSERT_EQ(o.phase, TG_PHASE_CANCEL);
-  ASSERT_EQ(echo_starts, 0);
-  ASSERT_EQ(tg_approval_answer(rt, id, TG_ANSWER_APPROVE, TG_SCOPE_TOOL, NULL),
-            -ENOENT);
+  ASSERT_STATUS(o, TG_STATUS_CANCELLED);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_CANCEL);
+  ASSERT_INT_EQ(echo_starts, 0);
+  ASSERT_INT_EQ(tg_approval_answer(rt, id, TG_ANSWER_APPROVE, TG_SCOPE_TOOL,
+                                   NULL),
+                -ENOENT);
   tg_runtime_run(rt, TG_RUN_DEFAULT); /* no approval timer left behind */
-  ASSERT_EQ(echo_starts, 0);
-  ASSERT_EQ(o.n, 1);
+  ASSERT_INT_EQ(echo_starts, 0);
+  ASSERT_INT_EQ(o.n, 1);
   approver_free(&a);
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 

@@ -5,8 +5,8 @@
  * same order, same phases, same meaning once the table's backticks are
  * dropped), and a code the runtime emits is looked up in it.
  */
+#include "helpers.h"
 #include <ctype.h>
-#include "tg_test.h"
 #include "toolgate.h"
 
 static const char *const phase_names[] = {
@@ -17,22 +17,22 @@ static const char *const phase_names[] = {
 
 TEST(the_functions_agree_with_the_list) {
   const char *const *all = tg_error_codes();
-  ASSERT(TG_E__COUNT > 1);
-  ASSERT(tg_error_code_name(TG_E_NONE) == NULL);
-  ASSERT(tg_error_code_doc(TG_E_NONE) == NULL);
-  ASSERT_EQ(tg_error_code_phases(TG_E_NONE), 0);
-  ASSERT(tg_error_code_name(TG_E__COUNT) == NULL);
-  ASSERT(tg_error_code_name((tg_error_code)-1) == NULL);
-  ASSERT_EQ(tg_error_code_of(NULL), TG_E_NONE);
-  ASSERT_EQ(tg_error_code_of(""), TG_E_NONE);
-  ASSERT_EQ(tg_error_code_of("FLAKY"), TG_E_NONE); /* a tool's own */
-  ASSERT_EQ(tg_error_code_of("unknown_tool"), TG_E_NONE);
+  ASSERT_TRUE(TG_E__COUNT > 1);
+  ASSERT_TRUE(tg_error_code_name(TG_E_NONE) == NULL);
+  ASSERT_TRUE(tg_error_code_doc(TG_E_NONE) == NULL);
+  ASSERT_INT_EQ(tg_error_code_phases(TG_E_NONE), 0);
+  ASSERT_TRUE(tg_error_code_name(TG_E__COUNT) == NULL);
+  ASSERT_TRUE(tg_error_code_name((tg_error_code)-1) == NULL);
+  ASSERT_INT_EQ(tg_error_code_of(NULL), TG_E_NONE);
+  ASSERT_INT_EQ(tg_error_code_of(""), TG_E_NONE);
+  ASSERT_INT_EQ(tg_error_code_of("FLAKY"), TG_E_NONE); /* a tool's own */
+  ASSERT_INT_EQ(tg_error_code_of("unknown_tool"), TG_E_NONE);
   for (int i = TG_E_NONE + 1; i < TG_E__COUNT; i++) {
     tg_error_code c = (tg_error_code)i;
     const char *name = tg_error_code_name(c), *doc = tg_error_code_doc(c);
-    ASSERT(name && doc);
+    ASSERT_TRUE(name && doc);
     ASSERT_STR_EQ(all[i - 1], name);
-    ASSERT_EQ(tg_error_code_of(name), c);
+    ASSERT_INT_EQ(tg_error_code_of(name), c);
     for (const char *p = name; *p; p++)
       if (!isupper((unsigned char)*p) && *p != '_')
         TG_FAIL("code %s: names are UPPER_CASE", name);
@@ -44,7 +44,7 @@ TEST(the_functions_agree_with_the_list) {
         (ph >> TG_PHASE__COUNT) != 0)
       TG_FAIL("code %s: phases 0x%x are not a set of real phases", name, ph);
   }
-  ASSERT(all[TG_E__COUNT - 1] == NULL);
+  ASSERT_TRUE(all[TG_E__COUNT - 1] == NULL);
   ASSERT_STR_EQ(tg_error_code_name(TG_E_UNKNOWN_TOOL), "UNKNOWN_TOOL");
 }
 
@@ -57,7 +57,7 @@ static char *read_all(const char *path) {
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
   char *s = malloc((size_t)n + 1);
-  ASSERT(s && fread(s, 1, (size_t)n, f) == (size_t)n);
+  ASSERT_TRUE(s && fread(s, 1, (size_t)n, f) == (size_t)n);
   s[n] = '\0';
   fclose(f);
   return s;
@@ -100,7 +100,7 @@ TEST(the_readme_table_says_what_the_list_says) {
   const char *head = "\n| code | phase | meaning |\n| --- | --- | --- |\n";
   const char *p = strstr(readme, head);
   if (!p) TG_FAIL("README.md has no table headed '| code | phase | meaning |'");
-  ASSERT(strstr(p + 1, head) == NULL); /* one table, not two to pick from */
+  ASSERT_TRUE(strstr(p + 1, head) == NULL); /* one table, not two to pick from */
   p += strlen(head);
   int i = TG_E_NONE + 1;
   for (; strncmp(p, "| ", 2) == 0; i++) {
@@ -133,9 +133,9 @@ TEST(the_readme_table_says_what_the_list_says) {
 
 static void on_done(tg_runtime *rt, const tg_outcome *out, void *ud) {
   tg_error_code *c = ud;
-  ASSERT(out->error.phase != TG_PHASE_NONE);
+  ASSERT_TRUE(out->error.phase != TG_PHASE_NONE);
   *c = tg_error_code_of(out->error.code);
-  ASSERT(tg_error_code_phases(*c) & (1u << out->error.phase));
+  ASSERT_TRUE(tg_error_code_phases(*c) & (1u << out->error.phase));
 }
 
 TEST(an_unknown_tool_ends_with_the_listed_code) {
@@ -147,9 +147,9 @@ TEST(an_unknown_tool_ends_with_the_listed_code) {
   if (!rt) TG_FAIL("%s", err);
   tg_error_code got = TG_E_NONE;
   tg_call_request req = {.tool = "no_such_tool"};
-  ASSERT_EQ(tg_call_start(rt, &req, on_done, &got, err), 0);
+  ASSERT_INT_EQ(tg_call_start(rt, &req, on_done, &got, err), 0);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(got, TG_E_UNKNOWN_TOOL);
+  ASSERT_INT_EQ(got, TG_E_UNKNOWN_TOOL);
   tg_runtime_free(rt);
 }
 

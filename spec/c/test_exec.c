@@ -4,13 +4,8 @@
  * cancel killing the whole process group (grandchildren checked in /proc),
  * the runtime killing what still runs when it is freed, two runtimes.
  */
-#include <signal.h>
-#include <sys/types.h>
-#include "test_chain.h"
-#include "proc/capture.h"
-#include "proc/command.h"
-#include "runtime/runtime.h"
-#include <math.h>
+#include "helpers.h"
+#include "internal.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -22,22 +17,14 @@ static tg_runtime *exec_rt(tg_config *cfg) {
     cfg = &c;
   }
   cfg->approve_mode = TG_APPROVE_ALLOW;
-  return new_rt(cfg);
+  return new_runtime(cfg);
 }
 
 /* Runs one exec call with args JSON to its end. */
 static void run_exec(tg_runtime *rt, const char *id, const char *args,
-                     outc *o) {
+                     outcome *o) {
   start_call(rt, id, "exec", args, o);
   run_until(rt, &o->n, 1);
-}
-
-static int flag_at(const cJSON *o, const char *key) {
-  return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
-}
-
-static int is_null_at(const cJSON *o, const char *key) {
-  return cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, key));
 }
 
 /* A process that exists and is not a zombie (a killed grandchild is
@@ -78,7 +65,7 @@ static int pids_in(const char *text, pid_t *pids, int max) {
 }
 
 /* The last progress event of the call, or NULL. */
-static const cJSON *last_progress(const recorder *r, const char *id) {
+static const cJSON *last_progress(const event_log *r, const char *id) {
   const cJSON *d = NULL;
   for (int i = 0; i < r->n; i++)
     if (!strcmp(r->ev[i].type, "progress") && !strcmp(r->ev[i].call_id, id))
@@ -87,7 +74,7 @@ static const cJSON *last_progress(const recorder *r, const char *id) {
 }
 
 /* Turns the loop until a progress event of the call carries a last line. */
-static const char *wait_for_line(tg_runtime *rt, recorder *r, const char *id) {
+static const char *wait_for_line(tg_runtime *rt, event_log *r, const char *id) {
   for (int i = 0; i < 400; i++) {
     const cJSON *d = last_progress(r, id);
     const char *l = d ? str_at(d, "last_line") : NULL;
@@ -102,50 +89,50 @@ static const char *wait_for_line(tg_runtime *rt, recorder *r, const char *id) {
 
 TEST(stdout_stderr_and_exit_code) {
   tg_runtime *rt = exec_rt(NULL);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1", "{\"command\":\"echo hello; echo oops >&2\"}", &o);
-  ASSERT_EQ(TG_STATUS_OK, o.status);
-  ASSERT_EQ(0, num_at(o.result, "exit_code"));
-  ASSERT(is_null_at(o.result, "signal"));
+  ASSERT_CALL_OK(o);
+  ASSERT_NUM_EQ(0, num_at(o.result, "exit_code"));
+  ASSERT_TRUE(is_null_at(o.result, "signal"));
   ASSERT_STR_EQ("hello\n", str_at(o.result, "stdout"));
   ASSERT_STR_EQ("oops\n", str_at(o.result, "stderr"));
-  ASSERT(!flag_at(o.result, "stdout_truncated"));
-  ASSERT(!flag_at(o.result, "stderr_truncated"));
-  ASSERT(!flag_at(o.result, "timed_out"));
-  ASSERT(!flag_at(o.result, "cancelled"));
-  ASSERT(num_at(o.result, "duration_ms") >= 0);
-  outc_free(&o);
+  ASSERT_INT_EQ(bool_at(o.result, "stdout_truncated"), 0);
+  ASSERT_INT_EQ(bool_at(o.result, "stderr_truncated"), 0);
+  ASSERT_INT_EQ(bool_at(o.result, "timed_out"), 0);
+  ASSERT_INT_EQ(bool_at(o.result, "cancelled"), 0);
+  ASSERT_TRUE(num_at(o.result, "duration_ms") >= 0);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 /* A non-zero exit is the command's answer, not a tool failure. */
 TEST(nonzero_exit_is_ok_with_exit_code) {
   tg_runtime *rt = exec_rt(NULL);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1", "{\"command\":\"echo partial; exit 3\"}", &o);
-  ASSERT_EQ(TG_STATUS_OK, o.status);
-  ASSERT_EQ(3, num_at(o.result, "exit_code"));
+  ASSERT_CALL_OK(o);
+  ASSERT_NUM_EQ(3, num_at(o.result, "exit_code"));
   ASSERT_STR_EQ("partial\n", str_at(o.result, "stdout"));
-  ASSERT_EQ(1, o.attempts);
-  outc_free(&o);
+  ASSERT_INT_EQ(1, o.attempts);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 TEST(killed_by_a_signal_reports_its_name) {
   tg_runtime *rt = exec_rt(NULL);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1", "{\"command\":\"kill -TERM $$\"}", &o);
-  ASSERT_EQ(TG_STATUS_OK, o.status);
-  ASSERT(is_null_at(o.result, "exit_code"));
+  ASSERT_CALL_OK(o);
+  ASSERT_TRUE(is_null_at(o.result, "exit_code"));
   ASSERT_STR_EQ("SIGTERM", str_at(o.result, "signal"));
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
 TEST(env_merged_over_environment_and_cwd) {
   setenv("TG_EXEC_INHERITED", "from-parent", 1);
   setenv("TG_EXEC_REPLACED", "old", 1);
-  char *dir = make_dir();
+  char *dir = temp_dir();
   char args[1024];
   snprintf(args, sizeof args,
            "{\"command\":\"printf '%%s|%%s|%%s|%%s' \\\"$TG_EXEC_NEW\\\" "
@@ -153,30 +140,30 @@ TEST(env_merged_over_environment_and_cwd) {
            "\"env\":{\"TG_EXEC_NEW\":\"a b\",\"TG_EXEC_REPLACED\":\"new\"},"
            "\"cwd\":\"%s\"}", dir);
   tg_runtime *rt = exec_rt(NULL);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1", args, &o);
-  ASSERT_EQ(TG_STATUS_OK, o.status);
+  ASSERT_CALL_OK(o);
   char want[1024];
   snprintf(want, sizeof want, "a b|new|from-parent|%s", dir);
   ASSERT_STR_EQ(want, str_at(o.result, "stdout"));
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
-  rm_dir(dir);
+  remove_tree(dir);
 }
 
 TEST(stdin_is_written_then_closed) {
   tg_runtime *rt = exec_rt(NULL);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1", "{\"command\":\"cat; echo end\",\"stdin\":\"line 1\\n\"}",
            &o);
-  ASSERT_EQ(TG_STATUS_OK, o.status);
+  ASSERT_CALL_OK(o);
   ASSERT_STR_EQ("line 1\nend\n", str_at(o.result, "stdout"));
-  outc_free(&o);
+  outcome_free(&o);
   /* no stdin given: /dev/null, never the runtime's own stdin */
-  outc o2 = {0};
+  outcome o2 = {0};
   run_exec(rt, "c2", "{\"command\":\"wc -c\"}", &o2);
-  ASSERT_EQ(0, atoi(str_at(o2.result, "stdout")));
-  outc_free(&o2);
+  ASSERT_INT_EQ(0, atoi(str_at(o2.result, "stdout")));
+  outcome_free(&o2);
   tg_runtime_free(rt);
 }
 
@@ -184,7 +171,7 @@ TEST(stdin_is_written_then_closed) {
  * stdout is read, so neither side blocks the other. */
 static char *big_stdin_args(const char *command, size_t n) {
   char *args = malloc(n + 256);
-  ASSERT(args);
+  ASSERT_NOT_NULL(args);
   int k = sprintf(args, "{\"command\":\"%s\",\"stdin\":\"", command);
   for (size_t i = 0; i < n; i++) args[k + i] = (char)('a' + i % 26);
   strcpy(args + k + n, "\"}");
@@ -198,33 +185,33 @@ TEST(large_stdin_does_not_deadlock) {
   tg_runtime *rt = exec_rt(&cfg);
   size_t n = 6u << 20;
   char *args = big_stdin_args("cat", n);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1", args, &o);
-  ASSERT_EQ(TG_STATUS_OK, o.status);
-  ASSERT_EQ(0, num_at(o.result, "exit_code"));
-  ASSERT_EQ(n, strlen(str_at(o.result, "stdout")));
-  ASSERT(!flag_at(o.result, "stdout_truncated"));
-  outc_free(&o);
+  ASSERT_CALL_OK(o);
+  ASSERT_NUM_EQ(0, num_at(o.result, "exit_code"));
+  ASSERT_INT_EQ(n, strlen(str_at(o.result, "stdout")));
+  ASSERT_INT_EQ(bool_at(o.result, "stdout_truncated"), 0);
+  outcome_free(&o);
   free(args);
   /* a command that reads none of it: no SIGPIPE for us, no hang */
   args = big_stdin_args("echo ignored", n);
-  outc o2 = {0};
+  outcome o2 = {0};
   run_exec(rt, "c2", args, &o2);
-  ASSERT_EQ(TG_STATUS_OK, o2.status);
+  ASSERT_CALL_OK(o2);
   ASSERT_STR_EQ("ignored\n", str_at(o2.result, "stdout"));
-  outc_free(&o2);
+  outcome_free(&o2);
   free(args);
   tg_runtime_free(rt);
 }
 
 TEST(output_is_valid_utf8) {
   tg_runtime *rt = exec_rt(NULL);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1", "{\"command\":\"printf 'a\\\\377b\\\\000c \\\\303\\\\251'\"}",
            &o);
   ASSERT_STR_EQ("a\xEF\xBF\xBD" "b\xEF\xBF\xBD" "c \xC3\xA9",
                 str_at(o.result, "stdout"));
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -235,20 +222,20 @@ TEST(cap_keeps_head_and_tail_and_marks_the_cut) {
   tg_config_init(&cfg);
   cfg.exec_output_cap = 64 * 1024;
   tg_runtime *rt = exec_rt(&cfg);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1",
            "{\"command\":\"yes | head -c 5000000; printf end; echo small >&2\"}",
            &o);
-  ASSERT_EQ(TG_STATUS_OK, o.status);
+  ASSERT_CALL_OK(o);
   const char *out = str_at(o.result, "stdout");
-  ASSERT(flag_at(o.result, "stdout_truncated"));
-  ASSERT(!flag_at(o.result, "stderr_truncated"));
+  ASSERT_INT_EQ(bool_at(o.result, "stdout_truncated"), 1);
+  ASSERT_INT_EQ(bool_at(o.result, "stderr_truncated"), 0);
   ASSERT_STR_EQ("small\n", str_at(o.result, "stderr"));
-  ASSERT(!strncmp(out, "y\ny\ny\n", 6));                 /* the head */
+  ASSERT_STARTS_WITH(out, "y\ny\ny\n");                  /* the head */
   ASSERT_CONTAINS(out, "\n...[4934467 bytes cut]...\n"); /* 5000003 - 64 KiB */
-  ASSERT(!strcmp(out + strlen(out) - 5, "y\nend"));       /* the tail */
-  ASSERT(strlen(out) < 64 * 1024 + 64);
-  outc_free(&o);
+  ASSERT_STR_EQ(out + strlen(out) - 5, "y\nend");        /* the tail */
+  ASSERT_TRUE(strlen(out) < 64 * 1024 + 64);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -257,7 +244,7 @@ TEST(capture_cuts_at_character_boundaries) {
   tg_capture c;
   tg__capture_init(&c, 9);                    /* head 4 bytes, tail 5 */
   for (int i = 0; i < 10; i++) tg__capture_add(&c, "\xC3\xA9", 2); /* é */
-  ASSERT(tg__capture_truncated(&c));
+  ASSERT_TRUE(tg__capture_truncated(&c));
   cJSON *t = tg__capture_text(&c);
   /* head: 2 é (4 bytes); tail: the ring's oldest byte is a continuation
    * byte, skipped, leaving 2 é (4 bytes); 20 - 8 = 12 cut */
@@ -283,8 +270,8 @@ TEST(capture_last_line) {
   tg__capture_add(&c, "x", 1);                /* a long line is cut at 200 */
   for (int i = 0; i < 150; i++) tg__capture_add(&c, "\xC3\xA9", 2);
   tg__capture_last_line(&c, view);
-  ASSERT_EQ(199, strlen(view));               /* not in the middle of an é */
-  ASSERT(!strstr(view, "\xEF\xBF\xBD"));
+  ASSERT_INT_EQ(199, strlen(view)); /* not in the middle of an é */
+  ASSERT_NOT_CONTAINS(view, "\xEF\xBF\xBD");
   tg__capture_free(&c);
 }
 
@@ -297,38 +284,38 @@ TEST(progress_carries_output_before_exit) {
   tg_config_init(&cfg);
   cfg.progress_interval_ms = 50;
   tg_runtime *rt = exec_rt(&cfg);
-  recorder rec = {0};
-  tg_events_subscribe(rt, on_event, &rec);
-  outc o = {0};
+  event_log rec = {0};
+  tg_events_subscribe(rt, log_event, &rec);
+  outcome o = {0};
   run_exec(rt, "c1", "{\"command\":\"echo first; sleep 0.4; echo second\"}", &o);
-  ASSERT_EQ(TG_STATUS_OK, o.status);
-  int end = find_type(&rec, "call_end"), seen = -1;
+  ASSERT_CALL_OK(o);
+  int end = find_event(&rec, "call_end"), seen = -1;
   for (int i = 0; i < rec.n; i++) {
     if (strcmp(rec.ev[i].type, "progress")) continue;
     const char *l = str_at(rec.ev[i].data, "last_line");
     if (l && !strcmp(l, "first") && seen < 0) {
       seen = i;
-      ASSERT_EQ(6, num_at(rec.ev[i].data, "bytes"));
-      ASSERT(num_at(rec.ev[i].data, "elapsed_ms") >= 0);
+      ASSERT_NUM_EQ(6, num_at(rec.ev[i].data, "bytes"));
+      ASSERT_TRUE(num_at(rec.ev[i].data, "elapsed_ms") >= 0);
     }
   }
-  ASSERT(seen >= 0);
-  ASSERT(seen < end);
-  outc_free(&o);
-  recorder_free(&rec);
+  ASSERT_TRUE(seen >= 0);
+  ASSERT_TRUE(seen < end);
+  outcome_free(&o);
+  event_log_free(&rec);
   tg_runtime_free(rt);
 }
 
 TEST(short_command_emits_no_progress) {
   tg_runtime *rt = exec_rt(NULL); /* the default 1 s interval */
-  recorder rec = {0};
-  tg_events_subscribe(rt, on_event, &rec);
-  outc o = {0};
+  event_log rec = {0};
+  tg_events_subscribe(rt, log_event, &rec);
+  outcome o = {0};
   run_exec(rt, "c1", "{\"command\":\"true\"}", &o);
-  ASSERT_EQ(TG_STATUS_OK, o.status);
-  ASSERT_EQ(0, count_type(&rec, "progress", NULL));
-  outc_free(&o);
-  recorder_free(&rec);
+  ASSERT_CALL_OK(o);
+  ASSERT_INT_EQ(0, count_events(&rec, "progress", NULL));
+  outcome_free(&o);
+  event_log_free(&rec);
   tg_runtime_free(rt);
 }
 
@@ -339,25 +326,25 @@ static const char *const TWO_SLEEPERS =
 
 TEST(timeout_kills_grandchildren_and_keeps_partial_output) {
   tg_runtime *rt = exec_rt(NULL);
-  outc o = {0};
+  outcome o = {0};
   char args[256];
   /* long enough for the sleepers to start even under valgrind */
   snprintf(args, sizeof args,
            "{\"command\":\"echo before; %s\",\"timeout_ms\":1500}",
            TWO_SLEEPERS);
   run_exec(rt, "c1", args, &o);
-  ASSERT_EQ(TG_STATUS_TIMEOUT, o.status);
-  ASSERT_EQ(TG_PHASE_TIMEOUT, o.phase);
+  ASSERT_STATUS(o, TG_STATUS_TIMEOUT);
+  ASSERT_INT_EQ(TG_PHASE_TIMEOUT, o.phase);
   ASSERT_CONTAINS(o.message, "1500 ms");
-  ASSERT(flag_at(o.result, "timed_out"));
-  ASSERT(!flag_at(o.result, "cancelled"));
+  ASSERT_INT_EQ(bool_at(o.result, "timed_out"), 1);
+  ASSERT_INT_EQ(bool_at(o.result, "cancelled"), 0);
   const char *out = str_at(o.result, "stdout");
-  ASSERT(!strncmp(out, "before\n", 7));
+  ASSERT_STARTS_WITH(out, "before\n");
   pid_t pids[2];
-  ASSERT_EQ(2, pids_in(out + 7, pids, 2));
-  ASSERT(gone(pids[0]));
-  ASSERT(gone(pids[1]));
-  outc_free(&o);
+  ASSERT_INT_EQ(2, pids_in(out + 7, pids, 2));
+  ASSERT_TRUE(gone(pids[0]));
+  ASSERT_TRUE(gone(pids[1]));
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -368,20 +355,20 @@ TEST(sigkill_after_the_grace) {
   cfg.kill_grace_ms = 200;
   cfg.progress_interval_ms = 20;
   tg_runtime *rt = exec_rt(&cfg);
-  recorder rec = {0};
-  tg_events_subscribe(rt, on_event, &rec);
-  outc o = {0};
+  event_log rec = {0};
+  tg_events_subscribe(rt, log_event, &rec);
+  outcome o = {0};
   start_call(rt, "c1", "exec",
              "{\"command\":\"trap '' TERM; sleep 100 & echo $!; wait\"}", &o);
   pid_t pid;
-  ASSERT_EQ(1, pids_in(wait_for_line(rt, &rec, "c1"), &pid, 1));
-  ASSERT_EQ(0, tg_call_cancel(rt, "c1"));
+  ASSERT_INT_EQ(1, pids_in(wait_for_line(rt, &rec, "c1"), &pid, 1));
+  ASSERT_OK(tg_call_cancel(rt, "c1"));
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(TG_STATUS_CANCELLED, o.status);
+  ASSERT_STATUS(o, TG_STATUS_CANCELLED);
   ASSERT_STR_EQ("SIGKILL", str_at(o.result, "signal")); /* sh ignored TERM */
-  ASSERT(gone(pid));
-  outc_free(&o);
-  recorder_free(&rec);
+  ASSERT_TRUE(gone(pid));
+  outcome_free(&o);
+  event_log_free(&rec);
   tg_runtime_free(rt);
 }
 
@@ -390,39 +377,39 @@ TEST(cancel_kills_grandchildren) {
   tg_config_init(&cfg);
   cfg.progress_interval_ms = 20;
   tg_runtime *rt = exec_rt(&cfg);
-  recorder rec = {0};
-  tg_events_subscribe(rt, on_event, &rec);
-  outc o = {0};
+  event_log rec = {0};
+  tg_events_subscribe(rt, log_event, &rec);
+  outcome o = {0};
   char args[256];
   snprintf(args, sizeof args, "{\"command\":\"%s\"}", TWO_SLEEPERS);
   start_call(rt, "c1", "exec", args, &o);
   pid_t pids[2];
-  ASSERT_EQ(2, pids_in(wait_for_line(rt, &rec, "c1"), pids, 2));
-  ASSERT(alive(pids[0]) && alive(pids[1]));
-  ASSERT_EQ(0, tg_call_cancel(rt, "c1"));
+  ASSERT_INT_EQ(2, pids_in(wait_for_line(rt, &rec, "c1"), pids, 2));
+  ASSERT_TRUE(alive(pids[0]) && alive(pids[1]));
+  ASSERT_OK(tg_call_cancel(rt, "c1"));
   run_until(rt, &o.n, 1);
-  ASSERT_EQ(TG_STATUS_CANCELLED, o.status);
-  ASSERT_EQ(TG_PHASE_CANCEL, o.phase);
-  ASSERT(flag_at(o.result, "cancelled"));
-  ASSERT(gone(pids[0]));
-  ASSERT(gone(pids[1]));
-  outc_free(&o);
-  recorder_free(&rec);
+  ASSERT_STATUS(o, TG_STATUS_CANCELLED);
+  ASSERT_INT_EQ(TG_PHASE_CANCEL, o.phase);
+  ASSERT_INT_EQ(bool_at(o.result, "cancelled"), 1);
+  ASSERT_TRUE(gone(pids[0]));
+  ASSERT_TRUE(gone(pids[1]));
+  outcome_free(&o);
+  event_log_free(&rec);
   tg_runtime_free(rt);
 }
 
 /* The shell exited; what it left running in its group would be an orphan. */
 TEST(leftovers_are_killed_when_the_shell_exits) {
   tg_runtime *rt = exec_rt(NULL);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1", "{\"command\":\"sleep 100 & echo $!\"}", &o);
-  ASSERT_EQ(TG_STATUS_OK, o.status);
-  ASSERT_EQ(0, num_at(o.result, "exit_code"));
+  ASSERT_CALL_OK(o);
+  ASSERT_NUM_EQ(0, num_at(o.result, "exit_code"));
   pid_t pid;
-  ASSERT_EQ(1, pids_in(str_at(o.result, "stdout"), &pid, 1));
-  ASSERT(gone(pid));
-  ASSERT(o.duration_ms < 30000);
-  outc_free(&o);
+  ASSERT_INT_EQ(1, pids_in(str_at(o.result, "stdout"), &pid, 1));
+  ASSERT_TRUE(gone(pid));
+  ASSERT_TRUE(o.duration_ms < 30000);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -432,42 +419,42 @@ TEST(runtime_free_kills_a_running_command) {
   cfg.progress_interval_ms = 20;
   cfg.kill_grace_ms = 30000; /* freeing does not wait for the grace */
   tg_runtime *rt = exec_rt(&cfg);
-  recorder rec = {0};
-  tg_events_subscribe(rt, on_event, &rec);
-  outc o = {0};
+  event_log rec = {0};
+  tg_events_subscribe(rt, log_event, &rec);
+  outcome o = {0};
   char args[256];
   snprintf(args, sizeof args,
            "{\"command\":\"trap '' TERM; %s\"}", TWO_SLEEPERS);
   start_call(rt, "c1", "exec", args, &o);
   pid_t pids[2];
-  ASSERT_EQ(2, pids_in(wait_for_line(rt, &rec, "c1"), pids, 2));
+  ASSERT_INT_EQ(2, pids_in(wait_for_line(rt, &rec, "c1"), pids, 2));
   uint64_t t0 = uv_hrtime();
   tg_runtime_free(rt);
-  ASSERT((uv_hrtime() - t0) / 1000000 < 20000);
-  ASSERT_EQ(1, o.n);
-  ASSERT_EQ(TG_STATUS_CANCELLED, o.status);
-  ASSERT(gone(pids[0]));
-  ASSERT(gone(pids[1]));
-  outc_free(&o);
-  recorder_free(&rec);
+  ASSERT_TRUE((uv_hrtime() - t0) / 1000000 < 20000);
+  ASSERT_INT_EQ(1, o.n);
+  ASSERT_STATUS(o, TG_STATUS_CANCELLED);
+  ASSERT_TRUE(gone(pids[0]));
+  ASSERT_TRUE(gone(pids[1]));
+  outcome_free(&o);
+  event_log_free(&rec);
 }
 
 /* ---- errors ----------------------------------------------------------------------- */
 
 TEST(bad_cwd_is_a_clear_execute_error) {
   tg_runtime *rt = exec_rt(NULL);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1", "{\"command\":\"pwd\",\"cwd\":\"/no/such/dir\"}", &o);
-  ASSERT_EQ(TG_STATUS_ERROR, o.status);
-  ASSERT_EQ(TG_PHASE_EXECUTE, o.phase);
+  ASSERT_STATUS(o, TG_STATUS_ERROR);
+  ASSERT_INT_EQ(TG_PHASE_EXECUTE, o.phase);
   ASSERT_STR_EQ("SPAWN_FAILED", o.code);
   ASSERT_CONTAINS(o.message, "'/no/such/dir' does not exist");
-  outc_free(&o);
-  outc o2 = {0};
+  outcome_free(&o);
+  outcome o2 = {0};
   run_exec(rt, "c2", "{\"command\":\"pwd\",\"cwd\":\"/etc/passwd\"}", &o2);
-  ASSERT_EQ(TG_PHASE_EXECUTE, o2.phase);
+  ASSERT_INT_EQ(TG_PHASE_EXECUTE, o2.phase);
   ASSERT_CONTAINS(o2.message, "is not a directory");
-  outc_free(&o2);
+  outcome_free(&o2);
   tg_runtime_free(rt);
 }
 
@@ -481,14 +468,14 @@ TEST(bad_args_fail_validation) {
       {"{\"command\":\"true\",\"shell\":\"bash\"}", "shell"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    outc o = {0};
+    outcome o = {0};
     char id[16];
     snprintf(id, sizeof id, "c%zu", i);
     run_exec(rt, id, bad[i][0], &o);
-    ASSERT_EQ(TG_STATUS_ERROR, o.status);
-    ASSERT_EQ(TG_PHASE_VALIDATE, o.phase);
+    ASSERT_STATUS(o, TG_STATUS_ERROR);
+    ASSERT_INT_EQ(TG_PHASE_VALIDATE, o.phase);
     ASSERT_CONTAINS(o.message, bad[i][1]);
-    outc_free(&o);
+    outcome_free(&o);
   }
   tg_runtime_free(rt);
 }
@@ -508,7 +495,7 @@ TEST(exec_args_numbers_checked_without_the_schema) {
     cJSON_AddNumberToObject(args, "timeout_ms", bad[i].v);
     tg_command a;
     char err[256] = "";
-    ASSERT_EQ(tg__command_parse(&rt->core.cfg, args, &a, err, sizeof err), -1);
+    ASSERT_INT_EQ(tg__command_parse(&rt->core.cfg, args, &a, err, sizeof err), -1);
     ASSERT_CONTAINS(err, "exec: timeout_ms must be an integer from 1 to "
                          "86400000");
     ASSERT_CONTAINS(err, bad[i].got);
@@ -517,8 +504,8 @@ TEST(exec_args_numbers_checked_without_the_schema) {
   cJSON *args = cJSON_Parse("{\"command\":\"true\",\"timeout_ms\":86400000}");
   tg_command a;
   char err[256] = "";
-  ASSERT_EQ(tg__command_parse(&rt->core.cfg, args, &a, err, sizeof err), 0);
-  ASSERT_EQ(a.timeout_ms, 86400000);
+  ASSERT_OK(tg__command_parse(&rt->core.cfg, args, &a, err, sizeof err), err);
+  ASSERT_INT_EQ(a.timeout_ms, 86400000);
   tg__command_free(&a);
   cJSON_Delete(args);
   tg_runtime_free(rt);
@@ -528,7 +515,7 @@ TEST(exec_args_numbers_checked_without_the_schema) {
 
 TEST(two_runtimes_run_commands_side_by_side) {
   tg_runtime *a = exec_rt(NULL), *b = exec_rt(NULL);
-  outc oa = {0}, ob = {0};
+  outcome oa = {0}, ob = {0};
   start_call(a, "c1", "exec", "{\"command\":\"sleep 0.2; echo A\"}", &oa);
   start_call(b, "c1", "exec", "{\"command\":\"sleep 0.1; echo B\"}", &ob);
   while (oa.n < 1 || ob.n < 1) {
@@ -538,8 +525,8 @@ TEST(two_runtimes_run_commands_side_by_side) {
   }
   ASSERT_STR_EQ("A\n", str_at(oa.result, "stdout"));
   ASSERT_STR_EQ("B\n", str_at(ob.result, "stdout"));
-  outc_free(&oa);
-  outc_free(&ob);
+  outcome_free(&oa);
+  outcome_free(&ob);
   tg_runtime_free(a);
   tg_runtime_free(b);
 }
@@ -549,11 +536,11 @@ TEST(exec_is_registered_unless_builtins_are_off) {
   tg_config_init(&cfg);
   cfg.builtin_tools = 0;
   tg_runtime *rt = exec_rt(&cfg);
-  outc o = {0};
+  outcome o = {0};
   run_exec(rt, "c1", "{\"command\":\"true\"}", &o);
-  ASSERT_EQ(TG_STATUS_ERROR, o.status);
+  ASSERT_STATUS(o, TG_STATUS_ERROR);
   ASSERT_STR_EQ("UNKNOWN_TOOL", o.code);
-  outc_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
 }
 
@@ -562,15 +549,15 @@ TEST(exec_is_registered_unless_builtins_are_off) {
 /* Runs a shell command line, returns its output (malloc'd) and status. */
 static char *run_capture(const char *cmdline, int *status) {
   FILE *f = popen(cmdline, "r");
-  ASSERT(f);
+  ASSERT_NOT_NULL(f);
   size_t cap = 1 << 16, n = 0;
   char *buf = malloc(cap);
-  ASSERT(buf);
+  ASSERT_NOT_NULL(buf);
   size_t k;
   while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
     n += k;
     if (n + 1 == cap) buf = realloc(buf, cap *= 2);
-    ASSERT(buf);
+    ASSERT_NOT_NULL(buf);
   }
   buf[n] = '\0';
   *status = pclose(f);
@@ -595,9 +582,9 @@ TEST(cli_spinner_on_a_terminal) {
   ASSERT_CONTAINS(out, "  working\033[0m");    /* the last line, from the 1 s
                                                   progress heartbeat */
   char *status = strstr(out, "status");
-  ASSERT(status);
-  ASSERT(strstr(out, "\r\033[K") < status);  /* erased before the outcome */
-  ASSERT(!strstr(status, "\r\033[K"));       /* and never drawn after it */
+  ASSERT_NOT_NULL(status);
+  ASSERT_TRUE(strstr(out, "\r\033[K") < status); /* erased before the outcome */
+  ASSERT_NOT_CONTAINS(status, "\r\033[K");       /* and never drawn after it */
   free(out);
 }
 
@@ -607,20 +594,20 @@ TEST(cli_no_spinner_without_a_terminal) {
   snprintf(cmd, sizeof cmd, "%s 2>&1 </dev/null | cat", SLOW_CALL);
   char *out = run_capture(cmd, &st);
   ASSERT_CONTAINS(out, "status");
-  ASSERT(!strstr(out, "\033[K"));
-  ASSERT(!strstr(out, " exec 0."));
+  ASSERT_NOT_CONTAINS(out, "\033[K");
+  ASSERT_NOT_CONTAINS(out, " exec 0.");
   free(out);
 }
 
 /* Ctrl-C (SIGINT) during `toolgate call exec`: the command is stopped, the
  * partial output printed, exit 1. */
 TEST(cli_ctrl_c_cancels_the_command) {
-  char *dir = make_dir(), marker[512], args[1024];
+  char *dir = temp_dir(), marker[512], args[1024];
   snprintf(marker, sizeof marker, "%s/started", dir);
   snprintf(args, sizeof args,
            "{\"command\":\"echo partial; touch %s; sleep 100\"}", marker);
   int fds[2];
-  ASSERT_EQ(0, pipe(fds));
+  ASSERT_OK(pipe(fds));
   pid_t pid = fork();
   if (pid == 0) {
     dup2(fds[1], 1);
@@ -632,7 +619,7 @@ TEST(cli_ctrl_c_cancels_the_command) {
   }
   close(fds[1]);
   for (int i = 0; i < 3000 && access(marker, F_OK) != 0; i++) usleep(10000);
-  ASSERT_EQ(0, access(marker, F_OK));
+  ASSERT_OK(access(marker, F_OK));
   kill(pid, SIGINT);
   char out[8192];
   size_t n = 0;
@@ -643,13 +630,13 @@ TEST(cli_ctrl_c_cancels_the_command) {
   close(fds[0]);
   int st = 0;
   waitpid(pid, &st, 0);
-  ASSERT(WIFEXITED(st));
-  ASSERT_EQ(1, WEXITSTATUS(st));
+  ASSERT_TRUE(WIFEXITED(st));
+  ASSERT_INT_EQ(1, WEXITSTATUS(st));
   ASSERT_CONTAINS(out, "cancelling the call");
   ASSERT_CONTAINS(out, "cancelled");
   ASSERT_CONTAINS(out, "partial\\n");     /* the command's output, in the result */
   ASSERT_CONTAINS(out, "\"cancelled\": true");
-  rm_dir(dir);
+  remove_tree(dir);
 }
 
 TEST_MAIN(TEST_ENTRY(stdout_stderr_and_exit_code),

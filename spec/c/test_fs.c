@@ -4,102 +4,136 @@
  * (every escape we know of), atomic writes under SIGKILL, all-or-nothing
  * patches. File-change tracking is in test_fs_changes.c.
  */
-#include "test_fs.h"
-#include "runtime/runtime.h"
-#include "tools/fs_confine.h"
-#include "tools/fs_tools.h"
-#include "tools/fs_io.h"
-#include "tools/patch.h"
-#include <signal.h>
+#include "helpers.h"
+#include "internal.h"
+#include <limits.h>
 #include <time.h>
-#include <sys/wait.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
+
+/* Sets or clears the immutable attribute of dir/name; 0, or -1 when the
+ * filesystem or our privileges do not allow it. */
+static int set_immutable(const char *dir, const char *name, int on) {
+  char *p = path_join(dir, name);
+  int fd = open(p, O_RDONLY | O_NONBLOCK);
+  free(p);
+  if (fd < 0) return -1;
+  int flags = 0, rc = ioctl(fd, FS_IOC_GETFLAGS, &flags);
+  if (rc == 0) {
+    flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
+    rc = ioctl(fd, FS_IOC_SETFLAGS, &flags);
+  }
+  close(fd);
+  return rc;
+}
+
+/* Names in dir that look like the file tools' temp files
+ * (".NAME.tg-XXXXXX"); removes them too if remove is set. */
+static int count_temp_files(const char *dir, int remove) {
+  DIR *d = opendir(dir);
+  ASSERT_NOT_NULL(d);
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] != '.' || !strstr(e->d_name, ".tg-")) continue;
+    n++;
+    if (remove) {
+      char *p = path_join(dir, e->d_name);
+      unlink(p);
+      free(p);
+    }
+  }
+  closedir(d);
+  return n;
+}
 
 /* ---- read_file -------------------------------------------------------- */
 
 TEST(read_file_whole_and_line_window) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "five.txt", "one\ntwo\nthree\nfour\nfive");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"five.txt\"}");
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "content"), "one\ntwo\nthree\nfour\nfive");
-  ASSERT_STR_EQ(fs_str(o.result, "path"), "five.txt");
-  ASSERT_STR_EQ(fs_str(o.result, "encoding"), "utf-8");
-  ASSERT_EQ(fs_num(o.result, "lines"), 5);
-  ASSERT_EQ(fs_num(o.result, "size"), 23);
-  ASSERT_EQ(fs_bool(o.result, "truncated"), 0);
-  fs_out_free(&o);
-  o = fs_call(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":2,\"limit\":2}");
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "content"), "two\nthree\n");
-  ASSERT_EQ(fs_num(o.result, "offset"), 2);
-  ASSERT_EQ(fs_num(o.result, "count"), 2);
-  ASSERT_EQ(fs_bool(o.result, "truncated"), 1);
-  fs_out_free(&o);
-  o = fs_call(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":4}");
-  ASSERT_STR_EQ(fs_str(o.result, "content"), "four\nfive");
-  ASSERT_EQ(fs_bool(o.result, "truncated"), 0);
-  fs_out_free(&o);
-  o = fs_call(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":9}");
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "content"), "");
-  ASSERT_EQ(fs_num(o.result, "count"), 0);
-  fs_out_free(&o);
+  char *dir = temp_dir();
+  put_file(dir, "five.txt", "one\ntwo\nthree\nfour\nfive");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"five.txt\"}");
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "content"), "one\ntwo\nthree\nfour\nfive");
+  ASSERT_STR_EQ(str_at(o.result, "path"), "five.txt");
+  ASSERT_STR_EQ(str_at(o.result, "encoding"), "utf-8");
+  ASSERT_NUM_EQ(num_at(o.result, "lines"), 5);
+  ASSERT_NUM_EQ(num_at(o.result, "size"), 23);
+  ASSERT_INT_EQ(bool_at(o.result, "truncated"), 0);
+  outcome_free(&o);
+  o = call_tool(rt, "read_file",
+                "{\"path\":\"five.txt\",\"offset\":2,\"limit\":2}");
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "content"), "two\nthree\n");
+  ASSERT_NUM_EQ(num_at(o.result, "offset"), 2);
+  ASSERT_NUM_EQ(num_at(o.result, "count"), 2);
+  ASSERT_INT_EQ(bool_at(o.result, "truncated"), 1);
+  outcome_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":4}");
+  ASSERT_STR_EQ(str_at(o.result, "content"), "four\nfive");
+  ASSERT_INT_EQ(bool_at(o.result, "truncated"), 0);
+  outcome_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":9}");
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "content"), "");
+  ASSERT_NUM_EQ(num_at(o.result, "count"), 0);
+  outcome_free(&o);
   /* the schema refuses a line number below 1 */
-  o = fs_call(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":0}");
-  ASSERT_EQ(o.status, TG_STATUS_ERROR);
+  o = call_tool(rt, "read_file", "{\"path\":\"five.txt\",\"offset\":0}");
+  ASSERT_STATUS(o, TG_STATUS_ERROR);
   ASSERT_CONTAINS(o.message, "offset");
-  fs_out_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 TEST(read_file_binary_comes_back_base64) {
-  char *dir = fs_tmpdir();
-  char *p = fs_join(dir, "bin");
+  char *dir = temp_dir();
+  char *p = path_join(dir, "bin");
   FILE *f = fopen(p, "wb");
   fwrite("\x00\x01\xff", 1, 3, f);
   fclose(f);
   free(p);
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"bin\"}");
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "encoding"), "base64");
-  ASSERT_STR_EQ(fs_str(o.result, "content"), "AAH/");
-  fs_out_free(&o);
-  o = fs_call(rt, "read_file", "{\"path\":\"bin\",\"limit\":1}");
-  ASSERT_REFUSED(o, "BINARY_FILE");
-  fs_out_free(&o);
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"bin\"}");
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "encoding"), "base64");
+  ASSERT_STR_EQ(str_at(o.result, "content"), "AAH/");
+  outcome_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"bin\",\"limit\":1}");
+  ASSERT_CALL_ERROR(o, "BINARY_FILE");
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 TEST(read_file_missing_and_directory) {
-  char *dir = fs_tmpdir();
-  fs_mkdir(dir, "sub");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"nope.txt\"}");
-  ASSERT_REFUSED(o, "NOT_FOUND");
+  char *dir = temp_dir();
+  make_subdir(dir, "sub");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"nope.txt\"}");
+  ASSERT_CALL_ERROR(o, "NOT_FOUND");
   ASSERT_CONTAINS(o.message, "nope.txt");
-  fs_out_free(&o);
-  o = fs_call(rt, "read_file", "{\"path\":\"sub\"}");
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  outcome_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"sub\"}");
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
   ASSERT_CONTAINS(o.message, "list_dir");
-  fs_out_free(&o);
-  o = fs_call(rt, "read_file", "{\"path\":\"\"}");
-  ASSERT_EQ(o.status, TG_STATUS_ERROR); /* minLength: the schema refuses it */
-  fs_out_free(&o);
+  outcome_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"\"}");
+  ASSERT_STATUS(o, TG_STATUS_ERROR); /* minLength: the schema refuses it */
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* Numbers that become C integers (issue 8, item 11): offset/limit of 1e20
  * were cast unchecked to size_t. The schema states the range, so the
  * chain refuses them before the tool runs... */
 TEST(read_file_numbers_out_of_range_refused_by_the_schema) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "a.txt", "one\ntwo\n");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  char *dir = temp_dir();
+  put_file(dir, "a.txt", "one\ntwo\n");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
   static const char *const bad[][2] = {
       {"{\"path\":\"a.txt\",\"offset\":1e20}", "$.offset"},
       {"{\"path\":\"a.txt\",\"limit\":1e20}", "$.limit"},
@@ -109,29 +143,29 @@ TEST(read_file_numbers_out_of_range_refused_by_the_schema) {
       {"{\"path\":\".\",\"max_entries\":1e20}", "$.max_entries"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    fs_out o = fs_call(rt, i == 5 ? "list_dir" : "read_file", bad[i][0]);
+    outcome o = call_tool(rt, i == 5 ? "list_dir" : "read_file", bad[i][0]);
     if (o.status != TG_STATUS_ERROR || strcmp(o.code, "INVALID_ARGS") != 0)
       TG_FAIL("%s: expected INVALID_ARGS, got status %d code '%s': %s",
               bad[i][0], (int)o.status, o.code, o.message);
     ASSERT_CONTAINS(o.message, bad[i][1]);
-    fs_out_free(&o);
+    outcome_free(&o);
   }
   /* the largest allowed offset is fine: past the end, nothing */
-  fs_out o = fs_call(rt, "read_file",
-                     "{\"path\":\"a.txt\",\"offset\":9007199254740991}");
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "content"), "");
-  fs_out_free(&o);
+  outcome o = call_tool(rt, "read_file",
+                        "{\"path\":\"a.txt\",\"offset\":9007199254740991}");
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "content"), "");
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* ...and the tools check again themselves, for a caller that skips the
  * schema (a host registering the start function without one). */
 TEST(read_file_numbers_out_of_range_refused_by_the_tool) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "a.txt", "one\ntwo\n");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  char *dir = temp_dir();
+  put_file(dir, "a.txt", "one\ntwo\n");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
   static const struct { const char *name; tg_tool_start_fn start; } raw[] = {
       {"raw_read_file", tg__read_file_start},
       {"raw_list_dir", tg__list_dir_start}};
@@ -142,7 +176,7 @@ TEST(read_file_numbers_out_of_range_refused_by_the_tool) {
     d.read_only = 1;
     d.start = raw[i].start;
     char err[TG_ERRMSG];
-    ASSERT_EQ(tg_tool_register(rt, &d, err), 0);
+    ASSERT_OK(tg_tool_register(rt, &d, err), err);
   }
   static const char *const bad[][3] = {
       {"raw_read_file", "{\"path\":\"a.txt\",\"offset\":1e20}",
@@ -159,18 +193,18 @@ TEST(read_file_numbers_out_of_range_refused_by_the_tool) {
       {"raw_list_dir", "{\"max_entries\":-1}", "got -1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    fs_out o = fs_call(rt, bad[i][0], bad[i][1]);
-    ASSERT_REFUSED(o, "BAD_ARGS");
+    outcome o = call_tool(rt, bad[i][0], bad[i][1]);
+    ASSERT_CALL_ERROR(o, "BAD_ARGS");
     ASSERT_CONTAINS(o.message, bad[i][2]);
-    fs_out_free(&o);
+    outcome_free(&o);
   }
-  fs_out o = fs_call(rt, "raw_read_file",
-                     "{\"path\":\"a.txt\",\"offset\":2,\"limit\":null}");
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "content"), "two\n");
-  fs_out_free(&o);
+  outcome o = call_tool(rt, "raw_read_file",
+                        "{\"path\":\"a.txt\",\"offset\":2,\"limit\":null}");
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "content"), "two\n");
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* ---- confinement -------------------------------------------------------- */
@@ -182,81 +216,81 @@ typedef struct {
 
 static layout make_layout(void) {
   layout l;
-  l.base = fs_tmpdir();
-  fs_mkdir(l.base, "root");
-  fs_mkdir(l.base, "outside");
-  l.root = fs_join(l.base, "root");
-  l.outside = fs_join(l.base, "outside");
-  fs_put(l.outside, "secret.txt", "secret\n");
-  fs_put(l.root, "in.txt", "inside\n");
+  l.base = temp_dir();
+  make_subdir(l.base, "root");
+  make_subdir(l.base, "outside");
+  l.root = path_join(l.base, "root");
+  l.outside = path_join(l.base, "outside");
+  put_file(l.outside, "secret.txt", "secret\n");
+  put_file(l.root, "in.txt", "inside\n");
   return l;
 }
 
 static void free_layout(layout *l) {
   free(l->root);
   free(l->outside);
-  fs_rmrf(l->base);
+  remove_tree(l->base);
 }
 
 TEST(confine_dotdot_escape) {
   layout l = make_layout();
-  fs_mkdir(l.root, "sub");
-  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
+  make_subdir(l.root, "sub");
+  tg_runtime *rt = runtime_in_workspace(l.root, 0, NULL);
   const char *reads[] = {"../outside/secret.txt", "sub/../../outside/secret.txt",
                          "..", "sub/../.."};
   for (size_t i = 0; i < 4; i++) {
     char args[256];
     snprintf(args, sizeof args, "{\"path\":\"%s\"}", reads[i]);
-    fs_out o = fs_call(rt, "read_file", args);
-    ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+    outcome o = call_tool(rt, "read_file", args);
+    ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
     ASSERT_CONTAINS(o.message, "outside the workspace");
-    fs_out_free(&o);
+    outcome_free(&o);
   }
-  fs_out o = fs_write(rt, "../outside/new.txt", "x", 0);
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  ASSERT(!fs_exists(l.outside, "new.txt"));
-  fs_out_free(&o);
+  outcome o = call_write_file(rt, "../outside/new.txt", "x", 0);
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  ASSERT_FALSE(file_exists(l.outside, "new.txt"));
+  outcome_free(&o);
   /* `..` that comes back inside is fine */
-  o = fs_call(rt, "read_file", "{\"path\":\"sub/../in.txt\"}");
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "path"), "in.txt");
-  fs_out_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"sub/../in.txt\"}");
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "path"), "in.txt");
+  outcome_free(&o);
   /* `..` through a directory that does not exist: out is out, and in is
    * refused rather than guessed at */
-  o = fs_write(rt, "nodir/../../outside/x.txt", "x", 1);
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  ASSERT(!fs_exists(l.outside, "x.txt"));
-  fs_out_free(&o);
-  o = fs_write(rt, "nodir/../x.txt", "x", 1);
-  ASSERT_REFUSED(o, "BAD_PATH");
-  ASSERT(!fs_exists(l.root, "nodir"));
-  fs_out_free(&o);
+  o = call_write_file(rt, "nodir/../../outside/x.txt", "x", 1);
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  ASSERT_FALSE(file_exists(l.outside, "x.txt"));
+  outcome_free(&o);
+  o = call_write_file(rt, "nodir/../x.txt", "x", 1);
+  ASSERT_CALL_ERROR(o, "BAD_PATH");
+  ASSERT_FALSE(file_exists(l.root, "nodir"));
+  outcome_free(&o);
   tg_runtime_free(rt);
   free_layout(&l);
 }
 
 TEST(confine_absolute_paths) {
   layout l = make_layout();
-  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"/etc/passwd\"}");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
-  char *secret = fs_join(l.outside, "secret.txt");
-  o = fs_write(rt, secret, "overwritten", 0);
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
-  char *s = fs_get(l.outside, "secret.txt");
+  tg_runtime *rt = runtime_in_workspace(l.root, 0, NULL);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"/etc/passwd\"}");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
+  char *secret = path_join(l.outside, "secret.txt");
+  o = call_write_file(rt, secret, "overwritten", 0);
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
+  char *s = file_text(l.outside, "secret.txt");
   ASSERT_STR_EQ(s, "secret\n");
   free(s);
   free(secret);
   /* an absolute path inside the root is fine, and reported relative */
-  char *in = fs_join(l.root, "in.txt");
+  char *in = path_join(l.root, "in.txt");
   cJSON *a = cJSON_CreateObject();
   cJSON_AddStringToObject(a, "path", in);
-  o = fs_call_j(rt, "read_file", NULL, a);
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "path"), "in.txt");
-  fs_out_free(&o);
+  o = call_tool_args(rt, "read_file", a);
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "path"), "in.txt");
+  outcome_free(&o);
   cJSON_Delete(a);
   free(in);
   tg_runtime_free(rt);
@@ -265,70 +299,72 @@ TEST(confine_absolute_paths) {
 
 TEST(confine_symlink_in_the_middle) {
   layout l = make_layout();
-  fs_symlink(l.outside, l.root, "link");
-  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"link/secret.txt\"}");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  make_symlink(l.outside, l.root, "link");
+  tg_runtime *rt = runtime_in_workspace(l.root, 0, NULL);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"link/secret.txt\"}");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
   ASSERT_CONTAINS(o.message, "through a symlink");
-  fs_out_free(&o);
-  o = fs_write(rt, "link/planted.txt", "x", 0);
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  ASSERT(!fs_exists(l.outside, "planted.txt"));
-  fs_out_free(&o);
-  o = fs_call(rt, "list_dir", "{\"path\":\"link\"}");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
-  o = fs_patch(rt, "--- /dev/null\n+++ b/link/p.txt\n@@ -0,0 +1 @@\n+x\n");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  ASSERT(!fs_exists(l.outside, "p.txt"));
-  fs_out_free(&o);
+  outcome_free(&o);
+  o = call_write_file(rt, "link/planted.txt", "x", 0);
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  ASSERT_FALSE(file_exists(l.outside, "planted.txt"));
+  outcome_free(&o);
+  o = call_tool(rt, "list_dir", "{\"path\":\"link\"}");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
+  o = call_apply_patch(rt,
+                       "--- /dev/null\n+++ b/link/p.txt\n@@ -0,0 +1 @@\n+x\n");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  ASSERT_FALSE(file_exists(l.outside, "p.txt"));
+  outcome_free(&o);
   tg_runtime_free(rt);
   free_layout(&l);
 }
 
 TEST(confine_symlink_at_the_end) {
   layout l = make_layout();
-  char *secret = fs_join(l.outside, "secret.txt");
-  char *ghost = fs_join(l.outside, "ghost.txt");
-  fs_symlink(secret, l.root, "evil.txt");
-  fs_symlink(ghost, l.root, "dangling.txt");
-  fs_symlink("in.txt", l.root, "alias.txt"); /* stays inside: allowed */
-  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"evil.txt\"}");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
-  o = fs_write(rt, "evil.txt", "pwned", 0);
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
-  char *s = fs_get(l.outside, "secret.txt");
+  char *secret = path_join(l.outside, "secret.txt");
+  char *ghost = path_join(l.outside, "ghost.txt");
+  make_symlink(secret, l.root, "evil.txt");
+  make_symlink(ghost, l.root, "dangling.txt");
+  make_symlink("in.txt", l.root, "alias.txt"); /* stays inside: allowed */
+  tg_runtime *rt = runtime_in_workspace(l.root, 0, NULL);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"evil.txt\"}");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
+  o = call_write_file(rt, "evil.txt", "pwned", 0);
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
+  char *s = file_text(l.outside, "secret.txt");
   ASSERT_STR_EQ(s, "secret\n");
   free(s);
   /* a dangling link would create its target outside: refused */
-  o = fs_write(rt, "dangling.txt", "pwned", 0);
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  o = call_write_file(rt, "dangling.txt", "pwned", 0);
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
   ASSERT_CONTAINS(o.message, "dangling");
-  ASSERT(!fs_exists(l.outside, "ghost.txt"));
-  fs_out_free(&o);
-  o = fs_patch(rt, "--- a/evil.txt\n+++ b/evil.txt\n@@ -1 +1 @@\n-secret\n+pwned\n");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
+  ASSERT_FALSE(file_exists(l.outside, "ghost.txt"));
+  outcome_free(&o);
+  o = call_apply_patch(rt, "--- a/evil.txt\n+++ b/evil.txt\n@@ -1 +1 @@\n"
+                           "-secret\n+pwned\n");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
   /* a symlink that stays inside resolves to its target */
-  o = fs_call(rt, "read_file", "{\"path\":\"alias.txt\"}");
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "path"), "in.txt");
-  ASSERT_STR_EQ(fs_str(o.result, "content"), "inside\n");
-  fs_out_free(&o);
-  o = fs_write(rt, "alias.txt", "changed\n", 0);
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "path"), "in.txt");
-  fs_out_free(&o);
-  s = fs_get(l.root, "in.txt");
+  o = call_tool(rt, "read_file", "{\"path\":\"alias.txt\"}");
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "path"), "in.txt");
+  ASSERT_STR_EQ(str_at(o.result, "content"), "inside\n");
+  outcome_free(&o);
+  o = call_write_file(rt, "alias.txt", "changed\n", 0);
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "path"), "in.txt");
+  outcome_free(&o);
+  s = file_text(l.root, "in.txt");
   ASSERT_STR_EQ(s, "changed\n");
   free(s);
   char buf[64];
-  char *alias = fs_join(l.root, "alias.txt");
+  char *alias = path_join(l.root, "alias.txt");
   ssize_t k = readlink(alias, buf, sizeof buf - 1);
-  ASSERT(k > 0); /* still a symlink */
+  ASSERT_TRUE(k > 0); /* still a symlink */
   free(alias);
   free(secret);
   free(ghost);
@@ -341,139 +377,140 @@ TEST(confine_symlink_at_the_end) {
  * not create a file "new" (EISDIR). These used to read or write a.txt and
  * create "new". */
 TEST(paths_spelled_as_a_directory_are_not_files) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "a.txt", "one\n");
-  fs_mkdir(dir, "sub");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  char *dir = temp_dir();
+  put_file(dir, "a.txt", "one\n");
+  make_subdir(dir, "sub");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
   static const char *const reads[] = {"a.txt/", "a.txt/.", "a.txt//",
                                       "./a.txt/"};
   for (size_t i = 0; i < sizeof reads / sizeof *reads; i++) {
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "path", reads[i]);
-    fs_out o = fs_call_j(rt, "read_file", NULL, a);
+    outcome o = call_tool_args(rt, "read_file", a);
     cJSON_Delete(a);
-    ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+    ASSERT_CALL_ERROR(o, "NOT_A_DIRECTORY");
     ASSERT_CONTAINS(o.message, "'a.txt' is a regular file, not a directory");
-    fs_out_free(&o);
+    outcome_free(&o);
   }
-  fs_out o = fs_call(rt, "list_dir", "{\"path\":\"a.txt/\"}");
-  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
-  fs_out_free(&o);
-  o = fs_write(rt, "a.txt/", "pwned\n", 0);
-  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
-  fs_out_free(&o);
-  o = fs_write(rt, "new/", "x\n", 0);
-  ASSERT_REFUSED(o, "BAD_PATH");
+  outcome o = call_tool(rt, "list_dir", "{\"path\":\"a.txt/\"}");
+  ASSERT_CALL_ERROR(o, "NOT_A_DIRECTORY");
+  outcome_free(&o);
+  o = call_write_file(rt, "a.txt/", "pwned\n", 0);
+  ASSERT_CALL_ERROR(o, "NOT_A_DIRECTORY");
+  outcome_free(&o);
+  o = call_write_file(rt, "new/", "x\n", 0);
+  ASSERT_CALL_ERROR(o, "BAD_PATH");
   ASSERT_CONTAINS(o.message, "write_file: 'new/' ends with '/', so it names a "
                              "directory");
-  fs_out_free(&o);
-  o = fs_write(rt, "new/.", "x\n", 0);
-  ASSERT_REFUSED(o, "BAD_PATH");
-  fs_out_free(&o);
-  o = fs_write(rt, "d1/d2/", "x\n", 1);
-  ASSERT_REFUSED(o, "BAD_PATH");
-  fs_out_free(&o);
-  o = fs_patch(rt, "--- /dev/null\n+++ b/new/\n@@ -0,0 +1 @@\n+x\n");
-  ASSERT_REFUSED(o, "BAD_PATH");
+  outcome_free(&o);
+  o = call_write_file(rt, "new/.", "x\n", 0);
+  ASSERT_CALL_ERROR(o, "BAD_PATH");
+  outcome_free(&o);
+  o = call_write_file(rt, "d1/d2/", "x\n", 1);
+  ASSERT_CALL_ERROR(o, "BAD_PATH");
+  outcome_free(&o);
+  o = call_apply_patch(rt, "--- /dev/null\n+++ b/new/\n@@ -0,0 +1 @@\n+x\n");
+  ASSERT_CALL_ERROR(o, "BAD_PATH");
   ASSERT_CONTAINS(o.message, "apply_patch: 'new/' ends with '/'");
-  fs_out_free(&o);
-  o = fs_patch(rt, "--- a/a.txt/\n+++ b/a.txt/\n@@ -1 +1 @@\n-one\n+pwned\n");
-  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
-  fs_out_free(&o);
-  ASSERT(!fs_exists(dir, "new"));
-  ASSERT(!fs_exists(dir, "d1"));
-  char *s = fs_get(dir, "a.txt");
+  outcome_free(&o);
+  o = call_apply_patch(rt, "--- a/a.txt/\n+++ b/a.txt/\n@@ -1 +1 @@\n"
+                           "-one\n+pwned\n");
+  ASSERT_CALL_ERROR(o, "NOT_A_DIRECTORY");
+  outcome_free(&o);
+  ASSERT_FALSE(file_exists(dir, "new"));
+  ASSERT_FALSE(file_exists(dir, "d1"));
+  char *s = file_text(dir, "a.txt");
   ASSERT_STR_EQ(s, "one\n");
   free(s);
-  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  ASSERT_INT_EQ(count_temp_files(dir, 0), 0);
   /* a directory spelled so is still a directory; files as usual */
-  o = fs_call(rt, "list_dir", "{\"path\":\"sub/\"}");
-  ASSERT_OK(o);
-  fs_out_free(&o);
-  o = fs_call(rt, "read_file", "{\"path\":\"sub/.\"}");
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
-  fs_out_free(&o);
-  o = fs_write(rt, "sub/new.txt", "x\n", 0);
-  ASSERT_OK(o);
-  fs_out_free(&o);
+  o = call_tool(rt, "list_dir", "{\"path\":\"sub/\"}");
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"sub/.\"}");
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
+  outcome_free(&o);
+  o = call_write_file(rt, "sub/new.txt", "x\n", 0);
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* A path through a file names that file, with the kernel's ENOTDIR (it
  * said NOT_FOUND, "a component of the path is a file"); a name longer than
  * a file name may be says so (it said "the path is too long"). */
 TEST(paths_refusals_name_the_real_cause) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "a.txt", "one\n");
-  fs_mkdir(dir, "sub");
-  fs_put(dir, "sub/f", "x\n");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"a.txt/b\"}");
-  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  char *dir = temp_dir();
+  put_file(dir, "a.txt", "one\n");
+  make_subdir(dir, "sub");
+  put_file(dir, "sub/f", "x\n");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"a.txt/b\"}");
+  ASSERT_CALL_ERROR(o, "NOT_A_DIRECTORY");
   ASSERT_CONTAINS(o.message, "'a.txt/b': 'a.txt' is a regular file, not a "
                              "directory, so there is nothing below it");
-  fs_out_free(&o);
-  o = fs_write(rt, "sub/f/deeper/x.txt", "x\n", 1);
-  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
+  outcome_free(&o);
+  o = call_write_file(rt, "sub/f/deeper/x.txt", "x\n", 1);
+  ASSERT_CALL_ERROR(o, "NOT_A_DIRECTORY");
   ASSERT_CONTAINS(o.message, "'sub/f' is a regular file");
-  fs_out_free(&o);
-  ASSERT(!fs_exists(dir, "sub/f/deeper"));
+  outcome_free(&o);
+  ASSERT_FALSE(file_exists(dir, "sub/f/deeper"));
   char name[300];
   memset(name, 'n', sizeof name - 1);
   name[sizeof name - 1] = '\0';
-  o = fs_write(rt, name, "x\n", 0);
-  ASSERT_REFUSED(o, "BAD_PATH");
+  o = call_write_file(rt, name, "x\n", 0);
+  ASSERT_CALL_ERROR(o, "BAD_PATH");
   ASSERT_CONTAINS(o.message, "is 299 bytes long, over the 255 a file name "
                              "may have");
-  fs_out_free(&o);
+  outcome_free(&o);
   char *longpath = malloc(PATH_MAX + 10);
-  ASSERT(longpath);
+  ASSERT_NOT_NULL(longpath);
   for (size_t i = 0; i < PATH_MAX + 8; i += 2) memcpy(longpath + i, "d/", 2);
   longpath[PATH_MAX + 8] = '\0';
-  o = fs_write(rt, longpath, "x\n", 1);
-  ASSERT_REFUSED(o, "BAD_PATH");
+  o = call_write_file(rt, longpath, "x\n", 1);
+  ASSERT_CALL_ERROR(o, "BAD_PATH");
   ASSERT_CONTAINS(o.message, "over the 4095 a path may have");
-  fs_out_free(&o);
+  outcome_free(&o);
   free(longpath);
-  ASSERT(!fs_exists(dir, "d"));
+  ASSERT_FALSE(file_exists(dir, "d"));
   /* nothing is said of what lies outside: "/etc/passwd/x" is outside, not
    * "'/etc/passwd' is a regular file" (nor was it NOT_FOUND) */
-  o = fs_call(rt, "read_file", "{\"path\":\"/etc/passwd/x\"}");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
-  fs_symlink("/etc/passwd", dir, "pw");
-  o = fs_call(rt, "read_file", "{\"path\":\"pw/x\"}");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"/etc/passwd/x\"}");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
+  make_symlink("/etc/passwd", dir, "pw");
+  o = call_tool(rt, "read_file", "{\"path\":\"pw/x\"}");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
   /* a symlink loop is named as one */
-  fs_symlink("loop2", dir, "loop1");
-  fs_symlink("loop1", dir, "loop2");
-  o = fs_call(rt, "read_file", "{\"path\":\"loop1\"}");
-  ASSERT_REFUSED(o, "BAD_PATH");
+  make_symlink("loop2", dir, "loop1");
+  make_symlink("loop1", dir, "loop2");
+  o = call_tool(rt, "read_file", "{\"path\":\"loop1\"}");
+  ASSERT_CALL_ERROR(o, "BAD_PATH");
   ASSERT_CONTAINS(o.message, "symlink loop");
-  fs_out_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* A file that appears where create_dirs makes a directory (after the path
  * was resolved) is named as not a directory (it was NOT_FOUND). */
 TEST(make_parents_names_what_is_in_the_way) {
-  char *dir = fs_tmpdir();
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  char *dir = temp_dir();
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
   tg_fs_path p;
   tg_fs_err e = {0};
-  ASSERT_EQ(tg__fs_resolve(rt->core.fs, "x/y/z.txt", &p, &e), 0);
-  ASSERT_EQ(p.missing, 3);
-  fs_put(dir, "x", "in the way\n");
-  ASSERT_EQ(tg__fs_make_parents(rt->core.fs, &p, NULL, &e), -1);
+  ASSERT_OK(tg__fs_resolve(rt->core.fs, "x/y/z.txt", &p, &e), e.msg);
+  ASSERT_INT_EQ(p.missing, 3);
+  put_file(dir, "x", "in the way\n");
+  ASSERT_INT_EQ(tg__fs_make_parents(rt->core.fs, &p, NULL, &e), -1);
   ASSERT_STR_EQ(e.code, "NOT_A_DIRECTORY");
   ASSERT_CONTAINS(e.msg, "cannot create 'x/y/z.txt': 'x' is in the way and is "
                          "not a directory");
   tg__fs_path_free(&p);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* /dev/stdin when stdin is a pipe: /dev/stdin -> /proc/self/fd/0 ->
@@ -482,15 +519,15 @@ TEST(make_parents_names_what_is_in_the_way) {
  * workspace when /proc is not a root, not a regular file when it is. */
 TEST(confine_dev_stdin_pipe_is_not_a_dangling_symlink) {
   int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  ASSERT(dup2(fds[0], 0) == 0); /* this test runs in its own process */
-  char *dir = fs_tmpdir();
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"/dev/stdin\"}");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  ASSERT_OK(pipe(fds));
+  ASSERT_INT_EQ(dup2(fds[0], 0), 0); /* this test runs in its own process */
+  char *dir = temp_dir();
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"/dev/stdin\"}");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
   ASSERT_CONTAINS(o.message, "to a pipe that has no path in the filesystem");
   if (strstr(o.message, "dangling")) TG_FAIL("misnamed: %s", o.message);
-  fs_out_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
   const char *roots[] = {dir, "/dev", "/proc", NULL};
   tg_config cfg;
@@ -499,20 +536,20 @@ TEST(confine_dev_stdin_pipe_is_not_a_dangling_symlink) {
   cfg.workspace_roots = roots;
   char err[TG_ERRMSG];
   rt = tg_runtime_new(&cfg, NULL, err);
-  ASSERT(rt);
-  o = fs_call(rt, "read_file", "{\"path\":\"/dev/stdin\"}");
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  ASSERT_NOT_NULL(rt);
+  o = call_tool(rt, "read_file", "{\"path\":\"/dev/stdin\"}");
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
   ASSERT_CONTAINS(o.message, "'stdin' -> '/proc/self/fd/0' to a pipe");
-  fs_out_free(&o);
-  o = fs_write(rt, "/dev/stdin", "pwned", 0);
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
-  fs_out_free(&o);
-  ASSERT_EQ(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+  outcome_free(&o);
+  o = call_write_file(rt, "/dev/stdin", "pwned", 0);
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
+  outcome_free(&o);
+  ASSERT_OK(fcntl(fds[0], F_SETFL, O_NONBLOCK));
   char c;
-  ASSERT(read(fds[0], &c, 1) < 0 && errno == EAGAIN); /* nothing written */
+  ASSERT_TRUE(read(fds[0], &c, 1) < 0 && errno == EAGAIN); /* nothing written */
   tg_runtime_free(rt);
   close(fds[1]);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* A dangling symlink that points outside by a relative path is outside
@@ -520,60 +557,60 @@ TEST(confine_dev_stdin_pipe_is_not_a_dangling_symlink) {
  * stayed inside); one that stays inside is BROKEN_SYMLINK. */
 TEST(confine_relative_dangling_symlinks_classified) {
   layout l = make_layout();
-  fs_symlink("../outside/ghost.txt", l.root, "away.txt");
-  fs_symlink("nothere.txt", l.root, "near.txt");
-  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
-  fs_out o = fs_write(rt, "away.txt", "pwned", 0);
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
+  make_symlink("../outside/ghost.txt", l.root, "away.txt");
+  make_symlink("nothere.txt", l.root, "near.txt");
+  tg_runtime *rt = runtime_in_workspace(l.root, 0, NULL);
+  outcome o = call_write_file(rt, "away.txt", "pwned", 0);
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
   ASSERT_CONTAINS(o.message, "dangling");
   ASSERT_CONTAINS(o.message, "points outside the workspace");
-  fs_out_free(&o);
-  ASSERT(!fs_exists(l.outside, "ghost.txt"));
-  o = fs_write(rt, "near.txt", "x", 0);
-  ASSERT_REFUSED(o, "BROKEN_SYMLINK");
+  outcome_free(&o);
+  ASSERT_FALSE(file_exists(l.outside, "ghost.txt"));
+  o = call_write_file(rt, "near.txt", "x", 0);
+  ASSERT_CALL_ERROR(o, "BROKEN_SYMLINK");
   ASSERT_CONTAINS(o.message, "'near.txt' -> 'nothere.txt', which is dangling");
-  fs_out_free(&o);
-  ASSERT(!fs_exists(l.root, "nothere.txt"));
+  outcome_free(&o);
+  ASSERT_FALSE(file_exists(l.root, "nothere.txt"));
   tg_runtime_free(rt);
   free_layout(&l);
 }
 
 /* /work/rootX is not inside /work/root: containment is by components. */
 TEST(confine_prefix_sibling) {
-  char *base = fs_tmpdir();
-  fs_mkdir(base, "root");
-  fs_mkdir(base, "rootX");
-  char *root = fs_join(base, "root"), *sib = fs_join(base, "rootX");
-  fs_put(sib, "f.txt", "sibling\n");
-  fs_symlink("../rootX", root, "s");
-  tg_runtime *rt = fs_runtime(root, 0, NULL);
-  char *abs = fs_join(sib, "f.txt");
+  char *base = temp_dir();
+  make_subdir(base, "root");
+  make_subdir(base, "rootX");
+  char *root = path_join(base, "root"), *sib = path_join(base, "rootX");
+  put_file(sib, "f.txt", "sibling\n");
+  make_symlink("../rootX", root, "s");
+  tg_runtime *rt = runtime_in_workspace(root, 0, NULL);
+  char *abs = path_join(sib, "f.txt");
   cJSON *a = cJSON_CreateObject();
   cJSON_AddStringToObject(a, "path", abs);
-  fs_out o = fs_call_j(rt, "read_file", NULL, a);
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
+  outcome o = call_tool_args(rt, "read_file", a);
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
   cJSON_Delete(a);
-  o = fs_call(rt, "read_file", "{\"path\":\"../rootX/f.txt\"}");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
-  o = fs_call(rt, "read_file", "{\"path\":\"s/f.txt\"}");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
-  o = fs_write(rt, "s/new.txt", "x", 0);
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  ASSERT(!fs_exists(sib, "new.txt"));
-  fs_out_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"../rootX/f.txt\"}");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"s/f.txt\"}");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
+  o = call_write_file(rt, "s/new.txt", "x", 0);
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  ASSERT_FALSE(file_exists(sib, "new.txt"));
+  outcome_free(&o);
   free(abs);
   free(root);
   free(sib);
   tg_runtime_free(rt);
-  fs_rmrf(base);
+  remove_tree(base);
 }
 
 /* A device is refused without being opened (/dev as a second root). */
 TEST(confine_device_refused) {
-  char *dir = fs_tmpdir();
+  char *dir = temp_dir();
   const char *roots[] = {dir, "/dev", NULL};
   tg_config cfg;
   tg_config_init(&cfg);
@@ -581,103 +618,104 @@ TEST(confine_device_refused) {
   cfg.workspace_roots = roots;
   char err[TG_ERRMSG];
   tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
-  ASSERT(rt);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"/dev/null\"}");
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  ASSERT_NOT_NULL(rt);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"/dev/null\"}");
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
   ASSERT_CONTAINS(o.message, "character device");
-  fs_out_free(&o);
-  o = fs_call(rt, "read_file", "{\"path\":\"/dev/zero\"}");
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
-  fs_out_free(&o);
-  o = fs_write(rt, "/dev/null", "x", 0);
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
-  fs_out_free(&o);
-  ASSERT_EQ(fs_count_temps("/dev", 0), 0);
+  outcome_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"/dev/zero\"}");
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
+  outcome_free(&o);
+  o = call_write_file(rt, "/dev/null", "x", 0);
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
+  outcome_free(&o);
+  ASSERT_INT_EQ(count_temp_files("/dev", 0), 0);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* A FIFO is refused at once: no read that waits for a writer forever. */
 TEST(confine_fifo_does_not_hang) {
-  char *dir = fs_tmpdir();
-  char *p = fs_join(dir, "pipe");
-  ASSERT_EQ(mkfifo(p, 0644), 0);
+  char *dir = temp_dir();
+  char *p = path_join(dir, "pipe");
+  ASSERT_OK(mkfifo(p, 0644));
   free(p);
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"pipe\"}");
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"pipe\"}");
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
   ASSERT_CONTAINS(o.message, "FIFO");
-  fs_out_free(&o);
-  o = fs_write(rt, "pipe", "x", 0);
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
-  fs_out_free(&o);
-  o = fs_patch(rt, "--- a/pipe\n+++ b/pipe\n@@ -1 +1 @@\n-a\n+b\n");
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
-  fs_out_free(&o);
-  o = fs_call(rt, "list_dir", "{}");
-  ASSERT_OK(o);
+  outcome_free(&o);
+  o = call_write_file(rt, "pipe", "x", 0);
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
+  outcome_free(&o);
+  o = call_apply_patch(rt, "--- a/pipe\n+++ b/pipe\n@@ -1 +1 @@\n-a\n+b\n");
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
+  outcome_free(&o);
+  o = call_tool(rt, "list_dir", "{}");
+  ASSERT_CALL_OK(o);
   const cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItem(o.result, "entries"), 0);
-  ASSERT_STR_EQ(fs_str(e0, "type"), "other");
-  fs_out_free(&o);
+  ASSERT_STR_EQ(str_at(e0, "type"), "other");
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 TEST(confine_size_limit) {
-  char *dir = fs_tmpdir();
+  char *dir = temp_dir();
   char big[2001];
   memset(big, 'x', 2000);
   big[2000] = '\0';
-  fs_put(dir, "big.txt", big);
-  fs_put(dir, "small.txt", "a\n");
-  tg_runtime *rt = fs_runtime(dir, 1000, NULL);
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"big.txt\"}");
-  ASSERT_REFUSED(o, "TOO_LARGE");
+  put_file(dir, "big.txt", big);
+  put_file(dir, "small.txt", "a\n");
+  tg_runtime *rt = runtime_in_workspace(dir, 1000, NULL);
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"big.txt\"}");
+  ASSERT_CALL_ERROR(o, "TOO_LARGE");
   ASSERT_CONTAINS(o.message, "2000 bytes");
-  fs_out_free(&o);
-  o = fs_write(rt, "new.txt", big, 0);
-  ASSERT_REFUSED(o, "TOO_LARGE");
-  ASSERT(!fs_exists(dir, "new.txt"));
-  fs_out_free(&o);
+  outcome_free(&o);
+  o = call_write_file(rt, "new.txt", big, 0);
+  ASSERT_CALL_ERROR(o, "TOO_LARGE");
+  ASSERT_FALSE(file_exists(dir, "new.txt"));
+  outcome_free(&o);
   char patch[2200];
   snprintf(patch, sizeof patch,
            "--- a/small.txt\n+++ b/small.txt\n@@ -1 +1 @@\n-a\n+%s\n", big);
-  o = fs_patch(rt, patch);
-  ASSERT_REFUSED(o, "TOO_LARGE");
-  fs_out_free(&o);
-  char *s = fs_get(dir, "small.txt");
+  o = call_apply_patch(rt, patch);
+  ASSERT_CALL_ERROR(o, "TOO_LARGE");
+  outcome_free(&o);
+  char *s = file_text(dir, "small.txt");
   ASSERT_STR_EQ(s, "a\n");
   free(s);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* Without openat2 (old kernels, seccomp) the path-based fallback still
  * refuses every escape the resolver sees. */
 TEST(confine_without_openat2) {
   layout l = make_layout();
-  char *secret = fs_join(l.outside, "secret.txt");
-  fs_symlink(secret, l.root, "evil.txt");
-  fs_symlink(l.outside, l.root, "link");
-  tg_runtime *rt = fs_runtime(l.root, 0, NULL);
+  char *secret = path_join(l.outside, "secret.txt");
+  make_symlink(secret, l.root, "evil.txt");
+  make_symlink(l.outside, l.root, "link");
+  tg_runtime *rt = runtime_in_workspace(l.root, 0, NULL);
   rt->core.fs->no_openat2 = 1;
-  fs_out o = fs_call(rt, "read_file", "{\"path\":\"in.txt\"}");
-  ASSERT_OK(o);
-  fs_out_free(&o);
-  o = fs_write(rt, "sub/new.txt", "n\n", 1);
-  ASSERT_OK(o);
-  fs_out_free(&o);
-  o = fs_write(rt, "evil.txt", "pwned", 0);
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
-  o = fs_call(rt, "read_file", "{\"path\":\"link/secret.txt\"}");
-  ASSERT_REFUSED(o, "OUTSIDE_WORKSPACE");
-  fs_out_free(&o);
-  o = fs_call(rt, "list_dir", "{\"recursive\":true}");
-  ASSERT_OK(o);
-  ASSERT_EQ(fs_num(o.result, "count"), 5); /* evil.txt in.txt link sub sub/new.txt */
-  fs_out_free(&o);
-  char *s = fs_get(l.outside, "secret.txt");
+  outcome o = call_tool(rt, "read_file", "{\"path\":\"in.txt\"}");
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  o = call_write_file(rt, "sub/new.txt", "n\n", 1);
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  o = call_write_file(rt, "evil.txt", "pwned", 0);
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
+  o = call_tool(rt, "read_file", "{\"path\":\"link/secret.txt\"}");
+  ASSERT_CALL_ERROR(o, "OUTSIDE_WORKSPACE");
+  outcome_free(&o);
+  o = call_tool(rt, "list_dir", "{\"recursive\":true}");
+  ASSERT_CALL_OK(o);
+  /* evil.txt in.txt link sub sub/new.txt */
+  ASSERT_NUM_EQ(num_at(o.result, "count"), 5);
+  outcome_free(&o);
+  char *s = file_text(l.outside, "secret.txt");
   ASSERT_STR_EQ(s, "secret\n");
   free(s);
   free(secret);
@@ -688,9 +726,9 @@ TEST(confine_without_openat2) {
 /* Relative paths go to the first root; any root is reachable by absolute
  * path or through a symlink from another root. */
 TEST(confine_several_roots) {
-  char *a = fs_tmpdir(), *b = fs_tmpdir();
-  fs_put(b, "other.txt", "in b\n");
-  fs_symlink(b, a, "to_b");
+  char *a = temp_dir(), *b = temp_dir();
+  put_file(b, "other.txt", "in b\n");
+  make_symlink(b, a, "to_b");
   const char *roots[] = {a, b, NULL};
   tg_config cfg;
   tg_config_init(&cfg);
@@ -698,29 +736,29 @@ TEST(confine_several_roots) {
   cfg.workspace_roots = roots;
   char err[TG_ERRMSG];
   tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
-  ASSERT(rt);
-  fs_out o = fs_write(rt, "first.txt", "1", 0);
-  ASSERT_OK(o);
-  fs_out_free(&o);
-  ASSERT(fs_exists(a, "first.txt"));
-  o = fs_call(rt, "read_file", "{\"path\":\"to_b/other.txt\"}");
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "path"), "other.txt"); /* relative to b */
-  fs_out_free(&o);
-  char *abs = fs_join(b, "new.txt");
-  o = fs_write(rt, abs, "2", 0);
-  ASSERT_OK(o);
-  fs_out_free(&o);
-  ASSERT(fs_exists(b, "new.txt"));
+  ASSERT_NOT_NULL(rt);
+  outcome o = call_write_file(rt, "first.txt", "1", 0);
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  ASSERT_TRUE(file_exists(a, "first.txt"));
+  o = call_tool(rt, "read_file", "{\"path\":\"to_b/other.txt\"}");
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "path"), "other.txt"); /* relative to b */
+  outcome_free(&o);
+  char *abs = path_join(b, "new.txt");
+  o = call_write_file(rt, abs, "2", 0);
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  ASSERT_TRUE(file_exists(b, "new.txt"));
   cJSON *r = tg_changes_recent(rt, 0);
   char real_b[4096];
-  ASSERT(realpath(b, real_b));
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(r, 1), "root"), real_b);
+  ASSERT_TRUE(realpath(b, real_b));
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(r, 1), "root"), real_b);
   cJSON_Delete(r);
   free(abs);
   tg_runtime_free(rt);
-  fs_rmrf(a);
-  fs_rmrf(b);
+  remove_tree(a);
+  remove_tree(b);
 }
 
 TEST(runtime_refuses_a_missing_root) {
@@ -729,63 +767,63 @@ TEST(runtime_refuses_a_missing_root) {
   tg_config_init(&cfg);
   cfg.workspace_roots = roots;
   char err[TG_ERRMSG] = "";
-  ASSERT(tg_runtime_new(&cfg, NULL, err) == NULL);
+  ASSERT_NULL(tg_runtime_new(&cfg, NULL, err));
   ASSERT_CONTAINS(err, "/nonexistent/tg-root");
   const char *none[] = {NULL};
   cfg.workspace_roots = none;
-  ASSERT(tg_runtime_new(&cfg, NULL, err) == NULL);
+  ASSERT_NULL(tg_runtime_new(&cfg, NULL, err));
   ASSERT_CONTAINS(err, "empty list");
 }
 
 /* ---- write_file ------------------------------------------------------- */
 
 TEST(write_file_creates_modifies_keeps_mode) {
-  char *dir = fs_tmpdir();
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_write(rt, "a.txt", "first\n", 0);
-  ASSERT_OK(o);
-  ASSERT_EQ(fs_bool(o.result, "created"), 1);
-  ASSERT_EQ(fs_num(o.result, "bytes"), 6);
-  fs_out_free(&o);
-  char *p = fs_join(dir, "a.txt");
-  ASSERT_EQ(chmod(p, 0640), 0);
-  o = fs_write(rt, "a.txt", "second\n", 0);
-  ASSERT_OK(o);
-  ASSERT_EQ(fs_bool(o.result, "created"), 0);
-  fs_out_free(&o);
+  char *dir = temp_dir();
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_write_file(rt, "a.txt", "first\n", 0);
+  ASSERT_CALL_OK(o);
+  ASSERT_INT_EQ(bool_at(o.result, "created"), 1);
+  ASSERT_NUM_EQ(num_at(o.result, "bytes"), 6);
+  outcome_free(&o);
+  char *p = path_join(dir, "a.txt");
+  ASSERT_OK(chmod(p, 0640));
+  o = call_write_file(rt, "a.txt", "second\n", 0);
+  ASSERT_CALL_OK(o);
+  ASSERT_INT_EQ(bool_at(o.result, "created"), 0);
+  outcome_free(&o);
   struct stat st;
-  ASSERT_EQ(stat(p, &st), 0);
-  ASSERT_EQ(st.st_mode & 07777, 0640);
-  char *s = fs_get(dir, "a.txt");
+  ASSERT_OK(stat(p, &st));
+  ASSERT_INT_EQ(st.st_mode & 07777, 0640);
+  char *s = file_text(dir, "a.txt");
   ASSERT_STR_EQ(s, "second\n");
   free(s);
   free(p);
-  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  ASSERT_INT_EQ(count_temp_files(dir, 0), 0);
   /* missing directories: refused, unless create_dirs */
-  o = fs_write(rt, "x/y/z.txt", "deep\n", 0);
-  ASSERT_REFUSED(o, "NOT_FOUND");
+  o = call_write_file(rt, "x/y/z.txt", "deep\n", 0);
+  ASSERT_CALL_ERROR(o, "NOT_FOUND");
   ASSERT_CONTAINS(o.message, "create_dirs");
-  fs_out_free(&o);
-  o = fs_write(rt, "x/y/z.txt", "deep\n", 1);
-  ASSERT_OK(o);
-  ASSERT_STR_EQ(fs_str(o.result, "path"), "x/y/z.txt");
-  fs_out_free(&o);
-  s = fs_get(dir, "x/y/z.txt");
+  outcome_free(&o);
+  o = call_write_file(rt, "x/y/z.txt", "deep\n", 1);
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(str_at(o.result, "path"), "x/y/z.txt");
+  outcome_free(&o);
+  s = file_text(dir, "x/y/z.txt");
   ASSERT_STR_EQ(s, "deep\n");
   free(s);
   /* a directory is not overwritten */
-  o = fs_write(rt, "x", "no", 0);
-  ASSERT_REFUSED(o, "NOT_A_REGULAR_FILE");
-  fs_out_free(&o);
+  o = call_write_file(rt, "x", "no", 0);
+  ASSERT_CALL_ERROR(o, "NOT_A_REGULAR_FILE");
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* The child writes two big contents in turn, for ever; we SIGKILL it at
  * random moments. The file must always be one content or the other. */
 static char *filled(size_t n, char c) {
   char *s = malloc(n + 1);
-  ASSERT(s);
+  ASSERT_NOT_NULL(s);
   for (size_t i = 0; i < n; i++) s[i] = (i % 64 == 63) ? '\n' : c;
   s[n] = '\0';
   return s;
@@ -793,27 +831,27 @@ static char *filled(size_t n, char c) {
 
 static void writer_child(const char *dir, const char *a, const char *b,
                          int ready_fd) {
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
   for (int i = 0;; i++) {
-    fs_out o = fs_write(rt, "big.txt", i % 2 ? a : b, 0);
+    outcome o = call_write_file(rt, "big.txt", i % 2 ? a : b, 0);
     if (o.status != TG_STATUS_OK) _exit(3);
-    fs_out_free(&o);
+    outcome_free(&o);
     if (i == 0 && write(ready_fd, "r", 1) != 1) _exit(4);
   }
 }
 
 TEST(write_file_is_atomic_under_sigkill) {
-  char *dir = fs_tmpdir();
+  char *dir = temp_dir();
   size_t na = 3u << 20, nb = 5u << 20;
   char *a = filled(na, 'a'), *b = filled(nb, 'b');
-  fs_put(dir, "big.txt", a);
+  put_file(dir, "big.txt", a);
   srand((unsigned)time(NULL));
   int leftovers = 0, saw_a = 0, saw_b = 0;
   for (int round = 0; round < 8; round++) {
     int pfd[2];
-    ASSERT_EQ(pipe(pfd), 0);
+    ASSERT_OK(pipe(pfd));
     pid_t pid = fork();
-    ASSERT(pid >= 0);
+    ASSERT_TRUE(pid >= 0);
     if (pid == 0) {
       close(pfd[0]);
       writer_child(dir, a, b, pfd[1]);
@@ -821,15 +859,15 @@ TEST(write_file_is_atomic_under_sigkill) {
     }
     close(pfd[1]);
     char c;
-    ASSERT_EQ(read(pfd[0], &c, 1), 1); /* it has written once */
+    ASSERT_INT_EQ(read(pfd[0], &c, 1), 1); /* it has written once */
     close(pfd[0]);
     usleep((useconds_t)(1000 + rand() % 60000));
     kill(pid, SIGKILL);
     int st = 0;
     waitpid(pid, &st, 0);
-    ASSERT(WIFSIGNALED(st)); /* killed mid-loop, not failed */
-    char *got = fs_get(dir, "big.txt");
-    ASSERT(got);
+    ASSERT_TRUE(WIFSIGNALED(st)); /* killed mid-loop, not failed */
+    char *got = file_text(dir, "big.txt");
+    ASSERT_NOT_NULL(got);
     size_t n = strlen(got);
     int is_a = n == na && memcmp(got, a, na) == 0;
     int is_b = n == nb && memcmp(got, b, nb) == 0;
@@ -840,7 +878,7 @@ TEST(write_file_is_atomic_under_sigkill) {
     free(got);
     /* a kill mid-write may leave the temp file, under its documented
      * name, and nothing else */
-    leftovers += fs_count_temps(dir, 1);
+    leftovers += count_temp_files(dir, 1);
     DIR *d = opendir(dir);
     struct dirent *e;
     int others = 0;
@@ -848,65 +886,65 @@ TEST(write_file_is_atomic_under_sigkill) {
       others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
                 strcmp(e->d_name, "big.txt");
     closedir(d);
-    ASSERT_EQ(others, 0);
+    ASSERT_INT_EQ(others, 0);
   }
   printf("  (8 kills: %d left the old/new a, %d b; %d temp files left)\n",
          saw_a, saw_b, leftovers);
   free(a);
   free(b);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* ---- list_dir ------------------------------------------------------------ */
 
 TEST(list_dir_sorted_recursive_bounded) {
-  char *dir = fs_tmpdir();
-  fs_mkdir(dir, "b");
-  fs_mkdir(dir, "b/inner");
-  fs_put(dir, "b/inner/deep.txt", "d");
-  fs_put(dir, "b/x.txt", "xx");
-  fs_put(dir, "a.txt", "aaa");
-  fs_put(dir, "c.txt", "");
-  fs_symlink("b", dir, "link");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_call(rt, "list_dir", "{}");
-  ASSERT_OK(o);
+  char *dir = temp_dir();
+  make_subdir(dir, "b");
+  make_subdir(dir, "b/inner");
+  put_file(dir, "b/inner/deep.txt", "d");
+  put_file(dir, "b/x.txt", "xx");
+  put_file(dir, "a.txt", "aaa");
+  put_file(dir, "c.txt", "");
+  make_symlink("b", dir, "link");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_tool(rt, "list_dir", "{}");
+  ASSERT_CALL_OK(o);
   const cJSON *es = cJSON_GetObjectItem(o.result, "entries");
-  ASSERT_EQ(cJSON_GetArraySize(es), 4);
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, 0), "path"), "a.txt");
-  ASSERT_EQ(fs_num(cJSON_GetArrayItem(es, 0), "size"), 3);
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, 1), "path"), "b");
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, 1), "type"), "dir");
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, 3), "type"), "symlink");
-  ASSERT_EQ(fs_bool(o.result, "truncated"), 0);
-  fs_out_free(&o);
-  o = fs_call(rt, "list_dir", "{\"recursive\":true}");
-  ASSERT_OK(o);
+  ASSERT_INT_EQ(cJSON_GetArraySize(es), 4);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(es, 0), "path"), "a.txt");
+  ASSERT_NUM_EQ(num_at(cJSON_GetArrayItem(es, 0), "size"), 3);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(es, 1), "path"), "b");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(es, 1), "type"), "dir");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(es, 3), "type"), "symlink");
+  ASSERT_INT_EQ(bool_at(o.result, "truncated"), 0);
+  outcome_free(&o);
+  o = call_tool(rt, "list_dir", "{\"recursive\":true}");
+  ASSERT_CALL_OK(o);
   es = cJSON_GetObjectItem(o.result, "entries");
   const char *want[] = {"a.txt", "b", "b/inner", "b/inner/deep.txt", "b/x.txt",
                         "c.txt", "link"};
-  ASSERT_EQ(cJSON_GetArraySize(es), 7); /* the symlink is not followed */
+  ASSERT_INT_EQ(cJSON_GetArraySize(es), 7); /* the symlink is not followed */
   for (int i = 0; i < 7; i++)
-    ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, i), "path"), want[i]);
-  fs_out_free(&o);
-  o = fs_call(rt, "list_dir", "{\"recursive\":true,\"max_entries\":3}");
-  ASSERT_OK(o);
-  ASSERT_EQ(fs_num(o.result, "count"), 3);
-  ASSERT_EQ(fs_bool(o.result, "truncated"), 1);
-  fs_out_free(&o);
-  o = fs_call(rt, "list_dir", "{\"path\":\"b\"}");
-  ASSERT_OK(o);
+    ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(es, i), "path"), want[i]);
+  outcome_free(&o);
+  o = call_tool(rt, "list_dir", "{\"recursive\":true,\"max_entries\":3}");
+  ASSERT_CALL_OK(o);
+  ASSERT_NUM_EQ(num_at(o.result, "count"), 3);
+  ASSERT_INT_EQ(bool_at(o.result, "truncated"), 1);
+  outcome_free(&o);
+  o = call_tool(rt, "list_dir", "{\"path\":\"b\"}");
+  ASSERT_CALL_OK(o);
   es = cJSON_GetObjectItem(o.result, "entries");
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(es, 0), "path"), "b/inner");
-  fs_out_free(&o);
-  o = fs_call(rt, "list_dir", "{\"path\":\"a.txt\"}");
-  ASSERT_REFUSED(o, "NOT_A_DIRECTORY");
-  fs_out_free(&o);
-  o = fs_call(rt, "list_dir", "{\"max_entries\":0}");
-  ASSERT_EQ(o.status, TG_STATUS_ERROR); /* schema: minimum 1 */
-  fs_out_free(&o);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(es, 0), "path"), "b/inner");
+  outcome_free(&o);
+  o = call_tool(rt, "list_dir", "{\"path\":\"a.txt\"}");
+  ASSERT_CALL_ERROR(o, "NOT_A_DIRECTORY");
+  outcome_free(&o);
+  o = call_tool(rt, "list_dir", "{\"max_entries\":0}");
+  ASSERT_STATUS(o, TG_STATUS_ERROR); /* schema: minimum 1 */
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* ---- apply_patch ----------------------------------------------------------- */
@@ -929,59 +967,59 @@ static const char two_files[] =
     " blue\n";
 
 TEST(apply_patch_two_files) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "one.txt", "alpha\nbeta\ngamma\n");
-  fs_put(dir, "two.txt", "red\nblue\n");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_patch(rt, two_files);
-  ASSERT_OK(o);
+  char *dir = temp_dir();
+  put_file(dir, "one.txt", "alpha\nbeta\ngamma\n");
+  put_file(dir, "two.txt", "red\nblue\n");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_apply_patch(rt, two_files);
+  ASSERT_CALL_OK(o);
   const cJSON *files = cJSON_GetObjectItem(o.result, "files");
-  ASSERT_EQ(cJSON_GetArraySize(files), 2);
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 0), "path"), "one.txt");
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 0), "type"), "modified");
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 1), "path"), "two.txt");
-  fs_out_free(&o);
-  char *s = fs_get(dir, "one.txt");
+  ASSERT_INT_EQ(cJSON_GetArraySize(files), 2);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 0), "path"), "one.txt");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 0), "type"), "modified");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 1), "path"), "two.txt");
+  outcome_free(&o);
+  char *s = file_text(dir, "one.txt");
   ASSERT_STR_EQ(s, "alpha\nBETA\ngamma\n");
   free(s);
-  s = fs_get(dir, "two.txt");
+  s = file_text(dir, "two.txt");
   ASSERT_STR_EQ(s, "red\ngreen\nblue\n");
   free(s);
-  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  ASSERT_INT_EQ(count_temp_files(dir, 0), 0);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 TEST(apply_patch_second_file_fails_nothing_changes) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "one.txt", "alpha\nbeta\ngamma\n");
-  fs_put(dir, "two.txt", "red\nyellow\n"); /* not what the patch expects */
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_patch(rt, two_files);
-  ASSERT_REFUSED(o, "PATCH_CONFLICT");
+  char *dir = temp_dir();
+  put_file(dir, "one.txt", "alpha\nbeta\ngamma\n");
+  put_file(dir, "two.txt", "red\nyellow\n"); /* not what the patch expects */
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_apply_patch(rt, two_files);
+  ASSERT_CALL_ERROR(o, "PATCH_CONFLICT");
   ASSERT_CONTAINS(o.message, "hunk 1 of 'two.txt'");
   ASSERT_CONTAINS(o.message, "@@ -1,2 +1,3 @@");
   ASSERT_CONTAINS(o.message, "blue");
-  fs_out_free(&o);
-  char *s = fs_get(dir, "one.txt");
+  outcome_free(&o);
+  char *s = file_text(dir, "one.txt");
   ASSERT_STR_EQ(s, "alpha\nbeta\ngamma\n");
   free(s);
-  s = fs_get(dir, "two.txt");
+  s = file_text(dir, "two.txt");
   ASSERT_STR_EQ(s, "red\nyellow\n");
   free(s);
   cJSON *recent = tg_changes_recent(rt, 0);
-  ASSERT_EQ(cJSON_GetArraySize(recent), 0);
+  ASSERT_INT_EQ(cJSON_GetArraySize(recent), 0);
   cJSON_Delete(recent);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 TEST(apply_patch_new_deleted_renamed) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "old.txt", "bye\n");
-  fs_put(dir, "from.txt", "keep\nthis\n");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_patch(rt,
+  char *dir = temp_dir();
+  put_file(dir, "old.txt", "bye\n");
+  put_file(dir, "from.txt", "keep\nthis\n");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_apply_patch(rt,
       "--- /dev/null\n"
       "+++ b/src/new.txt\n"
       "@@ -0,0 +1,2 @@\n"
@@ -1001,97 +1039,102 @@ TEST(apply_patch_new_deleted_renamed) {
       " keep\n"
       "-this\n"
       "+that\n");
-  ASSERT_OK(o);
+  ASSERT_CALL_OK(o);
   const cJSON *files = cJSON_GetObjectItem(o.result, "files");
-  ASSERT_EQ(cJSON_GetArraySize(files), 3);
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 0), "type"), "created");
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 0), "path"), "src/new.txt");
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 1), "type"), "deleted");
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 2), "type"), "renamed");
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 2), "path"), "to.txt");
-  ASSERT_STR_EQ(fs_str(cJSON_GetArrayItem(files, 2), "old_path"), "from.txt");
-  fs_out_free(&o);
-  char *s = fs_get(dir, "src/new.txt");
+  ASSERT_INT_EQ(cJSON_GetArraySize(files), 3);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 0), "type"), "created");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 0), "path"), "src/new.txt");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 1), "type"), "deleted");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 2), "type"), "renamed");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 2), "path"), "to.txt");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 2), "old_path"), "from.txt");
+  outcome_free(&o);
+  char *s = file_text(dir, "src/new.txt");
   ASSERT_STR_EQ(s, "hello\nworld\n");
   free(s);
-  ASSERT(!fs_exists(dir, "old.txt"));
-  ASSERT(!fs_exists(dir, "from.txt"));
-  s = fs_get(dir, "to.txt");
+  ASSERT_FALSE(file_exists(dir, "old.txt"));
+  ASSERT_FALSE(file_exists(dir, "from.txt"));
+  s = file_text(dir, "to.txt");
   ASSERT_STR_EQ(s, "keep\nthat\n");
   free(s);
   /* creating what exists, deleting what does not: refused */
-  o = fs_patch(rt, "--- /dev/null\n+++ b/to.txt\n@@ -0,0 +1 @@\n+x\n");
-  ASSERT_REFUSED(o, "ALREADY_EXISTS");
-  fs_out_free(&o);
-  o = fs_patch(rt, "--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n");
-  ASSERT_REFUSED(o, "NOT_FOUND");
-  fs_out_free(&o);
+  o = call_apply_patch(rt, "--- /dev/null\n+++ b/to.txt\n@@ -0,0 +1 @@\n+x\n");
+  ASSERT_CALL_ERROR(o, "ALREADY_EXISTS");
+  outcome_free(&o);
+  o = call_apply_patch(rt,
+                       "--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n");
+  ASSERT_CALL_ERROR(o, "NOT_FOUND");
+  outcome_free(&o);
   /* a deletion must remove the whole content it claims */
-  o = fs_patch(rt, "--- a/to.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-keep\n");
-  ASSERT_REFUSED(o, "PATCH_CONFLICT");
-  ASSERT(fs_exists(dir, "to.txt"));
-  fs_out_free(&o);
+  o = call_apply_patch(rt,
+                       "--- a/to.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-keep\n");
+  ASSERT_CALL_ERROR(o, "PATCH_CONFLICT");
+  ASSERT_TRUE(file_exists(dir, "to.txt"));
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 TEST(apply_patch_offsets_and_missing_newline) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "f.txt", "0\n1\n2\n3\n4\n5\n6\n7\n8\nlast");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  char *dir = temp_dir();
+  put_file(dir, "f.txt", "0\n1\n2\n3\n4\n5\n6\n7\n8\nlast");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
   /* line numbers off by 3, context exact: applies where it matches */
-  fs_out o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n 3\n-4\n+four\n 5\n");
-  ASSERT_OK(o);
-  fs_out_free(&o);
-  o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -9,2 +9,2 @@\n 8\n-last\n"
-                   "\\ No newline at end of file\n+LAST\n");
-  ASSERT_OK(o);
-  fs_out_free(&o);
-  char *s = fs_get(dir, "f.txt");
+  outcome o = call_apply_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n"
+                                   " 3\n-4\n+four\n 5\n");
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  o = call_apply_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -9,2 +9,2 @@\n 8\n"
+                           "-last\n\\ No newline at end of file\n+LAST\n");
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  char *s = file_text(dir, "f.txt");
   ASSERT_STR_EQ(s, "0\n1\n2\n3\nfour\n5\n6\n7\n8\nLAST\n");
   free(s);
   /* context that is not in the file: refused, with the line it wanted */
-  o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n nine\n-ten\n+TEN\n");
-  ASSERT_REFUSED(o, "PATCH_CONFLICT");
+  o = call_apply_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n"
+                           " nine\n-ten\n+TEN\n");
+  ASSERT_CALL_ERROR(o, "PATCH_CONFLICT");
   ASSERT_CONTAINS(o.message, "\"nine\"");
-  fs_out_free(&o);
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 TEST(apply_patch_malformed) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "f.txt", "a\n");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_patch(rt, "just some text\n");
-  ASSERT_REFUSED(o, "PATCH_PARSE");
+  char *dir = temp_dir();
+  put_file(dir, "f.txt", "a\n");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_apply_patch(rt, "just some text\n");
+  ASSERT_CALL_ERROR(o, "PATCH_PARSE");
   ASSERT_CONTAINS(o.message, "no file sections");
-  fs_out_free(&o);
-  o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-a\n+b\n");
-  ASSERT_REFUSED(o, "PATCH_PARSE");
+  outcome_free(&o);
+  o = call_apply_patch(rt,
+                       "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-a\n+b\n");
+  ASSERT_CALL_ERROR(o, "PATCH_PARSE");
   ASSERT_CONTAINS(o.message, "@@ counts");
-  fs_out_free(&o);
-  o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ bogus @@\n-a\n");
-  ASSERT_REFUSED(o, "PATCH_PARSE");
+  outcome_free(&o);
+  o = call_apply_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ bogus @@\n-a\n");
+  ASSERT_CALL_ERROR(o, "PATCH_PARSE");
   ASSERT_CONTAINS(o.message, "malformed hunk header");
-  fs_out_free(&o);
-  o = fs_patch(rt, "@@ -1 +1 @@\n-a\n+b\n");
-  ASSERT_REFUSED(o, "PATCH_PARSE");
-  fs_out_free(&o);
-  char *s = fs_get(dir, "f.txt");
+  outcome_free(&o);
+  o = call_apply_patch(rt, "@@ -1 +1 @@\n-a\n+b\n");
+  ASSERT_CALL_ERROR(o, "PATCH_PARSE");
+  outcome_free(&o);
+  char *s = file_text(dir, "f.txt");
   ASSERT_STR_EQ(s, "a\n");
   free(s);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* A patch that contradicts itself says so (issue 8, item 14): creating a
  * file twice was "already exists", deleting twice "does not exist", which
  * sent the agent to the disk for a fault in the patch. */
 TEST(apply_patch_names_its_own_clashes) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "a.txt", "one\n");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  char *dir = temp_dir();
+  put_file(dir, "a.txt", "one\n");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
   static const char *const bad[][2] = {
       {"--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n"
        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"
@@ -1113,22 +1156,23 @@ TEST(apply_patch_names_its_own_clashes) {
        "section 1 (patch line 1) already renamed 'a.txt' to it"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    fs_out o = fs_patch(rt, bad[i][0]);
-    ASSERT_REFUSED(o, "PATCH_CONFLICT");
+    outcome o = call_apply_patch(rt, bad[i][0]);
+    ASSERT_CALL_ERROR(o, "PATCH_CONFLICT");
     ASSERT_CONTAINS(o.message, bad[i][1]);
-    fs_out_free(&o);
+    outcome_free(&o);
   }
-  char *s = fs_get(dir, "a.txt");
+  char *s = file_text(dir, "a.txt");
   ASSERT_STR_EQ(s, "one\n");
   free(s);
-  ASSERT(!fs_exists(dir, "n.txt"));
-  ASSERT(!fs_exists(dir, "c.txt"));
+  ASSERT_FALSE(file_exists(dir, "n.txt"));
+  ASSERT_FALSE(file_exists(dir, "c.txt"));
   /* what exists on disk is still named as such */
-  fs_out o = fs_patch(rt, "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n");
-  ASSERT_REFUSED(o, "ALREADY_EXISTS");
-  fs_out_free(&o);
+  outcome o = call_apply_patch(
+      rt, "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+x\n");
+  ASSERT_CALL_ERROR(o, "ALREADY_EXISTS");
+  outcome_free(&o);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* Hunk header counts are checked against the patch before anything is
@@ -1138,9 +1182,9 @@ TEST(apply_patch_names_its_own_clashes) {
  * of SIZE_MAX bytes). Each is a PATCH_PARSE error that names the line;
  * nothing is written and the next patch applies. */
 TEST(apply_patch_hunk_counts_checked_before_allocating) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "f.txt", "one\ntwo\n");
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
+  char *dir = temp_dir();
+  put_file(dir, "f.txt", "one\ntwo\n");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
   static const char *const bad[][2] = {
       {"--- a/f.txt\n+++ b/f.txt\n@@ -1,99999999999 +1,2 @@\n one\n",
        "patch line 3: malformed hunk header '@@ -1,99999999999 +1,2 @@' "
@@ -1163,24 +1207,24 @@ TEST(apply_patch_hunk_counts_checked_before_allocating) {
        "once"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    fs_out o = fs_patch(rt, bad[i][0]);
-    ASSERT_REFUSED(o, "PATCH_PARSE");
+    outcome o = call_apply_patch(rt, bad[i][0]);
+    ASSERT_CALL_ERROR(o, "PATCH_PARSE");
     ASSERT_CONTAINS(o.message, bad[i][1]);
-    fs_out_free(&o);
+    outcome_free(&o);
   }
-  char *s = fs_get(dir, "f.txt");
+  char *s = file_text(dir, "f.txt");
   ASSERT_STR_EQ(s, "one\ntwo\n");
   free(s);
-  ASSERT_EQ(fs_count_temps(dir, 0), 0);
-  fs_out o = fs_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n one\n"
-                          "-two\n+TWO\n");
-  ASSERT_OK(o);
-  fs_out_free(&o);
-  s = fs_get(dir, "f.txt");
+  ASSERT_INT_EQ(count_temp_files(dir, 0), 0);
+  outcome o = call_apply_patch(rt, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n"
+                                   " one\n-two\n+TWO\n");
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  s = file_text(dir, "f.txt");
   ASSERT_STR_EQ(s, "one\nTWO\n");
   free(s);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* A small deterministic fuzz of the patch parser and applier: random
@@ -1259,80 +1303,81 @@ TEST(patch_parser_survives_random_mutations) {
         if (tg__patch_apply(&p.files[i], content, sizeof content - 1, &out,
                             &len, err, sizeof err) == 0) {
           applied++;
-          ASSERT(len <= sizeof content - 1 + n);
-          ASSERT_EQ(strlen(out), len);
+          ASSERT_TRUE(len <= sizeof content - 1 + n);
+          ASSERT_INT_EQ(strlen(out), len);
           free(out);
         } else {
-          ASSERT(err[0]);
+          ASSERT_TRUE(err[0]);
         }
       }
     } else {
-      ASSERT(err[0]);
+      ASSERT_TRUE(err[0]);
     }
     tg__patch_free(&p);
   }
-  ASSERT(parsed > 100 && applied > 50); /* the mutations reach the applier */
+  /* the mutations reach the applier */
+  ASSERT_TRUE(parsed > 100 && applied > 50);
 }
 
 /* A write that fails half-way (the second file is immutable: rename over
  * it fails with EPERM even for root) is undone: the first file, already
  * replaced, is restored. */
 TEST(apply_patch_rolls_back_a_failed_write) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "one.txt", "alpha\nbeta\ngamma\n");
-  fs_put(dir, "two.txt", "red\nblue\n");
-  char *one = fs_join(dir, "one.txt");
-  ASSERT_EQ(chmod(one, 0604), 0);
-  if (fs_immutable(dir, "two.txt", 1) < 0) {
+  char *dir = temp_dir();
+  put_file(dir, "one.txt", "alpha\nbeta\ngamma\n");
+  put_file(dir, "two.txt", "red\nblue\n");
+  char *one = path_join(dir, "one.txt");
+  ASSERT_OK(chmod(one, 0604));
+  if (set_immutable(dir, "two.txt", 1) < 0) {
     printf("  (skipped: cannot set the immutable attribute here)\n");
     free(one);
-    fs_rmrf(dir);
+    remove_tree(dir);
     return;
   }
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_patch(rt, two_files);
-  fs_immutable(dir, "two.txt", 0);
-  ASSERT_REFUSED(o, "PERMISSION_DENIED");
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_apply_patch(rt, two_files);
+  set_immutable(dir, "two.txt", 0);
+  ASSERT_CALL_ERROR(o, "PERMISSION_DENIED");
   ASSERT_CONTAINS(o.message, "two.txt");
   ASSERT_CONTAINS(o.message, "restored, nothing was changed");
-  fs_out_free(&o);
-  char *s = fs_get(dir, "one.txt");
+  outcome_free(&o);
+  char *s = file_text(dir, "one.txt");
   ASSERT_STR_EQ(s, "alpha\nbeta\ngamma\n");
   free(s);
   struct stat st;
-  ASSERT_EQ(stat(one, &st), 0);
-  ASSERT_EQ(st.st_mode & 07777, 0604);
-  s = fs_get(dir, "two.txt");
+  ASSERT_OK(stat(one, &st));
+  ASSERT_INT_EQ(st.st_mode & 07777, 0604);
+  s = file_text(dir, "two.txt");
   ASSERT_STR_EQ(s, "red\nblue\n");
   free(s);
-  ASSERT_EQ(fs_count_temps(dir, 0), 0);
+  ASSERT_INT_EQ(count_temp_files(dir, 0), 0);
   cJSON *recent = tg_changes_recent(rt, 0);
-  ASSERT_EQ(cJSON_GetArraySize(recent), 0);
+  ASSERT_INT_EQ(cJSON_GetArraySize(recent), 0);
   cJSON_Delete(recent);
   free(one);
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 /* A new file in a new directory, then a failure: the directory goes too. */
 TEST(apply_patch_rollback_removes_new_dirs) {
-  char *dir = fs_tmpdir();
-  fs_put(dir, "two.txt", "red\nblue\n");
-  if (fs_immutable(dir, "two.txt", 1) < 0) {
+  char *dir = temp_dir();
+  put_file(dir, "two.txt", "red\nblue\n");
+  if (set_immutable(dir, "two.txt", 1) < 0) {
     printf("  (skipped: cannot set the immutable attribute here)\n");
-    fs_rmrf(dir);
+    remove_tree(dir);
     return;
   }
-  tg_runtime *rt = fs_runtime(dir, 0, NULL);
-  fs_out o = fs_patch(rt,
+  tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
+  outcome o = call_apply_patch(rt,
       "--- /dev/null\n+++ b/n1/n2/new.txt\n@@ -0,0 +1 @@\n+x\n"
       "--- a/two.txt\n+++ b/two.txt\n@@ -1,2 +1,2 @@\n red\n-blue\n+BLUE\n");
-  fs_immutable(dir, "two.txt", 0);
-  ASSERT_REFUSED(o, "PERMISSION_DENIED");
-  fs_out_free(&o);
-  ASSERT(!fs_exists(dir, "n1"));
+  set_immutable(dir, "two.txt", 0);
+  ASSERT_CALL_ERROR(o, "PERMISSION_DENIED");
+  outcome_free(&o);
+  ASSERT_FALSE(file_exists(dir, "n1"));
   tg_runtime_free(rt);
-  fs_rmrf(dir);
+  remove_tree(dir);
 }
 
 TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),

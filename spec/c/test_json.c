@@ -7,13 +7,9 @@
  * hold a key twice does not start (the exec tool would have run the first
  * "command", the rules judged the last).
  */
+#include "helpers.h"
+#include "internal.h"
 #include <float.h>
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include "base/json.h"
-#include "test_chain.h"
 
 /* Parses a C string; the tree, or NULL with the message in err. */
 static cJSON *parse(const char *text, char *err, size_t errlen) {
@@ -67,9 +63,9 @@ TEST(duplicate_key_in_a_big_object) {
   char err[512] = "";
   size_t at = 0;
   cJSON *v = tg_json_parse(text, strlen(text), &at, err, sizeof err);
-  ASSERT(v == NULL);
+  ASSERT_NULL(v);
   ASSERT_CONTAINS(err, "$.k250: duplicate key \"k250\"");
-  ASSERT_EQ(at, strstr(text, "\"k250\":1") - text);
+  ASSERT_INT_EQ(at, strstr(text, "\"k250\":1") - text);
   text[strlen(text) - strlen(",\"k250\":1,\"k7\":2}")] = '}';
   text[strlen(text) - strlen("\"k250\":1,\"k7\":2}")] = '\0';
   ACCEPTED(text);
@@ -124,7 +120,7 @@ TEST(lone_surrogates_and_nul_refused) {
           "digits (byte 2)");
   char err[256];
   cJSON *v = parse("[\"\\ud83d\\ude00 \\u00e9\\/\"]", err, sizeof err);
-  ASSERT(v != NULL);
+  ASSERT_NOT_NULL(v);
   ASSERT_STR_EQ(v->child->valuestring, "\xf0\x9f\x98\x80 \xc3\xa9/");
   cJSON_Delete(v);
 }
@@ -134,15 +130,15 @@ TEST(control_characters_refused) {
   char err[256] = "";
   const char text[] = "{\"command\":\"echo hi\0; rm -rf /\"}";
   size_t at = 0;
-  ASSERT(tg_json_parse(text, sizeof text - 1, &at, err, sizeof err) == NULL);
+  ASSERT_NULL(tg_json_parse(text, sizeof text - 1, &at, err, sizeof err));
   ASSERT_STR_EQ(err, "$.command: a raw control character (0x00) in a string: "
                 "write it escaped (\\n, \\t, \\u00XX) (byte 19)");
-  ASSERT_EQ(at, 19);
+  ASSERT_INT_EQ(at, 19);
   REFUSED("[\"a\nb\"]", "$[0]: a raw control character (0x0a) in a string: "
           "write it escaped (\\n, \\t, \\u00XX) (byte 3)");
   const char outside[] = "{\"a\":1}\0";
-  ASSERT(tg_json_parse(outside, sizeof outside - 1, NULL, err, sizeof err) ==
-         NULL);
+  ASSERT_NULL(
+      tg_json_parse(outside, sizeof outside - 1, NULL, err, sizeof err));
   ASSERT_STR_EQ(err, "$: text after the JSON value: byte 0x00 (byte 7)");
 }
 
@@ -174,7 +170,7 @@ TEST(depth_limit) {
   char *ok = nested(TG_JSON_MAX_DEPTH), *deep = nested(TG_JSON_MAX_DEPTH + 1);
   ACCEPTED(ok);
   char err[4096] = "";
-  ASSERT(parse(deep, err, sizeof err) == NULL);
+  ASSERT_NULL(parse(deep, err, sizeof err));
   ASSERT_CONTAINS(err, "nested deeper than 128 levels (byte 128)");
   free(ok);
   free(deep);
@@ -185,30 +181,30 @@ TEST(depth_limit) {
 TEST(check_trees_built_in_c) {
   char err[256] = "";
   cJSON *a = cJSON_Parse("{\"command\":\"rm -f victim\",\"command\":\"echo hi\"}");
-  ASSERT_EQ(tg__json_check(a, err, sizeof err), -1);
+  ASSERT_INT_EQ(tg__json_check(a, err, sizeof err), -1);
   ASSERT_STR_EQ(err, "$.command: duplicate key \"command\" (a key may appear "
                 "once in an object)");
   cJSON_Delete(a);
   a = cJSON_CreateObject();
   cJSON *arr = cJSON_AddArrayToObject(a, "x");
   cJSON_AddItemToArray(arr, cJSON_CreateNumber(NAN));
-  ASSERT_EQ(tg__json_check(a, err, sizeof err), -1);
+  ASSERT_INT_EQ(tg__json_check(a, err, sizeof err), -1);
   ASSERT_STR_EQ(err, "$.x[0]: a number is not finite");
   cJSON_DeleteItemFromArray(arr, 0);
   cJSON_AddItemToArray(arr, cJSON_CreateString("a\xff"));
-  ASSERT_EQ(tg__json_check(a, err, sizeof err), -1);
+  ASSERT_INT_EQ(tg__json_check(a, err, sizeof err), -1);
   ASSERT_STR_EQ(err, "$.x[0]: a string is not valid UTF-8 (byte 0xff at offset 1)");
   cJSON_DeleteItemFromArray(arr, 0);
   cJSON_AddItemToArray(arr, cJSON_CreateRaw("1, \"injected\": 2"));
-  ASSERT_EQ(tg__json_check(a, err, sizeof err), -1);
+  ASSERT_INT_EQ(tg__json_check(a, err, sizeof err), -1);
   ASSERT_STR_EQ(err, "$.x[0]: not a JSON value (a raw or invalid cJSON node)");
   cJSON_DeleteItemFromArray(arr, 0);
   cJSON_AddItemToArray(arr, cJSON_CreateString("fine"));
-  ASSERT_EQ(tg__json_check(a, err, sizeof err), 0);
+  ASSERT_OK(tg__json_check(a, err, sizeof err), err);
   cJSON_Delete(a);
   char *deep = nested(TG_JSON_MAX_DEPTH + 1);
   a = cJSON_Parse(deep);
-  ASSERT_EQ(tg__json_check(a, err, sizeof err), -1);
+  ASSERT_INT_EQ(tg__json_check(a, err, sizeof err), -1);
   ASSERT_CONTAINS(err, "nested deeper than 128 levels");
   cJSON_Delete(a);
   free(deep);
@@ -255,7 +251,7 @@ TEST(strings_print_as_valid_utf8) {
   char *s = tg_json_print(a, 0);
   ASSERT_STR_EQ(s, "[\"q\\\" b\\\\ \\n\\t\\u0001 caf\xc3\xa9\","
                    "\"bad \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd\"]");
-  ASSERT_EQ(tg__utf8_invalid_at(s, strlen(s)), strlen(s));
+  ASSERT_INT_EQ(tg__utf8_invalid_at(s, strlen(s)), strlen(s));
   free(s);
   cJSON_Delete(a);
 }
@@ -264,7 +260,7 @@ TEST(pretty_print) {
   char err[256];
   cJSON *v = parse("{\"a\":1,\"b\":[1,2],\"c\":{},\"d\":[],\"e\":[{\"f\":null}]}",
                    err, sizeof err);
-  ASSERT(v != NULL);
+  ASSERT_NOT_NULL(v);
   char *s = tg_json_print(v, 1);
   ASSERT_STR_EQ(s, "{\n  \"a\": 1,\n  \"b\": [1, 2],\n  \"c\": {},\n  \"d\": [],\n"
                    "  \"e\": [\n    {\n      \"f\": null\n    }\n  ]\n}");
@@ -311,8 +307,8 @@ TEST(messages_are_clean_text) {
                   "\xc3\xa9\":1,\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
                   "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\":2}";
   for (size_t n = 20; n < sizeof err; n++) {
-    ASSERT(tg_json_parse(t, strlen(t), NULL, err, n) == NULL);
-    ASSERT_EQ(tg__utf8_invalid_at(err, strlen(err)), strlen(err));
+    ASSERT_NULL(tg_json_parse(t, strlen(t), NULL, err, n));
+    ASSERT_INT_EQ(tg__utf8_invalid_at(err, strlen(err)), strlen(err));
   }
 }
 
@@ -346,39 +342,39 @@ static void no_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
 }
 
 TEST(c_api_refuses_duplicate_keys) {
-  char *dir = make_dir(), victim[1100], cmd[1300], err[TG_ERRMSG] = "";
+  char *dir = temp_dir(), victim[1100], cmd[1300], err[TG_ERRMSG] = "";
   snprintf(victim, sizeof victim, "%s/victim", dir);
-  write_file(dir, "victim", "still here");
+  put_file(dir, "victim", "still here");
   snprintf(cmd, sizeof cmd, "{\"command\":\"rm -f %s\",\"command\":\"echo hi\"}",
            victim);
   tg_config cfg;
   tg_config_init(&cfg);
   cfg.default_verdict = TG_VERDICT_ALLOW;
-  tg_runtime *rt = new_rt(&cfg);
+  tg_runtime *rt = new_runtime(&cfg);
   int done = 0;
   tg_call_request req = {.tool = "exec", .args_json = cmd};
-  ASSERT_EQ(tg_call_start(rt, &req, no_done, &done, err), 0);
+  ASSERT_OK(tg_call_start(rt, &req, no_done, &done, err), err);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(done, 1); /* VALIDATE INVALID_ARGS naming the key */
+  ASSERT_INT_EQ(done, 1); /* VALIDATE INVALID_ARGS naming the key */
   done = 0;
   cJSON *tree = cJSON_Parse(cmd); /* cJSON keeps both members */
-  ASSERT(tree != NULL);
+  ASSERT_NOT_NULL(tree);
   tg_call_request req2 = {.tool = "exec", .args = tree};
   err[0] = '\0';
-  ASSERT_EQ(tg_call_start(rt, &req2, no_done, &done, err), -EINVAL);
+  ASSERT_INT_EQ(tg_call_start(rt, &req2, no_done, &done, err), -EINVAL);
   ASSERT_CONTAINS(err, "$.command: duplicate key \"command\"");
   cJSON_Delete(tree);
   tree = cJSON_CreateObject();
   cJSON_AddItemToObject(tree, "command", cJSON_CreateRaw("\"rm -f x\""));
   tg_call_request req3 = {.tool = "exec", .args = tree};
-  ASSERT_EQ(tg_call_start(rt, &req3, no_done, &done, err), -EINVAL);
+  ASSERT_INT_EQ(tg_call_start(rt, &req3, no_done, &done, err), -EINVAL);
   ASSERT_CONTAINS(err, "$.command: not a JSON value (a raw or invalid cJSON node)");
   cJSON_Delete(tree);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
-  ASSERT_EQ(done, 0);
-  ASSERT(access(victim, F_OK) == 0);
+  ASSERT_INT_EQ(done, 0);
+  ASSERT_OK(access(victim, F_OK));
   tg_runtime_free(rt);
-  rm_dir(dir);
+  remove_tree(dir);
 }
 
 TEST_MAIN(TEST_ENTRY(duplicate_key_refused_with_path),

@@ -3,24 +3,23 @@
  * (src/base/jsonnum.c): what it accepts, what it refuses, and the message
  * that names the argument and its range.
  */
-#include <math.h>
-#include "tg_test.h"
-#include "base/jsonnum.h"
+#include "helpers.h"
+#include "internal.h"
 
 TEST(integers_in_range_convert_exactly) {
   int64_t v = -7;
-  ASSERT_EQ(tg__int_of_double(0, 0, 10, &v), 0);
-  ASSERT_EQ(v, 0);
-  ASSERT_EQ(tg__int_of_double(-0.0, 0, 10, &v), 0);
-  ASSERT_EQ(v, 0);
-  ASSERT_EQ(tg__int_of_double(10, 0, 10, &v), 0);
-  ASSERT_EQ(v, 10);
-  ASSERT_EQ(tg__int_of_double(-5, -5, 5, &v), 0);
-  ASSERT_EQ(v, -5);
-  ASSERT_EQ(tg__int_of_double(9007199254740991.0, 1, TG_JSON_INT_MAX, &v), 0);
-  ASSERT_EQ(v, TG_JSON_INT_MAX);
-  ASSERT_EQ(tg__int_of_double(1e15, 0, TG_JSON_INT_MAX, &v), 0);
-  ASSERT_EQ(v, 1000000000000000LL);
+  ASSERT_OK(tg__int_of_double(0, 0, 10, &v));
+  ASSERT_INT_EQ(v, 0);
+  ASSERT_OK(tg__int_of_double(-0.0, 0, 10, &v));
+  ASSERT_INT_EQ(v, 0);
+  ASSERT_OK(tg__int_of_double(10, 0, 10, &v));
+  ASSERT_INT_EQ(v, 10);
+  ASSERT_OK(tg__int_of_double(-5, -5, 5, &v));
+  ASSERT_INT_EQ(v, -5);
+  ASSERT_OK(tg__int_of_double(9007199254740991.0, 1, TG_JSON_INT_MAX, &v));
+  ASSERT_INT_EQ(v, TG_JSON_INT_MAX);
+  ASSERT_OK(tg__int_of_double(1e15, 0, TG_JSON_INT_MAX, &v));
+  ASSERT_INT_EQ(v, 1000000000000000LL);
 }
 
 TEST(everything_else_is_refused_and_out_is_untouched) {
@@ -30,10 +29,11 @@ TEST(everything_else_is_refused_and_out_is_untouched) {
     int64_t v = 42;
     if (tg__int_of_double(bad[i], 0, 10, &v) != -1)
       TG_FAIL("%g was accepted in [0, 10]", bad[i]);
-    ASSERT_EQ(v, 42);
+    ASSERT_INT_EQ(v, 42);
   }
   int64_t v = 42;
-  ASSERT_EQ(tg__int_of_double(9007199254740992.0, 0, TG_JSON_INT_MAX, &v), -1);
+  ASSERT_INT_EQ(
+      tg__int_of_double(9007199254740992.0, 0, TG_JSON_INT_MAX, &v), -1);
 }
 
 TEST(the_message_names_the_argument_the_range_and_the_value) {
@@ -45,11 +45,12 @@ TEST(the_message_names_the_argument_the_range_and_the_value) {
       {"{}", "got an object"},   {"null", "got null"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     cJSON *j = cJSON_Parse(cases[i].json);
-    ASSERT(j);
+    ASSERT_NOT_NULL(j);
     int64_t v;
     char err[200] = "";
-    ASSERT_EQ(tg__json_int(j, "read_file: offset", 1, TG_JSON_INT_MAX, &v, err,
-                           sizeof err), -1);
+    ASSERT_INT_EQ(tg__json_int(j, "read_file: offset", 1, TG_JSON_INT_MAX, &v,
+                               err, sizeof err),
+                  -1);
     ASSERT_CONTAINS(err, "read_file: offset must be an integer from 1 to "
                          "9007199254740991, ");
     ASSERT_CONTAINS(err, cases[i].got);
@@ -61,15 +62,20 @@ TEST(an_optional_argument_takes_its_default_when_absent_or_null) {
   cJSON *args = cJSON_Parse("{\"a\":null,\"b\":7,\"c\":7.25}");
   int64_t v = 0;
   char err[200] = "";
-  ASSERT_EQ(tg__json_int_arg(args, "t", "a", 1, 10, 3, &v, err, sizeof err), 0);
-  ASSERT_EQ(v, 3);
-  ASSERT_EQ(tg__json_int_arg(args, "t", "zz", 1, 10, 4, &v, err, sizeof err), 0);
-  ASSERT_EQ(v, 4);
-  ASSERT_EQ(tg__json_int_arg(args, "t", "b", 1, 10, 3, &v, err, sizeof err), 0);
-  ASSERT_EQ(v, 7);
-  ASSERT_EQ(tg__json_int_arg(args, "t", "b", 1, 5, 3, &v, err, sizeof err), -1);
+  ASSERT_OK(tg__json_int_arg(args, "t", "a", 1, 10, 3, &v, err, sizeof err),
+            err);
+  ASSERT_INT_EQ(v, 3);
+  ASSERT_OK(tg__json_int_arg(args, "t", "zz", 1, 10, 4, &v, err, sizeof err),
+            err);
+  ASSERT_INT_EQ(v, 4);
+  ASSERT_OK(tg__json_int_arg(args, "t", "b", 1, 10, 3, &v, err, sizeof err),
+            err);
+  ASSERT_INT_EQ(v, 7);
+  ASSERT_INT_EQ(tg__json_int_arg(args, "t", "b", 1, 5, 3, &v, err, sizeof err),
+                -1);
   ASSERT_STR_EQ(err, "t: b must be an integer from 1 to 5, got 7");
-  ASSERT_EQ(tg__json_int_arg(args, "t", "c", 1, 10, 3, &v, err, sizeof err), -1);
+  ASSERT_INT_EQ(tg__json_int_arg(args, "t", "c", 1, 10, 3, &v, err, sizeof err),
+                -1);
   ASSERT_STR_EQ(err, "t: c must be an integer from 1 to 10, got 7.25");
   cJSON_Delete(args);
 }

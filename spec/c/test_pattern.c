@@ -6,9 +6,8 @@
  * functions (and strings' methods) are these. That results match the
  * builtin functions is spec/lua/pattern_spec.lua's job.
  */
-#include "tg_test.h"
-#include "policy/sandbox.h"
-#include "policy/sandbox_pattern.h"
+#include "helpers.h"
+#include "internal.h"
 
 #define POLLS "test.polls"
 #define POLL_LIMIT "test.poll_limit"
@@ -70,7 +69,7 @@ static void assert_polls(lua_State *L, const char *code, long long minimum,
 
 TEST(every_function_polls_at_least_every_poll_steps) {
   lua_State *L = pattern_state(0);
-  ASSERT(luaL_dostring(L, "S = ('a'):rep(4000)") == 0); /* no b anywhere */
+  ASSERT_OK(luaL_dostring(L, "S = ('a'):rep(4000)")); /* no b anywhere */
   /* a*b at each of n starts goes over the n - i a's left: n(n+1)/2 */
   long long n = 4000, quadratic = n * (n + 1) / 2;
   assert_polls(L, "assert(P.find(S, 'a*b') == nil)", quadratic, n);
@@ -101,21 +100,22 @@ TEST(a_poll_that_raises_stops_an_exponential_pattern) {
       "for _ in P.gmatch(('a'):rep(30), ('a?'):rep(30) .. 'b') do end"};
   for (size_t i = 0; i < sizeof code / sizeof *code; i++) {
     set_registry_int(L, POLLS, 0);
-    ASSERT(luaL_loadstring(L, code[i]) == 0);
-    ASSERT_EQ(lua_pcall(L, 0, 0, 0), LUA_ERRRUN);
+    ASSERT_OK(luaL_loadstring(L, code[i]));
+    ASSERT_INT_EQ(lua_pcall(L, 0, 0, 0), LUA_ERRRUN);
     ASSERT_CONTAINS(lua_tostring(L, -1), "stopped by the poll");
     lua_pop(L, 1);
-    ASSERT_EQ(registry_int(L, POLLS), 50);
+    ASSERT_INT_EQ(registry_int(L, POLLS), 50);
   }
   /* the state is fine afterwards */
-  ASSERT(luaL_dostring(L, "assert(P.find('hello', 'l+') == 3)") == 0);
+  ASSERT_OK(luaL_dostring(L, "assert(P.find('hello', 'l+') == 3)"));
   lua_close(L);
 }
 
 TEST(too_deep_a_pattern_raises_pattern_too_complex) {
   lua_State *L = pattern_state(0);
-  ASSERT(luaL_loadstring(L, "return P.find(('a'):rep(300), ('a?'):rep(300))") == 0);
-  ASSERT_EQ(lua_pcall(L, 0, 0, 0), LUA_ERRRUN);
+  ASSERT_OK(
+      luaL_loadstring(L, "return P.find(('a'):rep(300), ('a?'):rep(300))"));
+  ASSERT_INT_EQ(lua_pcall(L, 0, 0, 0), LUA_ERRRUN);
   ASSERT_CONTAINS(lua_tostring(L, -1), "pattern too complex");
   lua_close(L);
 }
@@ -138,15 +138,15 @@ TEST(policy_states_use_the_bounded_functions) {
     tg_sandbox *sb = NULL;
     char err[256];
     lua_State *L = tg__sandbox_new(&cfg, NULL, &sb, err, sizeof err);
-    ASSERT(L != NULL);
+    ASSERT_NOT_NULL(L);
     const char *names[] = {"find", "match", "gmatch", "gsub"};
     lua_getglobal(L, "string");
-    for (int i = 0; i < 4; i++) ASSERT(is_bounded(L, names[i]));
+    for (int i = 0; i < 4; i++) ASSERT_TRUE(is_bounded(L, names[i]));
     lua_pop(L, 1);
     lua_pushliteral(L, ""); /* strings' methods: the same table */
-    ASSERT(lua_getmetatable(L, -1));
+    ASSERT_TRUE(lua_getmetatable(L, -1));
     lua_getfield(L, -1, "__index");
-    for (int i = 0; i < 4; i++) ASSERT(is_bounded(L, names[i]));
+    for (int i = 0; i < 4; i++) ASSERT_TRUE(is_bounded(L, names[i]));
     lua_pop(L, 3);
     tg__sandbox_close(L, sb);
   }

@@ -15,161 +15,66 @@
  *   - tg_explain and `toolgate explain`: rule order and answers, the
  *     deciding rule, the default, hooks listed, nothing executed.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include "helpers.h"
+#include "internal.h"
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <uv.h>
-#include <cjson/cJSON.h>
-#include "toolgate.h"
-#include "runtime/control.h"
-#include "tg_test.h"
 
 #define TOOLGATE_BIN TG_BINARY_DIR "/toolgate"
-#define WAIT_MS 10000 /* generous: a loaded 2-core machine */
-
-/* ---- files -------------------------------------------------------------- */
-
-static char *make_dir(void) {
-  char tmpl[] = "/tmp/tg-reload-XXXXXX";
-  char *d = mkdtemp(tmpl);
-  if (!d) TG_FAIL("mkdtemp: %s", strerror(errno));
-  return strdup(d);
-}
-
-static void write_at(const char *dir, const char *name, const char *text) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "wb");
-  if (!f) TG_FAIL("cannot write %s: %s", path, strerror(errno));
-  fputs(text, f);
-  fclose(f);
-}
 
 /* An editor's atomic save: a temp file beside the target, renamed over it. */
 static void save_atomic(const char *dir, const char *name, const char *text) {
-  char tmp[300], from[1024], to[1024];
+  char tmp[300];
   snprintf(tmp, sizeof tmp, ".%s.tmp%d", name, (int)getpid());
-  write_at(dir, tmp, text);
-  snprintf(from, sizeof from, "%s/%s", dir, tmp);
-  snprintf(to, sizeof to, "%s/%s", dir, name);
+  put_file(dir, tmp, text);
+  char *from = path_join(dir, tmp), *to = path_join(dir, name);
   if (rename(from, to) < 0) TG_FAIL("rename %s: %s", from, strerror(errno));
-}
-
-static void remove_at(const char *dir, const char *name) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  if (unlink(path) < 0) TG_FAIL("unlink %s: %s", path, strerror(errno));
-}
-
-static int exists_at(const char *dir, const char *name) {
-  char path[1024];
-  struct stat st;
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  return stat(path, &st) == 0;
-}
-
-static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return strdup("");
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
-}
-
-static void rm_tree(char *dir) {
-  char cmd[1200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-  free(dir);
-}
-
-/* ---- the loop ------------------------------------------------------------ */
-
-static void keepalive_cb(uv_timer_t *t) { (void)t; }
-
-/* Runs the loop until *flag >= want or ms pass (the watch's handles do not
- * keep the loop alive, so a timer does). Returns 1 if reached. */
-static int run_until(tg_runtime *rt, const int *flag, int want, uint64_t ms) {
-  uv_loop_t *loop = tg_runtime_loop(rt);
-  uv_timer_t t;
-  uv_timer_init(loop, &t);
-  uv_timer_start(&t, keepalive_cb, 5, 5);
-  uv_update_time(loop);
-  uint64_t end = uv_now(loop) + ms;
-  while (*flag < want && uv_now(loop) < end) uv_run(loop, UV_RUN_ONCE);
-  uv_close((uv_handle_t *)&t, NULL);
-  uv_run(loop, UV_RUN_NOWAIT);
-  return *flag >= want;
-}
-
-static void run_for(tg_runtime *rt, uint64_t ms) {
-  int never = 0;
-  run_until(rt, &never, 1, ms);
+  free(from);
+  free(to);
 }
 
 /* ---- reload events --------------------------------------------------------- */
 
 typedef struct {
   int loaded, errors;
-  uint64_t last_gen;          /* generation of the last policy_loaded */
+  double last_gen;            /* generation of the last policy_loaded */
   char last_trigger[32];
   char last_error[TG_ERRMSG];
   char last_file[512];
-  int last_line;
+  double last_line;
   int bad_loaded;             /* policy_loaded without duration_ms / files */
 } reloads;
 
 static void on_reload(tg_runtime *rt, const tg_event *ev, void *ud) {
   reloads *r = ud;
   const cJSON *d = ev->data;
-  const char *trig = cJSON_GetStringValue(cJSON_GetObjectItem(d, "trigger"));
   if (!strcmp(ev->type, "policy_loaded")) {
     r->loaded++;
-    r->last_gen = (uint64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "generation"));
+    r->last_gen = num_at(d, "generation");
     if (!cJSON_IsNumber(cJSON_GetObjectItem(d, "duration_ms")) ||
         !cJSON_IsNumber(cJSON_GetObjectItem(d, "files")))
       r->bad_loaded++;
   } else if (!strcmp(ev->type, "policy_error")) {
     r->errors++;
-    const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(d, "error"));
-    const char *f = cJSON_GetStringValue(cJSON_GetObjectItem(d, "file"));
-    snprintf(r->last_error, sizeof r->last_error, "%s", e ? e : "");
-    snprintf(r->last_file, sizeof r->last_file, "%s", f ? f : "");
-    r->last_line = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(d, "line"));
+    copy_str(r->last_error, sizeof r->last_error, str_at(d, "error"));
+    copy_str(r->last_file, sizeof r->last_file, str_at(d, "file"));
+    r->last_line = num_at(d, "line");
   } else {
     return;
   }
-  snprintf(r->last_trigger, sizeof r->last_trigger, "%s", trig ? trig : "");
+  copy_str(r->last_trigger, sizeof r->last_trigger, str_at(d, "trigger"));
 }
 
-static tg_runtime *new_rt(const char *dir, int watch, reloads *r) {
-  tg_config cfg;
-  char err[TG_ERRMSG] = "";
-  tg_config_init(&cfg);
-  cfg.policies_dir = dir;
+/* A runtime judged by the policies in dir (calls allowed by default),
+ * watching the folder if asked, its reload events counted in r. */
+static tg_runtime *reload_runtime(const char *dir, int watch, reloads *r) {
+  tg_config cfg = config_allowing();
   cfg.watch_policies = watch;
-  cfg.default_verdict = TG_VERDICT_ALLOW;
-  tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
-  if (!rt) TG_FAIL("tg_runtime_new: %s", err);
-  if (r) ASSERT(tg_events_subscribe(rt, on_reload, r) > 0);
+  tg_runtime *rt = runtime_with_policies(&cfg, dir);
+  if (r) ASSERT_TRUE(tg_events_subscribe(rt, on_reload, r) > 0);
   return rt;
 }
 
@@ -258,7 +163,8 @@ static void check_stamps(load *l, const tg_outcome *o) {
               vs[i] ? vs[i] : "(none)", gens[0], vs[0] ? vs[0] : "(none)");
   }
   int g = (int)gens[0];
-  ASSERT(g >= 1 && g < MAX_GENS);
+  ASSERT_NUM_EQ(gens[0], g); /* a whole number */
+  ASSERT_TRUE(g >= 1 && g < MAX_GENS);
   if (strncmp(vs[0], "bad-", 4) == 0)
     TG_FAIL("call %s ran on a broken version (%s)", o->id, vs[0]);
   if (strcmp(l->versions[g], vs[0]))
@@ -271,7 +177,7 @@ static void load_done(tg_runtime *rt, const tg_outcome *o, void *ud);
 
 static void start_one(load *l, const char *tool) {
   char id[32], err[TG_ERRMSG] = "";
-  ASSERT(l->started < MAX_CALLS);
+  ASSERT_TRUE(l->started < MAX_CALLS);
   snprintf(id, sizeof id, "c-%d", l->started);
   tg_call_request req;
   memset(&req, 0, sizeof req);
@@ -293,7 +199,7 @@ static void top_up(load *l) {
 static void load_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
   load *l = ud;
   int n = atoi(o->id + 2);
-  ASSERT(n >= 0 && n < l->started);
+  ASSERT_TRUE(n >= 0 && n < l->started);
   if (++l->ends[n] != 1) TG_FAIL("call %s ended %d times", o->id, l->ends[n]);
   l->ended++;
   if (!strcmp(o->tool, "slow")) l->slow_in_flight--;
@@ -304,15 +210,15 @@ static void load_init(load *l, tg_runtime *rt) {
   memset(l, 0, sizeof *l);
   l->rt = rt;
   l->ends = calloc(MAX_CALLS, 1);
-  ASSERT(l->ends);
+  ASSERT_NOT_NULL(l->ends);
 }
 
 static void load_finish(load *l) {
   l->stop_starting = 1;
   int *ended = &l->ended;
-  if (!run_until(l->rt, ended, l->started, WAIT_MS))
+  if (!wait_until(l->rt, ended, l->started, WAIT_MS))
     TG_FAIL("only %d of %d calls ended", l->ended, l->started);
-  ASSERT_EQ(l->ended, l->started);
+  ASSERT_INT_EQ(l->ended, l->started);
   for (int i = 0; i < l->started; i++)
     if (l->ends[i] != 1) TG_FAIL("call c-%d ended %d times", i, l->ends[i]);
   free(l->ends);
@@ -333,18 +239,18 @@ static void api_tick(uv_timer_t *t) {
   load *l = d->l;
   int broken = d->k % 2 == 1;
   uint64_t before = tg_runtime_generation(l->rt);
-  write_version(d->dir, d->k + 1, broken, write_at);
+  write_version(d->dir, d->k + 1, broken, put_file);
   char err[TG_ERRMSG] = "";
   int rc = tg_runtime_load_policies(l->rt, NULL, err);
   uint64_t after = tg_runtime_generation(l->rt);
   if (broken) {
     if (rc != -EINVAL) TG_FAIL("broken version %d loaded (rc %d)", d->k + 1, rc);
-    ASSERT_EQ(after, before);
+    ASSERT_INT_EQ(after, before);
     ASSERT_CONTAINS(err, "20_hooks.lua:3:");
     d->broken++;
   } else {
     if (rc != 0) TG_FAIL("version %d did not load: %s", d->k + 1, err);
-    ASSERT_EQ(after, before + 1);
+    ASSERT_INT_EQ(after, before + 1);
     snprintf(l->versions[after], sizeof l->versions[after], "v%d", d->k + 1);
     d->valid++;
   }
@@ -353,10 +259,10 @@ static void api_tick(uv_timer_t *t) {
 }
 
 TEST(reload_200_times_under_load) {
-  char *dir = make_dir();
-  write_version(dir, 0, 0, write_at);
+  char *dir = temp_dir();
+  write_version(dir, 0, 0, put_file);
   reloads ev = {0};
-  tg_runtime *rt = new_rt(dir, 0, &ev);
+  tg_runtime *rt = reload_runtime(dir, 0, &ev);
   load l;
   load_init(&l, rt);
   snprintf(l.versions[1], sizeof l.versions[1], "v0");
@@ -368,14 +274,14 @@ TEST(reload_200_times_under_load) {
   while (d.k < 200) uv_run(tg_runtime_loop(rt), UV_RUN_ONCE);
   uv_close((uv_handle_t *)&d.timer, NULL);
   load_finish(&l);
-  ASSERT_EQ(d.valid, 100);
-  ASSERT_EQ(d.broken, 100);
-  ASSERT_EQ(tg_runtime_generation(rt), 101); /* only valid ones count */
-  ASSERT_EQ(ev.loaded, 100);
-  ASSERT_EQ(ev.errors, 100);
-  ASSERT_EQ(ev.bad_loaded, 0);
+  ASSERT_INT_EQ(d.valid, 100);
+  ASSERT_INT_EQ(d.broken, 100);
+  ASSERT_INT_EQ(tg_runtime_generation(rt), 101); /* only valid ones count */
+  ASSERT_INT_EQ(ev.loaded, 100);
+  ASSERT_INT_EQ(ev.errors, 100);
+  ASSERT_INT_EQ(ev.bad_loaded, 0);
   ASSERT_CONTAINS(ev.last_file, "20_hooks.lua");
-  ASSERT_EQ(ev.last_line, 3);
+  ASSERT_NUM_EQ(ev.last_line, 3);
   ASSERT_STR_EQ(ev.last_trigger, "api");
   /* the test must have exercised what it claims */
   if (l.started < 1000) TG_FAIL("only %d calls ran", l.started);
@@ -383,7 +289,7 @@ TEST(reload_200_times_under_load) {
   printf("  %d calls, %d ended on an older generation than the current one\n",
          l.started, l.spanned);
   tg_runtime_free(rt);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 /* ---- the folder watch -------------------------------------------------------- */
@@ -399,33 +305,12 @@ static void save_ver(const char *dir, const char *v,
   save(dir, "10_ver.lua", buf);
 }
 
-typedef struct {
-  int n;
-  char text[256];
-} str_out;
-
-static void str_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
-  str_out *s = ud;
-  s->n++;
-  const char *v = cJSON_GetStringValue(o->result);
-  snprintf(s->text, sizeof s->text, "%s", v ? v : o->error.message);
-}
-
-/* The result of calling tool (a string), run to completion. */
-static void call_str(tg_runtime *rt, const char *tool, str_out *out) {
-  char err[TG_ERRMSG];
-  tg_call_request req;
-  memset(&req, 0, sizeof req);
-  req.tool = tool;
-  memset(out, 0, sizeof *out);
-  if (tg_call_start(rt, &req, str_done, out, err) < 0) TG_FAIL("%s", err);
-  if (!run_until(rt, &out->n, 1, WAIT_MS)) TG_FAIL("call %s did not end", tool);
-}
-
+/* Calls "ver" (whose result is the version string) and checks it. */
 static void expect_ver(tg_runtime *rt, const char *want) {
-  str_out o;
-  call_str(rt, "ver", &o);
-  ASSERT_STR_EQ(o.text, want);
+  outcome o = call_tool(rt, "ver", NULL);
+  ASSERT_CALL_OK(o);
+  ASSERT_STR_EQ(cJSON_GetStringValue(o.result), want);
+  outcome_free(&o);
 }
 
 static int count_rules(tg_runtime *rt) {
@@ -452,65 +337,67 @@ static void save_vim_style(const char *dir, const char *name, const char *text) 
   snprintf(from, sizeof from, "%s/%s", dir, name);
   snprintf(to, sizeof to, "%s/%s~", dir, name);
   if (rename(from, to) < 0) TG_FAIL("rename: %s", strerror(errno));
-  write_at(dir, "4913", ""); /* vim's probe file */
-  remove_at(dir, "4913");
-  write_at(dir, name, text);
+  put_file(dir, "4913", ""); /* vim's probe file */
+  remove_file(dir, "4913");
+  put_file(dir, name, text);
   if (unlink(to) < 0) TG_FAIL("unlink: %s", strerror(errno));
 }
 
 TEST(watch_picks_up_editor_saves) {
-  char *dir = make_dir();
-  save_ver(dir, "one", write_at);
+  char *dir = temp_dir();
+  save_ver(dir, "one", put_file);
   reloads ev = {0};
-  tg_runtime *rt = new_rt(dir, 1, &ev);
+  tg_runtime *rt = reload_runtime(dir, 1, &ev);
   expect_ver(rt, "one");
 
   save_ver(dir, "two", save_atomic); /* temp file + rename */
-  if (!run_until(rt, &ev.loaded, 1, WAIT_MS)) TG_FAIL("atomic save not seen");
+  if (!wait_until(rt, &ev.loaded, 1, WAIT_MS)) TG_FAIL("atomic save not seen");
   ASSERT_STR_EQ(ev.last_trigger, "watch");
   expect_ver(rt, "two");
 
   char buf[512];
   snprintf(buf, sizeof buf, ver_policy, "three");
   save_vim_style(dir, "10_ver.lua", buf);
-  if (!run_until(rt, &ev.loaded, 2, WAIT_MS)) TG_FAIL("vim-style save not seen");
+  if (!wait_until(rt, &ev.loaded, 2, WAIT_MS))
+    TG_FAIL("vim-style save not seen");
   run_for(rt, 200); /* the backup's removal may come as one more reload */
   expect_ver(rt, "three");
 
-  write_at(dir, "20_extra.lua",
+  put_file(dir, "20_extra.lua",
            "local tg = require \"toolgate\"\n"
            "tg.rule { name = \"extra\", check = function() end }\n");
   if (!wait_rules(rt, 1)) TG_FAIL("new file not seen");
-  remove_at(dir, "20_extra.lua");
+  remove_file(dir, "20_extra.lua");
   if (!wait_rules(rt, 0)) TG_FAIL("deletion not seen");
   expect_ver(rt, "three");
 
   /* temp files, backups, other files: no reload */
   run_for(rt, 200); /* nothing of the above still pending */
   int loaded = ev.loaded;
-  write_at(dir, ".10_ver.lua.swp", "junk");
-  write_at(dir, "10_ver.lua~", "junk");
-  write_at(dir, "#10_ver.lua#", "junk");
-  write_at(dir, "notes.txt", "junk");
-  write_at(dir, ".hidden.lua", "this is not lua");
+  put_file(dir, ".10_ver.lua.swp", "junk");
+  put_file(dir, "10_ver.lua~", "junk");
+  put_file(dir, "#10_ver.lua#", "junk");
+  put_file(dir, "notes.txt", "junk");
+  put_file(dir, ".hidden.lua", "this is not lua");
   run_for(rt, 400);
-  ASSERT_EQ(ev.loaded, loaded);
-  ASSERT_EQ(ev.errors, 0);
+  ASSERT_INT_EQ(ev.loaded, loaded);
+  ASSERT_INT_EQ(ev.errors, 0);
 
   /* a broken save: the error names file:line, the generation stays */
   uint64_t gen = tg_runtime_generation(rt);
   save_atomic(dir, "10_ver.lua", "local tg = require \"toolgate\"\n\nlocal = 1\n");
-  if (!run_until(rt, &ev.errors, 1, WAIT_MS)) TG_FAIL("broken save not reported");
+  if (!wait_until(rt, &ev.errors, 1, WAIT_MS))
+    TG_FAIL("broken save not reported");
   ASSERT_CONTAINS(ev.last_error, "10_ver.lua:3:");
-  ASSERT_EQ(ev.last_line, 3);
-  ASSERT_EQ(tg_runtime_generation(rt), gen);
+  ASSERT_NUM_EQ(ev.last_line, 3);
+  ASSERT_INT_EQ(tg_runtime_generation(rt), gen);
   expect_ver(rt, "three");
   loaded = ev.loaded;
   save_ver(dir, "fixed", save_atomic);
-  if (!run_until(rt, &ev.loaded, loaded + 1, WAIT_MS)) TG_FAIL("fix not seen");
+  if (!wait_until(rt, &ev.loaded, loaded + 1, WAIT_MS)) TG_FAIL("fix not seen");
   expect_ver(rt, "fixed");
   tg_runtime_free(rt);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 typedef struct {
@@ -523,29 +410,29 @@ static void burst_tick(uv_timer_t *t) {
   burst *b = t->data;
   char v[32];
   snprintf(v, sizeof v, "burst-%d", b->i);
-  save_ver(b->dir, v, write_at); /* in place, as many editors do */
+  save_ver(b->dir, v, put_file); /* in place, as many editors do */
   if (++b->i == b->n) uv_timer_stop(t);
 }
 
 TEST(watch_debounces_a_burst_of_saves) {
-  char *dir = make_dir();
-  save_ver(dir, "start", write_at);
+  char *dir = temp_dir();
+  save_ver(dir, "start", put_file);
   reloads ev = {0};
-  tg_runtime *rt = new_rt(dir, 1, &ev);
+  tg_runtime *rt = reload_runtime(dir, 1, &ev);
   burst b = {dir, 0, 20, {0}};
   uv_timer_init(tg_runtime_loop(rt), &b.timer);
   b.timer.data = &b;
   uv_timer_start(&b.timer, burst_tick, 5, 5); /* 20 saves, 5 ms apart */
   while (b.i < b.n) uv_run(tg_runtime_loop(rt), UV_RUN_ONCE);
   uv_close((uv_handle_t *)&b.timer, NULL);
-  if (!run_until(rt, &ev.loaded, 1, WAIT_MS)) TG_FAIL("burst not seen");
+  if (!wait_until(rt, &ev.loaded, 1, WAIT_MS)) TG_FAIL("burst not seen");
   run_for(rt, 300);
   /* about one reload (more only if the machine paused for 75 ms between
    * two saves); never one per save */
   if (ev.loaded >= 10) TG_FAIL("20 saves caused %d reloads", ev.loaded);
   expect_ver(rt, "burst-19");
   tg_runtime_free(rt);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 /* Calls run without pause while 20 editor-style saves, valid and broken
@@ -568,7 +455,7 @@ static void watch_tick(uv_timer_t *t) {
     d->seen = events;
     int was_broken = (d->k - 1) % 2 == 1;
     if (was_broken) ASSERT_CONTAINS(d->ev->last_error, "20_hooks.lua:3:");
-    else ASSERT_EQ(d->ev->last_gen, tg_runtime_generation(l->rt));
+    else ASSERT_NUM_EQ(d->ev->last_gen, tg_runtime_generation(l->rt));
     ASSERT_STR_EQ(d->ev->last_trigger, "watch");
   }
   if (d->k == 20) {
@@ -584,21 +471,23 @@ static void watch_tick(uv_timer_t *t) {
 static void record_version(tg_runtime *rt, const tg_event *ev, void *ud) {
   watch_driver *d = ud;
   if (strcmp(ev->type, "policy_loaded")) return;
-  int g = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev->data, "generation"));
-  ASSERT(g > 0 && g < MAX_GENS);
+  double gen = num_at(ev->data, "generation");
+  int g = (int)gen;
+  ASSERT_NUM_EQ(gen, g); /* a whole number */
+  ASSERT_TRUE(g > 0 && g < MAX_GENS);
   snprintf(d->l->versions[g], sizeof d->l->versions[g], "v%d", d->k);
 }
 
 TEST(watch_reloads_under_load) {
-  char *dir = make_dir();
-  write_version(dir, 0, 0, write_at);
+  char *dir = temp_dir();
+  write_version(dir, 0, 0, put_file);
   reloads ev = {0};
-  tg_runtime *rt = new_rt(dir, 1, &ev);
+  tg_runtime *rt = reload_runtime(dir, 1, &ev);
   load l;
   load_init(&l, rt);
   snprintf(l.versions[1], sizeof l.versions[1], "v0");
   watch_driver d = {&l, &ev, dir, 0, 0, {0}};
-  ASSERT(tg_events_subscribe(rt, record_version, &d) > 0);
+  ASSERT_TRUE(tg_events_subscribe(rt, record_version, &d) > 0);
   uv_timer_init(tg_runtime_loop(rt), &d.timer);
   d.timer.data = &d;
   uv_timer_start(&d.timer, watch_tick, 2, 2);
@@ -611,11 +500,11 @@ TEST(watch_reloads_under_load) {
   }
   uv_close((uv_handle_t *)&d.timer, NULL);
   load_finish(&l);
-  ASSERT_EQ(ev.loaded, 10);
-  ASSERT_EQ(ev.errors, 10);
-  ASSERT_EQ(tg_runtime_generation(rt), 11);
+  ASSERT_INT_EQ(ev.loaded, 10);
+  ASSERT_INT_EQ(ev.errors, 10);
+  ASSERT_INT_EQ(tg_runtime_generation(rt), 11);
   tg_runtime_free(rt);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 /* ---- SIGHUP -------------------------------------------------------------- */
@@ -627,31 +516,31 @@ static int sighup_is_default(void) {
 }
 
 TEST(sighup_reloads_only_when_asked) {
-  char *dir = make_dir();
-  save_ver(dir, "one", write_at);
+  char *dir = temp_dir();
+  save_ver(dir, "one", put_file);
   reloads ev = {0};
-  tg_runtime *rt = new_rt(dir, 1, &ev);
+  tg_runtime *rt = reload_runtime(dir, 1, &ev);
   /* watching, listening: still no signal handler of our own */
   char sock[300], err[TG_ERRMSG] = "";
   snprintf(sock, sizeof sock, "%s/control.sock", dir);
-  ASSERT_EQ(tg_runtime_listen(rt, sock, err), 0);
-  ASSERT(sighup_is_default());
-  ASSERT_EQ(tg_runtime_reload_on_signal(rt, SIGHUP, err), 0);
-  ASSERT(!sighup_is_default());
+  ASSERT_OK(tg_runtime_listen(rt, sock, err), err);
+  ASSERT_TRUE(sighup_is_default());
+  ASSERT_OK(tg_runtime_reload_on_signal(rt, SIGHUP, err), err);
+  ASSERT_FALSE(sighup_is_default());
   tg_runtime_watch(rt, 0, err); /* only the signal may reload now */
-  write_at(dir, "10_ver.lua", "local tg = require \"toolgate\"\n"
+  put_file(dir, "10_ver.lua", "local tg = require \"toolgate\"\n"
            "tg.tool { name = \"ver\", read_only = true, run = function() return \"two\" end }\n");
   run_for(rt, 200);
-  ASSERT_EQ(ev.loaded, 0);
+  ASSERT_INT_EQ(ev.loaded, 0);
   kill(getpid(), SIGHUP);
-  if (!run_until(rt, &ev.loaded, 1, WAIT_MS)) TG_FAIL("SIGHUP did not reload");
+  if (!wait_until(rt, &ev.loaded, 1, WAIT_MS)) TG_FAIL("SIGHUP did not reload");
   ASSERT_STR_EQ(ev.last_trigger, "signal");
   expect_ver(rt, "two");
-  ASSERT_EQ(tg_runtime_reload_on_signal(rt, 0, err), 0);
+  ASSERT_OK(tg_runtime_reload_on_signal(rt, 0, err), err);
   run_for(rt, 10);
   tg_runtime_free(rt);
-  ASSERT(sighup_is_default()); /* given back on free */
-  rm_tree(dir);
+  ASSERT_TRUE(sighup_is_default()); /* given back on free */
+  remove_tree(dir);
 }
 
 /* ---- the control socket -------------------------------------------------- */
@@ -682,8 +571,8 @@ static int run_cmd(tg_runtime *rt, const char *dir, char *const argv[],
     if (w < 0) TG_FAIL("waitpid: %s", strerror(errno));
     run_for(rt, 2);
   }
-  if (out) *out = read_all(op);
-  if (errout) *errout = read_all(ep);
+  if (out && !(*out = read_text(op))) TG_FAIL("%s was not written", op);
+  if (errout && !(*errout = read_text(ep))) TG_FAIL("%s was not written", ep);
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -694,46 +583,46 @@ static void make_stale_socket(const char *path) {
   a.sun_family = AF_UNIX;
   snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
   int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  ASSERT(fd >= 0);
+  ASSERT_TRUE(fd >= 0);
   if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0)
     TG_FAIL("bind %s: %s", path, strerror(errno));
   close(fd);
 }
 
 TEST(control_socket_reload_and_errors) {
-  char *dir = make_dir();
-  save_ver(dir, "one", write_at);
+  char *dir = temp_dir();
+  save_ver(dir, "one", put_file);
   reloads ev = {0};
-  tg_runtime *rt = new_rt(dir, 0, &ev);
+  tg_runtime *rt = reload_runtime(dir, 0, &ev);
   char sock[300], err[TG_ERRMSG] = "";
   snprintf(sock, sizeof sock, "%s/control.sock", dir);
   make_stale_socket(sock);
-  ASSERT_EQ(tg_runtime_listen(rt, sock, err), 0); /* the stale one goes */
+  ASSERT_OK(tg_runtime_listen(rt, sock, err), err); /* the stale one goes */
   ASSERT_STR_EQ(tg_runtime_control_path(rt), sock);
   struct stat st;
-  ASSERT_EQ(stat(sock, &st), 0);
-  ASSERT_EQ(st.st_mode & 0777, 0600);
+  ASSERT_OK(stat(sock, &st));
+  ASSERT_INT_EQ(st.st_mode & 0777, 0600);
 
   /* a second listener on a live socket is refused */
-  tg_runtime *rt2 = new_rt(dir, 0, NULL);
-  ASSERT_EQ(tg_runtime_listen(rt2, sock, err), -EADDRINUSE);
+  tg_runtime *rt2 = reload_runtime(dir, 0, NULL);
+  ASSERT_INT_EQ(tg_runtime_listen(rt2, sock, err), -EADDRINUSE);
   ASSERT_CONTAINS(err, "already listening");
   char notsock[300];
   snprintf(notsock, sizeof notsock, "%s/plain", dir);
-  write_at(dir, "plain", "x");
-  ASSERT_EQ(tg_runtime_listen(rt2, notsock, err), -EEXIST);
+  put_file(dir, "plain", "x");
+  ASSERT_INT_EQ(tg_runtime_listen(rt2, notsock, err), -EEXIST);
   ASSERT_CONTAINS(err, "not a socket");
   tg_runtime_free(rt2);
 
-  save_ver(dir, "two", write_at);
+  save_ver(dir, "two", put_file);
   char *out, *errs;
   char *reload_json[] = {TOOLGATE_BIN, "reload", "--socket", sock, "--json", NULL};
-  ASSERT_EQ(run_cmd(rt, dir, reload_json, &out, &errs), 0);
+  ASSERT_INT_EQ(run_cmd(rt, dir, reload_json, &out, &errs), 0);
   cJSON *r = cJSON_Parse(out);
-  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
-  ASSERT_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "generation")), 2);
-  ASSERT_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "files")), 1);
-  ASSERT(cJSON_IsNumber(cJSON_GetObjectItem(r, "duration_ms")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
+  ASSERT_NUM_EQ(num_at(r, "generation"), 2);
+  ASSERT_NUM_EQ(num_at(r, "files"), 1);
+  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(r, "duration_ms")));
   cJSON_Delete(r);
   free(out);
   free(errs);
@@ -742,21 +631,21 @@ TEST(control_socket_reload_and_errors) {
 
   save_atomic(dir, "10_ver.lua", "local tg = require \"toolgate\"\ntg.rule {\n");
   char *reload_human[] = {TOOLGATE_BIN, "reload", "--socket", sock, NULL};
-  ASSERT_EQ(run_cmd(rt, dir, reload_human, &out, &errs), 1);
+  ASSERT_INT_EQ(run_cmd(rt, dir, reload_human, &out, &errs), 1);
   ASSERT_CONTAINS(errs, "reload failed; generation 2 stays");
   ASSERT_CONTAINS(errs, "10_ver.lua:3:");
   free(out);
   free(errs);
-  ASSERT_EQ(tg_runtime_generation(rt), 2);
+  ASSERT_INT_EQ(tg_runtime_generation(rt), 2);
   expect_ver(rt, "two");
 
   tg_runtime_free(rt);
-  ASSERT(stat(sock, &st) < 0); /* removed with the runtime */
-  ASSERT_EQ(run_cmd(NULL, dir, reload_human, &out, &errs), 2);
+  ASSERT_TRUE(stat(sock, &st) < 0); /* removed with the runtime */
+  ASSERT_INT_EQ(run_cmd(NULL, dir, reload_human, &out, &errs), 2);
   ASSERT_CONTAINS(errs, "no toolgate instance is running");
   free(out);
   free(errs);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 /* Requests the server must refuse politely, from a child process (the
@@ -775,21 +664,23 @@ static char *child_request(tg_runtime *rt, const char *sock, const char *req) {
   }
   int st;
   while (waitpid(pid, &st, WNOHANG) == 0) run_for(rt, 2);
-  return read_all(path);
+  char *reply = read_text(path);
+  if (!reply) TG_FAIL("the client wrote no %s", path);
+  return reply;
 }
 
 TEST(control_socket_protocol) {
-  char *dir = make_dir();
-  save_ver(dir, "one", write_at);
-  tg_runtime *rt = new_rt(dir, 0, NULL);
+  char *dir = temp_dir();
+  save_ver(dir, "one", put_file);
+  tg_runtime *rt = reload_runtime(dir, 0, NULL);
   char sock[300], err[TG_ERRMSG];
   snprintf(sock, sizeof sock, "%s/c.sock", dir);
-  ASSERT_EQ(tg_runtime_listen(rt, sock, err), 0);
+  ASSERT_OK(tg_runtime_listen(rt, sock, err), err);
   char *s = child_request(rt, sock, "{\"cmd\":\"status\"}");
   cJSON *j = cJSON_Parse(s);
-  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(j, "ok")));
-  ASSERT_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "pid")), getpid());
-  ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(j, "policies")), dir);
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "ok")));
+  ASSERT_NUM_EQ(num_at(j, "pid"), getpid());
+  ASSERT_STR_EQ(str_at(j, "policies"), dir);
   cJSON_Delete(j);
   free(s);
   s = child_request(rt, sock, "{\"cmd\":\"fly\"}");
@@ -800,31 +691,31 @@ TEST(control_socket_protocol) {
   ASSERT_CONTAINS(s, "\"ok\":false");
   ASSERT_CONTAINS(s, "{\\\"cmd\\\":\\\"reload\\\"}");
   free(s);
-  ASSERT_EQ(tg_runtime_generation(rt), 1);
+  ASSERT_INT_EQ(tg_runtime_generation(rt), 1);
   /* the default path: per policies folder, in a private folder */
   char xdg[300], p1[512], p2[512];
   snprintf(xdg, sizeof xdg, "%s/xdg", dir);
   mkdir(xdg, 0700);
   setenv("XDG_RUNTIME_DIR", xdg, 1);
-  ASSERT_EQ(tg_control_path(dir, p1, sizeof p1, err), 0);
-  ASSERT(strncmp(p1, xdg, strlen(xdg)) == 0);
+  ASSERT_OK(tg_control_path(dir, p1, sizeof p1, err), err);
+  ASSERT_STARTS_WITH(p1, xdg);
   char other[300];
   snprintf(other, sizeof other, "%s/xdg/..", dir); /* the same folder */
-  ASSERT_EQ(tg_control_path(other, p2, sizeof p2, err), 0);
+  ASSERT_OK(tg_control_path(other, p2, sizeof p2, err), err);
   ASSERT_STR_EQ(p1, p2);
-  ASSERT(tg_control_path("/nonexistent/policies", p2, sizeof p2, err) < 0);
+  ASSERT_TRUE(tg_control_path("/nonexistent/policies", p2, sizeof p2, err) < 0);
   ASSERT_CONTAINS(err, "cannot find the policies folder");
-  tg_runtime *rt2 = new_rt(dir, 0, NULL);
-  ASSERT_EQ(tg_runtime_listen(rt2, NULL, err), 0);
+  tg_runtime *rt2 = reload_runtime(dir, 0, NULL);
+  ASSERT_OK(tg_runtime_listen(rt2, NULL, err), err);
   ASSERT_STR_EQ(tg_runtime_control_path(rt2), p1);
   struct stat st;
   char sockdir[400];
   snprintf(sockdir, sizeof sockdir, "%s/toolgate", xdg);
-  ASSERT_EQ(stat(sockdir, &st), 0);
-  ASSERT_EQ(st.st_mode & 0777, 0700);
+  ASSERT_OK(stat(sockdir, &st));
+  ASSERT_INT_EQ(st.st_mode & 0777, 0700);
   tg_runtime_free(rt2);
   tg_runtime_free(rt);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 /* ---- the control socket under a flood of idle connections ------------------ */
@@ -846,15 +737,16 @@ static int readable(int fd) {
 }
 
 typedef struct {
-  int busy_events, dropped, limit;
+  int busy_events;
+  double dropped, limit;
 } busy_seen;
 
 static void on_busy(tg_runtime *rt, const tg_event *ev, void *ud) {
   busy_seen *b = ud;
   if (strcmp(ev->type, "control_busy") != 0) return;
   b->busy_events++;
-  b->dropped += (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev->data, "dropped"));
-  b->limit = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(ev->data, "limit"));
+  b->dropped += num_at(ev->data, "dropped");
+  b->limit = num_at(ev->data, "limit");
 }
 
 /* The child of control_socket_flood, forked before the runtime is made:
@@ -898,22 +790,22 @@ static void flood_child(const char *sock, int n, int ready, int go,
 }
 
 TEST(control_socket_flood) {
-  char *dir = make_dir();
+  char *dir = temp_dir();
   char sock[300], out_path[300], err[TG_ERRMSG];
   snprintf(sock, sizeof sock, "%s/c.sock", dir);
   snprintf(out_path, sizeof out_path, "%s/flood.out", dir);
   int ready[2], go[2];
-  ASSERT_EQ(pipe(ready), 0);
-  ASSERT_EQ(pipe(go), 0);
+  ASSERT_OK(pipe(ready));
+  ASSERT_OK(pipe(go));
   pid_t pid = fork();
   if (pid == 0) flood_child(sock, 2000, ready[1], go[0], out_path);
-  save_ver(dir, "one", write_at);
-  tg_runtime *rt = new_rt(dir, 0, NULL);
+  save_ver(dir, "one", put_file);
+  tg_runtime *rt = reload_runtime(dir, 0, NULL);
   busy_seen busy = {0, 0, 0};
-  ASSERT(tg_events_subscribe(rt, on_busy, &busy) > 0);
-  ASSERT_EQ(tg_runtime_listen(rt, sock, err), 0);
+  ASSERT_TRUE(tg_events_subscribe(rt, on_busy, &busy) > 0);
+  ASSERT_OK(tg_runtime_listen(rt, sock, err), err);
   int base = count_fds();
-  ASSERT_EQ(write(go[1], "s", 1), 1);
+  ASSERT_INT_EQ(write(go[1], "s", 1), 1);
   /* accept while the child connects; watch the descriptors we hold */
   int most = 0;
   uint64_t t0 = uv_hrtime();
@@ -924,8 +816,8 @@ TEST(control_socket_flood) {
     if (uv_hrtime() - t0 > 50000000000ull) TG_FAIL("the flood did not end");
   }
   char b = 0;
-  ASSERT_EQ(read(ready[0], &b, 1), 1);
-  ASSERT_EQ(b, 'y'); /* all 2000 connected: the excess was accepted */
+  ASSERT_INT_EQ(read(ready[0], &b, 1), 1);
+  ASSERT_INT_EQ(b, 'y'); /* all 2000 connected: the excess was accepted */
   run_for(rt, 20);
   int n = count_fds();
   if (n > most) most = n;
@@ -934,13 +826,13 @@ TEST(control_socket_flood) {
             "are not capped", most, base);
 
   /* a real reload gets through at once, the 2000 still connected */
-  save_ver(dir, "two", write_at);
+  save_ver(dir, "two", put_file);
   char *rout, *rerr;
   char *reload_json[] = {TOOLGATE_BIN, "reload", "--socket", sock, "--json",
                          "--timeout-ms", "5000", NULL};
   uint64_t r0 = uv_hrtime();
-  ASSERT_EQ(run_cmd(rt, dir, reload_json, &rout, &rerr), 0);
-  ASSERT((uv_hrtime() - r0) / 1000000 < 5000);
+  ASSERT_INT_EQ(run_cmd(rt, dir, reload_json, &rout, &rerr), 0);
+  ASSERT_TRUE((uv_hrtime() - r0) / 1000000 < 5000);
   ASSERT_CONTAINS(rout, "\"ok\":true");
   ASSERT_CONTAINS(rout, "\"generation\":2");
   free(rout);
@@ -948,19 +840,20 @@ TEST(control_socket_flood) {
   expect_ver(rt, "two");
 
   /* the first connection lost its slot and was told why */
-  ASSERT_EQ(write(go[1], "g", 1), 1);
+  ASSERT_INT_EQ(write(go[1], "g", 1), 1);
   int st;
   while (waitpid(pid, &st, WNOHANG) == 0) run_for(rt, 2);
-  char *said = read_all(out_path);
+  char *said = read_text(out_path);
   ASSERT_CONTAINS(said, "opened 2000 of 2000");
   ASSERT_CONTAINS(said, "\"ok\":false");
   ASSERT_CONTAINS(said, "too many control connections (32 open)");
   free(said);
   /* and the log says so, not once per connection */
-  ASSERT(busy.busy_events >= 1);
-  ASSERT(busy.busy_events <= 2 + (int)((uv_hrtime() - t0) / 1000000000ull));
-  ASSERT_EQ(busy.limit, TG_CONTROL_MAX_CONNS);
-  ASSERT(busy.dropped >= 1);
+  ASSERT_TRUE(busy.busy_events >= 1);
+  ASSERT_TRUE(busy.busy_events <=
+              2 + (int)((uv_hrtime() - t0) / 1000000000ull));
+  ASSERT_NUM_EQ(busy.limit, TG_CONTROL_MAX_CONNS);
+  ASSERT_TRUE(busy.dropped >= 1);
   char *s = child_request(rt, sock, "{\"cmd\":\"status\"}");
   ASSERT_CONTAINS(s, "\"ok\":true");
   free(s);
@@ -969,19 +862,19 @@ TEST(control_socket_flood) {
   close(go[0]);
   close(go[1]);
   tg_runtime_free(rt);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 /* A NUL in a request, raw or escaped, is refused: the parser would decode
  * "reload\u0000x" and C would read "reload". */
 TEST(control_socket_refuses_nul) {
-  char *dir = make_dir();
-  save_ver(dir, "one", write_at);
+  char *dir = temp_dir();
+  save_ver(dir, "one", put_file);
   reloads ev = {0};
-  tg_runtime *rt = new_rt(dir, 0, &ev);
+  tg_runtime *rt = reload_runtime(dir, 0, &ev);
   char sock[300], err[TG_ERRMSG];
   snprintf(sock, sizeof sock, "%s/c.sock", dir);
-  ASSERT_EQ(tg_runtime_listen(rt, sock, err), 0);
+  ASSERT_OK(tg_runtime_listen(rt, sock, err), err);
   const char *bad[] = {"{\"cmd\":\"reload\\u0000x\"}",
                        "{\"cmd\\u0000\":\"reload\",\"cmd\":\"reload\"}"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -994,10 +887,10 @@ TEST(control_socket_refuses_nul) {
   char *s = child_request(rt, sock, "{\"x\":\"\\\\u0000\",\"cmd\":\"status\"}");
   ASSERT_CONTAINS(s, "\"ok\":true");
   free(s);
-  ASSERT_EQ(ev.loaded, 0);
-  ASSERT_EQ(tg_runtime_generation(rt), 1);
+  ASSERT_INT_EQ(ev.loaded, 0);
+  ASSERT_INT_EQ(tg_runtime_generation(rt), 1);
   tg_runtime_free(rt);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 /* A server that answers each of `n` connections with replies[i], in a
@@ -1007,10 +900,10 @@ static pid_t fake_instance(char *dir, const char *sock,
   struct sockaddr_un a;
   memset(&a, 0, sizeof a);
   a.sun_family = AF_UNIX;
-  ASSERT(strlen(sock) < sizeof a.sun_path);
+  ASSERT_TRUE(strlen(sock) < sizeof a.sun_path);
   memcpy(a.sun_path, sock, strlen(sock) + 1);
   int s = socket(AF_UNIX, SOCK_STREAM, 0);
-  ASSERT(s >= 0);
+  ASSERT_TRUE(s >= 0);
   if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 4) < 0)
     TG_FAIL("fake instance on %s: %s", sock, strerror(errno));
   pid_t pid = fork();
@@ -1033,7 +926,7 @@ static pid_t fake_instance(char *dir, const char *sock,
 /* `toolgate reload` reads the instance's reply as a peer's word: missing
  * fields are said to be missing, not printed as "(null)" or "nan". */
 TEST(toolgate_reload_odd_replies) {
-  char *dir = make_dir();
+  char *dir = temp_dir();
   char sock[300];
   snprintf(sock, sizeof sock, "%s/fake.sock", dir);
   const char *replies[] = {"{\"ok\":false}\n", "{\"ok\":true}\n",
@@ -1041,22 +934,22 @@ TEST(toolgate_reload_odd_replies) {
   pid_t pid = fake_instance(dir, sock, replies, 3);
   char *argv[] = {TOOLGATE_BIN, "reload", "--socket", sock, NULL};
   char *out, *errs;
-  ASSERT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 1);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 1);
   ASSERT_CONTAINS(errs, "reload failed: (the instance gave no reason)");
   free(out);
   free(errs);
-  ASSERT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 0);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 0);
   ASSERT_CONTAINS(out, "reloaded (the instance did not say which generation)");
-  ASSERT(!strstr(out, "nan"));
+  ASSERT_NOT_CONTAINS(out, "nan");
   free(out);
   free(errs);
-  ASSERT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 1);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, argv, &out, &errs), 1);
   ASSERT_CONTAINS(errs, "reload failed: (the instance gave no reason)");
   free(out);
   free(errs);
   int st;
-  ASSERT_EQ(waitpid(pid, &st, 0), pid);
-  rm_tree(dir);
+  ASSERT_INT_EQ(waitpid(pid, &st, 0), pid);
+  remove_tree(dir);
 }
 
 /* ---- `toolgate watch` end to end -------------------------------------------- */
@@ -1064,8 +957,8 @@ TEST(toolgate_reload_odd_replies) {
 /* Waits until the file has a line containing text (the watcher's output). */
 static int wait_line(const char *path, const char *text, int ms) {
   for (int waited = 0; waited < ms; waited += 20) {
-    char *s = read_all(path);
-    int hit = strstr(s, text) != NULL;
+    char *s = read_text(path); /* NULL until the child has made it */
+    int hit = s && strstr(s, text) != NULL;
     free(s);
     if (hit) return 1;
     usleep(20000);
@@ -1102,7 +995,7 @@ static int wait_exit(pid_t pid, int ms) {
 }
 
 TEST(toolgate_watch_end_to_end) {
-  char *dir = make_dir();
+  char *dir = temp_dir();
   char xdg[300], out_path[300], out2[300];
   snprintf(xdg, sizeof xdg, "%s/run", dir);
   mkdir(xdg, 0700);
@@ -1112,10 +1005,10 @@ TEST(toolgate_watch_end_to_end) {
   mkdir(pol, 0700);
   snprintf(out_path, sizeof out_path, "%s/watch.out", dir);
   snprintf(out2, sizeof out2, "%s/watch2.out", dir);
-  save_ver(pol, "one", write_at);
+  save_ver(pol, "one", put_file);
   char *out, *errs;
   char *reload[] = {TOOLGATE_BIN, "reload", "--policies", pol, "--json", NULL};
-  ASSERT_EQ(run_cmd(NULL, dir, reload, &out, &errs), 2); /* none yet */
+  ASSERT_INT_EQ(run_cmd(NULL, dir, reload, &out, &errs), 2); /* none yet */
   ASSERT_CONTAINS(errs, "no toolgate instance is running");
   ASSERT_CONTAINS(errs, "toolgate watch");
   free(out);
@@ -1125,48 +1018,48 @@ TEST(toolgate_watch_end_to_end) {
   if (!wait_line(out_path, "\"type\":\"watching\"", WAIT_MS))
     TG_FAIL("toolgate watch did not start");
   char sock[512], err[TG_ERRMSG];
-  ASSERT_EQ(tg_control_path(pol, sock, sizeof sock, err), 0);
+  ASSERT_OK(tg_control_path(pol, sock, sizeof sock, err), err);
   struct stat st;
-  ASSERT_EQ(stat(sock, &st), 0);
+  ASSERT_OK(stat(sock, &st));
 
   save_ver(pol, "two", save_atomic); /* the folder watch */
   if (!wait_line(out_path, "\"generation\":2", WAIT_MS))
     TG_FAIL("the save was not reloaded");
-  ASSERT(wait_line(out_path, "\"trigger\":\"watch\"", 100));
+  ASSERT_TRUE(wait_line(out_path, "\"trigger\":\"watch\"", 100));
 
   kill(pid, SIGHUP);
   if (!wait_line(out_path, "\"trigger\":\"signal\"", WAIT_MS))
     TG_FAIL("SIGHUP did not reload");
 
-  ASSERT_EQ(run_cmd(NULL, dir, reload, &out, &errs), 0);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, reload, &out, &errs), 0);
   ASSERT_CONTAINS(out, "\"ok\":true");
   ASSERT_CONTAINS(out, "\"generation\":4");
   free(out);
   free(errs);
-  ASSERT(wait_line(out_path, "\"trigger\":\"control\"", WAIT_MS));
+  ASSERT_TRUE(wait_line(out_path, "\"trigger\":\"control\"", WAIT_MS));
 
   /* a broken file: reload exits 1 naming file:line, the watcher says so */
   save_atomic(pol, "20_bad.lua", "local tg = require \"toolgate\"\n\nthis is not lua\n");
-  ASSERT(wait_line(out_path, "\"type\":\"policy_error\"", WAIT_MS));
+  ASSERT_TRUE(wait_line(out_path, "\"type\":\"policy_error\"", WAIT_MS));
   char *human[] = {TOOLGATE_BIN, "reload", "--policies", pol, NULL};
-  ASSERT_EQ(run_cmd(NULL, dir, human, &out, &errs), 1);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, human, &out, &errs), 1);
   ASSERT_CONTAINS(errs, "20_bad.lua:3:");
   ASSERT_CONTAINS(errs, "generation 4 stays");
   free(out);
   free(errs);
-  remove_at(pol, "20_bad.lua");
-  ASSERT(wait_line(out_path, "\"generation\":5", WAIT_MS));
+  remove_file(pol, "20_bad.lua");
+  ASSERT_TRUE(wait_line(out_path, "\"generation\":5", WAIT_MS));
 
   /* a second instance for the same folder is refused */
   pid_t pid2 = spawn_watch(pol, out2);
-  ASSERT_EQ(wait_exit(pid2, WAIT_MS), 2);
-  ASSERT(wait_line(out2, "already listening", 100));
+  ASSERT_INT_EQ(wait_exit(pid2, WAIT_MS), 2);
+  ASSERT_TRUE(wait_line(out2, "already listening", 100));
   unlink(out2);
 
   kill(pid, SIGINT);
-  ASSERT_EQ(wait_exit(pid, WAIT_MS), 0);
-  ASSERT(stat(sock, &st) < 0); /* the socket went with it */
-  ASSERT_EQ(run_cmd(NULL, dir, reload, &out, &errs), 2);
+  ASSERT_INT_EQ(wait_exit(pid, WAIT_MS), 0);
+  ASSERT_TRUE(stat(sock, &st) < 0); /* the socket went with it */
+  ASSERT_INT_EQ(run_cmd(NULL, dir, reload, &out, &errs), 2);
   free(out);
   free(errs);
 
@@ -1175,12 +1068,12 @@ TEST(toolgate_watch_end_to_end) {
   pid = spawn_watch(pol, out2); /* out2: a fresh file, not the old output */
   if (!wait_line(out2, "\"type\":\"watching\"", WAIT_MS))
     TG_FAIL("toolgate watch did not start over a stale socket");
-  ASSERT_EQ(run_cmd(NULL, dir, reload, &out, &errs), 0);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, reload, &out, &errs), 0);
   free(out);
   free(errs);
   kill(pid, SIGTERM);
-  ASSERT_EQ(wait_exit(pid, WAIT_MS), 0);
-  rm_tree(dir);
+  ASSERT_INT_EQ(wait_exit(pid, WAIT_MS), 0);
+  remove_tree(dir);
 }
 
 /* ---- explain ------------------------------------------------------------- */
@@ -1225,10 +1118,6 @@ static const cJSON *rule_at(const cJSON *j, int i) {
   return cJSON_GetArrayItem(cJSON_GetObjectItem(j, "rules"), i);
 }
 
-static const char *s_at(const cJSON *o, const char *k) {
-  return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
-}
-
 static cJSON *explain_ok(tg_runtime *rt, const char *tool, const char *args) {
   char err[TG_ERRMSG] = "";
   tg_call_request req;
@@ -1241,175 +1130,158 @@ static cJSON *explain_ok(tg_runtime *rt, const char *tool, const char *args) {
 }
 
 static tg_runtime *explain_rt(char *dir, char *marker) {
-  write_at(dir, "10_explain.lua", explain_policy);
-  tg_runtime *rt = new_rt(dir, 0, NULL);
+  put_file(dir, "10_explain.lua", explain_policy);
+  tg_runtime *rt = reload_runtime(dir, 0, NULL);
   tg_runtime_set_approve_mode(rt, TG_APPROVE_DENY);
   char err[TG_ERRMSG];
   cJSON *schema = cJSON_Parse("{\"type\":\"object\",\"required\":[\"path\"]}");
   tg_tool_def def = {.name = "side", .schema = schema, .start = side_start,
                      .ud = marker};
-  ASSERT_EQ(tg_tool_register(rt, &def, err), 0);
+  ASSERT_OK(tg_tool_register(rt, &def, err), err);
   cJSON_Delete(schema);
   return rt;
 }
 
 TEST(explain_shows_rules_hooks_and_the_decider) {
-  char *dir = make_dir();
+  char *dir = temp_dir();
   char marker[300];
   snprintf(marker, sizeof marker, "%s/side-effect", dir);
   tg_runtime *rt = explain_rt(dir, marker);
-  ASSERT(tg_events_subscribe(rt, count_event, NULL) > 0);
+  ASSERT_TRUE(tg_events_subscribe(rt, count_event, NULL) > 0);
 
   cJSON *j = explain_ok(rt, "side", "{\"path\":\"a.txt\"}");
-  ASSERT_EQ(n_events, 0); /* a dry run is not a call */
-  ASSERT(!exists_at(dir, "side-effect")); /* the tool did not run */
-  ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(j, "rules")), 6);
+  ASSERT_INT_EQ(n_events, 0); /* a dry run is not a call */
+  ASSERT_FALSE(file_exists(dir, "side-effect")); /* the tool did not run */
+  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(j, "rules")), 6);
   const char *names[] = {"for-exec", "looks", "shaky", "ask-side", "deny-all", "strict"};
   const char *status[] = {"skipped", "no answer", "error", "answered",
                           "not reached", "skipped"};
   for (int i = 0; i < 6; i++) {
-    ASSERT_STR_EQ(s_at(rule_at(j, i), "name"), names[i]);
-    ASSERT_STR_EQ(s_at(rule_at(j, i), "status"), status[i]);
+    ASSERT_STR_EQ(str_at(rule_at(j, i), "name"), names[i]);
+    ASSERT_STR_EQ(str_at(rule_at(j, i), "status"), status[i]);
   }
-  ASSERT_CONTAINS(s_at(rule_at(j, 0), "why"), "applies to: exec");
-  ASSERT_CONTAINS(s_at(rule_at(j, 2), "error"), "shaky rule");
-  ASSERT_STR_EQ(s_at(rule_at(j, 2), "fail"), "open");
-  ASSERT_STR_EQ(s_at(rule_at(j, 3), "answer"), "ask");
-  ASSERT_STR_EQ(s_at(rule_at(j, 3), "reason"), "write a.txt?");
+  ASSERT_CONTAINS(str_at(rule_at(j, 0), "why"), "applies to: exec");
+  ASSERT_CONTAINS(str_at(rule_at(j, 2), "error"), "shaky rule");
+  ASSERT_STR_EQ(str_at(rule_at(j, 2), "fail"), "open");
+  ASSERT_STR_EQ(str_at(rule_at(j, 3), "answer"), "ask");
+  ASSERT_STR_EQ(str_at(rule_at(j, 3), "reason"), "write a.txt?");
   const cJSON *d = cJSON_GetObjectItem(j, "decision");
-  ASSERT_STR_EQ(s_at(d, "verdict"), "ask");
-  ASSERT_STR_EQ(s_at(d, "rule"), "ask-side");
-  ASSERT_CONTAINS(s_at(d, "where"), "10_explain.lua:10");
-  ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(d, "by_default")));
-  ASSERT_CONTAINS(s_at(j, "approval"), "rejected without asking");
-  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "validation"), "ok")));
+  ASSERT_STR_EQ(str_at(d, "verdict"), "ask");
+  ASSERT_STR_EQ(str_at(d, "rule"), "ask-side");
+  ASSERT_CONTAINS(str_at(d, "where"), "10_explain.lua:10");
+  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(d, "by_default")));
+  ASSERT_CONTAINS(str_at(j, "approval"), "rejected without asking");
+  ASSERT_INT_EQ(bool_at(cJSON_GetObjectItem(j, "validation"), "ok"), 1);
   /* hooks in run order: "*" first; post-hooks backwards */
   const cJSON *pre = cJSON_GetObjectItem(j, "pre_hooks");
   const cJSON *post = cJSON_GetObjectItem(j, "post_hooks");
-  ASSERT_EQ(cJSON_GetArraySize(pre), 2);
-  ASSERT_STR_EQ(s_at(cJSON_GetArrayItem(pre, 0), "tool"), "*");
-  ASSERT_STR_EQ(s_at(cJSON_GetArrayItem(pre, 1), "tool"), "side");
-  ASSERT_EQ(cJSON_GetArraySize(post), 2);
-  ASSERT_STR_EQ(s_at(cJSON_GetArrayItem(post, 0), "tool"), "side");
-  ASSERT_STR_EQ(s_at(cJSON_GetArrayItem(post, 1), "tool"), "*");
-  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(j, "hooks_run")));
+  ASSERT_INT_EQ(cJSON_GetArraySize(pre), 2);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(pre, 0), "tool"), "*");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(pre, 1), "tool"), "side");
+  ASSERT_INT_EQ(cJSON_GetArraySize(post), 2);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(post, 0), "tool"), "side");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(post, 1), "tool"), "*");
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "hooks_run")));
   cJSON_Delete(j);
 
   /* "counts" is read-only and no rule answers for it: allowed by default */
   j = explain_ok(rt, "counts", "{}");
   d = cJSON_GetObjectItem(j, "decision");
-  ASSERT_STR_EQ(s_at(d, "verdict"), "allow");
-  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(d, "by_default")));
-  ASSERT(cJSON_IsNull(cJSON_GetObjectItem(d, "rule")));
-  ASSERT_CONTAINS(s_at(d, "why"), "read-only");
+  ASSERT_STR_EQ(str_at(d, "verdict"), "allow");
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(d, "by_default")));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(d, "rule")));
+  ASSERT_CONTAINS(str_at(d, "why"), "read-only");
   cJSON_Delete(j);
   tg_runtime_free(rt);
-  rm_tree(dir);
-}
-
-typedef struct {
-  int n;
-  cJSON *result;
-} json_out;
-
-static void json_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
-  json_out *j = ud;
-  j->n++;
-  j->result = o->result ? cJSON_Duplicate(o->result, 1) : NULL;
+  remove_tree(dir);
 }
 
 TEST(explain_runs_rules_but_not_hooks_or_tools) {
-  char *dir = make_dir();
+  char *dir = temp_dir();
   char marker[300];
   snprintf(marker, sizeof marker, "%s/side-effect", dir);
   tg_runtime *rt = explain_rt(dir, marker);
   cJSON_Delete(explain_ok(rt, "side", "{\"path\":\"a.txt\"}"));
-  char err[TG_ERRMSG];
-  tg_call_request req;
-  memset(&req, 0, sizeof req);
-  req.tool = "counts";
-  json_out o = {0, NULL};
-  ASSERT_EQ(tg_call_start(rt, &req, json_done, &o, err), 0);
-  run_until(rt, &o.n, 1, WAIT_MS);
+  outcome o = call_tool(rt, "counts", NULL);
+  ASSERT_CALL_OK(o);
   /* the explain ran "looks" once, and so did this call; no hook of "side" ran */
-  ASSERT_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(o.result, "rules")), 2);
-  ASSERT_EQ(cJSON_GetNumberValue(cJSON_GetObjectItem(o.result, "hooks")), 0);
-  ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(o.result, "dry"))
-         || !cJSON_GetObjectItem(o.result, "dry")); /* this call is real */
-  cJSON_Delete(o.result);
-  ASSERT(!exists_at(dir, "side-effect"));
+  ASSERT_NUM_EQ(num_at(o.result, "rules"), 2);
+  ASSERT_NUM_EQ(num_at(o.result, "hooks"), 0);
+  ASSERT_TRUE(bool_at(o.result, "dry") != 1); /* this call is real */
+  outcome_free(&o);
+  ASSERT_FALSE(file_exists(dir, "side-effect"));
   tg_runtime_free(rt);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 TEST(explain_default_deny_errors_and_bad_requests) {
-  char *dir = make_dir();
+  char *dir = temp_dir();
   char marker[300];
   snprintf(marker, sizeof marker, "%s/side-effect", dir);
   tg_runtime *rt = explain_rt(dir, marker);
   /* "gone": "deny-all" answers; a deny ends the call before any hook */
   cJSON *j = explain_ok(rt, "gone", "{}");
   const cJSON *d = cJSON_GetObjectItem(j, "decision");
-  ASSERT_STR_EQ(s_at(d, "verdict"), "deny");
-  ASSERT_STR_EQ(s_at(d, "rule"), "deny-all");
-  ASSERT_STR_EQ(s_at(d, "reason"), "late");
-  ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(j, "hooks_run")));
-  ASSERT(!cJSON_GetObjectItem(j, "approval"));
+  ASSERT_STR_EQ(str_at(d, "verdict"), "deny");
+  ASSERT_STR_EQ(str_at(d, "rule"), "deny-all");
+  ASSERT_STR_EQ(str_at(d, "reason"), "late");
+  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "hooks_run")));
+  ASSERT_NULL(cJSON_GetObjectItem(j, "approval"));
   cJSON_Delete(j);
   /* a rule failing closed decides: a POLICY error */
   j = explain_ok(rt, "broken", "{}");
   d = cJSON_GetObjectItem(j, "decision");
-  ASSERT_STR_EQ(s_at(d, "rule"), "strict");
-  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(d, "policy_error")));
-  ASSERT_STR_EQ(s_at(rule_at(j, 5), "status"), "error");
-  ASSERT_STR_EQ(s_at(rule_at(j, 5), "fail"), "closed");
+  ASSERT_STR_EQ(str_at(d, "rule"), "strict");
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(d, "policy_error")));
+  ASSERT_STR_EQ(str_at(rule_at(j, 5), "status"), "error");
+  ASSERT_STR_EQ(str_at(rule_at(j, 5), "fail"), "closed");
   cJSON_Delete(j);
   /* the schema check is shown, not enforced */
   j = explain_ok(rt, "side", "{}");
   const cJSON *v = cJSON_GetObjectItem(j, "validation");
-  ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(v, "ok")));
-  ASSERT_CONTAINS(s_at(v, "error"), "path");
+  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(v, "ok")));
+  ASSERT_CONTAINS(str_at(v, "error"), "path");
   cJSON_Delete(j);
   /* no rule answers, not read-only: the configured default */
-  write_at(dir, "10_explain.lua",
+  put_file(dir, "10_explain.lua",
            "local tg = require \"toolgate\"\n"
            "tg.tool { name = \"w\", run = function() return 1 end }\n");
   char err[TG_ERRMSG] = "";
-  ASSERT_EQ(tg_runtime_load_policies(rt, NULL, err), 0);
+  ASSERT_OK(tg_runtime_load_policies(rt, NULL, err), err);
   j = explain_ok(rt, "w", "{}");
   d = cJSON_GetObjectItem(j, "decision");
-  ASSERT_STR_EQ(s_at(d, "verdict"), "allow"); /* new_rt: default allow */
-  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(d, "by_default")));
-  ASSERT_CONTAINS(s_at(d, "why"), "default_verdict");
+  ASSERT_STR_EQ(str_at(d, "verdict"), "allow"); /* the runtime's default */
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(d, "by_default")));
+  ASSERT_CONTAINS(str_at(d, "why"), "default_verdict");
   cJSON_Delete(j);
   /* bad requests */
   tg_call_request req;
   memset(&req, 0, sizeof req);
   req.tool = "nope";
-  ASSERT(tg_explain(rt, &req, err) == NULL);
+  ASSERT_NULL(tg_explain(rt, &req, err));
   ASSERT_CONTAINS(err, "unknown tool 'nope' (registered:");
   ASSERT_CONTAINS(err, "side");
   req.tool = "w";
   req.args_json = "{\"a\":";
-  ASSERT(tg_explain(rt, &req, err) == NULL);
+  ASSERT_NULL(tg_explain(rt, &req, err));
   ASSERT_CONTAINS(err, "not valid JSON");
   req.args_json = "[1]";
-  ASSERT(tg_explain(rt, &req, err) == NULL);
+  ASSERT_NULL(tg_explain(rt, &req, err));
   ASSERT_CONTAINS(err, "must be a JSON object");
   tg_runtime_free(rt);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 TEST(toolgate_explain_cli) {
-  char *dir = make_dir();
-  write_at(dir, "10_explain.lua", explain_policy);
+  char *dir = temp_dir();
+  put_file(dir, "10_explain.lua", explain_policy);
   char *out, *errs;
   char *human[] = {TOOLGATE_BIN, "explain", "gone", "{}", "--policies", dir, NULL};
-  ASSERT_EQ(run_cmd(NULL, dir, human, &out, &errs), 0);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, human, &out, &errs), 0);
   ASSERT_CONTAINS(out, "rules, in evaluation order:");
   char *a = strstr(out, "for-exec"), *b = strstr(out, "looks");
   char *c = strstr(out, "deny-all");
-  ASSERT(a && b && c && a < b && b < c);
+  ASSERT_TRUE(a && b && c && a < b && b < c);
   ASSERT_CONTAINS(out, "skipped (applies to: exec)");
   ASSERT_CONTAINS(out, "deny: late   <- decides");
   ASSERT_CONTAINS(out, "verdict   deny, by rule 'deny-all'");
@@ -1418,28 +1290,28 @@ TEST(toolgate_explain_cli) {
   free(errs);
   char *json[] = {TOOLGATE_BIN, "explain", "gone", "{}", "--policies", dir,
                   "--json", NULL};
-  ASSERT_EQ(run_cmd(NULL, dir, json, &out, &errs), 0);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, json, &out, &errs), 0);
   cJSON *j = cJSON_Parse(out);
-  ASSERT(j);
-  ASSERT_STR_EQ(s_at(cJSON_GetObjectItem(j, "decision"), "rule"), "deny-all");
+  ASSERT_NOT_NULL(j);
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(j, "decision"), "rule"), "deny-all");
   cJSON_Delete(j);
   free(out);
   free(errs);
   char *unknown[] = {TOOLGATE_BIN, "explain", "nope", "{}", "--policies", dir, NULL};
-  ASSERT_EQ(run_cmd(NULL, dir, unknown, &out, &errs), 2);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, unknown, &out, &errs), 2);
   ASSERT_CONTAINS(errs, "unknown tool 'nope'");
   free(out);
   free(errs);
   char *badjson[] = {TOOLGATE_BIN, "explain", "gone", "{x", "--policies", dir, NULL};
-  ASSERT_EQ(run_cmd(NULL, dir, badjson, &out, &errs), 2);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, badjson, &out, &errs), 2);
   free(out);
   free(errs);
-  write_at(dir, "20_broken.lua", "local x = \n");
-  ASSERT_EQ(run_cmd(NULL, dir, human, &out, &errs), 2);
+  put_file(dir, "20_broken.lua", "local x = \n");
+  ASSERT_INT_EQ(run_cmd(NULL, dir, human, &out, &errs), 2);
   ASSERT_CONTAINS(errs, "20_broken.lua:");
   free(out);
   free(errs);
-  rm_tree(dir);
+  remove_tree(dir);
 }
 
 TEST_MAIN(TEST_ENTRY(reload_200_times_under_load),

@@ -1,14 +1,10 @@
 /*
- * test_validate.c — the JSON Schema subset in src/base/schema.c: each
+ * test_validate.c — the JSON Schema subset in src/chain/validate.c: each
  * keyword passing and failing with the exact message, the depth limits,
  * safe truncation, and tg__schema_check.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <cjson/cJSON.h>
-#include "base/schema.h"
-#include "tg_test.h"
+#include "helpers.h"
+#include "internal.h"
 
 /* Validates instance text against schema text; err receives the message. */
 static int run(const char *schema, const char *instance, char *err,
@@ -51,21 +47,14 @@ static int check(const char *schema, char *err, size_t errlen) {
 #define CHECK_BAD(schema, msg)                                           \
   do {                                                                   \
     char e_[512] = "";                                                   \
-    ASSERT_EQ(check(schema, e_, sizeof e_), -1);                         \
+    ASSERT_INT_EQ(check(schema, e_, sizeof e_), -1);                     \
     ASSERT_STR_EQ(e_, msg);                                              \
-  } while (0)
-
-#define ASSERT_PREFIX(s, prefix)                                         \
-  do {                                                                   \
-    const char *p_ = (prefix);                                           \
-    if (strncmp((s), p_, strlen(p_)) != 0)                               \
-      TG_FAIL("\"%s\" does not start with \"%s\"", (s), p_);             \
   } while (0)
 
 /* Nested arrays n deep around 1: "[[[1]]]" for n = 3 (malloc'd). */
 static char *nested_arrays(int n) {
   char *t = malloc((size_t)n * 2 + 2);
-  ASSERT(t);
+  ASSERT_NOT_NULL(t);
   memset(t, '[', (size_t)n);
   t[n] = '1';
   memset(t + n + 1, ']', (size_t)n);
@@ -76,7 +65,7 @@ static char *nested_arrays(int n) {
 /* A schema of items n deep: {"items":{"items":...{}}} (malloc'd). */
 static char *nested_items(int n) {
   char *t = malloc((size_t)n * 11 + 3);
-  ASSERT(t);
+  ASSERT_NOT_NULL(t);
   char *p = t;
   for (int i = 0; i < n; i++) p += sprintf(p, "{\"items\":");
   p += sprintf(p, "{}");
@@ -170,7 +159,7 @@ TEST(required_nested_path) {
 
 TEST(required_empty_object_from_lua_is_empty_list) {
   char e[256];
-  ASSERT_EQ(check("{\"required\":{}}", e, sizeof e), 0);
+  ASSERT_OK(check("{\"required\":{}}", e, sizeof e), e);
   VALID("{\"required\":{}}", "{}");
 }
 
@@ -345,7 +334,7 @@ TEST(unknown_keywords_ignored) {
       "\"title\":\"t\",\"description\":\"d\",\"default\":3,"
       "\"x-vendor\":{\"type\":42},\"type\":\"integer\"}";
   char e[256];
-  ASSERT_EQ(check(s, e, sizeof e), 0);
+  ASSERT_OK(check(s, e, sizeof e), e);
   VALID(s, "3");
   INVALID(s, "\"3\"", "$: expected integer, got string");
 }
@@ -355,18 +344,18 @@ TEST(unknown_keywords_ignored) {
 TEST(instance_200_deep_rejected) {
   char *deep = nested_arrays(200);
   char e[2048];
-  ASSERT_EQ(run("{}", deep, e, sizeof e), 0);
-  ASSERT_PREFIX(e, "$[0][0][0]");
+  ASSERT_INT_EQ(run("{}", deep, e, sizeof e), 0);
+  ASSERT_STARTS_WITH(e, "$[0][0][0]");
   ASSERT_CONTAINS(e, "]: value nested deeper than 128 levels");
-  ASSERT_EQ(run("true", deep, e, sizeof e), 0);
+  ASSERT_INT_EQ(run("true", deep, e, sizeof e), 0);
   free(deep);
 }
 
 TEST(instance_at_the_limit_accepted) {
   char *ok = nested_arrays(128), *over = nested_arrays(129);
   char e[2048];
-  ASSERT_EQ(run("{\"type\":\"array\"}", ok, e, sizeof e), 1);
-  ASSERT_EQ(run("{\"type\":\"array\"}", over, e, sizeof e), 0);
+  ASSERT_INT_EQ(run("{\"type\":\"array\"}", ok, e, sizeof e), 1);
+  ASSERT_INT_EQ(run("{\"type\":\"array\"}", over, e, sizeof e), 0);
   ASSERT_CONTAINS(e, "nested deeper than 128 levels");
   free(ok);
   free(over);
@@ -382,8 +371,8 @@ TEST(instance_built_very_deep_rejected) {
   }
   cJSON *s = cJSON_CreateObject();
   char e[64];
-  ASSERT_EQ(tg__schema_validate(s, root, e, sizeof e), 0);
-  ASSERT(strlen(e) < sizeof e);
+  ASSERT_INT_EQ(tg__schema_validate(s, root, e, sizeof e), 0);
+  ASSERT_TRUE(strlen(e) < sizeof e);
   cJSON_Delete(s);
   cJSON_Delete(root);
 }
@@ -391,12 +380,12 @@ TEST(instance_built_very_deep_rejected) {
 TEST(schema_100_deep_rejected) {
   char *deep = nested_items(100);
   char e[1024];
-  ASSERT_EQ(check(deep, e, sizeof e), -1);
-  ASSERT_PREFIX(e, "schema at $.items.items.items");
+  ASSERT_INT_EQ(check(deep, e, sizeof e), -1);
+  ASSERT_STARTS_WITH(e, "schema at $.items.items.items");
   ASSERT_CONTAINS(e, ".items: schema nested deeper than 64 levels");
   free(deep);
   char *ok = nested_items(64);
-  ASSERT_EQ(check(ok, e, sizeof e), 0);
+  ASSERT_OK(check(ok, e, sizeof e), e);
   free(ok);
 }
 
@@ -405,57 +394,56 @@ TEST(schema_100_deep_rejected) {
 TEST(tiny_errlen_stays_terminated) {
   const char *s = "{\"properties\":{\"count\":{\"maximum\":10}}}";
   char full[256];
-  ASSERT_EQ(run(s, "{\"count\":12}", full, sizeof full), 0);
+  ASSERT_INT_EQ(run(s, "{\"count\":12}", full, sizeof full), 0);
   ASSERT_STR_EQ(full, "$.count: 12 is above the maximum 10");
   char e[16];
   memset(e, 'x', sizeof e);
-  ASSERT_EQ(run(s, "{\"count\":12}", e, 8), 0);
+  ASSERT_INT_EQ(run(s, "{\"count\":12}", e, 8), 0);
   ASSERT_STR_EQ(e, "$.count");
-  ASSERT_EQ(e[8], 'x'); /* nothing written past errlen */
-  ASSERT_EQ(run(s, "{\"count\":12}", e, 1), 0);
+  ASSERT_INT_EQ(e[8], 'x'); /* nothing written past errlen */
+  ASSERT_INT_EQ(run(s, "{\"count\":12}", e, 1), 0);
   ASSERT_STR_EQ(e, "");
   e[0] = 'x';
-  ASSERT_EQ(run(s, "{\"count\":12}", e, 0), 0);
-  ASSERT_EQ(e[0], 'x');
-  ASSERT_EQ(run(s, "{\"count\":12}", NULL, 0), 0);
-  ASSERT_EQ(run(s, "{\"count\":1}", NULL, 0), 1);
+  ASSERT_INT_EQ(run(s, "{\"count\":12}", e, 0), 0);
+  ASSERT_INT_EQ(e[0], 'x');
+  ASSERT_INT_EQ(run(s, "{\"count\":12}", NULL, 0), 0);
+  ASSERT_INT_EQ(run(s, "{\"count\":1}", NULL, 0), 1);
 }
 
 TEST(truncation_never_splits_utf8) {
   /* $["é": the cut at 4 bytes would fall inside the 2-byte é */
   const char *s = "{\"properties\":{\"\xc3\xa9 \":{\"type\":\"string\"}}}";
   char e[16];
-  ASSERT_EQ(run(s, "{\"\xc3\xa9 \":1}", e, 5), 0);
+  ASSERT_INT_EQ(run(s, "{\"\xc3\xa9 \":1}", e, 5), 0);
   ASSERT_STR_EQ(e, "$[\"");
-  ASSERT_EQ(run(s, "{\"\xc3\xa9 \":1}", e, 6), 0);
+  ASSERT_INT_EQ(run(s, "{\"\xc3\xa9 \":1}", e, 6), 0);
   ASSERT_STR_EQ(e, "$[\"\xc3\xa9");
 }
 
 TEST(truncated_long_enum_list) {
   char e[40];
-  ASSERT_EQ(run("{\"enum\":[\"aaaaaaaaaa\",\"bbbbbbbbbb\",\"cccccccccc\","
-                "\"dddddddddd\"]}",
-                "\"z\"", e, sizeof e),
-            0);
-  ASSERT_EQ(strlen(e), sizeof e - 1);
-  ASSERT_PREFIX(e, "$: must be one of \"aaaaaaaaaa\", ");
+  ASSERT_INT_EQ(run("{\"enum\":[\"aaaaaaaaaa\",\"bbbbbbbbbb\",\"cccccccccc\","
+                    "\"dddddddddd\"]}",
+                    "\"z\"", e, sizeof e),
+                0);
+  ASSERT_INT_EQ(strlen(e), sizeof e - 1);
+  ASSERT_STARTS_WITH(e, "$: must be one of \"aaaaaaaaaa\", ");
 }
 
 /* ---- tg__schema_check ----------------------------------------------- */
 
 TEST(check_accepts_good_schema) {
   char e[256] = "";
-  ASSERT_EQ(check("{\"type\":\"object\",\"required\":[\"a\"],\"properties\":{"
+  ASSERT_OK(check("{\"type\":\"object\",\"required\":[\"a\"],\"properties\":{"
                   "\"a\":{\"type\":[\"string\",\"null\"],\"pattern\":\"^x\","
                   "\"minLength\":1,\"maxLength\":9},\"n\":{\"type\":"
                   "\"integer\",\"minimum\":0,\"exclusiveMaximum\":1.5},"
                   "\"l\":{\"items\":{\"enum\":[1,2]},\"minItems\":0}},"
                   "\"additionalProperties\":{\"const\":1},"
                   "\"anyOf\":[true,{}],\"oneOf\":[{}],\"allOf\":[false]}",
-                  e, sizeof e),
-            0);
-  ASSERT_EQ(check("true", e, sizeof e), 0);
-  ASSERT_EQ(check("false", e, sizeof e), 0);
+                  e, sizeof e), e);
+  ASSERT_OK(check("true", e, sizeof e), e);
+  ASSERT_OK(check("false", e, sizeof e), e);
 }
 
 TEST(check_rejects_bad_type_name) {
@@ -473,12 +461,12 @@ TEST(check_rejects_bad_type_name) {
 
 TEST(check_rejects_bad_pattern) {
   char e[256];
-  ASSERT_EQ(check("{\"properties\":{\"p\":{\"pattern\":\"(\"}}}", e, sizeof e),
-            -1);
+  ASSERT_INT_EQ(
+      check("{\"properties\":{\"p\":{\"pattern\":\"(\"}}}", e, sizeof e), -1);
   const char *head = "schema at $.properties.p: 'pattern' \"(\" does not "
                      "compile: ";
-  ASSERT_PREFIX(e, head);
-  ASSERT(strlen(e) > strlen(head)); /* the regerror text follows */
+  ASSERT_STARTS_WITH(e, head);
+  ASSERT_TRUE(strlen(e) > strlen(head)); /* the regerror text follows */
   CHECK_BAD("{\"pattern\":1}", "schema at $: 'pattern' must be a string");
 }
 
@@ -525,12 +513,12 @@ TEST(check_rejects_wrong_keyword_types) {
 TEST(check_tiny_errlen_and_null) {
   char e[8];
   memset(e, 'x', sizeof e);
-  ASSERT_EQ(check("{\"type\":1}", e, sizeof e), -1);
+  ASSERT_INT_EQ(check("{\"type\":1}", e, sizeof e), -1);
   ASSERT_STR_EQ(e, "schema ");
-  ASSERT_EQ(tg__schema_check(NULL, e, sizeof e), -1);
-  ASSERT_EQ(tg__schema_check(NULL, NULL, 0), -1);
+  ASSERT_INT_EQ(tg__schema_check(NULL, e, sizeof e), -1);
+  ASSERT_INT_EQ(tg__schema_check(NULL, NULL, 0), -1);
   cJSON *v = cJSON_CreateNull();
-  ASSERT_EQ(tg__schema_validate(NULL, v, e, sizeof e), 0);
+  ASSERT_INT_EQ(tg__schema_validate(NULL, v, e, sizeof e), 0);
   cJSON_Delete(v);
 }
 

@@ -1,0 +1,33 @@
+/*
+ * internal.h — the headers under src/ that the white-box specs reach
+ * into (everything else goes through include/toolgate.h). The one place
+ * a spec names a path under src/: when a source file moves, fix it here.
+ *
+ *   runtime/control.h       test_reload    tg_control_request, _path
+ *   base/json.h             test_json      the parser and printer
+ *   base/jsonnum.h          test_jsonnum   JSON number -> C integer
+ *   runtime/runtime.h       test_fs, test_exec  rt->core (fs, config)
+ *   base/schema.h           test_validate  the JSON Schema validator
+ *   proc/capture.h          test_exec      output capture
+ *   proc/command.h          test_exec      a shell command's args parser
+ *   tools/fs_*.h, patch.h   test_fs        resolve, raw tools, patches
+ *   policy/sandbox*.h       test_pattern   bounded Lua patterns
+ */
+#ifndef TG_SPEC_INTERNAL_H
+#define TG_SPEC_INTERNAL_H
+
+#include "base/json.h"
+#include "base/jsonnum.h"
+#include "base/schema.h"
+#include "proc/capture.h"
+#include "proc/command.h"
+#include "runtime/control.h"
+#include "runtime/runtime.h"
+#include "tools/fs_confine.h"
+#include "tools/fs_tools.h"
+#include "tools/fs_io.h"
+#include "tools/patch.h"
+#include "policy/sandbox.h"
+#include "policy/sandbox_pattern.h"
+
+#endif

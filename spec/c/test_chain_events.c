@@ -516,7 +516,121 @@ TEST(post_hook_that_aborts_withholds_the_result) {
   withheld_case("return tg.abort(\"cannot redact\")", "{}");
 }
 
+
+/* ---- a call's own listeners (tg_call_request.on_event / on_progress) ---- */
+
+typedef struct {
+  event_log own;         /* what on_event was told */
+  event_log progress;    /* what on_progress was told */
+  const outcome *out;    /* the call's outcome: must still be pending */
+  int after_done;        /* events told after done ran */
+} call_listener;
+
+static void own_event(tg_runtime *rt, const tg_event *e, void *ud) {
+  call_listener *l = ud;
+  if (l->out->n) l->after_done++;
+  log_event(rt, e, &l->own);
+}
+
+static void own_progress(tg_runtime *rt, const tg_event *e, void *ud) {
+  call_listener *l = ud;
+  log_event(rt, e, &l->progress);
+}
+
+static void start_listened(tg_runtime *rt, const char *id, const char *tool,
+                           call_listener *l, outcome *out) {
+  char err[TG_ERRMSG] = "";
+  tg_call_request req;
+  memset(&req, 0, sizeof req);
+  req.id = id;
+  req.tool = tool;
+  req.on_event = own_event;
+  req.on_progress = own_progress;
+  req.events_ud = l;
+  l->out = out;
+  ASSERT_OK(tg_call_start(rt, &req, record_outcome, out, err), err);
+}
+
+TEST(call_listener_hears_only_its_call_in_order_and_before_done) {
+  tg_config cfg = config_allowing();
+  cfg.progress_interval_ms = 10;
+  tg_runtime *rt = new_runtime(&cfg);
+  slow_tool s = {0};
+  s.delay_ms = 60;
+  tg_tool_def d = tool_def("slow", slow_start, slow_cancel, &s);
+  register_tool(rt, &d);
+  tg_tool_def e = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &e);
+  event_log all = {0};
+  ASSERT_TRUE(tg_events_subscribe(rt, log_event, &all) > 0);
+  call_listener l = {0};
+  outcome mine, other;
+  memset(&mine, 0, sizeof mine);
+  memset(&other, 0, sizeof other);
+  start_listened(rt, "mine", "slow", &l, &mine);
+  start_call(rt, "other", "echo", NULL, &other);
+  run_until(rt, &mine.n, 1);
+  ASSERT_CALL_OK(mine);
+  /* every event of the call, none of the other's, in seq order */
+  ASSERT_INT_EQ(l.own.n, count_events(&all, "call_start", "mine") +
+                             count_events(&all, "decision", "mine") +
+                             count_events(&all, "attempt", "mine") +
+                             count_events(&all, "progress", "mine") +
+                             count_events(&all, "call_end", "mine"));
+  ASSERT_STR_EQ(l.own.ev[0].type, "call_start");
+  ASSERT_STR_EQ(l.own.ev[l.own.n - 1].type, "call_end");
+  for (int i = 0; i < l.own.n; i++) {
+    ASSERT_STR_EQ(l.own.ev[i].call_id, "mine");
+    if (i) ASSERT_TRUE(l.own.ev[i].seq > l.own.ev[i - 1].seq);
+  }
+  ASSERT_INT_EQ(l.after_done, 0);
+  /* on_progress: the progress events only, the same ones */
+  ASSERT_TRUE(l.progress.n >= 1);
+  ASSERT_INT_EQ(l.progress.n, count_events(&all, "progress", "mine"));
+  for (int i = 0; i < l.progress.n; i++)
+    ASSERT_STR_EQ(l.progress.ev[i].type, "progress");
+  slow_close(rt, &s);
+  event_log_free(&l.own);
+  event_log_free(&l.progress);
+  event_log_free(&all);
+  outcome_free(&mine);
+  outcome_free(&other);
+  tg_runtime_free(rt);
+}
+
+/* Nobody subscribed to the runtime: the call's listener alone makes its
+ * events, and numbering is the same as when someone listens. */
+TEST(call_listener_works_without_any_subscriber) {
+  tg_config cfg = config_allowing();
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def e = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &e);
+  outcome first;
+  memset(&first, 0, sizeof first);
+  start_call(rt, "first", "echo", NULL, &first); /* unheard: still counted */
+  run_until(rt, &first.n, 1);
+  call_listener l = {0};
+  outcome mine;
+  memset(&mine, 0, sizeof mine);
+  start_listened(rt, "mine", "echo", &l, &mine);
+  run_until(rt, &mine.n, 1);
+  ASSERT_TRUE(l.own.n >= 3);
+  ASSERT_STR_EQ(l.own.ev[0].type, "call_start");
+  /* seq 1 was the load's policy_loaded, the first call (an echo call
+   * like ours) took the next l.own.n: ours starts right after */
+  ASSERT_INT_EQ(l.own.ev[0].seq, 1 + (uint64_t)l.own.n + 1);
+  ASSERT_NUM_EQ(num_at(l.own.ev[0].data, "seq"), (double)l.own.ev[0].seq);
+  ASSERT_TRUE(num_at(l.own.ev[0].data, "ts") > 1.6e12); /* wall clock, ms */
+  event_log_free(&l.own);
+  event_log_free(&l.progress);
+  outcome_free(&first);
+  outcome_free(&mine);
+  tg_runtime_free(rt);
+}
+
 TEST_MAIN(TEST_ENTRY(events_seq_strictly_increasing_without_gaps),
+          TEST_ENTRY(call_listener_hears_only_its_call_in_order_and_before_done),
+          TEST_ENTRY(call_listener_works_without_any_subscriber),
           TEST_ENTRY(events_order_of_a_simple_allowed_call),
           TEST_ENTRY(events_unsubscribe_inside_callback_is_safe),
           TEST_ENTRY(events_two_runtimes_share_nothing),

@@ -591,10 +591,10 @@ const tg_tool *tg__chain_find_tool(tg_chain *ch, tg_generation *gen,
   return t ? t : tg__generation_find_tool(gen, name);
 }
 
-cJSON *tg__call_event_data(tg_call *c) {
+cJSON *tg__call_event_data_slow(tg_call *c) {
   return tg__event_data_to(c->core, c->gen, &c->listen);
 }
 
-void tg__call_emit(tg_call *c, const char *type, cJSON *data) {
+void tg__call_emit_slow(tg_call *c, const char *type, cJSON *data) {
   tg__emit_to(c->core, c->gen, type, c->id, data, &c->listen);
 }

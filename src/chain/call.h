@@ -124,8 +124,25 @@ void tg__call_free_fields(tg_call *c);
 
 /* The call's events: data for one (NULL: nobody listens, not even the
  * call's own listener), and the event itself (core/events.h). */
-cJSON *tg__call_event_data(tg_call *c);
-void tg__call_emit(tg_call *c, const char *type, cJSON *data);
+cJSON *tg__call_event_data_slow(tg_call *c);
+void tg__call_emit_slow(tg_call *c, const char *type, cJSON *data);
+
+/* Is the call heard at all? The bus's own answer for an event under the
+ * call's generation, made without a call: the hot path of a call nobody
+ * watches only counts its seqs. */
+static inline int tg__call_heard(const tg_call *c) {
+  return c->core->bus.nsubs || tg__generation_listens(c->gen) ||
+         c->listen.on_event || c->listen.on_progress;
+}
+
+static inline cJSON *tg__call_event_data(tg_call *c) {
+  return tg__call_heard(c) ? tg__call_event_data_slow(c) : NULL;
+}
+
+static inline void tg__call_emit(tg_call *c, const char *type, cJSON *data) {
+  if (data || tg__call_heard(c)) tg__call_emit_slow(c, type, data);
+  else c->core->bus.seq++; /* every event counts, heard or not */
+}
 
 /* Drives the call until it waits or ends. */
 void tg__call_advance(tg_call *c);

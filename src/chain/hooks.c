@@ -17,14 +17,18 @@
 #include "call.h"
 #include "lua/luajson.h"
 
-static void emit_hook(tg_call *c, const char *stage, const tg_hook *h,
+static void fill_hook(cJSON *d, const char *stage, const tg_hook *h,
                       const char *outcome) {
+  cJSON_AddStringToObject(d, "stage", stage);
+  cJSON_AddStringToObject(d, "hook", h->where);
+  cJSON_AddStringToObject(d, "outcome", outcome);
+}
+
+/* Inline: once per hook per call, and usually nobody listens. */
+static inline void emit_hook(tg_call *c, const char *stage, const tg_hook *h,
+                             const char *outcome) {
   cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
-  if (d) {
-    cJSON_AddStringToObject(d, "stage", stage);
-    cJSON_AddStringToObject(d, "hook", h->where);
-    cJSON_AddStringToObject(d, "outcome", outcome);
-  }
+  if (d) fill_hook(d, stage, h, outcome);
   tg__call_emit(c, "hook", d);
 }
 

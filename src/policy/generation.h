@@ -126,6 +126,11 @@ cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool);
 /* Does a rule's tools list / a hook's tool cover `tool`? */
 int tg__rule_covers(const tg_rule *r, const char *tool);
 
+/* Does any tg.on_event handler of g listen? (the scope's `listens`) */
+static inline int tg__generation_listens(const tg_generation *g) {
+  return g->nhandlers != 0;
+}
+
 /* The bus scope that delivers events to a generation's tg.on_event
  * handlers (on_event.c); the runtime installs it. */
 extern const tg_bus_scope tg__generation_scope;

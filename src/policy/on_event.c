@@ -45,9 +45,7 @@ static void deliver(void *origin, const tg_event *ev) {
   g->in_handler = 0;
 }
 
-static int listens(void *origin) {
-  return ((tg_generation *)origin)->nhandlers != 0;
-}
+static int listens(void *origin) { return tg__generation_listens(origin); }
 
 static void ref(void *origin) { tg__generation_ref(origin); }
 static void unref(void *origin) { tg__generation_unref(origin); }

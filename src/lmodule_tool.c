@@ -130,7 +130,7 @@ static void set_error(hrun *h, const char *code, const char *message,
 
 static void set_errorf(hrun *h, tg_error_code code, int retryable,
                        const char *fmt, const char *a, const char *b) {
-  char m[TG_ERRMSG];
+  char m[2 * TG_ERRMSG]; /* the tool's error text and our words around it */
   snprintf(m, sizeof m, fmt, a, b);
   set_error(h, tg_error_code_name(code), m, retryable);
 }

@@ -271,7 +271,8 @@ static void leave(lrt *r, lua_State *L, lua_State *prev) {
 static void refuse_in_callback(lua_State *L, lrt *r, const char *fn) {
   if (r->cur_L)
     luaL_error(L, "toolgate: %s cannot be used inside a callback (on_done, "
-                  "on_progress, on_event, the approver); call it after "
+                  "on_progress, on_event, the approver, a host tool's run: "
+                  "it waits with ctx.call); call it after "
                   "rt:run() or handle:wait() returns", fn);
 }
 

@@ -24,9 +24,10 @@
  *   - a tool (htool) is a plain userdata in the runtime's state table
  *     `host_tools` (name -> {htool, run}): the C side calls it until
  *     tg_runtime_free returns, and the state outlives that;
- *   - an attempt (hrun) is malloc'd at start and freed when its timer has
- *     closed and no nested call of it is running; its coroutine and ctx
- *     box are anchored in the state table `host_runs` until it ends;
+ *   - an attempt (hrun) is malloc'd at start and freed once it has ended,
+ *     its timer (made only if it waits) has closed and no nested call of it
+ *     runs; its coroutine and ctx box are anchored in the state table
+ *     `host_runs` until it ends;
  *   - ctx reaches its attempt through that box, emptied when the attempt
  *     ends: a ctx kept past the end raises instead of touching freed
  *     memory;
@@ -65,8 +66,9 @@ enum {
   RUN_CANCELLED = 1 << 2, /* cancel or timeout asked */
   RUN_RESUMED = 1 << 3,   /* its coroutine runs now */
   RUN_ENDED = 1 << 4,     /* it has its outcome; the tg_exec is let go */
-  RUN_CLOSED = 1 << 5,    /* the timer's close callback came */
-  RUN_AS_EXEC = 1 << 6    /* the nested call is ctx.exec's */
+  RUN_CLOSED = 1 << 5,    /* the timer is closed (or was never made) */
+  RUN_AS_EXEC = 1 << 6,   /* the nested call is ctx.exec's */
+  RUN_TIMER = 1 << 7      /* the timer was made: it must be closed */
 };
 
 enum { WAIT_SLEEP = 1, WAIT_YIELD, WAIT_CALL };
@@ -80,7 +82,8 @@ struct hrun {
   tg_exec *ex;          /* NULL once ended */
   lua_State *co;
   hrun **box;           /* ctx's box */
-  uv_timer_t timer;     /* ctx.sleep, a bare yield, starting a ctx.call */
+  uv_timer_t timer;     /* ctx.sleep, a bare yield, starting a ctx.call;
+                           made on first use: most tools never wait */
   unsigned flags;       /* RUN_* */
   int wait_kind;        /* WAIT_*, while RUN_WAITING */
   double cur, total;    /* the last progress reported */
@@ -177,17 +180,7 @@ static void drop_anchors(hrun *h, lua_State *L) {
   lua_pop(L, 1);
 }
 
-/* Hands the outcome to the chain and lets go of everything else. */
-static void end_run(hrun *h) {
-  tg_exec *ex = h->ex;
-  h->flags |= RUN_ENDED;
-  h->flags &= ~RUN_WAITING;
-  h->ex = NULL;
-  unlink_run(h);
-  drop_anchors(h, tg__lm_thread(h->t->r));
-  uv_timer_stop(&h->timer);
-  uv_close((uv_handle_t *)&h->timer, timer_closed);
-  if (h->flags & RUN_NESTED) tg_exec_call_cancel(ex, h->call_id);
+static void finish(hrun *h, tg_exec *ex) {
   if (h->outcome == OUT_OK) {
     cJSON *r = h->result;
     h->result = NULL;
@@ -198,6 +191,26 @@ static void end_run(hrun *h) {
   h->partial = NULL;
   tg_exec_finish_error(ex, partial, h->code, h->message ? h->message
                        : "the host tool failed (out of memory)", h->retryable);
+}
+
+/* Hands the outcome to the chain and lets go of everything else; h is
+ * freed now or once its timer has closed and its nested call ended. */
+static void end_run(hrun *h) {
+  tg_exec *ex = h->ex;
+  h->flags |= RUN_ENDED;
+  h->flags &= ~RUN_WAITING;
+  h->ex = NULL;
+  unlink_run(h);
+  drop_anchors(h, tg__lm_thread(h->t->r));
+  if (h->flags & RUN_NESTED) tg_exec_call_cancel(ex, h->call_id);
+  finish(h, ex);
+  if (h->flags & RUN_TIMER) {
+    uv_timer_stop(&h->timer);
+    uv_close((uv_handle_t *)&h->timer, timer_closed);
+    return;
+  }
+  h->flags |= RUN_CLOSED;
+  maybe_free(h);
 }
 
 /* After a resume (or a failure to resume): ends the attempt if the
@@ -313,6 +326,11 @@ static void timer_cb(uv_timer_t *tm);
 
 static void arm(hrun *h, int kind, uint64_t ms) {
   uv_loop_t *loop = tg_runtime_loop(tg__lm_runtime(h->t->r));
+  if (!(h->flags & RUN_TIMER)) {
+    uv_timer_init(loop, &h->timer);
+    h->timer.data = h;
+    h->flags |= RUN_TIMER;
+  }
   uv_update_time(loop); /* the tool may have computed for a while */
   h->wait_kind = kind;
   h->flags |= RUN_WAITING;
@@ -662,8 +680,6 @@ static void tool_start(tg_exec *ex, const cJSON *args, void *ud) {
   h->t = t;
   h->ex = ex;
   h->cur = h->total = -1;
-  uv_timer_init(tg_runtime_loop(tg__lm_runtime(t->r)), &h->timer);
-  h->timer.data = h;
   h->next = t->runs;
   t->runs = h;
   wake w = {h, WAKE_START, args, NULL, NULL};
@@ -687,6 +703,7 @@ static void tool_cancel(tg_exec *ex, void *ud) {
     tg_exec_call_cancel(ex, h->call_id);
     return;
   }
+  if (!(h->flags & RUN_WAITING)) return; /* a resume under way ends it */
   uv_timer_stop(&h->timer);
   int kind = h->wait_kind;
   h->flags &= ~RUN_WAITING;

@@ -360,6 +360,15 @@ end }
     local out = H.call(rt, "nested_co", {})
     assert.are.equal("TOOL_RAISED", out.error.code)
     assert.is_true(H.has(out.error.message, "not from a nested coroutine"), out.error.message)
+    -- the loop is not re-entrant: run starts calls, ctx.call waits for them
+    rt:tool { name = "sleepy", read_only = true, run = function(args, ctx) ctx.sleep(1) end }
+    rt:tool { name = "waits_wrongly", read_only = true, run = function()
+      return rt:call("sleepy", {}):wait()
+    end }
+    out = H.call(rt, "waits_wrongly", {})
+    assert.are.equal("TOOL_RAISED", out.error.code)
+    assert.is_true(H.has(out.error.message, "cannot be used inside a callback"), out.error.message)
+    assert.is_true(H.has(out.error.message, "ctx.call"), out.error.message)
   end)
 
   it("names its argument errors: bad argument #1 to 'sleep'", function()
@@ -437,6 +446,26 @@ tg.tool { name = "mine", run = function() return "policy" end }
     assert.is_true(h:done())
     collectgarbage()
     collectgarbage()
+  end)
+
+  it("holds nothing after calls that end at once, even when the loop never turns", function()
+    local rt = H.runtime()
+    rt:tool { name = "quick", read_only = true, run = function(args, ctx) return args.i end }
+    rt:tool { name = "waits", read_only = true, run = function(args, ctx) ctx.sleep(0); return args.i end }
+    local function lua_kb()
+      collectgarbage()
+      collectgarbage()
+      return collectgarbage("count")
+    end
+    for i = 1, 200 do assert(rt:call("quick", { i = i }):wait().result == i) end
+    local before = lua_kb()
+    for i = 1, 20000 do
+      local h = rt:call("quick", { i = i })
+      assert(h:done() and h:outcome().result == i)
+    end
+    for i = 1, 2000 do assert(rt:call("waits", { i = i }):wait().result == i) end
+    local grew = lua_kb() - before
+    assert.is_true(grew < 512, ("Lua memory grew by %.0f KiB"):format(grew))
   end)
 
   it("survives runtimes collected with host tools mid-run, 100 times over", function()

@@ -24,7 +24,9 @@
 extern "C" {
 #endif
 
-#define TG_VERSION "0.1.0"
+/* TG_VERSION ("0.1.0") is not written here: the build passes it to
+ * everything that links libtoolgate, from CMakeLists.txt's
+ * project(VERSION), its one source. tg_version() gives the library's. */
 #define TG_ERRMSG 512
 
 /* What the library exports: exactly the functions declared here (it is
@@ -624,6 +626,39 @@ TG_API char *tg_json_print(const struct cJSON *v, int pretty);
  * TG_JSON_NUMBER_MAX bytes). Returns buf. */
 #define TG_JSON_NUMBER_MAX 32
 TG_API char *tg_json_number_text(double d, char *buf);
+
+/* ---- host tools and the version (issue 10) ----------------------------
+ * What a host needs to serve tools of its own beside the policies' (the
+ * Lua module's rt:tool is built on these): the version, whether a name is
+ * taken, and for a running attempt its session and calls of other tools. */
+
+/* The library's version, "major.minor.patch" (TG_VERSION when it was
+ * built); static. */
+TG_API const char *tg_version(void);
+
+/* 1 when a call of `name` would find a tool now (a C tool, or one of the
+ * current policy generation), else 0. */
+TG_API int tg_tool_exists(tg_runtime *rt, const char *name);
+
+/* The session of the attempt's call; NULL once the call has let go of the
+ * attempt (a tool that could not be stopped and finishes late). */
+TG_API const char *tg_exec_session(const tg_exec *ex);
+
+/* Starts call `id` of `tool` with `args` (an object, borrowed; NULL: {})
+ * from inside a running attempt, as a Lua tool's ctx.call does: through
+ * the whole chain (rules, hooks, approval, retry), one level deeper than
+ * the attempt's call (at most 8 levels: -ELOOP beyond), with its session
+ * and turn and metadata {"parent_call": <the attempt's call id>}. done is
+ * called once, maybe before this returns. Returns 0, or a negative code
+ * with err (then done is not called): -ESRCH when the attempt has
+ * finished, -EEXIST when a call with that id runs. By convention the id
+ * is "<the attempt's call id>.<n>". */
+TG_API int tg_exec_call(tg_exec *ex, const char *id, const char *tool,
+                 const struct cJSON *args, tg_done_cb done, void *ud,
+                 char err[TG_ERRMSG]);
+/* Cancels call `id` started with tg_exec_call; only while the attempt
+ * runs (before its tool finished it). Its done callback still comes. */
+TG_API void tg_exec_call_cancel(tg_exec *ex, const char *id);
 
 #ifdef __cplusplus
 }

@@ -38,7 +38,9 @@
 #include "lua/luaraw.h"
 #include <uv.h>
 #include <cjson/cJSON.h>
+#include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 #include "toolgate.h"
+#include "lmodule.h"
 
 #define RT_MT "toolgate.runtime"
 #define CALL_MT "toolgate.call"
@@ -47,7 +49,7 @@
 /* The positions in a running call's entry of the `calls` table. */
 enum { ENTRY_HANDLE = 1, ENTRY_ON_DONE, ENTRY_ON_PROGRESS };
 
-typedef struct {
+typedef struct lrt {
   tg_runtime *rt;
   lua_State *cur_L;  /* the host thread inside our API right now */
   int state_ref;     /* registry: {handlers, calls, file_handlers, approver} */
@@ -74,6 +76,9 @@ typedef struct {
   char id[128];
   int done;
   int outcome_ref;   /* from the end until the handle is collected */
+  char *refused;     /* while tg_call_start runs: where the message of a
+                        call refused at once (an unknown tool) goes */
+  int was_refused;   /* it was: rt:call returns nil, message, code */
 } lcall;
 
 /* cJSON values built before C takes them (see the top comment). */
@@ -268,7 +273,8 @@ static void leave(lrt *r, lua_State *L, lua_State *prev) {
 static void refuse_in_callback(lua_State *L, lrt *r, const char *fn) {
   if (r->cur_L)
     luaL_error(L, "toolgate: %s cannot be used inside a callback (on_done, "
-                  "on_progress, on_event, the approver); call it after "
+                  "on_progress, on_event, the approver, a host tool's run: "
+                  "it waits with ctx.call); call it after "
                   "rt:run() or handle:wait() returns", fn);
 }
 
@@ -339,11 +345,25 @@ static int done_body(lua_State *L) {
   return 0;
 }
 
+/* A call of a tool that does not exist ends before tg_call_start returns
+ * (its call_start and call_end events made, for the record); rt:call
+ * answers it as the refusal it is, nil, message, "UNKNOWN_TOOL", and
+ * on_done does not run. */
+static int refused_at_once(lcall *c, const tg_outcome *o) {
+  if (!c->refused || o->error.phase != TG_PHASE_VALIDATE ||
+      tg_error_code_of(o->error.code) != TG_E_UNKNOWN_TOOL)
+    return 0;
+  snprintf(c->refused, TG_ERRMSG, "%s", o->error.message);
+  c->was_refused = 1;
+  return 1;
+}
+
 static void done_cb(tg_runtime *rt, const tg_outcome *o, void *ud) {
   lcall *c = ud;
   lrt *r = c->owner;
   c->done = 1;
   c->owner = NULL;
+  if (refused_at_once(c, o)) return;
   if (!r || !r->cur_L) return; /* closing: the calls table goes whole */
   done_arg d = {r, c, o};
   protect(r, r->cur_L, done_body, &d); /* the handle may be collected after */
@@ -725,7 +745,8 @@ static int l_answer(lua_State *L) {
              "out or cancelled)", (long long)id);
     lua_pushnil(L);
     lua_pushstring(L, msg);
-    return 2;
+    lua_pushliteral(L, "ENOENT");
+    return 3;
   }
   lua_pushboolean(L, 1);
   return 1;
@@ -877,7 +898,8 @@ static int l_new(lua_State *L) {
     close_now(r, L);
     lua_pushnil(L);
     lua_pushstring(L, err);
-    return 2;
+    lua_pushliteral(L, "EINVAL"); /* a policy file that fails to load */
+    return 3;
   }
   lua_pushboolean(L, 0);
   r->err_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -992,10 +1014,19 @@ static int read_request(lua_State *L, lrt *r, int o, const char *fn,
   return 0;
 }
 
-static int fail(lua_State *L, const char *err) {
+/* nil, message, code: how a method fails in a way the host may handle
+ * (luv's convention). code is a short stable string: an errno name
+ * ("EINVAL", "EEXIST", "ENOENT") or one of toolgate.error_codes. */
+static int fail(lua_State *L, const char *err, const char *code) {
   lua_pushnil(L);
   lua_pushstring(L, err);
-  return 2;
+  lua_pushstring(L, code);
+  return 3;
+}
+
+/* The errno name of a negative code from the C API ("EINVAL"). */
+static const char *errno_name(int rc, char *buf, size_t len) {
+  return uv_err_name_r(rc, buf, len);
 }
 
 static lcall *new_handle(lua_State *L) {
@@ -1051,10 +1082,11 @@ static int l_call(lua_State *L) {
   char err[TG_ERRMSG] = "";
   int o = copy_opts(L, 4, "rt:call", call_opt_names);
   json_box *box = new_box(L);
-  if (read_request(L, r, o, "rt:call", &req, box, err) < 0) return fail(L, err);
+  if (read_request(L, r, o, "rt:call", &req, box, err) < 0)
+    return fail(L, err, "EINVAL");
   lcall *c = new_handle(L);
   int h = lua_gettop(L);
-  if (name_call(L, r, c, req.id, err) < 0) return fail(L, err);
+  if (name_call(L, r, c, req.id, err) < 0) return fail(L, err, "EEXIST");
   int calls = h + 1, key = h + 2;
   req.id = c->id;
   track_call(L, calls, key, h, o);
@@ -1065,8 +1097,10 @@ static int l_call(lua_State *L) {
   }
   /* Nothing between enter and leave may raise (cur_L would stay set). */
   lua_State *prev = enter(r, L);
+  c->refused = err;
   int rc = tg_call_start(r->rt, &req, done_cb, c, err);
-  if (rc < 0) { /* done will not come: untrack, without allocating */
+  c->refused = NULL;
+  if (rc < 0 || c->was_refused) { /* untrack, without allocating */
     c->owner = NULL;
     lua_pushvalue(L, key);
     lua_pushnil(L);
@@ -1074,7 +1108,9 @@ static int l_call(lua_State *L) {
   }
   box_clear(box);
   leave(r, L, prev);
-  if (rc < 0) return fail(L, err);
+  char code[32];
+  if (c->was_refused) return fail(L, err, "UNKNOWN_TOOL");
+  if (rc < 0) return fail(L, err, errno_name(rc, code, sizeof code));
   lua_pushvalue(L, h);
   return 1;
 }
@@ -1086,13 +1122,14 @@ static lcall *check_call(lua_State *L) {
 static int l_call_cancel(lua_State *L) {
   lcall *c = check_call(L);
   if (c->done || !c->owner)
-    return fail(L, "the call has already ended");
+    return fail(L, "the call has already ended", "ENOENT");
   lrt *r = c->owner;
   lua_State *prev = enter(r, L);
   int rc = tg_call_cancel(r->rt, c->id);
   leave(r, L, prev); /* r may be gone now (see leave) */
   if (rc < 0)
-    return fail(L, "the call is past the point where it can be cancelled");
+    return fail(L, "the call is past the point where it can be cancelled",
+                "ENOENT");
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -1114,7 +1151,8 @@ static int l_call_wait(lua_State *L) {
                            "to run (bug)", c->id);
   }
   if (c->outcome_ref == LUA_NOREF)
-    return fail(L, "the runtime was closed before the call ended");
+    return fail(L, "the runtime was closed before the call ended",
+                "ECANCELED");
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->outcome_ref);
   return 1;
 }
@@ -1199,11 +1237,12 @@ static int l_reload(lua_State *L) {
   lrt *r = check_rt(L, 1);
   const char *dir;
   char err[TG_ERRMSG] = "";
-  if (opt_path(L, 2, &dir, err) < 0) return fail(L, err);
+  if (opt_path(L, 2, &dir, err) < 0) return fail(L, err, "EINVAL");
   lua_State *prev = enter(r, L);
   int rc = tg_runtime_load_policies(r->rt, dir, err);
   leave(r, L, prev);
-  if (rc < 0) return fail(L, err);
+  char code[32];
+  if (rc < 0) return fail(L, err, errno_name(rc, code, sizeof code));
   lua_pushinteger(L, (lua_Integer)tg_runtime_generation(r->rt));
   return 1;
 }
@@ -1217,11 +1256,13 @@ static int l_explain(lua_State *L) {
   int o = copy_opts(L, 4, "rt:explain", explain_opt_names);
   json_box *box = new_box(L);
   if (read_request(L, r, o, "rt:explain", &req, box, err) < 0)
-    return fail(L, err);
+    return fail(L, err, "EINVAL");
   box->j[2] = tg_explain(r->rt, &req, err);
-  if (!box->j[2]) return fail(L, err);
+  if (!box->j[2])
+    return fail(L, err, tg_tool_exists(r->rt, req.tool) ? "EINVAL"
+                                                        : "UNKNOWN_TOOL");
   if (tg__json_push(L, box->j[2]) < 0)
-    return fail(L, "the explanation is nested too deeply");
+    return fail(L, "the explanation is nested too deeply", "EINVAL");
   box_clear(box);
   return 1;
 }
@@ -1231,8 +1272,10 @@ static int l_listen(lua_State *L) {
   lrt *r = check_rt(L, 1);
   const char *path;
   char err[TG_ERRMSG] = "";
-  if (opt_path(L, 2, &path, err) < 0 || tg_runtime_listen(r->rt, path, err) < 0)
-    return fail(L, err);
+  if (opt_path(L, 2, &path, err) < 0) return fail(L, err, "EINVAL");
+  int rc = tg_runtime_listen(r->rt, path, err);
+  char code[32];
+  if (rc < 0) return fail(L, err, errno_name(rc, code, sizeof code));
   lua_pushstring(L, tg_runtime_control_path(r->rt));
   return 1;
 }
@@ -1330,5 +1373,58 @@ int luaopen_toolgate(lua_State *L) {
     lua_setfield(L, -2, tg_error_code_name((tg_error_code)i));
   }
   lua_setfield(L, -2, "error_codes");
+  tg__lm_conventions(L);
   return 1;
+}
+
+/* ---- the conventions of Lua C modules (issue 10) ------------------------
+ * toolgate._VERSION (lua-cjson, luasocket); `local rt <close> =
+ * toolgate.new{}` (Lua 5.4); argument errors that name the method even
+ * through pcall (lua/luaarg.h); and rt:tool (lmodule_tool.c). */
+
+void tg__lm_conventions(lua_State *L) {
+  int mod = lua_gettop(L);
+  lua_pushstring(L, tg_version());
+  lua_setfield(L, mod, "_VERSION");
+  tg__arg_names(L, mod);
+  luaL_getmetatable(L, RT_MT);
+  lua_getfield(L, -1, "__index");              /* mt, methods */
+  lua_pushcfunction(L, tg__lm_tool);
+  lua_setfield(L, -2, "tool");
+  lua_getfield(L, -1, "close");
+  lua_setfield(L, -3, "__close");              /* closes like rt:close() */
+  tg__arg_names(L, -2);                        /* __gc; then the methods: */
+  tg__arg_names(L, -1);                        /* close is 'close' */
+  luaL_getmetatable(L, CALL_MT);
+  lua_getfield(L, -1, "__methods");
+  tg__arg_names(L, -2);
+  tg__arg_names(L, -1);
+  lua_settop(L, mod);
+}
+
+/* ---- what lmodule_tool.c uses of the runtime object (lmodule.h) ------- */
+
+lrt *tg__lm_check_rt(lua_State *L, int idx) { return check_rt(L, idx); }
+tg_runtime *tg__lm_runtime(lrt *r) { return r->rt; }
+lua_State *tg__lm_thread(lrt *r) { return r->cur_L; }
+
+void tg__lm_push_state(lua_State *L, lrt *r, const char *field) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->state_ref);
+  lua_getfield(L, -1, field);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, field);
+  }
+  lua_remove(L, -2);
+}
+
+int tg__lm_copy_opts(lua_State *L, int idx, const char *fn,
+                     const char *const *names) {
+  return copy_opts(L, idx, fn, names);
+}
+
+int tg__lm_fail(lua_State *L, const char *err, const char *code) {
+  return fail(L, err, code);
 }

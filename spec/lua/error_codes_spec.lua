@@ -32,13 +32,16 @@ tg.tool { name = "plain", read_only = true, run = function() return nil, "no cod
 tg.tool { name = "secret", read_only = true, run = function() return "x" end }
 tg.rule { name = "no-secret", tools = { "secret" }, check = function() return tg.deny("no") end }
 ]]
-    local want = { no_such_tool = "UNKNOWN_TOOL", raises = "TOOL_RAISED",
-                   plain = "TOOL_ERROR", secret = "DENIED" }
+    local want = { raises = "TOOL_RAISED", plain = "TOOL_ERROR", secret = "DENIED" }
     for tool, code in pairs(want) do
       local out = H.call(rt, tool, {})
       assert.are.equal(code, out.error.code, tool)
       assert.is_string(toolgate.error_codes[out.error.code], tool)
     end
+    local h, _, code = rt:call("no_such_tool", {}) -- refused at once
+    assert.is_nil(h)
+    assert.are.equal("UNKNOWN_TOOL", code)
+    assert.is_string(toolgate.error_codes[code])
     local out = H.call(rt, "own", {})
     assert.are.equal("FLAKY", out.error.code)
     assert.is_nil(toolgate.error_codes.FLAKY)

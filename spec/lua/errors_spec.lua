@@ -214,12 +214,21 @@ describe("bad input", function()
     assert.is_true(H.has(err, "limit"), err)
   end)
 
-  it("an unknown tool ends with status error, code UNKNOWN_TOOL", function()
+  it("an unknown tool is refused by rt:call: nil, message, UNKNOWN_TOOL; the call is on record", function()
     local rt = H.runtime(H.lib.tools)
-    local out = H.call(rt, "no_such_tool", {})
-    assert.are.equal("error", out.status)
-    assert.are.equal("UNKNOWN_TOOL", out.error.code)
-    assert.is_true(H.has(out.error.message, "no_such_tool"))
+    local events = H.record(rt)
+    local done = false
+    local h, err, code = rt:call("no_such_tool", {}, { on_done = function() done = true end })
+    assert.is_nil(h)
+    assert.are.equal("UNKNOWN_TOOL", code)
+    assert.is_true(H.has(err, "no_such_tool"), err)
+    assert.is_false(done) -- refused: on_done does not run
+    local ends = {}
+    for _, ev in ipairs(events) do
+      if ev.type == "call_end" then ends[#ends + 1] = ev end
+    end
+    assert.are.equal(1, #ends)
+    assert.are.equal("UNKNOWN_TOOL", ends[1].error.code)
   end)
 
   it("a tool returning a function value ends with error BAD_RESULT", function()

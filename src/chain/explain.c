@@ -280,14 +280,14 @@ cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,
     tg__errf(err, TG_ERRMSG, "metadata must be a JSON object");
     return NULL;
   }
-  cJSON *args = tg__call_parse_args(ch, req, err);
-  if (!args) return NULL;
+  /* the tool first, as a call checks it first */
   const tg_tool *tool = tg__chain_find_tool(ch, ch->gen, req->tool);
   if (!tool) {
-    cJSON_Delete(args);
     unknown_tool(ch, req->tool, err);
     return NULL;
   }
+  cJSON *args = tg__call_parse_args(ch, req, err);
+  if (!args) return NULL;
   tg_call *c = dry_call(ch, req, args);
   if (!c) {
     tg__errf(err, TG_ERRMSG, "out of memory");

@@ -9,6 +9,7 @@
  * finish after that (it cannot be stopped): the struct then stays alive,
  * detached from its call, until the tool calls tg_exec_finish_*.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,4 +263,29 @@ int tg__exec_finished(const tg_exec *ex) { return ex->finished; }
 void tg__exec_output_progress(tg_proc *p, void *ud) {
   tg_exec *ex = ud;
   tg_exec_progress(ex, (double)tg__proc_bytes(p), -1, tg__proc_last_line(p));
+}
+
+/* ---- a C tool's nested calls and session (issue 10) -------------------- */
+
+const char *tg_exec_session(const tg_exec *ex) {
+  return ex->owner ? ex->session : NULL;
+}
+
+int tg_exec_call(tg_exec *ex, const char *id, const char *tool,
+                 const cJSON *args, tg_done_cb done, void *ud,
+                 char err[TG_ERRMSG]) {
+  if (!ex->owner || ex->finished || ex->tool_finished) {
+    snprintf(err, TG_ERRMSG, "the tool attempt has ended");
+    return -ESRCH;
+  }
+  if (!id || !*id || !tool || !done) {
+    snprintf(err, TG_ERRMSG, "a nested call needs an id, a tool and a done "
+             "callback");
+    return -EINVAL;
+  }
+  return ex->ops->call(ex, id, tool, args, done, ud, err);
+}
+
+void tg_exec_call_cancel(tg_exec *ex, const char *id) {
+  if (id) ex->ops->cancel(ex, id);
 }

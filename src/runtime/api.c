@@ -56,3 +56,11 @@ cJSON *tg_changes_recent(tg_runtime *rt, size_t limit) {
 }
 
 void tg_runtime_kill_processes(tg_runtime *rt) { tg__procs_kill(&rt->core); }
+
+/* ---- host tools and the version (issue 10) --------------------------- */
+
+const char *tg_version(void) { return TG_VERSION; }
+
+int tg_tool_exists(tg_runtime *rt, const char *name) {
+  return name && tg__chain_find_tool(&rt->chain, rt->chain.gen, name) != NULL;
+}

@@ -1,0 +1,330 @@
+---@meta toolgate
+-- LuaLS (lua-language-server) definitions of the HOST side of
+-- `require "toolgate"`: the runtime a script or an editor plugin makes.
+-- Not loaded at run time; lua/README.md ("Editor support") says how to
+-- point the language server here. The policy side has its own definitions
+-- in lua/types/policy/ (the same module name means another API there).
+-- spec/lua/types_spec.lua checks that every method and field the module
+-- has is named here, and nothing more.
+
+---@class toolgate
+---@field _VERSION string the version, "major.minor.patch" (CMakeLists.txt's project VERSION)
+---@field version string the same as _VERSION
+---@field null toolgate.null JSON null
+---@field event_types string the event types, space-separated
+---@field error_codes table<string, string> each code the runtime emits -> its line of documentation
+local toolgate = {}
+
+---JSON null (`toolgate.null`): a light userdata, the same value everywhere.
+---@class toolgate.null
+
+---@alias toolgate.verdict "ask"|"allow"|"deny"
+---@alias toolgate.answer "approve"|"allow"|"always"|"reject"|"deny"
+---@alias toolgate.status "ok"|"error"|"denied"|"rejected"|"cancelled"|"timeout"
+---@alias toolgate.phase "NONE"|"AUTHORIZE"|"PRE_HOOK"|"VALIDATE"|"APPROVE"|"EXECUTE"|"TIMEOUT"|"CANCEL"|"UPSTREAM"|"POLICY"|"INTERNAL"
+---@alias toolgate.json nil|boolean|number|string|table|toolgate.null
+
+---@class toolgate.options
+---@field policies? string folder of *.lua policy files
+---@field session? string default session id of calls ("default")
+---@field default_verdict? toolgate.verdict when no rule answers for a tool that is not read-only ("ask")
+---@field timeout_ms? integer default per-attempt timeout (60000)
+---@field approval_timeout_ms? integer an unanswered ask is rejected after this (300000)
+---@field progress_interval_ms? integer heartbeat of `progress` events while a tool runs (1000)
+---@field seed? integer retry jitter RNG seed (0: from the clock)
+---@field max_args_bytes? integer bigger args JSON is refused (16 MiB)
+---@field approve? toolgate.approver|"allow"|"deny" the approver; default: none, an ask is rejected
+---@field watch? boolean reload when a policy file is saved, added or deleted
+---@field workspace? string|string[] roots the file tools are confined to (default: the cwd)
+---@field file_max_bytes? integer largest file the file tools read or write (16 MiB)
+---@field builtin_tools? boolean register exec and the file tools (true)
+---@field exec_output_cap? integer bytes of stdout and of stderr exec keeps (1 MiB)
+---@field kill_grace_ms? integer exec stopped: SIGTERM, then SIGKILL this much later (2000)
+---@field trusted_policies? boolean policies get the full standard library (false)
+---@field policy_time_limit_ms? integer time per call into policy code (500)
+---@field policy_memory_cap? integer bytes a policy generation may hold (64 MiB)
+
+---Makes a runtime. Raises on an option of the wrong type or an unknown
+---option name; returns nil, "file:line: message", "EINVAL" when a policy
+---file fails to load.
+---@param opts? toolgate.options
+---@return toolgate.runtime? rt
+---@return string? err
+---@return string? code
+function toolgate.new(opts) end
+
+---@class toolgate.call_options
+---@field id? string the call id (default "call-N")
+---@field session? string
+---@field turn? integer
+---@field metadata? table a JSON object
+---@field on_done? fun(outcome: toolgate.outcome)
+---@field on_progress? fun(event: toolgate.event)
+
+---@class toolgate.explain_options
+---@field id? string
+---@field session? string
+---@field turn? integer
+---@field metadata? table
+
+---@class toolgate.error
+---@field phase toolgate.phase
+---@field code string one of toolgate.error_codes, or a tool's own
+---@field message string
+---@field suggestion? string
+---@field retryable boolean
+
+---@class toolgate.outcome
+---@field id string
+---@field tool string
+---@field status toolgate.status
+---@field result? toolgate.json absent when the call produced none
+---@field error? toolgate.error absent on success
+---@field decision { verdict: "allow"|"deny"|"ask"|"none", rule?: string }
+---@field attempts integer
+---@field duration_ms number
+---@field truncated boolean
+
+---@class toolgate.event
+---@field seq integer strictly increasing per runtime
+---@field type string one of toolgate.event_types
+---@field call_id? string
+---@field ts_ms number monotonic clock, for durations
+---@field ts number wall clock, milliseconds since the Unix epoch
+---@field [string] any the event's own fields
+
+---@class toolgate.approval_request
+---@field approval_id integer pass to rt:answer
+---@field call_id string
+---@field tool string
+---@field args table
+---@field session string
+---@field prompt? string the rule's ask text
+---@field rule? string
+
+---Answers now (returns an answer, optionally followed by
+---{scope=, guidance=} or a guidance string), or later with rt:answer
+---(returns nothing).
+---@alias toolgate.approver fun(request: toolgate.approval_request): toolgate.answer?, (toolgate.answer_options|string)?
+
+---@class toolgate.answer_options
+---@field scope? "tool"|"args" what "always" covers ("tool")
+---@field guidance? string
+
+---@class toolgate.file_change
+---@field path string relative to its workspace root
+---@field type "created"|"modified"|"deleted"|"renamed"
+---@field old_path? string renamed only
+---@field root string
+---@field size integer
+---@field mtime? number seconds; absent when deleted
+---@field tool string
+---@field call_id string
+
+---@class toolgate.retry
+---@field attempts? integer 1..100 (1: no retry)
+---@field initial_ms? integer first back-off (200)
+---@field max_ms? integer longest back-off (10000)
+---@field multiplier? number 1..100 (2)
+---@field jitter? number 0..1 (0)
+
+---@class toolgate.tool_spec
+---@field name string
+---@field run fun(args: table, ctx: toolgate.ctx): any, any runs as a coroutine of the host's state; return the result, or nil, "message" / nil, {code=, message=, retryable=}
+---@field description? string
+---@field schema? table a JSON Schema for args
+---@field read_only? boolean read-only tools are allowed when no rule answers
+---@field timeout_ms? integer per attempt (default: the runtime's)
+---@field max_result_bytes? integer
+---@field retry? toolgate.retry
+
+---What a host tool's run gets besides its args; the same as a policy Lua
+---tool's ctx.
+---@class toolgate.ctx
+---@field call_id string
+---@field tool string
+---@field attempt integer 1, 2, ... across retries
+---@field session? string
+local ctx = {}
+
+---Waits ms milliseconds without blocking the loop. Returns true, or false
+---when the call was cancelled or timed out meanwhile (at once once it is).
+---@param ms number
+---@return boolean slept
+function ctx.sleep(ms) end
+
+---Reports progress: (current, total?, message?) or just a message.
+---@param current number|string
+---@param total? number
+---@param message? string
+function ctx.progress(current, total, message) end
+
+---Whether the call was cancelled or timed out.
+---@return boolean
+function ctx.cancelled() end
+
+---Keeps v as the partial result should the attempt be stopped.
+---@param v toolgate.json
+function ctx.partial(v) end
+
+---Calls another tool through the whole chain (one level deeper, at most 8)
+---and waits for its outcome without blocking the loop.
+---@param tool string
+---@param args? table
+---@return toolgate.outcome? outcome
+---@return string? err when the call could not start
+function ctx.call(tool, args) end
+
+---Runs a shell command as a call of the exec tool (judged by the chain)
+---and waits for it.
+---@param command string|{command: string, cwd?: string, env?: table<string, string>, stdin?: string, timeout_ms?: integer}
+---@return toolgate.exec_result? result
+---@return string? err when the command did not run
+function ctx.exec(command) end
+
+---@class toolgate.exec_result
+---@field exit_code? integer
+---@field signal? string
+---@field stdout string
+---@field stderr string
+---@field stdout_truncated boolean
+---@field stderr_truncated boolean
+---@field duration_ms number
+---@field timed_out boolean
+---@field cancelled boolean
+
+---A running or ended call.
+---@class toolgate.call
+---@field id string
+local call = {}
+
+---Runs the loop until this call ends; returns its outcome.
+---@return toolgate.outcome? outcome
+---@return string? err the runtime was closed first
+---@return string? code
+function call:wait() end
+
+---Cancels the call.
+---@return true? ok
+---@return string? err it already ended
+---@return string? code
+function call:cancel() end
+
+---@return boolean
+function call:done() end
+
+---The outcome, nil before the end.
+---@return toolgate.outcome?
+function call:outcome() end
+
+---@class toolgate.runtime
+local runtime = {}
+
+---Starts a call. args is a table or JSON text. Returns a handle, or nil,
+---message, code for a request refused at once: "UNKNOWN_TOOL", "EINVAL"
+---(args that cannot be JSON), "EEXIST" (an id already running).
+---@param tool string
+---@param args? table|string
+---@param opts? toolgate.call_options
+---@return toolgate.call? handle
+---@return string? err
+---@return string? code
+function runtime:call(tool, args, opts) end
+
+---Registers a tool written in the host's own Lua, served through the whole
+---chain. Host tools live as long as the runtime. Returns true, or nil,
+---message, "EEXIST" when the name is taken; raises on a bad spec.
+---@param spec toolgate.tool_spec
+---@return true? ok
+---@return string? err
+---@return string? code
+function runtime:tool(spec) end
+
+---Runs the loop until nothing is left to do; returns whether work remains.
+---@return boolean
+function runtime:run() end
+
+---One non-blocking turn of the loop; returns whether work remains.
+---@return boolean
+function runtime:run_once() end
+
+---The loop's backend fd, for hosts that poll it in their own loop.
+---@return integer
+function runtime:fd() end
+
+---The loop's next timeout in ms (-1: none).
+---@return integer
+function runtime:timeout() end
+
+---Subscribes to events: all, or one type. Returns an id for off_event.
+---@param type_or_fn string|fun(event: toolgate.event)
+---@param fn? fun(event: toolgate.event)
+---@return integer id
+function runtime:on_event(type_or_fn, fn) end
+
+---@param id integer
+function runtime:off_event(id) end
+
+---Calls fn for each change the file tools make to a path matching glob.
+---@param glob string
+---@param fn fun(change: toolgate.file_change)
+---@return integer id
+function runtime:on_file_change(glob, fn) end
+
+---@param id integer
+function runtime:off_file_change(id) end
+
+---The last n file changes (default: all kept, up to 256), oldest first.
+---@param n? integer
+---@return toolgate.file_change[]
+function runtime:recent_changes(n) end
+
+---Sets the approver.
+---@param approver toolgate.approver|"allow"|"deny"
+function runtime:set_approver(approver) end
+
+---Answers a pending ask later.
+---@param approval_id integer
+---@param answer toolgate.answer
+---@param opts? toolgate.answer_options|string
+---@return true? ok
+---@return string? err nothing waits under that id
+---@return string? code
+function runtime:answer(approval_id, answer, opts) end
+
+---Builds a new policy generation; returns its number.
+---@param dir? string
+---@return integer? generation
+---@return string? err "file:line: message" (the old generation stays)
+---@return string? code
+function runtime:reload(dir) end
+
+---A dry run: what the chain would decide, without running the call.
+---@param tool string
+---@param args? table|string
+---@param opts? toolgate.explain_options
+---@return table? explanation
+---@return string? err
+---@return string? code "UNKNOWN_TOOL" or "EINVAL"
+function runtime:explain(tool, args, opts) end
+
+---Serves `toolgate reload` on a control socket; returns its path.
+---@param path? string
+---@return string? path
+---@return string? err
+---@return string? code an errno name ("EADDRINUSE")
+function runtime:listen(path) end
+
+---The current policy generation number.
+---@return integer
+function runtime:generation() end
+
+---What is registered: rules, hooks, tools.
+---@return { generation: integer, files: table, rules: table[], hooks: table, tools: table[], event_handlers: table[], warnings: table }
+function runtime:describe() end
+
+---Cancels calls still running and frees the runtime (also done by the
+---garbage collector, and by a <close> variable going out of scope).
+function runtime:close() end
+
+return toolgate

@@ -1,0 +1,215 @@
+---@meta toolgate
+-- LuaLS (lua-language-server) definitions of the POLICY side of
+-- `require "toolgate"`: the API a file in policies/ gets inside its
+-- generation's sandboxed lua_State. Not loaded at run time; lua/README.md
+-- ("Editor support") says how to point the language server here. The host
+-- side has its own definitions in lua/types/host/.
+-- spec/lua/types_spec.lua checks that every function and field tg and ctx
+-- have is named here, and nothing more.
+
+---@class tg
+---@field null tg.null JSON null
+---@field generation integer the number of the generation this file loads into
+---@field version string toolgate's version
+local tg = {}
+
+---JSON null (`tg.null`).
+---@class tg.null
+
+---@alias tg.json nil|boolean|number|string|table|tg.null
+
+---What rules and hooks are given (a hook may change args in place).
+---@class tg.call
+---@field id string
+---@field tool string
+---@field args table
+---@field session string
+---@field turn integer
+---@field attempt integer
+---@field metadata? table
+---@field dry_run? boolean true when rt:explain / `toolgate explain` asks
+
+---A verdict, made by tg.allow, tg.deny or tg.ask.
+---@class tg.verdict
+
+---What a hook returns, made by tg.abort, tg.args or tg.result.
+---@class tg.hook_answer
+
+---@class tg.error
+---@field phase string
+---@field code string
+---@field message string
+---@field suggestion? string
+---@field retryable boolean
+
+---What an after_tool hook is given besides the call.
+---@class tg.res
+---@field status "ok"|"error"|"denied"|"rejected"|"cancelled"|"timeout"
+---@field result? tg.json
+---@field error? tg.error
+---@field attempts integer
+---@field truncated boolean
+
+---@class tg.rule_spec
+---@field name string unique among the rules
+---@field check fun(call: tg.call): tg.verdict? return tg.allow(), tg.deny(reason), tg.ask(prompt) or nothing
+---@field priority? integer lower runs first (1000)
+---@field tools? string|string[] only for these tools
+---@field fail? "closed"|"open" what a raise means ("closed": the call fails)
+
+---Registers a rule (only while the file loads).
+---@param spec tg.rule_spec
+function tg.rule(spec) end
+
+---Registers a hook run before the tool ("*": every tool; they run first).
+---@param tools string|string[]
+---@param fn fun(call: tg.call): tg.hook_answer?
+function tg.before_tool(tools, fn) end
+
+---Registers a hook run after the tool, in reverse registration order.
+---@param tools string|string[]
+---@param fn fun(call: tg.call, res: tg.res): tg.hook_answer?
+function tg.after_tool(tools, fn) end
+
+---@class tg.retry
+---@field attempts? integer 1..100 (1: no retry)
+---@field initial_ms? integer (200)
+---@field max_ms? integer (10000)
+---@field multiplier? number 1..100 (2)
+---@field jitter? number 0..1 (0)
+---@field retryable? fun(err: tg.error): boolean whether an error is worth another attempt
+
+---@class tg.tool_spec
+---@field name string
+---@field run fun(args: table, ctx: tg.ctx): any, any runs as a coroutine; return the result, or nil, "message" / nil, {code=, message=, retryable=}
+---@field description? string
+---@field schema? table a JSON Schema for args
+---@field read_only? boolean
+---@field timeout_ms? integer
+---@field max_result_bytes? integer
+---@field retry? tg.retry
+
+---Registers a Lua tool (only while the file loads).
+---@param spec tg.tool_spec
+function tg.tool(spec) end
+
+---@class tg.event
+---@field seq integer
+---@field type string
+---@field call_id? string
+---@field ts_ms number
+---@field ts number
+---@field [string] any
+
+---Registers an event handler: every event, or one type.
+---@param type_or_fn string|fun(event: tg.event)
+---@param fn? fun(event: tg.event)
+function tg.on_event(type_or_fn, fn) end
+
+---@class tg.file_change
+---@field path string
+---@field type "created"|"modified"|"deleted"|"renamed"
+---@field old_path? string
+---@field root string
+---@field size integer
+---@field mtime? number
+---@field tool string
+---@field call_id string
+
+---Registers a handler for changes the file tools make under glob.
+---@param glob string
+---@param fn fun(change: tg.file_change)
+function tg.on_file_change(glob, fn) end
+
+---The last n file changes (default: all kept), oldest first.
+---@param n? integer
+---@return tg.file_change[]
+function tg.recent_changes(n) end
+
+---@return tg.verdict
+function tg.allow() end
+
+---@param reason? string
+---@return tg.verdict
+function tg.deny(reason) end
+
+---@param prompt? string
+---@return tg.verdict
+function tg.ask(prompt) end
+
+---Stops the call (a pre-hook: denied; a post-hook: the result is withheld).
+---@param reason? string
+---@return tg.hook_answer
+function tg.abort(reason) end
+
+---Replaces the call's args (and, optionally, the tool it calls).
+---@param new_args table
+---@param new_tool? string
+---@return tg.hook_answer
+function tg.args(new_args, new_tool) end
+
+---Answers with this value (a pre-hook: the tool does not run).
+---@param value tg.json
+---@return tg.hook_answer
+function tg.result(value) end
+
+---Marks a table as a JSON array.
+---@generic T: table
+---@param t? T
+---@return T
+function tg.array(t) end
+
+---Marks a table as a JSON object ({} is one already).
+---@generic T: table
+---@param t? T
+---@return T
+function tg.object(t) end
+
+---@param v tg.json
+---@return string
+function tg.json_encode(v) end
+
+---@param s string
+---@return tg.json? value
+---@return string? err
+function tg.json_decode(s) end
+
+---What a Lua tool's run gets besides its args.
+---@class tg.ctx
+---@field call_id string
+---@field tool string
+---@field attempt integer
+---@field session? string
+local ctx = {}
+
+---Yields to the loop for ms milliseconds; other calls go on.
+---@param ms number
+---@return boolean
+function ctx.sleep(ms) end
+
+---@param current number|string
+---@param total? number
+---@param message? string
+function ctx.progress(current, total, message) end
+
+---@param v tg.json
+function ctx.partial(v) end
+
+---@return boolean
+function ctx.cancelled() end
+
+---Calls another tool through the whole chain and waits for its outcome.
+---@param tool string
+---@param args? table
+---@return table? outcome
+---@return string? err
+function ctx.call(tool, args) end
+
+---Runs a shell command (through the chain as an exec call unless the host
+---trusts the policies) and waits for it.
+---@param command string|{command: string, cwd?: string, env?: table<string, string>, stdin?: string, timeout_ms?: integer}
+---@return table? result exec's result table
+---@return string? err
+function ctx.exec(command) end
+
+return tg

@@ -475,7 +475,8 @@ typedef void (*tg_change_cb)(tg_runtime *rt, const tg_file_change *ch,
 
 /* Calls cb for each change whose path matches glob: `*` stays within a
  * path segment, `**` crosses segments (a whole `**` segment also matches
- * none), `?` is one character, `[a-z]`/`[!a-z]` a set, `\` quotes.
+ * none), `?` is one character, `[a-z]`/`[!a-z]` a set, `{a,b}` either
+ * alternative (groups nest; at most 256 alternatives), `\` quotes.
  * Returns a subscription id (> 0), or -EINVAL for a malformed glob, or
  * -ENOMEM. Subscribers may unsubscribe from inside their callback. */
 int tg_changes_subscribe(tg_runtime *rt, const char *glob, tg_change_cb cb,

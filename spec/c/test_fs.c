@@ -1085,6 +1085,156 @@ TEST(apply_patch_malformed) {
   fs_rmrf(dir);
 }
 
+/* ---- git diffs with modes ------------------------------------------------
+ * The patches are what `git diff` prints, made by running git in a temp
+ * repository: the same text an agent copies from its own repository. */
+
+/* Runs a shell command in dir; fails the test when it fails. */
+static void sh_in(const char *dir, const char *cmd) {
+  char buf[2048];
+  snprintf(buf, sizeof buf, "cd '%s' && { %s; } >/dev/null 2>&1", dir, cmd);
+  if (system(buf) != 0) TG_FAIL("command failed in %s: %s", dir, cmd);
+}
+
+/* The stdout of a shell command run in dir (malloc'd). */
+static char *sh_out(const char *dir, const char *cmd) {
+  char buf[2048];
+  snprintf(buf, sizeof buf, "cd '%s' && %s", dir, cmd);
+  FILE *f = popen(buf, "r");
+  ASSERT(f);
+  size_t cap = 1 << 16, n = 0;
+  char *out = malloc(cap);
+  ASSERT(out);
+  while ((n += fread(out + n, 1, cap - n - 1, f)) < cap - 1 && !feof(f)) {}
+  out[n] = '\0';
+  ASSERT(pclose(f) == 0);
+  return out;
+}
+
+static mode_t fs_mode(const char *dir, const char *name) {
+  char *p = fs_join(dir, name);
+  struct stat st;
+  int rc = stat(p, &st);
+  free(p);
+  ASSERT(rc == 0);
+  return st.st_mode & 07777;
+}
+
+static const cJSON *file_entry(const fs_out *o, const char *path) {
+  const cJSON *f;
+  cJSON_ArrayForEach(f, cJSON_GetObjectItem(o->result, "files"))
+    if (!strcmp(fs_str(f, "path"), path)) return f;
+  TG_FAIL("no entry for %s in the result", path);
+  return NULL;
+}
+
+#define GIT "git -c user.name=t -c user.email=t@example.com -c core.fileMode=true "
+
+/* A repository with script.sh (0644), tool.sh (0755), run.sh (0755) and
+ * notes.txt committed; then the working tree changed as an agent would. */
+static char *git_repo_with_changes(void) {
+  char *repo = fs_tmpdir();
+  fs_put(repo, "script.sh", "echo one\necho two\n");
+  fs_put(repo, "tool.sh", "echo tool\n");
+  fs_put(repo, "run.sh", "echo run\necho it\necho now\n");
+  fs_put(repo, "notes.txt", "keep\n");
+  sh_in(repo, "chmod 644 script.sh notes.txt && chmod 755 tool.sh run.sh && "
+              GIT "init -q . && " GIT "add -A && " GIT "commit -qm base");
+  /* +x and an edit; -x alone; a new executable; an executable renamed */
+  fs_put(repo, "script.sh", "echo one\necho 2\n");
+  fs_put(repo, "new.sh", "echo new\n");
+  sh_in(repo, "chmod 755 script.sh new.sh && chmod 644 tool.sh && "
+              "mkdir bin && " GIT "mv run.sh bin/run.sh && " GIT "add -A");
+  return repo;
+}
+
+TEST(apply_patch_git_diff_with_modes) {
+  char *repo = git_repo_with_changes();
+  char *diff = sh_out(repo, GIT "diff --cached -M HEAD");
+  ASSERT_CONTAINS(diff, "old mode 100644\nnew mode 100755");
+  ASSERT_CONTAINS(diff, "new file mode 100755");
+  ASSERT_CONTAINS(diff, "rename from run.sh");
+  ASSERT_CONTAINS(diff, "index ");
+  /* the workspace is the repository as committed */
+  char *ws = fs_tmpdir();
+  fs_put(ws, "script.sh", "echo one\necho two\n");
+  fs_put(ws, "tool.sh", "echo tool\n");
+  fs_put(ws, "run.sh", "echo run\necho it\necho now\n");
+  fs_put(ws, "notes.txt", "keep\n");
+  sh_in(ws, "chmod 644 script.sh notes.txt && chmod 755 tool.sh run.sh");
+  tg_runtime *rt = fs_runtime(ws, 0, NULL);
+  fs_out o = fs_patch(rt, diff);
+  ASSERT_OK(o);
+  /* the executable bit is applied, and the result says so */
+  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(file_entry(&o, "script.sh"),
+                                          "executable")));
+  ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(file_entry(&o, "tool.sh"),
+                                           "executable")));
+  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(file_entry(&o, "new.sh"),
+                                          "executable")));
+  ASSERT_STR_EQ(fs_str(file_entry(&o, "bin/run.sh"), "type"), "renamed");
+  ASSERT(!cJSON_GetObjectItem(file_entry(&o, "bin/run.sh"), "executable"));
+  fs_out_free(&o);
+  ASSERT((fs_mode(ws, "script.sh") & 0111) == 0111);
+  ASSERT_EQ(fs_mode(ws, "tool.sh") & 0111, 0);
+  ASSERT(fs_mode(ws, "new.sh") & 0100);
+  ASSERT(fs_mode(ws, "bin/run.sh") & 0100);      /* kept through the rename */
+  ASSERT_EQ(fs_mode(ws, "notes.txt"), 0644);
+  char *s = fs_get(ws, "script.sh");
+  ASSERT_STR_EQ(s, "echo one\necho 2\n");
+  free(s);
+  s = fs_get(ws, "tool.sh");
+  ASSERT_STR_EQ(s, "echo tool\n");              /* a mode-only section */
+  free(s);
+  /* the same tree as git's: nothing differs but the .git folder */
+  sh_in(ws, "rm -f .*.tg-*");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "diff -r -x .git . '%s' && "
+           "[ -x script.sh ] && [ ! -x tool.sh ] && [ -x bin/run.sh ]", ws);
+  sh_in(repo, cmd);
+  tg_runtime_free(rt);
+  free(diff);
+  fs_rmrf(ws);
+  fs_rmrf(repo);
+}
+
+TEST(apply_patch_git_modes_refused_or_rolled_back) {
+  char *repo = fs_tmpdir();
+  sh_in(repo, GIT "init -q . && echo a > a.txt && " GIT "add -A && "
+              GIT "commit -qm base && ln -s a.txt link && " GIT "add -A");
+  char *diff = sh_out(repo, GIT "diff --cached HEAD");
+  ASSERT_CONTAINS(diff, "new file mode 120000");
+  char *ws = fs_tmpdir();
+  fs_put(ws, "a.txt", "a\n");
+  tg_runtime *rt = fs_runtime(ws, 0, NULL);
+  fs_out o = fs_patch(rt, diff);
+  ASSERT_REFUSED(o, "PATCH_PARSE");
+  ASSERT_CONTAINS(o.message, "symlink");
+  ASSERT(!fs_exists(ws, "link"));
+  fs_out_free(&o);
+  o = fs_patch(rt, "diff --git a/a.txt b/a.txt\nold mode 100644\nnew mode 1x0755\n");
+  ASSERT_REFUSED(o, "PATCH_PARSE");
+  ASSERT_CONTAINS(o.message, "octal file mode");
+  fs_out_free(&o);
+  /* a mode that is already the file's changes nothing */
+  sh_in(ws, "chmod 644 a.txt");
+  o = fs_patch(rt, "diff --git a/a.txt b/a.txt\nold mode 100755\nnew mode 100644\n");
+  ASSERT_OK(o);
+  ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(o.result, "files")), 0);
+  fs_out_free(&o);
+  /* a patch that fails changes no mode either */
+  o = fs_patch(rt, "diff --git a/a.txt b/a.txt\nold mode 100644\nnew mode 100755\n"
+                   "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n"
+                   "--- a/missing.txt\n+++ b/missing.txt\n@@ -1 +1 @@\n-a\n+b\n");
+  ASSERT_REFUSED(o, "NOT_FOUND");
+  fs_out_free(&o);
+  ASSERT_EQ(fs_mode(ws, "a.txt"), 0644);
+  tg_runtime_free(rt);
+  free(diff);
+  fs_rmrf(ws);
+  fs_rmrf(repo);
+}
+
 /* A patch that contradicts itself says so (issue 8, item 14): creating a
  * file twice was "already exists", deleting twice "does not exist", which
  * sent the agent to the disk for a fault in the patch. */
@@ -1364,6 +1514,8 @@ TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),
           TEST_ENTRY(apply_patch_new_deleted_renamed),
           TEST_ENTRY(apply_patch_offsets_and_missing_newline),
           TEST_ENTRY(apply_patch_malformed),
+          TEST_ENTRY(apply_patch_git_diff_with_modes),
+          TEST_ENTRY(apply_patch_git_modes_refused_or_rolled_back),
           TEST_ENTRY(apply_patch_names_its_own_clashes),
           TEST_ENTRY(apply_patch_hunk_counts_checked_before_allocating),
           TEST_ENTRY(patch_parser_survives_random_mutations),

@@ -232,8 +232,7 @@ void tg__generation_unref(tg_generation *g) {
 int tg__rule_covers(const tg_rule *r, const char *tool) {
   if (!r->tools) return 1;
   for (size_t i = 0; i < r->ntools; i++)
-    if (strcmp(r->tools[i], "*") == 0 || strcmp(r->tools[i], tool) == 0)
-      return 1;
+    if (tg__tool_name_matches(r->tools[i], tool)) return 1;
   return 0;
 }
 
@@ -243,16 +242,16 @@ void tg__hook_walk_start(tg_hook_walk *w, const tg_generation *g, int after,
                       after ? g->nafter : g->nbefore, 0, tool, after, 0};
 }
 
-/* Two passes over the list: "*" hooks, then the tool's own (post-hooks:
- * the other way round, each pass backwards). */
+/* Three passes over the list, one per kind: "*", globs, exact names
+ * (post-hooks: the other way round, each pass backwards). */
 const tg_hook *tg__hook_walk_next(tg_hook_walk *w) {
-  for (; w->pass < 2; w->pass++, w->k = 0) {
-    int want_any = (w->pass == 0) != w->after;
+  for (; w->pass < 3; w->pass++, w->k = 0) {
+    tg_hook_kind want = (tg_hook_kind)(w->after ? 2 - w->pass : w->pass);
     while (w->k < w->n) {
       size_t i = w->k++;
       const tg_hook *h = &w->hooks[w->after ? w->n - 1 - i : i];
-      if (h->any != want_any) continue;
-      if (h->any || !w->tool || strcmp(h->tool, w->tool) == 0) return h;
+      if (h->kind != want) continue;
+      if (!w->tool || tg__tool_name_matches(h->tool, w->tool)) return h;
     }
   }
   return NULL;
@@ -336,6 +335,7 @@ cJSON *tg__generation_describe(const tg_generation *g) {
       cJSON_AddItemToArray(h, o);
     }
   }
+  if (g) tg__tool_name_warnings(g, warnings);
   cJSON_AddItemToObject(d, "tools", tools);
   cJSON_AddItemToObject(d, "warnings", warnings);
   return d;

@@ -25,9 +25,16 @@ typedef struct {
   size_t order;             /* registration order, breaks priority ties */
 } tg_rule;
 
+/* How a hook names its tools; the run order goes by it (tg__hook_walk). */
+typedef enum {
+  TG_HOOK_ANY = 0,          /* "*" */
+  TG_HOOK_GLOB = 1,         /* a glob: "mcp__*", "*_file", "{read,write}_file" */
+  TG_HOOK_EXACT = 2         /* one tool's name */
+} tg_hook_kind;
+
 typedef struct {
-  char *tool;               /* "*" or a tool name */
-  int any;                  /* tool is "*" */
+  char *tool;               /* "*", a glob or a tool name */
+  tg_hook_kind kind;
   int fn_ref;
   char *where;
 } tg_hook;
@@ -104,11 +111,13 @@ void tg__reg_strfree(tg_generation *g, char *s);
 void tg__reg_free_all(tg_generation *g);
 
 /* Walks the hooks that run for a call of `tool`, in run order: pre-hooks
- * ("before") "*" ones first, then the tool's own, each in registration
- * order; post-hooks ("after") that list backwards. tool NULL walks every
- * hook of the list in the same order (toolgate check). The chain, explain
- * and check all walk this one order; it copies nothing, so no number of
- * hooks is too many. */
+ * ("before") from the most general to the most specific — "*" ones first,
+ * then the glob hooks that match the tool, then the tool's own (exact
+ * name), each group in registration order; post-hooks ("after") that list
+ * backwards (own, globs, "*", each group last registered first). tool
+ * NULL walks every hook of the list in the same order (toolgate check).
+ * The chain, explain and check all walk this one order; it copies
+ * nothing, so no number of hooks is too many. */
 typedef struct {
   const tg_hook *hooks;
   size_t n, k;
@@ -123,8 +132,22 @@ const tg_hook *tg__hook_walk_next(tg_hook_walk *w);
 /* The same order as JSON [{tool, where}] (check and explain list it). */
 cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool);
 
-/* Does a rule's tools list / a hook's tool cover `tool`? */
+/* Does a rule's tools list cover `tool`? Its entries match as hooks'
+ * names do (tg__tool_name_matches). */
 int tg__rule_covers(const tg_rule *r, const char *tool);
+
+/* Does a tool name as policies write it — in a rule's tools, as a hook's
+ * tool — cover `tool`? "*" covers every tool; a name with a glob
+ * character (* ? [ { \) is a glob (base/glob.c: tg_glob_match); any other
+ * name covers that one tool. */
+int tg__tool_name_matches(const char *name, const char *tool);
+/* Is name a glob (not "*", not a plain name)? */
+int tg__tool_name_is_glob(const char *name);
+/* Adds to the JSON array `warnings` one line for each tool name of g's
+ * rules and hooks that no tool registered now covers (a typo: the rule
+ * or hook would never apply), naming the rule or hook and its file:line
+ * (tool_names.c). */
+void tg__tool_name_warnings(const tg_generation *g, cJSON *warnings);
 
 /* The bus scope that delivers events to a generation's tg.on_event
  * handlers (on_event.c); the runtime installs it. */

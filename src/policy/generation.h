@@ -68,10 +68,35 @@ typedef struct tg_generation {
   char broken[TG_ERRMSG];
 } tg_generation;
 
-/* Builds a generation from the .lua files of dir, in name order. dir may be NULL (an
- * empty generation). Returns NULL with "file:line: message" in err. */
+/* Builds a generation from the policy files of dir (tg__is_policy_file),
+ * in name order. dir may be NULL (an empty generation). Returns NULL with
+ * "file:line: message" in err. */
 tg_generation *tg__generation_load(tg_core *core, const char *dir,
                                    uint64_t number, char *err, size_t errlen);
+
+/* ---- the files of a policies folder (policy_files.c) ---------------------
+ * One rule for which files are policies, used by the loader and the folder
+ * watch alike: *.lua files that are not dot files (editor temp files and
+ * backups) and not tests. Test files (toolgate test, policy_test.c) are
+ * *_test.lua, beside the policies or in a tests/ folder under them. */
+int tg__is_policy_file(const char *name);
+int tg__is_test_file(const char *name);
+
+/* Appends dir/NAME for each NAME of dir that want() accepts, sorted by
+ * name, to *files (malloc'd strings, *n of them; the caller frees). A
+ * missing dir is an error unless missing_ok. Returns 0, or -1 with err:
+ * a file left out would be a policy silently not loaded. */
+int tg__list_files(const char *dir, int (*want)(const char *name),
+                   int missing_ok, char ***files, size_t *n, char *err,
+                   size_t errlen);
+
+/* Runs the Lua source file at path in L under the sandbox sb, in a fresh
+ * environment, leaving nres results on the stack: opened without blocking
+ * (a FIFO is refused), text only, at most 4 MiB. *src (when src is not
+ * NULL) receives the file's text (malloc'd, NUL-terminated). Returns 0, or
+ * -1 with "file:line: message" in err (nothing left on the stack). */
+int tg__run_file(lua_State *L, struct tg_sandbox *sb, const char *path,
+                 int nres, char **src, char *err, size_t errlen);
 
 void tg__generation_ref(tg_generation *g);
 void tg__generation_unref(tg_generation *g);

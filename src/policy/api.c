@@ -467,6 +467,27 @@ static int l_json_decode(lua_State *L) {
   return tg__json_decode_lua(L, s, len); /* the one parser (base/json.c) */
 }
 
+/* The data helpers alone, for test files (policy_tests.c): JSON shapes
+ * and null, but nothing that registers. */
+static const luaL_Reg data_api[] = {
+    {"array", l_array},   {"object", l_object},
+    {"json_encode", l_json_encode}, {"json_decode", l_json_decode},
+    {NULL, NULL}};
+
+void tg__policy_data_api_open(lua_State *L) {
+  lua_newtable(L);
+  luaL_setfuncs(L, data_api, 0);
+  tg__json_push_null(L);
+  lua_setfield(L, -2, "null");
+  lua_pushstring(L, TG_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "toolgate");               /* loaded.toolgate = it */
+  lua_pop(L, 3);
+}
+
 static const luaL_Reg api[] = {
     {"rule", l_rule},       {"before_tool", l_before_tool},
     {"after_tool", l_after_tool}, {"tool", l_tool},

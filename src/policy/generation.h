@@ -103,6 +103,10 @@ void tg__generation_unref(tg_generation *g);
 
 /* Registers the policy-side `toolgate` module (tg.*) in g->L. */
 void tg__policy_api_open(tg_generation *g);
+/* Registers a `toolgate` module of the data helpers only (tg.null,
+ * tg.array, tg.object, tg.json_encode, tg.json_decode, tg.version) in L:
+ * what test files get. Call in a protected call, after tg__json_open. */
+void tg__policy_data_api_open(lua_State *L);
 
 /* ---- registration (register.c) --------------------------------------------
  * What a registration keeps (names, list slots, Lua tools) is allocated

@@ -1,6 +1,6 @@
 /*
- * hooks.c — pre-hooks ("*" hooks, then the tool's own, in registration
- * order) and post-hooks (the same list backwards).
+ * hooks.c — pre-hooks ("*" hooks, then glob hooks, then the tool's own,
+ * each in registration order) and post-hooks (the same list backwards).
  *
  * The run order is the generation's (tg__hook_walk_next), the one explain
  * and check list.

@@ -135,7 +135,7 @@ static void put_error(lua_State *L, int idx, cJSON *o, const char *what) {
     return;
   }
   int e = lua_gettop(L);
-  char w[400];
+  char w[420]; /* what (< 400) and ": error" */
   snprintf(w, sizeof w, "%s: error", what);
   if (!lua_istable(L, e))
     luaL_error(L, "%s must be a table {code = ..., message = ..., "

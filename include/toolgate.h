@@ -504,7 +504,8 @@ typedef void (*tg_change_cb)(tg_runtime *rt, const tg_file_change *ch,
 
 /* Calls cb for each change whose path matches glob: `*` stays within a
  * path segment, `**` crosses segments (a whole `**` segment also matches
- * none), `?` is one character, `[a-z]`/`[!a-z]` a set, `\` quotes.
+ * none), `?` is one character, `[a-z]`/`[!a-z]` a set, `{a,b}` either
+ * alternative (groups nest; at most 256 alternatives), `\` quotes.
  * Returns a subscription id (> 0), or -EINVAL for a malformed glob, or
  * -ENOMEM. Subscribers may unsubscribe from inside their callback. */
 TG_API int tg_changes_subscribe(tg_runtime *rt, const char *glob,
@@ -593,6 +594,25 @@ TG_API int tg_control_request(const char *path, const char *request,
  *  post_hooks [...], hooks_run, notes [...]} */
 TG_API struct cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
                                 char err[TG_ERRMSG]);
+
+/* ---- policy tests (toolgate test) ---------------------------------------
+ * Runs the policy unit tests of a policies folder against the runtime's
+ * current generation: the cases of the *_test.lua files in dir and in
+ * dir/tests/ (dir NULL: the folder the policies were loaded from). Each
+ * case goes through the real chain — rules, pre-hooks, rules again after
+ * a rewrite, schema, post-hooks, events — with the tool replaced by the
+ * case's fixture (`result` or `error`; with neither, the call stops
+ * before the tool and no post-hook runs); no tool runs, an ask is
+ * approved without asking. run (may be NULL) is a Lua pattern a case's
+ * name must match (string.find). Returns the report, or NULL with err
+ * when a test file does not load or a case is malformed (file:line:
+ * message), there is no test file, or no case matches run. Shape:
+ * {dir, generation, files [...], passed, failed, filtered,
+ *  cases [{name, file, line, where, tool, passed, failures [...],
+ *          decision {verdict, rule, where?, reason?}, status, error,
+ *          tool_run, args_run, result}]}. Caller frees with cJSON_Delete. */
+TG_API struct cJSON *tg_policy_test(tg_runtime *rt, const char *dir, const char *run,
+                      char err[TG_ERRMSG]);
 
 /* ---- JSON text ---------------------------------------------------------
  * The one way JSON text enters toolgate and the one way it leaves; hosts

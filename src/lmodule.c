@@ -1267,6 +1267,33 @@ static int l_explain(lua_State *L) {
   return 1;
 }
 
+/* rt:test([dir] [, {run = pattern}]) -> report | nil, err: the policy
+ * unit tests of dir (default: the policies folder), as `toolgate test`
+ * runs them (tg_policy_test). */
+static const char *const test_opt_names[] = {"run", NULL};
+
+static int l_test(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  const char *dir, *run = NULL;
+  char err[TG_ERRMSG] = "";
+  if (opt_path(L, 2, &dir, err) < 0) return fail(L, err, "EINVAL");
+  int o = copy_opts(L, 3, "rt:test", test_opt_names);
+  if (get_opt(L, o, "run") != LUA_TNIL) {
+    if (lua_type(L, -1) != LUA_TSTRING || tg__has_nul(L, -1))
+      return luaL_error(L, "rt:test: 'run' must be a Lua pattern (a string)");
+    run = lua_tostring(L, -1); /* the options copy keeps it */
+  }
+  json_box *box = new_box(L);
+  lua_State *prev = enter(r, L);
+  box->j[2] = tg_policy_test(r->rt, dir, run, err);
+  leave(r, L, prev);
+  if (!box->j[2]) return fail(L, err, "EINVAL");
+  if (tg__json_push(L, box->j[2]) < 0)
+    return fail(L, "the report is nested too deeply", "EINVAL");
+  box_clear(box);
+  return 1;
+}
+
 /* rt:listen([path]) -> path | nil, err: the control socket (toolgate reload) */
 static int l_listen(lua_State *L) {
   lrt *r = check_rt(L, 1);
@@ -1324,6 +1351,7 @@ static const luaL_Reg rt_methods[] = {
     {"set_approver", l_set_approver}, {"generation", l_generation},
     {"reload", l_reload},       {"describe", l_describe},
     {"explain", l_explain},     {"listen", l_listen},
+    {"test", l_test},
     {"on_file_change", l_on_file_change},
     {"off_file_change", l_off_file_change},
     {"recent_changes", l_recent_changes},

@@ -1128,6 +1128,156 @@ TEST(apply_patch_malformed) {
   remove_tree(dir);
 }
 
+/* ---- git diffs with modes ------------------------------------------------
+ * The patches are what `git diff` prints, made by running git in a temp
+ * repository: the same text an agent copies from its own repository. */
+
+/* Runs a shell command in dir; fails the test when it fails. */
+static void sh_in(const char *dir, const char *cmd) {
+  char buf[2048];
+  snprintf(buf, sizeof buf, "cd '%s' && { %s; } >/dev/null 2>&1", dir, cmd);
+  if (system(buf) != 0) TG_FAIL("command failed in %s: %s", dir, cmd);
+}
+
+/* The stdout of a shell command run in dir (malloc'd). */
+static char *sh_out(const char *dir, const char *cmd) {
+  char buf[2048];
+  snprintf(buf, sizeof buf, "cd '%s' && %s", dir, cmd);
+  FILE *f = popen(buf, "r");
+  ASSERT_TRUE(f);
+  size_t cap = 1 << 16, n = 0;
+  char *out = malloc(cap);
+  ASSERT_TRUE(out);
+  while ((n += fread(out + n, 1, cap - n - 1, f)) < cap - 1 && !feof(f)) {}
+  out[n] = '\0';
+  ASSERT_TRUE(pclose(f) == 0);
+  return out;
+}
+
+static mode_t fs_mode(const char *dir, const char *name) {
+  char *p = path_join(dir, name);
+  struct stat st;
+  int rc = stat(p, &st);
+  free(p);
+  ASSERT_TRUE(rc == 0);
+  return st.st_mode & 07777;
+}
+
+static const cJSON *file_entry(const outcome *o, const char *path) {
+  const cJSON *f;
+  cJSON_ArrayForEach(f, cJSON_GetObjectItem(o->result, "files"))
+    if (!strcmp(str_at(f, "path"), path)) return f;
+  TG_FAIL("no entry for %s in the result", path);
+  return NULL;
+}
+
+#define GIT "git -c user.name=t -c user.email=t@example.com -c core.fileMode=true "
+
+/* A repository with script.sh (0644), tool.sh (0755), run.sh (0755) and
+ * notes.txt committed; then the working tree changed as an agent would. */
+static char *git_repo_with_changes(void) {
+  char *repo = temp_dir();
+  put_file(repo, "script.sh", "echo one\necho two\n");
+  put_file(repo, "tool.sh", "echo tool\n");
+  put_file(repo, "run.sh", "echo run\necho it\necho now\n");
+  put_file(repo, "notes.txt", "keep\n");
+  sh_in(repo, "chmod 644 script.sh notes.txt && chmod 755 tool.sh run.sh && "
+              GIT "init -q . && " GIT "add -A && " GIT "commit -qm base");
+  /* +x and an edit; -x alone; a new executable; an executable renamed */
+  put_file(repo, "script.sh", "echo one\necho 2\n");
+  put_file(repo, "new.sh", "echo new\n");
+  sh_in(repo, "chmod 755 script.sh new.sh && chmod 644 tool.sh && "
+              "mkdir bin && " GIT "mv run.sh bin/run.sh && " GIT "add -A");
+  return repo;
+}
+
+TEST(apply_patch_git_diff_with_modes) {
+  char *repo = git_repo_with_changes();
+  char *diff = sh_out(repo, GIT "diff --cached -M HEAD");
+  ASSERT_CONTAINS(diff, "old mode 100644\nnew mode 100755");
+  ASSERT_CONTAINS(diff, "new file mode 100755");
+  ASSERT_CONTAINS(diff, "rename from run.sh");
+  ASSERT_CONTAINS(diff, "index ");
+  /* the workspace is the repository as committed */
+  char *ws = temp_dir();
+  put_file(ws, "script.sh", "echo one\necho two\n");
+  put_file(ws, "tool.sh", "echo tool\n");
+  put_file(ws, "run.sh", "echo run\necho it\necho now\n");
+  put_file(ws, "notes.txt", "keep\n");
+  sh_in(ws, "chmod 644 script.sh notes.txt && chmod 755 tool.sh run.sh");
+  tg_runtime *rt = runtime_in_workspace(ws, 0, NULL);
+  outcome o = call_apply_patch(rt, diff);
+  ASSERT_CALL_OK(o);
+  /* the executable bit is applied, and the result says so */
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(file_entry(&o, "script.sh"),
+                                          "executable")));
+  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(file_entry(&o, "tool.sh"),
+                                           "executable")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(file_entry(&o, "new.sh"),
+                                          "executable")));
+  ASSERT_STR_EQ(str_at(file_entry(&o, "bin/run.sh"), "type"), "renamed");
+  ASSERT_TRUE(!cJSON_GetObjectItem(file_entry(&o, "bin/run.sh"), "executable"));
+  outcome_free(&o);
+  ASSERT_TRUE((fs_mode(ws, "script.sh") & 0111) == 0111);
+  ASSERT_INT_EQ(fs_mode(ws, "tool.sh") & 0111, 0);
+  ASSERT_TRUE(fs_mode(ws, "new.sh") & 0100);
+  ASSERT_TRUE(fs_mode(ws, "bin/run.sh") & 0100);      /* kept through the rename */
+  ASSERT_INT_EQ(fs_mode(ws, "notes.txt"), 0644);
+  char *s = file_text(ws, "script.sh");
+  ASSERT_STR_EQ(s, "echo one\necho 2\n");
+  free(s);
+  s = file_text(ws, "tool.sh");
+  ASSERT_STR_EQ(s, "echo tool\n");              /* a mode-only section */
+  free(s);
+  /* the same tree as git's: nothing differs but the .git folder */
+  sh_in(ws, "rm -f .*.tg-*");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "diff -r -x .git . '%s' && "
+           "[ -x script.sh ] && [ ! -x tool.sh ] && [ -x bin/run.sh ]", ws);
+  sh_in(repo, cmd);
+  tg_runtime_free(rt);
+  free(diff);
+  remove_tree(ws);
+  remove_tree(repo);
+}
+
+TEST(apply_patch_git_modes_refused_or_rolled_back) {
+  char *repo = temp_dir();
+  sh_in(repo, GIT "init -q . && echo a > a.txt && " GIT "add -A && "
+              GIT "commit -qm base && ln -s a.txt link && " GIT "add -A");
+  char *diff = sh_out(repo, GIT "diff --cached HEAD");
+  ASSERT_CONTAINS(diff, "new file mode 120000");
+  char *ws = temp_dir();
+  put_file(ws, "a.txt", "a\n");
+  tg_runtime *rt = runtime_in_workspace(ws, 0, NULL);
+  outcome o = call_apply_patch(rt, diff);
+  ASSERT_CALL_ERROR(o, "PATCH_PARSE");
+  ASSERT_CONTAINS(o.message, "symlink");
+  ASSERT_TRUE(!file_exists(ws, "link"));
+  outcome_free(&o);
+  o = call_apply_patch(rt, "diff --git a/a.txt b/a.txt\nold mode 100644\nnew mode 1x0755\n");
+  ASSERT_CALL_ERROR(o, "PATCH_PARSE");
+  ASSERT_CONTAINS(o.message, "octal file mode");
+  outcome_free(&o);
+  /* a mode that is already the file's changes nothing */
+  sh_in(ws, "chmod 644 a.txt");
+  o = call_apply_patch(rt, "diff --git a/a.txt b/a.txt\nold mode 100755\nnew mode 100644\n");
+  ASSERT_CALL_OK(o);
+  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(o.result, "files")), 0);
+  outcome_free(&o);
+  /* a patch that fails changes no mode either */
+  o = call_apply_patch(rt, "diff --git a/a.txt b/a.txt\nold mode 100644\nnew mode 100755\n"
+                   "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n"
+                   "--- a/missing.txt\n+++ b/missing.txt\n@@ -1 +1 @@\n-a\n+b\n");
+  ASSERT_CALL_ERROR(o, "NOT_FOUND");
+  outcome_free(&o);
+  ASSERT_INT_EQ(fs_mode(ws, "a.txt"), 0644);
+  tg_runtime_free(rt);
+  free(diff);
+  remove_tree(ws);
+  remove_tree(repo);
+}
+
 /* A patch that contradicts itself says so (issue 8, item 14): creating a
  * file twice was "already exists", deleting twice "does not exist", which
  * sent the agent to the disk for a fault in the patch. */
@@ -1409,6 +1559,8 @@ TEST_MAIN(TEST_ENTRY(read_file_whole_and_line_window),
           TEST_ENTRY(apply_patch_new_deleted_renamed),
           TEST_ENTRY(apply_patch_offsets_and_missing_newline),
           TEST_ENTRY(apply_patch_malformed),
+          TEST_ENTRY(apply_patch_git_diff_with_modes),
+          TEST_ENTRY(apply_patch_git_modes_refused_or_rolled_back),
           TEST_ENTRY(apply_patch_names_its_own_clashes),
           TEST_ENTRY(apply_patch_hunk_counts_checked_before_allocating),
           TEST_ENTRY(patch_parser_survives_random_mutations),

@@ -50,6 +50,49 @@ TEST(glob_question_mark_and_sets) {
   ASSERT_FALSE(tg_glob_match("[abc", "a")); /* malformed */
 }
 
+TEST(glob_brace_alternatives) {
+  ASSERT_TRUE(tg_glob_match("src/*.{c,h}", "src/main.c"));
+  ASSERT_TRUE(tg_glob_match("src/*.{c,h}", "src/main.h"));
+  ASSERT_TRUE(!tg_glob_match("src/*.{c,h}", "src/main.o"));
+  ASSERT_TRUE(!tg_glob_match("src/*.{c,h}", "src/a/main.c"));
+  ASSERT_TRUE(tg_glob_match("{src,lib}/**.c", "lib/a/b.c"));
+  ASSERT_TRUE(tg_glob_match("a{,.bak}", "a"));            /* an empty alternative */
+  ASSERT_TRUE(tg_glob_match("a{,.bak}", "a.bak"));
+  ASSERT_TRUE(tg_glob_match("x{a,b{c,d}}y", "xbdy"));     /* nested */
+  ASSERT_TRUE(tg_glob_match("x{a,b{c,d}}y", "xay"));
+  ASSERT_TRUE(!tg_glob_match("x{a,b{c,d}}y", "xby"));
+  ASSERT_TRUE(tg_glob_match("{a,b}{c,d}", "bc"));          /* two groups */
+  ASSERT_TRUE(tg_glob_match("[{]x}", "{x}"));              /* in a set: literal */
+  ASSERT_TRUE(tg_glob_match("\\{a,b}", "{a,b}"));          /* quoted: literal */
+  ASSERT_TRUE(!tg_glob_match("\\{a,b}", "a"));
+  ASSERT_TRUE(tg_glob_match("a}b", "a}b"));                /* a lone '}' */
+  ASSERT_TRUE(tg_glob_match("{a\\,b,c}", "a,b"));          /* a quoted comma */
+  ASSERT_TRUE(tg_glob_match("*_file", "read_file"));
+  ASSERT_TRUE(tg_glob_match("{read,write}_file", "write_file"));
+}
+
+TEST(glob_brace_errors_are_clear) {
+  char err[256] = "";
+  ASSERT_TRUE(tg_glob_check("src/*.{c,h", err, sizeof err) == -EINVAL);
+  ASSERT_CONTAINS(err, "'{' is not closed by '}'");
+  ASSERT_TRUE(!tg_glob_match("src/*.{c,h", "src/a.c"));
+  ASSERT_TRUE(tg_glob_check("{[a,b}", err, sizeof err) == -EINVAL);
+  ASSERT_CONTAINS(err, "'[' is not closed");
+  /* 2^9 alternatives: refused, not expanded */
+  ASSERT_TRUE(tg_glob_check("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", err,
+                       sizeof err) == -EINVAL);
+  ASSERT_CONTAINS(err, "more than 256");
+  ASSERT_TRUE(tg_glob_check("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", err,
+                       sizeof err) == 0);
+  /* many single groups: bounded work, a clear refusal */
+  char many[1025] = "";
+  for (int i = 0; i < 250; i++) strcat(many, "{,}");
+  ASSERT_TRUE(tg_glob_check(many, err, sizeof err) == -EINVAL);
+  char deep[1025] = "";
+  for (int i = 0; i < 340; i++) strcat(deep, "{a}");
+  ASSERT_TRUE(tg_glob_check(deep, err, sizeof err) == 0);
+}
+
 /* ---- subscribers and events ------------------------------------------ */
 
 typedef struct {
@@ -326,6 +369,8 @@ TEST(policy_on_file_change_checks_its_arguments) {
 TEST_MAIN(TEST_ENTRY(glob_star_stays_in_a_segment),
           TEST_ENTRY(glob_double_star_crosses_segments),
           TEST_ENTRY(glob_question_mark_and_sets),
+          TEST_ENTRY(glob_brace_alternatives),
+          TEST_ENTRY(glob_brace_errors_are_clear),
           TEST_ENTRY(changes_reach_subscribers_after_call_end),
           TEST_ENTRY(file_change_event_fields),
           TEST_ENTRY(subscribers_filter_by_glob_and_may_unsubscribe),

@@ -201,6 +201,29 @@ expect "check on a failing file exits 1 with file:line" 1 "bad.lua:3"
 run check "$WORK/no-such-dir"
 expect "check on a missing dir exits 1" 1 "no-such-dir"
 
+# Tool names no tool registers: warnings; --strict makes them errors.
+mkdir -p "$WORK/typos"
+cat >"$WORK/typos/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.rule { name = "no-rm", tools = { "exce" }, check = function() end }
+tg.after_tool("wirte_file", function() end)
+EOF
+run check "$WORK/typos"
+expect "check with unknown tool names exits 0 (warnings)" 0
+if grep -qF "names the tool 'exce', but no tool has that name (did you mean 'exec'?)" \
+     "$WORK/stdout" && grep -qF "'wirte_file'" "$WORK/stdout"; then
+  pass "check warns about tool names no tool registers"
+else
+  fail "check warns about tool names no tool registers" "stdout: $OUT"
+fi
+run check "$WORK/typos" --strict
+expect "check --strict with warnings exits 1" 1 "2 warnings, and --strict makes them errors"
+run check "$WORK/typos" --strict --json
+json_ok "check --strict --json: the warnings are in the JSON" \
+  'len(objs[0]["warnings"]) == 2'
+run check "$WORK/pol" --strict
+expect "check --strict without warnings exits 0" 0
+
 # ---- hostile policy code ------------------------------------------------------
 
 mkdir -p "$WORK/hostile" "$WORK/many" "$WORK/redact"

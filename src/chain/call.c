@@ -261,6 +261,7 @@ void tg__call_free_fields(tg_call *c) {
  * timer's close callback when it has one. */
 static void finish(tg_call *c) {
   tg_outcome o = outcome_of(c);
+  if (c->fixture) tg__fixture_record(c);
   emit_call_end(c, &o);
   unlink_call(c);
   /* the files the call changed are announced after its call_end */
@@ -528,7 +529,8 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
 }
 
 static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
-                      tg_done_cb done, void *ud, char err[TG_ERRMSG]) {
+                      tg_fixture *fixture, tg_done_cb done, void *ud,
+                      char err[TG_ERRMSG]) {
   int rc = check_request(ch, req, err);
   if (rc < 0) return rc;
   /* Args text that does not parse (duplicate keys, 1e400, bad UTF-8, too
@@ -554,6 +556,7 @@ static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
   c->done = done;
   c->done_ud = ud;
   c->depth = depth;
+  c->fixture = fixture;
   c->next = ch->calls;
   if (ch->calls) ch->calls->prev = c;
   ch->calls = c;
@@ -563,7 +566,13 @@ static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
 
 int tg__chain_call_start(tg_chain *ch, const tg_call_request *req, tg_done_cb done,
                   void *ud, char err[TG_ERRMSG]) {
-  return start_call(ch, req, 0, done, ud, err);
+  return start_call(ch, req, 0, NULL, done, ud, err);
+}
+
+int tg__chain_call_fixture(tg_chain *ch, const tg_call_request *req,
+                           tg_fixture *f, tg_done_cb done, void *ud,
+                           char err[TG_ERRMSG]) {
+  return start_call(ch, req, 0, f, done, ud, err);
 }
 
 int tg__call_start_nested(tg_chain *ch, const tg_call_request *req,
@@ -574,7 +583,7 @@ int tg__call_start_nested(tg_chain *ch, const tg_call_request *req,
              "itself?)", TG_MAX_CALL_DEPTH);
     return -ELOOP;
   }
-  return start_call(ch, req, parent_depth + 1, done, ud, err);
+  return start_call(ch, req, parent_depth + 1, NULL, done, ud, err);
 }
 
 int tg__chain_cancel(tg_chain *ch, const char *call_id) {

@@ -34,6 +34,30 @@ typedef enum {
 
 typedef struct tg_exec tg_exec;
 typedef struct tg_call tg_call;
+
+/* A call run with a fixture instead of its tool (toolgate test): every
+ * stage is the chain's own — rules, pre-hooks, rules again after a
+ * rewrite, validation, post-hooks, events — but an ask is approved
+ * without asking, and the execute stage takes the fixture's result or
+ * error instead of running the tool (one attempt, no retry). With
+ * neither, the call ends after approval: no tool "ran", so no post-hook
+ * runs. What the outcome does not carry is recorded here when the call
+ * ends (fixture.c). */
+typedef struct {
+  const cJSON *result;  /* what the tool returns (any JSON value), or */
+  const cJSON *error;   /* {code, message?, retryable?}: how it fails */
+  int has_result;       /* result given (JSON null is a result) */
+  /* filled in when the call ends, owned by the fixture's user: */
+  char *reason;         /* the deciding rule's reason or prompt */
+  char *rule_where;     /* the deciding rule's file:line */
+  cJSON *args;          /* the args after the pre-hooks */
+  char *tool;           /* the tool after the pre-hooks */
+  int no_tool;          /* the call reached the tool with neither result
+                           nor error to give: the post-hooks are skipped */
+} tg_fixture;
+
+/* Frees what the call recorded in f. */
+void tg__fixture_clear(tg_fixture *f);
 typedef struct tg_always tg_always;
 
 /* The chain's state in one runtime (the runtime embeds it). */
@@ -94,6 +118,7 @@ struct tg_call {
   tg_closer closer;              /* its wait timer (base/closer.h) */
   int depth;                     /* 0, or how deep inside ctx.call nesting */
   int dry_run;                   /* explain's call: judged, never started */
+  tg_fixture *fixture;           /* toolgate test's call: see tg_fixture */
   char *bad_args;                /* why the args were refused (owned): the
                                   * call ends VALIDATE INVALID_ARGS at start */
 };
@@ -232,6 +257,15 @@ int tg__always_covers(tg_call *c);
 /* The public entry points (the runtime's api.c calls them). */
 int tg__chain_call_start(tg_chain *ch, const tg_call_request *req,
                          tg_done_cb done, void *ud, char err[TG_ERRMSG]);
+/* A call with fixture f in place of its tool (f must outlive it; a fixture
+ * call never waits, so it has ended when this returns 0). */
+int tg__chain_call_fixture(tg_chain *ch, const tg_call_request *req,
+                           tg_fixture *f, tg_done_cb done, void *ud,
+                           char err[TG_ERRMSG]);
+/* fixture.c: the execute stage of a fixture call, and what it records
+ * when it ends. */
+tg_step tg__fixture_execute(tg_call *c);
+void tg__fixture_record(tg_call *c);
 int tg__chain_cancel(tg_chain *ch, const char *call_id);
 int tg__chain_answer(tg_chain *ch, uint64_t approval_id, tg_answer answer,
                      tg_always_scope scope, const char *guidance);

@@ -153,6 +153,7 @@ tg_step tg__stage_execute(tg_call *c) {
     c->status = TG_STATUS_OK;
     return TG_NEXT;
   }
+  if (c->fixture) return tg__fixture_execute(c); /* toolgate test */
   /* Called again by every event that moves the attempt loop on: the
    * attempt's end, the back-off timer. */
   if (c->exec_state == TG_EXEC_BACKOFF) return TG_WAIT;

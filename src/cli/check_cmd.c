@@ -13,27 +13,30 @@
 #include "output.h"
 
 const char cmd_check_usage[] =
-    "usage: toolgate check [DIR | --policies DIR] [--json]\n"
+    "usage: toolgate check [DIR | --policies DIR] [--json] [--strict]\n"
     "\n"
     "Loads the policy files in DIR (default ./policies) and lists what they\n"
     "register: rules in evaluation order, hooks in run order, tools, event\n"
-    "handlers, warnings. --json prints the description as one JSON object.\n"
+    "handlers, warnings (a rule or hook naming a tool no one registers, two\n"
+    "rules sharing a priority). --json prints the description as one JSON\n"
+    "object. --strict makes warnings errors.\n"
     "\n"
     "options (the policy sandbox, as for call):\n"
     SANDBOX_OPT_USAGE
     "\n"
     "exit status: 0 the policies load; 1 they do not (the message names\n"
-    "file:line); 2 usage error.\n";
+    "file:line), or --strict and there are warnings; 2 usage error.\n";
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_check_options(int argc, char **argv, const char **dir,
-                               int *json, sandbox_options *sb) {
+                               int *json, int *strict, sandbox_options *sb) {
   static const char *const names[] = {"DIR"};
   const opt_spec specs[] = {{"--json", OPT_FLAG, json, NULL},
+                            {"--strict", OPT_FLAG, strict, NULL},
                             {"--policies", OPT_VALUE, NULL, dir},
                             SANDBOX_OPT_SPECS(sb)};
   const opt_parser p = {"check", specs, sizeof specs / sizeof *specs, dir, 0,
-                        1, names, "check [DIR] [--json]"};
+                        1, names, "check [DIR] [--json] [--strict]"};
   int npos;
   int rc = opt_parse(&p, argc, argv, &npos);
   if (rc == OPT_PARSE_HELP) {
@@ -45,9 +48,9 @@ static int parse_check_options(int argc, char **argv, const char **dir,
 
 int cmd_check(int argc, char **argv) {
   const char *dir = "policies";
-  int json = 0;
+  int json = 0, strict = 0;
   sandbox_options sb = {0, NULL, NULL};
-  int code = parse_check_options(argc, argv, &dir, &json, &sb);
+  int code = parse_check_options(argc, argv, &dir, &json, &strict, &sb);
   if (code >= 0) return code;
   tg_config cfg;
   char err[TG_ERRMSG] = "";
@@ -64,7 +67,13 @@ int cmd_check(int argc, char **argv) {
     cli_print_json_line(stdout, d);
   else
     describe_print(stdout, d, dir, cli_color_wanted(stdout));
+  int warnings = cJSON_GetArraySize(cJSON_GetObjectItem(d, "warnings"));
   cJSON_Delete(d);
   tg_runtime_free(rt);
+  if (strict && warnings > 0) {
+    cli_error("check: %d warning%s, and --strict makes them errors", warnings,
+              warnings == 1 ? "" : "s");
+    return CLI_EXIT_FAILED;
+  }
   return CLI_EXIT_OK;
 }

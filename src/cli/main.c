@@ -25,6 +25,8 @@ static const cli_command commands[] = {
      "ask the running instance to reload its policies"},
     {"watch", cmd_watch, cmd_watch_usage,
      "reload policies as they are saved, until Ctrl-C"},
+    {"test", cmd_test, cmd_test_usage,
+     "run the policy unit tests (*_test.lua)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -56,4 +56,13 @@ static inline const char *tg__checknonul(lua_State *L, int idx, const char *fn,
   return lua_tostring(L, idx);
 }
 
+/* Raises "<fn>: unknown key 'prority' (known: name, priority, ...)" when
+ * the table at idx holds a key that is not one of known (NULL-terminated
+ * names), read raw. Every function that takes a table of options checks
+ * it with this, with one list of keys each: a misspelt key would
+ * otherwise be ignored in silence (`tool = "exec"` for `tools`, which
+ * makes a rule cover every tool). */
+void tg__check_keys(lua_State *L, int idx, const char *fn,
+                    const char *const *known);
+
 #endif

@@ -2,9 +2,11 @@
  * api.c — the policy side of `require "toolgate"`: tg.rule, tg.before_tool,
  * tg.after_tool, tg.tool, tg.on_event and the verdict helpers. Registration
  * functions only work while the generation loads. Every argument is read
- * and checked first (luaL_error longjmps past cleanup, and reading the spec
- * table may run its metamethods); then the registration commits, taking
- * only memory, all of which the generation owns at once (register.c).
+ * and checked first (luaL_error longjmps past cleanup); then the
+ * registration commits, taking only memory, all of which the generation
+ * owns at once (register.c). Spec tables are read raw, like every value
+ * policy code hands to C, and strictly: a key not in the function's list
+ * below is an error (tg__check_keys), never ignored.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,16 @@
 #include "core/changes.h"
 
 #define TG_DEFAULT_PRIORITY 1000
+
+/* The keys each spec table takes: one list per function. */
+static const char *const rule_keys[] = {"name", "priority", "tools", "check",
+                                        "fail", NULL};
+static const char *const tool_keys[] = {
+    "name", "description", "read_only", "schema", "run", "timeout_ms",
+    "max_result_bytes", "retry", NULL};
+static const char *const retry_keys[] = {"attempts", "initial_ms", "max_ms",
+                                         "multiplier", "jitter", "retryable",
+                                         NULL};
 
 static tg_generation *gen_of(lua_State *L) {
   return (tg_generation *)lua_touserdata(L, lua_upvalueindex(1));
@@ -45,12 +57,39 @@ static char *where_of(tg_generation *g, lua_State *L, int idx) {
 
 static int field_type(lua_State *L, int t, const char *k, int type,
                       const char *fn, const char *what) {
-  lua_getfield(L, t, k);
+  tg__rawgetfield(L, t, k);
   int ty = lua_type(L, -1);
   if (ty != LUA_TNIL && ty != type)
     luaL_error(L, "tg.%s: '%s' must be %s (got %s)", fn, k, what,
                luaL_typename(L, -1));
   return ty != LUA_TNIL;
+}
+
+/* Raises unless every key of the list at idx is one of 1..n: a name
+ * under a key (tools = {exec = true}) would be ignored. */
+static void check_list_keys(lua_State *L, int idx, size_t n, const char *fn) {
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    int ty = lua_type(L, -1);
+    lua_Number k = ty == LUA_TNUMBER ? lua_tonumber(L, -1) : 0;
+    if (k >= 1 && k <= (lua_Number)n && k == (lua_Number)(size_t)k) continue;
+    if (ty == LUA_TSTRING)
+      luaL_error(L, "tg.%s: 'tools' must be a list of names (it has the key "
+                    "'%s')", fn, lua_tostring(L, -1));
+    luaL_error(L, "tg.%s: 'tools' must be a list of names (it has a %s key%s)",
+               fn, luaL_typename(L, -1), ty == LUA_TNUMBER ? " past its end"
+                                                           : "");
+  }
+}
+
+/* A name with glob characters must be a well-formed glob: a broken one
+ * would match nothing, in silence. */
+static void check_glob_name(lua_State *L, int idx, const char *fn) {
+  char why[TG_ERRMSG];
+  const char *name = lua_tostring(L, idx);
+  if (tg__tool_name_is_glob(name) && tg_glob_check(name, why, sizeof why) < 0)
+    luaL_error(L, "tg.%s: %s", fn, why);
 }
 
 /* Checks a tools field: nil, a string, or a list of strings (read raw, so
@@ -62,18 +101,21 @@ static size_t check_tools(lua_State *L, int idx, const char *fn) {
   if (ty == LUA_TSTRING) {
     if (tg__has_nul(L, idx))
       luaL_error(L, "tg.%s: 'tools' must not contain a NUL byte", fn);
+    check_glob_name(L, idx, fn);
     return 1;
   }
   if (ty != LUA_TTABLE)
     luaL_error(L, "tg.%s: 'tools' must be a tool name or a list of names "
                   "(got %s)", fn, luaL_typename(L, idx));
   size_t n = lua_rawlen(L, idx);
+  check_list_keys(L, idx, n, fn);
   for (size_t i = 1; i <= n; i++) {
     lua_rawgeti(L, idx, (int)i);
     if (lua_type(L, -1) != LUA_TSTRING)
       luaL_error(L, "tg.%s: tools[%d] must be a string", fn, (int)i);
     if (tg__has_nul(L, -1))
       luaL_error(L, "tg.%s: tools[%d] must not contain a NUL byte", fn, (int)i);
+    check_glob_name(L, -1, fn);
     lua_pop(L, 1);
   }
   if (n == 0) luaL_error(L, "tg.%s: 'tools' is an empty list", fn);
@@ -104,11 +146,13 @@ static int copy_tools(tg_generation *g, lua_State *L, int idx, tg_rule *r,
 static int l_rule(lua_State *L) {
   tg_generation *g = loading_gen(L, "rule");
   luaL_checktype(L, 1, LUA_TTABLE);
-  lua_getfield(L, 1, "name");                                   /* 2 */
-  lua_getfield(L, 1, "check");                                  /* 3 */
-  lua_getfield(L, 1, "priority");                               /* 4 */
-  lua_getfield(L, 1, "tools");                                  /* 5 */
-  lua_getfield(L, 1, "fail");                                   /* 6 */
+  lua_settop(L, 1);
+  tg__check_keys(L, 1, "tg.rule", rule_keys);
+  tg__rawgetfield(L, 1, "name");                                /* 2 */
+  tg__rawgetfield(L, 1, "check");                               /* 3 */
+  tg__rawgetfield(L, 1, "priority");                            /* 4 */
+  tg__rawgetfield(L, 1, "tools");                               /* 5 */
+  tg__rawgetfield(L, 1, "fail");                                /* 6 */
   if (lua_type(L, 2) != LUA_TSTRING || !*lua_tostring(L, 2))
     return luaL_error(L, "tg.rule: 'name' must be a non-empty string");
   tg__checknonul(L, 2, "tg.rule", "'name'");
@@ -177,7 +221,8 @@ static int add_hook(lua_State *L, int after) {
     if (!(h->tool = tg__reg_strdup(g, tool_name_at(L, 1, i))) ||
         !(h->where = where_of(g, L, 2)))
       return tg__reg_commit_fail(L, g);
-    h->any = strcmp(h->tool, "*") == 0;
+    h->kind = strcmp(h->tool, "*") == 0 ? TG_HOOK_ANY
+              : tg__tool_name_is_glob(h->tool) ? TG_HOOK_GLOB : TG_HOOK_EXACT;
   }
   lua_pushvalue(L, 2);
   int ref = luaL_ref(L, LUA_REGISTRYINDEX); /* last: it may raise */
@@ -191,7 +236,7 @@ static int l_after_tool(lua_State *L) { return add_hook(L, 1); }
 
 static uint64_t opt_ms(lua_State *L, int t, const char *k, const char *fn,
                        uint64_t dflt) {
-  lua_getfield(L, t, k);
+  tg__rawgetfield(L, t, k);
   uint64_t v = dflt;
   if (!lua_isnil(L, -1)) {
     int isnum = 0;
@@ -208,7 +253,7 @@ static uint64_t opt_ms(lua_State *L, int t, const char *k, const char *fn,
 
 static double opt_num(lua_State *L, int t, const char *k, const char *fn,
                       double dflt, double lo, double hi) {
-  lua_getfield(L, t, k);
+  tg__rawgetfield(L, t, k);
   double v = dflt;
   if (!lua_isnil(L, -1)) {
     int isnum = 0;
@@ -228,7 +273,7 @@ static void read_retry(lua_State *L, int t, tg_retry *r) {
   r->max_ms = 10000;
   r->multiplier = 2.0;
   r->jitter = 0.0;
-  lua_getfield(L, t, "retry");
+  tg__rawgetfield(L, t, "retry");
   int rt = lua_gettop(L);
   if (lua_isnil(L, rt)) {
     lua_pushnil(L);
@@ -238,6 +283,7 @@ static void read_retry(lua_State *L, int t, tg_retry *r) {
   if (!lua_istable(L, rt))
     luaL_error(L, "tg.tool: 'retry' must be a table {attempts=, initial_ms=, "
                   "max_ms=, multiplier=, jitter=, retryable=}");
+  tg__check_keys(L, rt, "tg.tool retry", retry_keys);
   double attempts = opt_num(L, rt, "attempts", "tool retry", 1, 1, 100);
   if (attempts != (double)(int)attempts)
     luaL_error(L, "tg.tool retry: 'attempts' must be a whole number");
@@ -268,18 +314,20 @@ static cJSON *read_schema(lua_State *L, int idx, const char *tool) {
 static int l_tool(lua_State *L) {
   tg_generation *g = loading_gen(L, "tool");
   luaL_checktype(L, 1, LUA_TTABLE);
-  lua_getfield(L, 1, "name");                                   /* 2 */
+  lua_settop(L, 1);
+  tg__check_keys(L, 1, "tg.tool", tool_keys);
+  tg__rawgetfield(L, 1, "name");                                /* 2 */
   const char *name = lua_tostring(L, 2);
   if (lua_type(L, 2) != LUA_TSTRING || !*name)
     return luaL_error(L, "tg.tool: 'name' must be a non-empty string");
   tg__checknonul(L, 2, "tg.tool", "'name'");
-  lua_getfield(L, 1, "run");                                    /* 3 */
+  tg__rawgetfield(L, 1, "run");                                 /* 3 */
   if (!lua_isfunction(L, 3))
     return luaL_error(L, "tg.tool '%s': 'run' must be a function (got %s)",
                       name, luaL_typename(L, 3));
   field_type(L, 1, "description", LUA_TSTRING, "tool", "a string"); /* 4 */
   field_type(L, 1, "read_only", LUA_TBOOLEAN, "tool", "a boolean"); /* 5 */
-  lua_getfield(L, 1, "schema");                                 /* 6 */
+  tg__rawgetfield(L, 1, "schema");                              /* 6 */
   tg_tool t = {0};
   t.timeout_ms = opt_ms(L, 1, "timeout_ms", "tool", 0);
   t.max_result_bytes = (size_t)opt_ms(L, 1, "max_result_bytes", "tool", 0);
@@ -417,6 +465,27 @@ static int l_json_decode(lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
   return tg__json_decode_lua(L, s, len); /* the one parser (base/json.c) */
+}
+
+/* The data helpers alone, for test files (policy_tests.c): JSON shapes
+ * and null, but nothing that registers. */
+static const luaL_Reg data_api[] = {
+    {"array", l_array},   {"object", l_object},
+    {"json_encode", l_json_encode}, {"json_decode", l_json_decode},
+    {NULL, NULL}};
+
+void tg__policy_data_api_open(lua_State *L) {
+  lua_newtable(L);
+  luaL_setfuncs(L, data_api, 0);
+  tg__json_push_null(L);
+  lua_setfield(L, -2, "null");
+  lua_pushstring(L, TG_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "toolgate");               /* loaded.toolgate = it */
+  lua_pop(L, 3);
 }
 
 static const luaL_Reg api[] = {

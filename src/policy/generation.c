@@ -1,149 +1,17 @@
 /*
- * generation.c — loading the policies folder (*.lua files) in name order, into a fresh
- * lua_State: each file runs once, as text only, in its own environment
- * whose reads fall back to the standard globals. The files register rules,
- * hooks, tools and event handlers through the `toolgate` module (api.c).
+ * generation.c — loading the policies folder (its policy files, see
+ * policy_files.c) in name order, into a fresh lua_State: each file runs
+ * once, as text only, in its own environment whose reads fall back to the
+ * standard globals. The files register rules, hooks, tools and event
+ * handlers through the `toolgate` module (api.c).
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "generation.h"
 #include "lua/luajson.h"
 #include "sandbox.h"
-#include "base/regular_file.h"
 #include "base/util.h"
-
-#define TG_POLICY_MAX_BYTES (4u << 20)
-
-static int name_cmp(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int is_lua_file(const char *n) {
-  size_t len = strlen(n);
-  return n[0] != '.' && len > 4 && strcmp(n + len - 4, ".lua") == 0;
-}
-
-/* Adds dir/name to g->files. */
-static int add_file(tg_generation *g, size_t *cap, const char *dir,
-                    const char *name) {
-  if (g->nfiles == *cap) {
-    size_t want = *cap ? *cap * 2 : 16;
-    char **f = realloc(g->files, want * sizeof *f);
-    if (!f) return -1;
-    g->files = f;
-    *cap = want;
-  }
-  size_t n = strlen(dir) + strlen(name) + 2;
-  char *p = malloc(n);
-  if (!p) return -1;
-  snprintf(p, n, "%s/%s", dir, name);
-  g->files[g->nfiles++] = p;
-  return 0;
-}
-
-/* Lists the .lua files of dir, sorted by name into g->files (full paths).
- * A file left out would be a policy silently not loaded: any failure fails
- * the listing. */
-static int list_files(tg_generation *g, const char *dir, char *err,
-                      size_t errlen) {
-  DIR *d = opendir(dir);
-  if (!d) {
-    tg__errf(err, errlen, "cannot read policy directory '%s': %s", dir,
-             strerror(errno));
-    return -1;
-  }
-  struct dirent *e;
-  size_t cap = 0;
-  int rc = 0;
-  errno = 0;
-  while (rc == 0 && (e = readdir(d)))
-    if (is_lua_file(e->d_name) && add_file(g, &cap, dir, e->d_name) < 0) {
-      tg__errf(err, errlen, "cannot list policy directory '%s': out of "
-               "memory", dir);
-      rc = -1;
-    }
-  if (rc == 0 && errno) {
-    tg__errf(err, errlen, "cannot list policy directory '%s': %s", dir,
-             strerror(errno));
-    rc = -1;
-  }
-  closedir(d);
-  if (rc == 0 && g->nfiles > 1) qsort(g->files, g->nfiles, sizeof *g->files, name_cmp);
-  return rc;
-}
-
-static char *read_file(const char *path, size_t *len, char *err,
-                       size_t errlen) {
-  /* a FIFO named x.lua in the folder must not hang every reload */
-  const char *kind = NULL;
-  int fd = tg__open_regular(path, &kind);
-  if (fd == TG_NOT_REGULAR) {
-    tg__errf(err, errlen, "%s: is %s, not a regular file; a policy file "
-             "must be one", path, kind);
-    return NULL;
-  }
-  FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-  if (!f) {
-    tg__errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    if (fd >= 0) close(fd);
-    return NULL;
-  }
-  struct stat st;
-  if (fstat(fileno(f), &st) < 0 ||
-      (size_t)st.st_size > TG_POLICY_MAX_BYTES) {
-    tg__errf(err, errlen, "%s: not a regular file under %u bytes", path,
-             TG_POLICY_MAX_BYTES);
-    fclose(f);
-    return NULL;
-  }
-  char *buf = malloc((size_t)st.st_size + 1);
-  size_t n = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-  fclose(f);
-  if (!buf || n != (size_t)st.st_size) {
-    free(buf);
-    tg__errf(err, errlen, "%s: read failed", path);
-    return NULL;
-  }
-  *len = n;
-  return buf;
-}
-
-/* Runs one policy file in a fresh environment. */
-static int load_one(tg_generation *g, const char *path, char *err,
-                    size_t errlen) {
-  lua_State *L = g->L;
-  size_t len = 0;
-  char *src = read_file(path, &len, err, errlen);
-  if (!src) return -1;
-  size_t nlen = strlen(path) + 2;
-  char *name = malloc(nlen); /* not a Lua string: nothing here may raise */
-  if (!name) {
-    free(src);
-    tg__errf(err, errlen, "%s: out of memory", path);
-    return -1;
-  }
-  snprintf(name, nlen, "@%s", path);
-  int rc = luaL_loadbufferx(L, src, len, name, "t"); /* protected */
-  free(src);
-  free(name);
-  if (rc == LUA_OK) {
-    tg__sandbox_set_env(L);               /* its own globals */
-    rc = tg__sandbox_pcall(g->sb, L, 0, 0); /* under the time limit too */
-  }
-  if (rc != LUA_OK) {
-    const char *m = lua_tostring(L, -1);
-    if (!tg__sandbox_describe_stop(g->sb, path, err, errlen))
-      tg__errf(err, errlen, "%s", m ? m : "(error object is not a string)");
-    lua_pop(L, 1);
-    return -1;
-  }
-  return 0;
-}
 
 static int rule_cmp(const void *a, const void *b) {
   const tg_rule *x = a, *y = b;
@@ -182,7 +50,7 @@ static int load_files(tg_generation *g, char *err, size_t errlen) {
   int rc = 0;
   g->loading = 1;
   for (size_t i = 0; i < g->nfiles && rc == 0; i++) {
-    rc = load_one(g, g->files[i], err, errlen);
+    rc = tg__run_file(g->L, g->sb, g->files[i], 0, NULL, err, errlen);
     if (tg__reg_broken(g)) {
       tg__errf(err, errlen, "%s", g->broken);
       rc = -1;
@@ -208,7 +76,9 @@ tg_generation *tg__generation_load(tg_core *core, const char *dir,
     return NULL;
   }
   if (open_api_protected(g, err, errlen) < 0) goto fail;
-  if (dir && list_files(g, dir, err, errlen) < 0) goto fail;
+  if (dir && tg__list_files(dir, tg__is_policy_file, 0, &g->files, &g->nfiles,
+                            err, errlen) < 0)
+    goto fail;
   if (load_files(g, err, errlen) < 0) goto fail;
   if (g->nrules) qsort(g->rules, g->nrules, sizeof *g->rules, rule_cmp);
   return g;
@@ -232,8 +102,7 @@ void tg__generation_unref(tg_generation *g) {
 int tg__rule_covers(const tg_rule *r, const char *tool) {
   if (!r->tools) return 1;
   for (size_t i = 0; i < r->ntools; i++)
-    if (strcmp(r->tools[i], "*") == 0 || strcmp(r->tools[i], tool) == 0)
-      return 1;
+    if (tg__tool_name_matches(r->tools[i], tool)) return 1;
   return 0;
 }
 
@@ -243,16 +112,16 @@ void tg__hook_walk_start(tg_hook_walk *w, const tg_generation *g, int after,
                       after ? g->nafter : g->nbefore, 0, tool, after, 0};
 }
 
-/* Two passes over the list: "*" hooks, then the tool's own (post-hooks:
- * the other way round, each pass backwards). */
+/* Three passes over the list, one per kind: "*", globs, exact names
+ * (post-hooks: the other way round, each pass backwards). */
 const tg_hook *tg__hook_walk_next(tg_hook_walk *w) {
-  for (; w->pass < 2; w->pass++, w->k = 0) {
-    int want_any = (w->pass == 0) != w->after;
+  for (; w->pass < 3; w->pass++, w->k = 0) {
+    tg_hook_kind want = (tg_hook_kind)(w->after ? 2 - w->pass : w->pass);
     while (w->k < w->n) {
       size_t i = w->k++;
       const tg_hook *h = &w->hooks[w->after ? w->n - 1 - i : i];
-      if (h->any != want_any) continue;
-      if (h->any || !w->tool || strcmp(h->tool, w->tool) == 0) return h;
+      if (h->kind != want) continue;
+      if (!w->tool || tg__tool_name_matches(h->tool, w->tool)) return h;
     }
   }
   return NULL;
@@ -336,6 +205,7 @@ cJSON *tg__generation_describe(const tg_generation *g) {
       cJSON_AddItemToArray(h, o);
     }
   }
+  if (g) tg__tool_name_warnings(g, warnings);
   cJSON_AddItemToObject(d, "tools", tools);
   cJSON_AddItemToObject(d, "warnings", warnings);
   return d;

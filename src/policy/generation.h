@@ -25,9 +25,16 @@ typedef struct {
   size_t order;             /* registration order, breaks priority ties */
 } tg_rule;
 
+/* How a hook names its tools; the run order goes by it (tg__hook_walk). */
+typedef enum {
+  TG_HOOK_ANY = 0,          /* "*" */
+  TG_HOOK_GLOB = 1,         /* a glob: "mcp__*", "*_file", "{read,write}_file" */
+  TG_HOOK_EXACT = 2         /* one tool's name */
+} tg_hook_kind;
+
 typedef struct {
-  char *tool;               /* "*" or a tool name */
-  int any;                  /* tool is "*" */
+  char *tool;               /* "*", a glob or a tool name */
+  tg_hook_kind kind;
   int fn_ref;
   char *where;
 } tg_hook;
@@ -61,16 +68,45 @@ typedef struct tg_generation {
   char broken[TG_ERRMSG];
 } tg_generation;
 
-/* Builds a generation from the .lua files of dir, in name order. dir may be NULL (an
- * empty generation). Returns NULL with "file:line: message" in err. */
+/* Builds a generation from the policy files of dir (tg__is_policy_file),
+ * in name order. dir may be NULL (an empty generation). Returns NULL with
+ * "file:line: message" in err. */
 tg_generation *tg__generation_load(tg_core *core, const char *dir,
                                    uint64_t number, char *err, size_t errlen);
+
+/* ---- the files of a policies folder (policy_files.c) ---------------------
+ * One rule for which files are policies, used by the loader and the folder
+ * watch alike: *.lua files that are not dot files (editor temp files and
+ * backups) and not tests. Test files (toolgate test, policy_test.c) are
+ * *_test.lua, beside the policies or in a tests/ folder under them. */
+int tg__is_policy_file(const char *name);
+int tg__is_test_file(const char *name);
+
+/* Appends dir/NAME for each NAME of dir that want() accepts, sorted by
+ * name, to *files (malloc'd strings, *n of them; the caller frees). A
+ * missing dir is an error unless missing_ok. Returns 0, or -1 with err:
+ * a file left out would be a policy silently not loaded. */
+int tg__list_files(const char *dir, int (*want)(const char *name),
+                   int missing_ok, char ***files, size_t *n, char *err,
+                   size_t errlen);
+
+/* Runs the Lua source file at path in L under the sandbox sb, in a fresh
+ * environment, leaving nres results on the stack: opened without blocking
+ * (a FIFO is refused), text only, at most 4 MiB. *src (when src is not
+ * NULL) receives the file's text (malloc'd, NUL-terminated). Returns 0, or
+ * -1 with "file:line: message" in err (nothing left on the stack). */
+int tg__run_file(lua_State *L, struct tg_sandbox *sb, const char *path,
+                 int nres, char **src, char *err, size_t errlen);
 
 void tg__generation_ref(tg_generation *g);
 void tg__generation_unref(tg_generation *g);
 
 /* Registers the policy-side `toolgate` module (tg.*) in g->L. */
 void tg__policy_api_open(tg_generation *g);
+/* Registers a `toolgate` module of the data helpers only (tg.null,
+ * tg.array, tg.object, tg.json_encode, tg.json_decode, tg.version) in L:
+ * what test files get. Call in a protected call, after tg__json_open. */
+void tg__policy_data_api_open(lua_State *L);
 
 /* ---- registration (register.c) --------------------------------------------
  * What a registration keeps (names, list slots, Lua tools) is allocated
@@ -104,11 +140,13 @@ void tg__reg_strfree(tg_generation *g, char *s);
 void tg__reg_free_all(tg_generation *g);
 
 /* Walks the hooks that run for a call of `tool`, in run order: pre-hooks
- * ("before") "*" ones first, then the tool's own, each in registration
- * order; post-hooks ("after") that list backwards. tool NULL walks every
- * hook of the list in the same order (toolgate check). The chain, explain
- * and check all walk this one order; it copies nothing, so no number of
- * hooks is too many. */
+ * ("before") from the most general to the most specific — "*" ones first,
+ * then the glob hooks that match the tool, then the tool's own (exact
+ * name), each group in registration order; post-hooks ("after") that list
+ * backwards (own, globs, "*", each group last registered first). tool
+ * NULL walks every hook of the list in the same order (toolgate check).
+ * The chain, explain and check all walk this one order; it copies
+ * nothing, so no number of hooks is too many. */
 typedef struct {
   const tg_hook *hooks;
   size_t n, k;
@@ -123,13 +161,26 @@ const tg_hook *tg__hook_walk_next(tg_hook_walk *w);
 /* The same order as JSON [{tool, where}] (check and explain list it). */
 cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool);
 
-/* Does a rule's tools list / a hook's tool cover `tool`? */
+/* Does a rule's tools list cover `tool`? Its entries match as hooks'
+ * names do (tg__tool_name_matches). */
 int tg__rule_covers(const tg_rule *r, const char *tool);
 
 /* Does any tg.on_event handler of g listen? (the scope's `listens`) */
 static inline int tg__generation_listens(const tg_generation *g) {
   return g->nhandlers != 0;
 }
+/* Does a tool name as policies write it — in a rule's tools, as a hook's
+ * tool — cover `tool`? "*" covers every tool; a name with a glob
+ * character (* ? [ { \) is a glob (base/glob.c: tg_glob_match); any other
+ * name covers that one tool. */
+int tg__tool_name_matches(const char *name, const char *tool);
+/* Is name a glob (not "*", not a plain name)? */
+int tg__tool_name_is_glob(const char *name);
+/* Adds to the JSON array `warnings` one line for each tool name of g's
+ * rules and hooks that no tool registered now covers (a typo: the rule
+ * or hook would never apply), naming the rule or hook and its file:line
+ * (tool_names.c). */
+void tg__tool_name_warnings(const tg_generation *g, cJSON *warnings);
 
 /* The bus scope that delivers events to a generation's tg.on_event
  * handlers (on_event.c); the runtime installs it. */

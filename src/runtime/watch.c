@@ -37,10 +37,9 @@ struct tg_watch {
 };
 
 int tg__watch_name_matters(const char *n) {
-  /* the loader's rule (generation.c): editor temp files and backups end
-   * in something else or start with a dot */
-  size_t len = strlen(n);
-  return n[0] != '.' && len > 4 && strcmp(n + len - 4, ".lua") == 0;
+  /* the loader's rule (policy_files.c): editor temp files and backups end
+   * in something else or start with a dot; tests are not policies */
+  return tg__is_policy_file(n);
 }
 
 /* "policies" for "/x/policies/" */

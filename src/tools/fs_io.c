@@ -199,16 +199,30 @@ static int make_temp(tg_fs *fs, int dfd, const char *base, char *name,
   return -EEXIST;
 }
 
-/* Writes data into the temp file fd, with old's mode and owner. */
+/* The permission bits after exec (fs_io.h). */
+static mode_t exec_bits(mode_t perms, tg_fs_exec exec) {
+  if (exec == TG_FS_EXEC_SET) return perms | ((perms & 0444) >> 2);
+  if (exec == TG_FS_EXEC_CLEAR) return perms & ~(mode_t)(0111 | S_ISUID | S_ISGID);
+  return perms;
+}
+
+/* Writes data into the temp file fd, with old's mode and owner (a new
+ * file: the mode it was made with), then the executable bits. */
 static int fill_temp(int fd, const char *data, size_t len,
-                     const struct stat *old) {
+                     const struct stat *old, tg_fs_exec exec) {
   int rc = write_all(fd, data, len);
-  if (rc == 0 && old) {
-    if (fchmod(fd, old->st_mode & 07777) < 0) rc = -errno;
-    if ((old->st_uid != geteuid() || old->st_gid != getegid()) &&
-        fchown(fd, old->st_uid, old->st_gid) < 0) {
-      /* not allowed to give it away: it stays ours, mode kept */
-    }
+  struct stat made;
+  memset(&made, 0, sizeof made);
+  if (rc == 0 && !old && exec != TG_FS_EXEC_KEEP && fstat(fd, &made) < 0)
+    rc = -errno;
+  if (rc == 0 && (old || exec != TG_FS_EXEC_KEEP)) {
+    mode_t perms = (old ? old->st_mode : made.st_mode) & 07777;
+    if (fchmod(fd, exec_bits(perms, exec)) < 0) rc = -errno;
+  }
+  if (rc == 0 && old &&
+      (old->st_uid != geteuid() || old->st_gid != getegid()) &&
+      fchown(fd, old->st_uid, old->st_gid) < 0) {
+    /* not allowed to give it away: it stays ours, mode kept */
   }
   if (rc == 0 && fsync(fd) < 0) rc = -errno;
   return rc;
@@ -233,6 +247,13 @@ static int open_parent(tg_fs *fs, const tg_fs_path *p, const char **base,
 int tg__fs_write_atomic(tg_fs *fs, const tg_fs_path *p, const char *data,
                         size_t len, const struct stat *like, struct stat *out,
                         tg_fs_err *e) {
+  return tg__fs_write_atomic_exec(fs, p, data, len, like, TG_FS_EXEC_KEEP, out,
+                                  e);
+}
+
+int tg__fs_write_atomic_exec(tg_fs *fs, const tg_fs_path *p, const char *data,
+                             size_t len, const struct stat *like,
+                             tg_fs_exec exec, struct stat *out, tg_fs_err *e) {
   if (len > fs->max_bytes) return tg__fs_too_large(e, p->rel, len, fs->max_bytes);
   const char *base;
   int dfd = open_parent(fs, p, &base, e);
@@ -249,7 +270,7 @@ int tg__fs_write_atomic(tg_fs *fs, const tg_fs_path *p, const char *data,
     close(dfd);
     return io_refusal(e, "create a temp file next to", p->rel, -fd);
   }
-  int rc = fill_temp(fd, data, len, had ? &old : like);
+  int rc = fill_temp(fd, data, len, like ? like : had ? &old : NULL, exec);
   if (close(fd) < 0 && rc == 0) rc = -errno;
   if (rc == 0 && renameat(dfd, name, dfd, base) < 0) rc = -errno;
   if (rc < 0) {

@@ -42,13 +42,30 @@ void tg__fs_remove_dirs(tg_fs *fs, int root, const tg_strlist *created);
 /* Replaces or creates the file p with data, atomically: a temp file
  * `.NAME.tg-XXXXXX` in the same directory, fsync, rename over, fsync the
  * directory. A crash leaves either the old file or the new one, never a
- * mix (and, at worst, the temp file). An existing file keeps its mode and,
- * when we may set it, its owner; a new one gets like's (when like is not
- * NULL: restoring a deleted file) or 0666 & ~umask. out (may be NULL): the
+ * mix (and, at worst, the temp file). The file gets like's mode and, when
+ * we may set it, owner when like is not NULL (restoring a file as it
+ * was); else an existing file keeps its own, and a new one gets
+ * 0666 & ~umask. out (may be NULL): the
  * new file's stat. */
 int tg__fs_write_atomic(tg_fs *fs, const tg_fs_path *p, const char *data,
                         size_t len, const struct stat *like, struct stat *out,
                         tg_fs_err *e);
+
+/* The executable bits of a file apply_patch writes (git's modes 100755
+ * and 100644): KEEP leaves the mode as above; SET adds x wherever r is
+ * (0644 -> 0755, 0600 -> 0700); CLEAR removes every x (and setuid/setgid,
+ * which mean nothing on a file that does not run). */
+typedef enum {
+  TG_FS_EXEC_KEEP = -1,
+  TG_FS_EXEC_CLEAR = 0,
+  TG_FS_EXEC_SET = 1
+} tg_fs_exec;
+
+/* tg__fs_write_atomic, then the executable bits as exec says, set on the
+ * temp file before it is renamed over: content and mode change at once. */
+int tg__fs_write_atomic_exec(tg_fs *fs, const tg_fs_path *p, const char *data,
+                             size_t len, const struct stat *like,
+                             tg_fs_exec exec, struct stat *out, tg_fs_err *e);
 
 /* Deletes the regular file p. */
 int tg__fs_remove(tg_fs *fs, const tg_fs_path *p, tg_fs_err *e);

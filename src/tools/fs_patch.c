@@ -30,6 +30,8 @@ typedef struct {
   int cur_exists;             /* the in-memory state after the sections */
   char *cur;
   size_t cur_len;
+  tg_fs_exec exec;            /* what the patch's mode asks (git's
+                                 100755 / 100644), KEEP when it gives none */
   int done;                   /* commit: 1 written, 2 deleted */
   int renamed_from;           /* slot index this one was renamed from, -1 */
   struct {                    /* the last section that made it exist or not */
@@ -101,6 +103,7 @@ static long slot_of(plan *pl, const char *path) {
   memset(s, 0, sizeof *s);
   s->p = p;
   s->renamed_from = -1;
+  s->exec = TG_FS_EXEC_KEEP;
   if (p.exists && !S_ISREG(p.st.st_mode)) {
     tg__fs_not_regular(&pl->e, p.rel, p.st.st_mode);
     return -1;
@@ -257,20 +260,30 @@ static int run_section(plan *pl, const tg_patch_file *f, size_t section) {
     if ((a = slot_of(pl, f->old_path)) < 0) return -1;
   if (f->op != TG_PATCH_DELETE)
     if ((b = slot_of(pl, f->new_path)) < 0) return -1;
+  int rc = -1;
   switch (f->op) {
-    case TG_PATCH_MODIFY: return op_modify(pl, f, &pl->v[b], at);
-    case TG_PATCH_CREATE: return op_create(pl, f, &pl->v[b], at);
-    case TG_PATCH_DELETE: return op_delete(pl, f, &pl->v[a], at);
-    case TG_PATCH_RENAME: return op_rename(pl, f, a, b, at);
+    case TG_PATCH_MODIFY: rc = op_modify(pl, f, &pl->v[b], at); break;
+    case TG_PATCH_CREATE: rc = op_create(pl, f, &pl->v[b], at); break;
+    case TG_PATCH_DELETE: rc = op_delete(pl, f, &pl->v[a], at); break;
+    case TG_PATCH_RENAME: rc = op_rename(pl, f, a, b, at); break;
   }
-  return -1;
+  if (rc == 0 && f->mode) /* git's 100755 / 100644: the executable bit */
+    pl->v[b].exec = (f->mode & 0111) ? TG_FS_EXEC_SET : TG_FS_EXEC_CLEAR;
+  return rc;
 }
 
 /* ---- commit and undo --------------------------------------------------- */
 
+/* Would writing s with its exec change the original's mode? Executable
+ * means the owner may run it, as for git. */
+static int mode_changes(const slot *s) {
+  if (s->exec == TG_FS_EXEC_KEEP || !s->orig_exists) return 0;
+  return !!(s->orig_st.st_mode & S_IXUSR) != (s->exec == TG_FS_EXEC_SET);
+}
+
 static int changed(const slot *s) {
   if (s->orig_exists != s->cur_exists) return 1;
-  return s->cur_exists && (s->cur_len != s->orig_len ||
+  return s->cur_exists && (s->cur_len != s->orig_len || mode_changes(s) ||
                            memcmp(s->cur, s->orig, s->cur_len) != 0);
 }
 
@@ -317,8 +330,11 @@ static int commit_one(plan *pl, slot *s, int deleting) {
   if (s->p.missing > 1 && !s->p.exists &&
       tg__fs_make_parents(pl->fs, &s->p, &s->made_dirs, &pl->e) < 0)
     return -1;
-  if (tg__fs_write_atomic(pl->fs, &s->p, s->cur, s->cur_len, NULL, &s->st,
-                          &pl->e) < 0) {
+  /* a renamed file keeps the mode it had under its old name */
+  const slot *from = s->renamed_from >= 0 ? &pl->v[s->renamed_from] : NULL;
+  const struct stat *like = from && from->orig_exists ? &from->orig_st : NULL;
+  if (tg__fs_write_atomic_exec(pl->fs, &s->p, s->cur, s->cur_len, like,
+                               s->exec, &s->st, &pl->e) < 0) {
     tg__fs_remove_dirs(pl->fs, s->p.root, &s->made_dirs);
     return -1;
   }
@@ -343,12 +359,16 @@ static int commit(plan *pl) {
 
 /* ---- the tool ------------------------------------------------------------- */
 
+/* executable: what the patch's mode made of the file (the mode is
+ * applied, never ignored), absent when the patch gave none. */
 static void add_file(cJSON *files, const char *path, const char *type,
-                     const char *old) {
+                     const char *old, tg_fs_exec exec) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "path", path);
   cJSON_AddStringToObject(o, "type", type);
   if (old) cJSON_AddStringToObject(o, "old_path", old);
+  if (exec != TG_FS_EXEC_KEEP)
+    cJSON_AddBoolToObject(o, "executable", exec == TG_FS_EXEC_SET);
   cJSON_AddItemToArray(files, o);
 }
 
@@ -361,7 +381,7 @@ static cJSON *report(tg_exec *ex, plan *pl) {
     int from = s->renamed_from;
     if (from >= 0 && s->cur_exists && !pl->v[from].cur_exists) {
       const char *old = pl->v[from].p.rel;
-      add_file(files, s->p.rel, "renamed", old);
+      add_file(files, s->p.rel, "renamed", old, s->exec);
       tg__fs_report(ex, "apply_patch", s->p.root, s->p.rel, "renamed", old, &s->st);
       continue;
     }
@@ -371,7 +391,7 @@ static cJSON *report(tg_exec *ex, plan *pl) {
     if (!s->done || is_rename_source) continue;
     const char *type = s->done == 2 ? "deleted" : s->orig_exists ? "modified"
                                                                  : "created";
-    add_file(files, s->p.rel, type, NULL);
+    add_file(files, s->p.rel, type, NULL, s->done == 2 ? TG_FS_EXEC_KEEP : s->exec);
     tg__fs_report(ex, "apply_patch", s->p.root, s->p.rel, type, NULL,
                   s->done == 2 ? NULL : &s->st);
   }

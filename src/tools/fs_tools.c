@@ -89,7 +89,8 @@ static const char apply_patch_schema[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"patch\":{\"type\":\"string\",\"minLength\":1,\"description\":\"a "
     "unified diff; several files, --- /dev/null for new files, +++ "
-    "/dev/null for deleted ones, git rename from/to\"}},"
+    "/dev/null for deleted ones, git rename from/to, git old mode/new "
+    "mode (the executable bit)\"}},"
     "\"required\":[\"patch\"],\"additionalProperties\":false}";
 
 typedef struct {

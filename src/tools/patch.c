@@ -25,6 +25,7 @@ typedef struct {
   char *git_a, *git_b;       /* from "diff --git a/X b/Y" */
   char *rename_from, *rename_to;
   int git, has_minus, mode_new, mode_deleted;
+  unsigned mode;             /* from new file mode / new mode; 0: none */
 } section;
 
 static int failf(char *err, size_t n, const char *fmt, ...)
@@ -143,6 +144,7 @@ static int finish_section(tg_patch *p, section *s, char *err, size_t n) {
     else if (is_null(b) || s->mode_deleted) f->op = TG_PATCH_DELETE;
     else f->op = TG_PATCH_MODIFY;
   }
+  f->mode = f->op == TG_PATCH_DELETE ? 0 : s->mode;
   section_clear(s);
   p->nfiles++; /* counted now, so a refused section is freed with p */
   if (f->op == TG_PATCH_CREATE && !f->new_path)
@@ -152,9 +154,9 @@ static int finish_section(tg_patch *p, section *s, char *err, size_t n) {
   if (f->op == TG_PATCH_MODIFY && (!f->new_path || !f->old_path))
     return failf(err, n, "patch line %zu: this section names no file "
                  "(expected --- a/NAME and +++ b/NAME)", ln);
-  if (f->op == TG_PATCH_MODIFY && f->nhunks == 0)
-    return failf(err, n, "patch line %zu: no hunks (@@ ... @@) for '%s'; "
-                 "apply_patch does not change file modes", ln, f->new_path);
+  if (f->op == TG_PATCH_MODIFY && f->nhunks == 0 && !f->mode)
+    return failf(err, n, "patch line %zu: no hunks (@@ ... @@) and no new "
+                 "mode for '%s'", ln, f->new_path);
   return 0;
 }
 
@@ -315,11 +317,54 @@ fail:
 
 /* ---- the parser -------------------------------------------------------- */
 
+/* The mode of a "new file mode 100755" line (after the words): a regular
+ * file's, executable or not. Git's others (120000 a symlink, 160000 a
+ * submodule) are refused: the file tools make regular files only.
+ * Returns the mode, or 0 with err filled. */
+static unsigned git_mode(const pline *l, size_t skip, size_t ln, char *err,
+                         size_t n) {
+  unsigned long m = 0;
+  size_t i = skip, digits = 0;
+  for (; i < l->len && l->s[i] >= '0' && l->s[i] <= '7' && digits < 7;
+       i++, digits++)
+    m = m * 8 + (unsigned long)(l->s[i] - '0');
+  while (i < l->len && (l->s[i] == ' ' || l->s[i] == '\r')) i++;
+  if (!digits || i != l->len) {
+    failf(err, n, "patch line %zu: '%.*s': expected an octal file mode such "
+          "as 100644 or 100755", ln, (int)(l->len > 60 ? 60 : l->len), l->s);
+    return 0;
+  }
+  if (m == 0120000 || m == 0160000) {
+    failf(err, n, "patch line %zu: mode %lo is a %s; apply_patch writes "
+          "regular files only (100644, 100755)", ln, m,
+          m == 0120000 ? "symlink" : "submodule");
+    return 0;
+  }
+  if ((m & 0170000) != 0100000) {
+    failf(err, n, "patch line %zu: mode %lo is not a regular file's "
+          "(100644 or 100755)", ln, m);
+    return 0;
+  }
+  return (unsigned)m;
+}
+
 /* git's extended header lines; 1 when l was one (and handled). */
 static int git_meta(section *s, const pline *l, char *err, size_t n, size_t ln,
                     int *failed) {
-  if (starts(l, "new file mode")) s->mode_new = 1;
-  else if (starts(l, "deleted file mode")) s->mode_deleted = 1;
+  const char *mode_line = starts(l, "new file mode ") ? "new file mode "
+                          : starts(l, "deleted file mode ") ? "deleted file mode "
+                          : starts(l, "old mode ") ? "old mode "
+                          : starts(l, "new mode ") ? "new mode " : NULL;
+  unsigned mode = 0;
+  if (mode_line && !(mode = git_mode(l, strlen(mode_line), ln, err, n))) {
+    *failed = -1;
+    return 1;
+  }
+  if (starts(l, "new file mode ")) {
+    s->mode_new = 1;
+    s->mode = mode;
+  } else if (starts(l, "deleted file mode ")) s->mode_deleted = 1;
+  else if (starts(l, "new mode ")) s->mode = mode;
   else if (starts(l, "rename from ")) {
     free(s->rename_from);
     s->rename_from = header_path(l, 12);
@@ -334,8 +379,7 @@ static int git_meta(section *s, const pline *l, char *err, size_t n, size_t ln,
     *failed = failf(err, n, "patch line %zu: binary patches are not supported",
                     ln);
   else if (!(starts(l, "index ") || starts(l, "similarity index") ||
-             starts(l, "dissimilarity index") || starts(l, "old mode") ||
-             starts(l, "new mode")))
+             starts(l, "dissimilarity index") || mode_line))
     return 0;
   return 1;
 }

@@ -1,7 +1,8 @@
 /*
  * patch.h — unified diffs: parsing (several files; new files from
  * /dev/null, deleted files to /dev/null, git's `rename from`/`rename to`,
- * `new file mode`/`deleted file mode`, `\ No newline at end of file`) and
+ * `new file mode`/`deleted file mode`, `old mode`/`new mode` (a section
+ * may change only the mode), `\ No newline at end of file`) and
  * applying hunks to a buffer in memory. No file I/O here: apply_patch
  * (fs_patch.c) does that, all or nothing.
  *
@@ -43,6 +44,9 @@ typedef struct {
   tg_hunk *hunks;
   size_t nhunks;
   size_t patch_line;      /* where this file's section starts */
+  unsigned mode;          /* git's mode for the file after the section
+                             (new file mode / new mode): 0100644 or
+                             0100755; 0 when the patch gives none */
 } tg_patch_file;
 
 typedef struct {

@@ -308,6 +308,16 @@ function runtime:reload(dir) end
 ---@return string? code "UNKNOWN_TOOL" or "EINVAL"
 function runtime:explain(tool, args, opts) end
 
+---Runs the policy unit tests (*_test.lua files) of dir, as `toolgate test`
+---does: each case through the real chain with the tool replaced by its
+---fixture. Returns the report {passed, failed, filtered, cases = {...}}.
+---@param dir? string default: the policies folder
+---@param opts? {run?: string} a Lua pattern a case's name must match
+---@return table? report
+---@return string? err
+---@return string? code "EINVAL"
+function runtime:test(dir, opts) end
+
 ---Serves `toolgate reload` on a control socket; returns its path.
 ---@param path? string
 ---@return string? path

@@ -1,0 +1,67 @@
+/*
+ * fixture.c — a call whose tool is replaced by what a test case says it
+ * returns (call.h, tg_fixture; toolgate test). The chain is the same one:
+ * only the execute stage differs (here) and an ask is approved without
+ * asking (approve.c), so what a test sees is what a real call would do,
+ * rules and hooks included.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "call.h"
+
+/* The case's error {code, message?, retryable?} as the attempt's. */
+static void fixture_error(tg_call *c, const cJSON *e) {
+  const char *code = cJSON_GetStringValue(cJSON_GetObjectItem(e, "code"));
+  const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(e, "message"));
+  tg__err_clear(&c->error);
+  c->error.phase = TG_PHASE_EXECUTE;
+  c->error.code = tg__strdup(code ? code : tg_error_code_name(TG_E_TOOL_ERROR));
+  c->error.message = tg__strdup(msg ? msg : "the tool failed (test fixture)");
+  c->error.retryable = cJSON_IsTrue(cJSON_GetObjectItem(e, "retryable"));
+  c->status = TG_STATUS_ERROR;
+}
+
+tg_step tg__fixture_execute(tg_call *c) {
+  tg_fixture *f = c->fixture;
+  if (!f->has_result && !f->error) { /* no tool "runs" */
+    f->no_tool = 1;
+    return TG_NEXT;
+  }
+  c->attempt = 1;
+  if (c->call_ref != LUA_NOREF) { /* post-hooks see the attempt */
+    lua_State *L = c->gen->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
+    lua_pushinteger(L, c->attempt);
+    tg__rawsetfield(L, -2, "attempt");
+    lua_pop(L, 1);
+  }
+  cJSON_Delete(c->result);
+  c->result = f->has_result ? cJSON_Duplicate(f->result, 1) : NULL;
+  if (f->error) {
+    fixture_error(c, f->error); /* the result, if any, is partial output */
+  } else {
+    tg__err_clear(&c->error);
+    c->status = TG_STATUS_OK;
+  }
+  return TG_NEXT;
+}
+
+void tg__fixture_record(tg_call *c) {
+  tg_fixture *f = c->fixture;
+  tg__fixture_clear(f);
+  f->reason = tg__strdup(c->reason);
+  f->args = cJSON_Duplicate(c->args, 1);
+  f->tool = tg__strdup(c->tool_name);
+  for (size_t i = 0; c->rule && i < c->gen->nrules; i++)
+    if (strcmp(c->gen->rules[i].name, c->rule) == 0)
+      f->rule_where = tg__strdup(c->gen->rules[i].where);
+}
+
+void tg__fixture_clear(tg_fixture *f) {
+  free(f->reason);
+  free(f->rule_where);
+  cJSON_Delete(f->args);
+  free(f->tool);
+  f->reason = f->rule_where = f->tool = NULL;
+  f->args = NULL;
+}

@@ -1,0 +1,292 @@
+/*
+ * policy_test.c — tg_policy_test, the runner behind `toolgate test`: every
+ * case of the policies folder's test files (policy/policy_tests.c) runs
+ * through the real chain of the current generation with a fixture in place
+ * of the tool (chain/fixture.c) — rules, pre-hooks, rules again after a
+ * rewrite, validation, post-hooks — and is compared with what it expects.
+ * No tool runs; an ask is approved without asking.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime.h"
+#include "base/util.h"
+#include "policy/policy_tests.h"
+
+typedef struct {
+  int done;
+  cJSON *outcome;                 /* tg_outcome_to_json of the call */
+} case_run;
+
+static void case_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
+  (void)rt;
+  case_run *r = ud;
+  r->done = 1;
+  r->outcome = tg_outcome_to_json(o);
+}
+
+static const char *str(const cJSON *o, const char *k) {
+  return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+}
+
+/* A failure line, printf-style, into the case's list. */
+static void failure(cJSON *fails, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void failure(cJSON *fails, const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  cJSON_AddItemToArray(fails, cJSON_CreateString(buf));
+}
+
+/* JSON text of v for a message, cut to a readable length. */
+static void json_text(const cJSON *v, char *buf, size_t len) {
+  char *s = v ? tg_json_print(v, 0) : NULL;
+  snprintf(buf, len, "%s", s ? s : "nothing");
+  if (s && strlen(s) >= len && len > 4) memcpy(buf + len - 4, "...", 4);
+  free(s);
+}
+
+/* "allow by rule 'r' (file:line): reason", "allow by default", or that
+ * the call never reached the rules. */
+static void decision_text(const cJSON *d, const tg_fixture *f, char *buf,
+                          size_t len) {
+  const char *v = str(d, "verdict"), *rule = str(d, "rule");
+  if (rule)
+    snprintf(buf, len, "%s by rule '%s' (%s)%s%s", v, rule,
+             f->rule_where ? f->rule_where : "?", f->reason ? ": " : "",
+             f->reason ? f->reason : "");
+  else if (!v || !strcmp(v, tg_verdict_name(TG_VERDICT_NONE)))
+    snprintf(buf, len, "no decision (the call ended before the rules)");
+  else
+    snprintf(buf, len, "%s by default (no rule answered)", v);
+}
+
+/* ---- the checks ---------------------------------------------------------- */
+
+typedef struct {
+  tg_policy_tests *t;
+  const cJSON *cs;                /* the case */
+  const cJSON *out;               /* the outcome */
+  const tg_fixture *f;
+  cJSON *fails;
+} checking;
+
+/* The verdict and the rule that made it, in one line when either is not
+ * what the case expects: "expected allow by rule 'x', got deny by ...". */
+static void check_decision(checking *k) {
+  const cJSON *d = cJSON_GetObjectItem(k->out, "decision");
+  const char *want = str(k->cs, "expect"), *rule = str(k->cs, "rule");
+  const char *got_v = str(d, "verdict"), *got_r = str(d, "rule");
+  int by_default = cJSON_IsFalse(cJSON_GetObjectItem(k->cs, "rule"));
+  int bad = (want && strcmp(want, got_v ? got_v : "")) ||
+            (rule && (!got_r || strcmp(rule, got_r))) ||
+            (by_default && got_r);
+  if (!bad) return;
+  char got[1200], exp[300];
+  decision_text(d, k->f, got, sizeof got);
+  snprintf(exp, sizeof exp, "%s%s%s%s%s", want ? want : "a decision",
+           rule ? " by rule '" : by_default ? " by default" : "",
+           rule ? rule : "", rule ? "'" : "",
+           by_default ? " (no rule answering)" : "");
+  failure(k->fails, "expected %s, got %s", exp, got);
+}
+
+static void check_reason(checking *k) {
+  const char *pat = str(k->cs, "reason_match");
+  if (!pat) return;
+  if (!k->f->reason) {
+    failure(k->fails, "expected a reason matching '%s', but the decision "
+            "has none", pat);
+    return;
+  }
+  char err[TG_ERRMSG];
+  int hit = tg__policy_tests_find(k->t, k->f->reason, pat, err, sizeof err);
+  if (hit < 0) failure(k->fails, "reason_match: %s", err);
+  else if (!hit)
+    failure(k->fails, "the reason \"%s\" does not match '%s'", k->f->reason,
+            pat);
+}
+
+/* What the pre-hooks left: the tool and the args. */
+static void check_rewrite(checking *k) {
+  const char *tool = str(k->cs, "expect_tool");
+  const cJSON *args = cJSON_GetObjectItem(k->cs, "expect_args");
+  if (tool && (!k->f->tool || strcmp(tool, k->f->tool)))
+    failure(k->fails, "expected the pre-hooks to leave tool '%s', got '%s'",
+            tool, k->f->tool ? k->f->tool : "?");
+  if (args && !cJSON_Compare(args, k->f->args, 1)) {
+    char want[700], got[700];
+    json_text(args, want, sizeof want);
+    json_text(k->f->args, got, sizeof got);
+    failure(k->fails, "expected args after the pre-hooks %s, got %s", want,
+            got);
+  }
+}
+
+static void check_result(checking *k) {
+  const cJSON *want = cJSON_GetObjectItem(k->cs, "expect_result");
+  const cJSON *got = cJSON_GetObjectItem(k->out, "result");
+  if (want && !cJSON_Compare(want, got, 1)) {
+    char w[700], g[700];
+    json_text(want, w, sizeof w);
+    json_text(cJSON_IsNull(got) && !cJSON_IsNull(want) ? NULL : got, g,
+              sizeof g);
+    failure(k->fails, "expected result %s, got %s", w, g);
+  }
+}
+
+/* The error code: the one expected, or none that the case did not
+ * foresee. A deny is the verdict's to check; the fixture's own error may
+ * pass through; anything else (a rule or hook that failed, an abort,
+ * args the schema refuses) fails the case unless expect_error_code names
+ * it. */
+static void check_error(checking *k) {
+  const char *want = str(k->cs, "expect_error_code");
+  const cJSON *e = cJSON_GetObjectItem(k->out, "error");
+  const char *code = str(e, "code"), *msg = str(e, "message");
+  const char *own = str(cJSON_GetObjectItem(k->cs, "error"), "code");
+  if (want && !code)
+    failure(k->fails, "expected error %s, but the call ends %s", want,
+            str(k->out, "status"));
+  else if (want && strcmp(want, code))
+    failure(k->fails, "expected error %s, got %s: %s", want, code, msg);
+  else if (!want && code && strcmp(code, "DENIED") &&
+           !(cJSON_GetObjectItem(k->cs, "error") &&
+             !strcmp(code, own ? own : "TOOL_ERROR")))
+    failure(k->fails, "the call ends %s with %s %s: %s", str(k->out, "status"),
+            str(e, "phase"), code, msg);
+}
+
+/* ---- one case -------------------------------------------------------------- */
+
+static void fill_request(tg_call_request *req, const cJSON *cs) {
+  memset(req, 0, sizeof *req);
+  req->tool = str(cs, "tool");
+  req->args = cJSON_GetObjectItem(cs, "args"); /* NULL: {} */
+  req->session = str(cs, "session");
+  req->metadata = cJSON_GetObjectItem(cs, "metadata");
+}
+
+/* What the case saw, for the report. */
+static void describe_run(cJSON *o, const cJSON *out, const tg_fixture *f) {
+  const cJSON *d = cJSON_GetObjectItem(out, "decision");
+  cJSON *dec = cJSON_AddObjectToObject(o, "decision");
+  cJSON_AddStringToObject(dec, "verdict", str(d, "verdict"));
+  if (str(d, "rule")) cJSON_AddStringToObject(dec, "rule", str(d, "rule"));
+  else cJSON_AddNullToObject(dec, "rule");
+  if (f->rule_where) cJSON_AddStringToObject(dec, "where", f->rule_where);
+  if (f->reason) cJSON_AddStringToObject(dec, "reason", f->reason);
+  cJSON_AddStringToObject(o, "status", str(out, "status"));
+  cJSON_AddItemToObject(o, "error", cJSON_Duplicate(cJSON_GetObjectItem(out, "error"), 1));
+  if (f->tool) cJSON_AddStringToObject(o, "tool_run", f->tool);
+  if (f->args) cJSON_AddItemToObject(o, "args_run", cJSON_Duplicate(f->args, 1));
+  cJSON_AddItemToObject(o, "result", cJSON_Duplicate(cJSON_GetObjectItem(out, "result"), 1));
+}
+
+/* Runs case cs; returns its report {name, file, line, where, tool, passed,
+ * failures, decision, status, error, tool_run, args_run, result}. */
+static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
+  cJSON *o = cJSON_CreateObject();
+  char where[600];
+  double line = cJSON_GetNumberValue(cJSON_GetObjectItem(cs, "line"));
+  if (line > 0) snprintf(where, sizeof where, "%s:%.0f", str(cs, "file"), line);
+  else snprintf(where, sizeof where, "%s", str(cs, "file"));
+  cJSON_AddStringToObject(o, "name", str(cs, "name"));
+  cJSON_AddStringToObject(o, "file", str(cs, "file"));
+  cJSON_AddNumberToObject(o, "line", line);
+  cJSON_AddStringToObject(o, "where", where);
+  cJSON_AddStringToObject(o, "tool", str(cs, "tool"));
+  cJSON *fails = cJSON_CreateArray();
+  tg_fixture f;
+  memset(&f, 0, sizeof f);
+  f.result = cJSON_GetObjectItem(cs, "result");
+  f.has_result = f.result != NULL;
+  f.error = cJSON_GetObjectItem(cs, "error");
+  tg_call_request req;
+  fill_request(&req, cs);
+  case_run r = {0, NULL};
+  char err[TG_ERRMSG] = "";
+  if (tg__chain_call_fixture(&rt->chain, &req, &f, case_done, &r, err) < 0)
+    failure(fails, "the call could not start: %s", err);
+  /* a fixture call never waits; the loop turns only if that ever changes */
+  while (!r.done && !err[0])
+    if (uv_run(rt->core.loop, UV_RUN_ONCE) == 0 && !r.done) {
+      failure(fails, "the call did not end");
+      break;
+    }
+  if (r.outcome) {
+    checking k = {t, cs, r.outcome, &f, fails};
+    check_decision(&k);
+    check_reason(&k);
+    check_rewrite(&k);
+    check_result(&k);
+    check_error(&k);
+    describe_run(o, r.outcome, &f);
+  }
+  cJSON_AddBoolToObject(o, "passed", cJSON_GetArraySize(fails) == 0);
+  cJSON_AddItemToObject(o, "failures", fails);
+  cJSON_Delete(r.outcome);
+  tg__fixture_clear(&f);
+  return o;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+static int run_all(tg_runtime *rt, tg_policy_tests *t, const char *run,
+                   cJSON *report, char *err) {
+  cJSON *cases = cJSON_AddArrayToObject(report, "cases");
+  int passed = 0, failed = 0, filtered = 0;
+  const cJSON *cs;
+  cJSON_ArrayForEach(cs, tg__policy_tests_cases(t)) {
+    int hit = run ? tg__policy_tests_find(t, str(cs, "name"), run, err,
+                                          TG_ERRMSG) : 1;
+    if (hit < 0) return -1;
+    if (!hit) {
+      filtered++;
+      continue;
+    }
+    cJSON *o = run_case(rt, t, cs);
+    cJSON_AddItemToArray(cases, o);
+    if (cJSON_IsTrue(cJSON_GetObjectItem(o, "passed"))) passed++;
+    else failed++;
+  }
+  if (passed + failed == 0) {
+    tg__errf(err, TG_ERRMSG, "no case name matches --run '%s' (of %d cases)",
+             run ? run : "", filtered);
+    return -1;
+  }
+  cJSON_AddNumberToObject(report, "passed", passed);
+  cJSON_AddNumberToObject(report, "failed", failed);
+  cJSON_AddNumberToObject(report, "filtered", filtered);
+  return 0;
+}
+
+cJSON *tg_policy_test(tg_runtime *rt, const char *dir, const char *run,
+                      char err[TG_ERRMSG]) {
+  if (!dir) dir = rt->policies_dir;
+  if (!dir) {
+    tg__errf(err, TG_ERRMSG, "no policies folder to test");
+    return NULL;
+  }
+  if (!rt->chain.gen || rt->core.freeing) {
+    tg__errf(err, TG_ERRMSG, "the runtime is shutting down");
+    return NULL;
+  }
+  tg_policy_tests *t = tg__policy_tests_load(&rt->core.cfg, dir, err, TG_ERRMSG);
+  if (!t) return NULL;
+  cJSON *report = cJSON_CreateObject();
+  cJSON_AddStringToObject(report, "dir", dir);
+  cJSON_AddNumberToObject(report, "generation", (double)rt->chain.gen->number);
+  cJSON_AddItemToObject(report, "files",
+                        cJSON_Duplicate(tg__policy_tests_files(t), 1));
+  if (run_all(rt, t, run, report, err) < 0) {
+    cJSON_Delete(report);
+    report = NULL;
+  }
+  tg__policy_tests_free(t);
+  return report;
+}

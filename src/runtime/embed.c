@@ -3,28 +3,24 @@
  * fd, keeps a timer of tg_runtime_timeout() ms and calls
  * tg_runtime_run_once() when either fires.
  *
- * libuv alone does not keep that contract, for two reasons this file
- * answers:
- *   - The reload triggers (the folder watch, the control socket) are
- *     unref'd so that they never keep a loop alive. With nothing else
- *     pending the loop is "not alive": uv_run(UV_RUN_NOWAIT) returns
- *     without polling (the fd stays readable: the host spins) and
- *     uv_backend_timeout() says 0 (the host spins too). The pump, an
- *     active handle of our own, is ref'd only while we ask libuv about the
- *     loop, so that libuv polls and counts the timers as if something
- *     waited, and unref'd again so that tg_runtime_run still returns when
- *     no call is pending. (An async handle: its eventfd is a permanent
- *     watcher, so uv__io_poll never skips epoll_wait for want of watchers
- *     and stale registrations are always drained.)
- *   - libuv adds a new fd (a process's pipe, a control connection) to its
- *     epoll set only at the start of its next poll. Until then the backend
- *     fd cannot become readable for it, and the timeout does not say so
- *     (libuv issue #1565): tg_runtime_timeout returns 0 while such fds
- *     wait, so the host turns the loop once more at once.
+ * libuv alone does not keep that contract when the loop is idle: the
+ * reload triggers (the folder watch, the control socket) are unref'd so
+ * that they never keep a loop alive, and with nothing else pending the
+ * loop is "not alive": uv_run(UV_RUN_NOWAIT) returns without polling (the
+ * fd stays readable: the host spins) and uv_backend_timeout() says 0 (the
+ * host spins too). The pump, an active handle of our own, is ref'd only
+ * while we ask libuv about the loop, so that libuv polls and counts the
+ * timers as if something waited, and unref'd again so that tg_runtime_run
+ * still returns when no call is pending. (An async handle: its eventfd is
+ * a permanent watcher, so uv__io_poll never skips epoll_wait for want of
+ * watchers and stale registrations are always drained.)
+ *
+ * A new fd (a process's pipe, a control connection) joins libuv's epoll
+ * set only at its next poll; uv_backend_timeout() says 0 until then, so
+ * the host turns the loop once more at once.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include "embed.h"
 #include "base/closer.h"
 #include "runtime.h"
@@ -61,16 +57,6 @@ void tg__embed_stop(tg_runtime *rt) {
   rt->embed = NULL;
 }
 
-/* Whether fds wait to be added to the epoll set at the next poll. The
- * queue head is a field of uv_loop_t (uv/unix.h): two pointers, the first
- * the next element, the head itself when empty — void *[2] before libuv
- * 1.46, struct uv__queue since; read as bytes, the same in both. */
-static int watchers_queued(const uv_loop_t *loop) {
-  const void *next;
-  memcpy(&next, &loop->watcher_queue, sizeof next);
-  return next != (const void *)&loop->watcher_queue;
-}
-
 int tg_runtime_backend_fd(tg_runtime *rt) {
   if (!embed_of(rt)) return -ENOMEM;
   return uv_backend_fd(rt->core.loop);
@@ -79,7 +65,7 @@ int tg_runtime_backend_fd(tg_runtime *rt) {
 int tg_runtime_timeout(tg_runtime *rt) {
   uv_loop_t *loop = rt->core.loop;
   tg_embed *e = embed_of(rt);
-  if (!e || watchers_queued(loop)) return 0;
+  if (!e) return 0;
   uv_ref((uv_handle_t *)&e->pump);
   uv_update_time(loop); /* the clock may be stale: counted from now */
   int ms = uv_backend_timeout(loop);

@@ -1324,10 +1324,14 @@ static int l_gc(lua_State *L) {
 
 static const char ATTACH_LUA[] =
     "local busy, usage = ...\n"
-    "local pcall, error, select, tostring = pcall, error, select, tostring\n"
+    "local pcall, error, select, tostring, type =\n"
+    "  pcall, error, select, tostring, type\n"
     "local unpack = table.unpack or unpack\n"
     "local stderr = io and io.stderr\n"
     "return function(rt, uv, schedule, on_error)\n"
+    "  if type(uv.new_poll) ~= 'function' or type(uv.new_timer) ~= 'function'\n"
+    "  then error('rt:attach: give the luv module (vim.loop in Neovim, '\n"
+    "    .. 'require \"luv\"): this one has no new_poll or new_timer', 0) end\n"
     "  local run_once, timeout, answer = rt.run_once, rt.timeout, rt.answer\n"
     "  local a, pump = {}\n"
     "  local poll, err = uv.new_poll(rt:fd())\n"

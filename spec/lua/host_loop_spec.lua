@@ -416,7 +416,8 @@ describe("embedding in a host loop", function()
       local rt = H.runtime(POLICY)
       assert.has_error(function() rt:attach() end,
         'rt:attach: give the luv module (vim.loop in Neovim, require "luv"), not no value')
-      assert.has_error(function() rt:attach({}) end) -- no new_poll
+      assert.has_error(function() rt:attach({}) end,
+        'rt:attach: give the luv module (vim.loop in Neovim, require "luv"): this one has no new_poll or new_timer')
       assert.has_error(function() rt:attach(uv, { shedule = print }) end,
         "rt:attach: unknown option 'shedule' (known: schedule, on_error)")
       assert.has_error(function() rt:attach(uv, { schedule = true }) end,

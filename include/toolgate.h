@@ -575,6 +575,41 @@ TG_API int tg_control_request(const char *path, const char *request,
                               char **reply, uint64_t timeout_ms,
                               char err[TG_ERRMSG]);
 
+/* ---- embedding in a host's loop ----------------------------------------
+ * For a host with a loop of its own (an editor, luv, a GUI toolkit) that
+ * let the runtime make its loop (tg_runtime_new with loop NULL): the
+ * host's loop turns the runtime's without blocking in it. The contract:
+ *   - watch tg_runtime_backend_fd() for readability, and keep one timer
+ *     of tg_runtime_timeout() ms (none when it is -1);
+ *   - when the fd is readable or the timer fires, call
+ *     tg_runtime_run_once();
+ *   - after tg_runtime_run_once() and after any other call into the
+ *     runtime (tg_call_start, tg_call_cancel, tg_approval_answer, a reload,
+ *     tg_runtime_listen, a C tool finishing), re-arm the timer from
+ *     tg_runtime_timeout(): the call may have started timers or opened fds.
+ * Calls then finish (timers, processes, file tools), and the folder watch
+ * and the control socket work while no call is pending; an idle runtime
+ * costs nothing (the fd is quiet, the timeout -1 or a real deadline).
+ * Callbacks run inside tg_runtime_run_once, on the host's thread; none may
+ * call tg_runtime_run_once or tg_runtime_free. */
+
+/* The fd (epoll) that is readable when the runtime has I/O to handle; a
+ * negative code when the runtime cannot be embedded (out of memory). */
+TG_API int tg_runtime_backend_fd(tg_runtime *rt);
+
+/* Milliseconds until the runtime needs tg_runtime_run_once even if the fd
+ * stays quiet: 0 now, -1 never (until the fd is readable or the host calls
+ * into the runtime again). Unlike uv_backend_timeout, right also when only
+ * unref'd handles (the watch, the control socket) are left, and 0 while
+ * new fds wait to be added to the backend fd. */
+TG_API int tg_runtime_timeout(tg_runtime *rt);
+
+/* One turn of the loop that does not block: due timers, ready fds, pending
+ * callbacks, closes — also when only unref'd handles are left (unlike
+ * uv_run(UV_RUN_NOWAIT), which then does nothing). Returns 1 while calls
+ * (or other ref'd work) are pending, 0 when the runtime is idle. */
+TG_API int tg_runtime_run_once(tg_runtime *rt);
+
 /* ---- explain (dry run) -------------------------------------------------
  * What the chain would decide for a call, without running it: the rules
  * in evaluation order with what each answered (they are evaluated for

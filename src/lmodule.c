@@ -64,6 +64,8 @@ typedef struct lrt {
   int next_file_handler;
   unsigned long long next_id; /* for calls the host does not name */
   size_t max_args_bytes;      /* applied to table args as they convert */
+  int attached;      /* rt:attach: state.attach holds arm/stop/defer */
+  int deferring;     /* rt:attach{schedule = fn}: callbacks go through it */
 } lrt;
 
 /* The runtime userdata: NULL once closed. */
@@ -85,6 +87,12 @@ typedef struct {
 typedef struct {
   cJSON *j[3];
 } json_box;
+
+/* Attaching to a host's loop (the section at the end). */
+static int defer_callback(lrt *r, lua_State *L, int nargs, const char *what);
+static int defer_approver_body(lua_State *L);
+static void rearm(lrt *r, lua_State *L);
+static void detach_now(lrt *r, lua_State *L);
 
 /* ---- strings and option tables ------------------------------------------- */
 
@@ -241,6 +249,7 @@ static void close_now(lrt *r, lua_State *L) {
     tg_runtime_set_approver(r->rt, NULL, NULL);
     if (r->sub_id) tg_events_unsubscribe(r->rt, r->sub_id);
     if (r->state_ref != LUA_NOREF) detach_calls(L, r);
+    if (r->state_ref != LUA_NOREF) detach_now(r, L); /* before the fd goes */
     tg_runtime_free(r->rt);
   }
   unref(L, &r->state_ref);
@@ -262,6 +271,7 @@ static lua_State *enter(lrt *r, lua_State *L) {
 static void leave(lrt *r, lua_State *L, lua_State *prev) {
   r->cur_L = prev;
   if (prev) return;
+  if (!r->close_pending) rearm(r, L); /* the call may have armed timers */
   int raise = take_error(r, L);
   if (r->close_pending) close_now(r, L);
   if (raise) lua_error(L);
@@ -305,6 +315,7 @@ static int protect(lrt *r, lua_State *L, lua_CFunction body, void *arg) {
  * nils stand for its results. Returns 0, or -1 when it raised. */
 static int callback(lrt *r, lua_State *L, int nargs, int nres,
                     const char *what) {
+  if (r->deferring && nres == 0) return defer_callback(r, L, nargs, what);
   if (lua_pcall(L, nargs, nres, 0) == LUA_OK) return 0;
   const char *m = lua_tostring(L, -1);
   lua_pushfstring(L, "toolgate: error in %s callback: %s", what,
@@ -684,7 +695,8 @@ static void approver_cb(tg_runtime *rt, const tg_approval_request *q,
     return;
   }
   approver_arg a = {r, q, 0, 0};
-  if (protect(r, r->cur_L, approver_body, &a) < 0) a.failed = 1;
+  lua_CFunction body = r->deferring ? defer_approver_body : approver_body;
+  if (protect(r, r->cur_L, body, &a) < 0) a.failed = 1;
   if (a.failed && !a.answered) /* a failed approver rejects, now */
     tg_approval_answer(rt, q->approval_id, TG_ANSWER_REJECT, TG_SCOPE_TOOL,
                        "the approver failed");
@@ -1202,15 +1214,30 @@ static int run_loop(lua_State *L, uv_run_mode mode) {
 }
 
 static int l_run(lua_State *L) { return run_loop(L, UV_RUN_DEFAULT); }
-static int l_run_once(lua_State *L) { return run_loop(L, UV_RUN_NOWAIT); }
 
-static int l_fd(lua_State *L) {
-  lua_pushinteger(L, uv_backend_fd(tg_runtime_loop(check_rt(L, 1)->rt)));
+/* rt:run_once() -> whether calls are pending (tg_runtime_run_once: polls
+ * even when only the watch and the control socket are left) */
+static int l_run_once(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  refuse_in_callback(L, r, "rt:run_once()");
+  lua_State *prev = enter(r, L);
+  int more = tg_runtime_run_once(r->rt);
+  leave(r, L, prev);
+  lua_pushboolean(L, more);
   return 1;
 }
 
+static int l_fd(lua_State *L) {
+  int fd = tg_runtime_backend_fd(check_rt(L, 1)->rt);
+  if (fd < 0) return luaL_error(L, "rt:fd(): %s", strerror(-fd));
+  lua_pushinteger(L, fd);
+  return 1;
+}
+
+/* rt:timeout() -> ms until rt:run_once() is due; -1: only when the fd is
+ * readable (tg_runtime_timeout) */
 static int l_timeout(lua_State *L) {
-  lua_pushinteger(L, uv_backend_timeout(tg_runtime_loop(check_rt(L, 1)->rt)));
+  lua_pushinteger(L, tg_runtime_timeout(check_rt(L, 1)->rt));
   return 1;
 }
 
@@ -1300,7 +1327,9 @@ static int l_listen(lua_State *L) {
   const char *path;
   char err[TG_ERRMSG] = "";
   if (opt_path(L, 2, &path, err) < 0) return fail(L, err, "EINVAL");
+  lua_State *prev = enter(r, L);
   int rc = tg_runtime_listen(r->rt, path, err);
+  leave(r, L, prev); /* re-arms an attached host: the socket's fd is new */
   char code[32];
   if (rc < 0) return fail(L, err, errno_name(rc, code, sizeof code));
   lua_pushstring(L, tg_runtime_control_path(r->rt));
@@ -1338,9 +1367,230 @@ static int l_gc(lua_State *L) {
   lrt *r = b->r;
   b->r = NULL;
   if (!r) return 0;
+  r->attached = 0; /* only when the Lua state closes: luv tidies its own */
   if (r->cur_L) r->close_pending = 1;
   else close_now(r, L);
   return 0;
+}
+
+/* ---- attaching to a host's loop (luv) ------------------------------------
+ * rt:attach(uv) lets a luv loop (Neovim's vim.loop, luvit, require "luv")
+ * turn the runtime's: a luv poll on rt:fd() and one luv timer re-armed
+ * from rt:timeout() call rt:run_once(), and every outermost call into the
+ * runtime re-arms the timer (leave -> rearm), since it may have started
+ * timers or fds. The luv side is Lua (ATTACH_LUA, below), so no C symbol
+ * of luv is needed: any luv works. The poll is ref'd only while calls are
+ * pending, so it keeps a luvit script alive as rt:run() would, and never
+ * an idle one. While attached, the runtime stays alive (the luv callbacks
+ * hold it) until rt:detach() or rt:close().
+ *
+ * With schedule (Neovim: vim.schedule), on_done, on_progress, on_event,
+ * on_file_change and the approver are not called inside the luv callback
+ * (Neovim's "fast" context, where vim.api raises E5560) but handed to
+ * schedule, in order; the approver's answer is then given with rt:answer.
+ * An error they raise is raised in the host's context (prefixed as
+ * always). Errors the pump catches (a callback's when nothing schedules)
+ * go to on_error, else through schedule, else to stderr: a luv callback
+ * must not raise (plain luv exits the process then). */
+
+static const char ATTACH_LUA[] =
+    "local busy, usage = ...\n"
+    "local pcall, error, select, tostring, type =\n"
+    "  pcall, error, select, tostring, type\n"
+    "local unpack = table.unpack or unpack\n"
+    "local stderr = io and io.stderr\n"
+    "return function(rt, uv, schedule, on_error)\n"
+    "  if type(uv.new_poll) ~= 'function' or type(uv.new_timer) ~= 'function'\n"
+    "  then error('rt:attach: give the luv module (vim.loop in Neovim, '\n"
+    "    .. 'require \"luv\"): this one has no new_poll or new_timer', 0) end\n"
+    "  local run_once, timeout, answer = rt.run_once, rt.timeout, rt.answer\n"
+    "  local a, pump = {}\n"
+    "  local poll, err = uv.new_poll(rt:fd())\n"
+    "  if not poll then error('rt:attach: uv.new_poll: ' .. tostring(err), 0) end\n"
+    "  local timer, terr = uv.new_timer()\n"
+    "  if not timer then poll:close()\n"
+    "    error('rt:attach: uv.new_timer: ' .. tostring(terr), 0) end\n"
+    "  local function report(msg)\n"
+    "    msg = tostring(msg)\n"
+    "    if on_error then\n"
+    "      local ok, e = pcall(on_error, msg)\n"
+    "      if ok then return end\n"
+    "      msg = msg .. ' (and on_error raised: ' .. tostring(e) .. ')'\n"
+    "    end\n"
+    "    if schedule and pcall(schedule, function() error(msg, 0) end) then\n"
+    "      return end\n"
+    "    if stderr then stderr:write(msg, '\\n') end\n"
+    "  end\n"
+    "  pump = function()\n"
+    "    local ok, e = pcall(run_once, rt)\n"
+    "    if not ok then report(e) end\n"
+    "  end\n"
+    "  function a.arm()\n"
+    "    local ms = timeout(rt)\n"
+    "    if ms < 0 then timer:stop() else timer:start(ms, 0, pump) end\n"
+    "    if busy(rt) then poll:ref() else poll:unref() end\n"
+    "  end\n"
+    "  function a.stop()\n"
+    "    if not poll:is_closing() then poll:close() end\n"
+    "    if not timer:is_closing() then timer:close() end\n"
+    "  end\n"
+    "  if schedule then\n"
+    "    function a.defer(what, fn, ...)\n"
+    "      local n, args = select('#', ...), { ... }\n"
+    "      schedule(function()\n"
+    "        local ok, e = pcall(fn, unpack(args, 1, n))\n"
+    "        if not ok then error('toolgate: error in ' .. what ..\n"
+    "          ' callback: ' .. tostring(e), 0) end\n"
+    "      end)\n"
+    "    end\n"
+    "    function a.defer_approve(approver, req)\n"
+    "      schedule(function()\n"
+    "        if busy(rt) == nil then return end\n"
+    "        local ok, ans, opts = pcall(approver, req)\n"
+    "        local why\n"
+    "        if not ok then why = 'error in approver callback: ' .. tostring(ans)\n"
+    "        elseif ans == nil then return\n"
+    "        elseif pcall(answer, rt, req.approval_id, ans, opts) then return\n"
+    "        else why = 'the approver returned a bad answer; ' .. usage end\n"
+    "        pcall(answer, rt, req.approval_id, 'reject', 'the approver failed')\n"
+    "        error('toolgate: ' .. why, 0)\n"
+    "      end)\n"
+    "    end\n"
+    "  end\n"
+    "  timer:unref()\n"
+    "  local ok, e = pcall(function()\n"
+    "    assert(poll:start('r', function(perr)\n"
+    "      if perr then report('toolgate: polling rt:fd() failed: ' ..\n"
+    "        tostring(perr)) else pump() end\n"
+    "    end))\n"
+    "    a.arm()\n"
+    "  end)\n"
+    "  if not ok then a.stop(); error('rt:attach: ' .. tostring(e), 0) end\n"
+    "  return a\n"
+    "end\n";
+
+/* busy(rt) -> true while calls are pending, false when idle, nil when the
+ * runtime is closed (for ATTACH_LUA). */
+static int l_busy(lua_State *L) {
+  lrt_box *b = luaL_checkudata(L, 1, RT_MT);
+  if (!b->r) return 0;
+  lua_pushboolean(L, uv_loop_alive(tg_runtime_loop(b->r->rt)));
+  return 1;
+}
+
+/* Calls state.attach[fn] protected; 0, or -1 with the error on top. */
+static int call_attached(lrt *r, lua_State *L, const char *fn) {
+  if (!lua_checkstack(L, 4)) return 0;
+  push_state(L, r, "attach"); /* our plain tables: nothing here raises */
+  lua_getfield(L, -1, fn);
+  lua_remove(L, -2);
+  if (lua_pcall(L, 0, 0, 0) == LUA_OK) return 0;
+  return -1;
+}
+
+/* After an outermost call into the runtime: the host's timer follows
+ * rt:timeout() again. A failure (luv raised) is raised by leave(). */
+static void rearm(lrt *r, lua_State *L) {
+  if (r->attached && call_attached(r, L, "arm") < 0) keep_error(r, L);
+}
+
+/* Stops and closes the luv handles; the runtime is left as before attach. */
+static void detach_now(lrt *r, lua_State *L) {
+  if (!r->attached) return;
+  if (call_attached(r, L, "stop") < 0) lua_pop(L, 1); /* closing anyway */
+  r->attached = r->deferring = 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->state_ref);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "attach"); /* an existing key: no allocation */
+  lua_pop(L, 1);
+}
+
+/* callback() with schedule: fn and its nargs arguments on top become
+ * defer(what, fn, ...), which hands them to schedule. */
+static int defer_callback(lrt *r, lua_State *L, int nargs, const char *what) {
+  int fn = lua_gettop(L) - nargs;
+  push_state(L, r, "attach");
+  lua_getfield(L, -1, "defer");
+  lua_remove(L, -2);
+  lua_insert(L, fn);
+  lua_pushstring(L, what);
+  lua_insert(L, fn + 1);
+  if (lua_pcall(L, nargs + 2, 0, 0) == LUA_OK) return 0;
+  const char *m = lua_tostring(L, -1);
+  lua_pushfstring(L, "toolgate: cannot schedule the %s callback: %s", what,
+                  m ? m : "(non-string error)");
+  lua_remove(L, -2);
+  keep_error(r, L);
+  return -1;
+}
+
+/* approver_cb with schedule: the approver runs later, from the host's
+ * context, and answers with rt:answer; a raise here (schedule failed)
+ * rejects at once. */
+static int defer_approver_body(lua_State *L) {
+  approver_arg *a = lua_touserdata(L, 1);
+  push_state(L, a->r, "attach");
+  lua_getfield(L, -1, "defer_approve");
+  push_state(L, a->r, "approver");
+  push_request(L, a->q);
+  lua_call(L, 2, 0);
+  return 0;
+}
+
+static const char *const attach_opt_names[] = {"schedule", "on_error", NULL};
+
+/* Pushes opts[k], which must be a function or nil. */
+static void opt_fn(lua_State *L, int o, const char *k) {
+  int ty = get_opt(L, o, k);
+  if (ty != LUA_TNIL && ty != LUA_TFUNCTION)
+    luaL_error(L, "rt:attach: '%s' must be a function (got %s)", k,
+               luaL_typename(L, -1));
+}
+
+/* rt:attach(uv, {schedule = fn, on_error = fn}) -> rt */
+static int l_attach(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  if (lua_type(L, 2) != LUA_TTABLE && lua_type(L, 2) != LUA_TUSERDATA)
+    return luaL_error(L, "rt:attach: give the luv module (vim.loop in "
+                         "Neovim, require \"luv\"), not %s",
+                      luaL_typename(L, 2));
+  int o = copy_opts(L, 3, "rt:attach", attach_opt_names);
+  if (r->attached)
+    return luaL_error(L, "rt:attach: already attached; rt:detach() first");
+  lua_pushvalue(L, lua_upvalueindex(1)); /* the ATTACH_LUA factory */
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  opt_fn(L, o, "schedule");
+  int deferring = lua_isfunction(L, -1);
+  opt_fn(L, o, "on_error");
+  lua_call(L, 4, 1); /* raises when luv refuses: nothing is kept then */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->state_ref);
+  lua_insert(L, -2);
+  lua_setfield(L, -2, "attach");
+  r->attached = 1;
+  r->deferring = deferring;
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* rt:detach(): the host's loop no longer turns the runtime. */
+static int l_detach(lua_State *L) {
+  detach_now(check_rt(L, 1), L);
+  return 0;
+}
+
+/* Adds attach and detach to the methods table on top; attach's upvalue is
+ * the factory ATTACH_LUA returns. */
+static void add_attach_methods(lua_State *L) {
+  if (luaL_loadbuffer(L, ATTACH_LUA, sizeof ATTACH_LUA - 1, "=toolgate.attach"))
+    lua_error(L);
+  lua_pushcfunction(L, l_busy);
+  lua_pushstring(L, answer_usage);
+  lua_call(L, 2, 1);
+  lua_pushcclosure(L, l_attach, 1);
+  lua_setfield(L, -2, "attach");
+  lua_pushcfunction(L, l_detach);
+  lua_setfield(L, -2, "detach");
 }
 
 static const luaL_Reg rt_methods[] = {
@@ -1371,6 +1621,7 @@ int luaopen_toolgate(lua_State *L) {
   luaL_newmetatable(L, RT_MT);
   lua_newtable(L);
   luaL_setfuncs(L, rt_methods, 0);
+  add_attach_methods(L);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_gc);
   lua_setfield(L, -2, "__gc");

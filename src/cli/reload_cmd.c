@@ -13,6 +13,12 @@
 #include "options.h"
 #include "output.h"
 
+/* A reload takes milliseconds; an instance silent for seconds is stuck or
+ * is a host that does not turn its loop: say so, do not hang the caller. */
+#define RELOAD_TIMEOUT_MS 5000
+#define RELOAD_TEXT_(x) #x
+#define RELOAD_TEXT(x) RELOAD_TEXT_(x)
+
 const char cmd_reload_usage[] =
     "usage: toolgate reload [--policies DIR] [--socket PATH] [--json]\n"
     "\n"
@@ -28,11 +34,12 @@ const char cmd_reload_usage[] =
     "  --json              print the instance's reply as one JSON object:\n"
     "                      {\"ok\":true,\"generation\":N,\"files\":n,\"duration_ms\":x}\n"
     "                      or {\"ok\":false,\"error\":\"file:line: message\",...}\n"
-    "  --timeout-ms N      how long to wait for the reply (default 30000)\n"
+    "  --timeout-ms N      how long to wait for the reply (default "
+    RELOAD_TEXT(RELOAD_TIMEOUT_MS) ")\n"
     "\n"
     "exit status: 0 reloaded; 1 the reload failed (the instance keeps its\n"
-    "current generation; the message names file:line); 2 usage error, or no\n"
-    "instance is running for DIR.\n";
+    "current generation; the message names file:line), or the instance did\n"
+    "not answer in time; 2 usage error, or no instance is running for DIR.\n";
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_reload_options(int argc, char **argv, const char **dir,
@@ -100,7 +107,7 @@ static int report(const char *line, int json) {
 int cmd_reload(int argc, char **argv) {
   const char *dir = "policies", *socket = NULL;
   int json = 0;
-  uint64_t timeout_ms = 30000;
+  uint64_t timeout_ms = RELOAD_TIMEOUT_MS;
   int code = parse_reload_options(argc, argv, &dir, &socket, &json,
                                   &timeout_ms);
   if (code >= 0) return code;
@@ -120,6 +127,13 @@ int cmd_reload(int argc, char **argv) {
               "listens on %s); start one with 'toolgate watch --policies %s'",
               dir, socket, dir);
     return CLI_EXIT_USAGE;
+  }
+  if (rc == -ETIMEDOUT) {
+    cli_error("reload: %s: the instance is stuck, or is a program that "
+              "listens but does not turn its loop (a Lua host attaches the "
+              "runtime to its loop with rt:attach, see lua/README.md); "
+              "--timeout-ms N waits longer", err);
+    return CLI_EXIT_FAILED;
   }
   if (rc < 0) {
     cli_error("reload: %s", err);

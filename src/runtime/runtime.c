@@ -16,6 +16,7 @@
 #include "policy/generation.h"
 #include "watch.h"
 #include "control.h"
+#include "embed.h"
 
 void tg_config_init(tg_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
@@ -210,6 +211,7 @@ void tg_runtime_free(tg_runtime *rt) {
   tg__watch_stop(rt);
   tg__reload_signal_stop(rt);
   tg__control_stop(rt);
+  tg__embed_stop(rt);
   /* Cancel what still runs, then let the loop finish their endings and
    * close callbacks: nothing is freed under a live handle. */
   while (rt->chain.calls) {

@@ -17,6 +17,7 @@
 
 typedef struct tg_watch tg_watch;
 typedef struct tg_control tg_control;
+typedef struct tg_embed tg_embed;
 
 struct tg_runtime {
   tg_core core;              /* what every layer shares (core/core.h) */
@@ -32,6 +33,8 @@ struct tg_runtime {
   tg_watch *watch;           /* the policies folder watch + debounce */
   uv_signal_t *reload_signal; /* SIGHUP, only when asked for */
   tg_control *control;       /* the control socket server */
+  tg_embed *embed;           /* embed.c: the pump a host's loop turns us
+                                with; NULL until a host asks */
 };
 
 /* What a successful reload made. */

@@ -256,6 +256,22 @@ function runtime:fd() end
 ---@return integer
 function runtime:timeout() end
 
+---@class toolgate.attach_options
+---@field schedule? fun(fn: function) defers callbacks to the host's main context (Neovim: vim.schedule)
+---@field on_error? fun(err: string) where errors of callbacks go without schedule (default: stderr)
+
+---Attaches the runtime to a luv loop (Neovim's vim.loop, luvit): a poll on
+---rt:fd() and a timer re-armed from rt:timeout(); costs nothing while idle.
+---@param uv table the luv module
+---@param opts? toolgate.attach_options
+---@return boolean? ok
+---@return string? err
+---@return string? code
+function runtime:attach(uv, opts) end
+
+---Detaches the runtime from the host loop it was attached to.
+function runtime:detach() end
+
 ---Subscribes to events: all, or one type. Returns an id for off_event.
 ---@param type_or_fn string|fun(event: toolgate.event)
 ---@param fn? fun(event: toolgate.event)

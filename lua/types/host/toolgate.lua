@@ -264,9 +264,7 @@ function runtime:timeout() end
 ---rt:fd() and a timer re-armed from rt:timeout(); costs nothing while idle.
 ---@param uv table the luv module
 ---@param opts? toolgate.attach_options
----@return boolean? ok
----@return string? err
----@return string? code
+---@return toolgate.runtime rt
 function runtime:attach(uv, opts) end
 
 ---Detaches the runtime from the host loop it was attached to.

@@ -1,34 +1,56 @@
 /*
- * test_validate.c — the JSON Schema subset in src/base/schema.c: each
+ * test_validate.c — the JSON Schema validator (src/base/schema*.c): each
  * keyword passing and failing with the exact message, the depth limits,
- * safe truncation, and tg__schema_check.
+ * safe truncation, compile-time errors, regex semantics and limits, and
+ * the error list.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cjson/cJSON.h>
 #include "base/schema.h"
 #include "tg_test.h"
 
-/* Validates instance text against schema text; err receives the message. */
-static int run(const char *schema, const char *instance, char *err,
-               size_t errlen) {
-  cJSON *s = cJSON_Parse(schema), *v = cJSON_Parse(instance);
-  if (!s) TG_FAIL("bad schema JSON in test: %s", schema);
-  if (!v) TG_FAIL("bad instance JSON in test: %s", instance);
-  int r = tg__schema_validate(s, v, err, errlen);
-  cJSON_Delete(s);
-  cJSON_Delete(v);
-  return r;
+/* cJSON_Parse, not tg_json_parse: the depth tests parse values deeper
+ * than the chain would let in. */
+static cJSON *parse_or_die(const char *text) {
+  cJSON *j = cJSON_Parse(text);
+  if (!j) TG_FAIL("bad JSON in test: %s", text);
+  return j;
 }
 
-/* Runs tg__schema_check on schema text. */
-static int check(const char *schema, char *err, size_t errlen) {
-  cJSON *s = cJSON_Parse(schema);
-  if (!s) TG_FAIL("bad schema JSON in test: %s", schema);
-  int r = tg__schema_check(s, err, errlen);
+/* Compiles schema text; dies when it does not compile. */
+static tg_schema *compile_or_die(const char *schema) {
+  cJSON *s = parse_or_die(schema);
+  char err[TG_ERRMSG];
+  tg_schema *c = tg_schema_compile(s, err);
   cJSON_Delete(s);
-  return r;
+  if (!c) TG_FAIL("schema does not compile: %s: %s", err, schema);
+  return c;
+}
+
+/* Validates instance text against schema text; err receives the message.
+ * 1 valid, 0 invalid. */
+static int run(const char *schema, const char *instance, char *err,
+               size_t errlen) {
+  tg_schema *c = compile_or_die(schema);
+  cJSON *v = parse_or_die(instance);
+  int r = tg_schema_validate(c, v, err, errlen);
+  if (r != 0 && r != -EINVAL) TG_FAIL("tg_schema_validate: %d", r);
+  cJSON_Delete(v);
+  tg_schema_free(c);
+  return r == 0;
+}
+
+/* Compiles schema text: 0, or -1 with the message in err. */
+static int check(const char *schema, char *err, size_t errlen) {
+  cJSON *s = parse_or_die(schema);
+  tg_schema *c = tg__schema_compile(s, 0, NULL, err, errlen);
+  cJSON_Delete(s);
+  tg_schema_free(c);
+  return c ? 0 : -1;
 }
 
 #define VALID(schema, instance)                                          \
@@ -380,11 +402,11 @@ TEST(instance_built_very_deep_rejected) {
     cJSON_AddItemToArray(at, a);
     at = a;
   }
-  cJSON *s = cJSON_CreateObject();
+  tg_schema *s = compile_or_die("{}");
   char e[64];
-  ASSERT_EQ(tg__schema_validate(s, root, e, sizeof e), 0);
+  ASSERT_EQ(tg_schema_validate(s, root, e, sizeof e), -EINVAL);
   ASSERT(strlen(e) < sizeof e);
-  cJSON_Delete(s);
+  tg_schema_free(s);
   cJSON_Delete(root);
 }
 
@@ -505,6 +527,10 @@ TEST(check_rejects_wrong_keyword_types) {
   CHECK_BAD("{\"minItems\":1.5}",
             "schema at $: 'minItems' must be a non-negative integer");
   CHECK_BAD("{\"items\":[{}]}",
+            "schema at $: 'items' must be a schema in draft 2020-12: list "
+            "the schemas of the first items in 'prefixItems', or declare "
+            "\"$schema\": \"http://json-schema.org/draft-07/schema#\"");
+  CHECK_BAD("{\"items\":7}",
             "schema at $.items: a schema must be an object or a boolean");
   CHECK_BAD("{\"additionalProperties\":\"no\"}",
             "schema at $.additionalProperties: a schema must be an object or "
@@ -527,10 +553,16 @@ TEST(check_tiny_errlen_and_null) {
   memset(e, 'x', sizeof e);
   ASSERT_EQ(check("{\"type\":1}", e, sizeof e), -1);
   ASSERT_STR_EQ(e, "schema ");
-  ASSERT_EQ(tg__schema_check(NULL, e, sizeof e), -1);
-  ASSERT_EQ(tg__schema_check(NULL, NULL, 0), -1);
+  ASSERT(!tg__schema_compile(NULL, 1, NULL, e, sizeof e));
+  ASSERT(!tg__schema_compile(NULL, 1, NULL, NULL, 0));
   cJSON *v = cJSON_CreateNull();
-  ASSERT_EQ(tg__schema_validate(NULL, v, e, sizeof e), 0);
+  ASSERT_EQ(tg_schema_validate(NULL, v, e, sizeof e), -EINVAL);
+  tg_schema *s = compile_or_die("{}");
+  ASSERT_EQ(tg_schema_validate(s, NULL, NULL, 0), -EINVAL);
+  ASSERT(!tg_schema_errors(NULL, v, 0));
+  ASSERT(!tg_schema_errors(s, NULL, 0));
+  tg_schema_free(s);
+  tg_schema_free(NULL);
   cJSON_Delete(v);
 }
 

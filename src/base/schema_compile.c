@@ -636,6 +636,9 @@ sc_node *tg__sc_compile_node(sc_compiler *c, const cJSON *j, const seg *at,
     return NULL;
   }
   n->src = j;
+  if (c->last) c->last->next_compiled = n;
+  else c->first = n;
+  c->last = n;
   sc_scope sc = *parent;
   if (tg__sc_identify(c, n, j, at, &sc) < 0) return NULL;
   n->kind = cJSON_IsTrue(j) ? SC_KIND_TRUE

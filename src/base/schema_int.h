@@ -83,9 +83,12 @@ void tg__sc_regex_free(sc_regex *re);
 const char *tg__sc_regex_source(const sc_regex *re);
 
 enum { SC_MATCH = 1, SC_NO_MATCH = 0, SC_MATCH_LIMIT = -1,
-       SC_MATCH_BAD_UTF8 = -2, SC_MATCH_NOMEM = -3 };
+       SC_MATCH_BAD_UTF8 = -2, SC_MATCH_NOMEM = -3, SC_MATCH_BUDGET = -4 };
+/* The time all the matches of one validation may take together. */
+#define SC_MATCH_BUDGET_MS 500
+#define SC_MATCH_BUDGET_TEXT "500 ms"
 /* Searches s (unanchored, as JSON Schema does). *m is made on first use
- * and freed with tg__sc_matcher_free. */
+ * (it holds the budget's clock) and freed with tg__sc_matcher_free. */
 int tg__sc_regex_search(const sc_regex *re, const char *s, size_t len,
                         sc_matcher **m);
 void tg__sc_matcher_free(sc_matcher *m);
@@ -184,6 +187,7 @@ struct sc_node {
   const char *dyn_anchor; /* $dynamicRef's name when it may go dynamic */
   const char *ref_written, *ref_where; /* for the message of a $ref loop */
   unsigned char mark;     /* scratch of the loop check */
+  sc_node *next_compiled; /* every node, in the order compiled */
   /* enum / const: values in the document */
   const cJSON *enum_, *const_;
 };
@@ -248,6 +252,7 @@ typedef struct {
   tg_schema *s;
   sc_map map;
   sc_pending *pending;
+  sc_node *first, *last; /* every node, in the order compiled */
   tg__schema_fetch_fn fetch;
   void *fetch_ud;
   sc_out *err;
@@ -339,6 +344,7 @@ typedef struct {
   size_t told, max_told; /* failures told; 1: stop at the first */
   int quiet;          /* > 0: inside a branch whose failures are not told */
   int oom;
+  int over_budget;    /* the patterns' time budget is spent: stop */
   int depth;
   const char *name_of; /* inside propertyNames: messages say so */
   const sc_scope_link *scope;

@@ -451,10 +451,9 @@ static int check_loops(sc_compiler *c) {
   frame *st = malloc(cap * sizeof *st);
   if (!st) return tg__sc_nomem(c);
   int rc = 0;
-  for (size_t i = 0; i < c->map.cap && rc == 0; i++) {
-    sc_node *n = c->map.vals[i];
-    if (c->map.keys[i] && n->mark == WHITE) rc = check_from(c, n, &st, &cap);
-  }
+  /* in the order compiled: the loop told is the same on every run */
+  for (sc_node *n = c->first; n && rc == 0; n = n->next_compiled)
+    if (n->mark == WHITE) rc = check_from(c, n, &st, &cap);
   free(st);
   return rc;
 }

@@ -15,8 +15,10 @@
  *
  * Agents supply the strings matched, so every match is bounded: a match
  * limit, a depth limit and a heap limit stop catastrophic backtracking
- * (^(a+)+$ against a long run of a's) within milliseconds; the value then
- * fails validation with a message saying so.
+ * (^(a|aa)+$ against a long run of a's) within milliseconds; the value
+ * then fails validation with a message saying so. And since many matches
+ * just under the limit (a long array, an object with many keys) would add
+ * up, one validation's matching as a whole has a time budget too.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -24,11 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include "schema_int.h"
+#include "util.h"
 
-/* About 20 ms of backtracking at most per match (see the README). */
+/* A few milliseconds of backtracking at most per match (README). */
 #define MATCH_LIMIT 200000
 #define DEPTH_LIMIT 10000
 #define HEAP_LIMIT_KIB 16384
+/* Every so many matches, the time since the first of the validation is
+ * checked against the budget (a clock read per match would cost more
+ * than most matches). */
+#define BUDGET_EVERY 16
 
 struct sc_regex {
   pcre2_code *code;
@@ -38,6 +45,9 @@ struct sc_regex {
 
 struct sc_matcher {
   pcre2_match_data *md;
+  double start_ms;
+  unsigned matches;
+  int spent;
 };
 
 /* ---- ECMA-262 -> PCRE2 ------------------------------------------------- */
@@ -235,6 +245,13 @@ int tg__sc_regex_search(const sc_regex *re, const char *s, size_t len,
     *m = calloc(1, sizeof **m);
     if (!*m || !((*m)->md = pcre2_match_data_create(1, NULL)))
       return SC_MATCH_NOMEM;
+    (*m)->start_ms = tg__now_ms();
+  }
+  if ((*m)->spent ||
+      (++(*m)->matches % BUDGET_EVERY == 0 &&
+       tg__now_ms() - (*m)->start_ms > SC_MATCH_BUDGET_MS)) {
+    (*m)->spent = 1;
+    return SC_MATCH_BUDGET;
   }
   int rc = pcre2_match(re->code, (PCRE2_SPTR)s, len, 0, 0, (*m)->md,
                        re->mctx);

@@ -22,7 +22,7 @@
 sc_out *tg__sc_fail(sc_vctx *c, const seg *at, const char *kw) {
   c->at = at;
   c->kw = kw;
-  if (c->quiet || c->oom || c->told >= c->max_told) {
+  if (c->quiet || c->oom || c->over_budget || c->told >= c->max_told) {
     c->out = tg__sc_out_make(NULL, 0);
     return &c->out;
   }
@@ -45,7 +45,8 @@ int tg__sc_fail_msg(sc_vctx *c, const seg *at, const char *kw,
 }
 
 int tg__sc_stop(const sc_vctx *c) {
-  return c->quiet || c->oom || c->max_told <= 1 || c->told >= c->max_told;
+  return c->quiet || c->oom || c->over_budget || c->max_told <= 1 ||
+         c->told >= c->max_told;
 }
 
 /* ok &= step, and whether to go on: `if (!more(c, &ok, step)) return 0` */
@@ -204,6 +205,17 @@ int tg__sc_search(sc_vctx *c, const sc_regex *re, const char *s,
   if (rc >= 0) return 1;
   if (rc == SC_MATCH_NOMEM) {
     c->oom = 1;
+    return 0;
+  }
+  if (rc == SC_MATCH_BUDGET) { /* told even inside a quiet branch, once */
+    if (c->over_budget) return 0;
+    int q = c->quiet;
+    c->quiet = 0;
+    tg__sc_fail_msg(c, at, kw, "matching patterns took over "
+                               SC_MATCH_BUDGET_TEXT " on this value in all; "
+                               "validation stopped here");
+    c->quiet = q;
+    c->over_budget = 1;
     return 0;
   }
   sc_out *o = tg__sc_fail(c, at, kw);
@@ -505,5 +517,5 @@ int tg__sc_validate(sc_vctx *c, const sc_node *n, const cJSON *v,
   int ok = keywords(c, n, v, at, ev);
   c->depth--;
   c->scope = saved;
-  return ok && !c->oom;
+  return ok && !c->oom && !c->over_budget;
 }

@@ -97,12 +97,59 @@ static int is_ascii_letter(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+/* ECMA-262's long General_Category names, which PCRE2 10.42 does not
+ * know, by the short ones it does. */
+static const char *const gc_names[][2] = {
+    {"Letter", "L"}, {"Cased_Letter", "L&"}, {"Uppercase_Letter", "Lu"},
+    {"Lowercase_Letter", "Ll"}, {"Titlecase_Letter", "Lt"},
+    {"Modifier_Letter", "Lm"}, {"Other_Letter", "Lo"}, {"Mark", "M"},
+    {"Combining_Mark", "M"}, {"Nonspacing_Mark", "Mn"},
+    {"Spacing_Mark", "Mc"}, {"Enclosing_Mark", "Me"}, {"Number", "N"},
+    {"Decimal_Number", "Nd"}, {"digit", "Nd"}, {"Letter_Number", "Nl"},
+    {"Other_Number", "No"}, {"Punctuation", "P"}, {"punct", "P"},
+    {"Connector_Punctuation", "Pc"}, {"Dash_Punctuation", "Pd"},
+    {"Open_Punctuation", "Ps"}, {"Close_Punctuation", "Pe"},
+    {"Initial_Punctuation", "Pi"}, {"Final_Punctuation", "Pf"},
+    {"Other_Punctuation", "Po"}, {"Symbol", "S"}, {"Math_Symbol", "Sm"},
+    {"Currency_Symbol", "Sc"}, {"Modifier_Symbol", "Sk"},
+    {"Other_Symbol", "So"}, {"Separator", "Z"}, {"Space_Separator", "Zs"},
+    {"Line_Separator", "Zl"}, {"Paragraph_Separator", "Zp"}, {"Other", "C"},
+    {"Control", "Cc"}, {"cntrl", "Cc"}, {"Format", "Cf"},
+    {"Surrogate", "Cs"}, {"Private_Use", "Co"}, {"Unassigned", "Cn"},
+};
+
+/* \p{Name}, \P{gc=Name} at p[i]: the short name when Name is a long
+ * General_Category name, gc= / General_Category= dropped. Returns the
+ * bytes consumed; 0 when there is nothing to change (PCRE2 reads the
+ * rest: \p{L}, \p{Greek}, \p{Script=Greek}). */
+static size_t rewrite_property(xbuf *b, const char *p, size_t i) {
+  static const char *const prefixes[] = {"gc=", "General_Category="};
+  const char *name = p + i + 3, *end = strchr(name, '}');
+  if (p[i + 2] != '{' || !end) return 0;
+  for (size_t k = 0; k < 2; k++)
+    if (!strncmp(name, prefixes[k], strlen(prefixes[k])))
+      name += strlen(prefixes[k]);
+  const char *to = NULL;
+  size_t len = (size_t)(end - name);
+  for (size_t k = 0; k < sizeof gc_names / sizeof gc_names[0] && !to; k++)
+    if (strlen(gc_names[k][0]) == len && !strncmp(name, gc_names[k][0], len))
+      to = gc_names[k][1];
+  if (!to && name == p + i + 3) return 0;
+  xput(b, p + i, 3, i); /* \p{ */
+  xput(b, to ? to : name, to ? strlen(to) : len, i + 3);
+  xput(b, "}", 1, (size_t)(end - p));
+  return (size_t)(end - (p + i)) + 1;
+}
+
 /* One escape at p[i] == '\\'; returns the bytes consumed, 0 when refused
  * (why in err). */
 static size_t rewrite_escape(xbuf *b, const char *p, size_t i, int in_class,
                              char *err, size_t errlen) {
   char c = p[i + 1];
-  if (c == 'v') {
+  size_t n;
+  if ((c == 'p' || c == 'P') && (n = rewrite_property(b, p, i))) {
+    return n;
+  } else if (c == 'v') {
     xputs(b, "\\x0b", i);
   } else if (c == 's') {
     xputs(b, in_class ? WS_MEMBERS : "[" WS_MEMBERS "]", i);

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <cjson/cJSON.h>
 #include "base/schema.h"
-#include "tg_test.h"
+#include "test_chain.h"
 
 /* cJSON_Parse, not tg_json_parse: the depth tests parse values deeper
  * than the chain would let in. */
@@ -1012,6 +1012,39 @@ TEST(errors_lists_every_failure) {
   free(t);
 }
 
+/* tg_tool_register compiles the schema: refused there, used per call. */
+TEST(tool_register_compiles_the_schema) {
+  tg_config cfg;
+  tg_config_init(&cfg);
+  tg_runtime *rt = new_rt(&cfg);
+  cJSON *bad = parse_or_die("{\"properties\":{\"a\":{\"$ref\":"
+                            "\"https://x.test/a.json\"}}}");
+  tg_tool_def d = tool_def("bad", echo_start, NULL, NULL);
+  d.schema = bad;
+  char err[TG_ERRMSG];
+  ASSERT_EQ(tg_tool_register(rt, &d, err), -EINVAL);
+  ASSERT_PREFIX(err, "tool 'bad': schema at $.properties.a: '$ref' "
+                     "\"https://x.test/a.json\" points outside this schema");
+  cJSON *good = parse_or_die("{\"type\":\"object\",\"properties\":{\"n\":"
+                             "{\"type\":\"string\",\"pattern\":\"^\\\\d+$\"}}}");
+  d = tool_def("digits", echo_start, NULL, NULL);
+  d.schema = good;
+  must_register(rt, &d);
+  cJSON_Delete(good); /* the tool keeps a copy */
+  cJSON_Delete(bad);
+  outc o = {0};
+  start_call(rt, "c1", "digits", "{\"n\":\"123\"}", &o);
+  ASSERT_EQ(o.status, TG_STATUS_OK);
+  start_call(rt, "c2", "digits", "{\"n\":\"12a\"}", &o);
+  ASSERT_EQ(o.status, TG_STATUS_ERROR);
+  ASSERT_STR_EQ(o.code, "INVALID_ARGS");
+  ASSERT_STR_EQ(o.message, "invalid arguments for 'digits': $.n: does not "
+                           "match pattern \"^\\\\d+$\"");
+  tg_runtime_run(rt, UV_RUN_DEFAULT);
+  outc_free(&o);
+  tg_runtime_free(rt);
+}
+
 /* The compiled schema does not depend on the JSON it came from. */
 TEST(compile_copies_the_schema) {
   cJSON *j = parse_or_die("{\"properties\":{\"a\":{\"enum\":[\"x\"]}},"
@@ -1086,4 +1119,5 @@ TEST_MAIN(TEST_ENTRY(type_each_name), TEST_ENTRY(type_integer_vs_number),
           TEST_ENTRY(check_refuses_bad_identifiers),
           TEST_ENTRY(check_new_keyword_types),
           TEST_ENTRY(errors_lists_every_failure),
+          TEST_ENTRY(tool_register_compiles_the_schema),
           TEST_ENTRY(compile_copies_the_schema))

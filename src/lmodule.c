@@ -1312,12 +1312,12 @@ static int l_schema_gc(lua_State *L) {
 /* The schema at idx as JSON (NULL with why in err). Raises nothing. */
 static cJSON *schema_json(lua_State *L, int idx, char *err, size_t errlen) {
   if (lua_type(L, idx) == LUA_TSTRING) {
+    static const char pre[] = "invalid JSON: ";
     size_t n;
     const char *text = lua_tolstring(L, idx, &n);
-    char why[TG_ERRMSG];
-    cJSON *j = tg_json_parse(text, n, NULL, why, sizeof why);
-    if (!j) snprintf(err, errlen, "invalid JSON: %s", why);
-    return j;
+    snprintf(err, errlen, "%s", pre); /* errlen is TG_ERRMSG */
+    return tg_json_parse(text, n, NULL, err + strlen(pre),
+                         errlen - strlen(pre));
   }
   if (lua_istable(L, idx) || lua_isboolean(L, idx))
     return tg__json_from_lua(L, idx, err, errlen);

@@ -5,8 +5,11 @@
  * 2020-12 cases in spec/schema/2020-12/ in the same format. Prints the
  * count per file and the totals; fails on any failure of a required case.
  * The suite's remote references (http://localhost:1234/...) are served
- * from its remotes/ folder; the optional/ files (format, bignum, ECMA-262
- * regex corners) are run and counted, but do not fail the test.
+ * from its remotes/ folder; then refRemote.json runs once more without
+ * them, where every case must be refused when its schema compiles (as
+ * toolgate itself refuses remote $refs), and the refusals are listed. The
+ * optional/ files (format, bignum, ECMA-262 regex corners) are run and
+ * counted, but do not fail the test.
  *
  * Usage: test_schema_suite [-v]   (-v: every failing case, also optional)
  */
@@ -24,7 +27,7 @@ typedef struct {
 } tally;
 
 typedef struct {
-  const char *remotes; /* the suite's remotes/ folder */
+  const char *remotes; /* the suite's remotes/ folder; NULL: none served */
   int verbose;
 } suite;
 
@@ -60,7 +63,9 @@ static cJSON *read_json(const char *path) {
 /* http://localhost:1234/x.json -> remotes/x.json, as the suite asks. */
 static cJSON *fetch(void *ud, const char *uri) {
   const suite *s = ud;
-  if (strncmp(uri, REMOTE, strlen(REMOTE)) || strstr(uri, "..")) return NULL;
+  if (!s->remotes || strncmp(uri, REMOTE, strlen(REMOTE)) ||
+      strstr(uri, ".."))
+    return NULL;
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", s->remotes, uri + strlen(REMOTE));
   return read_json(path);
@@ -113,7 +118,8 @@ static void run_file(const suite *s, const char *dir, const char *name,
   for (const cJSON *g = groups ? groups->child : NULL; g; g = g->next)
     run_group(s, g, draft7, &n, required);
   printf("  %-28s %3d passed, %d failed, %d refused%s\n", name, n.passed,
-         n.failed, n.refused, required ? "" : " (optional)");
+         n.failed, n.refused,
+         required ? "" : s->remotes ? " (optional)" : " (all must be refused)");
   total->passed += n.passed;
   total->failed += n.failed;
   total->refused += n.refused;
@@ -173,7 +179,12 @@ int main(int argc, char **argv) {
   tally a = run_dir(&s, draft7, 1, 1);
   run_dir(&s, optional, 1, 0);
   tally b = run_dir(&s, ours, 0, 1);
-  int bad = a.failed + a.refused + b.failed + b.refused;
+  /* without the remotes: every case of refRemote.json refused, and said */
+  suite none = {NULL, 1};
+  tally r = {0, 0, 0};
+  printf("%s without remotes/ (refused: remote $ref)\n", draft7);
+  run_file(&none, draft7, "refRemote.json", 1, &r, 0);
+  int bad = a.failed + a.refused + b.failed + b.refused + r.passed + r.failed;
   printf("required: %d passed, %d failed, %d refused\n", a.passed + b.passed,
          a.failed + b.failed, a.refused + b.refused);
   return bad ? 1 : 0;

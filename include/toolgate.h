@@ -715,6 +715,36 @@ TG_API int tg_exec_call(tg_exec *ex, const char *id, const char *tool,
  * runs (before its tool finished it). Its done callback still comes. */
 TG_API void tg_exec_call_cancel(tg_exec *ex, const char *id);
 
+/* ---- JSON Schema ----------------------------------------------------------
+ * The validator the chain checks tool args with, for hosts to use on their
+ * own: draft 2020-12 (the default) and draft-07 (by "$schema"), every
+ * keyword of both; `format` is an annotation only; `pattern` is ECMA-262
+ * as PCRE2 runs it, every match bounded. README.md ("JSON Schema") says
+ * what exactly. A compiled schema is not changed by validating: any number
+ * of threads may validate with one at once. */
+typedef struct tg_schema tg_schema;
+
+/* Compiles schema (copied: the caller keeps it). NULL with "schema at
+ * $.path: what was wrong" in err: a keyword of the wrong JSON type, a
+ * pattern that does not compile or is not ECMA-262, a keyword of the other
+ * draft, an unknown $schema, a $ref to anything outside the schema (remote
+ * references are refused, except the draft-07 meta-schema, which is built
+ * in), a $ref loop that would never end. */
+TG_API tg_schema *tg_schema_compile(const struct cJSON *schema, char err[TG_ERRMSG]);
+
+/* 0 when value is valid; -EINVAL with "$.path.to[2].value: what failed"
+ * (the first failure) in err; -ENOMEM. */
+TG_API int tg_schema_validate(const tg_schema *s, const struct cJSON *value, char *err,
+                       size_t errlen);
+
+/* Every failure, up to max (0: 100), as a JSON array of {path, keyword,
+ * message} ({"path": "$.a", "keyword": "type", "message": "expected
+ * string, got number"}); an empty array when value is valid. NULL when out
+ * of memory (or s or value is NULL). Caller frees with cJSON_Delete. */
+TG_API struct cJSON *tg_schema_errors(const tg_schema *s, const struct cJSON *value, size_t max);
+
+TG_API void tg_schema_free(tg_schema *s);
+
 #ifdef __cplusplus
 }
 #endif

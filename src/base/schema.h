@@ -1,23 +1,35 @@
 /*
- * validate.h — JSON Schema validation of tool arguments (the subset SPEC §1
- * names: type, properties, required, enum, const, minimum/maximum,
- * exclusiveMinimum/exclusiveMaximum, minLength/maxLength, pattern, items,
- * minItems/maxItems, additionalProperties, anyOf/oneOf/allOf).
+ * schema.h — JSON Schema (draft 2020-12 and draft-07), compiled once and
+ * validated many times. The public functions (tg_schema_compile,
+ * tg_schema_validate, tg_schema_errors, tg_schema_free) are declared in
+ * include/toolgate.h; this adds what toolgate itself and its tests need.
+ * What is supported, and how `pattern` reads: README.md, "JSON Schema".
  */
-#ifndef TG_VALIDATE_H
-#define TG_VALIDATE_H
+#ifndef TG_SCHEMA_H
+#define TG_SCHEMA_H
 
 #include <stddef.h>
 #include <cjson/cJSON.h>
+#include "toolgate.h"
 
-/* schema must have passed tg__schema_check (tools are checked when they are
- * registered). Returns 1 when instance satisfies schema; otherwise 0 with
- * "$.path.to[2].field: what failed" in err (the first failure found). */
-int tg__schema_validate(const cJSON *schema, const cJSON *instance, char *err,
-                       size_t errlen);
+/* Hands over the schema document at an absolute URI (no fragment) that a
+ * $ref names and the schema does not hold: a new tree the compiled schema
+ * then owns, or NULL when there is none (the $ref is refused). */
+typedef cJSON *(*tg__schema_fetch_fn)(void *ud, const char *uri);
 
-/* Checks that a schema is usable (keywords of the right JSON types,
- * patterns that compile). 0 when fine; -1 with "schema at $.path: ..." */
-int tg__schema_check(const cJSON *schema, char *err, size_t errlen);
+typedef struct {
+  tg__schema_fetch_fn fetch; /* NULL: every $ref outside the schema (but
+                                the built-in meta-schema) is refused */
+  void *fetch_ud;
+  int draft7;                /* without $schema, read draft-07, not
+                                2020-12 (the test suite's draft7/) */
+} tg__schema_opts;
+
+/* Compiles doc. copy 0: doc is borrowed and must outlive the result (a
+ * tool keeps its schema JSON beside the compiled form); 1: copied. opts
+ * may be NULL. NULL with "schema at $.path: what" in err. */
+tg_schema *tg__schema_compile(const cJSON *doc, int copy,
+                              const tg__schema_opts *opts, char *err,
+                              size_t errlen);
 
 #endif

@@ -202,13 +202,13 @@ static cJSON *explain_decision(tg_call *c, const decision *d, int remembered,
 
 static cJSON *explain_validation(const tg_call *c) {
   cJSON *o = cJSON_CreateObject();
-  if (!c->tool->schema) {
+  if (!c->tool->validator) {
     cJSON_AddTrueToObject(o, "ok");
     cJSON_AddStringToObject(o, "note", "the tool has no schema");
     return o;
   }
   char msg[1024];
-  int ok = tg__schema_validate(c->tool->schema, c->args, msg, sizeof msg);
+  int ok = tg_schema_validate(c->tool->validator, c->args, msg, sizeof msg) == 0;
   cJSON_AddBoolToObject(o, "ok", ok);
   if (!ok) cJSON_AddStringToObject(o, "error", msg);
   return o;

@@ -41,6 +41,14 @@ tg_tool *tg__tool_new(const tg_tool_def *def, char err[TG_ERRMSG]) {
     tg__errf(err, TG_ERRMSG, "out of memory");
     return NULL;
   }
+  /* compiled once here, not walked again on every call */
+  char why[TG_ERRMSG];
+  if (t->schema && !(t->validator = tg__schema_compile(t->schema, 0, NULL,
+                                                      why, sizeof why))) {
+    tg__errf(err, TG_ERRMSG, "tool '%s': %s", def->name, why);
+    tg__tool_free(t);
+    return NULL;
+  }
   t->read_only = def->read_only;
   t->timeout_ms = def->timeout_ms;
   t->max_result_bytes = def->max_result_bytes;
@@ -57,6 +65,7 @@ void tg__tool_free(tg_tool *t) {
   free(t->name);
   free(t->description);
   free(t->where);
+  tg_schema_free(t->validator);
   cJSON_Delete(t->schema);
   free(t);
 }

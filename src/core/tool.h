@@ -22,6 +22,7 @@ typedef struct tg_tool {
   char *name;
   char *description;
   cJSON *schema;            /* NULL: no validation */
+  tg_schema *validator;     /* schema compiled (borrows it); with schema */
   int read_only;
   uint64_t timeout_ms;      /* 0: runtime default */
   size_t max_result_bytes;  /* 0: no limit */

@@ -296,15 +296,18 @@ static void read_retry(lua_State *L, int t, tg_retry *r) {
   lua_remove(L, rt);
 }
 
-/* Converts and checks schema at idx; raises with the schema's problem. */
-static cJSON *read_schema(lua_State *L, int idx, const char *tool) {
+/* Converts and compiles the schema at idx (*compiled borrows the JSON
+ * returned); raises with the schema's problem. */
+static cJSON *read_schema(lua_State *L, int idx, const char *tool,
+                          tg_schema **compiled) {
+  *compiled = NULL;
   if (lua_isnil(L, idx)) return NULL;
   if (!lua_istable(L, idx))
     luaL_error(L, "tg.tool '%s': 'schema' must be a table (a JSON Schema)", tool);
-  char msg[256];
+  char msg[TG_ERRMSG];
   cJSON *s = tg__json_from_lua(L, idx, msg, sizeof msg);
   if (!s) luaL_error(L, "tg.tool '%s': schema %s", tool, msg);
-  if (tg__schema_check(s, msg, sizeof msg) < 0) {
+  if (!(*compiled = tg__schema_compile(s, 0, NULL, msg, sizeof msg))) {
     cJSON_Delete(s);
     luaL_error(L, "tg.tool '%s': %s", tool, msg);
   }
@@ -332,9 +335,11 @@ static int l_tool(lua_State *L) {
   t.timeout_ms = opt_ms(L, 1, "timeout_ms", "tool", 0);
   t.max_result_bytes = (size_t)opt_ms(L, 1, "max_result_bytes", "tool", 0);
   read_retry(L, 1, &t.retry);                                   /* 7 */
-  cJSON *schema = read_schema(L, 6, name); /* last read: it allocates */
+  tg_schema *validator;
+  cJSON *schema = read_schema(L, 6, name, &validator); /* last: allocates */
   /* no code of the policy runs from here on: the name stays unique */
   if (tg__core_find_ctool(g->core, name) || tg__generation_find_tool(g, name)) {
+    tg_schema_free(validator);
     cJSON_Delete(schema);
     return luaL_error(L, "tg.tool: a tool named '%s' already exists", name);
   }
@@ -343,11 +348,13 @@ static int l_tool(lua_State *L) {
   if (tg__reg_reserve(g, (void **)&g->tools, &g->captools, g->ntools,
                       sizeof *g->tools) < 0 ||
       !(tp = tg__reg_alloc(g, sizeof *tp))) {
+    tg_schema_free(validator);
     cJSON_Delete(schema);
     return tg__reg_commit_fail(L, g);
   }
   *tp = t;
   tp->schema = schema;
+  tp->validator = validator;
   tp->kind = TG_TOOL_LUA;
   tp->read_only = lua_toboolean(L, 5);
   tp->run_ref = tp->retryable_ref = LUA_NOREF;

@@ -126,6 +126,7 @@ static void free_tools(tg_generation *g) {
     tg__reg_strfree(g, t->name);
     tg__reg_strfree(g, t->description);
     tg__reg_strfree(g, t->where);
+    tg_schema_free(t->validator);
     cJSON_Delete(t->schema);
     tg__reg_free(g, t, sizeof *t);
   }

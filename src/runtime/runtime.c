@@ -8,7 +8,6 @@
 #include <string.h>
 #include "runtime.h"
 #include "chain/call.h"
-#include "base/schema.h"
 #include "tools/builtin.h"
 #include "tools/fs_confine.h"
 #include "core/changes.h"
@@ -177,11 +176,6 @@ int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
                      char err[TG_ERRMSG]) {
   if (!def || !def->name || !*def->name || !def->start) {
     tg__errf(err, TG_ERRMSG, "a C tool needs a name and a start function");
-    return -EINVAL;
-  }
-  char why[TG_ERRMSG];
-  if (def->schema && tg__schema_check(def->schema, why, sizeof why) < 0) {
-    tg__errf(err, TG_ERRMSG, "tool '%s': %s", def->name, why);
     return -EINVAL;
   }
   if (tg__generation_find_tool(rt->chain.gen, def->name)) {

@@ -53,6 +53,26 @@ local toolgate = {}
 ---@return string? code
 function toolgate.new(opts) end
 
+---@class toolgate.schema_error
+---@field path string the JSON path of the failing value ("$.items[2]")
+---@field keyword string the keyword that failed ("pattern")
+---@field message string
+
+---A compiled JSON Schema (draft 2020-12 by default, draft-07 by `$schema`).
+---@class toolgate.validator
+local validator = {}
+
+---@param value toolgate.json
+---@return boolean ok
+---@return toolgate.schema_error[]? errors
+function validator:validate(value) end
+
+---Compiles a JSON Schema the way the chain does (raises with the reason on
+---a bad schema).
+---@param schema table|boolean|string a table, a boolean or JSON text
+---@return toolgate.validator
+function toolgate.schema(schema) end
+
 ---@class toolgate.call_options
 ---@field id? string the call id (default "call-N")
 ---@field session? string

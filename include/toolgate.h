@@ -625,6 +625,19 @@ TG_API char *tg_json_print(const struct cJSON *v, int pretty);
 #define TG_JSON_NUMBER_MAX 32
 TG_API char *tg_json_number_text(double d, char *buf);
 
+/* ---- digests -------------------------------------------------------------
+ * SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), for fronts that hand out
+ * tokens they must recognise when they come back (the MCP server's
+ * requestState). */
+#define TG_SHA256_SIZE 32
+TG_API void tg_sha256(const void *data, size_t len,
+                      uint8_t out[TG_SHA256_SIZE]);
+TG_API void tg_hmac_sha256(const void *key, size_t keylen, const void *data,
+                           size_t len, uint8_t out[TG_SHA256_SIZE]);
+/* 1 when the n bytes at a and b are equal, in time that does not depend
+ * on where they differ (compare MACs with this, not memcmp). */
+TG_API int tg_digest_equal(const uint8_t *a, const uint8_t *b, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -315,7 +315,9 @@ TG_API int tg_runtime_load_policies(tg_runtime *rt, const char *dir,
 TG_API uint64_t tg_runtime_generation(tg_runtime *rt);
 
 /* A JSON description of what is registered: rules in evaluation order,
- * hooks in run order, tools. Caller frees with cJSON_Delete. */
+ * hooks in run order, tools (Lua tools in registration order, then C
+ * tools in registration order: {name, description?, read_only, schema?,
+ * group?, where, ...}). Caller frees with cJSON_Delete. */
 TG_API struct cJSON *tg_runtime_describe(tg_runtime *rt);
 
 /* ---- events ---------------------------------------------------------- */
@@ -401,7 +403,11 @@ TG_API struct cJSON *tg_outcome_to_json(const tg_outcome *out);
 typedef enum {
   TG_ANSWER_APPROVE = 1,
   TG_ANSWER_ALWAYS,     /* approve and remember for the session */
-  TG_ANSWER_REJECT
+  TG_ANSWER_REJECT,
+  /* Nobody can be asked here (a front that cannot reach a human for this
+   * call): a reject, said as such — "approval was not possible here" —
+   * with the guidance saying why. */
+  TG_ANSWER_UNAVAILABLE
 } tg_answer;
 
 typedef enum {
@@ -460,6 +466,10 @@ typedef struct {
   tg_tool_start_fn start;
   tg_tool_cancel_fn cancel;  /* may be NULL: the result is then dropped */
   void *ud;
+  /* Where the tool comes from, for policies: an upstream MCP server's name
+   * for the tools a gateway forwards to it. Rules and hooks see it as
+   * call.server (absent when NULL); tg_runtime_describe as "group". */
+  const char *group;
 } tg_tool_def;
 
 TG_API int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,

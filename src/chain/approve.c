@@ -211,12 +211,22 @@ int tg__chain_answer(tg_chain *ch, uint64_t approval_id, tg_answer answer,
                        tg_always_scope scope, const char *guidance) {
   tg_call *c = approval_id ? call_by_approval(ch, approval_id) : NULL;
   if (!c) return -ENOENT;
-  if (answer < TG_ANSWER_APPROVE || answer > TG_ANSWER_REJECT) return -EINVAL;
+  if (answer < TG_ANSWER_APPROVE || answer > TG_ANSWER_UNAVAILABLE)
+    return -EINVAL;
   c->approval_id = 0;
   if (c->wait_timer) uv_timer_stop(c->wait_timer);
+  if (answer == TG_ANSWER_UNAVAILABLE) { /* a reject that says why */
+    char why[1024];
+    snprintf(why, sizeof why, "approval needed, but approval was not "
+             "possible here%s%s", guidance && *guidance ? ": " : "",
+             guidance ? guidance : "");
+    answer = TG_ANSWER_REJECT;
+    reject(c, why, NULL);
+  } else if (answer == TG_ANSWER_REJECT) {
+    reject(c, "the user rejected the call", guidance);
+  }
   c->approve_answer = (int)answer;
   if (answer == TG_ANSWER_ALWAYS) remember(c, scope);
-  if (answer == TG_ANSWER_REJECT) reject(c, "the user rejected the call", guidance);
   emit_answer_guarded(c, (int)answer, "approver", guidance);
   tg__call_advance(c); /* no-op when answered from inside the ask */
   return 0;

@@ -1,0 +1,97 @@
+/*
+ * test_front_api.c — what the public API gives a front that fronts other
+ * servers (the MCP gateway): a C tool's group is call.server to policies
+ * and "group" in tg_runtime_describe, which also gives a C tool's
+ * description and schema; and an approver that cannot ask anyone answers
+ * TG_ANSWER_UNAVAILABLE, a reject that says so.
+ */
+#include "helpers.h"
+
+static tg_runtime *runtime_with_rule(char **dir, const char *rule) {
+  *dir = temp_dir();
+  put_file(*dir, "10_rule.lua", rule);
+  return runtime_with_policies(NULL, *dir);
+}
+
+TEST(a_tools_group_is_call_server_to_rules) {
+  char *dir;
+  tg_runtime *rt = runtime_with_rule(&dir,
+      "local tg = require 'toolgate'\n"
+      "tg.rule { name = 'by-server', priority = 1, check = function(call)\n"
+      "  if call.server == 'files' then return tg.deny('server ' .. call.server) end\n"
+      "  if call.server == nil then return tg.allow() end\n"
+      "end }\n");
+  tg_tool_def d = tool_def("files__read", echo_start, NULL, NULL);
+  d.group = "files";
+  register_tool(rt, &d);
+  tg_tool_def plain = tool_def("plain", echo_start, NULL, NULL);
+  register_tool(rt, &plain);
+  outcome o = call_tool(rt, "files__read", "{}");
+  ASSERT_STATUS(o, TG_STATUS_DENIED);
+  ASSERT_CONTAINS(o.message, "server files");
+  outcome_free(&o);
+  o = call_tool(rt, "plain", "{}");
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  tg_runtime_free(rt);
+  remove_tree(dir);
+}
+
+TEST(describe_gives_a_c_tools_description_schema_and_group) {
+  tg_runtime *rt = new_runtime(NULL);
+  cJSON *schema = cJSON_Parse("{\"type\":\"object\",\"properties\":"
+                              "{\"q\":{\"type\":\"string\"}}}");
+  tg_tool_def d = tool_def("up__search", echo_start, NULL, NULL);
+  d.description = "searches upstream";
+  d.schema = schema;
+  d.group = "up";
+  register_tool(rt, &d);
+  cJSON *desc = tg_runtime_describe(rt);
+  const cJSON *found = NULL, *t;
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(desc, "tools"))
+    if (str_at(t, "name") && !strcmp(str_at(t, "name"), "up__search")) found = t;
+  ASSERT_NOT_NULL(found);
+  ASSERT_STR_EQ(str_at(found, "description"), "searches upstream");
+  ASSERT_STR_EQ(str_at(found, "group"), "up");
+  ASSERT_STR_EQ(str_at(found, "where"), "C");
+  ASSERT_TRUE(cJSON_Compare(cJSON_GetObjectItem(found, "schema"), schema, 1));
+  /* a built-in has no group */
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(desc, "tools"))
+    if (!strcmp(str_at(t, "name"), "exec")) {
+      ASSERT_NULL(cJSON_GetObjectItem(t, "group"));
+      ASSERT_NOT_NULL(str_at(t, "description"));
+    }
+  cJSON_Delete(desc);
+  cJSON_Delete(schema);
+  tg_runtime_free(rt);
+}
+
+TEST(unavailable_rejects_saying_approval_was_not_possible) {
+  tg_config cfg;
+  tg_config_init(&cfg); /* not read-only: asked */
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("writer", echo_start, NULL, NULL);
+  d.read_only = 0;
+  register_tool(rt, &d);
+  approver a = {0};
+  a.answer_now = TG_ANSWER_UNAVAILABLE;
+  a.guidance = "this client cannot ask the user";
+  tg_runtime_set_approver(rt, approver_cb, &a);
+  outcome o = call_tool(rt, "writer", "{}");
+  ASSERT_STATUS(o, TG_STATUS_REJECTED);
+  ASSERT_STR_EQ(o.code, "REJECTED");
+  ASSERT_CONTAINS(o.message, "approval was not possible here: this client "
+                             "cannot ask the user");
+  ASSERT_NOT_CONTAINS(o.message, "the user rejected");
+  ASSERT_INT_EQ(a.n, 1);
+  outcome_free(&o);
+  approver_free(&a);
+  /* out of range answers are still refused */
+  ASSERT_INT_EQ(tg_approval_answer(rt, 1, (tg_answer)(TG_ANSWER_UNAVAILABLE + 1),
+                                   TG_SCOPE_TOOL, NULL), -ENOENT);
+  tg_runtime_free(rt);
+}
+
+TEST_MAIN(TEST_ENTRY(a_tools_group_is_call_server_to_rules),
+          TEST_ENTRY(describe_gives_a_c_tools_description_schema_and_group),
+          TEST_ENTRY(unavailable_rejects_saying_approval_was_not_possible))

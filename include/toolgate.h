@@ -334,6 +334,12 @@ typedef void (*tg_event_cb)(tg_runtime *rt, const tg_event *ev, void *ud);
 
 /* Returns a subscription id (> 0) or a negative code. */
 TG_API int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud);
+/* The same, for the events of no call only (policy_loaded, policy_error,
+ * handler_error of a policy handler, control_busy): a front that follows
+ * reloads without hearing every call's events, which a call nobody hears
+ * does not build. tg_events_unsubscribe ends it. */
+TG_API int tg_events_subscribe_runtime(tg_runtime *rt, tg_event_cb cb,
+                                       void *ud);
 
 /* The event types the runtime emits, space-separated ("call_start
  * decision ..."), and whether `type` is one of them: a handler for a type

@@ -92,6 +92,45 @@ TEST(unavailable_rejects_saying_approval_was_not_possible) {
   tg_runtime_free(rt);
 }
 
-TEST_MAIN(TEST_ENTRY(a_tools_group_is_call_server_to_rules),
+static int runtime_events, call_events_seen;
+static void count_runtime_event(tg_runtime *rt, const tg_event *ev, void *ud) {
+  (void)rt;
+  (void)ud;
+  if (ev->call_id) call_events_seen++;
+  else runtime_events++;
+}
+
+TEST(a_runtime_subscription_hears_reloads_and_no_call) {
+  char *dir;
+  tg_runtime *rt = runtime_with_rule(&dir, "local tg = require 'toolgate'\n");
+  int id = tg_events_subscribe_runtime(rt, count_runtime_event, NULL);
+  ASSERT_TRUE(id > 0);
+  tg_tool_def d = tool_def("plain", echo_start, NULL, NULL);
+  register_tool(rt, &d);
+  outcome o = call_tool(rt, "plain", "{}");
+  ASSERT_CALL_OK(o);
+  outcome_free(&o);
+  ASSERT_INT_EQ(call_events_seen, 0);
+  char err[TG_ERRMSG];
+  ASSERT_OK(tg_runtime_load_policies(rt, dir, err), err);
+  ASSERT_INT_EQ(runtime_events, 1); /* policy_loaded */
+  /* seq still counts every event: a full subscriber sees the gaps */
+  event_log log = {0};
+  int full = tg_events_subscribe(rt, log_event, &log);
+  o = call_tool(rt, "plain", "{}");
+  outcome_free(&o);
+  ASSERT_TRUE(count_events(&log, "call_end", NULL) == 1);
+  ASSERT_INT_EQ(call_events_seen, 0);
+  tg_events_unsubscribe(rt, full);
+  tg_events_unsubscribe(rt, id);
+  ASSERT_OK(tg_runtime_load_policies(rt, dir, err), err);
+  ASSERT_INT_EQ(runtime_events, 1);
+  event_log_free(&log);
+  tg_runtime_free(rt);
+  remove_tree(dir);
+}
+
+TEST_MAIN(TEST_ENTRY(a_runtime_subscription_hears_reloads_and_no_call),
+          TEST_ENTRY(a_tools_group_is_call_server_to_rules),
           TEST_ENTRY(describe_gives_a_c_tools_description_schema_and_group),
           TEST_ENTRY(unavailable_rejects_saying_approval_was_not_possible))

@@ -635,6 +635,11 @@ TG_API struct cJSON *tg_json_parse(const char *text, size_t len, size_t *at, cha
  * null. Bytes of a string that are not UTF-8 come out as U+FFFD, so the
  * text is always valid UTF-8. NULL when out of memory. */
 TG_API char *tg_json_print(const struct cJSON *v, int pretty);
+/* Compact JSON text for v with every object's members in key order: the
+ * same value, written in any key order, gives the same text (what a
+ * digest of args, or an approve-always for "these exact args", is taken
+ * over). free() it; NULL when out of memory. */
+TG_API char *tg_json_print_sorted(const struct cJSON *v);
 
 /* The number as tg_json_print writes it, into buf (at least
  * TG_JSON_NUMBER_MAX bytes). Returns buf. */

@@ -223,6 +223,43 @@ char *tg_json_print(const cJSON *v, int pretty) {
   return b.s;
 }
 
+static int key_cmp(const void *a, const void *b) {
+  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+  return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+/* Sorts every object's members by key, in place. Out of memory, an object
+ * stays as it was (and the text is then not canonical; callers compare
+ * texts, so that only ever misses a match). */
+static void sort_keys(cJSON *j) {
+  size_t n = 0;
+  for (cJSON *c = j->child; c; c = c->next) {
+    sort_keys(c);
+    n++;
+  }
+  if (!cJSON_IsObject(j) || n < 2) return;
+  cJSON **v = malloc(n * sizeof *v);
+  if (!v) return;
+  n = 0;
+  for (cJSON *c = j->child; c; c = c->next) v[n++] = c;
+  qsort(v, n, sizeof *v, key_cmp);
+  for (size_t i = 0; i < n; i++) { /* relink; cJSON's head->prev is the tail */
+    v[i]->next = i + 1 < n ? v[i + 1] : NULL;
+    v[i]->prev = i > 0 ? v[i - 1] : v[n - 1];
+  }
+  j->child = v[0];
+  free(v);
+}
+
+char *tg_json_print_sorted(const cJSON *v) {
+  cJSON *copy = v ? cJSON_Duplicate(v, 1) : NULL;
+  if (!copy) return NULL;
+  sort_keys(copy);
+  char *s = tg_json_print(copy, 0);
+  cJSON_Delete(copy);
+  return s;
+}
+
 /* ---- paths -------------------------------------------------------------- */
 
 /* ASCII only on purpose: the locale must not change how paths look. */

@@ -11,6 +11,7 @@ int cmd_check(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_reload(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -18,5 +19,6 @@ extern const char cmd_check_usage[];
 extern const char cmd_explain_usage[];
 extern const char cmd_reload_usage[];
 extern const char cmd_watch_usage[];
+extern const char cmd_serve_usage[];
 
 #endif

@@ -25,6 +25,8 @@ static const cli_command commands[] = {
      "ask the running instance to reload its policies"},
     {"watch", cmd_watch, cmd_watch_usage,
      "reload policies as they are saved, until Ctrl-C"},
+    {"serve", cmd_serve, cmd_serve_usage,
+     "serve MCP on stdio: every tool call through the policies"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -98,11 +98,12 @@ static int run_file(lua_State *L, const char *path, char *err, size_t errlen) {
   if (!src) return -1;
   char chunk[PATH_MAX + 2];
   snprintf(chunk, sizeof chunk, "@%s", path);
-  int rc = luaL_loadbufferx(L, src, n, chunk, "t");
+  make_env(L);                      /* env */
+  int rc = luaL_loadbufferx(L, src, n, chunk, "t"); /* env chunk */
   free(src);
   if (rc == LUA_OK) {
-    make_env(L);
-    tg__setenv(L, -2);
+    tg__setenv(L, -2);              /* the chunk sees only env */
+    lua_remove(L, -2);              /* chunk */
     lua_sethook(L, count_hook, LUA_MASKCOUNT, INSTRUCTIONS);
     rc = lua_pcall(L, 0, 1, 0);
     lua_sethook(L, NULL, 0, 0);

@@ -141,12 +141,15 @@ export function rawServer(p, args = []) {
   return {
     child, messages, exited,
     get stderr() { return stderr; },
-    send(m) { child.stdin.write(typeof m === "string" ? m : JSON.stringify(m) + "\n"); },
-    next(pred, ms = 5000) {
-      const have = messages.find(pred);
+    send(m) {
+      child.stdin.write(typeof m === "string" || Buffer.isBuffer(m) ? m : JSON.stringify(m) + "\n");
+    },
+    // The first message from index `from` on that pred accepts.
+    next(pred, ms = 5000, from = 0) {
+      const have = messages.slice(from).find(pred);
       if (have) return Promise.resolve(have);
       return new Promise((resolve) => {
-        const w = { pred, resolve };
+        const w = { pred: (m) => messages.indexOf(m) >= from && pred(m), resolve };
         waiters.push(w);
         setTimeout(() => {
           const i = waiters.indexOf(w);
@@ -155,6 +158,12 @@ export function rawServer(p, args = []) {
       });
     },
     reply(id, ms) { return this.next((m) => m.id === id && ("result" in m || "error" in m), ms); },
+    // Sends m and waits for the first message after it that pred accepts.
+    async exchange(m, pred, ms) {
+      const from = messages.length;
+      this.send(m);
+      return this.next(pred, ms, from);
+    },
     close() { child.stdin.end(); return exited; },
   };
 }

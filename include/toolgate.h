@@ -174,7 +174,15 @@ TG_API const char *tg_phase_name(tg_phase phase);
     "too: the message names the files left changed")                          \
   X(IO_ERROR, TG_PHASE_BIT(EXECUTE),                                          \
     "a file tool hit another operating system error (or ran out of memory);"  \
-    " the message says which")
+    " the message says which")                                                \
+  X(UPSTREAM_UNAVAILABLE, TG_PHASE_BIT(UPSTREAM),                             \
+    "the upstream MCP server of the tool is not running (it crashed, is "     \
+    "restarting or could not start) or went away during the call; the "       \
+    "message names it; retryable: try again shortly")                         \
+  X(UPSTREAM_ERROR, TG_PHASE_BIT(UPSTREAM),                                   \
+    "the upstream MCP server answered the call with a protocol error or "     \
+    "with something that is not a tool result; the message names the "        \
+    "server and says what it answered")
 
 /* TG_E_NONE is no code: no error, or a code not in the list (a tool's own).
  * The codes are TG_E_NONE + 1 .. TG_E__COUNT - 1, in the list's order. */
@@ -483,7 +491,9 @@ TG_API int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
 
 /* Result ownership passes to the runtime. code is the tool's own (NULL:
  * TOOL_ERROR); a tool may also pass one of the runtime's, by
- * tg_error_code_name. */
+ * tg_error_code_name. The error's phase is EXECUTE, or UPSTREAM for the
+ * codes that occur only there (a gateway's tool: UPSTREAM_UNAVAILABLE,
+ * UPSTREAM_ERROR). */
 TG_API void tg_exec_finish_ok(tg_exec *ex, struct cJSON *result);
 TG_API void tg_exec_finish_error(tg_exec *ex, struct cJSON *partial_result,
                                  const char *code, const char *message,

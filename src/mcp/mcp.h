@@ -119,6 +119,8 @@ struct mcp_server {
   uint64_t next_call;
   mcp_pending *pending;
   double next_request;
+  cJSON *held;           /* requests that came while the gateway settled
+                            (an array of the messages) */
   /* tools */
   mcp_tool_cache tools;
   unsigned tools_version; /* bumped when the C tools change (gateway) */
@@ -144,6 +146,9 @@ mcp_pending *mcp_ask_client(mcp_server *s, const char *method, cJSON *params,
 /* The answer will not be wanted: it is dropped when it comes, and the
  * client is told (notifications/cancelled). */
 void mcp_withdraw(mcp_server *s, mcp_pending *p, const char *reason);
+/* The requests held while the gateway settled are handled now, in the
+ * order they came. */
+void mcp_release_held(mcp_server *s);
 /* Does this request's client accept elicitation/create (form mode)? */
 int mcp_can_elicit(const mcp_req *req);
 /* A log line, and the same as a notifications/message to a 2025-era
@@ -219,5 +224,8 @@ int mcp_gateway_offered(const mcp_server *s, const char *tool);
 int mcp_gateway_request(mcp_server *s, const mcp_req *req);
 /* The capabilities the gateway adds (prompts, resources) to cap. */
 void mcp_gateway_capabilities(mcp_server *s, cJSON *caps);
+/* Are upstream servers still having their first go at starting? The
+ * server holds the client's requests meanwhile. */
+int mcp_gateway_settling(const mcp_server *s);
 
 #endif

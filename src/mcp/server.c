@@ -341,10 +341,35 @@ static void on_notification(mcp_server *s, const jrpc_msg *m) {
     mcp_logf(s->log, MCP_LOG_DEBUG, "notification %s ignored", m->method);
 }
 
-static void on_message(jrpc_conn *conn, cJSON *msg, void *ud) {
-  mcp_server *s = ud;
+/* Holds a request that needs the gateway's tools while upstream servers
+ * start (answered at once: what needs no era, and anything once settled).
+ * Takes msg when it returns 1. */
+static int hold(mcp_server *s, const jrpc_msg *m, cJSON *msg) {
+  const method_entry *e = find_method(m->method);
+  if (m->kind != JRPC_REQUEST || !mcp_gateway_settling(s) ||
+      (e && (e->flags & M_NO_ERA)))
+    return 0;
+  if (!s->held) s->held = cJSON_CreateArray();
+  cJSON_AddItemToArray(s->held, msg);
+  return 1;
+}
+
+/* notifications/cancelled for a request still held: it is dropped. */
+static int drop_held(mcp_server *s, const jrpc_msg *m) {
+  const cJSON *id = cJSON_GetObjectItem(m->params, "requestId");
+  cJSON *it;
+  cJSON_ArrayForEach(it, s->held)
+    if (id && cJSON_Compare(cJSON_GetObjectItem(it, "id"), id, 1)) {
+      cJSON_Delete(cJSON_DetachItemViaPointer(s->held, it));
+      return 1;
+    }
+  return 0;
+}
+
+static void handle(mcp_server *s, cJSON *msg) {
   jrpc_msg m;
   jrpc_classify(msg, &m);
+  if (hold(s, &m, msg)) return;
   if (s->stopping) {
     /* the client hung up or we are shutting down: answer nothing new */
   } else if (m.kind == JRPC_INVALID) {
@@ -352,11 +377,24 @@ static void on_message(jrpc_conn *conn, cJSON *msg, void *ud) {
   } else if (m.kind == JRPC_REQUEST) {
     on_request(s, &m);
   } else if (m.kind == JRPC_NOTIFICATION) {
-    on_notification(s, &m);
+    if (strcmp(m.method, "notifications/cancelled") || !drop_held(s, &m))
+      on_notification(s, &m);
   } else {
     on_response(s, &m);
   }
   cJSON_Delete(msg);
+}
+
+static void on_message(jrpc_conn *conn, cJSON *msg, void *ud) {
+  handle(ud, msg);
+}
+
+void mcp_release_held(mcp_server *s) {
+  cJSON *held = s->held;
+  s->held = NULL;
+  while (held && held->child)
+    handle(s, cJSON_DetachItemViaPointer(held, held->child));
+  cJSON_Delete(held);
 }
 
 static void on_bad(jrpc_conn *conn, int code, const cJSON *id, const char *why,
@@ -476,6 +514,7 @@ void mcp_server_free(mcp_server *s) {
     free(p);
   }
   jrpc_close(s->conn);
+  cJSON_Delete(s->held);
   cJSON_Delete(s->session_caps);
   cJSON_Delete(s->tools.list);
   mcp_states_free(s->states);

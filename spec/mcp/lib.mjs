@@ -70,6 +70,7 @@ export async function until(cond, ms = 5000, step = 20) {
 // A folder with policies/ (the shipped ones and the specs' own) and, when
 // config is given, toolgate.lua holding it. Removed at exit.
 export function project(config) {
+  const keep = process.env.TOOLGATE_KEEP; /* keep the folder to look into */
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-mcp-"));
   const pol = path.join(dir, "policies");
   fs.mkdirSync(pol);
@@ -77,7 +78,12 @@ export function project(config) {
     for (const f of fs.readdirSync(from))
       if (f.endsWith(".lua")) fs.copyFileSync(path.join(from, f), path.join(pol, f));
   if (config !== undefined) fs.writeFileSync(path.join(dir, "toolgate.lua"), config);
-  process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+  process.on("exit", (code) => {
+    const err = path.join(dir, "stderr.txt");
+    if (fs.existsSync(err) && fs.statSync(err).size && code)
+      process.stdout.write("--- toolgate's stderr:\n" + fs.readFileSync(err, "utf8").slice(-4000));
+    if (!keep) fs.rmSync(dir, { recursive: true, force: true });
+  });
   return { dir, policies: pol, log: path.join(dir, "toolgate.log"),
            socket: path.join(dir, "control.sock") };
 }
@@ -100,12 +106,22 @@ export async function sdkClient(p, { capabilities = {}, args = [], name = "spec"
   const errors = [];
   client.onerror = (e) => errors.push(String(e));
   await client.connect(transport);
+  // its stderr (a crash report, a sanitizer's) is kept beside the log
+  const errLog = fs.createWriteStream(path.join(p.dir, "stderr.txt"));
+  transport.stderr?.on("data", (d) => errLog.write(d));
   const inner = transport.onmessage;
   transport.onmessage = (m) => {
     seen.push(m);
     inner(m);
   };
-  return { client, transport, seen, errors, pid: transport.pid };
+  // After client.close(): did toolgate leave a crash or sanitizer report?
+  const stderrClean = async () => {
+    await until(() => transport.pid === null || transport.pid === undefined, 3000);
+    await sleep(100);
+    const t = fs.readFileSync(path.join(p.dir, "stderr.txt"), "utf8");
+    return !/Sanitizer|runtime error|Assertion|Segmentation/.test(t) || t.slice(-2000);
+  };
+  return { client, transport, seen, errors, pid: transport.pid, stderrClean };
 }
 
 // ---- raw JSON-RPC ---------------------------------------------------------------------

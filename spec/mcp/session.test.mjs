@@ -198,4 +198,6 @@ await run("session", async (check) => {
   check("the late answer to a withdrawn question changes nothing",
     !/later.*ok/.test(readLog(p)) && b.errors.length === 0, b.errors);
   await b.client.close();
+  const clean = await b.stderrClean();
+  check("toolgate exits without a crash or sanitizer report", clean === true, clean);
 });

@@ -345,10 +345,9 @@ static void on_notification(mcp_server *s, const jrpc_msg *m) {
  * start (answered at once: what needs no era, and anything once settled).
  * Takes msg when it returns 1. */
 static int hold(mcp_server *s, const jrpc_msg *m, cJSON *msg) {
+  if (m->kind != JRPC_REQUEST || !mcp_gateway_settling(s)) return 0;
   const method_entry *e = find_method(m->method);
-  if (m->kind != JRPC_REQUEST || !mcp_gateway_settling(s) ||
-      (e && (e->flags & M_NO_ERA)))
-    return 0;
+  if (e && (e->flags & M_NO_ERA)) return 0;
   if (!s->held) s->held = cJSON_CreateArray();
   cJSON_AddItemToArray(s->held, msg);
   return 1;

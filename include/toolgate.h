@@ -328,6 +328,15 @@ TG_API uint64_t tg_runtime_generation(tg_runtime *rt);
  * group?, where, ...}). Caller frees with cJSON_Delete. */
 TG_API struct cJSON *tg_runtime_describe(tg_runtime *rt);
 
+/* The tool list a front shows (tools: an array of objects with a "name";
+ * MCP's Tool fields, and "server" for a gateway's tools) after the current
+ * generation's tg.list_tools hooks: the tools they kept, in their order,
+ * with the description, title and annotations they gave. A hook that
+ * fails is reported as a handler_error event and skipped. A new array the
+ * caller frees; NULL when tools is not an array or memory ran out. */
+TG_API struct cJSON *tg_runtime_list_tools(tg_runtime *rt,
+                                           const struct cJSON *tools);
+
 /* ---- events ---------------------------------------------------------- */
 
 typedef struct {

@@ -130,7 +130,84 @@ TEST(a_runtime_subscription_hears_reloads_and_no_call) {
   remove_tree(dir);
 }
 
+static void upstream_down(tg_exec *ex, const cJSON *args, void *ud) {
+  tg_exec_finish_error(ex, NULL, "UPSTREAM_UNAVAILABLE",
+                       "upstream server 'up' is not running", 1);
+}
+
+TEST(a_gateway_tools_codes_fail_in_the_upstream_phase) {
+  tg_runtime *rt = new_runtime(NULL);
+  tg_tool_def d = tool_def("up__x", upstream_down, NULL, NULL);
+  d.group = "up";
+  register_tool(rt, &d);
+  outcome o = call_tool(rt, "up__x", "{}");
+  ASSERT_STATUS(o, TG_STATUS_ERROR);
+  ASSERT_INT_EQ(o.phase, TG_PHASE_UPSTREAM);
+  ASSERT_STR_EQ(o.code, "UPSTREAM_UNAVAILABLE");
+  ASSERT_INT_EQ(o.retryable, 1);
+  outcome_free(&o);
+  tg_runtime_free(rt);
+}
+
+static cJSON *list_of(const char *json) {
+  cJSON *j = cJSON_Parse(json);
+  ASSERT_NOT_NULL(j);
+  return j;
+}
+
+static char *names_of(const cJSON *list) {
+  static char buf[512];
+  buf[0] = 0;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, list) {
+    strcat(buf, str_at(t, "name"));
+    strcat(buf, " ");
+  }
+  return buf;
+}
+
+TEST(list_tools_hooks_hide_and_redescribe_but_cannot_add) {
+  char *dir;
+  tg_runtime *rt = runtime_with_rule(&dir,
+      "local tg = require 'toolgate'\n"
+      "tg.list_tools(function(tools)\n"
+      "  local out = {}\n"
+      "  for _, t in ipairs(tools) do\n"
+      "    if t.server ~= 'secret' then\n"
+      "      if t.name == 'a' then t.description = 'A, re-described'; t.inputSchema = {} end\n"
+      "      out[#out + 1] = t\n"
+      "    end\n"
+      "  end\n"
+      "  return out\n"
+      "end)\n"
+      "tg.list_tools(function(tools) tools[#tools + 1] = { name = 'added' }; return tools end)\n"
+      "tg.list_tools(function(tools) error('boom') end)\n"
+      "tg.list_tools(function(tools) local r = {} for i = #tools, 1, -1 do r[#r + 1] = tools[i] end return r end)\n");
+  event_log log = {0};
+  tg_events_subscribe(rt, log_event, &log);
+  cJSON *in = list_of("[{\"name\":\"a\",\"description\":\"A\",\"inputSchema\":{\"type\":\"object\"}},"
+                      "{\"name\":\"s__b\",\"server\":\"secret\"},{\"name\":\"c\"}]");
+  cJSON *out = tg_runtime_list_tools(rt, in);
+  ASSERT_NOT_NULL(out);
+  ASSERT_STR_EQ(names_of(out), "c a ");
+  const cJSON *a = cJSON_GetArrayItem(out, 1);
+  ASSERT_STR_EQ(str_at(a, "description"), "A, re-described");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(a, "inputSchema"), "type"), "object");
+  ASSERT_INT_EQ(count_events(&log, "handler_error", NULL), 2);
+  char *first = cJSON_Print(log.ev[find_event(&log, "handler_error")].data);
+  ASSERT_CONTAINS(first, "not add or rename");
+  free(first);
+  cJSON_Delete(in);
+  cJSON_Delete(out);
+  ASSERT_NULL(tg_runtime_list_tools(rt, NULL));
+  event_log_free(&log);
+  tg_runtime_free(rt);
+  remove_tree(dir);
+}
+
 TEST_MAIN(TEST_ENTRY(a_runtime_subscription_hears_reloads_and_no_call),
+          TEST_ENTRY(a_gateway_tools_codes_fail_in_the_upstream_phase),
+          TEST_ENTRY(list_tools_hooks_hide_and_redescribe_but_cannot_add),
           TEST_ENTRY(a_tools_group_is_call_server_to_rules),
           TEST_ENTRY(describe_gives_a_c_tools_description_schema_and_group),
           TEST_ENTRY(unavailable_rejects_saying_approval_was_not_possible))

@@ -34,7 +34,18 @@ tg.rule { name = "no-env", priority = 1, tools = { "everything__get-env", "exec"
 tg.rule { name = "no-secret-echo", priority = 2, tools = { "everything__echo" },
   check = function(call)
     if call.args.message == "secret" then return tg.deny("no secrets through echo") end
-  end }`;
+  end }
+-- what the client sees: no toggles from upstreams; echo says where it runs
+tg.list_tools(function(tools)
+  local shown = {}
+  for _, t in ipairs(tools) do
+    if not (t.server and t.name:find("toggle", 1, true)) then
+      if t.name == "everything__echo" then t.description = t.description .. " (upstream: " .. t.server .. ")" end
+      shown[#shown + 1] = t
+    end
+  end
+  return shown
+end)`;
 
 await run("gateway", async (check) => {
   const p = project(CONFIG);
@@ -56,10 +67,11 @@ await run("gateway", async (check) => {
       .every((n) => names.includes(n)), names);
   check("... beside the built-ins", names.includes("exec") && names.includes("word_count"));
   const echo = tools.find((t) => t.name === "everything__echo");
-  check("an upstream tool keeps its description and input schema",
-    echo?.description === "Echoes back the input string" &&
+  check("an upstream tool keeps its input schema; a tg.list_tools hook re-described it",
+    echo?.description === "Echoes back the input string (upstream: everything)" &&
     echo.inputSchema?.properties?.message?.type === "string", echo);
   check("the expose filter hides a tool", !names.includes("everything__get-tiny-image"));
+  check("a tg.list_tools hook hides tools", !names.some((n) => n.includes("toggle")), names);
 
   let r = await c.callTool({ name: "everything__echo", arguments: { message: "hello" } });
   check("a call round-trips through the gateway", !r.isError && text(r) === "Echo: hello", r);

@@ -73,19 +73,30 @@ static void sort_by_name(cJSON *list) {
   free(v);
 }
 
+/* The tools of the runtime that the expose globs let through, sorted,
+ * then through the policies' tg.list_tools hooks (which see "server" on a
+ * gateway's tools; the client does not). */
 static cJSON *build_list(mcp_server *s) {
   cJSON *d = tg_runtime_describe(s->rt);
   cJSON *list = cJSON_CreateArray();
   const cJSON *t;
   cJSON_ArrayForEach(t, cJSON_GetObjectItem(d, "tools")) {
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
+    const char *group = cJSON_GetStringValue(cJSON_GetObjectItem(t, "group"));
     if (!name || hidden(s, name) || !mcp_gateway_offered(s, name)) continue;
     cJSON *tool = mcp_gateway_owns(s, name) ? mcp_gateway_tool(s, name)
                                             : mcp_tool(t);
+    if (tool && group) cJSON_AddStringToObject(tool, "server", group);
     if (tool) cJSON_AddItemToArray(list, tool);
   }
   cJSON_Delete(d);
   sort_by_name(list);
+  cJSON *hooked = tg_runtime_list_tools(s->rt, list);
+  if (hooked) {
+    cJSON_Delete(list);
+    list = hooked;
+  }
+  cJSON_ArrayForEach(t, list) cJSON_DeleteItemFromObject((cJSON *)t, "server");
   return list;
 }
 

@@ -313,6 +313,12 @@ cJSON *tg__generation_describe(const tg_generation *g) {
     cJSON_AddItemToObject(hooks, "after", tg__hooks_describe(g, 1, NULL));
     for (size_t i = 0; i < g->ntools; i++)
       cJSON_AddItemToArray(tools, tg__tool_describe(g->tools[i]));
+    cJSON *lt = cJSON_AddArrayToObject(d, "list_tools");
+    for (size_t i = 0; i < g->nlisters; i++) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "where", g->listers[i].where);
+      cJSON_AddItemToArray(lt, o);
+    }
     cJSON *h = cJSON_AddArrayToObject(d, "event_handlers");
     for (size_t i = 0; i < g->nhandlers; i++) {
       cJSON *o = cJSON_CreateObject();

@@ -198,6 +198,11 @@ cJSON *tg_runtime_describe(tg_runtime *rt) {
   return d;
 }
 
+cJSON *tg_runtime_list_tools(tg_runtime *rt, const cJSON *tools) {
+  if (!cJSON_IsArray(tools)) return NULL;
+  return tg__generation_list_tools(rt->chain.gen, tools);
+}
+
 void tg_runtime_free(tg_runtime *rt) {
   if (!rt) return;
   rt->core.freeing = 1;

@@ -2,7 +2,8 @@
 # Builds the benchmarks against Lua 5.4 and LuaJIT (Release) and prints
 # their tables: the chain, policy reload, the exec tool, the sandbox's
 # bounded patterns against the builtin ones, and the time limit's stop of
-# runaway policy code. Usage: bench/run.sh [calls-per-size]
+# runaway policy code; then, when node is there, what `toolgate serve`
+# adds to an MCP call (bench/mcp_bench.mjs). Usage: bench/run.sh [calls-per-size]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/deps
@@ -21,3 +22,10 @@ for lua in lua5.4 luajit; do
   "$dir/bench_watchdog"
   echo
 done
+# ---- [mcp] toolgate serve in front of server-everything, against direct ----
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  [ -d spec/mcp/node_modules/@modelcontextprotocol/sdk ] ||
+    (cd spec/mcp && npm ci --no-audit --no-fund --loglevel=error)
+  cmake --build build-bench-lua5.4 -j"$(nproc)" --target toolgate >/dev/null
+  node bench/mcp_bench.mjs build-bench-lua5.4/toolgate
+fi

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ElicitRequestSchema, ToolListChangedNotificationSchema }
   from "@modelcontextprotocol/sdk/types.js";
-import { run, project, sdkClient, text, outcome, readLog, until, sleep, EVERYTHING }
+import { run, project, sdkClient, text, outcome, readLog, until, sleep, EVERYTHING, REPO }
   from "./lib.mjs";
 
 const CONFIG = `return {
@@ -50,6 +50,9 @@ end)`;
 await run("gateway", async (check) => {
   const p = project(CONFIG);
   fs.writeFileSync(path.join(p.policies, "30_gateway.lua"), RULES);
+  // the example's rules (README), against the real upstream
+  fs.copyFileSync(path.join(REPO, "examples/mcp-gateway/policies/20_gateway.lua"),
+                  path.join(p.policies, "40_example.lua"));
   const a = await sdkClient(p, { capabilities: { elicitation: {} } });
   const c = a.client;
   const questions = [];
@@ -67,8 +70,9 @@ await run("gateway", async (check) => {
       .every((n) => names.includes(n)), names);
   check("... beside the built-ins", names.includes("exec") && names.includes("word_count"));
   const echo = tools.find((t) => t.name === "everything__echo");
-  check("an upstream tool keeps its input schema; a tg.list_tools hook re-described it",
-    echo?.description === "Echoes back the input string (upstream: everything)" &&
+  check("an upstream tool keeps its input schema; tg.list_tools hooks re-described it",
+    echo?.description === "Echoes back the input string (upstream: everything) " +
+      "(via toolgate, server everything)" &&
     echo.inputSchema?.properties?.message?.type === "string", echo);
   check("the expose filter hides a tool", !names.includes("everything__get-tiny-image"));
   check("a tg.list_tools hook hides tools", !names.some((n) => n.includes("toggle")), names);
@@ -111,6 +115,9 @@ await run("gateway", async (check) => {
 
   // the upstream's elicitation reaches the user, after toolgate's own ask
   r = await c.callTool({ name: "everything__trigger-elicitation-request", arguments: {} });
+  check("the example's rule asks before a long upstream operation",
+    questions.some((q) => /start a long operation on everything\?/.test(q.message)),
+    questions.map((q) => q.message));
   check("an upstream tool that is not read-only is asked first (toolgate's question)",
     questions.some((q) => q.requestedSchema?.properties?.decision &&
       /trigger-elicitation-request/.test(q.message)), questions.map((q) => q.message));

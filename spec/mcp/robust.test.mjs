@@ -3,7 +3,8 @@
 // serving; version negotiation; a client that closes stdin mid-call.
 import fs from "node:fs";
 import path from "node:path";
-import { run, project, rawServer, until, sleep } from "./lib.mjs";
+import { spawnSync } from "node:child_process";
+import { run, project, rawServer, until, sleep, TOOLGATE, REPO } from "./lib.mjs";
 
 const init = (id, version = "2025-06-18") => ({
   jsonrpc: "2.0", id, method: "initialize",
@@ -141,5 +142,42 @@ await run("robust", async (check) => {
   check("initialize with a non-string version is -32602", r?.error?.code === -32602, r);
   const e = await t.close();
   check("a second server exits 0 when its stdin closes", e.code === 0, e);
+
+  // toolgate.lua: a hostile or mistaken config is a clear error, exit 2
+  const serveWith = (config, args = []) => {
+    fs.writeFileSync(path.join(p.dir, "bad.lua"), config);
+    return spawnSync(TOOLGATE, ["serve", "--config", "bad.lua", "--print-config", ...args],
+      { cwd: p.dir, encoding: "utf8", input: "", timeout: 20000 });
+  };
+  const bad = [
+    ["return { polices = 'x' }", /unknown key 'polices'/],
+    ["return { servers = { s = { command = 'x', args = 'y' } } }", /servers\.s: args must be a list/],
+    ["return { servers = { s = { args = { 'y' } } } }", /servers\.s: command is missing/],
+    ["return { servers = { ['a b'] = { command = 'x' } } }", /'a b' is not a server name/],
+    ["return { mcp = { ask_fallback = 'maybe' } }", /ask_fallback: "maybe" is not one/],
+    ["return { mcp = { max_calls = -1 } }", /max_calls must be a whole number/],
+    ["return { expose = { '[a' } }", /expose/],
+    ["return 42", /must return a table/],
+    ["while true do end", /runs too long/],
+    ["local s = 'x' for i = 1, 40 do s = s .. s end", /not enough memory/],
+    ["os.execute('touch /tmp/pwned')", /execute|nil/],
+    ["return { policies = 'a\0b' }", /NUL/],
+    ["this is not lua", /bad\.lua:1:/],
+  ];
+  for (const [src, want] of bad) {
+    const r = serveWith(src);
+    check(`config ${JSON.stringify(src).slice(0, 60)}: exit 2, saying ${want}`,
+      r.status === 2 && want.test(r.stderr), { status: r.status, stderr: r.stderr });
+  }
+  const ex = spawnSync(TOOLGATE, ["serve", "--config",
+    path.join(REPO, "examples/mcp-gateway/toolgate.lua"), "--print-config"], { encoding: "utf8" });
+  let conf = null;
+  try { conf = JSON.parse(ex.stdout); } catch {}
+  check("the example config loads, its paths resolved against its folder",
+    ex.status === 0 && conf?.servers?.everything?.command === "npx" &&
+    conf.policies === path.join(REPO, "examples/mcp-gateway/policies"), ex.stderr || conf);
+  const missing = spawnSync(TOOLGATE, ["serve", "--config", "nope.lua"], { cwd: p.dir, encoding: "utf8" });
+  check("a missing config file: exit 2 naming it", missing.status === 2 &&
+    /nope\.lua/.test(missing.stderr), missing.stderr);
   await sleep(10);
 });

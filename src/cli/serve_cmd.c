@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "commands.h"
 #include "instance.h"
@@ -59,6 +60,8 @@ const char cmd_serve_usage[] =
     "  --request-state-ttl-ms N\n"
     "                      how long a 2026-07-28 requestState is good\n"
     "                      (default 600000)\n"
+    "  --print-config      print the config as read (paths resolved) as JSON\n"
+    "                      and exit, starting nothing\n"
     SANDBOX_OPT_USAGE
     "\n"
     "exit status: 0 the client closed stdin, or SIGINT/SIGTERM; 2 usage or\n"
@@ -67,6 +70,7 @@ const char cmd_serve_usage[] =
 typedef struct {
   const char *config, *policies, *workspace, *socket, *log, *log_level;
   const char *fallback, *max_bytes, *timeout, *approval_timeout, *state_ttl;
+  int print_config;
   sandbox_options sandbox;
 } serve_options;
 
@@ -97,6 +101,7 @@ static int parse_serve_options(serve_options *o, int argc, char **argv) {
       {"--timeout-ms", OPT_VALUE, NULL, &o->timeout},
       {"--approval-timeout-ms", OPT_VALUE, NULL, &o->approval_timeout},
       {"--request-state-ttl-ms", OPT_VALUE, NULL, &o->state_ttl},
+      {"--print-config", OPT_FLAG, &o->print_config, NULL},
       SANDBOX_OPT_SPECS(&o->sandbox),
   };
   const opt_parser p = {"serve", specs, sizeof specs / sizeof *specs, NULL,
@@ -229,9 +234,17 @@ static int start_server(serve_run *r) {
   return 0;
 }
 
+static int print_config(serve_run *r) {
+  cJSON *j = mcp_config_to_json(&r->conf);
+  char *text = j ? tg_json_print(j, 1) : NULL;
+  if (text) puts(text);
+  free(text);
+  cJSON_Delete(j);
+  return text ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+}
+
 static int set_up(serve_run *r) {
   char err[512];
-  if (load_config(r) < 0 || apply_overrides(r) < 0) return -1;
   const char *log = r->opt.log ? r->opt.log : r->conf.log;
   int level = r->conf.log_level < 0 ? MCP_LOG_INFO : r->conf.log_level;
   r->log = mcp_log_open(log, (mcp_log_level)level, err, sizeof err);
@@ -278,6 +291,15 @@ int cmd_serve(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error to handle, not death */
   code = CLI_EXIT_USAGE;
   r.inst.ud = &r;
+  if (load_config(&r) < 0 || apply_overrides(&r) < 0) {
+    mcp_config_free(&r.conf);
+    return CLI_EXIT_USAGE;
+  }
+  if (r.opt.print_config) {
+    code = print_config(&r);
+    mcp_config_free(&r.conf);
+    return code;
+  }
   if (set_up(&r) == 0) {
     while (!r.inst.stopping) tg_runtime_run(r.rt, TG_RUN_DEFAULT);
     code = CLI_EXIT_OK;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <cjson/cJSON.h>
 #include "config.h"
 #include "log.h"
 #include "lua/luaraw.h"
@@ -553,4 +554,61 @@ void mcp_config_free(mcp_config *c) {
   }
   free(c->servers);
   mcp_config_empty(c);
+}
+
+/* ---- as JSON ---------------------------------------------------------------------------- */
+
+static void add_list(cJSON *o, const char *k, char **v) {
+  if (!v) return;
+  cJSON *a = cJSON_AddArrayToObject(o, k);
+  for (size_t i = 0; v[i]; i++) cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+}
+
+static void add_str(cJSON *o, const char *k, const char *v) {
+  if (v) cJSON_AddStringToObject(o, k, v);
+}
+
+static void add_num(cJSON *o, const char *k, uint64_t v) {
+  if (v) cJSON_AddNumberToObject(o, k, (double)v);
+}
+
+static cJSON *server_json(const mcp_upstream_conf *u) {
+  cJSON *o = cJSON_CreateObject();
+  add_str(o, "command", u->command);
+  add_list(o, "args", u->args);
+  add_list(o, "env", u->env);
+  add_str(o, "cwd", u->cwd);
+  add_list(o, "read_only", u->read_only);
+  add_num(o, "timeout_ms", u->timeout_ms);
+  return o;
+}
+
+cJSON *mcp_config_to_json(const mcp_config *c) {
+  static const char *const verdicts[] = {NULL, "allow", "deny", "ask"};
+  static const char *const fallbacks[] = {"reject", "allow"};
+  cJSON *o = cJSON_CreateObject();
+  add_str(o, "file", c->path);
+  add_str(o, "policies", c->policies);
+  add_list(o, "workspace", c->workspace);
+  add_str(o, "session", c->session);
+  cJSON *d = cJSON_AddObjectToObject(o, "defaults");
+  if (c->verdict > TG_VERDICT_NONE && c->verdict <= TG_VERDICT_ASK)
+    add_str(d, "verdict", verdicts[c->verdict]);
+  add_num(d, "timeout_ms", c->timeout_ms);
+  add_num(d, "approval_timeout_ms", c->approval_timeout_ms);
+  add_num(d, "progress_interval_ms", c->progress_interval_ms);
+  cJSON *m = cJSON_AddObjectToObject(o, "mcp");
+  add_str(m, "separator", c->separator);
+  add_num(m, "max_message_bytes", c->max_message_bytes);
+  if (c->ask_fallback >= 0) add_str(m, "ask_fallback", fallbacks[c->ask_fallback]);
+  add_str(m, "log", c->log);
+  if (c->log_level >= 0) add_str(m, "log_level", mcp_log_level_name(c->log_level));
+  add_num(m, "tools_ttl_ms", c->tools_ttl_ms);
+  add_num(m, "request_state_ttl_ms", c->request_state_ttl_ms);
+  add_num(m, "max_calls", c->max_calls);
+  add_list(o, "expose", c->expose);
+  cJSON *sv = cJSON_AddObjectToObject(o, "servers");
+  for (size_t i = 0; i < c->nservers; i++)
+    cJSON_AddItemToObject(sv, c->servers[i].name, server_json(&c->servers[i]));
+  return o;
 }

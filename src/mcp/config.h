@@ -68,6 +68,9 @@ typedef struct {
  * ..." in err when the file cannot be read, fails to run, or holds
  * something wrong. */
 int mcp_config_load(const char *path, mcp_config *c, char *err, size_t errlen);
+/* The config as JSON (what was given; paths resolved), for `toolgate
+ * serve --print-config`. Caller frees with cJSON_Delete. */
+struct cJSON *mcp_config_to_json(const mcp_config *c);
 /* The config with nothing given (no file). */
 void mcp_config_empty(mcp_config *c);
 void mcp_config_free(mcp_config *c);

@@ -18,62 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "mcp.h"
-#include "upstream.h"
+#include "gateway.h"
 
 #define STARTUP_MS 15000
 #define MAX_TOOL_NAME 128
-
-typedef struct gw_tool {
-  mcp_gateway *gw;
-  char *name;              /* as the client sees it: server + sep + orig */
-  char *orig;              /* the upstream's own name */
-  mcp_upstream *up;
-  cJSON *def;              /* the upstream's Tool, renamed */
-  int offered;             /* in its latest tools/list */
-} gw_tool;
-
-/* A tools/call attempt forwarded, waiting for the upstream's answer. */
-typedef struct gw_fwd {
-  mcp_gateway *gw;
-  tg_exec *ex;
-  gw_tool *tool;
-  double id;               /* the request at the upstream */
-  double token;            /* the progressToken we gave it */
-  struct gw_fwd *next;
-} gw_fwd;
-
-/* An upstream's elicitation/create, relayed to the client. */
-typedef struct gw_relay {
-  mcp_gateway *gw;
-  mcp_upstream *up;
-  unsigned start;          /* which run of the upstream asked */
-  cJSON *id;               /* its request id */
-  mcp_pending *pending;    /* our request to the client */
-  struct gw_relay *next;
-} gw_relay;
-
-/* A client's prompts/get or resources/read, passed to an upstream. */
-typedef struct {
-  mcp_server *s;
-  cJSON *id;
-  int stateless;
-} gw_pass;
-
-struct mcp_gateway {
-  mcp_server *s;
-  mcp_upstream **ups;
-  unsigned *starts;        /* per upstream: runs seen (for relays) */
-  int *first_done;         /* per upstream: its first start is over */
-  size_t nups;
-  gw_tool **tools;
-  size_t ntools;
-  gw_fwd *fwds;
-  gw_relay *relays;
-  double next_token;
-  uv_timer_t startup;
-  int startup_open, settled, stopped;
-};
 
 /* ---- finding things --------------------------------------------------------------- */
 
@@ -83,7 +31,7 @@ static gw_tool *tool_named(const mcp_gateway *gw, const char *name) {
   return NULL;
 }
 
-static size_t index_of(const mcp_gateway *gw, const mcp_upstream *u) {
+size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u) {
   size_t i = 0;
   while (i < gw->nups && gw->ups[i] != u) i++;
   return i;
@@ -118,131 +66,6 @@ static mcp_upstream *by_prefix(const mcp_gateway *gw, const char *name,
   return NULL;
 }
 
-/* ---- forwarding a call ------------------------------------------------------------- */
-
-static void unlink_fwd(mcp_gateway *gw, gw_fwd *f) {
-  gw_fwd **pp = &gw->fwds;
-  while (*pp && *pp != f) pp = &(*pp)->next;
-  if (*pp) *pp = f->next;
-}
-
-static const char *first_text(const cJSON *result) {
-  const cJSON *c;
-  cJSON_ArrayForEach(c, cJSON_GetObjectItem(result, "content")) {
-    const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(c, "text"));
-    if (t) return t;
-  }
-  return NULL;
-}
-
-static void finish_with_error(tg_exec *ex, const char *server,
-                              const cJSON *error) {
-  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
-  char msg[1024];
-  if (cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(error, "data"), "down"))) {
-    snprintf(msg, sizeof msg, "upstream server '%s' went away during the call "
-             "(%s); it is being restarted: try again shortly", server,
-             m ? m : "?");
-    tg_exec_finish_error(ex, NULL, "UPSTREAM_UNAVAILABLE", msg, 1);
-    return;
-  }
-  snprintf(msg, sizeof msg, "upstream server '%s' answered tools/call with "
-           "error %.0f: %.800s", server,
-           cJSON_GetNumberValue(cJSON_GetObjectItem(error, "code")),
-           m ? m : "(no message)");
-  tg_exec_finish_error(ex, NULL, "UPSTREAM_ERROR", msg, 0);
-}
-
-static void on_call_answer(mcp_upstream *u, const cJSON *result,
-                           const cJSON *error, void *ud) {
-  gw_fwd *f = ud;
-  tg_exec *ex = f->ex;
-  unlink_fwd(f->gw, f);
-  free(f);
-  if (error) return finish_with_error(ex, up_name(u), error);
-  if (!cJSON_IsObject(result) || !cJSON_IsArray(cJSON_GetObjectItem(result, "content"))) {
-    char msg[300];
-    const char *rt = cJSON_GetStringValue(cJSON_GetObjectItem(result, "resultType"));
-    snprintf(msg, sizeof msg, "upstream server '%s' answered tools/call with "
-             "something that is not a tool result%s%s", up_name(u),
-             rt ? ": resultType " : "", rt ? rt : "");
-    return tg_exec_finish_error(ex, NULL, "UPSTREAM_ERROR", msg, 0);
-  }
-  cJSON *r = cJSON_Duplicate(result, 1);
-  cJSON_DeleteItemFromObject(r, "resultType"); /* the era of its link, not ours */
-  if (cJSON_IsTrue(cJSON_GetObjectItem(r, "isError"))) {
-    const char *t = first_text(r);
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%.1000s", t ? t : "the upstream tool failed");
-    tg_exec_finish_error(ex, r, NULL, msg, 0);
-  } else {
-    tg_exec_finish_ok(ex, r);
-  }
-}
-
-static void tool_start(tg_exec *ex, const cJSON *args, void *ud) {
-  gw_tool *t = ud;
-  mcp_gateway *gw = t->gw;
-  char msg[300];
-  if (gw->stopped || !up_ready(t->up)) {
-    snprintf(msg, sizeof msg, "upstream server '%s' is not running (it is "
-             "starting, restarting after a crash, or toolgate is stopping); "
-             "try again shortly", up_name(t->up));
-    return tg_exec_finish_error(ex, NULL, "UPSTREAM_UNAVAILABLE", msg, 1);
-  }
-  if (!t->offered) {
-    snprintf(msg, sizeof msg, "upstream server '%s' no longer offers the tool "
-             "'%s'", up_name(t->up), t->orig);
-    return tg_exec_finish_error(ex, NULL, "UPSTREAM_ERROR", msg, 0);
-  }
-  gw_fwd *f = calloc(1, sizeof *f);
-  cJSON *p = cJSON_CreateObject();
-  if (!f || !p) {
-    free(f);
-    cJSON_Delete(p);
-    return tg_exec_finish_error(ex, NULL, "NOMEM", "out of memory", 0);
-  }
-  *f = (gw_fwd){gw, ex, t, 0, ++gw->next_token, gw->fwds};
-  cJSON_AddStringToObject(p, "name", t->orig);
-  cJSON_AddItemToObject(p, "arguments", cJSON_Duplicate(args, 1));
-  /* always a token: the upstream's progress reaches the chain's events */
-  cJSON_AddNumberToObject(cJSON_AddObjectToObject(p, "_meta"), "progressToken",
-                          f->token);
-  f->id = up_request(t->up, "tools/call", p, on_call_answer, f);
-  if (f->id < 0) {
-    free(f);
-    snprintf(msg, sizeof msg, "upstream server '%s' cannot take the call (its "
-             "stream is closed); try again shortly", up_name(t->up));
-    return tg_exec_finish_error(ex, NULL, "UPSTREAM_UNAVAILABLE", msg, 1);
-  }
-  gw->fwds = f;
-}
-
-static gw_fwd *fwd_of(mcp_gateway *gw, const tg_exec *ex) {
-  for (gw_fwd *f = gw->fwds; f; f = f->next)
-    if (f->ex == ex) return f;
-  return NULL;
-}
-
-/* Cancelled or timed out: the upstream is told, its answer will be
- * dropped, and the attempt ends now (the chain makes it CANCELLED or
- * TIMEOUT). */
-static void tool_cancel(tg_exec *ex, void *ud) {
-  gw_tool *t = ud;
-  gw_fwd *f = fwd_of(t->gw, ex);
-  if (!f) return;
-  unlink_fwd(t->gw, f);
-  up_forget(t->up, f->id);
-  cJSON *p = cJSON_CreateObject();
-  cJSON_AddNumberToObject(p, "requestId", f->id);
-  cJSON_AddStringToObject(p, "reason", "cancelled by toolgate");
-  up_notify(t->up, "notifications/cancelled", p);
-  mcp_logf(t->gw->s->log, MCP_LOG_INFO, "upstream %s: cancelled request %.0f "
-           "(%s)", up_name(t->up), f->id, t->orig);
-  free(f);
-  tg_exec_finish_error(ex, NULL, NULL, "cancelled", 0);
-}
-
 /* ---- its tools in the runtime ------------------------------------------------------ */
 
 static int valid_tool_name(const char *n) {
@@ -272,8 +95,8 @@ static int register_tool(mcp_gateway *gw, gw_tool *t) {
   d.schema = cJSON_GetObjectItem(t->def, "inputSchema");
   d.read_only = read_only(c, t->orig);
   d.timeout_ms = c->timeout_ms;
-  d.start = tool_start;
-  d.cancel = tool_cancel;
+  d.start = gw_tool_start;
+  d.cancel = gw_tool_cancel;
   d.ud = t;
   d.group = up_name(t->up);
   char err[TG_ERRMSG];
@@ -351,7 +174,7 @@ static void settle(mcp_gateway *gw) {
 }
 
 static void first_done(mcp_gateway *gw, mcp_upstream *u) {
-  size_t i = index_of(gw, u), done = 0;
+  size_t i = gw_index_of(gw, u), done = 0;
   if (i < gw->nups) gw->first_done[i] = 1;
   for (size_t k = 0; k < gw->nups; k++) done += gw->first_done[k] != 0;
   if (done == gw->nups) settle(gw);
@@ -372,7 +195,7 @@ int mcp_gateway_settling(const mcp_server *s) {
 
 static void on_listed(mcp_upstream *u, void *ud) {
   mcp_gateway *gw = ud;
-  size_t i = index_of(gw, u);
+  size_t i = gw_index_of(gw, u);
   int first = i < gw->nups && !gw->first_done[i];
   sync_tools(gw, u);
   first_done(gw, u);
@@ -385,19 +208,9 @@ static void on_listed(mcp_upstream *u, void *ud) {
 
 static void on_down(mcp_upstream *u, void *ud) {
   mcp_gateway *gw = ud;
-  size_t i = index_of(gw, u);
+  size_t i = gw_index_of(gw, u);
   if (i < gw->nups) gw->starts[i]++;
   first_done(gw, u);
-}
-
-static void on_progress(mcp_gateway *gw, const cJSON *p) {
-  const cJSON *token = cJSON_GetObjectItem(p, "progressToken");
-  const cJSON *total = cJSON_GetObjectItem(p, "total");
-  for (gw_fwd *f = gw->fwds; f && cJSON_IsNumber(token); f = f->next)
-    if (f->token == token->valuedouble)
-      tg_exec_progress(f->ex, cJSON_GetNumberValue(cJSON_GetObjectItem(p, "progress")),
-                       cJSON_IsNumber(total) ? total->valuedouble : -1,
-                       cJSON_GetStringValue(cJSON_GetObjectItem(p, "message")));
 }
 
 static void drop_relay(mcp_gateway *gw, gw_relay *r) {
@@ -411,7 +224,7 @@ static void drop_relay(mcp_gateway *gw, gw_relay *r) {
 static void on_notification(mcp_upstream *u, const char *method,
                             const cJSON *params, void *ud) {
   mcp_gateway *gw = ud;
-  if (!strcmp(method, "notifications/progress")) return on_progress(gw, params);
+  if (!strcmp(method, "notifications/progress")) return gw_progress(gw, params);
   if (strcmp(method, "notifications/cancelled")) return;
   const cJSON *id = cJSON_GetObjectItem(params, "requestId");
   for (gw_relay *r = gw->relays; r && id; r = r->next)
@@ -426,7 +239,7 @@ static void relay_answer(mcp_server *s, const cJSON *result, const cJSON *error,
                          void *ud) {
   gw_relay *r = ud;
   mcp_gateway *gw = r->gw;
-  size_t i = index_of(gw, r->up);
+  size_t i = gw_index_of(gw, r->up);
   if (i < gw->nups && gw->starts[i] == r->start) /* the run that asked */
     up_respond(r->up, r->id, result ? cJSON_Duplicate(result, 1) : NULL,
                error ? cJSON_Duplicate(error, 1) : NULL);
@@ -462,7 +275,7 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
     cJSON_ReplaceItemInObject(p, "message", cJSON_CreateString(msg));
     free(msg);
   }
-  size_t i = index_of(gw, u);
+  size_t i = gw_index_of(gw, u);
   *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
                   cJSON_Duplicate(id, 1), NULL, gw->relays};
   gw->relays = r;
@@ -680,11 +493,7 @@ void mcp_gateway_free(mcp_server *s) {
   if (!gw) return;
   mcp_gateway_stop(s);
   for (size_t i = 0; i < gw->nups; i++) up_free(gw->ups[i]);
-  while (gw->fwds) { /* answered by up_free's fail_all already; to be sure */
-    gw_fwd *f = gw->fwds;
-    gw->fwds = f->next;
-    free(f);
-  }
+  gw_fwds_free(gw); /* answered by up_free's fail_all already; to be sure */
   for (size_t i = 0; i < gw->ntools; i++) {
     free(gw->tools[i]->name);
     free(gw->tools[i]->orig);

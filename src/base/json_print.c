@@ -11,6 +11,7 @@
 #include <locale.h>
 #include <stdarg.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,11 +143,31 @@ static void to_decimal_point(char *buf) {
   memmove(at + 1, at + n, strlen(at + n) + 1);
 }
 
+/* An integer of at most 15 digits (not -0), in decimal — what "%.15g"
+ * writes for it, and what ids, counts and sizes mostly are — without the
+ * snprintf/strtod round trip. */
+static int integer_text(double d, char *buf) {
+  if (!(d > -1e15 && d < 1e15) || d != (double)(int64_t)d ||
+      (d == 0 && signbit(d)))
+    return 0;
+  int64_t v = (int64_t)d;
+  char tmp[24];
+  int n = 0;
+  uint64_t u = v < 0 ? (uint64_t)-v : (uint64_t)v;
+  do tmp[n++] = (char)('0' + u % 10); while ((u /= 10));
+  char *p = buf;
+  if (v < 0) *p++ = '-';
+  while (n) *p++ = tmp[--n];
+  *p = 0;
+  return 1;
+}
+
 char *tg_json_number_text(double d, char *buf) {
   if (!isfinite(d)) {
     strcpy(buf, "null");
     return buf;
   }
+  if (integer_text(d, buf)) return buf;
   for (int digits = 15; digits <= 17; digits++) {
     snprintf(buf, TG_JSON_NUMBER_MAX, "%.*g", digits, d);
     if (reads_back(buf, d)) break; /* 17 digits always do */

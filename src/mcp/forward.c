@@ -28,7 +28,9 @@ struct gw_fwd {
   gw_tool *tool;
   double id;               /* the request at the upstream; 0: none open */
   double token;            /* the progressToken we gave it */
-  cJSON *args;             /* kept for another round (2026-07-28 upstream) */
+  cJSON *args;             /* kept for another round: a 2026-07-28 upstream
+                              only (NULL: the first round's are the start
+                              function's) */
   int rounds;
   /* the user's answers being gathered for the next round */
   char *state;             /* the upstream's requestState */
@@ -116,7 +118,7 @@ static void upstream_error(gw_fwd *f, const char *server, const cJSON *error) {
   finish_error(f, "UPSTREAM_ERROR", msg, 0, NULL);
 }
 
-static void send_round(gw_fwd *f);
+static void send_round(gw_fwd *f, const cJSON *args);
 static void ask_user(gw_fwd *f, const cJSON *result);
 
 static void on_answer(mcp_upstream *u, const cJSON *result, const cJSON *error,
@@ -161,7 +163,7 @@ static void on_user_answer(mcp_server *s, const cJSON *result,
                              cJSON_Parse("{\"action\":\"cancel\"}"));
   free(a->key);
   free(a);
-  if (!f->asks) send_round(f);
+  if (!f->asks) send_round(f, f->args);
 }
 
 /* The upstream's questions, to the user. 0, or -1 with why. */
@@ -209,9 +211,10 @@ static void ask_user(gw_fwd *f, const cJSON *result) {
   const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(result, "requestState"));
   mcp_req session = {NULL, NULL, NULL, 0, s->session_caps};
   char why[300];
-  if (!cJSON_IsObject(requests) || !requests->child) {
+  if (!cJSON_IsObject(requests) || !requests->child || !f->args) {
     snprintf(why, sizeof why, "upstream server '%s' answered input_required "
-             "without inputRequests", server);
+             "%s", server, f->args ? "without inputRequests"
+                                   : "though it speaks the 2025 era");
     return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
   }
   if (++f->rounds > MAX_ROUNDS || !s->initialized || !mcp_can_elicit(&session)) {
@@ -234,11 +237,11 @@ static void ask_user(gw_fwd *f, const cJSON *result) {
 
 /* tools/call to the upstream: the first time, or again with the user's
  * answers and the upstream's requestState. */
-static void send_round(gw_fwd *f) {
+static void send_round(gw_fwd *f, const cJSON *args) {
   gw_tool *t = f->tool;
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "name", t->orig);
-  cJSON_AddItemToObject(p, "arguments", cJSON_Duplicate(f->args, 1));
+  cJSON_AddItemToObject(p, "arguments", cJSON_Duplicate(args, 1));
   /* always a token: the upstream's progress reaches the chain's events */
   cJSON_AddNumberToObject(cJSON_AddObjectToObject(p, "_meta"), "progressToken",
                           f->token);
@@ -273,7 +276,7 @@ void gw_tool_start(tg_exec *ex, const cJSON *args, void *ud) {
     return tg_exec_finish_error(ex, NULL, "UPSTREAM_ERROR", msg, 0);
   }
   gw_fwd *f = calloc(1, sizeof *f);
-  if (!f || !(f->args = cJSON_Duplicate(args, 1))) {
+  if (!f || (up_stateless(t->up) && !(f->args = cJSON_Duplicate(args, 1)))) {
     free(f);
     return tg_exec_finish_error(ex, NULL, "NOMEM", "out of memory", 0);
   }
@@ -283,7 +286,7 @@ void gw_tool_start(tg_exec *ex, const cJSON *args, void *ud) {
   f->token = ++gw->next_token;
   f->next = gw->fwds;
   gw->fwds = f;
-  send_round(f);
+  send_round(f, args);
 }
 
 static gw_fwd *fwd_of(mcp_gateway *gw, const tg_exec *ex) {

@@ -73,8 +73,9 @@ struct mcp_call {
   cJSON *id;             /* the request's id (a copy) */
   char call_id[48];      /* the chain's call id: "mcp-N" */
   char *tool;
-  cJSON *args;           /* as the client sent them (requestState binds
-                            them) */
+  cJSON *args;           /* as the client sent them, for a 2026-07-28
+                            request (a requestState binds them); NULL in
+                            a session */
   cJSON *progress_token; /* _meta.progressToken, or NULL */
   double last_progress;  /* progress must grow: what was last sent */
   int stateless;         /* a 2026-07-28 request */
@@ -110,6 +111,7 @@ struct mcp_server {
   int initialized;       /* initialize was answered */
   char version[16];      /* the negotiated version */
   cJSON *session_caps;   /* the client's capabilities (initialize) */
+  cJSON *meta_session, *meta_stateless; /* call.metadata of each era */
   char client_name[64];
   int log_level;         /* logging/setLevel; notifications at or above */
   int saw_stateless;     /* a 2026-07-28 request came */

@@ -515,6 +515,8 @@ void mcp_server_free(mcp_server *s) {
   jrpc_close(s->conn);
   cJSON_Delete(s->held);
   cJSON_Delete(s->session_caps);
+  cJSON_Delete(s->meta_session);
+  cJSON_Delete(s->meta_stateless);
   cJSON_Delete(s->tools.list);
   mcp_states_free(s->states);
   free(s);

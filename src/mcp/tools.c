@@ -380,27 +380,34 @@ static mcp_call *new_call(mcp_server *s, const mcp_req *req, const char *name,
   c->s = s;
   c->id = cJSON_Duplicate(req->id, 1);
   c->tool = strdup(name);
-  c->args = args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject();
+  /* kept only where a requestState binds them (the chain has its own) */
+  if (req->stateless)
+    c->args = args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject();
   c->progress_token = token ? cJSON_Duplicate(token, 1) : NULL;
   c->stateless = req->stateless;
   c->can_elicit = mcp_can_elicit(req);
   snprintf(c->call_id, sizeof c->call_id, "mcp-%llu",
            (unsigned long long)++s->next_call);
-  if (!c->id || !c->tool || !c->args || (token && !c->progress_token)) {
+  if (!c->id || !c->tool || (req->stateless && !c->args) ||
+      (token && !c->progress_token)) {
     call_free(c);
     return NULL;
   }
   return c;
 }
 
-static cJSON *call_metadata(mcp_server *s, const mcp_req *req) {
-  cJSON *m = cJSON_CreateObject();
-  cJSON *mcp = cJSON_AddObjectToObject(m, "mcp");
+/* call.metadata.mcp = {protocol, client?}: the same for every call of an
+ * era, so made once (the chain copies it into each call). */
+static const cJSON *call_metadata(mcp_server *s, const mcp_req *req) {
+  cJSON **m = req->stateless ? &s->meta_stateless : &s->meta_session;
+  if (*m) return *m;
+  *m = cJSON_CreateObject();
+  cJSON *mcp = cJSON_AddObjectToObject(*m, "mcp");
   cJSON_AddStringToObject(mcp, "protocol", req->stateless ? MCP_STATELESS_VERSION
                                                           : s->version);
   if (!req->stateless && s->client_name[0])
     cJSON_AddStringToObject(mcp, "client", s->client_name);
-  return m;
+  return *m;
 }
 
 /* Checks the request; the progress token in *token. -1: answered. */
@@ -461,16 +468,15 @@ void mcp_tools_call(mcp_server *s, const mcp_req *req) {
     call_free(c);
     return;
   }
-  cJSON *meta = call_metadata(s, req);
-  tg_call_request r = {.id = c->call_id, .tool = name, .args = c->args,
-                       .metadata = meta, .on_progress = token ? on_progress : NULL,
+  tg_call_request r = {.id = c->call_id, .tool = name, .args = args,
+                       .metadata = call_metadata(s, req),
+                       .on_progress = token ? on_progress : NULL,
                        .events_ud = c};
   char err[TG_ERRMSG] = "";
   link_call(s, c);
   /* done may run before this returns (a call refused at once, or one
    * whose tool finished inside its start): c is not touched after */
   int rc = tg_call_start(s->rt, &r, on_done, c, err);
-  cJSON_Delete(meta);
   if (rc < 0) {
     unlink_call(s, c);
     mcp_reply_error(s, req->id, JRPC_INTERNAL_ERROR, err, NULL);

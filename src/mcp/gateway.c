@@ -22,6 +22,7 @@
 
 #define STARTUP_MS 15000
 #define MAX_TOOL_NAME 128
+#define MAX_TOOLS 1000     /* per upstream: a flood is not registered */
 
 /* ---- finding things --------------------------------------------------------------- */
 
@@ -38,7 +39,8 @@ size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u) {
 }
 
 int mcp_gateway_owns(const mcp_server *s, const char *tool) {
-  return tool_named(s->gw, tool) != NULL;
+  const gw_tool *t = tool_named(s->gw, tool);
+  return t && t->registered;
 }
 
 int mcp_gateway_offered(const mcp_server *s, const char *tool) {
@@ -153,14 +155,26 @@ static void take_tool(mcp_gateway *gw, mcp_upstream *u, const cJSON *def) {
     cJSON_DeleteItemFromObject(t->def, "inputSchema");
     cJSON_AddItemToObject(t->def, "inputSchema", cJSON_Parse("{\"type\":\"object\"}"));
   }
-  t->offered = fresh ? register_tool(gw, t) == 0 : 1;
+  if (fresh) t->registered = register_tool(gw, t) == 0;
+  t->offered = t->registered;
 }
 
+/* The runtime keeps a tool as first registered (it has no way to drop
+ * one): a tool the upstream stops offering is refused, and one whose
+ * schema changed keeps the schema toolgate checks. */
 static void sync_tools(mcp_gateway *gw, mcp_upstream *u) {
   for (size_t i = 0; i < gw->ntools; i++)
     if (gw->tools[i]->up == u) gw->tools[i]->offered = 0;
   const cJSON *def;
-  cJSON_ArrayForEach(def, up_tools(u)) take_tool(gw, u, def);
+  int n = 0;
+  cJSON_ArrayForEach(def, up_tools(u)) {
+    if (n++ == MAX_TOOLS) {
+      mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s lists more than %d "
+               "tools: the rest are not offered", up_name(u), MAX_TOOLS);
+      break;
+    }
+    take_tool(gw, u, def);
+  }
   gw->s->tools_version++;
 }
 

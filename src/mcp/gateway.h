@@ -17,7 +17,9 @@ typedef struct gw_tool {
   char *orig;              /* the upstream's own name */
   mcp_upstream *up;
   cJSON *def;              /* the upstream's Tool, renamed */
-  int offered;             /* in its latest tools/list */
+  int registered;          /* in the runtime (a name taken by a Lua tool
+                              is not) */
+  int offered;             /* registered, and in its latest tools/list */
 } gw_tool;
 
 /* A tools/call attempt forwarded, waiting for the upstream's answer (or,

@@ -180,13 +180,8 @@ static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
       return -1;
     }
     gw_ask *a = calloc(1, sizeof *a);
-    cJSON *p = cJSON_Duplicate(params, 1);
-    const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(params, "message"));
-    char *msg = malloc(strlen(text ? text : "") + strlen(server) + 4);
-    if (msg) sprintf(msg, "[%s] %s", server, text ? text : "");
-    if (msg) cJSON_ReplaceItemInObject(p, "message", cJSON_CreateString(msg));
-    free(msg);
-    if (!a || !(a->key = strdup(q->string))) {
+    cJSON *p = gw_question(f->tool->up, params);
+    if (!a || !p || !(a->key = strdup(q->string))) {
       free(a);
       cJSON_Delete(p);
       snprintf(why, len, "out of memory");

@@ -267,6 +267,22 @@ static void refuse_relay(mcp_upstream *u, const cJSON *id, const char *why) {
   up_respond(u, id, NULL, e);
 }
 
+cJSON *gw_question(const mcp_upstream *u, const cJSON *params) {
+  cJSON *p = cJSON_Duplicate(params, 1);
+  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(params, "message"));
+  char *msg = malloc(strlen(m ? m : "") + strlen(up_name(u)) + 4);
+  if (!p || !msg) {
+    cJSON_Delete(p);
+    free(msg);
+    return NULL;
+  }
+  sprintf(msg, "[%s] %s", up_name(u), m ? m : "");
+  cJSON_DeleteItemFromObject(p, "message");
+  cJSON_AddStringToObject(p, "message", msg);
+  free(msg);
+  return p;
+}
+
 /* Its question, to the user: the message says which server asks. */
 static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
                        const cJSON *params, void *ud) {
@@ -276,18 +292,11 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
     return refuse_relay(u, id, "toolgate's client cannot answer elicitation "
                         "(it declared no elicitation capability)");
   gw_relay *r = calloc(1, sizeof *r);
-  cJSON *p = cJSON_Duplicate(params, 1);
-  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(params, "message"));
+  cJSON *p = gw_question(u, params);
   if (!r || !p) {
     free(r);
     cJSON_Delete(p);
     return refuse_relay(u, id, "out of memory");
-  }
-  char *msg = malloc(strlen(m ? m : "") + strlen(up_name(u)) + 16);
-  if (msg) {
-    sprintf(msg, "[%s] %s", up_name(u), m ? m : "");
-    cJSON_ReplaceItemInObject(p, "message", cJSON_CreateString(msg));
-    free(msg);
   }
   size_t i = gw_index_of(gw, u);
   *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,

@@ -58,6 +58,10 @@ struct mcp_gateway {
   int startup_open, settled, stopped;
 };
 
+/* An upstream's elicitation/create params, for the user: a copy whose
+ * message starts "[server] ", so the user knows who asks. NULL: no memory. */
+cJSON *gw_question(const mcp_upstream *u, const cJSON *params);
+
 /* The upstream's index in gw->ups (gw->nups when it is not there). */
 size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u);
 

@@ -437,15 +437,24 @@ cJSON *jrpc_result(const cJSON *id, cJSON *result) {
 
 cJSON *jrpc_error(const cJSON *id, int code, const char *message,
                   cJSON *data) {
-  cJSON *m = envelope(id);
-  if (!m) {
+  cJSON *e = cJSON_CreateObject();
+  if (!e) {
     cJSON_Delete(data);
     return NULL;
   }
-  cJSON *e = cJSON_AddObjectToObject(m, "error");
   cJSON_AddNumberToObject(e, "code", code);
   cJSON_AddStringToObject(e, "message", message);
   if (data) cJSON_AddItemToObject(e, "data", data);
+  return jrpc_error_response(id, e);
+}
+
+cJSON *jrpc_error_response(const cJSON *id, cJSON *error) {
+  cJSON *m = envelope(id);
+  if (!m) {
+    cJSON_Delete(error);
+    return NULL;
+  }
+  cJSON_AddItemToObject(m, "error", error);
   return m;
 }
 

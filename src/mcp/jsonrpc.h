@@ -96,6 +96,8 @@ void jrpc_classify(const cJSON *msg, jrpc_msg *out);
 cJSON *jrpc_result(const cJSON *id, cJSON *result);
 cJSON *jrpc_error(const cJSON *id, int code, const char *message,
                   cJSON *data);
+/* An error response with error, an {code, message, data?} object (taken). */
+cJSON *jrpc_error_response(const cJSON *id, cJSON *error);
 cJSON *jrpc_notification(const char *method, cJSON *params);
 cJSON *jrpc_request(double id, const char *method, cJSON *params);
 

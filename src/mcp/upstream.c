@@ -182,10 +182,8 @@ void up_respond(mcp_upstream *u, const cJSON *id, cJSON *result,
     return;
   }
   if (error) {
-    cJSON *m = jrpc_result(id, NULL);
-    cJSON_DeleteItemFromObject(m, "result");
-    cJSON_AddItemToObject(m, "error", error);
-    jrpc_send(u->conn, m);
+    cJSON *m = jrpc_error_response(id, error);
+    if (m) jrpc_send(u->conn, m);
     cJSON_Delete(m);
     cJSON_Delete(result);
   } else {

@@ -3,11 +3,15 @@
  *
  * Reading: lines are cut out of the read buffer as they come; a line split
  * across reads is gathered in `part`, never beyond max_bytes (a longer one
- * is refused and skipped to its newline). Writing: uv_try_write first —
- * most lines go out at once, without a copy or a request — and what is
- * left is queued with uv_write. A regular file (or /dev/null) on either
- * side is read with uv_fs_read and written with write(): libuv cannot
- * poll a file.
+ * is refused and skipped to its newline). Writing: the lines made during
+ * one turn of the loop gather in `out_buf` and go out together at the end
+ * of the turn (a check handle; an idle handle keeps the loop from
+ * sleeping meanwhile, so nothing waits): with many calls in flight that is
+ * one write, and one wake-up of the peer, for many answers. uv_try_write
+ * first — most go out at once, without a request — and what is left is
+ * queued with uv_write. A regular file (or /dev/null) on either side is
+ * read with uv_fs_read and written with write(): libuv cannot poll a
+ * file.
  */
 #include <errno.h>
 #include <math.h>
@@ -22,6 +26,7 @@
 #define READ_CHUNK 65536
 #define BACKLOG_HIGH (16u << 20) /* stop reading above this many unsent bytes */
 #define BACKLOG_LOW (1u << 20)   /* and start again below this */
+#define FLUSH_AT 65536           /* gathered bytes written without waiting */
 
 struct jrpc_conn {
   uv_loop_t *loop;
@@ -39,6 +44,10 @@ struct jrpc_conn {
   int ended, closing;
   char *part;             /* a line begun in an earlier read */
   size_t plen, pcap;
+  uv_check_t flush;       /* end of the loop's turn: write out_buf */
+  uv_idle_t awake;        /* while out_buf waits: no sleeping in poll */
+  char *out_buf;          /* lines made this turn, not yet written */
+  size_t out_len, out_cap;
   int skipping;           /* inside a line over the limit: drop to '\n' */
   char rbuf[READ_CHUNK];
 };
@@ -61,8 +70,10 @@ jrpc_conn *jrpc_new(uv_loop_t *loop, size_t max_bytes, const jrpc_handlers *h,
   c->in_fd = c->out_fd = -1;
   uv_pipe_init(loop, &c->in, 0);
   uv_pipe_init(loop, &c->out, 0);
-  c->in.data = c->out.data = c;
-  c->handles_open = 2;
+  uv_check_init(loop, &c->flush);
+  uv_idle_init(loop, &c->awake);
+  c->in.data = c->out.data = c->flush.data = c->awake.data = c;
+  c->handles_open = 4;
   return c;
 }
 
@@ -72,6 +83,7 @@ uv_pipe_t *jrpc_out(jrpc_conn *c) { return &c->out; }
 static void maybe_free(jrpc_conn *c) {
   if (!c->closing || c->handles_open || c->fs_busy) return;
   free(c->part);
+  free(c->out_buf);
   free(c);
 }
 
@@ -81,11 +93,16 @@ static void handle_closed(uv_handle_t *h) {
   maybe_free(c);
 }
 
+static void flush_now(jrpc_conn *c);
+
 void jrpc_close(jrpc_conn *c) {
   if (!c || c->closing) return;
-  c->closing = 1;
+  c->closing = 1; /* no callback from here on, not even on_end */
+  flush_now(c);   /* what this turn made still goes, as far as it can now */
   uv_close((uv_handle_t *)&c->in, handle_closed);
   uv_close((uv_handle_t *)&c->out, handle_closed);
+  uv_close((uv_handle_t *)&c->flush, handle_closed);
+  uv_close((uv_handle_t *)&c->awake, handle_closed);
   if (c->fs_busy) uv_cancel((uv_req_t *)&c->fs); /* if still queued */
 }
 
@@ -312,43 +329,38 @@ static int write_file(jrpc_conn *c, const char *p, size_t n) {
   return 0;
 }
 
-/* Writes text + "\n"; takes text. */
-static int send_text(jrpc_conn *c, char *text) {
-  size_t len = strlen(text);
-  uv_buf_t bufs[2] = {uv_buf_init(text, (unsigned)len), uv_buf_init("\n", 1)};
-  int rc = 0;
+/* Writes buf[0, len) (taking buf): at once when the pipe takes it, the
+ * rest queued behind what is queued already. */
+static int write_out(jrpc_conn *c, char *buf, size_t len) {
   if (c->out_file) {
-    rc = write_file(c, text, len);
-    if (rc == 0) rc = write_file(c, "\n", 1);
-    free(text);
+    int rc = write_file(c, buf, len);
+    free(buf);
     return rc;
   }
   size_t sent = 0;
-  if (!jrpc_backlog(c)) { /* nothing queued: try to write it now */
-    int n = uv_try_write((uv_stream_t *)&c->out, bufs, 2);
+  if (!jrpc_backlog(c)) {
+    uv_buf_t b = uv_buf_init(buf, (unsigned)len);
+    int n = uv_try_write((uv_stream_t *)&c->out, &b, 1);
     if (n < 0 && n != UV_EAGAIN) {
-      free(text);
+      free(buf);
       return n;
     }
     sent = n > 0 ? (size_t)n : 0;
   }
-  if (sent == len + 1) {
-    free(text);
+  if (sent == len) {
+    free(buf);
     return 0;
   }
   write_req *w = malloc(sizeof *w);
   if (!w) {
-    free(text);
+    free(buf);
     return UV_ENOMEM;
   }
-  w->text = text;
-  uv_buf_t rest[2];
-  int nb = 0;
-  if (sent < len) rest[nb++] = uv_buf_init(text + sent, (unsigned)(len - sent));
-  rest[nb++] = uv_buf_init("\n", 1);
-  rc = uv_write(&w->req, (uv_stream_t *)&c->out, rest, (unsigned)nb, write_cb);
+  w->text = buf;
+  uv_buf_t rest = uv_buf_init(buf + sent, (unsigned)(len - sent));
+  int rc = uv_write(&w->req, (uv_stream_t *)&c->out, &rest, 1, write_cb);
   if (rc < 0) {
-    free(text);
+    free(buf);
     free(w);
     return rc;
   }
@@ -356,13 +368,53 @@ static int send_text(jrpc_conn *c, char *text) {
   return 0;
 }
 
+/* Writes what this turn gathered. */
+static void flush_now(jrpc_conn *c) {
+  uv_check_stop(&c->flush);
+  uv_idle_stop(&c->awake);
+  if (!c->out_len || c->ended) return;
+  char *buf = c->out_buf;
+  size_t len = c->out_len;
+  c->out_buf = NULL;
+  c->out_len = c->out_cap = 0;
+  int rc = write_out(c, buf, len);
+  if (rc < 0) end(c, rc);
+}
+
+static void flush_cb(uv_check_t *h) { flush_now(h->data); }
+static void awake_cb(uv_idle_t *h) { (void)h; }
+
+/* Appends text + "\n" to what goes out at the end of this turn. */
+static int gather_out(jrpc_conn *c, const char *text) {
+  size_t n = strlen(text);
+  if (c->out_len + n + 1 > c->out_cap) {
+    size_t cap = c->out_cap ? c->out_cap : 4096;
+    while (cap < c->out_len + n + 1) cap *= 2;
+    char *grown = realloc(c->out_buf, cap);
+    if (!grown) return UV_ENOMEM;
+    c->out_buf = grown;
+    c->out_cap = cap;
+  }
+  memcpy(c->out_buf + c->out_len, text, n);
+  c->out_buf[c->out_len + n] = '\n';
+  c->out_len += n + 1;
+  if (c->out_len >= FLUSH_AT) {
+    flush_now(c);
+  } else if (!uv_is_active((uv_handle_t *)&c->flush)) {
+    uv_check_start(&c->flush, flush_cb);
+    uv_idle_start(&c->awake, awake_cb);
+  }
+  return 0;
+}
+
 int jrpc_send(jrpc_conn *c, const cJSON *msg) {
   if (c->closing || c->ended) return UV_EPIPE;
   char *text = tg_json_print(msg, 0);
   if (!text) return UV_ENOMEM;
-  int rc = send_text(c, text);
+  int rc = gather_out(c, text);
+  free(text);
   if (rc < 0) end(c, rc);
-  return rc;
+  return c->ended ? UV_EPIPE : rc;
 }
 
 /* ---- messages -------------------------------------------------------------- */

@@ -4,10 +4,11 @@
 // reloads as log notifications and tools/list_changed.
 import fs from "node:fs";
 import path from "node:path";
+import { spawnSync } from "node:child_process";
 import { ElicitRequestSchema, LoggingMessageNotificationSchema,
          ToolListChangedNotificationSchema, LATEST_PROTOCOL_VERSION }
   from "@modelcontextprotocol/sdk/types.js";
-import { run, project, sdkClient, text, outcome, readLog, until, sleep } from "./lib.mjs";
+import { run, project, sdkClient, text, outcome, readLog, until, sleep, TOOLGATE } from "./lib.mjs";
 
 const CONFIG = `return {
   policies = "policies",
@@ -143,7 +144,21 @@ await run("session", async (check) => {
   check("a policy error is a log notification at level error",
     await until(() => logs.some((l) => l.level === "error" && /61_broken.lua/.test(l.data))),
     logs);
+  const broken = logs.length;
   fs.unlinkSync(path.join(p.policies, "61_broken.lua"));
+  check("removing the broken file reloads",
+    await until(() => logs.slice(broken).some((l) => /policies loaded/.test(l.data))));
+
+  // serve is the long-running instance: `toolgate reload` and SIGHUP reach it
+  const seen = logs.length;
+  const reload = spawnSync(TOOLGATE, ["reload", "--socket", p.socket], { encoding: "utf8" });
+  check("toolgate reload reaches the running serve", reload.status === 0 &&
+    /reloaded: generation/.test(reload.stdout), reload.stdout + reload.stderr);
+  check("... and the client hears of it",
+    await until(() => logs.slice(seen).some((l) => /\(control\)/.test(l.data))), logs.slice(seen));
+  process.kill(a.pid, "SIGHUP");
+  check("SIGHUP reloads it too",
+    await until(() => logs.slice(seen).some((l) => /\(signal\)/.test(l.data))), logs.slice(seen));
   await c.close();
 
   // ---- a client with elicitation ----

@@ -176,6 +176,14 @@ await run("robust", async (check) => {
   check("the example config loads, its paths resolved against its folder",
     ex.status === 0 && conf?.servers?.everything?.command === "npx" &&
     conf.policies === path.join(REPO, "examples/mcp-gateway/policies"), ex.stderr || conf);
+  const fifo = path.join(p.dir, "fifo");
+  spawnSync("mkfifo", [fifo]);
+  for (const args of [["--config", fifo], ["--log", fifo]]) {
+    const r = spawnSync(TOOLGATE, ["serve", ...args], { cwd: p.dir, encoding: "utf8",
+      input: "", timeout: 10000 });
+    check(`serve ${args[0]} naming a FIFO nobody writes or reads: an error, not a hang`,
+      r.status === 2 && /fifo/.test(r.stderr), { status: r.status, stderr: r.stderr });
+  }
   const missing = spawnSync(TOOLGATE, ["serve", "--config", "nope.lua"], { cwd: p.dir, encoding: "utf8" });
   check("a missing config file: exit 2 naming it", missing.status === 2 &&
     /nope\.lua/.test(missing.stderr), missing.stderr);

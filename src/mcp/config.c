@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 #include "config.h"
@@ -73,12 +75,26 @@ static void make_env(lua_State *L) {
   tg__rawsetfield(L, env, "os");
 }
 
-static char *read_file(const char *path, size_t *n, char *err, size_t errlen) {
-  FILE *f = fopen(path, "rb");
+/* Opens path for reading if it is a regular file: a FIFO or a device
+ * given as the config would block or never end. */
+static FILE *open_regular(const char *path, char *err, size_t errlen) {
+  struct stat st;
+  const char *why = NULL;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &st) < 0) why = strerror(errno);
+  else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+  FILE *f = why ? NULL : fdopen(fd, "rb");
   if (!f) {
-    snprintf(err, errlen, "%s: cannot read it: %s", path, strerror(errno));
-    return NULL;
+    snprintf(err, errlen, "%s: cannot read it: %s", path,
+             why ? why : strerror(errno));
+    if (fd >= 0) close(fd);
   }
+  return f;
+}
+
+static char *read_file(const char *path, size_t *n, char *err, size_t errlen) {
+  FILE *f = open_regular(path, err, errlen);
+  if (!f) return NULL;
   char *buf = malloc(MAX_FILE + 1);
   *n = buf ? fread(buf, 1, MAX_FILE + 1, f) : 0;
   int bad = ferror(f);

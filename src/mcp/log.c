@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,9 +43,14 @@ mcp_log *mcp_log_open(const char *path, mcp_log_level level, char *err,
   log->level = level;
   log->f = stderr;
   if (path) {
-    log->f = fopen(path, "ae");
+    /* O_NONBLOCK: a FIFO nobody reads fails here (ENXIO), not blocks */
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC,
+                  0644);
+    log->f = fd >= 0 ? fdopen(fd, "a") : NULL;
     if (!log->f) {
-      snprintf(err, errlen, "cannot open the log file %s: %m", path);
+      snprintf(err, errlen, "cannot open the log file %s: %s", path,
+               strerror(errno));
+      if (fd >= 0) close(fd);
       free(log);
       return NULL;
     }

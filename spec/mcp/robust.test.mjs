@@ -143,6 +143,19 @@ await run("robust", async (check) => {
   const e = await t.close();
   check("a second server exits 0 when its stdin closes", e.code === 0, e);
 
+  // requests and the end of input in one go (a pipe from printf): what
+  // was answered before the end still goes out
+  const batch = [init(1), { jsonrpc: "2.0", id: 2, method: "tools/call",
+    params: { name: "word_count", arguments: { text: "a b c" } } }, "{broken"]
+    .map((m) => (typeof m === "string" ? m : JSON.stringify(m))).join("\n");
+  const once = spawnSync(TOOLGATE, ["serve", "--socket", p.socket + "2"],
+    { cwd: p.dir, input: batch, encoding: "utf8", timeout: 20000 });
+  const lines = once.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  check("requests followed at once by the end of input are all answered, exit 0",
+    once.status === 0 && lines.length === 3 && lines[0].result?.protocolVersion &&
+    lines[1].result?.structuredContent?.words === 3 && lines[2].error?.code === -32700,
+    { status: once.status, stdout: once.stdout.slice(0, 600) });
+
   // toolgate.lua: a hostile or mistaken config is a clear error, exit 2
   const serveWith = (config, args = []) => {
     fs.writeFileSync(path.join(p.dir, "bad.lua"), config);

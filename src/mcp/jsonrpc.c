@@ -41,7 +41,9 @@ struct jrpc_conn {
   uv_fs_t fs;
   int64_t file_offset;
   int reading, paused;    /* paused: the peer does not read our output */
-  int ended, closing;
+  int ended, closing;     /* ended: on_end was told (input over, or
+                             output broken) */
+  int out_dead;           /* the output failed: nothing more is written */
   char *part;             /* a line begun in an earlier read */
   size_t plen, pcap;
   uv_check_t flush;       /* end of the loop's turn: write out_buf */
@@ -106,13 +108,20 @@ void jrpc_close(jrpc_conn *c) {
   if (c->fs_busy) uv_cancel((uv_req_t *)&c->fs); /* if still queued */
 }
 
-/* Once: the owner learns the conn is over and usually closes it. */
+/* Once: the owner learns the conn is over and usually closes it. What
+ * was written before the input ended still goes out. */
 static void end(jrpc_conn *c, int status) {
   if (c->ended || c->closing) return;
   c->ended = 1;
   if (c->reading && !c->in_file) uv_read_stop((uv_stream_t *)&c->in);
   c->reading = 0;
   c->h.on_end(c, status, c->ud);
+}
+
+/* Writing failed (EPIPE: the peer is gone): nothing more is written. */
+static void out_broken(jrpc_conn *c, int status) {
+  c->out_dead = 1;
+  end(c, status);
 }
 
 /* ---- reading lines --------------------------------------------------------- */
@@ -300,7 +309,7 @@ static void write_cb(uv_write_t *req, int status) {
   free(w->text);
   free(w);
   if (status < 0) {
-    if (status != UV_ECANCELED) end(c, status);
+    if (status != UV_ECANCELED) out_broken(c, status);
     return;
   }
   if (c->paused && !c->closing && jrpc_backlog(c) < BACKLOG_LOW) {
@@ -372,13 +381,13 @@ static int write_out(jrpc_conn *c, char *buf, size_t len) {
 static void flush_now(jrpc_conn *c) {
   uv_check_stop(&c->flush);
   uv_idle_stop(&c->awake);
-  if (!c->out_len || c->ended) return;
+  if (!c->out_len || c->out_dead) return;
   char *buf = c->out_buf;
   size_t len = c->out_len;
   c->out_buf = NULL;
   c->out_len = c->out_cap = 0;
   int rc = write_out(c, buf, len);
-  if (rc < 0) end(c, rc);
+  if (rc < 0) out_broken(c, rc);
 }
 
 static void flush_cb(uv_check_t *h) { flush_now(h->data); }
@@ -408,13 +417,13 @@ static int gather_out(jrpc_conn *c, const char *text) {
 }
 
 int jrpc_send(jrpc_conn *c, const cJSON *msg) {
-  if (c->closing || c->ended) return UV_EPIPE;
+  if (c->closing || c->out_dead) return UV_EPIPE;
   char *text = tg_json_print(msg, 0);
   if (!text) return UV_ENOMEM;
   int rc = gather_out(c, text);
   free(text);
-  if (rc < 0) end(c, rc);
-  return c->ended ? UV_EPIPE : rc;
+  if (rc < 0) out_broken(c, rc);
+  return c->out_dead ? UV_EPIPE : rc;
 }
 
 /* ---- messages -------------------------------------------------------------- */

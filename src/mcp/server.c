@@ -15,6 +15,8 @@
 #include <string.h>
 #include "mcp.h"
 
+#define MAX_HELD 1024 /* requests held while upstream servers start */
+
 static const char *const session_versions[] = {"2025-11-25", "2025-06-18"};
 #define NSESSION_VERSIONS (sizeof session_versions / sizeof *session_versions)
 
@@ -348,6 +350,13 @@ static int hold(mcp_server *s, const jrpc_msg *m, cJSON *msg) {
   if (m->kind != JRPC_REQUEST || !mcp_gateway_settling(s)) return 0;
   const method_entry *e = find_method(m->method);
   if (e && (e->flags & M_NO_ERA)) return 0;
+  if (cJSON_GetArraySize(s->held) >= MAX_HELD) {
+    errorf(s, m->id, JRPC_INTERNAL_ERROR, "the upstream servers are still "
+           "starting and %d requests wait already: try again shortly",
+           MAX_HELD);
+    cJSON_Delete(msg);
+    return 1;
+  }
   if (!s->held) s->held = cJSON_CreateArray();
   cJSON_AddItemToArray(s->held, msg);
   return 1;

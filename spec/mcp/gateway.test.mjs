@@ -104,14 +104,17 @@ await run("gateway", async (check) => {
     progress.length >= 2 && progress.every((x, i) => !i || x.progress > progress[i - 1].progress) &&
     progress.some((x) => x.total === 4), progress);
 
-  // a cancel reaches it
+  // a cancel reaches it: told, it never answers the request it was running
   const ac = new AbortController();
   const gone = c.callTool({ name: "everything__trigger-long-running-operation",
-    arguments: { duration: 10, steps: 10 } }, undefined,
+    arguments: { duration: 1.5, steps: 3 } }, undefined,
     { signal: ac.signal, onprogress: () => ac.abort("stop") }).then(() => "answered", () => "cancelled");
   check("a cancelled upstream call ends at the client", (await gone) === "cancelled");
   check("the cancel is passed to the upstream (notifications/cancelled)",
     await until(() => /upstream everything: cancelled request/.test(readLog(p))), readLog(p).slice(-600));
+  await sleep(2000); /* past the end the operation would have had */
+  check("... and reaches it: it never answers the cancelled request",
+    !/the answer to request \d+ came after it was cancelled/.test(readLog(p)), readLog(p).slice(-600));
 
   // the upstream's elicitation reaches the user, after toolgate's own ask
   r = await c.callTool({ name: "everything__trigger-elicitation-request", arguments: {} });

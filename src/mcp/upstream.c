@@ -203,6 +203,8 @@ static void on_response(mcp_upstream *u, const jrpc_msg *m) {
   }
   *pp = r->next;
   if (r->fn) r->fn(u, m->result, m->error, r->ud);
+  else mcp_logf(u->log, MCP_LOG_DEBUG, "upstream %s: the answer to request "
+                "%.0f came after it was cancelled: dropped", up_name(u), r->id);
   free(r);
 }
 

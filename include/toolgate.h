@@ -325,7 +325,8 @@ TG_API uint64_t tg_runtime_generation(tg_runtime *rt);
 /* A JSON description of what is registered: rules in evaluation order,
  * hooks in run order, tools (Lua tools in registration order, then C
  * tools in registration order: {name, description?, read_only, schema?,
- * group?, where, ...}). Caller frees with cJSON_Delete. */
+ * group?, where, ...}), event handlers and tg.list_tools hooks
+ * ("list_tools": [{where}]). Caller frees with cJSON_Delete. */
 TG_API struct cJSON *tg_runtime_describe(tg_runtime *rt);
 
 /* The tool list a front shows (tools: an array of objects with a "name";

@@ -10,7 +10,10 @@
  *               input_required result (2026-07-28), or the fallback
  *   reqstate.c  the integrity-protected requestState of input_required
  *   gateway.c   the upstream MCP servers' tools, prompts and resources
+ *   forward.c   a call of an upstream tool, forwarded (gateway.h)
  *   upstream.c  one upstream server: its process, era, requests
+ *   jsonrpc.c   newline-delimited JSON-RPC on a pair of streams
+ *   config.c    toolgate.lua;  log.c  the log (stderr or a file)
  *
  * Two protocol eras share one server. The 2025 era (2025-06-18,
  * 2025-11-25) has a session: initialize negotiates the version and tells

@@ -23,6 +23,7 @@
 #define STARTUP_MS 15000
 #define MAX_TOOL_NAME 128
 #define MAX_TOOLS 1000     /* per upstream: a flood is not registered */
+#define MAX_RELAYS 64      /* upstreams' questions open at the user at once */
 
 /* ---- finding things --------------------------------------------------------------- */
 
@@ -291,6 +292,11 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
   if (!gw->s->initialized || !mcp_can_elicit(&session))
     return refuse_relay(u, id, "toolgate's client cannot answer elicitation "
                         "(it declared no elicitation capability)");
+  size_t open = 0;
+  for (gw_relay *x = gw->relays; x; x = x->next) open++;
+  if (open >= MAX_RELAYS)
+    return refuse_relay(u, id, "too many questions are open at the user "
+                        "already");
   gw_relay *r = calloc(1, sizeof *r);
   cJSON *p = gw_question(u, params);
   if (!r || !p) {

@@ -3,7 +3,8 @@
 # their tables: the chain, policy reload, the exec tool, the sandbox's
 # bounded patterns against the builtin ones, the time limit's stop of
 # runaway policy code, and JSON Schema validation of a typical MCP tool's
-# args. Usage: bench/run.sh [calls-per-size]
+# args; then, when node is there, what `toolgate serve` adds to an MCP call
+# (bench/mcp_bench.mjs). Usage: bench/run.sh [calls-per-size]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/deps
@@ -25,3 +26,10 @@ for lua in lua5.4 luajit; do
   "$dir/bench_schema"
   echo
 done
+# ---- [mcp] toolgate serve in front of server-everything, against direct ----
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  [ -d spec/mcp/node_modules/@modelcontextprotocol/sdk ] ||
+    (cd spec/mcp && npm ci --no-audit --no-fund --loglevel=error)
+  cmake --build build-bench-lua5.4 -j"$(nproc)" --target toolgate >/dev/null
+  node bench/mcp_bench.mjs build-bench-lua5.4/toolgate
+fi

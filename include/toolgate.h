@@ -176,7 +176,15 @@ TG_API const char *tg_phase_name(tg_phase phase);
     "too: the message names the files left changed")                          \
   X(IO_ERROR, TG_PHASE_BIT(EXECUTE),                                          \
     "a file tool hit another operating system error (or ran out of memory);"  \
-    " the message says which")
+    " the message says which")                                                \
+  X(UPSTREAM_UNAVAILABLE, TG_PHASE_BIT(UPSTREAM),                             \
+    "the upstream MCP server of the tool is not running (it crashed, is "     \
+    "restarting or could not start) or went away during the call; the "       \
+    "message names it; retryable: try again shortly")                         \
+  X(UPSTREAM_ERROR, TG_PHASE_BIT(UPSTREAM),                                   \
+    "the upstream MCP server answered the call with a protocol error or "     \
+    "with something that is not a tool result; the message names the "        \
+    "server and says what it answered")
 
 /* TG_E_NONE is no code: no error, or a code not in the list (a tool's own).
  * The codes are TG_E_NONE + 1 .. TG_E__COUNT - 1, in the list's order. */
@@ -317,8 +325,20 @@ TG_API int tg_runtime_load_policies(tg_runtime *rt, const char *dir,
 TG_API uint64_t tg_runtime_generation(tg_runtime *rt);
 
 /* A JSON description of what is registered: rules in evaluation order,
- * hooks in run order, tools. Caller frees with cJSON_Delete. */
+ * hooks in run order, tools (Lua tools in registration order, then C
+ * tools in registration order: {name, description?, read_only, schema?,
+ * group?, where, ...}), event handlers and tg.list_tools hooks
+ * ("list_tools": [{where}]). Caller frees with cJSON_Delete. */
 TG_API struct cJSON *tg_runtime_describe(tg_runtime *rt);
+
+/* The tool list a front shows (tools: an array of objects with a "name";
+ * MCP's Tool fields, and "server" for a gateway's tools) after the current
+ * generation's tg.list_tools hooks: the tools they kept, in their order,
+ * with the description, title and annotations they gave. A hook that
+ * fails is reported as a handler_error event and skipped. A new array the
+ * caller frees; NULL when tools is not an array or memory ran out. */
+TG_API struct cJSON *tg_runtime_list_tools(tg_runtime *rt,
+                                           const struct cJSON *tools);
 
 /* ---- events ---------------------------------------------------------- */
 
@@ -334,6 +354,12 @@ typedef void (*tg_event_cb)(tg_runtime *rt, const tg_event *ev, void *ud);
 
 /* Returns a subscription id (> 0) or a negative code. */
 TG_API int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud);
+/* The same, for the events of no call only (policy_loaded, policy_error,
+ * handler_error of a policy handler, control_busy): a front that follows
+ * reloads without hearing every call's events, which a call nobody hears
+ * does not build. tg_events_unsubscribe ends it. */
+TG_API int tg_events_subscribe_runtime(tg_runtime *rt, tg_event_cb cb,
+                                       void *ud);
 
 /* The event types the runtime emits, space-separated ("call_start
  * decision ..."), and whether `type` is one of them: a handler for a type
@@ -403,7 +429,11 @@ TG_API struct cJSON *tg_outcome_to_json(const tg_outcome *out);
 typedef enum {
   TG_ANSWER_APPROVE = 1,
   TG_ANSWER_ALWAYS,     /* approve and remember for the session */
-  TG_ANSWER_REJECT
+  TG_ANSWER_REJECT,
+  /* Nobody can be asked here (a front that cannot reach a human for this
+   * call): a reject, said as such — "approval was not possible here" —
+   * with the guidance saying why. */
+  TG_ANSWER_UNAVAILABLE
 } tg_answer;
 
 typedef enum {
@@ -462,6 +492,10 @@ typedef struct {
   tg_tool_start_fn start;
   tg_tool_cancel_fn cancel;  /* may be NULL: the result is then dropped */
   void *ud;
+  /* Where the tool comes from, for policies: an upstream MCP server's name
+   * for the tools a gateway forwards to it. Rules and hooks see it as
+   * call.server (absent when NULL); tg_runtime_describe as "group". */
+  const char *group;
 } tg_tool_def;
 
 TG_API int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
@@ -469,7 +503,9 @@ TG_API int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
 
 /* Result ownership passes to the runtime. code is the tool's own (NULL:
  * TOOL_ERROR); a tool may also pass one of the runtime's, by
- * tg_error_code_name. */
+ * tg_error_code_name. The error's phase is EXECUTE, or UPSTREAM for the
+ * codes that occur only there (a gateway's tool: UPSTREAM_UNAVAILABLE,
+ * UPSTREAM_ERROR). */
 TG_API void tg_exec_finish_ok(tg_exec *ex, struct cJSON *result);
 TG_API void tg_exec_finish_error(tg_exec *ex, struct cJSON *partial_result,
                                  const char *code, const char *message,
@@ -676,6 +712,11 @@ TG_API struct cJSON *tg_json_parse(const char *text, size_t len, size_t *at, cha
  * null. Bytes of a string that are not UTF-8 come out as U+FFFD, so the
  * text is always valid UTF-8. NULL when out of memory. */
 TG_API char *tg_json_print(const struct cJSON *v, int pretty);
+/* Compact JSON text for v with every object's members in key order: the
+ * same value, written in any key order, gives the same text (what a
+ * digest of args, or an approve-always for "these exact args", is taken
+ * over). free() it; NULL when out of memory. */
+TG_API char *tg_json_print_sorted(const struct cJSON *v);
 
 /* The number as tg_json_print writes it, into buf (at least
  * TG_JSON_NUMBER_MAX bytes). Returns buf. */
@@ -744,6 +785,19 @@ TG_API int tg_schema_validate(const tg_schema *s, const struct cJSON *value, cha
 TG_API struct cJSON *tg_schema_errors(const tg_schema *s, const struct cJSON *value, size_t max);
 
 TG_API void tg_schema_free(tg_schema *s);
+
+/* ---- digests -------------------------------------------------------------
+ * SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), for fronts that hand out
+ * tokens they must recognise when they come back (the MCP server's
+ * requestState). */
+#define TG_SHA256_SIZE 32
+TG_API void tg_sha256(const void *data, size_t len,
+                      uint8_t out[TG_SHA256_SIZE]);
+TG_API void tg_hmac_sha256(const void *key, size_t keylen, const void *data,
+                           size_t len, uint8_t out[TG_SHA256_SIZE]);
+/* 1 when the n bytes at a and b are equal, in time that does not depend
+ * on where they differ (compare MACs with this, not memcmp). */
+TG_API int tg_digest_equal(const uint8_t *a, const uint8_t *b, size_t n);
 
 #ifdef __cplusplus
 }

@@ -239,6 +239,9 @@ TEST(numbers_print_exactly) {
   round_trip(5e-324, "4.94065645841247e-324"); /* the smallest denormal */
   round_trip(DBL_MAX, "1.7976931348623157e+308");
   round_trip(1.5, "1.5");
+  round_trip(-42.0, "-42");                      /* integers: the fast path */
+  round_trip(999999999999999.0, "999999999999999");
+  round_trip(1e15, "1e+15");                      /* 16 digits: as %.15g has it */
   char buf[TG_JSON_NUMBER_MAX];
   ASSERT_STR_EQ(tg_json_number_text(INFINITY, buf), "null");
   ASSERT_STR_EQ(tg_json_number_text(NAN, buf), "null");

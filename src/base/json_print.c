@@ -11,6 +11,7 @@
 #include <locale.h>
 #include <stdarg.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,11 +143,31 @@ static void to_decimal_point(char *buf) {
   memmove(at + 1, at + n, strlen(at + n) + 1);
 }
 
+/* An integer of at most 15 digits (not -0), in decimal — what "%.15g"
+ * writes for it, and what ids, counts and sizes mostly are — without the
+ * snprintf/strtod round trip. */
+static int integer_text(double d, char *buf) {
+  if (!(d > -1e15 && d < 1e15) || d != (double)(int64_t)d ||
+      (d == 0 && signbit(d)))
+    return 0;
+  int64_t v = (int64_t)d;
+  char tmp[24];
+  int n = 0;
+  uint64_t u = v < 0 ? (uint64_t)-v : (uint64_t)v;
+  do tmp[n++] = (char)('0' + u % 10); while ((u /= 10));
+  char *p = buf;
+  if (v < 0) *p++ = '-';
+  while (n) *p++ = tmp[--n];
+  *p = 0;
+  return 1;
+}
+
 char *tg_json_number_text(double d, char *buf) {
   if (!isfinite(d)) {
     strcpy(buf, "null");
     return buf;
   }
+  if (integer_text(d, buf)) return buf;
   for (int digits = 15; digits <= 17; digits++) {
     snprintf(buf, TG_JSON_NUMBER_MAX, "%.*g", digits, d);
     if (reads_back(buf, d)) break; /* 17 digits always do */
@@ -221,6 +242,43 @@ char *tg_json_print(const cJSON *v, int pretty) {
     return NULL;
   }
   return b.s;
+}
+
+static int key_cmp(const void *a, const void *b) {
+  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+  return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+/* Sorts every object's members by key, in place. Out of memory, an object
+ * stays as it was (and the text is then not canonical; callers compare
+ * texts, so that only ever misses a match). */
+static void sort_keys(cJSON *j) {
+  size_t n = 0;
+  for (cJSON *c = j->child; c; c = c->next) {
+    sort_keys(c);
+    n++;
+  }
+  if (!cJSON_IsObject(j) || n < 2) return;
+  cJSON **v = malloc(n * sizeof *v);
+  if (!v) return;
+  n = 0;
+  for (cJSON *c = j->child; c; c = c->next) v[n++] = c;
+  qsort(v, n, sizeof *v, key_cmp);
+  for (size_t i = 0; i < n; i++) { /* relink; cJSON's head->prev is the tail */
+    v[i]->next = i + 1 < n ? v[i + 1] : NULL;
+    v[i]->prev = i > 0 ? v[i - 1] : v[n - 1];
+  }
+  j->child = v[0];
+  free(v);
+}
+
+char *tg_json_print_sorted(const cJSON *v) {
+  cJSON *copy = v ? cJSON_Duplicate(v, 1) : NULL;
+  if (!copy) return NULL;
+  sort_keys(copy);
+  char *s = tg_json_print(copy, 0);
+  cJSON_Delete(copy);
+  return s;
 }
 
 /* ---- paths -------------------------------------------------------------- */

@@ -19,43 +19,9 @@ struct tg_always {
   tg_always *next;
 };
 
-static int key_cmp(const void *a, const void *b) {
-  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-  return strcmp(x->string ? x->string : "", y->string ? y->string : "");
-}
-
-/* Sorts every object's members by key, in place, so that the same args
- * written in another key order give the same text. */
-static void sort_keys(cJSON *j) {
-  size_t n = 0;
-  for (cJSON *c = j->child; c; c = c->next) {
-    sort_keys(c);
-    n++;
-  }
-  if (!cJSON_IsObject(j) || n < 2) return;
-  cJSON **v = malloc(n * sizeof *v);
-  if (!v) return;
-  n = 0;
-  for (cJSON *c = j->child; c; c = c->next) v[n++] = c;
-  qsort(v, n, sizeof *v, key_cmp);
-  for (size_t i = 0; i < n; i++) { /* relink; cJSON's head->prev is the tail */
-    v[i]->next = i + 1 < n ? v[i + 1] : NULL;
-    v[i]->prev = i > 0 ? v[i - 1] : v[n - 1];
-  }
-  j->child = v[0];
-  free(v);
-}
-
 /* The args as canonical JSON text (keys sorted): the key of an
  * approve-always that covers "these exact args". */
-static char *args_key(const cJSON *args) {
-  cJSON *copy = cJSON_Duplicate(args, 1);
-  if (!copy) return NULL;
-  sort_keys(copy);
-  char *s = tg_json_print(copy, 0);
-  cJSON_Delete(copy);
-  return s;
-}
+static char *args_key(const cJSON *args) { return tg_json_print_sorted(args); }
 
 int tg__always_covers(tg_call *c) {
   char *key = NULL;
@@ -214,12 +180,22 @@ int tg__chain_answer(tg_chain *ch, uint64_t approval_id, tg_answer answer,
                        tg_always_scope scope, const char *guidance) {
   tg_call *c = approval_id ? call_by_approval(ch, approval_id) : NULL;
   if (!c) return -ENOENT;
-  if (answer < TG_ANSWER_APPROVE || answer > TG_ANSWER_REJECT) return -EINVAL;
+  if (answer < TG_ANSWER_APPROVE || answer > TG_ANSWER_UNAVAILABLE)
+    return -EINVAL;
   c->approval_id = 0;
   if (c->wait_timer) uv_timer_stop(c->wait_timer);
+  if (answer == TG_ANSWER_UNAVAILABLE) { /* a reject that says why */
+    char why[1024];
+    snprintf(why, sizeof why, "approval needed, but approval was not "
+             "possible here%s%s", guidance && *guidance ? ": " : "",
+             guidance ? guidance : "");
+    answer = TG_ANSWER_REJECT;
+    reject(c, why, NULL);
+  } else if (answer == TG_ANSWER_REJECT) {
+    reject(c, "the user rejected the call", guidance);
+  }
   c->approve_answer = (int)answer;
   if (answer == TG_ANSWER_ALWAYS) remember(c, scope);
-  if (answer == TG_ANSWER_REJECT) reject(c, "the user rejected the call", guidance);
   emit_answer_guarded(c, (int)answer, "approver", guidance);
   tg__call_advance(c); /* no-op when answered from inside the ask */
   return 0;

@@ -50,6 +50,10 @@ uv_timer_t *tg__call_wait_timer(tg_call *c) {
   return c->wait_timer;
 }
 
+static const char *server_of(const tg_call *c) {
+  return c->tool ? c->tool->group : NULL;
+}
+
 /* The facts of the call as C knows them, written raw into the call table
  * at idx. The first rules judge them as built; rules judging again after a
  * rewrite judge them restored (tg__call_restore_table), so what they judge
@@ -70,6 +74,9 @@ static void set_call_facts(tg_call *c, lua_State *L, int idx) {
   if (c->dry_run) lua_pushboolean(L, 1);
   else lua_pushnil(L);
   tg__rawsetfield(L, idx, "dry_run");
+  if (server_of(c)) lua_pushstring(L, server_of(c));
+  else lua_pushnil(L);
+  tg__rawsetfield(L, idx, "server"); /* a gateway's upstream (tool.group) */
 }
 
 void tg__call_push_table(tg_call *c) {
@@ -142,6 +149,8 @@ int tg__call_facts_intact(tg_call *c) {
        number_fact(L, t, "turn", (double)c->turn) &&
        number_fact(L, t, "attempt", c->attempt) &&
        flag_fact(L, t, "dry_run", c->dry_run) &&
+       (server_of(c) ? string_fact(L, t, "server", server_of(c))
+                     : flag_fact(L, t, "server", 0)) &&
        args_fact(L, t, c->args);
   lua_settop(L, t - 1);
   return ok;

@@ -156,7 +156,7 @@ void tg__call_emit_slow(tg_call *c, const char *type, cJSON *data);
  * call's generation, made without a call: the hot path of a call nobody
  * watches only counts its seqs. */
 static inline int tg__call_heard(const tg_call *c) {
-  return c->core->bus.nsubs || tg__generation_listens(c->gen) ||
+  return c->core->bus.ncallsubs || tg__generation_listens(c->gen) ||
          c->listen.on_event || c->listen.on_progress;
 }
 

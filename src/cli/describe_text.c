@@ -139,6 +139,14 @@ static void print_handlers(FILE *f, const cJSON *d, int color) {
     fprintf(f, "  %-*s  %s\n", w, str(h, "type", "*"), str(h, "where", ""));
 }
 
+/* tg.list_tools hooks: a section only when a policy has one. */
+static void print_list_tools(FILE *f, const cJSON *d, int color) {
+  const cJSON *arr = cJSON_GetObjectItem(d, "list_tools"), *h;
+  if (cJSON_GetArraySize(arr) == 0) return;
+  heading(f, color, "tool list hooks (tg.list_tools), in run order", arr);
+  cJSON_ArrayForEach(h, arr) fprintf(f, "  %s\n", str(h, "where", ""));
+}
+
 static void print_warnings(FILE *f, const cJSON *d, int color) {
   const cJSON *arr = cJSON_GetObjectItem(d, "warnings"), *w;
   if (!heading(f, color, "warnings", arr)) return;
@@ -157,5 +165,6 @@ void describe_print(FILE *f, const cJSON *d, const char *dir, int color) {
   print_hooks(f, hooks, "after", "after-tool hooks, in run order", color);
   print_tools(f, d, color);
   print_handlers(f, d, color);
+  print_list_tools(f, d, color);
   print_warnings(f, d, color);
 }

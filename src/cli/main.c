@@ -27,6 +27,8 @@ static const cli_command commands[] = {
      "reload policies as they are saved, until Ctrl-C"},
     {"test", cmd_test, cmd_test_usage,
      "run the policy unit tests (*_test.lua)"},
+    {"serve", cmd_serve, cmd_serve_usage,
+     "serve MCP on stdio: every tool call through the policies"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -19,6 +19,7 @@
 #include "toolgate.h"
 #include "commands.h"
 #include "events_file.h"
+#include "instance.h"
 #include "options.h"
 #include "output.h"
 
@@ -48,8 +49,7 @@ typedef struct {
   int json, all_events;
   sandbox_options sandbox;
   tg_runtime *rt;
-  uv_signal_t stop[2];       /* SIGINT, SIGTERM: ref'd, they keep us up */
-  int stopping;
+  cli_instance inst;         /* reload triggers, SIGINT/SIGTERM */
 } watch_run;
 
 /* ---- printing ----------------------------------------------------------- */
@@ -138,26 +138,6 @@ static void print_start(watch_run *w) {
 
 /* ---- running ------------------------------------------------------------ */
 
-static void on_stop(uv_signal_t *h, int signum) {
-  watch_run *w = h->data;
-  w->stopping = 1;
-  uv_stop(tg_runtime_loop(w->rt));
-}
-
-static int start_stop_signals(watch_run *w) {
-  static const int sigs[2] = {SIGINT, SIGTERM};
-  for (int i = 0; i < 2; i++) {
-    uv_signal_init(tg_runtime_loop(w->rt), &w->stop[i]);
-    w->stop[i].data = w;
-    int rc = uv_signal_start(&w->stop[i], on_stop, sigs[i]);
-    if (rc < 0) {
-      cli_error("watch: cannot handle signal %d: %s", sigs[i], uv_strerror(rc));
-      return -1;
-    }
-  }
-  return 0;
-}
-
 static int set_up(watch_run *w) {
   tg_config cfg;
   char err[TG_ERRMSG] = "";
@@ -170,16 +150,12 @@ static int set_up(watch_run *w) {
     cli_error("watch: %s", err);
     return -1;
   }
-  if (tg_runtime_reload_on_signal(w->rt, SIGHUP, err) < 0 ||
-      tg_runtime_listen(w->rt, w->socket, err) < 0) {
-    cli_error("watch: %s", err);
-    return -1;
-  }
+  if (cli_instance_start(&w->inst, w->rt, w->socket, "watch") < 0) return -1;
   if (tg_events_subscribe(w->rt, on_event, w) < 0) {
     cli_error("watch: cannot subscribe to events");
     return -1;
   }
-  return start_stop_signals(w);
+  return 0;
 }
 
 static int parse_watch_options(watch_run *w, int argc, char **argv) {
@@ -210,11 +186,10 @@ int cmd_watch(int argc, char **argv) {
   code = CLI_EXIT_USAGE;
   if (set_up(&w) == 0) {
     print_start(&w);
-    while (!w.stopping) tg_runtime_run(w.rt, TG_RUN_DEFAULT);
+    while (!w.inst.stopping) tg_runtime_run(w.rt, TG_RUN_DEFAULT);
     code = CLI_EXIT_OK;
   }
-  for (int i = 0; i < 2; i++)
-    if (w.stop[i].data) uv_close((uv_handle_t *)&w.stop[i], NULL);
+  cli_instance_close(&w.inst);
   tg_runtime_free(w.rt); /* closes the socket (and removes its file) */
   if (code == CLI_EXIT_OK && !w.json) {
     fputc('\n', stderr);

@@ -31,7 +31,8 @@ int tg_event_type_known(const char *type) {
   return 0;
 }
 
-int tg__events_subscribe(tg_core *core, tg_event_cb cb, void *ud) {
+int tg__events_subscribe(tg_core *core, tg_event_cb cb, void *ud,
+                         int calls) {
   tg_bus *b = &core->bus;
   if (!cb) return -22;
   if (b->nsubs == b->capsubs) {
@@ -41,7 +42,8 @@ int tg__events_subscribe(tg_core *core, tg_event_cb cb, void *ud) {
     b->subs = s;
     b->capsubs = cap;
   }
-  b->subs[b->nsubs] = (tg_sub){b->next_id++, cb, ud};
+  b->subs[b->nsubs] = (tg_sub){b->next_id++, cb, ud, calls != 0};
+  if (calls) b->ncallsubs++;
   return b->subs[b->nsubs++].id;
 }
 
@@ -57,12 +59,16 @@ static void compact_subs(tg_bus *b) {
 void tg__events_unsubscribe(tg_core *core, int id) {
   tg_bus *b = &core->bus;
   for (size_t i = 0; i < b->nsubs; i++)
-    if (b->subs[i].id == id) b->subs[i].cb = NULL;
+    if (b->subs[i].id == id && b->subs[i].cb) {
+      b->subs[i].cb = NULL;
+      if (b->subs[i].calls) b->ncallsubs--;
+    }
   if (!b->dispatching) compact_subs(b);
 }
 
-static int wanted(const tg_bus *b, void *origin) {
-  if (b->nsubs) return 1;
+/* Does anyone on the bus want an event (of a call, or of none)? */
+static int wanted(const tg_bus *b, void *origin, int of_call) {
+  if (of_call ? b->ncallsubs : b->nsubs) return 1;
   if (!origin) origin = b->current;
   return origin && b->scope && b->scope->listens(origin);
 }
@@ -73,7 +79,7 @@ static int listening(const tg_listener *l, const char *type) {
 }
 
 cJSON *tg__event_data_to(tg_core *core, void *origin, const tg_listener *l) {
-  return wanted(&core->bus, origin) || (l && (l->on_event || l->on_progress))
+  return wanted(&core->bus, origin, 1) || (l && (l->on_event || l->on_progress))
              ? cJSON_CreateObject()
              : NULL;
 }
@@ -107,7 +113,8 @@ static void dispatch(tg_core *core) {
                      cJSON_IsString(cid) ? cid->valuestring : NULL, q->ev};
     /* Subscribers may unsubscribe while we loop: walk by index. */
     for (size_t i = 0; i < b->nsubs; i++)
-      if (b->subs[i].cb) b->subs[i].cb(core->rt, &view, b->subs[i].ud);
+      if (b->subs[i].cb && (b->subs[i].calls || !view.call_id))
+        b->subs[i].cb(core->rt, &view, b->subs[i].ud);
     void *origin = q->origin ? q->origin : b->current;
     if (origin && b->scope) b->scope->deliver(origin, &view);
     if (q->origin) b->scope->unref(q->origin);
@@ -167,7 +174,8 @@ void tg__emit_to(tg_core *core, void *origin, const char *type,
                  const char *call_id, cJSON *data, const tg_listener *l) {
   assert(tg_event_type_known(type)); /* a new type goes in TG_EVENT_TYPES */
   uint64_t seq = ++core->bus.seq;
-  int bus = wanted(&core->bus, origin), own = listening(l, type);
+  int bus = wanted(&core->bus, origin, call_id != NULL);
+  int own = listening(l, type);
   if (!bus && !own) {
     cJSON_Delete(data);
     return;
@@ -195,5 +203,5 @@ void tg__bus_free(tg_core *core) {
   }
   free(b->subs);
   b->subs = NULL;
-  b->nsubs = b->capsubs = 0;
+  b->nsubs = b->capsubs = b->ncallsubs = 0;
 }

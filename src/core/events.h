@@ -20,6 +20,8 @@ typedef struct {
   int id;
   tg_event_cb cb;
   void *ud;
+  int calls;                    /* 1: every event; 0: only events of no
+                                   call (tg_events_subscribe_runtime) */
 } tg_sub;
 
 /* Listeners that belong to an origin (a policy generation): an event is
@@ -51,6 +53,9 @@ typedef struct {
   uint64_t seq;
   tg_sub *subs;
   size_t nsubs, capsubs;
+  size_t ncallsubs;             /* live subscribers that hear calls' events:
+                                   none, and a call nobody else hears builds
+                                   no event */
   int next_id;
   tg_queued_event *head, *tail;
   int dispatching;
@@ -81,7 +86,9 @@ cJSON *tg__event_data_to(struct tg_core *core, void *origin,
 void tg__emit_to(struct tg_core *core, void *origin, const char *type,
                  const char *call_id, cJSON *data, const tg_listener *l);
 
-int tg__events_subscribe(struct tg_core *core, tg_event_cb cb, void *ud);
+/* calls 0: the subscriber hears only the events of no call. */
+int tg__events_subscribe(struct tg_core *core, tg_event_cb cb, void *ud,
+                         int calls);
 void tg__events_unsubscribe(struct tg_core *core, int id);
 void tg__bus_free(struct tg_core *core);
 

@@ -33,9 +33,11 @@ tg_tool *tg__tool_new(const tg_tool_def *def, char err[TG_ERRMSG]) {
   }
   t->name = tg__strdup(def->name);
   t->description = tg__strdup(def->description);
+  t->group = tg__strdup(def->group);
   t->schema = def->schema ? cJSON_Duplicate(def->schema, 1) : NULL;
   t->where = tg__strdup("C");
   if (!t->name || (def->description && !t->description) ||
+      (def->group && !t->group) ||
       (def->schema && !t->schema) || !t->where) {
     tg__tool_free(t);
     tg__errf(err, TG_ERRMSG, "out of memory");
@@ -64,6 +66,7 @@ void tg__tool_free(tg_tool *t) {
   if (!t) return;
   free(t->name);
   free(t->description);
+  free(t->group);
   free(t->where);
   tg_schema_free(t->validator);
   cJSON_Delete(t->schema);
@@ -92,4 +95,20 @@ int tg__core_add_tool(tg_core *core, const tg_tool_def *def,
   if (!t) return -EINVAL;
   core->ctools[core->nctools++] = t;
   return 0;
+}
+
+cJSON *tg__tool_describe(const tg_tool *t) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", t->name);
+  if (t->description) cJSON_AddStringToObject(o, "description", t->description);
+  cJSON_AddBoolToObject(o, "read_only", t->read_only);
+  if (t->timeout_ms) cJSON_AddNumberToObject(o, "timeout_ms", (double)t->timeout_ms);
+  if (t->retry.attempts > 1)
+    cJSON_AddNumberToObject(o, "retry_attempts", t->retry.attempts);
+  if (t->max_result_bytes)
+    cJSON_AddNumberToObject(o, "max_result_bytes", (double)t->max_result_bytes);
+  if (t->schema) cJSON_AddItemToObject(o, "schema", cJSON_Duplicate(t->schema, 1));
+  if (t->group) cJSON_AddStringToObject(o, "group", t->group);
+  cJSON_AddStringToObject(o, "where", t->where);
+  return o;
 }

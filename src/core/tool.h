@@ -29,6 +29,7 @@ typedef struct tg_tool {
   tg_retry retry;
   tg_tool_kind kind;
   char *where;              /* "policies/x.lua:12" or "C" */
+  char *group;              /* tg_tool_def.group (call.server); NULL: none */
   /* C tools */
   tg_tool_start_fn start;
   tg_tool_cancel_fn cancel;
@@ -42,5 +43,9 @@ typedef struct tg_tool {
 tg_tool *tg__tool_new(const tg_tool_def *def, char err[TG_ERRMSG]);
 /* Frees a C tool. A generation's Lua tools are freed with it. */
 void tg__tool_free(tg_tool *t);
+/* {name, description?, read_only, timeout_ms?, retry_attempts?,
+ * max_result_bytes?, schema?, group?, where}: one tool in
+ * tg_runtime_describe. */
+cJSON *tg__tool_describe(const tg_tool *t);
 
 #endif

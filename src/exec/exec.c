@@ -216,7 +216,11 @@ void tg_exec_finish_error(tg_exec *ex, cJSON *partial_result, const char *code,
     tg__exec_stop_error(ex, "");
   } else {
     tg__err_clear(&ex->error);
-    ex->error.phase = TG_PHASE_EXECUTE;
+    /* a gateway's tool fails in the UPSTREAM phase: its codes say so */
+    ex->error.phase = code && tg_error_code_phases(tg_error_code_of(code)) ==
+                                  TG_PHASE_BIT(UPSTREAM)
+                          ? TG_PHASE_UPSTREAM
+                          : TG_PHASE_EXECUTE;
     ex->error.code =
         tg__strdup(code ? code : tg_error_code_name(TG_E_TOOL_ERROR));
     ex->error.message = tg__strdup(message ? message : "the tool failed");

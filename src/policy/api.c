@@ -400,6 +400,25 @@ static int l_on_event(lua_State *L) {
   return 0;
 }
 
+/* tg.list_tools(fn): a hook over the tool list a front shows
+ * (list_tools.c runs them). */
+static int l_list_tools(lua_State *L) {
+  tg_generation *g = loading_gen(L, "list_tools");
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  tg__reg_commit_begin(L, g, "list_tools");
+  if (tg__reg_reserve(g, (void **)&g->listers, &g->caplisters, g->nlisters,
+                      sizeof *g->listers) < 0)
+    return tg__reg_commit_fail(L, g);
+  tg_handler *h = &g->listers[g->nlisters++]; /* owned by g from here on */
+  memset(h, 0, sizeof *h);
+  h->fn_ref = LUA_NOREF;
+  if (!(h->where = where_of(g, L, 1))) return tg__reg_commit_fail(L, g);
+  lua_pushvalue(L, 1);
+  h->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* last: it may raise */
+  tg__reg_commit_end(g);
+  return 0;
+}
+
 /* Verdicts are small tables {tg = kind, ...}: plain data a policy author
  * can print and compare. */
 static int verdict(lua_State *L, const char *kind, const char *field,
@@ -499,6 +518,7 @@ static const luaL_Reg api[] = {
     {"rule", l_rule},       {"before_tool", l_before_tool},
     {"after_tool", l_after_tool}, {"tool", l_tool},
     {"on_event", l_on_event}, {"allow", l_allow},
+    {"list_tools", l_list_tools},
     {"deny", l_deny},       {"ask", l_ask},
     {"abort", l_abort},     {"args", l_args},
     {"result", l_result},   {"array", l_array},

@@ -167,21 +167,6 @@ static cJSON *describe_rules(const tg_generation *g, cJSON *warnings) {
   return a;
 }
 
-static cJSON *describe_tool(const tg_tool *t) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "name", t->name);
-  if (t->description) cJSON_AddStringToObject(o, "description", t->description);
-  cJSON_AddBoolToObject(o, "read_only", t->read_only);
-  if (t->timeout_ms) cJSON_AddNumberToObject(o, "timeout_ms", (double)t->timeout_ms);
-  if (t->retry.attempts > 1)
-    cJSON_AddNumberToObject(o, "retry_attempts", t->retry.attempts);
-  if (t->max_result_bytes)
-    cJSON_AddNumberToObject(o, "max_result_bytes", (double)t->max_result_bytes);
-  if (t->schema) cJSON_AddItemToObject(o, "schema", cJSON_Duplicate(t->schema, 1));
-  cJSON_AddStringToObject(o, "where", t->where);
-  return o;
-}
-
 cJSON *tg__generation_describe(const tg_generation *g) {
   cJSON *d = cJSON_CreateObject();
   cJSON *warnings = cJSON_CreateArray();
@@ -196,7 +181,13 @@ cJSON *tg__generation_describe(const tg_generation *g) {
     cJSON_AddItemToObject(hooks, "before", tg__hooks_describe(g, 0, NULL));
     cJSON_AddItemToObject(hooks, "after", tg__hooks_describe(g, 1, NULL));
     for (size_t i = 0; i < g->ntools; i++)
-      cJSON_AddItemToArray(tools, describe_tool(g->tools[i]));
+      cJSON_AddItemToArray(tools, tg__tool_describe(g->tools[i]));
+    cJSON *lt = cJSON_AddArrayToObject(d, "list_tools");
+    for (size_t i = 0; i < g->nlisters; i++) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "where", g->listers[i].where);
+      cJSON_AddItemToArray(lt, o);
+    }
     cJSON *h = cJSON_AddArrayToObject(d, "event_handlers");
     for (size_t i = 0; i < g->nhandlers; i++) {
       cJSON *o = cJSON_CreateObject();

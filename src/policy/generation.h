@@ -59,6 +59,8 @@ typedef struct tg_generation {
   tg_hook *after;   size_t nafter, capafter;
   tg_tool **tools;  size_t ntools, captools;
   tg_handler *handlers; size_t nhandlers, caphandlers;
+  tg_handler *listers; size_t nlisters, caplisters; /* tg.list_tools hooks
+                                                       (type unused) */
   char **files;     size_t nfiles;             /* malloc'd */
   int in_handler;           /* delivering an event to on_event handlers */
   /* a registration being committed (register.c), and why the generation
@@ -189,6 +191,11 @@ extern const tg_bus_scope tg__generation_scope;
 /* The tool named `name` among g's Lua tools, or NULL. */
 const tg_tool *tg__generation_find_tool(const tg_generation *g,
                                         const char *name);
+
+/* The tool list tools (a JSON array of {name, ...}) through g's
+ * tg.list_tools hooks, in order (list_tools.c): a new array; NULL when
+ * out of memory. */
+cJSON *tg__generation_list_tools(tg_generation *g, const cJSON *tools);
 
 /* Describes what is registered (for `toolgate check`). */
 cJSON *tg__generation_describe(const tg_generation *g);

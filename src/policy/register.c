@@ -139,6 +139,9 @@ static void free_handlers(tg_generation *g) {
     tg__reg_strfree(g, g->handlers[i].where);
   }
   tg__reg_free(g, g->handlers, g->caphandlers * sizeof *g->handlers);
+  for (size_t i = 0; i < g->nlisters; i++)
+    tg__reg_strfree(g, g->listers[i].where);
+  tg__reg_free(g, g->listers, g->caplisters * sizeof *g->listers);
 }
 
 void tg__reg_free_all(tg_generation *g) {
@@ -148,4 +151,5 @@ void tg__reg_free_all(tg_generation *g) {
   free_tools(g);
   free_handlers(g);
   g->nrules = g->nbefore = g->nafter = g->ntools = g->nhandlers = 0;
+  g->nlisters = 0;
 }

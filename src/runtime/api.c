@@ -35,7 +35,11 @@ cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
 }
 
 int tg_events_subscribe(tg_runtime *rt, tg_event_cb cb, void *ud) {
-  return tg__events_subscribe(&rt->core, cb, ud);
+  return tg__events_subscribe(&rt->core, cb, ud, 1);
+}
+
+int tg_events_subscribe_runtime(tg_runtime *rt, tg_event_cb cb, void *ud) {
+  return tg__events_subscribe(&rt->core, cb, ud, 0);
 }
 
 void tg_events_unsubscribe(tg_runtime *rt, int id) {

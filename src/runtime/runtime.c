@@ -188,14 +188,14 @@ int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
 cJSON *tg_runtime_describe(tg_runtime *rt) {
   cJSON *d = tg__generation_describe(rt->chain.gen);
   cJSON *tools = cJSON_GetObjectItem(d, "tools");
-  for (size_t i = 0; i < rt->core.nctools; i++) {
-    cJSON *t = cJSON_CreateObject();
-    cJSON_AddStringToObject(t, "name", rt->core.ctools[i]->name);
-    cJSON_AddBoolToObject(t, "read_only", rt->core.ctools[i]->read_only);
-    cJSON_AddStringToObject(t, "where", "C");
-    cJSON_AddItemToArray(tools, t);
-  }
+  for (size_t i = 0; i < rt->core.nctools; i++)
+    cJSON_AddItemToArray(tools, tg__tool_describe(rt->core.ctools[i]));
   return d;
+}
+
+cJSON *tg_runtime_list_tools(tg_runtime *rt, const cJSON *tools) {
+  if (!cJSON_IsArray(tools)) return NULL;
+  return tg__generation_list_tools(rt->chain.gen, tools);
 }
 
 void tg_runtime_free(tg_runtime *rt) {

@@ -71,6 +71,20 @@ function tg.before_tool(tools, fn) end
 ---@param fn fun(call: tg.call, res: tg.res): tg.hook_answer?
 function tg.after_tool(tools, fn) end
 
+---@class tg.listed_tool
+---@field name string
+---@field description? string
+---@field title? string
+---@field annotations? table
+---@field inputSchema? table
+---@field server? string the upstream MCP server, for its tools
+
+---Registers a hook run when a front (toolgate serve) makes its tool list:
+---it gets the list and returns the tools to show — fewer, reordered,
+---re-described (description, title, annotations); never more.
+---@param fn fun(tools: tg.listed_tool[]): tg.listed_tool[]
+function tg.list_tools(fn) end
+
 ---@class tg.retry
 ---@field attempts? integer 1..100 (1: no retry)
 ---@field initial_ms? integer (200)

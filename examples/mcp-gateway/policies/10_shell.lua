@@ -1,0 +1,1 @@
+../../../policies/10_shell.lua

@@ -1,0 +1,320 @@
+/*
+ * forward.c — one attempt of an upstream tool: the runtime starts it
+ * (gw_tool_start, the tool's C start function), it goes to the upstream
+ * as tools/call with a progressToken of ours, the upstream's progress
+ * comes back as tg_exec_progress, and its answer finishes the attempt: a
+ * CallToolResult as the result (isError: a tool failure with that result
+ * as partial output), a JSON-RPC error or a dead upstream as an UPSTREAM
+ * error naming the server. Cancel or timeout (gw_tool_cancel) tells the
+ * upstream notifications/cancelled and ends the attempt at once; a late
+ * answer is dropped.
+ *
+ * An upstream of the 2026-07-28 era may answer input_required: it asks
+ * the user (elicitation/create input requests) and wants the call sent
+ * again with the answers and its requestState. The questions go to our
+ * client (a session that can answer them), and the call goes again with
+ * what the user said — at most MAX_ROUNDS times.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gateway.h"
+
+#define MAX_ROUNDS 8
+
+struct gw_fwd {
+  mcp_gateway *gw;
+  tg_exec *ex;
+  gw_tool *tool;
+  double id;               /* the request at the upstream; 0: none open */
+  double token;            /* the progressToken we gave it */
+  cJSON *args;             /* kept for another round: a 2026-07-28 upstream
+                              only (NULL: the first round's are the start
+                              function's) */
+  int rounds;
+  /* the user's answers being gathered for the next round */
+  char *state;             /* the upstream's requestState */
+  cJSON *answers;          /* inputResponses so far */
+  struct gw_ask *asks;     /* questions still open at the client */
+  gw_fwd *next;
+};
+
+/* One question of an input_required, open at the client. */
+typedef struct gw_ask {
+  gw_fwd *f;
+  char *key;               /* its key in inputRequests */
+  mcp_pending *pending;
+  struct gw_ask *next;
+} gw_ask;
+
+/* ---- the list of forwards ------------------------------------------------------- */
+
+static void unlink_fwd(mcp_gateway *gw, gw_fwd *f) {
+  gw_fwd **pp = &gw->fwds;
+  while (*pp && *pp != f) pp = &(*pp)->next;
+  if (*pp) *pp = f->next;
+}
+
+/* Withdraws the questions still open at the client. */
+static void drop_asks(gw_fwd *f, const char *why) {
+  while (f->asks) {
+    gw_ask *a = f->asks;
+    f->asks = a->next;
+    mcp_withdraw(f->gw->s, a->pending, why);
+    free(a->key);
+    free(a);
+  }
+}
+
+static void fwd_free(gw_fwd *f) {
+  drop_asks(f, "the tool call ended");
+  cJSON_Delete(f->args);
+  cJSON_Delete(f->answers);
+  free(f->state);
+  free(f);
+}
+
+/* Ends the forward: it leaves the list, and the attempt finishes. */
+static void finish_error(gw_fwd *f, const char *code, const char *msg,
+                         int retryable, cJSON *partial) {
+  tg_exec *ex = f->ex;
+  unlink_fwd(f->gw, f);
+  fwd_free(f);
+  tg_exec_finish_error(ex, partial, code, msg, retryable);
+}
+
+void gw_fwds_free(mcp_gateway *gw) {
+  while (gw->fwds) {
+    gw_fwd *f = gw->fwds;
+    gw->fwds = f->next;
+    fwd_free(f);
+  }
+}
+
+/* ---- the upstream's answer -------------------------------------------------------- */
+
+static const char *first_text(const cJSON *result) {
+  const cJSON *c;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(result, "content")) {
+    const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(c, "text"));
+    if (t) return t;
+  }
+  return NULL;
+}
+
+static void upstream_error(gw_fwd *f, const char *server, const cJSON *error) {
+  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+  char msg[1024];
+  if (cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(error, "data"), "down"))) {
+    snprintf(msg, sizeof msg, "upstream server '%s' went away during the call "
+             "(%s); it is being restarted: try again shortly", server,
+             m ? m : "?");
+    return finish_error(f, "UPSTREAM_UNAVAILABLE", msg, 1, NULL);
+  }
+  snprintf(msg, sizeof msg, "upstream server '%s' answered tools/call with "
+           "error %.0f: %.800s", server,
+           cJSON_GetNumberValue(cJSON_GetObjectItem(error, "code")),
+           m ? m : "(no message)");
+  finish_error(f, "UPSTREAM_ERROR", msg, 0, NULL);
+}
+
+static void send_round(gw_fwd *f, const cJSON *args);
+static void ask_user(gw_fwd *f, const cJSON *result);
+
+static void on_answer(mcp_upstream *u, const cJSON *result, const cJSON *error,
+                      void *ud) {
+  gw_fwd *f = ud;
+  f->id = 0;
+  if (error) return upstream_error(f, up_name(u), error);
+  const char *rt = cJSON_GetStringValue(cJSON_GetObjectItem(result, "resultType"));
+  if (rt && !strcmp(rt, "input_required")) return ask_user(f, result);
+  if (!cJSON_IsObject(result) || !cJSON_IsArray(cJSON_GetObjectItem(result, "content"))) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "upstream server '%s' answered tools/call with "
+             "something that is not a tool result%s%s", up_name(u),
+             rt ? ": resultType " : "", rt ? rt : "");
+    return finish_error(f, "UPSTREAM_ERROR", msg, 0, NULL);
+  }
+  cJSON *r = cJSON_Duplicate(result, 1);
+  cJSON_DeleteItemFromObject(r, "resultType"); /* the era of its link, not ours */
+  if (cJSON_IsTrue(cJSON_GetObjectItem(r, "isError"))) {
+    const char *t = first_text(r);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%.1000s", t ? t : "the upstream tool failed");
+    return finish_error(f, NULL, msg, 0, r);
+  }
+  tg_exec *ex = f->ex;
+  unlink_fwd(f->gw, f);
+  fwd_free(f);
+  tg_exec_finish_ok(ex, r);
+}
+
+/* ---- input_required: the user answers, the call goes again ------------------------ */
+
+static void on_user_answer(mcp_server *s, const cJSON *result,
+                           const cJSON *error, void *ud) {
+  gw_ask *a = ud;
+  gw_fwd *f = a->f;
+  gw_ask **pp = &f->asks;
+  while (*pp && *pp != a) pp = &(*pp)->next;
+  if (*pp) *pp = a->next;
+  if (result) cJSON_AddItemToObject(f->answers, a->key, cJSON_Duplicate(result, 1));
+  else cJSON_AddItemToObject(f->answers, a->key,
+                             cJSON_Parse("{\"action\":\"cancel\"}"));
+  free(a->key);
+  free(a);
+  if (!f->asks) send_round(f, f->args);
+}
+
+/* The upstream's questions, to the user. 0, or -1 with why. */
+static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
+  mcp_server *s = f->gw->s;
+  const char *server = up_name(f->tool->up);
+  const cJSON *q;
+  cJSON_ArrayForEach(q, requests) {
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(q, "method"));
+    const cJSON *params = cJSON_GetObjectItem(q, "params");
+    if (!m || strcmp(m, "elicitation/create") || !cJSON_IsObject(params)) {
+      snprintf(why, len, "upstream server '%s' asks for input toolgate cannot "
+               "relay (%.60s): only elicitation/create is", server, m ? m : "?");
+      return -1;
+    }
+    gw_ask *a = calloc(1, sizeof *a);
+    cJSON *p = gw_question(f->tool->up, params);
+    if (!a || !p || !(a->key = strdup(q->string))) {
+      free(a);
+      cJSON_Delete(p);
+      snprintf(why, len, "out of memory");
+      return -1;
+    }
+    a->f = f;
+    a->next = f->asks;
+    f->asks = a;
+    a->pending = mcp_ask_client(s, "elicitation/create", p, on_user_answer, a);
+    if (!a->pending) {
+      snprintf(why, len, "the client's stream is closed");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void ask_user(gw_fwd *f, const cJSON *result) {
+  mcp_server *s = f->gw->s;
+  const char *server = up_name(f->tool->up);
+  const cJSON *requests = cJSON_GetObjectItem(result, "inputRequests");
+  const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(result, "requestState"));
+  mcp_req session = {NULL, NULL, NULL, 0, s->session_caps};
+  char why[300];
+  if (!cJSON_IsObject(requests) || !requests->child || !f->args) {
+    snprintf(why, sizeof why, "upstream server '%s' answered input_required "
+             "%s", server, f->args ? "without inputRequests"
+                                   : "though it speaks the 2025 era");
+    return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
+  }
+  if (++f->rounds > MAX_ROUNDS || !s->initialized || !mcp_can_elicit(&session)) {
+    snprintf(why, sizeof why, "upstream server '%s' asks the user for input, "
+             "and %s", server, f->rounds > MAX_ROUNDS
+                                   ? "has done so too many times for one call"
+                                   : "this MCP client cannot be asked (no "
+                                     "elicitation capability)");
+    return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
+  }
+  free(f->state);
+  cJSON_Delete(f->answers);
+  f->state = state ? strdup(state) : NULL;
+  f->answers = cJSON_CreateObject();
+  if (pose(f, requests, why, sizeof why) < 0)
+    finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
+}
+
+/* ---- sending --------------------------------------------------------------------- */
+
+/* tools/call to the upstream: the first time, or again with the user's
+ * answers and the upstream's requestState. */
+static void send_round(gw_fwd *f, const cJSON *args) {
+  gw_tool *t = f->tool;
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "name", t->orig);
+  cJSON_AddItemToObject(p, "arguments", cJSON_Duplicate(args, 1));
+  /* always a token: the upstream's progress reaches the chain's events */
+  cJSON_AddNumberToObject(cJSON_AddObjectToObject(p, "_meta"), "progressToken",
+                          f->token);
+  if (f->answers) {
+    cJSON_AddItemToObject(p, "inputResponses", f->answers);
+    f->answers = NULL;
+    if (f->state) cJSON_AddStringToObject(p, "requestState", f->state);
+  }
+  f->id = up_request(t->up, "tools/call", p, on_answer, f);
+  if (f->id < 0) {
+    char msg[300];
+    f->id = 0;
+    snprintf(msg, sizeof msg, "upstream server '%s' cannot take the call (it "
+             "is not running); try again shortly", up_name(t->up));
+    finish_error(f, "UPSTREAM_UNAVAILABLE", msg, 1, NULL);
+  }
+}
+
+void gw_tool_start(tg_exec *ex, const cJSON *args, void *ud) {
+  gw_tool *t = ud;
+  mcp_gateway *gw = t->gw;
+  char msg[300];
+  if (gw->stopped || !up_ready(t->up)) {
+    snprintf(msg, sizeof msg, "upstream server '%s' is not running (it is "
+             "starting, restarting after a crash, or toolgate is stopping); "
+             "try again shortly", up_name(t->up));
+    return tg_exec_finish_error(ex, NULL, "UPSTREAM_UNAVAILABLE", msg, 1);
+  }
+  if (!t->offered) {
+    snprintf(msg, sizeof msg, "upstream server '%s' no longer offers the tool "
+             "'%s'", up_name(t->up), t->orig);
+    return tg_exec_finish_error(ex, NULL, "UPSTREAM_ERROR", msg, 0);
+  }
+  gw_fwd *f = calloc(1, sizeof *f);
+  if (!f || (up_stateless(t->up) && !(f->args = cJSON_Duplicate(args, 1)))) {
+    free(f);
+    return tg_exec_finish_error(ex, NULL, "NOMEM", "out of memory", 0);
+  }
+  f->gw = gw;
+  f->ex = ex;
+  f->tool = t;
+  f->token = ++gw->next_token;
+  f->next = gw->fwds;
+  gw->fwds = f;
+  send_round(f, args);
+}
+
+static gw_fwd *fwd_of(mcp_gateway *gw, const tg_exec *ex) {
+  for (gw_fwd *f = gw->fwds; f; f = f->next)
+    if (f->ex == ex) return f;
+  return NULL;
+}
+
+/* Cancelled or timed out: the upstream is told, its answer will be
+ * dropped, the user's open questions are withdrawn, and the attempt ends
+ * now (the chain makes it CANCELLED or TIMEOUT). */
+void gw_tool_cancel(tg_exec *ex, void *ud) {
+  gw_tool *t = ud;
+  gw_fwd *f = fwd_of(t->gw, ex);
+  if (!f) return;
+  if (f->id > 0) {
+    up_forget(t->up, f->id);
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddNumberToObject(p, "requestId", f->id);
+    cJSON_AddStringToObject(p, "reason", "cancelled by toolgate");
+    up_notify(t->up, "notifications/cancelled", p);
+    mcp_logf(t->gw->s->log, MCP_LOG_INFO, "upstream %s: cancelled request "
+             "%.0f (%s)", up_name(t->up), f->id, t->orig);
+  }
+  finish_error(f, NULL, "cancelled", 0, NULL);
+}
+
+void gw_progress(mcp_gateway *gw, const cJSON *p) {
+  const cJSON *token = cJSON_GetObjectItem(p, "progressToken");
+  const cJSON *total = cJSON_GetObjectItem(p, "total");
+  for (gw_fwd *f = gw->fwds; f && cJSON_IsNumber(token); f = f->next)
+    if (f->token == token->valuedouble)
+      tg_exec_progress(f->ex, cJSON_GetNumberValue(cJSON_GetObjectItem(p, "progress")),
+                       cJSON_IsNumber(total) ? total->valuedouble : -1,
+                       cJSON_GetStringValue(cJSON_GetObjectItem(p, "message")));
+}

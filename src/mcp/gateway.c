@@ -1,0 +1,538 @@
+/*
+ * gateway.c — toolgate in front of other MCP servers (the `servers` of
+ * toolgate.lua). Each upstream (upstream.c) is started with the server;
+ * its tools are registered in the runtime as C tools named
+ * <server><separator><tool>, with tg_tool_def.group = <server> (call.server
+ * to policies), so the chain runs them like any other tool and knows
+ * nothing of MCP: a tool's start function forwards the call, its progress
+ * comes back through tg_exec_progress, its cancel function tells the
+ * upstream notifications/cancelled. Its prompts and resources pass
+ * through, named <server><separator><name>; a resource keeps its URI and
+ * is read from the upstream that listed it. An upstream's elicitation
+ * goes to the client when the client can answer it.
+ *
+ * Until every upstream has started once (or failed to), or STARTUP_MS has
+ * passed, the server holds the client's requests (server.c), so that the
+ * first tools/list already has the upstream tools.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gateway.h"
+
+#define STARTUP_MS 15000
+#define MAX_TOOL_NAME 128
+#define MAX_TOOLS 1000     /* per upstream: a flood is not registered */
+#define MAX_RELAYS 64      /* upstreams' questions open at the user at once */
+
+/* ---- finding things --------------------------------------------------------------- */
+
+static gw_tool *tool_named(const mcp_gateway *gw, const char *name) {
+  for (size_t i = 0; gw && i < gw->ntools; i++)
+    if (!strcmp(gw->tools[i]->name, name)) return gw->tools[i];
+  return NULL;
+}
+
+size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u) {
+  size_t i = 0;
+  while (i < gw->nups && gw->ups[i] != u) i++;
+  return i;
+}
+
+int mcp_gateway_owns(const mcp_server *s, const char *tool) {
+  const gw_tool *t = tool_named(s->gw, tool);
+  return t && t->registered;
+}
+
+int mcp_gateway_offered(const mcp_server *s, const char *tool) {
+  const gw_tool *t = tool_named(s->gw, tool);
+  return !t || t->offered;
+}
+
+cJSON *mcp_gateway_tool(mcp_server *s, const char *name) {
+  const gw_tool *t = tool_named(s->gw, name);
+  return t ? cJSON_Duplicate(t->def, 1) : NULL;
+}
+
+/* "<server><sep>rest": the upstream and the rest, or NULL. */
+static mcp_upstream *by_prefix(const mcp_gateway *gw, const char *name,
+                               const char **rest) {
+  const char *sep = gw->s->opt.separator;
+  for (size_t i = 0; name && i < gw->nups; i++) {
+    size_t n = strlen(up_name(gw->ups[i]));
+    if (!strncmp(name, up_name(gw->ups[i]), n) &&
+        !strncmp(name + n, sep, strlen(sep))) {
+      *rest = name + n + strlen(sep);
+      return gw->ups[i];
+    }
+  }
+  return NULL;
+}
+
+/* ---- its tools in the runtime ------------------------------------------------------ */
+
+static int valid_tool_name(const char *n) {
+  size_t len = strlen(n);
+  if (!len || len > MAX_TOOL_NAME) return 0;
+  for (const char *p = n; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+          (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
+      return 0;
+  return 1;
+}
+
+static int read_only(const mcp_upstream_conf *c, const char *orig) {
+  for (size_t i = 0; c->read_only && c->read_only[i]; i++)
+    if (tg_glob_match(c->read_only[i], orig)) return 1;
+  return 0;
+}
+
+/* Registers the tool in the runtime: with its schema when the runtime's
+ * validator takes it, else without (the upstream validates its own). */
+static int register_tool(mcp_gateway *gw, gw_tool *t) {
+  const mcp_upstream_conf *c = up_conf(t->up);
+  tg_tool_def d;
+  memset(&d, 0, sizeof d);
+  d.name = t->name;
+  d.description = cJSON_GetStringValue(cJSON_GetObjectItem(t->def, "description"));
+  d.schema = cJSON_GetObjectItem(t->def, "inputSchema");
+  d.read_only = read_only(c, t->orig);
+  d.timeout_ms = c->timeout_ms;
+  d.start = gw_tool_start;
+  d.cancel = gw_tool_cancel;
+  d.ud = t;
+  d.group = up_name(t->up);
+  char err[TG_ERRMSG];
+  if (tg_tool_register(gw->s->rt, &d, err) == 0) return 0;
+  d.schema = NULL;
+  if (tg_tool_register(gw->s->rt, &d, err) == 0) {
+    mcp_logf(gw->s->log, MCP_LOG_NOTICE, "upstream %s: the input schema of %s "
+             "is not one toolgate validates: the upstream checks its args",
+             up_name(t->up), t->name);
+    return 0;
+  }
+  mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: tool %s not offered: %s",
+           up_name(t->up), t->name, err);
+  return -1;
+}
+
+static gw_tool *new_tool(mcp_gateway *gw, mcp_upstream *u, const char *orig,
+                         const char *name) {
+  gw_tool **grown = realloc(gw->tools, (gw->ntools + 1) * sizeof *grown);
+  gw_tool *t = grown ? calloc(1, sizeof *t) : NULL;
+  if (grown) gw->tools = grown;
+  if (!t) return NULL;
+  t->gw = gw;
+  t->up = u;
+  t->name = strdup(name);
+  t->orig = strdup(orig);
+  if (!t->name || !t->orig) {
+    free(t->name);
+    free(t->orig);
+    free(t);
+    return NULL;
+  }
+  gw->tools[gw->ntools++] = t;
+  return t;
+}
+
+/* One tool of the upstream's list: kept (renamed) and registered once. */
+static void take_tool(mcp_gateway *gw, mcp_upstream *u, const cJSON *def) {
+  const char *orig = cJSON_GetStringValue(cJSON_GetObjectItem(def, "name"));
+  char name[MAX_TOOL_NAME * 2 + 64];
+  if (!orig || !valid_tool_name(orig)) {
+    mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: a tool with a name "
+             "that is not [A-Za-z0-9_.-]{1,128} is not offered", up_name(u));
+    return;
+  }
+  snprintf(name, sizeof name, "%s%s%s", up_name(u), gw->s->opt.separator, orig);
+  gw_tool *t = tool_named(gw, name);
+  int fresh = !t;
+  if (!t && !(t = new_tool(gw, u, orig, name))) return;
+  cJSON_Delete(t->def);
+  t->def = cJSON_Duplicate(def, 1);
+  cJSON_ReplaceItemInObject(t->def, "name", cJSON_CreateString(name));
+  if (!cJSON_IsObject(cJSON_GetObjectItem(t->def, "inputSchema"))) {
+    cJSON_DeleteItemFromObject(t->def, "inputSchema");
+    cJSON_AddItemToObject(t->def, "inputSchema", cJSON_Parse("{\"type\":\"object\"}"));
+  }
+  if (fresh) t->registered = register_tool(gw, t) == 0;
+  t->offered = t->registered;
+}
+
+/* The runtime keeps a tool as first registered (it has no way to drop
+ * one): a tool the upstream stops offering is refused, and one whose
+ * schema changed keeps the schema toolgate checks. */
+static void sync_tools(mcp_gateway *gw, mcp_upstream *u) {
+  for (size_t i = 0; i < gw->ntools; i++)
+    if (gw->tools[i]->up == u) gw->tools[i]->offered = 0;
+  const cJSON *def;
+  int n = 0;
+  cJSON_ArrayForEach(def, up_tools(u)) {
+    if (n++ == MAX_TOOLS) {
+      mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s lists more than %d "
+               "tools: the rest are not offered", up_name(u), MAX_TOOLS);
+      break;
+    }
+    take_tool(gw, u, def);
+  }
+  gw->s->tools_version++;
+}
+
+/* ---- start-up: hold the client until every upstream had its first go ---------------- */
+
+static void settle(mcp_gateway *gw) {
+  if (gw->settled) return;
+  gw->settled = 1;
+  if (gw->startup_open) uv_timer_stop(&gw->startup);
+  mcp_release_held(gw->s);
+}
+
+static void first_done(mcp_gateway *gw, mcp_upstream *u) {
+  size_t i = gw_index_of(gw, u), done = 0;
+  if (i < gw->nups) gw->first_done[i] = 1;
+  for (size_t k = 0; k < gw->nups; k++) done += gw->first_done[k] != 0;
+  if (done == gw->nups) settle(gw);
+}
+
+static void startup_timeout(uv_timer_t *t) {
+  mcp_gateway *gw = t->data;
+  mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream servers still starting after "
+           "%d s: serving without them for now", STARTUP_MS / 1000);
+  settle(gw);
+}
+
+int mcp_gateway_settling(const mcp_server *s) {
+  return s->gw && !s->gw->settled;
+}
+
+/* ---- what upstreams tell ---------------------------------------------------------- */
+
+static void on_listed(mcp_upstream *u, void *ud) {
+  mcp_gateway *gw = ud;
+  size_t i = gw_index_of(gw, u);
+  int first = i < gw->nups && !gw->first_done[i];
+  sync_tools(gw, u);
+  first_done(gw, u);
+  mcp_tools_maybe_changed(gw->s);
+  if (!first && gw->s->initialized) {
+    if (up_prompts(u)) mcp_notify(gw->s, "notifications/prompts/list_changed", NULL);
+    if (up_resources(u)) mcp_notify(gw->s, "notifications/resources/list_changed", NULL);
+  }
+}
+
+static void on_down(mcp_upstream *u, void *ud) {
+  mcp_gateway *gw = ud;
+  size_t i = gw_index_of(gw, u);
+  if (i < gw->nups) gw->starts[i]++;
+  first_done(gw, u);
+}
+
+static void drop_relay(mcp_gateway *gw, gw_relay *r) {
+  gw_relay **pp = &gw->relays;
+  while (*pp && *pp != r) pp = &(*pp)->next;
+  if (*pp) *pp = r->next;
+  cJSON_Delete(r->id);
+  free(r);
+}
+
+static void on_notification(mcp_upstream *u, const char *method,
+                            const cJSON *params, void *ud) {
+  mcp_gateway *gw = ud;
+  if (!strcmp(method, "notifications/progress")) return gw_progress(gw, params);
+  if (strcmp(method, "notifications/cancelled")) return;
+  const cJSON *id = cJSON_GetObjectItem(params, "requestId");
+  for (gw_relay *r = gw->relays; r && id; r = r->next)
+    if (r->up == u && cJSON_Compare(r->id, id, 1)) { /* it withdrew its question */
+      mcp_withdraw(gw->s, r->pending, "the upstream server withdrew it");
+      drop_relay(gw, r);
+      return;
+    }
+}
+
+static void relay_answer(mcp_server *s, const cJSON *result, const cJSON *error,
+                         void *ud) {
+  gw_relay *r = ud;
+  mcp_gateway *gw = r->gw;
+  size_t i = gw_index_of(gw, r->up);
+  if (i < gw->nups && gw->starts[i] == r->start) /* the run that asked */
+    up_respond(r->up, r->id, result ? cJSON_Duplicate(result, 1) : NULL,
+               error ? cJSON_Duplicate(error, 1) : NULL);
+  drop_relay(gw, r);
+}
+
+static void refuse_relay(mcp_upstream *u, const cJSON *id, const char *why) {
+  cJSON *e = cJSON_CreateObject();
+  cJSON_AddNumberToObject(e, "code", JRPC_INTERNAL_ERROR);
+  cJSON_AddStringToObject(e, "message", why);
+  up_respond(u, id, NULL, e);
+}
+
+cJSON *gw_question(const mcp_upstream *u, const cJSON *params) {
+  cJSON *p = cJSON_Duplicate(params, 1);
+  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(params, "message"));
+  char *msg = malloc(strlen(m ? m : "") + strlen(up_name(u)) + 4);
+  if (!p || !msg) {
+    cJSON_Delete(p);
+    free(msg);
+    return NULL;
+  }
+  sprintf(msg, "[%s] %s", up_name(u), m ? m : "");
+  cJSON_DeleteItemFromObject(p, "message");
+  cJSON_AddStringToObject(p, "message", msg);
+  free(msg);
+  return p;
+}
+
+/* Its question, to the user: the message says which server asks. */
+static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
+                       const cJSON *params, void *ud) {
+  mcp_gateway *gw = ud;
+  mcp_req session = {NULL, method, NULL, 0, gw->s->session_caps};
+  if (!gw->s->initialized || !mcp_can_elicit(&session))
+    return refuse_relay(u, id, "toolgate's client cannot answer elicitation "
+                        "(it declared no elicitation capability)");
+  size_t open = 0;
+  for (gw_relay *x = gw->relays; x; x = x->next) open++;
+  if (open >= MAX_RELAYS)
+    return refuse_relay(u, id, "too many questions are open at the user "
+                        "already");
+  gw_relay *r = calloc(1, sizeof *r);
+  cJSON *p = gw_question(u, params);
+  if (!r || !p) {
+    free(r);
+    cJSON_Delete(p);
+    return refuse_relay(u, id, "out of memory");
+  }
+  size_t i = gw_index_of(gw, u);
+  *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
+                  cJSON_Duplicate(id, 1), NULL, gw->relays};
+  gw->relays = r;
+  r->pending = mcp_ask_client(gw->s, "elicitation/create", p, relay_answer, r);
+  if (!r->pending) {
+    refuse_relay(u, id, "toolgate's client is gone");
+    drop_relay(gw, r);
+  }
+}
+
+/* ---- prompts and resources --------------------------------------------------------- */
+
+static cJSON *gather(mcp_gateway *gw, const cJSON *(*list)(const mcp_upstream *),
+                     int rename) {
+  cJSON *all = cJSON_CreateArray();
+  for (size_t i = 0; i < gw->nups; i++) {
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list(gw->ups[i])) {
+      cJSON *c = cJSON_Duplicate(it, 1);
+      const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(it, "name"));
+      if (rename && n) {
+        char *full = malloc(strlen(up_name(gw->ups[i])) + strlen(gw->s->opt.separator) +
+                            strlen(n) + 1);
+        if (full) {
+          sprintf(full, "%s%s%s", up_name(gw->ups[i]), gw->s->opt.separator, n);
+          cJSON_ReplaceItemInObject(c, "name", cJSON_CreateString(full));
+          free(full);
+        }
+      }
+      cJSON_AddItemToArray(all, c);
+    }
+  }
+  return all;
+}
+
+static void on_pass_answer(mcp_upstream *u, const cJSON *result,
+                           const cJSON *error, void *ud) {
+  gw_pass *p = ud;
+  mcp_req req = {p->id, NULL, NULL, p->stateless, NULL};
+  if (error) {
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+    char msg[600];
+    snprintf(msg, sizeof msg, "upstream server '%s': %.500s", up_name(u), m ? m : "error");
+    const cJSON *code = cJSON_GetObjectItem(error, "code");
+    mcp_reply_error(p->s, p->id, cJSON_IsNumber(code) ? (int)code->valuedouble
+                                                       : JRPC_INTERNAL_ERROR, msg, NULL);
+  } else {
+    cJSON *r = cJSON_Duplicate(result, 1);
+    cJSON_DeleteItemFromObject(r, "resultType");
+    mcp_reply(p->s, &req, r);
+  }
+  cJSON_Delete(p->id);
+  free(p);
+}
+
+/* Sends method with params (taken) to u; the answer goes to the client. */
+static void pass(mcp_server *s, const mcp_req *req, mcp_upstream *u,
+                 const char *method, cJSON *params) {
+  gw_pass *p = calloc(1, sizeof *p);
+  if (p) *p = (gw_pass){s, cJSON_Duplicate(req->id, 1), req->stateless};
+  if (!p || up_request(u, method, params, on_pass_answer, p) < 0) {
+    if (p) cJSON_Delete(p->id);
+    free(p);
+    char msg[200];
+    snprintf(msg, sizeof msg, "upstream server '%s' is not running: try again "
+             "shortly", up_name(u));
+    mcp_reply_error(s, req->id, JRPC_INTERNAL_ERROR, msg, NULL);
+  }
+}
+
+static void get_prompt(mcp_server *s, const mcp_req *req) {
+  const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "name"));
+  const char *orig = NULL;
+  mcp_upstream *u = by_prefix(s->gw, name, &orig);
+  if (!u) {
+    mcp_reply_error(s, req->id, JRPC_INVALID_PARAMS, "prompts/get: unknown "
+                    "prompt (prompts/list names them)", NULL);
+    return;
+  }
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "name", orig);
+  const cJSON *args = cJSON_GetObjectItem(req->params, "arguments");
+  if (cJSON_IsObject(args)) cJSON_AddItemToObject(p, "arguments", cJSON_Duplicate(args, 1));
+  pass(s, req, u, "prompts/get", p);
+}
+
+static int lists_uri(const mcp_upstream *u, const char *uri) {
+  const cJSON *r;
+  cJSON_ArrayForEach(r, up_resources(u)) {
+    const char *x = cJSON_GetStringValue(cJSON_GetObjectItem(r, "uri"));
+    if (x && !strcmp(x, uri)) return 1;
+  }
+  cJSON_ArrayForEach(r, up_templates(u)) { /* the part before the first '{' */
+    const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(r, "uriTemplate"));
+    size_t n = t ? strcspn(t, "{") : 0;
+    if (n && !strncmp(t, uri, n)) return 1;
+  }
+  return 0;
+}
+
+static void read_resource(mcp_server *s, const mcp_req *req) {
+  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "uri"));
+  mcp_upstream *u = NULL;
+  for (size_t i = 0; uri && !u && i < s->gw->nups; i++)
+    if (lists_uri(s->gw->ups[i], uri)) u = s->gw->ups[i];
+  if (!u) {
+    mcp_reply_error(s, req->id, JRPC_INVALID_PARAMS, "resources/read: no "
+                    "upstream server lists this uri (resources/list)", NULL);
+    return;
+  }
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "uri", uri);
+  pass(s, req, u, "resources/read", p);
+}
+
+int mcp_gateway_request(mcp_server *s, const mcp_req *req) {
+  mcp_gateway *gw = s->gw;
+  if (!gw) return -1;
+  const char *m = req->method;
+  const char *key = NULL;
+  cJSON *list = NULL;
+  if (!strcmp(m, "prompts/get")) return get_prompt(s, req), 0;
+  if (!strcmp(m, "resources/read")) return read_resource(s, req), 0;
+  if (!strcmp(m, "prompts/list")) {
+    key = "prompts";
+    list = gather(gw, up_prompts, 1);
+  } else if (!strcmp(m, "resources/list")) {
+    key = "resources";
+    list = gather(gw, up_resources, 1);
+  } else if (!strcmp(m, "resources/templates/list")) {
+    key = "resourceTemplates";
+    list = gather(gw, up_templates, 1);
+  } else {
+    return -1;
+  }
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddItemToObject(r, key, list);
+  mcp_reply(s, req, r);
+  return 0;
+}
+
+void mcp_gateway_capabilities(mcp_server *s, cJSON *caps) {
+  if (!s->gw) return;
+  cJSON_AddTrueToObject(cJSON_AddObjectToObject(caps, "prompts"), "listChanged");
+  cJSON_AddTrueToObject(cJSON_AddObjectToObject(caps, "resources"), "listChanged");
+}
+
+/* ---- life ------------------------------------------------------------------------- */
+
+int mcp_gateway_start(mcp_server *s, char err[TG_ERRMSG]) {
+  static const up_handlers h = {on_listed, on_down, on_notification, on_request};
+  if (!s->opt.nupstreams) return 0;
+  mcp_gateway *gw = calloc(1, sizeof *gw);
+  size_t n = s->opt.nupstreams;
+  if (gw) {
+    gw->ups = calloc(n, sizeof *gw->ups);
+    gw->starts = calloc(n, sizeof *gw->starts);
+    gw->first_done = calloc(n, sizeof *gw->first_done);
+  }
+  if (!gw || !gw->ups || !gw->starts || !gw->first_done) {
+    if (gw) {
+      free(gw->ups);
+      free(gw->starts);
+      free(gw->first_done);
+    }
+    free(gw);
+    snprintf(err, TG_ERRMSG, "out of memory");
+    return -1;
+  }
+  gw->s = s;
+  s->gw = gw;
+  uv_timer_init(s->loop, &gw->startup);
+  gw->startup.data = gw;
+  gw->startup_open = 1;
+  uv_timer_start(&gw->startup, startup_timeout, STARTUP_MS, 0);
+  for (size_t i = 0; i < n; i++) {
+    gw->ups[i] = up_new(s->loop, &s->opt.upstreams[i], s->log, &h, gw);
+    if (!gw->ups[i]) {
+      snprintf(err, TG_ERRMSG, "out of memory");
+      return -1;
+    }
+    gw->nups++;
+  }
+  for (size_t i = 0; i < n; i++) up_start(gw->ups[i]); /* failures restart */
+  return 0;
+}
+
+void mcp_gateway_stop(mcp_server *s) {
+  mcp_gateway *gw = s->gw;
+  if (!gw || gw->stopped) return;
+  gw->stopped = 1;
+  settle(gw);
+  while (gw->relays) {
+    mcp_withdraw(s, gw->relays->pending, "toolgate is stopping");
+    drop_relay(gw, gw->relays);
+  }
+  for (size_t i = 0; i < gw->nups; i++) up_stop(gw->ups[i]);
+}
+
+int mcp_gateway_busy(const mcp_server *s) {
+  for (size_t i = 0; s->gw && i < s->gw->nups; i++)
+    if (up_busy(s->gw->ups[i])) return 1;
+  return 0;
+}
+
+static void startup_closed(uv_handle_t *h) { free(h->data); }
+
+/* The tools stay registered in the runtime, which outlives us by a little,
+ * with their ud freed here: the server has cancelled its calls (each
+ * forwarded attempt ended in tool_cancel or with its upstream's answer)
+ * and takes no new ones, so no start or cancel function of ours runs
+ * again. The runtime goes next; it has no way to unregister a tool. */
+void mcp_gateway_free(mcp_server *s) {
+  mcp_gateway *gw = s->gw;
+  if (!gw) return;
+  mcp_gateway_stop(s);
+  for (size_t i = 0; i < gw->nups; i++) up_free(gw->ups[i]);
+  gw_fwds_free(gw); /* answered by up_free's fail_all already; to be sure */
+  for (size_t i = 0; i < gw->ntools; i++) {
+    free(gw->tools[i]->name);
+    free(gw->tools[i]->orig);
+    cJSON_Delete(gw->tools[i]->def);
+    free(gw->tools[i]);
+  }
+  free(gw->tools);
+  free(gw->ups);
+  free(gw->starts);
+  free(gw->first_done);
+  s->gw = NULL;
+  uv_close((uv_handle_t *)&gw->startup, startup_closed); /* frees gw */
+}

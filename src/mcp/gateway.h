@@ -1,0 +1,76 @@
+/*
+ * gateway.h — what the gateway's two files share: gateway.c (the
+ * upstreams, their tools in the runtime, prompts, resources, relayed
+ * questions, start-up) and forward.c (a tools/call forwarded to an
+ * upstream: progress, cancel, and the input an upstream of the 2026-07-28
+ * era asks for).
+ */
+#ifndef TOOLGATE_MCP_GATEWAY_H
+#define TOOLGATE_MCP_GATEWAY_H
+
+#include "mcp.h"
+#include "upstream.h"
+
+typedef struct gw_tool {
+  mcp_gateway *gw;
+  char *name;              /* as the client sees it: server + sep + orig */
+  char *orig;              /* the upstream's own name */
+  mcp_upstream *up;
+  cJSON *def;              /* the upstream's Tool, renamed */
+  int registered;          /* in the runtime (a name taken by a Lua tool
+                              is not) */
+  int offered;             /* registered, and in its latest tools/list */
+} gw_tool;
+
+/* A tools/call attempt forwarded, waiting for the upstream's answer (or,
+ * for a 2026-07-28 upstream that asked for input, for the user's). */
+typedef struct gw_fwd gw_fwd;
+
+/* An upstream's elicitation/create, relayed to the client. */
+typedef struct gw_relay {
+  mcp_gateway *gw;
+  mcp_upstream *up;
+  unsigned start;          /* which run of the upstream asked */
+  cJSON *id;               /* its request id */
+  mcp_pending *pending;    /* our request to the client */
+  struct gw_relay *next;
+} gw_relay;
+
+/* A client's prompts/get or resources/read, passed to an upstream. */
+typedef struct {
+  mcp_server *s;
+  cJSON *id;
+  int stateless;
+} gw_pass;
+
+struct mcp_gateway {
+  mcp_server *s;
+  mcp_upstream **ups;
+  unsigned *starts;        /* per upstream: runs seen (for relays) */
+  int *first_done;         /* per upstream: its first start is over */
+  size_t nups;
+  gw_tool **tools;
+  size_t ntools;
+  gw_fwd *fwds;
+  gw_relay *relays;
+  double next_token;
+  uv_timer_t startup;
+  int startup_open, settled, stopped;
+};
+
+/* An upstream's elicitation/create params, for the user: a copy whose
+ * message starts "[server] ", so the user knows who asks. NULL: no memory. */
+cJSON *gw_question(const mcp_upstream *u, const cJSON *params);
+
+/* The upstream's index in gw->ups (gw->nups when it is not there). */
+size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u);
+
+/* forward.c: the runtime's start and cancel functions of an upstream
+ * tool (ud: its gw_tool), the upstream's progress, and the forwards left
+ * when the gateway goes. */
+void gw_tool_start(tg_exec *ex, const cJSON *args, void *ud);
+void gw_tool_cancel(tg_exec *ex, void *ud);
+void gw_progress(mcp_gateway *gw, const cJSON *params);
+void gw_fwds_free(mcp_gateway *gw);
+
+#endif

@@ -1,0 +1,236 @@
+/*
+ * mcp.h — what the MCP front is made of, shared by its files:
+ *
+ *   server.c    the server object, the client's stream, the method table,
+ *               the handshake (initialize, server/discover, ping), each
+ *               request's protocol era, log notifications
+ *   tools.c     tools/list and tools/call: calls in flight, progress,
+ *               cancellation, outcomes as CallToolResults
+ *   approval.c  an `ask`: elicitation/create to the client (2025 era), an
+ *               input_required result (2026-07-28), or the fallback
+ *   reqstate.c  the integrity-protected requestState of input_required
+ *   gateway.c   the upstream MCP servers' tools, prompts and resources
+ *   forward.c   a call of an upstream tool, forwarded (gateway.h)
+ *   upstream.c  one upstream server: its process, era, requests
+ *   jsonrpc.c   newline-delimited JSON-RPC on a pair of streams
+ *   config.c    toolgate.lua;  log.c  the log (stderr or a file)
+ *
+ * Two protocol eras share one server. The 2025 era (2025-06-18,
+ * 2025-11-25) has a session: initialize negotiates the version and tells
+ * the client's capabilities once. The stateless 2026-07-28 era carries
+ * them in each request's params._meta (MCP_META_VERSION, MCP_META_CAPS):
+ * a request is handled in the era it says it is in.
+ */
+#ifndef TOOLGATE_MCP_H
+#define TOOLGATE_MCP_H
+
+#include <stdint.h>
+#include <uv.h>
+#include <cjson/cJSON.h>
+#include "toolgate.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "server.h"
+
+#define MCP_STATELESS_VERSION "2026-07-28"
+#define MCP_LATEST_SESSION_VERSION "2025-11-25"
+/* The _meta keys of a 2026-07-28 request. */
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_CLIENT "io.modelcontextprotocol/clientInfo"
+/* The error of a request in a version this server does not speak. */
+#define MCP_E_UNSUPPORTED_VERSION (-32004)
+/* toolgate's own facts about an outcome, in a CallToolResult's _meta. */
+#define MCP_META_OUTCOME "toolgate/outcome"
+
+typedef struct mcp_call mcp_call;
+typedef struct mcp_pending mcp_pending;
+typedef struct mcp_gateway mcp_gateway;
+typedef struct mcp_states mcp_states;
+
+/* One request as its handler sees it. */
+typedef struct {
+  const cJSON *id;
+  const char *method;
+  const cJSON *params;   /* an object or NULL */
+  int stateless;         /* a 2026-07-28 request: the answer carries
+                            resultType, no session is assumed */
+  const cJSON *caps;     /* the client's capabilities for this request
+                            (the session's, or the request's _meta) */
+} mcp_req;
+
+/* A server-to-client request waiting for its answer (elicitation). */
+typedef void (*mcp_answer_fn)(mcp_server *s, const cJSON *result,
+                              const cJSON *error, void *ud);
+struct mcp_pending {
+  double id;
+  mcp_answer_fn fn;      /* NULL: withdrawn, the answer is dropped */
+  void *ud;
+  mcp_pending *next;
+};
+
+/* A tools/call in flight. */
+struct mcp_call {
+  mcp_server *s;
+  mcp_call *prev, *next;
+  cJSON *id;             /* the request's id (a copy) */
+  char call_id[48];      /* the chain's call id: "mcp-N" */
+  char *tool;
+  cJSON *args;           /* as the client sent them, for a 2026-07-28
+                            request (a requestState binds them); NULL in
+                            a session */
+  cJSON *progress_token; /* _meta.progressToken, or NULL */
+  double last_progress;  /* progress must grow: what was last sent */
+  int stateless;         /* a 2026-07-28 request */
+  int can_elicit;        /* its client accepts elicitation/create */
+  int cancelled;         /* notifications/cancelled: nothing more is sent */
+  int answered;          /* its answer went out before the call ended
+                            (input_required) */
+  int preset;            /* the user's answer came with the request (the
+                            retry of an input_required): a tg_answer, 0 none */
+  tg_always_scope preset_scope;
+  char *preset_guidance;
+  uint64_t approval_id;  /* an ask waiting on the client's answer */
+  mcp_pending *elicit;   /* the elicitation/create it waits on */
+};
+
+/* The client's tools as last listed: names, sorted, and which are hidden. */
+typedef struct {
+  cJSON *list;           /* the tools/list "tools" array (MCP Tool objects) */
+  uint64_t generation;   /* the policy generation it was made from */
+  unsigned version;      /* s->tools_version it was made at */
+  uint8_t digest[TG_SHA256_SIZE]; /* of list: did a reload change it? */
+  int have_digest;
+} mcp_tool_cache;
+
+struct mcp_server {
+  tg_runtime *rt;
+  uv_loop_t *loop;
+  mcp_options opt;
+  mcp_log *log;
+  jrpc_conn *conn;
+  int stopping, ended;
+  /* the 2025-era session */
+  int initialized;       /* initialize was answered */
+  char version[16];      /* the negotiated version */
+  cJSON *session_caps;   /* the client's capabilities (initialize) */
+  cJSON *meta_session, *meta_stateless; /* call.metadata of each era */
+  char client_name[64];
+  int log_level;         /* logging/setLevel; notifications at or above */
+  int saw_stateless;     /* a 2026-07-28 request came */
+  /* calls in flight and server-to-client requests */
+  mcp_call *calls;
+  size_t ncalls;
+  uint64_t next_call;
+  mcp_pending *pending;
+  double next_request;
+  cJSON *held;           /* requests that came while the gateway settled
+                            (an array of the messages) */
+  /* tools */
+  mcp_tool_cache tools;
+  unsigned tools_version; /* bumped when the C tools change (gateway) */
+  int subscription;
+  mcp_states *states;    /* requestState key and the used ones */
+  mcp_gateway *gw;       /* NULL: no upstream servers */
+};
+
+/* ---- server.c ------------------------------------------------------------ */
+
+/* Answers req with result (taken): resultType "complete" is added for a
+ * 2026-07-28 request that has none. */
+void mcp_reply(mcp_server *s, const mcp_req *req, cJSON *result);
+void mcp_reply_error(mcp_server *s, const cJSON *id, int code,
+                     const char *message, cJSON *data);
+/* A notification to the client (params taken). */
+void mcp_notify(mcp_server *s, const char *method, cJSON *params);
+/* Sends a request to the client; fn gets its answer. Returns the pending
+ * entry (to withdraw with mcp_withdraw), or NULL when it could not be
+ * sent. */
+mcp_pending *mcp_ask_client(mcp_server *s, const char *method, cJSON *params,
+                            mcp_answer_fn fn, void *ud);
+/* The answer will not be wanted: it is dropped when it comes, and the
+ * client is told (notifications/cancelled). */
+void mcp_withdraw(mcp_server *s, mcp_pending *p, const char *reason);
+/* The requests held while the gateway settled are handled now, in the
+ * order they came. */
+void mcp_release_held(mcp_server *s);
+/* Does this request's client accept elicitation/create (form mode)? */
+int mcp_can_elicit(const mcp_req *req);
+/* A log line, and the same as a notifications/message to a 2025-era
+ * client that wants that level. */
+void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- tools.c ------------------------------------------------------------- */
+
+void mcp_tools_list(mcp_server *s, const mcp_req *req);
+void mcp_tools_call(mcp_server *s, const mcp_req *req);
+void mcp_cancelled(mcp_server *s, const cJSON *params);
+/* Is name a tool the client may call (listed after the expose filter)? */
+int mcp_tool_exposed(mcp_server *s, const char *name);
+/* The tools as the client sees them (refreshed when the generation or the
+ * C tools changed). */
+const cJSON *mcp_tool_list(mcp_server *s);
+/* After a reload or an upstream change: tells a 2025-era client
+ * notifications/tools/list_changed if the list it would get changed. */
+void mcp_tools_maybe_changed(mcp_server *s);
+/* Cancels every call in flight (stop). */
+void mcp_calls_cancel_all(mcp_server *s);
+void mcp_calls_free(mcp_server *s);
+
+/* The call a chain call id belongs to, or NULL. */
+mcp_call *mcp_call_by_call_id(mcp_server *s, const char *call_id);
+
+/* ---- approval.c ---------------------------------------------------------- */
+
+/* The runtime's approver (tg_runtime_set_approver(rt, mcp_approver, s)). */
+void mcp_approver(tg_runtime *rt, const tg_approval_request *req, void *ud);
+/* A call ends or is cancelled while its ask waits on the client. */
+void mcp_approval_drop(mcp_server *s, mcp_call *c);
+/* The user's answer a retried 2026-07-28 tools/call carries with its
+ * requestState (inputResponses), checked and set as c's preset answer.
+ * 0 (also when there is none), or -1 when it has answered the request
+ * with an error. */
+int mcp_read_input_response(mcp_server *s, const mcp_req *req, mcp_call *c);
+
+/* ---- reqstate.c ---------------------------------------------------------- */
+
+mcp_states *mcp_states_new(uint64_t ttl_ms, char err[TG_ERRMSG]);
+void mcp_states_free(mcp_states *st);
+/* A new requestState for a tools/call of tool with args (base64url text,
+ * malloc'd), or NULL when out of memory. */
+char *mcp_state_issue(mcp_states *st, const char *method, const char *tool,
+                      const cJSON *args);
+/* Checks a requestState that came back with a retried request: the MAC,
+ * the expiry, that it was issued for this method, tool and args, and that
+ * it was not used before — then marks it used. 0, or -1 with why (a
+ * sentence for the client) and reason ("tampered", "expired", "mismatch",
+ * "replayed"). */
+int mcp_state_redeem(mcp_states *st, const char *state, const char *method,
+                     const char *tool, const cJSON *args, char *why,
+                     size_t whylen, const char **reason);
+
+/* ---- gateway.c ----------------------------------------------------------- */
+
+int mcp_gateway_start(mcp_server *s, char err[TG_ERRMSG]);
+void mcp_gateway_stop(mcp_server *s);
+int mcp_gateway_busy(const mcp_server *s);
+void mcp_gateway_free(mcp_server *s);
+/* Is the tool one the gateway forwards (its results are CallToolResults
+ * already)? */
+int mcp_gateway_owns(const mcp_server *s, const char *tool);
+/* The MCP Tool the client sees for an upstream tool (new). */
+cJSON *mcp_gateway_tool(mcp_server *s, const char *name);
+/* Is the tool offered by its upstream right now (it may have gone with a
+ * restart)? Tools that are not the gateway's are. */
+int mcp_gateway_offered(const mcp_server *s, const char *tool);
+/* The prompts and resources methods: forwarded to the upstream that owns the
+ * name; 0 when the gateway handled the method, -1 when it has none. */
+int mcp_gateway_request(mcp_server *s, const mcp_req *req);
+/* The capabilities the gateway adds (prompts, resources) to cap. */
+void mcp_gateway_capabilities(mcp_server *s, cJSON *caps);
+/* Are upstream servers still having their first go at starting? The
+ * server holds the client's requests meanwhile. */
+int mcp_gateway_settling(const mcp_server *s);
+
+#endif

@@ -1,0 +1,485 @@
+/*
+ * tools.c — tools/list and tools/call.
+ *
+ * The list is what tg_runtime_describe gives (built-ins, Lua tools, the
+ * gateway's upstream tools), through the expose filter, sorted by name
+ * so that it is the same list every time; it is remade when the policy
+ * generation or the C tools change. A call goes through the whole chain
+ * with tg_call_start: its progress events become notifications/progress
+ * when the request carried a progressToken, notifications/cancelled
+ * cancels it, and its outcome becomes a CallToolResult — failures,
+ * denials and rejections as isError results carrying the text the agent
+ * should read; only faults of the request itself are JSON-RPC errors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mcp.h"
+
+/* ---- the list -------------------------------------------------------------- */
+
+/* Hidden by the expose globs? No positive glob: everything is in; then
+ * any "!glob" that matches hides. */
+static int hidden(const mcp_server *s, const char *name) {
+  const char *const *g = s->opt.expose;
+  int positives = 0, in = 0;
+  for (size_t i = 0; g && g[i]; i++) {
+    if (g[i][0] == '!') {
+      if (tg_glob_match(g[i] + 1, name)) return 1;
+    } else {
+      positives = 1;
+      in = in || tg_glob_match(g[i], name);
+    }
+  }
+  return positives && !in;
+}
+
+/* An MCP Tool from one tool of tg_runtime_describe. */
+static cJSON *mcp_tool(const cJSON *t) {
+  cJSON *o = cJSON_CreateObject();
+  const cJSON *schema = cJSON_GetObjectItem(t, "schema");
+  const char *desc = cJSON_GetStringValue(cJSON_GetObjectItem(t, "description"));
+  cJSON_AddStringToObject(o, "name", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
+  if (desc) cJSON_AddStringToObject(o, "description", desc);
+  /* inputSchema is always an object schema: a tool with none takes any */
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(schema, "type"));
+  if (schema && type && !strcmp(type, "object"))
+    cJSON_AddItemToObject(o, "inputSchema", cJSON_Duplicate(schema, 1));
+  else
+    cJSON_AddItemToObject(o, "inputSchema",
+                          cJSON_Parse("{\"type\":\"object\"}"));
+  cJSON *ann = cJSON_AddObjectToObject(o, "annotations");
+  cJSON_AddBoolToObject(ann, "readOnlyHint",
+                        cJSON_IsTrue(cJSON_GetObjectItem(t, "read_only")));
+  return o;
+}
+
+static int by_name(const void *a, const void *b) {
+  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+  return strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(x, "name")),
+                cJSON_GetStringValue(cJSON_GetObjectItem(y, "name")));
+}
+
+/* Sorts the array's items by "name", in place. */
+static void sort_by_name(cJSON *list) {
+  int n = cJSON_GetArraySize(list);
+  if (n < 2) return;
+  cJSON **v = malloc((size_t)n * sizeof *v);
+  if (!v) return;
+  int k = 0;
+  while (list->child) v[k++] = cJSON_DetachItemViaPointer(list, list->child);
+  qsort(v, (size_t)n, sizeof *v, by_name);
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(list, v[i]);
+  free(v);
+}
+
+/* The tools of the runtime that the expose globs let through, sorted,
+ * then through the policies' tg.list_tools hooks (which see "server" on a
+ * gateway's tools; the client does not). */
+static cJSON *build_list(mcp_server *s) {
+  cJSON *d = tg_runtime_describe(s->rt);
+  cJSON *list = cJSON_CreateArray();
+  const cJSON *t;
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(d, "tools")) {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
+    const char *group = cJSON_GetStringValue(cJSON_GetObjectItem(t, "group"));
+    if (!name || hidden(s, name) || !mcp_gateway_offered(s, name)) continue;
+    cJSON *tool = mcp_gateway_owns(s, name) ? mcp_gateway_tool(s, name)
+                                            : mcp_tool(t);
+    if (tool && group) cJSON_AddStringToObject(tool, "server", group);
+    if (tool) cJSON_AddItemToArray(list, tool);
+  }
+  cJSON_Delete(d);
+  sort_by_name(list);
+  cJSON *hooked = tg_runtime_list_tools(s->rt, list);
+  if (hooked) {
+    cJSON_Delete(list);
+    list = hooked;
+  }
+  cJSON_ArrayForEach(t, list) cJSON_DeleteItemFromObject((cJSON *)t, "server");
+  return list;
+}
+
+const cJSON *mcp_tool_list(mcp_server *s) {
+  mcp_tool_cache *c = &s->tools;
+  uint64_t gen = tg_runtime_generation(s->rt);
+  if (c->list && c->generation == gen && c->version == s->tools_version)
+    return c->list;
+  cJSON_Delete(c->list);
+  c->list = build_list(s);
+  c->generation = gen;
+  c->version = s->tools_version;
+  return c->list;
+}
+
+int mcp_tool_exposed(mcp_server *s, const char *name) {
+  const cJSON *t;
+  cJSON_ArrayForEach(t, mcp_tool_list(s))
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")), name))
+      return 1;
+  return 0;
+}
+
+void mcp_tools_maybe_changed(mcp_server *s) {
+  char *text = tg_json_print(mcp_tool_list(s), 0);
+  if (!text) return;
+  uint8_t d[TG_SHA256_SIZE];
+  tg_sha256(text, strlen(text), d);
+  free(text);
+  int changed = s->tools.have_digest && !tg_digest_equal(d, s->tools.digest, sizeof d);
+  memcpy(s->tools.digest, d, sizeof d);
+  s->tools.have_digest = 1;
+  if (!changed || !s->initialized) return;
+  mcp_logf(s->log, MCP_LOG_INFO, "the tool list changed: telling the client");
+  mcp_notify(s, "notifications/tools/list_changed", NULL);
+}
+
+void mcp_tools_list(mcp_server *s, const mcp_req *req) {
+  if (cJSON_GetObjectItemCaseSensitive(req->params, "cursor")) {
+    mcp_reply_error(s, req->id, JRPC_INVALID_PARAMS,
+                    "tools/list: unknown cursor (this server lists every tool "
+                    "at once and gives no cursor)", NULL);
+    return;
+  }
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddItemToObject(r, "tools", cJSON_Duplicate(mcp_tool_list(s), 1));
+  if (!s->tools.have_digest) mcp_tools_maybe_changed(s); /* the baseline */
+  if (req->stateless) {
+    cJSON_AddNumberToObject(r, "ttlMs", (double)s->opt.tools_ttl_ms);
+    cJSON_AddStringToObject(r, "cacheScope", "public");
+  }
+  mcp_reply(s, req, r);
+}
+
+/* ---- calls in flight --------------------------------------------------------- */
+
+static int same_id(const cJSON *a, const cJSON *b) {
+  if (cJSON_IsString(a) && cJSON_IsString(b))
+    return !strcmp(a->valuestring, b->valuestring);
+  return cJSON_IsNumber(a) && cJSON_IsNumber(b) &&
+         a->valuedouble == b->valuedouble;
+}
+
+static mcp_call *call_by_request(mcp_server *s, const cJSON *id) {
+  for (mcp_call *c = s->calls; c; c = c->next)
+    if (same_id(c->id, id)) return c;
+  return NULL;
+}
+
+mcp_call *mcp_call_by_call_id(mcp_server *s, const char *call_id) {
+  for (mcp_call *c = s->calls; c && call_id; c = c->next)
+    if (!strcmp(c->call_id, call_id)) return c;
+  return NULL;
+}
+
+static void link_call(mcp_server *s, mcp_call *c) {
+  c->next = s->calls;
+  if (s->calls) s->calls->prev = c;
+  s->calls = c;
+  s->ncalls++;
+}
+
+static void unlink_call(mcp_server *s, mcp_call *c) {
+  if (c->prev) c->prev->next = c->next;
+  else s->calls = c->next;
+  if (c->next) c->next->prev = c->prev;
+  s->ncalls--;
+}
+
+static void call_free(mcp_call *c) {
+  cJSON_Delete(c->id);
+  cJSON_Delete(c->args);
+  cJSON_Delete(c->progress_token);
+  free(c->tool);
+  free(c->preset_guidance);
+  free(c);
+}
+
+void mcp_calls_cancel_all(mcp_server *s) {
+  size_t n = 0;
+  char (*ids)[48] = s->ncalls ? malloc(s->ncalls * sizeof *ids) : NULL;
+  for (mcp_call *c = s->calls; c; c = c->next) {
+    c->cancelled = 1;
+    mcp_approval_drop(s, c);
+    if (ids) memcpy(ids[n++], c->call_id, sizeof *ids);
+  }
+  /* by id: a call may end (and go) while another is cancelled */
+  for (size_t i = 0; i < n; i++) tg_call_cancel(s->rt, ids[i]);
+  free(ids);
+}
+
+/* Calls still running when the server goes are orphaned, not freed: the
+ * runtime still holds them and ends them (tg_runtime_free cancels and
+ * waits); their done frees them then. */
+void mcp_calls_free(mcp_server *s) {
+  while (s->calls) {
+    mcp_call *c = s->calls;
+    unlink_call(s, c);
+    c->s = NULL;
+  }
+}
+
+void mcp_cancelled(mcp_server *s, const cJSON *params) {
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+  mcp_call *c = id ? call_by_request(s, id) : NULL;
+  if (!c) { /* it may have ended already: the race the spec allows */
+    mcp_logf(s->log, MCP_LOG_DEBUG, "cancel of a request not in flight");
+    return;
+  }
+  const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(params, "reason"));
+  mcp_logf(s->log, MCP_LOG_INFO, "the client cancelled %s (%s)%s%s",
+           c->call_id, c->tool, why ? ": " : "", why ? why : "");
+  c->cancelled = 1;
+  mcp_approval_drop(s, c);
+  tg_call_cancel(s->rt, c->call_id);
+}
+
+/* ---- outcomes as CallToolResults ------------------------------------------- */
+
+static void add_text(cJSON *content, const char *text) {
+  cJSON *t = cJSON_CreateObject();
+  cJSON_AddStringToObject(t, "type", "text");
+  cJSON_AddStringToObject(t, "text", text);
+  cJSON_AddItemToArray(content, t);
+}
+
+/* toolgate's facts about the outcome, in _meta (machines; the agent reads
+ * the text). */
+static void add_outcome_meta(cJSON *r, const tg_outcome *o) {
+  cJSON *meta = cJSON_GetObjectItem(r, "_meta");
+  if (!cJSON_IsObject(meta)) {
+    cJSON_DeleteItemFromObject(r, "_meta");
+    meta = cJSON_AddObjectToObject(r, "_meta");
+  }
+  cJSON_DeleteItemFromObject(meta, MCP_META_OUTCOME);
+  cJSON *m = cJSON_AddObjectToObject(meta, MCP_META_OUTCOME);
+  cJSON_AddStringToObject(m, "call_id", o->id);
+  cJSON_AddStringToObject(m, "status", tg_status_name(o->status));
+  if (o->error.phase != TG_PHASE_NONE) {
+    cJSON_AddStringToObject(m, "phase", tg_phase_name(o->error.phase));
+    cJSON_AddStringToObject(m, "code", o->error.code ? o->error.code : "");
+    cJSON_AddBoolToObject(m, "retryable", o->error.retryable);
+  }
+  cJSON_AddStringToObject(m, "verdict", tg_verdict_name(o->verdict));
+  if (o->rule) cJSON_AddStringToObject(m, "rule", o->rule);
+  if (o->truncated) cJSON_AddTrueToObject(m, "truncated");
+}
+
+/* A CallToolResult an upstream server gave: one with a content array. */
+static int is_tool_result(const cJSON *r) {
+  return cJSON_IsObject(r) && cJSON_IsArray(cJSON_GetObjectItem(r, "content"));
+}
+
+static cJSON *ok_result(mcp_server *s, const tg_outcome *o) {
+  if (mcp_gateway_owns(s, o->tool) && is_tool_result(o->result))
+    return cJSON_Duplicate(o->result, 1); /* the upstream's, as it came */
+  cJSON *r = cJSON_CreateObject();
+  cJSON *content = cJSON_AddArrayToObject(r, "content");
+  if (cJSON_IsString(o->result)) {
+    add_text(content, o->result->valuestring);
+  } else if (o->result) {
+    char *text = tg_json_print(o->result, 0);
+    add_text(content, text ? text : "");
+    free(text);
+    if (cJSON_IsObject(o->result))
+      cJSON_AddItemToObject(r, "structuredContent",
+                            cJSON_Duplicate(o->result, 1));
+  }
+  return r;
+}
+
+/* The text the agent reads for a call that failed, was denied, rejected,
+ * cancelled or timed out: the chain's message (it says whether the tool
+ * ran), the suggestion, and any partial output. */
+static cJSON *error_result(mcp_server *s, const tg_outcome *o) {
+  int upstream = mcp_gateway_owns(s, o->tool) && is_tool_result(o->result);
+  cJSON *r = upstream ? cJSON_Duplicate(o->result, 1) : cJSON_CreateObject();
+  cJSON_DeleteItemFromObject(r, "structuredContent");
+  cJSON *content = cJSON_GetObjectItem(r, "content");
+  if (!content) content = cJSON_AddArrayToObject(r, "content");
+  char head[4096];
+  snprintf(head, sizeof head, "%s%s%s", o->error.message ? o->error.message : "",
+           o->error.suggestion ? "\nSuggestion: " : "",
+           o->error.suggestion ? o->error.suggestion : "");
+  /* an upstream's own failure speaks for itself; our text goes first */
+  cJSON *t = cJSON_CreateObject();
+  cJSON_AddStringToObject(t, "type", "text");
+  cJSON_AddStringToObject(t, "text", head);
+  cJSON_InsertItemInArray(content, 0, t);
+  if (o->result && !upstream) {
+    char *p = cJSON_IsString(o->result) ? NULL : tg_json_print(o->result, 0);
+    const char *partial = p ? p : o->result->valuestring;
+    char *text = malloc(strlen(partial) + 32);
+    if (text) {
+      sprintf(text, "Partial output:\n%s", partial);
+      add_text(content, text);
+      free(text);
+    }
+    free(p);
+  }
+  cJSON_DeleteItemFromObject(r, "isError");
+  cJSON_AddTrueToObject(r, "isError");
+  return r;
+}
+
+static void on_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
+  mcp_call *c = ud;
+  mcp_server *s = c->s;
+  if (!s) { /* orphaned: the server has gone */
+    call_free(c);
+    return;
+  }
+  mcp_approval_drop(s, c);
+  if (!c->cancelled && !c->answered) {
+    cJSON *r = o->status == TG_STATUS_OK ? ok_result(s, o) : error_result(s, o);
+    add_outcome_meta(r, o);
+    mcp_req req = {c->id, "tools/call", NULL, c->stateless, NULL};
+    mcp_reply(s, &req, r);
+  }
+  mcp_logf(s->log, MCP_LOG_DEBUG, "%s %s: %s%s%s (%.1f ms)", c->call_id,
+           c->tool, tg_status_name(o->status), o->error.code ? " " : "",
+           o->error.code ? o->error.code : "", o->duration_ms);
+  unlink_call(s, c);
+  call_free(c);
+}
+
+/* ---- progress ------------------------------------------------------------------ */
+
+/* MCP wants progress to grow with every notification: the tool's own
+ * count when it gives one, else the seconds it has run. */
+static void on_progress(tg_runtime *rt, const tg_event *ev, void *ud) {
+  mcp_call *c = ud;
+  if (!c->s || c->cancelled || c->answered || !c->progress_token) return;
+  const cJSON *cur = cJSON_GetObjectItem(ev->data, "current");
+  const cJSON *total = cJSON_GetObjectItem(ev->data, "total");
+  double v = cJSON_IsNumber(cur)
+                 ? cur->valuedouble
+                 : cJSON_GetNumberValue(cJSON_GetObjectItem(ev->data, "elapsed_ms")) / 1000.0;
+  if (!(v > c->last_progress)) return;
+  c->last_progress = v;
+  const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(ev->data, "message"));
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddItemToObject(p, "progressToken", cJSON_Duplicate(c->progress_token, 1));
+  cJSON_AddNumberToObject(p, "progress", v);
+  if (cJSON_IsNumber(cur) && cJSON_IsNumber(total))
+    cJSON_AddNumberToObject(p, "total", total->valuedouble);
+  if (msg && *msg) cJSON_AddStringToObject(p, "message", msg);
+  mcp_notify(c->s, "notifications/progress", p);
+}
+
+/* ---- tools/call ------------------------------------------------------------------ */
+
+static void bad_params(mcp_server *s, const cJSON *id, const char *msg) {
+  mcp_reply_error(s, id, JRPC_INVALID_PARAMS, msg, NULL);
+}
+
+static mcp_call *new_call(mcp_server *s, const mcp_req *req, const char *name,
+                          const cJSON *args, const cJSON *token) {
+  mcp_call *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->s = s;
+  c->id = cJSON_Duplicate(req->id, 1);
+  c->tool = strdup(name);
+  /* kept only where a requestState binds them (the chain has its own) */
+  if (req->stateless)
+    c->args = args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject();
+  c->progress_token = token ? cJSON_Duplicate(token, 1) : NULL;
+  c->stateless = req->stateless;
+  c->can_elicit = mcp_can_elicit(req);
+  snprintf(c->call_id, sizeof c->call_id, "mcp-%llu",
+           (unsigned long long)++s->next_call);
+  if (!c->id || !c->tool || (req->stateless && !c->args) ||
+      (token && !c->progress_token)) {
+    call_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+/* call.metadata.mcp = {protocol, client?}: the same for every call of an
+ * era, so made once (the chain copies it into each call). */
+static const cJSON *call_metadata(mcp_server *s, const mcp_req *req) {
+  cJSON **m = req->stateless ? &s->meta_stateless : &s->meta_session;
+  if (*m) return *m;
+  *m = cJSON_CreateObject();
+  cJSON *mcp = cJSON_AddObjectToObject(*m, "mcp");
+  cJSON_AddStringToObject(mcp, "protocol", req->stateless ? MCP_STATELESS_VERSION
+                                                          : s->version);
+  if (!req->stateless && s->client_name[0])
+    cJSON_AddStringToObject(mcp, "client", s->client_name);
+  return *m;
+}
+
+/* Checks the request; the progress token in *token. -1: answered. */
+static int check_call(mcp_server *s, const mcp_req *req, const char **name,
+                      const cJSON **args, const cJSON **token) {
+  const cJSON *p = req->params;
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
+  *args = cJSON_GetObjectItemCaseSensitive(p, "arguments");
+  *token = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(p, "_meta"), "progressToken");
+  if (!cJSON_IsString(n)) {
+    bad_params(s, req->id, "tools/call: params.name must be a string");
+    return -1;
+  }
+  *name = n->valuestring;
+  if (*args && !cJSON_IsObject(*args) && !cJSON_IsNull(*args)) {
+    bad_params(s, req->id, "tools/call: params.arguments must be an object");
+    return -1;
+  }
+  if (*token && !cJSON_IsString(*token) && !cJSON_IsNumber(*token)) {
+    bad_params(s, req->id, "tools/call: params._meta.progressToken must be a "
+               "string or a number");
+    return -1;
+  }
+  if (!mcp_tool_exposed(s, *name)) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "Unknown tool: %.200s (tools/list names the "
+             "tools this server offers)", *name);
+    bad_params(s, req->id, msg);
+    return -1;
+  }
+  if (call_by_request(s, req->id)) {
+    mcp_reply_error(s, req->id, JRPC_INVALID_REQUEST, "tools/call: a call "
+                    "with this request id is still in flight", NULL);
+    return -1;
+  }
+  if (s->ncalls >= s->opt.max_calls) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "tools/call: %zu calls are in flight, the most "
+             "this server takes at once: wait for one to end", s->ncalls);
+    mcp_reply_error(s, req->id, JRPC_INTERNAL_ERROR, msg, NULL);
+    return -1;
+  }
+  return 0;
+}
+
+void mcp_tools_call(mcp_server *s, const mcp_req *req) {
+  const char *name;
+  const cJSON *args, *token;
+  if (check_call(s, req, &name, &args, &token) < 0) return;
+  if (cJSON_IsNull(args)) args = NULL;
+  mcp_call *c = new_call(s, req, name, args, token);
+  if (!c) {
+    mcp_reply_error(s, req->id, JRPC_INTERNAL_ERROR, "out of memory", NULL);
+    return;
+  }
+  if (mcp_read_input_response(s, req, c) < 0) {
+    call_free(c);
+    return;
+  }
+  tg_call_request r = {.id = c->call_id, .tool = name, .args = args,
+                       .metadata = call_metadata(s, req),
+                       .on_progress = token ? on_progress : NULL,
+                       .events_ud = c};
+  char err[TG_ERRMSG] = "";
+  link_call(s, c);
+  /* done may run before this returns (a call refused at once, or one
+   * whose tool finished inside its start): c is not touched after */
+  int rc = tg_call_start(s->rt, &r, on_done, c, err);
+  if (rc < 0) {
+    unlink_call(s, c);
+    mcp_reply_error(s, req->id, JRPC_INTERNAL_ERROR, err, NULL);
+    call_free(c);
+  }
+}

@@ -14,4 +14,9 @@ case "$sanitize" in
     export LSAN_OPTIONS="suppressions=$PWD/spec/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" ;;
 esac
-exec "$interp" /usr/bin/busted --output=utfTerminal spec/lua
+# A runtime made without db = ... keeps its database under XDG_STATE_HOME:
+# never the real home's.
+state=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-state.XXXXXX")
+trap 'rm -rf "$state"' EXIT
+export XDG_STATE_HOME="$state"
+"$interp" /usr/bin/busted --output=utfTerminal spec/lua

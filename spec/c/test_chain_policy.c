@@ -57,6 +57,7 @@ TEST(policy_reload_failure_keeps_old_generation) {
   /* the old rules still judge */
   outc o = {0};
   start_call(rt, NULL, "c", NULL, &o);
+  run_until(rt, &o.n, 1);
   ASSERT_EQ(o.status, TG_STATUS_DENIED);
   ASSERT_STR_EQ(o.rule, "no-c");
 
@@ -66,6 +67,7 @@ TEST(policy_reload_failure_keeps_old_generation) {
   ASSERT_EQ(count_type(&ev, "policy_loaded", NULL), 1);
   outc o2 = {0};
   start_call(rt, NULL, "c", NULL, &o2);
+  run_until(rt, &o2.n, 1);
   ASSERT_EQ(o2.status, TG_STATUS_OK);
   outc_free(&o);
   outc_free(&o2);

@@ -62,6 +62,23 @@ static int tg_test_skipped(const char *name) {
   return 0;
 }
 
+/* Runtimes keep their database under XDG_STATE_HOME: each test gets a
+ * fresh one of its own, removed after it, so no test writes into the real
+ * home, nor sees what another test (or run) remembered there. */
+static void tg_test_private_state(char dir[64]) {
+  snprintf(dir, 64, "/tmp/tg-state-XXXXXX");
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    exit(2);
+  }
+}
+
+static void tg_test_remove_state(const char *dir) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 static int tg_test_run_all(const tg_test_entry *tests, size_t n, int argc,
                            char **argv) {
   int failed = 0, passed = 0;
@@ -72,14 +89,18 @@ static int tg_test_run_all(const tg_test_entry *tests, size_t n, int argc,
       continue;
     }
     fflush(stdout);
+    char state[64];
+    tg_test_private_state(state);
     pid_t pid = fork();
     if (pid == 0) {
+      setenv("XDG_STATE_HOME", state, 1);
       alarm(60);
       tests[i].fn();
       exit(0);
     }
     int st = 0;
     waitpid(pid, &st, 0);
+    tg_test_remove_state(state);
     int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
     if (ok) passed++; else failed++;
     printf("%s %s", ok ? "ok    " : "FAILED", tests[i].name);

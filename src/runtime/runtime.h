@@ -31,6 +31,11 @@ struct tg_runtime {
   tg_watch *watch;           /* the policies folder watch + debounce */
   uv_signal_t *reload_signal; /* SIGHUP, only when asked for */
   tg_control *control;       /* the control socket server */
+  /* Storage (store/store.h): NULL when off. core.cfg.db and .project
+   * point at the copies here. */
+  struct tg_store *store;
+  char *db;
+  char *project;
 };
 
 /* What a successful reload made. */

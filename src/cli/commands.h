@@ -11,6 +11,8 @@ int cmd_check(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_reload(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+int cmd_approvals(int argc, char **argv);
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -18,5 +20,7 @@ extern const char cmd_check_usage[];
 extern const char cmd_explain_usage[];
 extern const char cmd_reload_usage[];
 extern const char cmd_watch_usage[];
+extern const char cmd_log_usage[];
+extern const char cmd_approvals_usage[];
 
 #endif

@@ -25,6 +25,10 @@ static const cli_command commands[] = {
      "ask the running instance to reload its policies"},
     {"watch", cmd_watch, cmd_watch_usage,
      "reload policies as they are saved, until Ctrl-C"},
+    {"log", cmd_log, cmd_log_usage,
+     "show the audit trail: recent calls, or follow them live"},
+    {"approvals", cmd_approvals, cmd_approvals_usage,
+     "list, revoke or grant remembered approvals"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)
@@ -36,7 +40,7 @@ static void usage(FILE *f) {
         "commands:\n",
         f);
   for (size_t i = 0; i < NCOMMANDS; i++)
-    fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
   fputs("\nRun 'toolgate COMMAND --help' for a command's options.\n", f);
 }
 

@@ -255,9 +255,10 @@ TEST(corrupt_or_foreign_files_are_refused_with_a_clear_error) {
   msg = new_fails(&cfg);
   ASSERT_CONTAINS(msg, other);
   ASSERT_CONTAINS(msg, "another program's");
-  sql_exec(other, "PRAGMA user_version=2");
+  sql_exec(other, "PRAGMA user_version=9"); /* not "newer": not ours */
   msg = new_fails(&cfg);
   ASSERT_CONTAINS(msg, "another program's");
+  ASSERT_CONTAINS(msg, "user_version 9");
   ASSERT_EQ(sql_int(other, "SELECT count(*) FROM sqlite_master"), 1);
   free(junk);
   free(other);

@@ -105,19 +105,21 @@ int tg__schema_version(sqlite3 *db) {
   return int_pragma(db, "PRAGMA user_version", &v) == SQLITE_OK ? v : -1;
 }
 
-/* Is this file someone else's? An application_id not ours, or tables
- * without our mark: toolgate will not write into another program's
- * database. */
-static int foreign(sqlite3 *db, const char *path, int app,
+/* Is this file someone else's? Ours carries our application_id; a file
+ * without one is ours only while it is empty (new, version 0): toolgate
+ * will not write into another program's database. */
+static int foreign(sqlite3 *db, const char *path, int app, int v,
                    char err[TG_ERRMSG]) {
   int tables = 0;
   if (app == TG_APPLICATION_ID) return 0;
-  if (app == 0 && int_pragma(db, "SELECT count(*) FROM sqlite_master",
-                             &tables) == SQLITE_OK && tables == 0)
-    return 0;
+  if (int_pragma(db, "SELECT count(*) FROM sqlite_master", &tables) !=
+      SQLITE_OK)
+    tables = -1;
+  if (app == 0 && v == 0 && tables == 0) return 0;
   tg__errf(err, TG_ERRMSG, "database %s: it is another program's SQLite "
-           "database (application_id %d, %d schema objects), not toolgate's; "
-           "give toolgate a file of its own", path, app, tables);
+           "database (application_id %d, user_version %d, %d schema "
+           "objects), not toolgate's; give toolgate a file of its own",
+           path, app, v, tables);
   return 1;
 }
 
@@ -139,8 +141,8 @@ static int upgrade(sqlite3 *db, const char *path, int target,
     tg__db_error(db, path, "cannot read its schema version", err);
     return -1;
   }
+  if (foreign(db, path, app, v, err)) return -1;
   if (v > TG_DB_SCHEMA_VERSION) return newer(path, v, err);
-  if (v == 0 && foreign(db, path, app, err)) return -1;
   for (int k = v + 1; k <= target; k++) {
     if (tg__db_exec(db, steps[k], why, sizeof why) != SQLITE_OK) {
       tg__errf(err, TG_ERRMSG, "database %s: upgrading its schema to "
@@ -159,25 +161,15 @@ static int upgrade(sqlite3 *db, const char *path, int target,
 
 int tg__schema_ensure(sqlite3 *db, const char *path, int target,
                       char err[TG_ERRMSG]) {
-  int v = tg__schema_version(db);
-  if (v < 0) {
+  int v = tg__schema_version(db), app = 0;
+  if (v < 0 || int_pragma(db, "PRAGMA application_id", &app) != SQLITE_OK) {
     tg__db_error(db, path, "cannot read its schema version", err);
     return -1;
   }
+  /* someone else's first: their user_version means nothing to us */
+  if (foreign(db, path, app, v, err)) return -1;
   if (v > TG_DB_SCHEMA_VERSION) return newer(path, v, err);
-  if (v >= target && v > 0) { /* the common case: no write, no lock */
-    int app = 0;
-    if (int_pragma(db, "PRAGMA application_id", &app) != SQLITE_OK) {
-      tg__db_error(db, path, "cannot read its application id", err);
-      return -1;
-    }
-    if (app == TG_APPLICATION_ID) return 0;
-    /* a user_version and not our mark: another program's file */
-    if (!foreign(db, path, app, err))
-      tg__errf(err, TG_ERRMSG, "database %s: it has schema version %d but "
-               "not toolgate's mark: another program's file", path, v);
-    return -1;
-  }
+  if (v >= target && v > 0) return 0; /* the common case: no write, no lock */
   if (tg__db_exec(db, "BEGIN IMMEDIATE", NULL, 0) != SQLITE_OK) {
     tg__db_error(db, path, "cannot lock it to set up its schema", err);
     return -1;

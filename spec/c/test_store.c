@@ -215,6 +215,16 @@ TEST(version_1_file_is_upgraded_in_place_keeping_its_calls) {
   ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(old, "args"), "command"), "rm -rf /");
   ASSERT_STR_EQ(str_at(last_of(all), "call_id"), "after-upgrade");
   cJSON_Delete(all);
+  /* --since finds its first row by the rowid (no index on ts) */
+  tg_audit_filter since = {.since_ms = 1700000001000};
+  all = audit_of(path, &since);
+  ASSERT_EQ(cJSON_GetArraySize(all), 3);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(all, 0), "call_id"), "call-2");
+  cJSON_Delete(all);
+  since.since_ms = 1700000001001;
+  all = audit_of(path, &since);
+  ASSERT_EQ(cJSON_GetArraySize(all), 2);
+  cJSON_Delete(all);
   outc_free(&o);
   free(path);
   rm_tree(dir);
@@ -814,6 +824,8 @@ TEST(approvals_by_pattern_are_honoured_by_a_second_runtime_until_revoked) {
   /* in force at once in a (before the store has it) and then in b */
   ASSERT_EQ(run_sh(a, "npm test"), TG_STATUS_OK);
   ASSERT_EQ(grants.n, 1);
+  /* b sees what another connection stored within its poll (100 ms) */
+  run_for(b, 300);
   ASSERT_EQ(run_sh(b, "npm test -- --grep x"), TG_STATUS_OK);
   ASSERT_EQ(rejects.n, 0);
   /* what the glob does not match is asked; '*' stops at '/' */
@@ -847,7 +859,9 @@ TEST(approvals_by_pattern_are_honoured_by_a_second_runtime_until_revoked) {
   ASSERT_EQ(tg_store_revoke(admin, id, err), -ENOENT);
   ASSERT_CONTAINS(err, "no approval in force");
   tg_store_close(admin);
+  run_for(b, 300); /* b notices by polling; a when its host reads */
   ASSERT_EQ(run_sh(b, "npm test"), TG_STATUS_REJECTED);
+  cJSON_Delete(tg_store_approvals(tg_runtime_store(a), 0, err));
   ASSERT_EQ(run_sh(a, "npm test"), TG_STATUS_OK);
   ASSERT_EQ(grants.n, 2); /* asked again (and granted again) */
   tg_runtime_free(a);
@@ -898,6 +912,7 @@ TEST(approvals_expire) {
                       .until_ms = now_ms() + 400};
   tg_store *st = tg_store_open(path, 0, err);
   ASSERT(tg_store_grant(st, &g, err) > 0);
+  cJSON_Delete(tg_store_approvals(tg_runtime_store(rt), 0, err)); /* in */
   ASSERT_EQ(run_sh(rt, "ls"), TG_STATUS_OK);
   usleep(500 * 1000);
   ASSERT_EQ(run_sh(rt, "ls"), TG_STATUS_REJECTED);

@@ -129,6 +129,9 @@ describe("storage: remembered approvals", function()
     assert.are.equal("ok", H.call(a, "sh", { command = "npm test" }).status)
     assert.are.equal("ok", H.call(a, "sh", { command = "npm test -- --ci" }).status)
     assert.are.equal(1, asked)
+    -- b takes in what another connection stored within 100 ms, or at once
+    -- when its host reads its database
+    assert.are.equal(1, #b:approvals())
     assert.are.equal("ok", H.call(b, "sh", { command = "npm test --watch" }).status)
     assert.are.equal("rejected", H.call(b, "sh", { command = "npm publish" }).status)
     assert.are.equal("denied", H.call(b, "sh", { command = "rm -rf /" }).status)

@@ -311,6 +311,10 @@ static int finish(tg_call *c) {
     end_call(c);
     return 1;
   }
+  /* no policy code sees the call again: its table goes now, not after
+   * the commit (a burst of calls would pile them up in the generation) */
+  if (c->call_ref != LUA_NOREF) luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);
+  c->call_ref = LUA_NOREF;
   fill_audit(c);
   sink->audit(sink->ud, &c->audit);
   return 0;

@@ -1,11 +1,15 @@
 /*
  * approvals.c — remembered approvals in the database: stored by the writer
  * (an approve-always answer) or by `toolgate approvals grant`, revoked by
- * `toolgate approvals revoke`, and looked up when a call asks. The lookup
- * is the one read the loop makes itself: one prepared statement over the
- * approvals of the call's tool (an index of the ones in force), each then
- * checked by the rule every approval follows (core/approval.c). README,
- * "Storage", gives its measured cost.
+ * `toolgate approvals revoke`, and looked up when a call asks.
+ *
+ * The lookup runs on the loop, so it reads no file: the loop holds a
+ * snapshot of the approvals in force, sorted by tool, that the writer
+ * thread loads (tg__snap_load) at start, after it stores or revokes one,
+ * and when another connection changed them — it polls PRAGMA data_version
+ * and the `approvals` counter that triggers keep in `meta`, every 100 ms
+ * when idle and after every batch (writer.c). Each entry is judged by the
+ * rule every approval follows (core/approval.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,12 +18,12 @@
 #include "store.h"
 #include "base/util.h"
 
-static const char find_sql[] =
-    "SELECT id, scope, args_key, arg, glob, place, session, project, expires"
-    " FROM approvals WHERE tool = ?1 AND revoked IS NULL"
-    " AND (expires IS NULL OR expires > ?2)"
-    " AND ((place = 'session' AND session = ?3)"
-    " OR (place = 'project' AND project = ?4))";
+/* ---- the snapshot the loop looks up ----------------------------------- */
+
+struct tg_snap {
+  size_t n;
+  tg_approval *a;            /* sorted by tool; the strings are the snap's */
+};
 
 static void bind_str(sqlite3_stmt *st, int i, const char *s) {
   if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
@@ -30,42 +34,115 @@ static const char *col(sqlite3_stmt *st, int i) {
   return (const char *)sqlite3_column_text(st, i);
 }
 
-/* The row as an approval (borrowing the statement's strings). */
-static int row_approval(sqlite3_stmt *st, const char *tool, tg_approval *a) {
-  int scope = tg__scope_of(col(st, 1)), where = tg__where_of(col(st, 5));
-  if (scope < 0 || where < 0) return -1; /* a row edited by hand: skip */
+void tg__snap_free(tg_snap *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->n; i++) {
+    tg_approval *a = &s->a[i];
+    free((char *)a->tool);
+    free((char *)a->args_key);
+    free((char *)a->arg);
+    free((char *)a->glob);
+    free((char *)a->session);
+    free((char *)a->project);
+  }
+  free(s->a);
+  free(s);
+}
+
+static char *dup_col(sqlite3_stmt *st, int i, int *nomem) {
+  const char *v = col(st, i);
+  char *d = v ? tg__strdup(v) : NULL;
+  if (v && !d) *nomem = 1;
+  return d;
+}
+
+/* The row as an approval with strings of its own; -1 for a row edited by
+ * hand into something that is none (skipped) or out of memory (*nomem). */
+static int row_approval(sqlite3_stmt *st, tg_approval *a, int *nomem) {
+  int scope = tg__scope_of(col(st, 2)), where = tg__where_of(col(st, 6));
+  if (scope < 0 || where < 0 || !col(st, 1)) return -1;
   *a = (tg_approval){.id = sqlite3_column_int64(st, 0),
                      .scope = (tg_always_scope)scope,
-                     .tool = tool,
-                     .args_key = col(st, 2),
-                     .arg = col(st, 3),
-                     .glob = col(st, 4),
+                     .tool = dup_col(st, 1, nomem),
+                     .args_key = dup_col(st, 3, nomem),
+                     .arg = dup_col(st, 4, nomem),
+                     .glob = dup_col(st, 5, nomem),
                      .where = (tg_always_where)where,
-                     .session = col(st, 6),
-                     .project = col(st, 7),
-                     .until_ms = sqlite3_column_int64(st, 8)};
+                     .session = dup_col(st, 7, nomem),
+                     .project = dup_col(st, 8, nomem),
+                     .until_ms = sqlite3_column_int64(st, 9)};
   return 0;
 }
 
-int tg__approval_find(tg_store *st, tg_approval_query *q, int64_t *id) {
-  if (!st->find && sqlite3_prepare_v3(st->db, find_sql, -1,
-                                      SQLITE_PREPARE_PERSISTENT, &st->find,
-                                      NULL) != SQLITE_OK)
-    return 0; /* cannot read: nothing is remembered, so the call asks */
-  sqlite3_stmt *s = st->find;
-  bind_str(s, 1, q->tool);
-  sqlite3_bind_int64(s, 2, q->now_ms);
-  bind_str(s, 3, q->session);
-  bind_str(s, 4, q->project);
-  int hit = 0;
-  tg_approval a;
-  while (!hit && sqlite3_step(s) == SQLITE_ROW)
-    if (row_approval(s, q->tool, &a) == 0 && tg__approval_covers(&a, q)) {
-      hit = 1;
-      *id = a.id;
+static int by_tool(const void *x, const void *y) {
+  return strcmp(((const tg_approval *)x)->tool, ((const tg_approval *)y)->tool);
+}
+
+/* Appends the row to s (growing it); -1 when out of memory. */
+static int snap_add(tg_snap *s, size_t *cap, sqlite3_stmt *st) {
+  if (s->n == *cap) {
+    size_t c = *cap ? *cap * 2 : 16;
+    tg_approval *a = realloc(s->a, c * sizeof *a);
+    if (!a) return -1;
+    s->a = a;
+    *cap = c;
+  }
+  int nomem = 0;
+  if (row_approval(st, &s->a[s->n], &nomem) < 0) return 0;
+  s->n++; /* counted even when out of memory: freed with the rest */
+  return nomem ? -1 : 0;
+}
+
+tg_snap *tg__snap_load(sqlite3 *db, int64_t now_ms) {
+  static const char sql[] =
+      "SELECT id, tool, scope, args_key, arg, glob, place, session, project,"
+      " expires FROM approvals WHERE revoked IS NULL"
+      " AND (expires IS NULL OR expires > ?1)";
+  tg_snap *s = calloc(1, sizeof *s);
+  sqlite3_stmt *st = NULL;
+  size_t cap = 0;
+  int rc = s ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+  if (rc == SQLITE_OK) sqlite3_bind_int64(st, 1, now_ms);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+    rc = snap_add(s, &cap, st) < 0 ? SQLITE_NOMEM : SQLITE_OK;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    tg__snap_free(s);
+    return NULL;
+  }
+  if (s->n) qsort(s->a, s->n, sizeof *s->a, by_tool);
+  return s;
+}
+
+int tg__snap_find(const tg_snap *s, tg_approval_query *q, int64_t *id) {
+  if (!s || !s->n || !q->tool) return 0;
+  size_t lo = 0, hi = s->n; /* the first entry of the tool */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(s->a[mid].tool, q->tool) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo; i < s->n && !strcmp(s->a[i].tool, q->tool); i++)
+    if (tg__approval_covers(&s->a[i], q)) {
+      *id = s->a[i].id;
+      return 1;
     }
-  sqlite3_reset(s);
-  return hit;
+  return 0;
+}
+
+int64_t tg__approvals_version(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'approvals'",
+                         -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+int tg__approval_find(tg_store *st, tg_approval_query *q, int64_t *id) {
+  return tg__snap_find(st->snap, q, id);
 }
 
 int64_t tg__approval_insert(sqlite3 *db, const tg_approval *a, const char *by,

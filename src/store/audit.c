@@ -6,6 +6,7 @@
  * audit_result_max bytes (cut at a UTF-8 boundary, the full size kept
  * beside). Read back as JSON for `toolgate log` and hosts.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,8 +94,7 @@ int tg__audit_insert(sqlite3_stmt *st, const tg_audit_rec *r,
   sqlite3_bind_int64(st, 28, (sqlite3_int64)r->generation);
   bind_str(st, 29, r->parent_call);
   int rc = sqlite3_step(st);
-  sqlite3_reset(st);
-  sqlite3_clear_bindings(st);
+  sqlite3_reset(st); /* every parameter is bound again next time */
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
@@ -206,6 +206,36 @@ static int known_status(const char *s) {
   return 0;
 }
 
+/* The lowest id a call started at or after since_ms can have, without an
+ * index on ts: calls are committed about in the order they end, and one
+ * that started at since ended after it, so no row before the first that
+ * ended a minute (SINCE_SLACK_MS: the writer's queue, its retries) before
+ * since can be one. A binary search over the rowid: log2(n) point reads. */
+#define SINCE_SLACK_MS 60000
+
+static int64_t first_id_since(sqlite3 *db, int64_t since_ms) {
+  sqlite3_stmt *st = NULL;
+  int64_t lo = 0, hi = INT64_MAX, bound = since_ms - SINCE_SLACK_MS;
+  if (sqlite3_prepare_v2(db, "SELECT id, ts + coalesce(duration_ms, 0) FROM "
+                         "calls WHERE id >= ?1 ORDER BY id LIMIT 1", -1, &st,
+                         NULL) != SQLITE_OK)
+    return 0; /* no bound: the scan is only slower */
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    sqlite3_bind_int64(st, 1, mid);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+      hi = mid; /* no row at or after mid */
+    } else if (sqlite3_column_double(st, 1) < (double)bound) {
+      lo = sqlite3_column_int64(st, 0) + 1;
+    } else {
+      hi = mid;
+    }
+    sqlite3_reset(st);
+  }
+  sqlite3_finalize(st);
+  return lo;
+}
+
 /* The WHERE clause for f into sql; the values bound in order by bind(). */
 static void where_clause(const tg_audit_filter *f, char *sql, size_t len) {
   size_t n = strlen(sql);
@@ -214,18 +244,22 @@ static void where_clause(const tg_audit_filter *f, char *sql, size_t len) {
   if (f->tool) n += (size_t)snprintf(sql + n, len - n, " AND tool = ?");
   if (f->status) n += (size_t)snprintf(sql + n, len - n, " AND status = ?");
   if (f->call_id) n += (size_t)snprintf(sql + n, len - n, " AND call_id = ?");
-  if (f->since_ms) n += (size_t)snprintf(sql + n, len - n, " AND ts >= ?");
+  if (f->since_ms)
+    n += (size_t)snprintf(sql + n, len - n, " AND ts >= ? AND id >= ?");
   if (f->after_id > 0) snprintf(sql + n, len - n, " AND id > ?");
 }
 
-static void bind_filter(sqlite3_stmt *st, const tg_audit_filter *f,
-                        size_t limit) {
+static void bind_filter(sqlite3 *db, sqlite3_stmt *st,
+                        const tg_audit_filter *f, size_t limit) {
   int i = 1;
   if (f->session) bind_str(st, i++, f->session);
   if (f->tool) bind_str(st, i++, f->tool);
   if (f->status) bind_str(st, i++, f->status);
   if (f->call_id) bind_str(st, i++, f->call_id);
-  if (f->since_ms) sqlite3_bind_int64(st, i++, f->since_ms);
+  if (f->since_ms) {
+    sqlite3_bind_int64(st, i++, f->since_ms);
+    sqlite3_bind_int64(st, i++, first_id_since(db, f->since_ms));
+  }
   if (f->after_id > 0) sqlite3_bind_int64(st, i++, f->after_id);
   sqlite3_bind_int64(st, i, (sqlite3_int64)limit);
 }
@@ -251,7 +285,7 @@ cJSON *tg__audit_query(sqlite3 *db, const tg_audit_filter *f,
     tg__errf(err, TG_ERRMSG, "reading the audit: %s", sqlite3_errmsg(db));
     return NULL;
   }
-  bind_filter(st, f, f->limit ? f->limit : 100);
+  bind_filter(db, st, f, f->limit ? f->limit : 100);
   cJSON *out = cJSON_CreateArray();
   int rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW)

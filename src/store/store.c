@@ -19,7 +19,7 @@ static int64_t now_ms(void) { return (int64_t)tg__wall_ms(); }
 static void store_free(tg_store *st) {
   if (!st) return;
   tg__writer_stop(st->w);
-  sqlite3_finalize(st->find);
+  tg__snap_free(st->snap);
   sqlite3_close(st->db);
   free(st->path);
   free(st);
@@ -154,21 +154,28 @@ nomem:
 
 /* ---- reads and administration (toolgate.h) -------------------------------- */
 
+/* A runtime's store first writes what its runtime queued (a host reads
+ * its own writes) and takes in approvals others changed. */
+static int flushed(tg_store *st, char err[TG_ERRMSG]) {
+  if (!st->w || tg__writer_flush(st->w) == 0) return 0;
+  tg__errf(err, TG_ERRMSG, "out of memory");
+  return -ENOMEM;
+}
+
 cJSON *tg_store_audit(tg_store *st, const tg_audit_filter *f,
                       char err[TG_ERRMSG]) {
-  if (st->w) tg__writer_flush(st->w); /* a host reads its own writes */
-  return tg__audit_query(st->db, f, err);
+  return flushed(st, err) < 0 ? NULL : tg__audit_query(st->db, f, err);
 }
 
 cJSON *tg_store_approvals(tg_store *st, int all, char err[TG_ERRMSG]) {
-  if (st->w) tg__writer_flush(st->w);
-  return tg__approvals_query(st->db, all, now_ms(), err);
+  return flushed(st, err) < 0 ? NULL
+                              : tg__approvals_query(st->db, all, now_ms(), err);
 }
 
 int tg_store_usage(tg_store *st, const tg_usage_filter *f,
                    tg_usage_total *out, char err[TG_ERRMSG]) {
-  if (st->w) tg__writer_flush(st->w);
-  return tg__usage_sum(st->db, f, now_ms(), out, err);
+  int rc = flushed(st, err);
+  return rc < 0 ? rc : tg__usage_sum(st->db, f, now_ms(), out, err);
 }
 
 /* Runs a job now: through the writer (waiting for it) or on our own

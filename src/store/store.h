@@ -30,12 +30,14 @@
 #include "core/sink.h"
 
 typedef struct tg_writer tg_writer;
+typedef struct tg_snap tg_snap;
 
 struct tg_store {
   char *path;                /* as given, or the default; ":memory:" */
-  sqlite3 *db;               /* the caller's connection (the loop's, for a
+  sqlite3 *db;               /* the caller's connection (the host's, for a
                                 runtime): reads; writes when w is NULL */
-  sqlite3_stmt *find;        /* the approval lookup (approvals.c) */
+  tg_snap *snap;             /* a runtime's approvals in force, for the
+                                loop's lookups (approvals.c) */
   tg_writer *w;              /* a runtime's writer thread, or NULL */
   tg_core *core;             /* a runtime's, or NULL */
 };
@@ -90,8 +92,14 @@ int tg__approval_revoke(sqlite3 *db, int64_t id, int64_t now_ms, char *err,
                         size_t errlen);
 cJSON *tg__approvals_query(sqlite3 *db, int all, int64_t now_ms,
                            char err[TG_ERRMSG]);
-/* The sink's lookup (on st->db, st->find). */
+/* The sink's lookup: in st->snap, no I/O. */
 int tg__approval_find(tg_store *st, tg_approval_query *q, int64_t *id);
+/* The approvals in force at now_ms, read from db; NULL on failure. */
+tg_snap *tg__snap_load(sqlite3 *db, int64_t now_ms);
+int tg__snap_find(const tg_snap *s, tg_approval_query *q, int64_t *id);
+void tg__snap_free(tg_snap *s);
+/* The counter the triggers bump on any change to approvals; -1 on error. */
+int64_t tg__approvals_version(sqlite3 *db);
 
 /* ---- usage.c ---------------------------------------------------------- */
 
@@ -103,7 +111,12 @@ int tg__usage_check(const tg_usage *u, char err[TG_ERRMSG]);
 
 /* ---- writer.c: a runtime's writer thread ------------------------------ */
 
-typedef enum { TG_JOB_USAGE, TG_JOB_GRANT, TG_JOB_REVOKE } tg_job_kind;
+typedef enum {
+  TG_JOB_USAGE,
+  TG_JOB_GRANT,
+  TG_JOB_REVOKE,
+  TG_JOB_SYNC                /* nothing: a batch to wait for (flush) */
+} tg_job_kind;
 
 typedef struct tg_job {
   tg_job_kind kind;
@@ -128,10 +141,12 @@ tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
 void tg__writer_audit(tg_writer *w, tg_audit_rec *rec);
 /* Queues job (taken). Not sync: freed once answered on the loop. */
 void tg__writer_job(tg_writer *w, tg_job *job);
-/* Blocks until job (sync) is written; the caller frees it then. */
+/* Blocks until job (sync) is written, and takes the approvals as they
+ * are then; the caller frees the job. On the loop thread. */
 void tg__writer_wait(tg_writer *w, tg_job *job);
-/* Blocks until everything queued so far is written. */
-void tg__writer_flush(tg_writer *w);
+/* Blocks until everything queued so far is written and the approvals
+ * are up to date (a host reads its own writes, and others'). -ENOMEM. */
+int tg__writer_flush(tg_writer *w);
 /* Runs the loop until every queued item has been answered on it. */
 void tg__writer_drain(tg_writer *w);
 /* Stops the thread (after the queue is written) and frees the writer;

@@ -12,6 +12,18 @@
  * bad item cannot sink the others; what still fails is reported in a
  * store_error event and its callbacks told (ok 0): never lost in silence.
  *
+ * Batches: a commit costs about as much as 15 rows (the WAL frames of
+ * each page it touched), so under load — the last batch was big — the
+ * thread waits up to LINGER_US for a fuller one; a lone call is written
+ * at once. The loop wakes the thread only for the first item it queues
+ * and for the BATCH_FULL-th, not for each.
+ *
+ * Approvals: after a batch that stored or revoked one, and whenever
+ * another connection has changed them (PRAGMA data_version, then the
+ * `approvals` counter in meta; polled every POLL_MS when idle), the thread
+ * loads the approvals in force and hands the snapshot to the loop, before
+ * the callbacks of that batch (approvals.c).
+ *
  * Threads: everything marked "mu" is shared; `pending` and the async's ref
  * are the loop's. The async is ref'd while anything is pending, so a loop
  * does not return while a call waits for its commit.
@@ -23,6 +35,12 @@
 #include "store.h"
 #include "base/closer.h"
 #include "base/util.h"
+
+#define BATCH_FULL 64        /* a batch worth writing without waiting */
+#define LINGER_FROM 16       /* a last batch this big means load */
+#define LINGER_US 300        /* the most a record waits for company */
+#define POLL_MS 100          /* how often an idle thread looks for
+                                approvals changed by other processes */
 
 typedef struct {
   uv_async_t async;
@@ -46,10 +64,16 @@ struct tg_writer {
   tg_job *jq, **jq_tail;
   tg_audit_rec *ad, **ad_tail;   /* answered, for the loop */
   tg_job *jd, **jd_tail;
-  uint64_t queued, written;      /* items queued / written so far */
+  uint64_t queued, taken, written; /* items queued / taken by the thread
+                                    / written, so far */
   int quit;
   int failed;                    /* items that could not be written */
   char fail_msg[TG_ERRMSG];
+  tg_snap *snap;                 /* approvals loaded for the loop */
+  /* the thread's: */
+  size_t last_batch;
+  int64_t data_version;          /* PRAGMA data_version last seen */
+  int64_t approvals_version;     /* meta's counter of the snapshot */
   /* the loop's: */
   async_box *box;
   size_t pending;                /* queued, not yet answered on the loop */
@@ -85,6 +109,8 @@ static int run_job(tg_writer *w, tg_job *j) {
     case TG_JOB_REVOKE:
       j->rc = tg__approval_revoke(w->db, j->id, j->now_ms, e, n);
       return j->rc == -ENOENT ? 0 : j->rc; /* an answer, not a failure */
+    case TG_JOB_SYNC:
+      return 0;
   }
   return -EINVAL;
 }
@@ -173,21 +199,82 @@ static void append_answered(tg_writer *w, tg_audit_rec *recs, tg_job *jobs) {
   }
 }
 
+static int64_t int_query(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* Reloads the approvals for the loop when they changed: by our own batch
+ * (force), or by another connection. Returns 1 when a snapshot waits for
+ * the loop. */
+static int refresh_approvals(tg_writer *w, int force) {
+  int64_t dv = int_query(w->db, "PRAGMA data_version");
+  if (!force && dv == w->data_version) return 0;
+  w->data_version = dv;
+  int64_t av = tg__approvals_version(w->db);
+  if (!force && av == w->approvals_version) return 0;
+  tg_snap *s = tg__snap_load(w->db, (int64_t)tg__wall_ms());
+  if (!s) {
+    w->data_version = -1; /* could not read: try again next time */
+    return 0;
+  }
+  w->approvals_version = av;
+  uv_mutex_lock(&w->mu);
+  tg__snap_free(w->snap); /* one the loop has not taken yet */
+  w->snap = s;
+  uv_mutex_unlock(&w->mu);
+  return 1;
+}
+
+/* Did this batch store or revoke an approval? */
+static int touches_approvals(const tg_job *j) {
+  for (; j; j = j->next)
+    if ((j->kind == TG_JOB_GRANT || j->kind == TG_JOB_REVOKE) && j->rc == 0)
+      return 1;
+  return 0;
+}
+
+/* Waits for work (mu held); polls for other processes' approvals while
+ * idle. 0 when there is none and the thread should quit. */
+static int wait_for_work(tg_writer *w) {
+  while (!w->quit && w->queued == w->taken) {
+    if (uv_cond_timedwait(&w->work, &w->mu, POLL_MS * 1000000ull) !=
+        UV_ETIMEDOUT)
+      continue;
+    uv_mutex_unlock(&w->mu);
+    int fresh = refresh_approvals(w, 0);
+    uv_mutex_lock(&w->mu);
+    if (fresh) uv_async_send(&w->box->async);
+  }
+  if (w->queued == w->taken) return 0;
+  /* under load, one commit for more records */
+  if (w->last_batch >= LINGER_FROM && w->queued - w->taken < BATCH_FULL &&
+      !w->quit)
+    (void)uv_cond_timedwait(&w->work, &w->mu, LINGER_US * 1000ull);
+  return 1;
+}
+
 static void writer_main(void *arg) {
   tg_writer *w = arg;
   uv_mutex_lock(&w->mu);
-  for (;;) {
-    while (!w->quit && !w->aq && !w->jq) uv_cond_wait(&w->work, &w->mu);
-    if (!w->aq && !w->jq) break; /* quit, with everything written */
+  while (wait_for_work(w)) {
     tg_audit_rec *recs = w->aq;
     tg_job *jobs = w->jq;
     uint64_t upto = w->queued;
+    w->last_batch = (size_t)(upto - w->taken);
+    w->taken = upto;
     w->aq = NULL;
     w->aq_tail = &w->aq;
     w->jq = NULL;
     w->jq_tail = &w->jq;
     uv_mutex_unlock(&w->mu);
     write_batch(w, recs, jobs);
+    refresh_approvals(w, touches_approvals(jobs)); /* before the answers */
     uv_mutex_lock(&w->mu);
     append_answered(w, recs, jobs);
     w->written = upto;
@@ -214,10 +301,23 @@ static void settle(tg_writer *w, size_t n) {
   if (!w->pending) uv_unref((uv_handle_t *)&w->box->async);
 }
 
+/* The approvals the thread loaded last, in place for the loop's lookups
+ * (the loop's thread). */
+static void take_snapshot(tg_writer *w) {
+  uv_mutex_lock(&w->mu);
+  tg_snap *snap = w->snap;
+  w->snap = NULL;
+  uv_mutex_unlock(&w->mu);
+  if (!snap) return;
+  tg__snap_free(w->st->snap);
+  w->st->snap = snap;
+}
+
 /* Answers what the thread has written: records' committed callbacks (a
  * call ends inside), jobs' stored callbacks. */
 static void deliver(tg_writer *w) {
   char msg[TG_ERRMSG];
+  take_snapshot(w); /* first: a grant's memory copy goes once this has it */
   uv_mutex_lock(&w->mu);
   tg_audit_rec *recs = w->ad;
   tg_job *jobs = w->jd;
@@ -258,6 +358,13 @@ static void keep(tg_writer *w) {
   if (w->pending++ == 0) uv_ref((uv_handle_t *)&w->box->async);
 }
 
+/* Counts one more item queued (mu held) and wakes the thread for the
+ * first one (it may be idle) and when a batch is full (it may linger). */
+static void wake(tg_writer *w) {
+  uint64_t waiting = ++w->queued - w->taken;
+  if (waiting == 1 || waiting == BATCH_FULL) uv_cond_signal(&w->work);
+}
+
 void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
   rec->next = NULL;
   rec->stored = 0;
@@ -265,8 +372,7 @@ void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
   uv_mutex_lock(&w->mu);
   *w->aq_tail = rec;
   w->aq_tail = &rec->next;
-  w->queued++;
-  uv_cond_signal(&w->work);
+  wake(w);
   uv_mutex_unlock(&w->mu);
 }
 
@@ -276,8 +382,7 @@ void tg__writer_job(tg_writer *w, tg_job *job) {
   uv_mutex_lock(&w->mu);
   *w->jq_tail = job;
   w->jq_tail = &job->next;
-  w->queued++;
-  uv_cond_signal(&w->work);
+  wake(w);
   uv_mutex_unlock(&w->mu);
 }
 
@@ -285,13 +390,18 @@ void tg__writer_wait(tg_writer *w, tg_job *job) {
   uv_mutex_lock(&w->mu);
   while (!job->finished) uv_cond_wait(&w->written_cv, &w->mu);
   uv_mutex_unlock(&w->mu);
+  take_snapshot(w);
 }
 
-void tg__writer_flush(tg_writer *w) {
-  uv_mutex_lock(&w->mu);
-  uint64_t upto = w->queued;
-  while (w->written < upto) uv_cond_wait(&w->written_cv, &w->mu);
-  uv_mutex_unlock(&w->mu);
+int tg__writer_flush(tg_writer *w) {
+  tg_job *j = calloc(1, sizeof *j);
+  if (!j) return -ENOMEM;
+  j->kind = TG_JOB_SYNC; /* its batch checks for others' approvals too */
+  j->sync = 1;
+  tg__writer_job(w, j);
+  tg__writer_wait(w, j);
+  tg__job_free(j);
+  return 0;
 }
 
 void tg__writer_drain(tg_writer *w) {
@@ -366,6 +476,14 @@ tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
     free(w);
     return NULL;
   }
+  /* the approvals in force now, for the loop's first calls */
+  w->data_version = int_query(db, "PRAGMA data_version");
+  w->approvals_version = tg__approvals_version(db);
+  if (!(st->snap = tg__snap_load(db, (int64_t)tg__wall_ms()))) {
+    tg__db_error(db, st->path, "cannot read its approvals", err);
+    tg__writer_stop(w);
+    return NULL;
+  }
   if (start_async(w, err) < 0) {
     tg__writer_stop(w);
     return NULL;
@@ -391,6 +509,7 @@ void tg__writer_stop(tg_writer *w) {
     deliver(w); /* what was written after the last turn of the loop */
   }
   close_async(w);
+  tg__snap_free(w->snap);
   sqlite3_finalize(w->insert);
   if (!w->shared) sqlite3_close(w->db);
   uv_cond_destroy(&w->written_cv);

@@ -18,6 +18,12 @@
  * at once. The loop wakes the thread only for the first item it queues
  * and for the BATCH_FULL-th, not for each.
  *
+ * Checkpoints (copying the WAL into the file, with an fsync) would stall
+ * the commit that triggers them: SQLite's automatic one is off on the
+ * writer's connection, and the thread checkpoints after it has handed a
+ * batch back, when nothing is queued and the WAL holds CHECKPOINT_PAGES,
+ * or whatever is queued once it holds CHECKPOINT_MAX (16 MB).
+ *
  * Approvals: after a batch that stored or revoked one, and whenever
  * another connection has changed them (PRAGMA data_version, then the
  * `approvals` counter in meta; polled every POLL_MS when idle), the thread
@@ -37,10 +43,12 @@
 #include "base/util.h"
 
 #define BATCH_FULL 64        /* a batch worth writing without waiting */
-#define LINGER_FROM 16       /* a last batch this big means load */
-#define LINGER_US 300        /* the most a record waits for company */
+#define LINGER_FROM 48       /* a last batch this big means load */
+#define LINGER_US 200        /* the most a record waits for company */
 #define POLL_MS 100          /* how often an idle thread looks for
                                 approvals changed by other processes */
+#define CHECKPOINT_PAGES 1000 /* WAL pages worth a checkpoint when idle */
+#define CHECKPOINT_MAX 4000  /* ... and at once, however busy */
 
 typedef struct {
   uv_async_t async;
@@ -72,6 +80,7 @@ struct tg_writer {
   tg_snap *snap;                 /* approvals loaded for the loop */
   /* the thread's: */
   size_t last_batch;
+  int wal_pages;                 /* in the WAL since the last checkpoint */
   int64_t data_version;          /* PRAGMA data_version last seen */
   int64_t approvals_version;     /* meta's counter of the snapshot */
   /* the loop's: */
@@ -231,6 +240,22 @@ static int refresh_approvals(tg_writer *w, int force) {
   return 1;
 }
 
+/* SQLite tells the pages in the WAL after each commit (the thread's). */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages) {
+  ((tg_writer *)arg)->wal_pages = pages;
+  return SQLITE_OK;
+}
+
+/* Checkpoints when idle (idle: nothing queued) or when the WAL is long. */
+static void maybe_checkpoint(tg_writer *w, int idle) {
+  if (w->wal_pages < (idle ? CHECKPOINT_PAGES : CHECKPOINT_MAX)) return;
+  /* PASSIVE: never waits for readers (log --follow); what it leaves, the
+   * next one takes */
+  sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
+                            NULL);
+  w->wal_pages = 0;
+}
+
 /* Did this batch store or revoke an approval? */
 static int touches_approvals(const tg_job *j) {
   for (; j; j = j->next)
@@ -248,6 +273,7 @@ static int wait_for_work(tg_writer *w) {
       continue;
     uv_mutex_unlock(&w->mu);
     int fresh = refresh_approvals(w, 0);
+    maybe_checkpoint(w, 1);
     uv_mutex_lock(&w->mu);
     if (fresh) uv_async_send(&w->box->async);
   }
@@ -280,6 +306,10 @@ static void writer_main(void *arg) {
     w->written = upto;
     uv_cond_broadcast(&w->written_cv);
     uv_async_send(&w->box->async);
+    int idle = w->queued == w->taken;
+    uv_mutex_unlock(&w->mu);
+    maybe_checkpoint(w, idle); /* after the batch is answered */
+    uv_mutex_lock(&w->mu);
   }
   uv_mutex_unlock(&w->mu);
 }
@@ -466,6 +496,9 @@ tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
   w->jq_tail = &w->jq;
   w->ad_tail = &w->ad;
   w->jd_tail = &w->jd;
+  /* checkpoints are the thread's to time (maybe_checkpoint) */
+  tg__db_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, 0);
+  sqlite3_wal_hook(db, wal_hook, w);
   if (tg__audit_prepare(db, &w->insert) != SQLITE_OK) {
     tg__db_error(db, st->path, "cannot prepare its audit insert", err);
     free(w);

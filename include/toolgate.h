@@ -365,7 +365,9 @@ typedef struct {
 typedef void (*tg_done_cb)(tg_runtime *rt, const tg_outcome *out, void *ud);
 
 /* Starts a call. done is called exactly once, from the loop or (for calls
- * refused at once, e.g. an unknown tool) before tg_call_start returns.
+ * refused at once, e.g. an unknown tool) before tg_call_start returns —
+ * with storage on, always from the loop, once the call's audit record is
+ * committed (see "storage").
  * Returns 0, or a negative code with err filled when the request itself is
  * malformed (no tool name, a req->args tree that is not a JSON object or
  * breaks the parser's rules): then done is not called. Args *text*

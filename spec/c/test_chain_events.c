@@ -354,6 +354,7 @@ TEST(request_args_over_max_bytes_is_refused) {
   /* under the limit is fine */
   outc o = {0};
   start_call(rt, NULL, "echo", "{\"s\":\"small\"}", &o);
+  run_until(rt, &o.n, 1);
   ASSERT_EQ(o.status, TG_STATUS_OK);
   outc_free(&o);
   recorder_free(&ev);

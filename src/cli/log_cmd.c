@@ -196,7 +196,8 @@ int cmd_log(int argc, char **argv) {
   if (code >= 0) return code;
   r.color = !r.json && cli_color_wanted(stdout);
   char err[TG_ERRMSG] = "";
-  tg_store *st = tg_store_open(r.db, 0, err);
+  /* --follow may start before anything was recorded: it makes the file */
+  tg_store *st = tg_store_open(r.db, r.follow, err);
   if (!st) {
     cli_error("log: %s", err);
     return CLI_EXIT_USAGE;

@@ -69,9 +69,8 @@ tg_store *tg__store_start(tg_core *core, char err[TG_ERRMSG]) {
   tg_audit_caps caps = {core->cfg.audit_args_max, core->cfg.audit_result_max};
   if (!caps.args_max) caps.args_max = AUDIT_ARGS_MAX;
   if (!caps.result_max) caps.result_max = AUDIT_RESULT_MAX;
-  st->w = wdb ? tg__writer_start(st, wdb, &caps, err) : NULL;
+  st->w = wdb ? tg__writer_start(st, wdb, &caps, err) : NULL; /* owns wdb */
   if (!st->w) {
-    if (wdb && wdb != st->db) sqlite3_close(wdb);
     st->core = NULL;
     store_free(st);
     return NULL;

@@ -136,6 +136,8 @@ typedef struct tg_job {
   void *arg;
 } tg_job;
 
+/* Starts the writer on db (its own, or st->db for ":memory:"), which it
+ * owns from here, failure included. NULL with err. */
 tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
                             const tg_audit_caps *caps, char err[TG_ERRMSG]);
 void tg__writer_audit(tg_writer *w, tg_audit_rec *rec);

@@ -486,6 +486,7 @@ tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
   tg_writer *w = calloc(1, sizeof *w);
   if (!w) {
     tg__errf(err, TG_ERRMSG, "out of memory");
+    if (db != st->db) sqlite3_close(db);
     return NULL;
   }
   w->st = st;
@@ -501,14 +502,9 @@ tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
   sqlite3_wal_hook(db, wal_hook, w);
   if (tg__audit_prepare(db, &w->insert) != SQLITE_OK) {
     tg__db_error(db, st->path, "cannot prepare its audit insert", err);
-    free(w);
-    return NULL;
+    goto fail;
   }
-  if (init_sync(w, err) < 0) {
-    sqlite3_finalize(w->insert);
-    free(w);
-    return NULL;
-  }
+  if (init_sync(w, err) < 0) goto fail;
   /* the approvals in force now, for the loop's first calls */
   w->data_version = int_query(db, "PRAGMA data_version");
   w->approvals_version = tg__approvals_version(db);
@@ -529,6 +525,11 @@ tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
   }
   w->started = 1;
   return w;
+fail: /* before the mutex and conditions exist */
+  sqlite3_finalize(w->insert);
+  if (!w->shared) sqlite3_close(db);
+  free(w);
+  return NULL;
 }
 
 void tg__writer_stop(tg_writer *w) {

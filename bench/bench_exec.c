@@ -128,6 +128,7 @@ static void progress_delay(uint64_t interval_ms, int lines, int gap_ms,
                            latency *l) {
   tg_config cfg;
   tg_config_init(&cfg);
+  cfg.db_off = 1; /* the chain alone: bench_audit measures storage */
   cfg.approve_mode = TG_APPROVE_ALLOW;
   cfg.progress_interval_ms = interval_ms;
   char err[TG_ERRMSG], self[4096], args[4300];
@@ -154,6 +155,7 @@ static void progress_delay(uint64_t interval_ms, int lines, int gap_ms,
 static tg_runtime *small_runtime(void) {
   tg_config cfg;
   tg_config_init(&cfg);
+  cfg.db_off = 1; /* the chain alone: bench_audit measures storage */
   cfg.approve_mode = TG_APPROVE_ALLOW;
   char err[TG_ERRMSG];
   tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);

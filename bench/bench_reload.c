@@ -74,6 +74,7 @@ static void bench_swap(int nfiles, int runs, double *median, double *p90) {
   tg_config cfg;
   char err[TG_ERRMSG];
   tg_config_init(&cfg);
+  cfg.db_off = 1; /* the chain alone: bench_audit measures storage */
   cfg.policies_dir = dir;
   cfg.builtin_tools = 0;
   tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
@@ -201,6 +202,7 @@ static tg_runtime *latency_runtime(const char *dir, lat_bench *b) {
   tg_config cfg;
   char err[TG_ERRMSG];
   tg_config_init(&cfg);
+  cfg.db_off = 1; /* the chain alone: bench_audit measures storage */
   cfg.policies_dir = dir;
   cfg.builtin_tools = 0;
   cfg.default_verdict = TG_VERDICT_ALLOW;

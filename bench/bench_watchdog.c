@@ -102,6 +102,7 @@ static void measure(const char *dir, uint32_t limit, const char *how,
                     int runs, const char *lua) {
   tg_config cfg;
   tg_config_init(&cfg);
+  cfg.db_off = 1; /* the chain alone: bench_audit measures storage */
   cfg.policies_dir = dir;
   cfg.policy_time_limit_ms = limit;
   char err[TG_ERRMSG];

@@ -280,6 +280,18 @@ typedef struct {
   uint32_t policy_time_limit_ms; /* per call from C into policy code; 0: 500 */
   size_t policy_memory_cap;   /* bytes per generation (Lua 5.4); 0: 64 MiB */
   int watch_policies;         /* reload when policies_dir changes */
+
+  /* Storage (SPEC §5; see "storage" below). */
+  const char *db;             /* the database file; NULL: the default,
+                                 ${XDG_STATE_HOME:-~/.local/state}/toolgate/
+                                 toolgate.db; ":memory:": a private one that
+                                 lives as long as the runtime */
+  int db_off;                 /* 1: no database — no audit, approve-always
+                                 remembered in memory for this runtime */
+  size_t audit_args_max;      /* bytes of args JSON kept per call; 0: 64 KiB */
+  size_t audit_result_max;    /* bytes of result JSON kept; 0: 16 KiB */
+  const char *project;        /* the project approvals are remembered for;
+                                 NULL: the current directory */
 } tg_config;
 
 /* Fills a config with the defaults above. */
@@ -404,7 +416,9 @@ typedef struct {
 typedef void (*tg_done_cb)(tg_runtime *rt, const tg_outcome *out, void *ud);
 
 /* Starts a call. done is called exactly once, from the loop or (for calls
- * refused at once, e.g. an unknown tool) before tg_call_start returns.
+ * refused at once, e.g. an unknown tool) before tg_call_start returns —
+ * with storage on, always from the loop, once the call's audit record is
+ * committed (see "storage").
  * Returns 0, or a negative code with err filled when the request itself is
  * malformed (no tool name, a req->args tree that is not a JSON object or
  * breaks the parser's rules): then done is not called. Args *text*
@@ -438,7 +452,9 @@ typedef enum {
 
 typedef enum {
   TG_SCOPE_TOOL = 0,    /* approve-always covers the whole tool */
-  TG_SCOPE_ARGS         /* only these exact args */
+  TG_SCOPE_ARGS,        /* only these exact args */
+  TG_SCOPE_PATTERN      /* a glob on one named argument: see
+                           tg_approval_answer_always */
 } tg_always_scope;
 
 typedef struct {
@@ -798,6 +814,162 @@ TG_API void tg_hmac_sha256(const void *key, size_t keylen, const void *data,
 /* 1 when the n bytes at a and b are equal, in time that does not depend
  * on where they differ (compare MACs with this, not memcmp). */
 TG_API int tg_digest_equal(const uint8_t *a, const uint8_t *b, size_t n);
+
+/* ---- storage (SPEC §5) ------------------------------------------------
+ * One SQLite database (tg_config.db) holds the audit trail — one record
+ * per call, whatever its end — remembered approvals and the usage ledger.
+ * The runtime writes from a thread of its own in batched transactions;
+ * with storage on, a call's outcome (its done callback, its call_end
+ * event) is handed out only once its record is committed, so no answered
+ * call is missing from the audit after a crash. Done then always comes
+ * from the loop, even for a call refused at once. The file is opened in
+ * WAL mode with synchronous=NORMAL and a busy timeout, so other processes
+ * (`toolgate log --follow`, a second runtime) use it at the same time.
+ * tg_runtime_new fails, naming the file and the problem, when the database
+ * cannot be used: corrupt, locked, unwritable, or from a newer toolgate. */
+
+/* The schema version this toolgate writes (PRAGMA user_version). */
+#define TG_DB_SCHEMA_VERSION 2
+
+/* The default database path into buf: ${XDG_STATE_HOME:-$HOME/.local/
+ * state}/toolgate/toolgate.db. Makes no folder. -ENOENT when neither
+ * variable is set, -ENAMETOOLONG when it does not fit. */
+TG_API int tg_db_default_path(char *buf, size_t len, char err[TG_ERRMSG]);
+
+/* Parses a time as the CLI and the Lua module take it: "now"; a duration
+ * counted back from now_ms (0: the wall clock now; dir < 0: "since") or
+ * ahead of it (dir > 0:
+ * "until") — "90s", "10m", "2h", "3d", "1w"; or a date "2025-06-01",
+ * "2025-06-01T14:30[:05]" (a space for the T is fine) in local time, or
+ * UTC with a trailing "Z". *out_ms is ms since the epoch. -EINVAL with
+ * what is wrong in err. */
+TG_API int tg_time_parse(const char *text, int64_t now_ms, int dir, int64_t *out_ms,
+                  char err[TG_ERRMSG]);
+
+/* Remembered approvals. An approve-always answer says what it covers
+ * (tg_always_scope: the whole tool, these exact args, or a glob on one
+ * named argument — the glob of tg_glob_match, on the argument's string
+ * value: `command` = "npm test*"; `*` stops at '/', `**` does not), where
+ * (the call's session, or the runtime's project: tg_config.project) and
+ * until when (0: forever). Stored in the database, it is honoured by every
+ * runtime on that file; with storage off it lasts as long as the runtime.
+ * A remembered approval only turns an ask into an allow: a rule that
+ * denies still denies. */
+typedef enum {
+  TG_WHERE_SESSION = 0,
+  TG_WHERE_PROJECT
+} tg_always_where;
+
+typedef struct {
+  tg_always_scope scope;
+  const char *arg;            /* PATTERN: the argument's name */
+  const char *glob;           /* PATTERN: what its value must match */
+  tg_always_where where;
+  int64_t until_ms;           /* ms since the epoch; 0: forever */
+  /* tg_store_grant only (an answer takes them from its call): */
+  const char *tool;
+  const struct cJSON *args;          /* ARGS: the args (an object) */
+  const char *session;        /* where SESSION: the session */
+  const char *project;        /* where PROJECT: the folder; NULL: the cwd */
+} tg_always_spec;
+
+/* Answers an ask with approve-always as spec says (its tool, args,
+ * session and project fields are ignored: they are the call's). -EINVAL
+ * with err for a bad spec (a pattern without arg or glob, a malformed
+ * glob, an until in the past); -ENOENT as tg_approval_answer.
+ * tg_approval_answer(..., TG_ANSWER_ALWAYS, scope, ...) is this with
+ * where SESSION and until 0 (a PATTERN scope needs this function). */
+TG_API int tg_approval_answer_always(tg_runtime *rt, uint64_t approval_id,
+                              const tg_always_spec *spec,
+                              char err[TG_ERRMSG]);
+
+/* Usage ledger: what model calls cost, for budgets. */
+typedef struct {
+  const char *session;        /* NULL: the runtime's default session */
+  int64_t turn;
+  const char *model;          /* required */
+  int64_t input_tokens, output_tokens;
+  double cost;                /* in the budget's currency */
+  int64_t ts_ms;              /* ms since the epoch; 0: now */
+} tg_usage;
+
+/* Queues a usage record for the database (never blocks). -EINVAL for a
+ * record without a model or with negative counts; -ENOTSUP when storage
+ * is off. */
+TG_API int tg_record_usage(tg_runtime *rt, const tg_usage *u, char err[TG_ERRMSG]);
+
+typedef struct {
+  const char *session;        /* NULL: every session */
+  const char *model;          /* NULL: every model */
+  const char *period;         /* "hour", "day", "week" (from Monday),
+                                 "month": since the start of the current
+                                 one, local time; NULL: use since_ms */
+  int64_t since_ms, until_ms; /* [since, until); 0: open-ended */
+} tg_usage_filter;
+
+typedef struct {
+  int64_t records, input_tokens, output_tokens;
+  double cost;
+  int64_t since_ms;           /* where the sum started (the period's start) */
+} tg_usage_total;
+
+/* ---- a database as a file: reads and administration --------------------
+ * A tg_store is a database opened on the calling thread, for commands and
+ * scripts (`toolgate log`, `toolgate approvals`), or a runtime's own
+ * (tg_runtime_store). Every function here blocks for the query; on a
+ * runtime's store each first waits until what the runtime queued is
+ * written, so a host reads its own writes. Results are cJSON the caller
+ * frees with cJSON_Delete. */
+typedef struct tg_store tg_store;
+
+/* Opens (create 1: creating it and its folder if missing) the database at
+ * path (NULL: the default), upgrading an older schema in place. NULL with
+ * err naming the file and the problem. */
+TG_API tg_store *tg_store_open(const char *path, int create, char err[TG_ERRMSG]);
+/* Closes a store from tg_store_open (not a runtime's). Safe with NULL. */
+TG_API void tg_store_close(tg_store *st);
+/* The runtime's database, or NULL when storage is off. Owned by the
+ * runtime: do not close it. */
+TG_API tg_store *tg_runtime_store(tg_runtime *rt);
+/* The file's path (":memory:" for a private one). */
+TG_API const char *tg_store_path(const tg_store *st);
+
+typedef struct {
+  const char *session, *tool, *call_id;
+  const char *status;         /* "ok", "error", "denied", ... */
+  int64_t since_ms;           /* calls started at or after; 0: any */
+  int64_t after_id;           /* > 0: the calls recorded after the one with
+                                 this id, oldest first, at most limit (log
+                                 --follow); 0: the latest limit calls,
+                                 oldest first */
+  size_t limit;               /* 0: 100 */
+} tg_audit_filter;
+
+/* Audit records as a JSON array of {id, call_id, session, turn, tool,
+ * args, args_bytes, args_cut?, decision {verdict, rule, where, reason,
+ * approval, approval_id}, hooks?, attempts, status, error, result,
+ * result_bytes, result_cut?, truncated?, ts, duration_ms, generation,
+ * parent_call?}. args and result are JSON, or a string (the first
+ * audit_*_max bytes of the text) when cut. NULL with err on failure;
+ * -EINVAL-like bad filters (an unknown status) are failures too. */
+TG_API struct cJSON *tg_store_audit(tg_store *st, const tg_audit_filter *f,
+                      char err[TG_ERRMSG]);
+
+/* Remembered approvals as a JSON array of {id, tool, scope, args?, arg?,
+ * glob?, where, session?, project?, created, until?, revoked?, by}; all 0:
+ * only those in force (not revoked, not expired). */
+TG_API struct cJSON *tg_store_approvals(tg_store *st, int all, char err[TG_ERRMSG]);
+/* Stores an approval as spec says (tool required). Returns its id (> 0),
+ * or a negative code with err. */
+TG_API int64_t tg_store_grant(tg_store *st, const tg_always_spec *spec,
+                       char err[TG_ERRMSG]);
+/* Revokes approval id: calls it covered are asked again. -ENOENT when no
+ * approval in force has that id. */
+TG_API int tg_store_revoke(tg_store *st, int64_t id, char err[TG_ERRMSG]);
+
+/* Sums the usage records f selects (f may be NULL: all). */
+TG_API int tg_store_usage(tg_store *st, const tg_usage_filter *f,
+                   tg_usage_total *out, char err[TG_ERRMSG]);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,12 @@
 set -euo pipefail
 interp=$1 build=$2 sanitize=${3:-OFF}
 cd "$(dirname "$0")/.."
+# A runtime made without db = ... keeps its database under XDG_STATE_HOME:
+# never the real home's. (Made before LD_PRELOAD: the ASan runtime aborts
+# mktemp and rm on their leaks.)
+state=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-state.XXXXXX")
+trap 'LD_PRELOAD= rm -rf "$state"' EXIT
+export XDG_STATE_HOME="$state"
 export LUA_CPATH="$build/lua/?.so;;"
 export TOOLGATE_BUILD_DIR="$build"
 case "$sanitize" in
@@ -14,4 +20,4 @@ case "$sanitize" in
     export LSAN_OPTIONS="suppressions=$PWD/spec/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" ;;
 esac
-exec "$interp" /usr/bin/busted --output=utfTerminal spec/lua
+"$interp" /usr/bin/busted --output=utfTerminal spec/lua

@@ -597,42 +597,113 @@ static int parse_answer(lua_State *L, int idx, tg_answer *a) {
   return 0;
 }
 
-static const char *const answer_opt_names[] = {"scope", "guidance", NULL};
+static const char *const answer_opt_names[] = {
+    "scope", "guidance", "arg", "glob", "where", "until", NULL};
 
-/* Reads {scope = "tool"|"args", guidance = "..."} or a guidance string at
- * idx. Pushes one value, the guidance (or nil), which keeps *guidance
- * alive. -1 for anything else, a misspelt field included: a typo must not
- * turn "these args" into "the whole tool". */
-static int answer_opts(lua_State *L, int idx, tg_always_scope *scope,
-                       const char **guidance, const char *fn) {
-  idx = lua_absindex(L, idx);
-  *scope = TG_SCOPE_TOOL;
-  *guidance = NULL;
-  int bad = 0;
-  if (lua_type(L, idx) == LUA_TSTRING || lua_isnoneornil(L, idx)) {
-    lua_pushvalue(L, idx);
-  } else if (lua_istable(L, idx)) {
-    int o = copy_opts(L, idx, fn, answer_opt_names);
-    get_opt(L, o, "scope");
-    if (is_str(L, -1, "args")) *scope = TG_SCOPE_ARGS;
-    else bad = !lua_isnil(L, -1) && !is_str(L, -1, "tool");
-    lua_pop(L, 1);
-    get_opt(L, o, "guidance");
-    lua_remove(L, o);
-  } else {
-    lua_pushnil(L);
-    bad = 1;
-  }
-  int ty = lua_type(L, -1);
-  if (ty != LUA_TNIL && ty != LUA_TSTRING) bad = 1;
-  if (ty == LUA_TSTRING && tg__has_nul(L, -1)) bad = 1;
-  if (!bad) *guidance = lua_tostring(L, -1);
+/* An answer's options: what an always covers, and the guidance. */
+typedef struct {
+  tg_always_spec spec;
+  int full;             /* a pattern, the project or an until: only
+                           tg_approval_answer_always says those */
+  const char *guidance;
+} lanswer;
+
+/* A string field of the copied options at o (NULL when absent); -1 when
+ * it is there and not a string without NUL bytes. */
+static int answer_str(lua_State *L, int o, const char *k, const char **out) {
+  int ty = get_opt(L, o, k);
+  int bad = ty != LUA_TNIL && (ty != LUA_TSTRING || tg__has_nul(L, -1));
+  *out = ty == LUA_TSTRING && !bad ? lua_tostring(L, -1) : NULL;
+  lua_pop(L, 1); /* the copied table keeps it */
   return bad ? -1 : 0;
+}
+
+/* until = ms since the epoch, or a time tg_time_parse takes ("2h",
+ * "2025-07-01"). */
+static int answer_until(lua_State *L, int o, int64_t *until, char *err) {
+  int ty = get_opt(L, o, "until"), rc = 0;
+  if (ty == LUA_TNUMBER) {
+    lua_Number n = lua_tonumber(L, -1);
+    if (!(n >= 0 && n <= 9e15)) rc = -1; /* NaN too */
+    else *until = (int64_t)n;
+  } else if (ty == LUA_TSTRING) {
+    rc = tg__has_nul(L, -1) ||
+                 tg_time_parse(lua_tostring(L, -1), 0, 1, until, err) < 0
+             ? -1 : 0;
+  } else if (ty != LUA_TNIL) {
+    rc = -1;
+  }
+  lua_pop(L, 1);
+  return rc;
+}
+
+/* The fields of an options table (copied at o) into a. */
+static int answer_fields(lua_State *L, int o, lanswer *a, char *err) {
+  const char *scope, *where;
+  if (answer_str(L, o, "scope", &scope) < 0 ||
+      answer_str(L, o, "where", &where) < 0 ||
+      answer_str(L, o, "arg", &a->spec.arg) < 0 ||
+      answer_str(L, o, "glob", &a->spec.glob) < 0 ||
+      answer_str(L, o, "guidance", &a->guidance) < 0 ||
+      answer_until(L, o, &a->spec.until_ms, err) < 0)
+    return -1;
+  int sc = !scope || !strcmp(scope, "tool") ? TG_SCOPE_TOOL
+           : !strcmp(scope, "args")           ? TG_SCOPE_ARGS
+           : !strcmp(scope, "pattern")        ? TG_SCOPE_PATTERN : -1;
+  int wh = !where || !strcmp(where, "session") ? TG_WHERE_SESSION
+           : !strcmp(where, "project")          ? TG_WHERE_PROJECT : -1;
+  if (sc < 0 || wh < 0) return -1;
+  a->spec.scope = (tg_always_scope)sc;
+  a->spec.where = (tg_always_where)wh;
+  a->full = sc == TG_SCOPE_PATTERN || wh == TG_WHERE_PROJECT ||
+            a->spec.until_ms || a->spec.arg || a->spec.glob;
+  return 0;
+}
+
+/* Reads {scope = "tool"|"args"|"pattern", arg, glob, where =
+ * "session"|"project", until, guidance} or a guidance string at idx into
+ * a. Pushes one value that keeps the strings alive. -1 for anything else,
+ * a misspelt field included: a typo must not turn "these args" into "the
+ * whole tool". */
+static int answer_opts(lua_State *L, int idx, lanswer *a, const char *fn,
+                       char *err) {
+  idx = lua_absindex(L, idx);
+  memset(a, 0, sizeof *a);
+  if (lua_isnoneornil(L, idx)) {
+    lua_pushnil(L);
+    return 0;
+  }
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    lua_pushvalue(L, idx);
+    if (tg__has_nul(L, -1)) return -1;
+    a->guidance = lua_tostring(L, -1);
+    return 0;
+  }
+  if (!lua_istable(L, idx)) {
+    lua_pushnil(L);
+    return -1;
+  }
+  int o = copy_opts(L, idx, fn, answer_opt_names); /* stays: the anchor */
+  return answer_fields(L, o, a, err);
+}
+
+/* Answers approval id as the host said. -ENOENT etc. with err. */
+static int give_answer(lrt *r, uint64_t id, tg_answer ans, const lanswer *a,
+                       char *err) {
+  if (ans == TG_ANSWER_ALWAYS && a->full)
+    return tg_approval_answer_always(r->rt, id, &a->spec, err);
+  int rc = tg_approval_answer(r->rt, id, ans, a->spec.scope, a->guidance);
+  if (rc < 0)
+    snprintf(err, TG_ERRMSG, "no pending approval %lld (answered, timed out "
+             "or cancelled)", (long long)id);
+  return rc;
 }
 
 static const char *const answer_usage =
     "answer must be \"approve\", \"always\" or \"reject\", optionally "
-    "followed by {scope = \"tool\"|\"args\", guidance = \"...\"}";
+    "followed by {scope = \"tool\"|\"args\"|\"pattern\", arg = \"name\", "
+    "glob = \"...\", where = \"session\"|\"project\", until = time, "
+    "guidance = \"...\"}";
 
 static void set_str(lua_State *L, const char *k, const char *v) {
   if (!v) return;
@@ -671,18 +742,18 @@ static int approver_body(lua_State *L) {
   a->failed = 0;
   if (lua_isnil(L, 2)) return 0;
   tg_answer ans;
-  tg_always_scope scope;
-  const char *guidance;
+  lanswer la;
+  char err[TG_ERRMSG] = "";
   if (parse_answer(L, 2, &ans) < 0 ||
-      answer_opts(L, 3, &scope, &guidance, "the approver's answer") < 0) {
+      answer_opts(L, 3, &la, "the approver's answer", err) < 0 ||
+      give_answer(r, a->q->approval_id, ans, &la, err) == -EINVAL) {
     lua_pushfstring(L, "toolgate: the approver returned a bad answer; %s",
-                    answer_usage);
+                    err[0] ? err : answer_usage);
     keep_error(r, L);
     a->failed = 1;
     return 0;
   }
   a->answered = 1;
-  tg_approval_answer(r->rt, a->q->approval_id, ans, scope, guidance);
   return 0;
 }
 
@@ -743,20 +814,17 @@ static int l_answer(lua_State *L) {
   lrt *r = check_rt(L, 1);
   lua_Integer id = luaL_checkinteger(L, 2);
   tg_answer a;
-  tg_always_scope scope;
-  const char *guidance;
-  if (parse_answer(L, 3, &a) < 0 ||
-      answer_opts(L, 4, &scope, &guidance, "rt:answer") < 0)
-    return luaL_error(L, "toolgate: rt:answer: %s", answer_usage);
+  lanswer la;
+  char err[TG_ERRMSG] = "";
+  if (parse_answer(L, 3, &a) < 0 || answer_opts(L, 4, &la, "rt:answer", err) < 0)
+    return luaL_error(L, "toolgate: rt:answer: %s", err[0] ? err : answer_usage);
   lua_State *prev = enter(r, L);
-  int rc = tg_approval_answer(r->rt, (uint64_t)id, a, scope, guidance);
+  int rc = give_answer(r, (uint64_t)id, a, &la, err);
   leave(r, L, prev);
+  if (rc == -EINVAL) return luaL_error(L, "toolgate: rt:answer: %s", err);
   if (rc < 0) {
-    char msg[120];
-    snprintf(msg, sizeof msg, "no pending approval %lld (answered, timed "
-             "out or cancelled)", (long long)id);
     lua_pushnil(L);
-    lua_pushstring(L, msg);
+    lua_pushstring(L, err);
     lua_pushliteral(L, "ENOENT");
     return 3;
   }
@@ -771,7 +839,8 @@ static const char *const new_opt_names[] = {
     "approval_timeout_ms", "progress_interval_ms", "seed", "max_args_bytes",
     "approve", "watch", "workspace", "file_max_bytes", "builtin_tools",
     "exec_output_cap", "kill_grace_ms", "trusted_policies",
-    "policy_time_limit_ms", "policy_memory_cap", NULL};
+    "policy_time_limit_ms", "policy_memory_cap",
+    "db", "audit_args_max", "audit_result_max", "project", NULL};
 
 static uint64_t opt_u64(lua_State *L, int o, const char *k, uint64_t dflt) {
   uint64_t v = dflt;
@@ -855,6 +924,24 @@ static const char *const *opt_roots(lua_State *L, int o) {
   return roots;
 }
 
+/* db = "path" | ":memory:" | false (no storage) | nil (the default file);
+ * audit_args_max, audit_result_max; project = "dir". */
+static void read_storage_config(lua_State *L, int o, tg_config *cfg) {
+  int ty = get_opt(L, o, "db");
+  if (ty == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+    cfg->db_off = 1;
+  } else if (ty != LUA_TNIL && ty != LUA_TSTRING) {
+    luaL_error(L, "toolgate.new: 'db' must be a file name, \":memory:\" "
+                  "or false (got %s)", lua_type(L, -1) == LUA_TBOOLEAN
+                                           ? "true" : luaL_typename(L, -1));
+  }
+  lua_pop(L, 1);
+  if (!cfg->db_off) cfg->db = opt_str(L, o, "db");
+  cfg->audit_args_max = (size_t)opt_u64(L, o, "audit_args_max", 0);
+  cfg->audit_result_max = (size_t)opt_u64(L, o, "audit_result_max", 0);
+  cfg->project = opt_str(L, o, "project");
+}
+
 /* Reads every option before anything is taken: luaL_error longjmps. */
 static void read_config(lua_State *L, int o, tg_config *cfg) {
   tg_config_init(cfg);
@@ -883,6 +970,7 @@ static void read_config(lua_State *L, int o, tg_config *cfg) {
                (unsigned)UINT32_MAX);
   cfg->policy_time_limit_ms = (uint32_t)limit;
   cfg->policy_memory_cap = (size_t)opt_u64(L, o, "policy_memory_cap", 0);
+  read_storage_config(L, o, cfg);
   if (get_opt(L, o, "approve") != LUA_TNIL && !lua_isfunction(L, -1) &&
       approve_mode(L, -1) < 0)
     raise_bad_approver(L, "toolgate.new", lua_gettop(L));
@@ -1593,6 +1681,242 @@ static void add_attach_methods(lua_State *L) {
   lua_setfield(L, -2, "detach");
 }
 
+/* ---- storage (lua/README.md, "Storage") --------------------------------------
+ * The runtime's database: its audit trail, remembered approvals and usage
+ * ledger. Each of these reads or writes on the host's thread, after what
+ * the runtime queued is written (tg_store_*): the host reads its own
+ * writes. With storage off (db = false) they return nil, "storage is off",
+ * "ENOTSUP"; a failure of the database nil, message, "EIO".
+ * Options are checked before anything is done; a wrong type raises. */
+
+/* The runtime's store, or pushes nil, "storage is off" (returns NULL). */
+static tg_store *store_of(lua_State *L, lrt *r) {
+  tg_store *st = tg_runtime_store(r->rt);
+  if (!st) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "storage is off (toolgate.new{db = false})");
+    lua_pushliteral(L, "ENOTSUP");
+  }
+  return st;
+}
+
+/* A string option of fn (NULL when absent); the copy keeps it alive. */
+static const char *sopt_str(lua_State *L, int o, const char *fn,
+                            const char *k) {
+  int ty = get_opt(L, o, k);
+  if (ty != LUA_TNIL && ty != LUA_TSTRING)
+    luaL_error(L, "%s: '%s' must be a string (got %s)", fn, k,
+               luaL_typename(L, -1));
+  char what[64];
+  snprintf(what, sizeof what, "'%s'", k);
+  const char *v = ty == LUA_TNIL ? NULL : tg__checknonul(L, -1, fn, what);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* A whole number >= 0 (dflt when absent). */
+static int64_t sopt_int(lua_State *L, int o, const char *fn, const char *k,
+                        int64_t dflt) {
+  int64_t v = dflt;
+  if (get_opt(L, o, k) != LUA_TNIL) {
+    int ok = 0;
+    lua_Number n = lua_tonumberx(L, -1, &ok);
+    if (!ok || !(n >= 0 && n <= 9e15) || n != floor(n))
+      luaL_error(L, "%s: '%s' must be a whole number >= 0", fn, k);
+    v = (int64_t)n;
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+/* A time: ms since the epoch, or a string tg_time_parse takes (dir as
+ * there: -1 "since", +1 "until"). 0 when absent. */
+static int64_t sopt_time(lua_State *L, int o, const char *fn, const char *k,
+                         int dir) {
+  int64_t v = 0;
+  char err[TG_ERRMSG];
+  if (get_opt(L, o, k) == LUA_TSTRING) {
+    if (tg__has_nul(L, -1) || tg_time_parse(lua_tostring(L, -1), 0, dir, &v,
+                                            err) < 0)
+      luaL_error(L, "%s: '%s': %s", fn, k,
+                 tg__has_nul(L, -1) ? "contains a NUL byte" : err);
+    lua_pop(L, 1);
+    return v;
+  }
+  lua_pop(L, 1);
+  return sopt_int(L, o, fn, k, 0);
+}
+
+/* Pushes the JSON j (freed) or raises. */
+static int push_json_result(lua_State *L, cJSON *j, const char *err) {
+  if (!j) return fail(L, err, "EIO");
+  json_box *b = new_box(L);
+  b->j[0] = j;
+  if (tg__json_push(L, j) < 0)
+    return luaL_error(L, "toolgate: the records are nested too deeply");
+  box_clear(b);
+  return 1;
+}
+
+static const char *const audit_opt_names[] = {
+    "session", "tool", "status", "call_id", "since", "after", "limit", NULL};
+
+/* rt:audit{session, tool, status, call_id, since, after, limit} -> records */
+static int l_audit(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  const char *fn = "rt:audit";
+  int o = copy_opts(L, 2, fn, audit_opt_names);
+  tg_audit_filter f = {sopt_str(L, o, fn, "session"),
+                       sopt_str(L, o, fn, "tool"),
+                       sopt_str(L, o, fn, "call_id"),
+                       sopt_str(L, o, fn, "status"),
+                       sopt_time(L, o, fn, "since", -1),
+                       sopt_int(L, o, fn, "after", 0),
+                       (size_t)sopt_int(L, o, fn, "limit", 0)};
+  tg_store *st = store_of(L, r);
+  if (!st) return 3;
+  char err[TG_ERRMSG] = "";
+  return push_json_result(L, tg_store_audit(st, &f, err), err);
+}
+
+/* rt:approvals{all = bool} -> list */
+static int l_approvals(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  static const char *const names[] = {"all", NULL};
+  int o = copy_opts(L, 2, "rt:approvals", names);
+  int ty = get_opt(L, o, "all");
+  if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
+    return luaL_error(L, "rt:approvals: 'all' must be a boolean");
+  int all = lua_toboolean(L, -1);
+  tg_store *st = store_of(L, r);
+  if (!st) return 3;
+  char err[TG_ERRMSG] = "";
+  return push_json_result(L, tg_store_approvals(st, all, err), err);
+}
+
+static const char *const grant_opt_names[] = {
+    "tool", "scope", "args", "arg", "glob", "where", "session", "project",
+    "until", NULL};
+
+/* rt:grant{tool, scope, args, arg, glob, where, session, project, until}
+ * -> id | nil, err */
+static int l_grant(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  const char *fn = "rt:grant";
+  int o = copy_opts(L, 2, fn, grant_opt_names);
+  lanswer a;
+  char err[TG_ERRMSG] = "";
+  memset(&a, 0, sizeof a);
+  if (!o || answer_fields(L, o, &a, err) < 0)
+    return luaL_error(L, "%s: %s", fn, err[0] ? err :
+                      "takes {tool = name, scope = \"tool\"|\"args\"|"
+                      "\"pattern\", args, arg, glob, where = \"session\"|"
+                      "\"project\", session, project, until}");
+  a.spec.tool = sopt_str(L, o, fn, "tool");
+  a.spec.session = sopt_str(L, o, fn, "session");
+  a.spec.project = sopt_str(L, o, fn, "project");
+  json_box *box = new_box(L);
+  if (get_opt(L, o, "args") != LUA_TNIL &&
+      !(box->j[0] = object_of(L, lua_gettop(L), r->max_args_bytes, "'args'",
+                              err)))
+    return luaL_error(L, "%s: %s", fn, err);
+  a.spec.args = box->j[0];
+  tg_store *st = store_of(L, r);
+  if (!st) return 3;
+  int64_t id = tg_store_grant(st, &a.spec, err);
+  box_clear(box);
+  if (id < 0) return fail(L, err, "EIO");
+  lua_pushinteger(L, (lua_Integer)id);
+  return 1;
+}
+
+/* rt:revoke(id) -> true | nil, err */
+static int l_revoke(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  tg_store *st = store_of(L, r);
+  if (!st) return 3;
+  char err[TG_ERRMSG] = "";
+  int rc = tg_store_revoke(st, (int64_t)id, err);
+  char code[32];
+  if (rc < 0) return fail(L, err, errno_name(rc, code, sizeof code));
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static const char *const usage_opt_names[] = {
+    "session", "turn", "model", "input_tokens", "output_tokens", "cost", "ts",
+    NULL};
+
+/* rt:record_usage{model, input_tokens, output_tokens, cost, session, turn,
+ * ts} -> true | nil, err */
+static int l_record_usage(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  const char *fn = "rt:record_usage";
+  luaL_checktype(L, 2, LUA_TTABLE);
+  int o = copy_opts(L, 2, fn, usage_opt_names);
+  tg_usage u = {sopt_str(L, o, fn, "session"), sopt_int(L, o, fn, "turn", 0),
+                sopt_str(L, o, fn, "model"),
+                sopt_int(L, o, fn, "input_tokens", 0),
+                sopt_int(L, o, fn, "output_tokens", 0), 0,
+                sopt_time(L, o, fn, "ts", -1)};
+  if (get_opt(L, o, "cost") != LUA_TNIL) {
+    int ok = 0;
+    u.cost = lua_tonumberx(L, -1, &ok);
+    if (!ok || !(u.cost >= 0 && u.cost < HUGE_VAL))
+      return luaL_error(L, "%s: 'cost' must be a number >= 0", fn);
+  }
+  if (!u.model) return luaL_error(L, "%s: 'model' is required", fn);
+  char err[TG_ERRMSG] = "";
+  int rc = tg_record_usage(r->rt, &u, err);
+  char code[32];
+  if (rc < 0) return fail(L, err, errno_name(rc, code, sizeof code));
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static const char *const sum_opt_names[] = {"session", "model", "period",
+                                            "since", "until", NULL};
+
+/* rt:usage{session, model, period | since, until} -> {records,
+ * input_tokens, output_tokens, cost, since} | nil, err */
+static int l_usage(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  const char *fn = "rt:usage";
+  int o = copy_opts(L, 2, fn, sum_opt_names);
+  tg_usage_filter f = {sopt_str(L, o, fn, "session"),
+                       sopt_str(L, o, fn, "model"),
+                       sopt_str(L, o, fn, "period"),
+                       sopt_time(L, o, fn, "since", -1),
+                       sopt_time(L, o, fn, "until", 1)};
+  tg_store *st = store_of(L, r);
+  if (!st) return 3;
+  tg_usage_total t;
+  char err[TG_ERRMSG] = "";
+  if (tg_store_usage(st, &f, &t, err) < 0) return fail(L, err, "EIO");
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, (lua_Integer)t.records);
+  lua_setfield(L, -2, "records");
+  lua_pushinteger(L, (lua_Integer)t.input_tokens);
+  lua_setfield(L, -2, "input_tokens");
+  lua_pushinteger(L, (lua_Integer)t.output_tokens);
+  lua_setfield(L, -2, "output_tokens");
+  lua_pushnumber(L, t.cost);
+  lua_setfield(L, -2, "cost");
+  lua_pushinteger(L, (lua_Integer)t.since_ms);
+  lua_setfield(L, -2, "since");
+  return 1;
+}
+
+/* rt:db() -> the database's path, or nil when storage is off */
+static int l_db(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  tg_store *st = tg_runtime_store(r->rt);
+  if (st) lua_pushstring(L, tg_store_path(st));
+  else lua_pushnil(L);
+  return 1;
+}
+
 static const luaL_Reg rt_methods[] = {
     {"call", l_call},           {"run", l_run},
     {"run_once", l_run_once},   {"fd", l_fd},
@@ -1605,6 +1929,10 @@ static const luaL_Reg rt_methods[] = {
     {"on_file_change", l_on_file_change},
     {"off_file_change", l_off_file_change},
     {"recent_changes", l_recent_changes},
+    {"audit", l_audit},         {"approvals", l_approvals},
+    {"grant", l_grant},         {"revoke", l_revoke},
+    {"record_usage", l_record_usage}, {"usage", l_usage},
+    {"db", l_db},
     {"close", l_close},         {NULL, NULL}};
 
 static const luaL_Reg call_methods[] = {{"cancel", l_call_cancel},

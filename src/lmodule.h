@@ -8,6 +8,7 @@
 #define TG_LMODULE_H
 
 #include "lua/luacompat.h"
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 typedef struct lrt lrt;

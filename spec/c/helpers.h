@@ -267,6 +267,23 @@ static inline int tg_test_skipped(const char *name) {
 
 /* Runs each test (or only argv[1]) in its own child with a 60 s alarm, so
  * one crash or hang fails that test only. */
+/* Runtimes keep their database under XDG_STATE_HOME: each test gets a
+ * fresh one of its own, removed after it, so no test writes into the real
+ * home, nor sees what another test (or run) remembered there. */
+static inline void tg_test_private_state(char dir[64]) {
+  snprintf(dir, 64, "/tmp/tg-state-XXXXXX");
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    exit(2);
+  }
+}
+
+static inline void tg_test_remove_state(const char *dir) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 static inline int tg_test_run_all(const tg_test_entry *tests, size_t n,
                                   int argc, char **argv) {
   int failed = 0, passed = 0;
@@ -277,14 +294,18 @@ static inline int tg_test_run_all(const tg_test_entry *tests, size_t n,
       continue;
     }
     fflush(stdout);
+    char state[64];
+    tg_test_private_state(state);
     pid_t pid = fork();
     if (pid == 0) {
+      setenv("XDG_STATE_HOME", state, 1);
       alarm(60);
       tests[i].fn();
       exit(0);
     }
     int st = 0;
     waitpid(pid, &st, 0);
+    tg_test_remove_state(state);
     int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
     if (ok) passed++; else failed++;
     printf("%s %s", ok ? "ok    " : "FAILED", tests[i].name);

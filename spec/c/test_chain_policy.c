@@ -55,6 +55,7 @@ TEST(policy_reload_failure_keeps_old_generation) {
   /* the old rules still judge */
   outcome o = {0};
   start_call(rt, NULL, "c", NULL, &o);
+  run_until(rt, &o.n, 1);
   ASSERT_STATUS(o, TG_STATUS_DENIED);
   ASSERT_STR_EQ(o.rule, "no-c");
 
@@ -64,6 +65,7 @@ TEST(policy_reload_failure_keeps_old_generation) {
   ASSERT_INT_EQ(count_events(&ev, "policy_loaded", NULL), 1);
   outcome o2 = {0};
   start_call(rt, NULL, "c", NULL, &o2);
+  run_until(rt, &o2.n, 1);
   ASSERT_CALL_OK(o2);
   outcome_free(&o);
   outcome_free(&o2);

@@ -12,6 +12,8 @@ TG=${1:?usage: test_cli.sh PATH/TO/toolgate}
 case $TG in /*) ;; *) TG=$PWD/$TG ;; esac
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-cli.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+# the default database lives under XDG_STATE_HOME: ours, not the home's
+export XDG_STATE_HOME="$WORK/state"
 checks=0
 failed=0
 

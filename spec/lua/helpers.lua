@@ -23,6 +23,21 @@ if not ok then
 end
 H.toolgate = toolgate
 
+-- Every runtime a spec makes gets no database unless the spec names one
+-- (db = path or ":memory:"): specs run by hand must not write into the
+-- real home, nor remember approvals from one spec into the next. The
+-- options are copied raw (next), as toolgate.new itself reads them.
+local real_new = toolgate.new
+toolgate.new = function(opts, ...)
+  if type(opts) ~= "table" or rawget(opts, "db") ~= nil then
+    return real_new(opts, ...)
+  end
+  local o = {}
+  for k, v in next, opts do o[k] = v end
+  o.db = false
+  return real_new(o, ...)
+end
+
 local dirs, runtimes = {}, {}
 
 local function shell_quote(s)

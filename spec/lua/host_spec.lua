@@ -269,10 +269,10 @@ describe("callbacks run by the loop", function()
     end })
     local ok, err = pcall(rt.call, rt, "touch", { n = 1 })
     assert.is_false(ok)
-    assert.is_true(H.has(err, "unknown option 'scop' (known: scope, guidance)"), err)
+    assert.is_true(H.has(err, "unknown option 'scop' (known: scope, guidance, arg, glob, where, until)"), err)
     assert.are.equal(0, H.runs(rt))
     assert.has_error(function() rt:answer(1, "always", { scop = "args" }) end,
-      "rt:answer: unknown option 'scop' (known: scope, guidance)")
+      "rt:answer: unknown option 'scop' (known: scope, guidance, arg, glob, where, until)")
   end)
 
   it("a runtime collected inside a callback while a handle waits is closed after, not under it", function()

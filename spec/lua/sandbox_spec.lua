@@ -51,8 +51,9 @@ local function sh_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 local function run_bounded(cmd, stdin)
   local dir = H.tmpdir()
   -- stdin opened read-write: a FIFO opens without waiting for a writer
-  local full = string.format("timeout %d %s >%s/out 2>%s/err <>%s", TIMEOUT, cmd,
-                             dir, dir, stdin or "/dev/null")
+  -- its database (if it makes one) in the temp dir, not the home
+  local full = string.format("XDG_STATE_HOME=%s timeout %d %s >%s/out 2>%s/err <>%s",
+                             dir, TIMEOUT, cmd, dir, dir, stdin or "/dev/null")
   local ok, _, code = os.execute(full)
   if type(ok) == "number" then code = ok / 256 end -- Lua 5.1: the raw status
   if ok == true then code = 0 end
@@ -902,7 +903,8 @@ describe("policy sandbox: the toolgate command", function()
   local function toolgate_cmd(args)
     local build = os.getenv("TOOLGATE_BUILD_DIR")
     local dir = H.tmpdir()
-    local cmd = string.format("%s/toolgate %s >%s/out 2>%s/err", build, args, dir, dir)
+    local cmd = string.format("XDG_STATE_HOME=%s %s/toolgate %s >%s/out 2>%s/err",
+                              dir, build, args, dir, dir)
     local ok, _, code = os.execute(cmd)
     if type(ok) == "number" then code = ok / 256 end -- Lua 5.1: the raw status
     if ok == true then code = 0 end

@@ -151,9 +151,12 @@ await run("robust", async (check) => {
   const once = spawnSync(TOOLGATE, ["serve", "--socket", p.socket + "2"],
     { cwd: p.dir, input: batch, encoding: "utf8", timeout: 20000 });
   const lines = once.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  // JSON-RPC answers in any order: a call's answer waits for its audit record
+  const byId = (id) => lines.find((l) => l.id === id);
   check("requests followed at once by the end of input are all answered, exit 0",
-    once.status === 0 && lines.length === 3 && lines[0].result?.protocolVersion &&
-    lines[1].result?.structuredContent?.words === 3 && lines[2].error?.code === -32700,
+    once.status === 0 && lines.length === 3 && byId(1)?.result?.protocolVersion &&
+    byId(2)?.result?.structuredContent?.words === 3 &&
+    lines.some((l) => l.id === null && l.error?.code === -32700),
     { status: once.status, stdout: once.stdout.slice(0, 600) });
 
   // toolgate.lua: a hostile or mistaken config is a clear error, exit 2

@@ -15,6 +15,10 @@ export LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export LSAN_OPTIONS="suppressions=$PWD/spec/lsan.supp"
 export LUA_CPATH="$PWD/$build/lua/?.so;;"
+# the runtimes' databases in a temp folder, not the home's
+XDG_STATE_HOME=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-stress-state.XXXXXX")
+export XDG_STATE_HOME
+trap 'rm -rf "$XDG_STATE_HOME"' EXIT
 for seed in $(seq "$first" $((first + seeds - 1))); do
   for script in calls files; do
     if ! timeout 300 lua5.4 "spec/stress/$script.lua" "$seed" "$iters" >/tmp/toolgate-stress-$script-$seed.log 2>&1; then

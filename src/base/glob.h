@@ -4,6 +4,7 @@
 #define TG_GLOB_H
 
 #include <stddef.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 #define TG_GLOB_MAX 1024

@@ -252,15 +252,16 @@ static int key_cmp(const void *a, const void *b) {
 /* Sorts every object's members by key, in place. Out of memory, an object
  * stays as it was (and the text is then not canonical; callers compare
  * texts, so that only ever misses a match). */
-static void sort_keys(cJSON *j) {
+/* Sorts every object's members by key, in place. -1 when out of memory. */
+static int sort_keys(cJSON *j) {
   size_t n = 0;
   for (cJSON *c = j->child; c; c = c->next) {
-    sort_keys(c);
+    if (sort_keys(c) < 0) return -1;
     n++;
   }
-  if (!cJSON_IsObject(j) || n < 2) return;
+  if (!cJSON_IsObject(j) || n < 2) return 0;
   cJSON **v = malloc(n * sizeof *v);
-  if (!v) return;
+  if (!v) return -1;
   n = 0;
   for (cJSON *c = j->child; c; c = c->next) v[n++] = c;
   qsort(v, n, sizeof *v, key_cmp);
@@ -270,13 +271,14 @@ static void sort_keys(cJSON *j) {
   }
   j->child = v[0];
   free(v);
+  return 0;
 }
 
 char *tg_json_print_sorted(const cJSON *v) {
   cJSON *copy = v ? cJSON_Duplicate(v, 1) : NULL;
   if (!copy) return NULL;
-  sort_keys(copy);
-  char *s = tg_json_print(copy, 0);
+  /* out of memory part way, the text would not be canonical: none */
+  char *s = sort_keys(copy) == 0 ? tg_json_print(copy, 0) : NULL;
   cJSON_Delete(copy);
   return s;
 }

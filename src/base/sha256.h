@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 typedef struct {

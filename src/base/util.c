@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "util.h"
 

@@ -1,71 +1,107 @@
 /*
  * approve.c — the human in the loop. After an ask, the approver answers
- * approve, approve-always (remembered for the session: the whole tool or
- * these exact args) or reject with guidance; no answer within
+ * approve, approve-always or reject with guidance; no answer within
  * approval_timeout_ms counts as a reject. The answer may come at once or
  * much later; other calls go on meanwhile.
+ *
+ * Approve-always is remembered as SPEC §1 says: these exact args, a glob
+ * on one argument, or the whole tool; for the session or the project;
+ * until a time or forever (core/approval.h has the rule). With storage on
+ * the store keeps it (core->sink) and every runtime on the database
+ * honours it; until the store has it, and always with storage off, it is
+ * kept here in memory.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
-#include "base/json.h"
 
+/* A remembered approval kept in memory: the strings are its own. */
 struct tg_always {
-  char *session;
-  char *tool;
-  char *args;               /* canonical JSON text; NULL: the whole tool */
+  tg_approval a;
+  tg_chain *ch;
   tg_always *next;
 };
 
-/* The args as canonical JSON text (keys sorted): the key of an
- * approve-always that covers "these exact args". */
-static char *args_key(const cJSON *args) { return tg_json_print_sorted(args); }
+static void always_free(tg_always *e) {
+  free((char *)e->a.tool);
+  free((char *)e->a.args_key);
+  free((char *)e->a.arg);
+  free((char *)e->a.glob);
+  free((char *)e->a.session);
+  free((char *)e->a.project);
+  free(e);
+}
 
 int tg__always_covers(tg_call *c) {
-  char *key = NULL;
+  tg_approval_query q = {c->tool_name, c->session, c->core->cfg.project,
+                         c->args, (int64_t)tg__wall_ms(), NULL, 0};
+  const tg_sink *sink = &c->core->sink;
   int hit = 0;
-  for (tg_always *a = c->ch->always; a && !hit; a = a->next) {
-    if (strcmp(a->session, c->session) || strcmp(a->tool, c->tool_name)) continue;
-    if (!a->args) {
-      hit = 1;
-      break;
-    }
-    if (!key) key = args_key(c->args);
-    hit = key && strcmp(key, a->args) == 0;
-  }
-  free(key);
+  int64_t id = 0;
+  for (tg_always *e = c->ch->always; e && !hit; e = e->next)
+    hit = tg__approval_covers(&e->a, &q);
+  if (!hit && sink->approval_find) hit = sink->approval_find(sink->ud, &q, &id);
+  tg__approval_query_done(&q);
+  c->approval_ref = id;
   return hit;
 }
 
-/* Out of memory, nothing is remembered (the next call asks again): an
- * entry without its args would cover the whole tool. */
-static void remember(tg_call *c, tg_always_scope scope) {
-  tg_always *a = calloc(1, sizeof *a);
-  if (!a) return;
-  a->session = tg__strdup(c->session);
-  a->tool = tg__strdup(c->tool_name);
-  a->args = scope == TG_SCOPE_ARGS ? args_key(c->args) : NULL;
-  if (!a->session || !a->tool || (scope == TG_SCOPE_ARGS && !a->args)) {
-    free(a->session);
-    free(a->tool);
-    free(a->args);
-    free(a);
-    return;
+/* The store has it (id > 0): the database answers from now on, so that
+ * a revoke there takes effect here too. id 0: it could not be stored (a
+ * store_error event said why); it stays in memory. */
+static void stored(void *arg, int64_t id) {
+  tg_always *e = arg;
+  if (!id) return;
+  for (tg_always **p = &e->ch->always; *p; p = &(*p)->next)
+    if (*p == e) {
+      *p = e->next;
+      always_free(e);
+      return;
+    }
+}
+
+/* An in-memory approval of what s says, for call c. NULL when out of
+ * memory (then nothing is remembered: the next call asks again). */
+static tg_always *always_new(tg_call *c, const tg_always_spec *s) {
+  tg_always *e = calloc(1, sizeof *e);
+  if (!e) return NULL;
+  int pat = s->scope == TG_SCOPE_PATTERN, proj = s->where == TG_WHERE_PROJECT;
+  e->ch = c->ch;
+  e->a = (tg_approval){0, s->scope, tg__strdup(c->tool_name),
+                       s->scope == TG_SCOPE_ARGS ? tg_json_print_sorted(c->args)
+                                                 : NULL,
+                       pat ? tg__strdup(s->arg) : NULL,
+                       pat ? tg__strdup(s->glob) : NULL, s->where,
+                       proj ? NULL : tg__strdup(c->session),
+                       proj ? tg__strdup(c->core->cfg.project) : NULL,
+                       s->until_ms};
+  /* an entry missing its args or glob would cover more than was said */
+  if (!e->a.tool || (s->scope == TG_SCOPE_ARGS && !e->a.args_key) ||
+      (pat && (!e->a.arg || !e->a.glob)) || (!proj && !e->a.session) ||
+      (proj && !e->a.project)) {
+    always_free(e);
+    return NULL;
   }
-  a->next = c->ch->always;
-  c->ch->always = a;
+  return e;
+}
+
+static void remember(tg_call *c, const tg_always_spec *s) {
+  tg_always *e = always_new(c, s);
+  if (!e) return;
+  e->next = c->ch->always;
+  c->ch->always = e;
+  const tg_sink *sink = &c->core->sink;
+  if (sink->approval_add)
+    sink->approval_add(sink->ud, &e->a, c->id, stored, e);
 }
 
 void tg__always_free(tg_chain *ch) {
   while (ch->always) {
-    tg_always *a = ch->always;
-    ch->always = a->next;
-    free(a->session);
-    free(a->tool);
-    free(a->args);
-    free(a);
+    tg_always *e = ch->always;
+    ch->always = e->next;
+    always_free(e);
   }
 }
 
@@ -74,13 +110,31 @@ static const char *answer_name(int a) {
          : a == TG_ANSWER_ALWAYS ? "always" : "reject";
 }
 
+/* What an always covers, in the approval event. */
+static void add_always(cJSON *d, const tg_always_spec *s) {
+  cJSON_AddStringToObject(d, "scope", tg__scope_name(s->scope));
+  if (s->scope == TG_SCOPE_PATTERN) {
+    cJSON_AddStringToObject(d, "arg", s->arg);
+    cJSON_AddStringToObject(d, "glob", s->glob);
+  }
+  cJSON_AddStringToObject(d, "where", tg__where_name(s->where));
+  if (s->until_ms) cJSON_AddNumberToObject(d, "until", (double)s->until_ms);
+}
+
 static void emit_answer(tg_call *c, int answer, const char *by,
-                        const char *guidance) {
+                        const char *guidance, const tg_always_spec *s) {
+  /* for the audit: the approver's answer, "timeout", "mode-approve" or
+   * "mode-reject" (static strings) */
+  c->approval_how = !strcmp(by, "mode")
+                        ? (answer == TG_ANSWER_REJECT ? "mode-reject"
+                                                      : "mode-approve")
+                    : !strcmp(by, "approver") ? answer_name(answer) : by;
   cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
     cJSON_AddStringToObject(d, "answer", answer_name(answer));
     cJSON_AddStringToObject(d, "by", by);
     if (guidance) cJSON_AddStringToObject(d, "guidance", guidance);
+    if (s) add_always(d, s);
   }
   tg__call_emit(c, "approval", d);
 }
@@ -98,10 +152,11 @@ static void reject(tg_call *c, const char *why, const char *guidance) {
  * this handles the cancel — instead of ending (and freeing) the call
  * under our feet. */
 static void emit_answer_guarded(tg_call *c, int answer, const char *by,
-                                const char *guidance) {
+                                const char *guidance,
+                                const tg_always_spec *s) {
   int was = c->advancing;
   c->advancing = 1;
-  emit_answer(c, answer, by, guidance);
+  emit_answer(c, answer, by, guidance, s);
   c->advancing = was;
 }
 
@@ -114,7 +169,7 @@ static void approval_timeout_cb(uv_timer_t *t) {
   snprintf(why, sizeof why, "no answer within %llu ms (approval timed out)",
            (unsigned long long)c->core->cfg.approval_timeout_ms);
   reject(c, why, NULL);
-  emit_answer_guarded(c, TG_ANSWER_REJECT, "timeout", NULL);
+  emit_answer_guarded(c, TG_ANSWER_REJECT, "timeout", NULL, NULL);
   tg__call_advance(c);
 }
 
@@ -150,10 +205,10 @@ tg_step tg__stage_approve(tg_call *c) {
     tg_approve_mode m = c->core->cfg.approve_mode;
     if (c->fixture) { /* toolgate test: nobody to ask, the case goes on */
       c->approve_answer = TG_ANSWER_APPROVE;
-      emit_answer(c, TG_ANSWER_APPROVE, "test", NULL);
+      emit_answer(c, TG_ANSWER_APPROVE, "test", NULL, NULL);
     } else if (m == TG_APPROVE_ALLOW) {
       c->approve_answer = TG_ANSWER_APPROVE;
-      emit_answer(c, TG_ANSWER_APPROVE, "mode", NULL);
+      emit_answer(c, TG_ANSWER_APPROVE, "mode", NULL, NULL);
     } else if (m == TG_APPROVE_DENY || !c->ch->approver) {
       c->approve_answer = TG_ANSWER_REJECT;
       reject(c, m == TG_APPROVE_DENY
@@ -161,7 +216,7 @@ tg_step tg__stage_approve(tg_call *c) {
                       "(non-interactive mode)"
                     : "approval needed, and no approver is configured",
              NULL);
-      emit_answer(c, TG_ANSWER_REJECT, "mode", NULL);
+      emit_answer(c, TG_ANSWER_REJECT, "mode", NULL, NULL);
     } else {
       ask(c);
     }
@@ -176,12 +231,9 @@ static tg_call *call_by_approval(tg_chain *ch, uint64_t id) {
   return NULL;
 }
 
-int tg__chain_answer(tg_chain *ch, uint64_t approval_id, tg_answer answer,
-                       tg_always_scope scope, const char *guidance) {
-  tg_call *c = approval_id ? call_by_approval(ch, approval_id) : NULL;
-  if (!c) return -ENOENT;
-  if (answer < TG_ANSWER_APPROVE || answer > TG_ANSWER_UNAVAILABLE)
-    return -EINVAL;
+/* Applies an answer (checked) to c: s is what an always covers. */
+static void apply_answer(tg_call *c, tg_answer answer,
+                         const tg_always_spec *s, const char *guidance) {
   c->approval_id = 0;
   if (c->wait_timer) uv_timer_stop(c->wait_timer);
   if (answer == TG_ANSWER_UNAVAILABLE) { /* a reject that says why */
@@ -195,9 +247,43 @@ int tg__chain_answer(tg_chain *ch, uint64_t approval_id, tg_answer answer,
     reject(c, "the user rejected the call", guidance);
   }
   c->approve_answer = (int)answer;
-  if (answer == TG_ANSWER_ALWAYS) remember(c, scope);
-  emit_answer_guarded(c, (int)answer, "approver", guidance);
+  if (answer == TG_ANSWER_ALWAYS) remember(c, s);
+  emit_answer_guarded(c, (int)answer, "approver", guidance,
+                      answer == TG_ANSWER_ALWAYS ? s : NULL);
   tg__call_advance(c); /* no-op when answered from inside the ask */
+}
+
+int tg__chain_answer(tg_chain *ch, uint64_t approval_id, tg_answer answer,
+                     tg_always_scope scope, const char *guidance) {
+  tg_call *c = approval_id ? call_by_approval(ch, approval_id) : NULL;
+  if (!c) return -ENOENT;
+  if (answer < TG_ANSWER_APPROVE || answer > TG_ANSWER_UNAVAILABLE)
+    return -EINVAL;
+  /* the session, forever; a pattern needs the spec (answer_always) */
+  tg_always_spec s = {.scope = scope, .where = TG_WHERE_SESSION};
+  if (answer == TG_ANSWER_ALWAYS &&
+      (scope != TG_SCOPE_TOOL && scope != TG_SCOPE_ARGS))
+    return -EINVAL;
+  apply_answer(c, answer, &s, guidance);
+  return 0;
+}
+
+int tg__chain_answer_always(tg_chain *ch, uint64_t approval_id,
+                            const tg_always_spec *spec, char err[TG_ERRMSG]) {
+  tg_call *c = approval_id ? call_by_approval(ch, approval_id) : NULL;
+  if (!c) {
+    tg__errf(err, TG_ERRMSG, "no pending approval %llu (answered, timed out "
+             "or cancelled)", (unsigned long long)approval_id);
+    return -ENOENT;
+  }
+  int rc = tg__always_spec_check(spec, (int64_t)tg__wall_ms(), err);
+  if (rc < 0) return rc;
+  if (spec->where == TG_WHERE_PROJECT && !ch->core->cfg.project) {
+    tg__errf(err, TG_ERRMSG, "approve-always for the project: the runtime "
+             "has no project (tg_config.project, or a current directory)");
+    return -EINVAL;
+  }
+  apply_answer(c, TG_ANSWER_ALWAYS, spec, NULL);
   return 0;
 }
 

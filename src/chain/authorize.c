@@ -22,12 +22,14 @@ const char *tg__verdict_kind(lua_State *L, int idx) {
   return "";
 }
 
-static void set_decision(tg_call *c, tg_verdict v, const char *rule,
+/* r NULL: the default decided. */
+static void set_decision(tg_call *c, tg_verdict v, const tg_rule *r,
                          const char *reason) {
   c->verdict = v;
   free(c->rule);
   free(c->reason);
-  c->rule = tg__strdup(rule);
+  c->rule = tg__strdup(r ? r->name : NULL);
+  c->rule_where = r ? r->where : NULL; /* the call holds the generation */
   c->reason = tg__strdup(reason);
 }
 
@@ -97,7 +99,7 @@ static int run_rule(tg_call *c, const tg_rule *r) {
       answered = 0;
       break;
     case TG_RULE_ANSWERED:
-      set_decision(c, a.verdict, r->name, a.text);
+      set_decision(c, a.verdict, r, a.text);
       break;
     case TG_RULE_RAISED:
       if (r->fail_open) {
@@ -105,13 +107,13 @@ static int run_rule(tg_call *c, const tg_rule *r) {
         answered = 0;
         break;
       }
-      set_decision(c, TG_VERDICT_DENY, r->name, a.text);
+      set_decision(c, TG_VERDICT_DENY, r, a.text);
       tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_RULE_ERROR, 0,
                     "the tool did not run: %s", why);
       answered = -1;
       break;
     case TG_RULE_BAD:
-      set_decision(c, TG_VERDICT_DENY, r->name, NULL);
+      set_decision(c, TG_VERDICT_DENY, r, NULL);
       tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_BAD_VERDICT, 0,
                     "%s", why);
       answered = -1;
@@ -146,6 +148,8 @@ tg_step tg__stage_authorize(tg_call *c) {
   int answered = 0;
   const tg_rule *last = NULL;
   c->remembered = 0;
+  c->approval_how = NULL;
+  c->approval_ref = 0;
   for (size_t i = 0; i < g->nrules && !answered; i++) {
     if (!tg__rule_covers(&g->rules[i], c->tool_name)) continue;
     last = &g->rules[i];
@@ -158,7 +162,7 @@ tg_step tg__stage_authorize(tg_call *c) {
   if (last && !tg__call_facts_intact(c)) { /* fail closed */
     char msg[700];
     tg__rules_changed_call(last, msg, sizeof msg);
-    set_decision(c, TG_VERDICT_DENY, last->name, NULL);
+    set_decision(c, TG_VERDICT_DENY, last, NULL);
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_RULE_ERROR, 0,
                   "the tool did not run: %s", msg);
     emit_decision(c, 0);
@@ -172,6 +176,7 @@ tg_step tg__stage_authorize(tg_call *c) {
   if (c->verdict == TG_VERDICT_ASK && tg__always_covers(c)) {
     c->verdict = TG_VERDICT_ALLOW;
     c->remembered = 1;
+    c->approval_how = "remembered";
   }
   emit_decision(c, !answered);
   if (c->verdict == TG_VERDICT_DENY) {

@@ -192,7 +192,7 @@ static tg_outcome outcome_of(const tg_call *c) {
   o.verdict = c->verdict;
   o.rule = c->rule;
   o.attempts = c->attempt;
-  o.duration_ms = tg__now_ms() - c->start_ms;
+  o.duration_ms = c->duration_ms;
   o.truncated = c->truncated;
   return o;
 }
@@ -262,13 +262,14 @@ void tg__call_free_fields(tg_call *c) {
   cJSON_Delete(c->metadata);
   cJSON_Delete(c->result);
   cJSON_Delete(c->short_result);
+  cJSON_Delete(c->hooks_log);
   free(c->bad_args);
   tg__err_clear(&c->error);
 }
 
 /* Ends the call: event, outcome, free. The struct itself waits for its
  * timer's close callback when it has one. */
-static void finish(tg_call *c) {
+static void end_call(tg_call *c) {
   tg_outcome o = outcome_of(c);
   if (c->fixture) tg__fixture_record(c);
   emit_call_end(c, &o);
@@ -280,6 +281,53 @@ static void finish(tg_call *c) {
   tg__call_free_fields(c);
   tg__close(&c->closer, (uv_handle_t *)c->wait_timer, 1);
   c->wait_timer = NULL;
+}
+
+/* The store has the call's record (or has said, in a store_error event,
+ * why it could not keep it): now the caller may hear the outcome. */
+static void audit_committed(tg_audit_rec *rec, int ok) {
+  tg_call *c = tg__owner_of(rec, tg_call, audit);
+  c->advancing = 1; /* as in the driver: a callback's advance is a no-op */
+  end_call(c);
+  c->advancing = 0;
+  if (c->closer.closing == 0) free(c);
+}
+
+/* The call's audit record, pointing into the call (core/sink.h). */
+static void fill_audit(tg_call *c) {
+  const cJSON *parent =
+      c->metadata ? cJSON_GetObjectItemCaseSensitive(c->metadata, "parent_call")
+                  : NULL;
+  c->audit = (tg_audit_rec){
+      .call_id = c->id, .session = c->session, .tool = c->tool_name,
+      .parent_call = cJSON_IsString(parent) ? parent->valuestring : NULL,
+      .turn = c->turn, .args = c->args, .result = c->result,
+      .hooks = c->hooks_log, .verdict = c->verdict, .rule = c->rule,
+      .rule_where = c->rule ? c->rule_where : NULL, .reason = c->reason,
+      .approval = c->approval_how, .approval_id = c->approval_ref,
+      .attempts = c->attempt, .status = c->status, .error = &c->error,
+      .truncated = c->truncated, .ts_ms = (int64_t)c->start_wall_ms,
+      .duration_ms = c->duration_ms, .generation = c->gen->number,
+      .committed = audit_committed};
+}
+
+/* The chain is through. With storage on, the record goes to the store
+ * first and the call ends when it is committed (0: it waits); else it
+ * ends now (1). */
+static int finish(tg_call *c) {
+  c->duration_ms = tg__now_ms() - c->start_ms;
+  const tg_sink *sink = &c->core->sink;
+  if (!sink->audit) {
+    end_call(c);
+    return 1;
+  }
+  /* no policy code sees the call again: its table goes now, not after
+   * the commit (a burst of calls would pile them up in the generation) */
+  if (c->call_ref != LUA_NOREF) luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);
+  c->call_ref = LUA_NOREF;
+  fill_audit(c);
+  sink->audit(sink->ud, &c->audit);
+  return 0;
 }
 
 /* ---- the driver ------------------------------------------------------- */
@@ -391,9 +439,9 @@ void tg__call_advance(tg_call *c) {
     }
     if (s == TG_END) break;
   }
-  finish(c);
+  int ended = finish(c);
   c->advancing = 0;
-  if (c->closer.closing == 0) free(c);
+  if (ended && c->closer.closing == 0) free(c);
 }
 
 /* ---- starting --------------------------------------------------------- */
@@ -562,6 +610,7 @@ static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
     return -ENOMEM;
   }
   c->start_ms = tg__now_ms();
+  if (ch->core->sink.audit) c->start_wall_ms = tg__wall_ms();
   c->done = done;
   c->done_ud = ud;
   c->depth = depth;

@@ -12,6 +12,7 @@
 #include "base/closer.h"
 #include "core/core.h"
 #include "core/error.h"
+#include "core/sink.h"
 #include "base/util.h"
 #include "policy/generation.h"
 #include "lua/luaraw.h"
@@ -121,6 +122,17 @@ struct tg_call {
   tg_fixture *fixture;           /* toolgate test's call: see tg_fixture */
   char *bad_args;                /* why the args were refused (owned): the
                                   * call ends VALIDATE INVALID_ARGS at start */
+  /* What the audit record adds (storage on: core->sink.audit). */
+  const char *rule_where;        /* the deciding rule's file:line (in gen) */
+  const char *approval_how;      /* how an ask ended (static), or NULL */
+  int64_t approval_ref;          /* the stored approval that covered it */
+  cJSON *hooks_log;              /* [{stage, hook, what}] of the hooks that
+                                    rewrote (owned; only with storage on) */
+  int hook_args;                 /* a pre-hook returned tg.args */
+  double start_wall_ms;          /* wall clock at the start (storage on) */
+  double duration_ms;            /* start to the end of the chain */
+  tg_audit_rec audit;            /* handed to the store at the end; the
+                                    call waits for it to be committed */
 };
 
 #define TG_MAX_CALL_DEPTH 8
@@ -251,8 +263,14 @@ void tg__rules_changed_call(const tg_rule *last, char *msg, size_t len);
 /* Pushes {phase, code, message, suggestion?, retryable} (hooks.c). */
 void tg__push_error(lua_State *L, const tg_err *e);
 
-/* approve.c: does a remembered approve-always cover this call? */
+/* approve.c: does a remembered approve-always cover this call? (Sets
+ * c->approval_ref to the stored approval that does.) */
 int tg__always_covers(tg_call *c);
+
+/* hooks.c: notes, for the audit, that hook `where` (NULL: the pre-hooks,
+ * in place) rewrote `what` ("args", "tool", "result", "abort"). */
+void tg__hooks_log(tg_call *c, const char *stage, const char *where,
+                   const char *what);
 
 /* The public entry points (the runtime's api.c calls them). */
 int tg__chain_call_start(tg_chain *ch, const tg_call_request *req,
@@ -269,6 +287,8 @@ void tg__fixture_record(tg_call *c);
 int tg__chain_cancel(tg_chain *ch, const char *call_id);
 int tg__chain_answer(tg_chain *ch, uint64_t approval_id, tg_answer answer,
                      tg_always_scope scope, const char *guidance);
+int tg__chain_answer_always(tg_chain *ch, uint64_t approval_id,
+                            const tg_always_spec *spec, char err[TG_ERRMSG]);
 void tg__chain_set_approver(tg_chain *ch, tg_approver_cb cb, void *ud);
 void tg__chain_set_approve_mode(tg_chain *ch, tg_approve_mode mode);
 cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,

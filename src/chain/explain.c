@@ -159,8 +159,8 @@ static void default_decision(tg_call *c, decision *d, char *why, size_t len) {
 /* What an ask leads to, as approve.c would handle it. */
 static const char *approval_outcome(tg_chain *ch, int remembered) {
   if (remembered)
-    return "approved by a remembered approve-always answer for this "
-           "session; nobody is asked";
+    return "approved by a remembered approve-always answer; nobody is "
+           "asked";
   switch (ch->core->cfg.approve_mode) {
     case TG_APPROVE_ALLOW:
       return "approved without asking (approve mode allow)";

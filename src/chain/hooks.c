@@ -32,6 +32,18 @@ static inline void emit_hook(tg_call *c, const char *stage, const tg_hook *h,
   tg__call_emit(c, "hook", d);
 }
 
+void tg__hooks_log(tg_call *c, const char *stage, const char *where,
+                   const char *what) {
+  if (!c->core->sink.audit) return; /* only the audit record keeps it */
+  if (!c->hooks_log && !(c->hooks_log = cJSON_CreateArray())) return;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "stage", stage);
+  if (where) cJSON_AddStringToObject(o, "hook", where);
+  else cJSON_AddNullToObject(o, "hook");
+  cJSON_AddStringToObject(o, "what", what);
+  cJSON_AddItemToArray(c->hooks_log, o);
+}
+
 static void fail_hook(tg_call *c, const char *msg) {
   tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_HOOK_ERROR, 0,
                 "the tool did not run: %s", msg);
@@ -55,7 +67,9 @@ static void fail_post(tg_call *c, const char *msg) {
 }
 
 /* tg.args(t, tool?): the call table's args (and tool) are replaced. */
-static int apply_args(tg_call *c, lua_State *L, int v) {
+static int apply_args(tg_call *c, const tg_hook *h, lua_State *L, int v) {
+  c->hook_args = 1;
+  tg__hooks_log(c, "before", h->where, "args");
   tg__call_push_table(c);                      /* call */
   tg__rawgetfield(L, v, "args");
   tg__rawsetfield(L, -2, "args");               /* checked after the hook */
@@ -74,6 +88,7 @@ static int apply_args(tg_call *c, lua_State *L, int v) {
     c->tool_name = copy;
     c->tool = tg__chain_find_tool(c->ch, c->gen, copy);
     c->rewritten = 1;
+    tg__hooks_log(c, "before", h->where, "tool");
   }
   lua_pop(L, 1);
   if (!c->tool) {
@@ -96,7 +111,7 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
                   "by hook at %s: %s", h->where, why ? why : "");
     return -1;
   }
-  if (!strcmp(k, "args")) return apply_args(c, L, v) < 0 ? -1 : 0;
+  if (!strcmp(k, "args")) return apply_args(c, h, L, v) < 0 ? -1 : 0;
   if (!strcmp(k, "result")) {
     char msg[512];
     tg__rawgetfield(L, v, "result");
@@ -112,6 +127,7 @@ static int pre_answer(tg_call *c, const tg_hook *h, lua_State *L, int v) {
     cJSON_Delete(c->short_result);
     c->short_result = r;
     c->has_short = 1;
+    tg__hooks_log(c, "before", h->where, "result");
     return 1;
   }
   char m[600];
@@ -217,6 +233,8 @@ tg_step tg__stage_pre_hooks(tg_call *c) {
   /* only hooks may rewrite: rules are judges */
   if (last && sync_args(c, last) < 0) return TG_END;
   if (!c->rewritten) return TG_NEXT;
+  if (!c->hook_args) /* changed in place: no one hook to name */
+    tg__hooks_log(c, "before", NULL, "args");
   tg__call_restore_table(c); /* the rules judge again what will run */
   cJSON *d = tg__call_event_data(c); /* NULL: nobody listens */
   if (d) {
@@ -290,11 +308,13 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
     c->result = r;
     tg__err_clear(&c->error);
     c->status = TG_STATUS_OK;
+    tg__hooks_log(c, "after", h->where, "result");
     return 0;
   }
   if (!strcmp(k, "abort")) {
     const char *why = tg__rawgetstring(L, v, "reason");
     withhold_result(c);
+    tg__hooks_log(c, "after", h->where, "abort");
     tg__call_fail(c, TG_STATUS_ERROR, TG_PHASE_POLICY, TG_E_ABORTED, 0,
                   "post-hook at %s failed the call, so the result is "
                   "withheld: %s", h->where, why ? why : "");

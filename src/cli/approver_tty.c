@@ -5,7 +5,10 @@
  * one line per step:
  *   approve? [y]es / [A]lways / [n]o      y, a: approve; A, always: always;
  *                                         n, r: reject
- *   always: these exact args or the whole tool? [a/t]
+ *   always for: the whole [t]ool, these exact [a]rgs, or a [p]attern?
+ *   pattern, as ARG=GLOB:                 after p: command=npm test*
+ *   remember for this [s]ession or this [p]roject?
+ *   until (10m, 2h, 2025-07-01; empty: forever):
  *   reason (optional):                    passed to the agent as guidance
  * The terminal stays in its normal (line) mode: the kernel does the line
  * editing, and Ctrl-C still raises SIGINT.
@@ -22,7 +25,10 @@
 typedef enum {
   ASK_IDLE,    /* nothing asked, not reading */
   ASK_ANSWER,  /* waiting for y / A / n */
-  ASK_SCOPE,   /* after "always": args or tool */
+  ASK_SCOPE,   /* after "always": tool, args or pattern */
+  ASK_PATTERN, /* after "pattern": ARG=GLOB */
+  ASK_WHERE,   /* session or project */
+  ASK_UNTIL,   /* a time, or forever */
   ASK_REASON   /* after "no": the guidance line */
 } ask_state;
 
@@ -37,6 +43,8 @@ struct tty_approver {
   char rbuf[256];      /* libuv reads into this */
   char line[1024];     /* the line being typed; longer lines are cut */
   size_t len;
+  tg_always_spec always; /* what an "always" covers, as it is answered */
+  char arg[128], glob[896]; /* its pattern (always.arg, always.glob) */
 };
 
 int tty_approver_possible(void) {
@@ -98,12 +106,17 @@ static int is_one_of(const char *s, const char *a, const char *b) {
   return strcmp(s, a) == 0 || strcmp(s, b) == 0;
 }
 
+static const char scope_prompt[] =
+    "always for: the whole [t]ool, these exact [a]rgs, or a [p]attern on "
+    "one argument? [t/a/p] ";
+
 static void on_answer_line(tty_approver *a, const char *s) {
   if (is_one_of(s, "y", "a") || is_one_of(s, "Y", "yes")) {
     answer(a, TG_ANSWER_APPROVE, TG_SCOPE_TOOL, NULL);
   } else if (is_one_of(s, "A", "always")) {
+    memset(&a->always, 0, sizeof a->always);
     a->state = ASK_SCOPE;
-    prompt(a, "always: for these exact args or the whole tool? [a/t] ");
+    prompt(a, scope_prompt);
   } else if (is_one_of(s, "n", "r") || is_one_of(s, "N", "no")) {
     a->state = ASK_REASON;
     prompt(a, "reason (optional): ");
@@ -112,13 +125,89 @@ static void on_answer_line(tty_approver *a, const char *s) {
   }
 }
 
+static void ask_where(tty_approver *a) {
+  a->state = ASK_WHERE;
+  prompt(a, "remember for this [s]ession or this [p]roject (every session "
+            "started in this folder)? [s/p] ");
+}
+
 static void on_scope_line(tty_approver *a, const char *s) {
-  if (is_one_of(s, "a", "args"))
-    answer(a, TG_ANSWER_ALWAYS, TG_SCOPE_ARGS, NULL);
-  else if (is_one_of(s, "t", "tool"))
-    answer(a, TG_ANSWER_ALWAYS, TG_SCOPE_TOOL, NULL);
-  else
-    prompt(a, "a (these exact args) or t (the whole tool)? [a/t] ");
+  if (is_one_of(s, "a", "args")) {
+    a->always.scope = TG_SCOPE_ARGS;
+    ask_where(a);
+  } else if (is_one_of(s, "t", "tool")) {
+    a->always.scope = TG_SCOPE_TOOL;
+    ask_where(a);
+  } else if (is_one_of(s, "p", "pattern")) {
+    a->state = ASK_PATTERN;
+    prompt(a, "pattern, as ARG=GLOB ('*' stops at '/', '**' does not; like "
+              "command=npm test*): ");
+  } else {
+    prompt(a, scope_prompt);
+  }
+}
+
+/* ARG=GLOB: a glob on the string value of the call's argument ARG. */
+static void on_pattern_line(tty_approver *a, const char *s) {
+  const char *eq = strchr(s, '=');
+  char err[TG_ERRMSG];
+  size_t n = eq ? (size_t)(eq - s) : 0;
+  if (!eq || !n || n >= sizeof a->arg || strlen(eq + 1) >= sizeof a->glob) {
+    prompt(a, "please write ARG=GLOB, like command=npm test*: ");
+    return;
+  }
+  if (tg_glob_check(eq + 1, err, sizeof err) < 0) {
+    fprintf(stderr, "toolgate: that glob is not valid: %s\n", err);
+    prompt(a, "pattern, as ARG=GLOB: ");
+    return;
+  }
+  memcpy(a->arg, s, n);
+  a->arg[n] = '\0';
+  strcpy(a->glob, eq + 1);
+  a->always.scope = TG_SCOPE_PATTERN;
+  a->always.arg = a->arg;
+  a->always.glob = a->glob;
+  ask_where(a);
+}
+
+static void on_where_line(tty_approver *a, const char *s) {
+  if (is_one_of(s, "s", "session")) {
+    a->always.where = TG_WHERE_SESSION;
+  } else if (is_one_of(s, "p", "project")) {
+    a->always.where = TG_WHERE_PROJECT;
+  } else {
+    prompt(a, "s (this session) or p (this project)? [s/p] ");
+    return;
+  }
+  a->state = ASK_UNTIL;
+  prompt(a, "until (10m, 2h, 3d, 2025-07-01; empty: forever): ");
+}
+
+static void on_until_line(tty_approver *a, const char *s) {
+  char err[TG_ERRMSG];
+  a->always.until_ms = 0;
+  int64_t now = 0;
+  tg_time_parse("now", 0, 0, &now, err);
+  if (*s && tg_time_parse(s, 0, 1, &a->always.until_ms, err) < 0) {
+    fprintf(stderr, "toolgate: %s\n", err);
+    prompt(a, "until (empty: forever): ");
+    return;
+  }
+  if (a->always.until_ms && a->always.until_ms <= now) {
+    prompt(a, "that time is past; until (empty: forever): ");
+    return;
+  }
+  uint64_t id = a->approval_id;
+  a->state = ASK_IDLE;
+  a->approval_id = 0;
+  if (a->tty_open) uv_read_stop((uv_stream_t *)&a->tty);
+  /* The call may run (and end) inside this. */
+  int rc = tg_approval_answer_always(a->rt, id, &a->always, err);
+  if (rc == -ENOENT)
+    cli_error("too late: the approval timed out (or the call ended) before "
+              "the answer; the call was not approved");
+  else if (rc < 0)
+    cli_error("the answer was refused: %s", err);
 }
 
 /* Trims blanks both ends, in place. */
@@ -134,6 +223,9 @@ static void on_line(tty_approver *a, char *raw) {
   switch (a->state) {
     case ASK_ANSWER: on_answer_line(a, s); break;
     case ASK_SCOPE: on_scope_line(a, s); break;
+    case ASK_PATTERN: on_pattern_line(a, s); break;
+    case ASK_WHERE: on_where_line(a, s); break;
+    case ASK_UNTIL: on_until_line(a, s); break;
     case ASK_REASON:
       answer(a, TG_ANSWER_REJECT, TG_SCOPE_TOOL, *s ? s : NULL);
       break;

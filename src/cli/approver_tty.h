@@ -9,6 +9,7 @@
 #define TOOLGATE_CLI_APPROVER_TTY_H
 
 #include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 typedef struct tty_approver tty_approver;

@@ -49,6 +49,10 @@ const char cmd_call_usage[] =
     "  --workspace DIR     the root the file tools are confined to\n"
     "                      (default: the current directory)\n"
     SANDBOX_OPT_USAGE
+    DB_OPT_USAGE
+    "\n"
+    "The call is recorded in the audit trail (toolgate log) before its\n"
+    "outcome is printed.\n"
     "\n"
     "exit status: 0 ok; 1 the call failed, was denied, rejected, cancelled\n"
     "or timed out; 2 usage or configuration error. Ctrl-C cancels the call;\n"
@@ -70,6 +74,7 @@ typedef struct {
   uint64_t kill_grace_ms;    /* 0: the runtime default */
   const char *workspace[2];  /* --workspace DIR, NULL-terminated; NULL: cwd */
   sandbox_options sandbox;   /* the policy sandbox's limits */
+  db_options db;             /* --db, --no-db */
 } call_options;
 
 /* Everything one run holds; the callbacks get it through their ud. */
@@ -137,6 +142,7 @@ static int parse_call_options(call_options *o, int argc, char **argv) {
       {"--kill-grace-ms", OPT_VALUE, NULL, &grace},
       {"--workspace", OPT_VALUE, NULL, &o->workspace[0]},
       SANDBOX_OPT_SPECS(&o->sandbox),
+      DB_OPT_SPECS(&o->db),
   };
   const opt_parser p = {"call", specs, sizeof specs / sizeof *specs, pos,
                         2, 2, names, "call TOOL JSON [options]"};
@@ -229,7 +235,9 @@ static int make_runtime(call_run *r) {
   cfg.exec_output_cap = (size_t)r->opt.exec_output_cap;
   cfg.kill_grace_ms = r->opt.kill_grace_ms;
   if (r->opt.workspace[0]) cfg.workspace_roots = r->opt.workspace;
-  if (sandbox_options_apply("call", &r->opt.sandbox, &cfg) < 0) return -1;
+  if (sandbox_options_apply("call", &r->opt.sandbox, &cfg) < 0 ||
+      db_options_apply("call", &r->opt.db, &cfg) < 0)
+    return -1;
   r->rt = tg_runtime_new(&cfg, NULL, err);
   if (!r->rt) cli_error("%s", err);
   return r->rt ? 0 : -1;

@@ -56,6 +56,7 @@ int cmd_check(int argc, char **argv) {
   char err[TG_ERRMSG] = "";
   tg_config_init(&cfg);
   cfg.policies_dir = dir;
+  cfg.db_off = 1; /* check makes no call: nothing to record */
   if (sandbox_options_apply("check", &sb, &cfg) < 0) return CLI_EXIT_USAGE;
   tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
   if (!rt) {

@@ -13,6 +13,8 @@ int cmd_reload(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_test(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+int cmd_approvals(int argc, char **argv);
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -22,5 +24,7 @@ extern const char cmd_reload_usage[];
 extern const char cmd_watch_usage[];
 extern const char cmd_test_usage[];
 extern const char cmd_serve_usage[];
+extern const char cmd_log_usage[];
+extern const char cmd_approvals_usage[];
 
 #endif

@@ -5,6 +5,7 @@
 #ifndef TOOLGATE_CLI_EVENTS_FILE_H
 #define TOOLGATE_CLI_EVENTS_FILE_H
 
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 typedef struct events_file events_file;

@@ -35,6 +35,8 @@ const char cmd_explain_usage[] =
     "  --approve=MODE      how an ask would be answered: ask (default),\n"
     "                      deny or allow\n"
     SANDBOX_OPT_USAGE
+    DB_OPT_USAGE
+    "                      (the database holds the remembered approvals)\n"
     "\n"
     "exit status: 0 explained (whatever the verdict); 2 usage or\n"
     "configuration error: bad JSON, unknown tool, a policy that does not\n"
@@ -44,6 +46,7 @@ typedef struct {
   const char *tool, *args_json, *policies, *session, *approve;
   int json;
   sandbox_options sandbox;
+  db_options db;
 } explain_options;
 
 static const char *default_policies(const char *given) {
@@ -62,6 +65,7 @@ static int parse_explain_options(explain_options *o, int argc, char **argv) {
       {"--session", OPT_VALUE, NULL, &o->session},
       {"--approve", OPT_VALUE, NULL, &o->approve},
       SANDBOX_OPT_SPECS(&o->sandbox),
+      DB_OPT_SPECS(&o->db),
   };
   const opt_parser p = {"explain", specs, sizeof specs / sizeof *specs, pos,
                         2, 2, names, "explain TOOL JSON [options]"};
@@ -99,7 +103,9 @@ static tg_runtime *make_runtime(const explain_options *o) {
   cfg.builtin_tools = 1;
   if (o->approve && !strcmp(o->approve, "deny")) cfg.approve_mode = TG_APPROVE_DENY;
   if (o->approve && !strcmp(o->approve, "allow")) cfg.approve_mode = TG_APPROVE_ALLOW;
-  if (sandbox_options_apply("explain", &o->sandbox, &cfg) < 0) return NULL;
+  if (sandbox_options_apply("explain", &o->sandbox, &cfg) < 0 ||
+      db_options_apply("explain", &o->db, &cfg) < 0)
+    return NULL;
   tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
   if (!rt) cli_error("%s", err);
   else tg_runtime_set_approver(rt, no_approver, NULL);

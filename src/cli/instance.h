@@ -11,6 +11,7 @@
 #define TOOLGATE_CLI_INSTANCE_H
 
 #include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 typedef struct cli_instance cli_instance;

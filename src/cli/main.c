@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "commands.h"
 #include "output.h"
@@ -29,6 +30,10 @@ static const cli_command commands[] = {
      "run the policy unit tests (*_test.lua)"},
     {"serve", cmd_serve, cmd_serve_usage,
      "serve MCP on stdio: every tool call through the policies"},
+    {"log", cmd_log, cmd_log_usage,
+     "show the audit trail: recent calls, or follow them live"},
+    {"approvals", cmd_approvals, cmd_approvals_usage,
+     "list, revoke or grant remembered approvals"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)
@@ -40,7 +45,7 @@ static void usage(FILE *f) {
         "commands:\n",
         f);
   for (size_t i = 0; i < NCOMMANDS; i++)
-    fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
   fputs("\nRun 'toolgate COMMAND --help' for a command's options.\n", f);
 }
 

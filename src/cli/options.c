@@ -154,3 +154,24 @@ int sandbox_options_apply(const char *command, const sandbox_options *o,
   if (cap) cfg->policy_memory_cap = (size_t)cap;
   return 0;
 }
+
+int db_path_check(const char *command, const char *db) {
+  if (db && !*db) {
+    cli_error("%s: option '--db' needs a file name, not ''", command);
+    return -1;
+  }
+  return 0;
+}
+
+int db_options_apply(const char *command, const db_options *o,
+                     tg_config *cfg) {
+  if (o->db && o->no_db) {
+    cli_error("%s: --db and --no-db contradict each other: give one",
+              command);
+    return -1;
+  }
+  if (db_path_check(command, o->db) < 0) return -1;
+  cfg->db = o->db;
+  cfg->db_off = o->no_db;
+  return 0;
+}

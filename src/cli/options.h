@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 typedef enum {
@@ -81,5 +82,33 @@ typedef struct {
 /* Checks the values (an error is printed) and sets them in cfg. */
 int sandbox_options_apply(const char *command, const sandbox_options *o,
                           tg_config *cfg);
+
+/* The database options of the commands that run calls (call, explain):
+ * DB_OPT_SPECS(&o) in the table, DB_OPT_USAGE in the help,
+ * db_options_apply before tg_runtime_new. The commands that read the
+ * database (log, approvals) take --db alone: DB_PATH_USAGE. */
+typedef struct {
+  const char *db;             /* --db PATH */
+  int no_db;                  /* --no-db */
+} db_options;
+
+#define DB_OPT_SPECS(o)                                \
+  {"--db", OPT_VALUE, NULL, &(o)->db},                 \
+  {"--no-db", OPT_FLAG, &(o)->no_db, NULL}
+
+#define DB_PATH_USAGE                                                        \
+  "  --db PATH           the database (default:\n"                           \
+  "                      ${XDG_STATE_HOME:-~/.local/state}/toolgate/\n"      \
+  "                      toolgate.db)\n"
+
+#define DB_OPT_USAGE                                                         \
+  DB_PATH_USAGE                                                              \
+  "  --no-db             no database: no audit trail, approve-always\n"      \
+  "                      remembered for this run only\n"
+
+int db_options_apply(const char *command, const db_options *o,
+                     tg_config *cfg);
+/* --db's value checked (not empty). */
+int db_path_check(const char *command, const char *db);
 
 #endif

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "commands.h"
 #include "options.h"

@@ -144,6 +144,7 @@ static int set_up(watch_run *w) {
   tg_config_init(&cfg);
   cfg.policies_dir = w->dir;
   cfg.watch_policies = 1;
+  cfg.db_off = 1; /* watch reloads, it makes no call: nothing to record */
   if (sandbox_options_apply("watch", &w->sandbox, &cfg) < 0) return -1;
   w->rt = tg_runtime_new(&cfg, NULL, err);
   if (!w->rt) {

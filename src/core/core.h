@@ -16,6 +16,7 @@
 #include "toolgate.h"
 #include "core/events.h"
 #include "core/tool.h"
+#include "core/sink.h"
 
 typedef struct tg_core {
   tg_runtime *rt;            /* the public handle (opaque here): callbacks
@@ -32,6 +33,8 @@ typedef struct tg_core {
   struct tg_proc *procs;     /* processes still supervised: proc/process.c */
   struct tg_fs *fs;          /* workspace roots of the file tools:
                                 tools/fs_confine.c */
+  tg_sink sink;              /* storage, as the chain reaches it (the
+                                runtime fills it in; all NULL: off) */
 } tg_core;
 
 /* Adds a C tool made from def (checked by the caller: name, start,

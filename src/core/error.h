@@ -5,6 +5,7 @@
 #ifndef TG_ERROR_H
 #define TG_ERROR_H
 
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 typedef struct {

@@ -1,6 +1,7 @@
 /* error_codes.c — the names, phases and documentation of the error codes
  * the runtime emits, from the one list in toolgate.h (TG_ERROR_CODE_MAP). */
 #include <string.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 static const struct {

@@ -4,6 +4,7 @@
 #define TG_LUAOUTCOME_H
 
 #include "luacompat.h"
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 /* Pushes {id, tool, status, result, error = {phase, code, message,

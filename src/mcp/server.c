@@ -26,7 +26,9 @@ void mcp_reply(mcp_server *s, const mcp_req *req, cJSON *result) {
   if (!result) result = cJSON_CreateObject();
   if (req->stateless && result && !cJSON_HasObjectItem(result, "resultType"))
     cJSON_AddStringToObject(result, "resultType", "complete");
-  if (!s->conn || s->ended) {
+  /* after the input ended too: a request read before it is still answered
+   * (the output may well be open) */
+  if (!s->conn) {
     cJSON_Delete(result);
     return;
   }
@@ -35,7 +37,7 @@ void mcp_reply(mcp_server *s, const mcp_req *req, cJSON *result) {
 
 void mcp_reply_error(mcp_server *s, const cJSON *id, int code,
                      const char *message, cJSON *data) {
-  if (!s->conn || s->ended) {
+  if (!s->conn) {
     cJSON_Delete(data);
     return;
   }

@@ -12,6 +12,7 @@
  * should read; only faults of the request itself are JSON-RPC errors.
  */
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "mcp.h"
@@ -203,8 +204,14 @@ void mcp_calls_cancel_all(mcp_server *s) {
     mcp_approval_drop(s, c);
     if (ids) memcpy(ids[n++], c->call_id, sizeof *ids);
   }
-  /* by id: a call may end (and go) while another is cancelled */
-  for (size_t i = 0; i < n; i++) tg_call_cancel(s->rt, ids[i]);
+  /* by id: a call may end (and go) while another is cancelled. One the
+   * chain has already ended (-ENOENT: its answer only waits for its audit
+   * record) is answered as it ended, not dropped. */
+  for (size_t i = 0; i < n; i++)
+    if (tg_call_cancel(s->rt, ids[i]) == -ENOENT) {
+      mcp_call *c = mcp_call_by_call_id(s, ids[i]);
+      if (c) c->cancelled = 0;
+    }
   free(ids);
 }
 

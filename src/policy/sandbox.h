@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lua/luacompat.h"
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 #define TG_DEFAULT_POLICY_TIME_LIMIT_MS 500u

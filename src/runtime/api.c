@@ -3,9 +3,11 @@
  * hands the layer its own part of the runtime (the chain, the core), so
  * the layers below never see the runtime object.
  */
+#include <errno.h>
 #include "runtime.h"
 #include "core/changes.h"
 #include "proc/process.h"
+#include "store/store.h"
 
 int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
                   void *ud, char err[TG_ERRMSG]) {
@@ -68,3 +70,21 @@ const char *tg_version(void) { return TG_VERSION; }
 int tg_tool_exists(tg_runtime *rt, const char *name) {
   return name && tg__chain_find_tool(&rt->chain, rt->chain.gen, name) != NULL;
 }
+
+/* ---- storage ------------------------------------------------------------ */
+
+int tg_approval_answer_always(tg_runtime *rt, uint64_t approval_id,
+                              const tg_always_spec *spec,
+                              char err[TG_ERRMSG]) {
+  return tg__chain_answer_always(&rt->chain, approval_id, spec, err);
+}
+
+int tg_record_usage(tg_runtime *rt, const tg_usage *u, char err[TG_ERRMSG]) {
+  if (!rt->store) {
+    tg__errf(err, TG_ERRMSG, "storage is off: usage is not recorded");
+    return -ENOTSUP;
+  }
+  return tg__store_record_usage(rt->store, u, err);
+}
+
+tg_store *tg_runtime_store(tg_runtime *rt) { return rt->store; }

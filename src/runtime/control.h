@@ -18,6 +18,7 @@
 #ifndef TG_CONTROL_H
 #define TG_CONTROL_H
 
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 /* The longest request line read; longer ones get an error reply. */

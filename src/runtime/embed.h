@@ -6,6 +6,7 @@
 #ifndef TG_EMBED_H
 #define TG_EMBED_H
 
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 typedef struct tg_embed tg_embed;

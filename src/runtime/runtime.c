@@ -16,6 +16,8 @@
 #include "watch.h"
 #include "control.h"
 #include "embed.h"
+#include "store/store.h"
+#include "base/project.h"
 
 void tg_config_init(tg_config *cfg) {
   memset(cfg, 0, sizeof *cfg);
@@ -34,6 +36,42 @@ static void fill_defaults(tg_config *c) {
   if (!c->approval_timeout_ms) c->approval_timeout_ms = 300000;
   if (!c->progress_interval_ms) c->progress_interval_ms = 1000;
   if (!c->max_args_bytes) c->max_args_bytes = 16u << 20;
+}
+
+/* The project approvals are remembered for (a folder named in the config
+ * must be one; without one, the current directory if it still exists),
+ * and the database, wired into the chain through core.sink. */
+static int open_storage(tg_runtime *rt, char err[TG_ERRMSG]) {
+  tg_config *c = &rt->core.cfg;
+  rt->project = tg__project_dir(c->project, c->project ? err : NULL);
+  if (c->project && !rt->project) return -1;
+  c->project = rt->project;
+  if (c->db && !(rt->db = tg__strdup(c->db))) {
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return -1;
+  }
+  c->db = rt->db;
+  if (c->db_off) return 0;
+  if (!(rt->store = tg__store_start(&rt->core, err))) return -1;
+  tg__store_sink(rt->store, &rt->core.sink);
+  return 0;
+}
+
+/* The calls still running are cancelled; the ones ending wait for their
+ * audit record, which comes back through the loop. */
+static void end_calls(tg_runtime *rt) {
+  while (rt->chain.calls) {
+    tg_call *c = rt->chain.calls;
+    while (c && c->stage == TG_STAGE_END) c = c->next; /* being recorded */
+    if (!c) {
+      uv_run(rt->core.loop, UV_RUN_ONCE);
+      continue;
+    }
+    if (tg__chain_cancel(&rt->chain, c->id) < 0) break;
+    uv_run(rt->core.loop, UV_RUN_NOWAIT);
+    if (rt->chain.calls == c) uv_run(rt->core.loop, UV_RUN_ONCE);
+  }
+  tg__store_drain(rt->store); /* usage and approvals queued meanwhile */
 }
 
 tg_runtime *tg_runtime_new(const tg_config *cfg, uv_loop_t *loop,
@@ -69,7 +107,7 @@ tg_runtime *tg_runtime_new(const tg_config *cfg, uv_loop_t *loop,
     rt->core.loop = &rt->own_loop;
     rt->owns_loop = 1;
   }
-  if (tg__fs_init(&rt->core, err) < 0 ||
+  if (open_storage(rt, err) < 0 || tg__fs_init(&rt->core, err) < 0 ||
       (rt->core.cfg.builtin_tools &&
        tg__builtins_register(&rt->core, err) < 0)) {
     tg_runtime_free(rt);
@@ -208,12 +246,7 @@ void tg_runtime_free(tg_runtime *rt) {
   tg__embed_stop(rt);
   /* Cancel what still runs, then let the loop finish their endings and
    * close callbacks: nothing is freed under a live handle. */
-  while (rt->chain.calls) {
-    tg_call *c = rt->chain.calls;
-    if (tg__chain_cancel(&rt->chain, c->id) < 0) break;
-    uv_run(rt->core.loop, UV_RUN_NOWAIT);
-    if (rt->chain.calls == c) uv_run(rt->core.loop, UV_RUN_ONCE);
-  }
+  end_calls(rt);
   tg__procs_shutdown(&rt->core); /* commands a cancelled Lua tool left dying */
   if (rt->chain.gen) tg__generation_unref(rt->chain.gen);
   rt->chain.gen = NULL;
@@ -221,6 +254,8 @@ void tg_runtime_free(tg_runtime *rt) {
   uv_run(rt->core.loop, UV_RUN_NOWAIT); /* close callbacks of freed attempts */
   for (size_t i = 0; i < rt->core.nctools; i++) tg__tool_free(rt->core.ctools[i]);
   free(rt->core.ctools);
+  tg__store_free(rt->store); /* its thread is done: no callback after */
+  rt->core.sink = (tg_sink){0};
   tg__always_free(&rt->chain);
   tg__changes_free(&rt->core);
   tg__fs_free(&rt->core);
@@ -231,5 +266,7 @@ void tg_runtime_free(tg_runtime *rt) {
   }
   free(rt->session);
   free(rt->policies_dir);
+  free(rt->db);
+  free(rt->project);
   free(rt);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "core/core.h"
 #include "chain/call.h"
@@ -35,6 +36,11 @@ struct tg_runtime {
   tg_control *control;       /* the control socket server */
   tg_embed *embed;           /* embed.c: the pump a host's loop turns us
                                 with; NULL until a host asks */
+  /* Storage (store/store.h): NULL when off. core.cfg.db and .project
+   * point at the copies here. */
+  struct tg_store *store;
+  char *db;
+  char *project;
 };
 
 /* What a successful reload made. */

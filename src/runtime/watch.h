@@ -14,6 +14,7 @@
 #define TG_WATCH_H
 
 #include <uv.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 
 /* Quiet time after the last change before the folder is reloaded: an

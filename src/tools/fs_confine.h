@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "core/core.h"
 

@@ -287,6 +287,54 @@ function runtime:timeout() end
 ---@return toolgate.runtime rt
 function runtime:attach(uv, opts) end
 
+---The audit records, oldest first (storage on). nil, message, code when
+---storage is off ("ENOTSUP") or the database fails ("EIO").
+---@param filter? {session?: string, tool?: string, status?: string, call_id?: string, since?: string|integer, after?: integer, limit?: integer}
+---@return table[]? records
+---@return string? err
+---@return string? code
+function runtime:audit(filter) end
+
+---The remembered approvals in force (`all`: revoked and expired too).
+---@param opts? {all?: boolean}
+---@return table[]? approvals
+---@return string? err
+---@return string? code
+function runtime:approvals(opts) end
+
+---Remembers an approval ahead of time; returns its id.
+---@param spec {tool: string, scope?: "tool"|"args"|"pattern", args?: table, arg?: string, glob?: string, where?: "session"|"project", session?: string, project?: string, until?: string|integer}
+---@return integer? id
+---@return string? err
+---@return string? code
+function runtime:grant(spec) end
+
+---Revokes a remembered approval.
+---@param id integer
+---@return boolean? ok
+---@return string? err
+---@return string? code
+function runtime:revoke(id) end
+
+---Queues a model-usage record for the usage ledger.
+---@param u {model: string, input_tokens?: integer, output_tokens?: integer, cost?: number, session?: string, turn?: integer, ts?: integer}
+---@return boolean? ok
+---@return string? err
+---@return string? code
+function runtime:record_usage(u) end
+
+---Sums usage over a period ("hour", "day", "week", "month": the current
+---one, local time) or a time range.
+---@param f {period?: string, since?: string|integer, ["until"]?: string|integer, session?: string, model?: string}
+---@return {records: integer, input_tokens: integer, output_tokens: integer, cost: number, since: integer}? totals
+---@return string? err
+---@return string? code
+function runtime:usage(f) end
+
+---The database's path (":memory:"), or nil when storage is off.
+---@return string?
+function runtime:db() end
+
 ---Detaches the runtime from the host loop it was attached to.
 function runtime:detach() end
 

@@ -1,0 +1,1111 @@
+/*
+ * test_store.c — storage (SPEC §5) through the public API: the database
+ * file (created 0600 in WAL mode, schema by user_version, upgraded from a
+ * version 1 fixture, refused when newer, corrupt, locked, unwritable or
+ * another program's), the audit record of a call and its commit before
+ * done, completeness after kill -9, remembered approvals across runtimes
+ * (scopes, places, expiry, revoke), the usage ledger, ":memory:" and
+ * storage off. Files are real SQLite files in temp folders.
+ */
+#include "helpers.h"
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include "store/store.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char *db_in(const char *dir, const char *name) {
+  return path_join(dir, name);
+}
+
+static tg_config db_cfg(const char *db) {
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.db = db;
+  cfg.default_verdict = TG_VERDICT_ALLOW;
+  return cfg;
+}
+
+/* tg_runtime_new must fail; its message is returned (static). */
+static const char *new_fails(tg_config *cfg) {
+  static char err[TG_ERRMSG];
+  err[0] = '\0';
+  tg_runtime *rt = tg_runtime_new(cfg, NULL, err);
+  if (rt) TG_FAIL("tg_runtime_new succeeded on %s", cfg->db);
+  ASSERT_TRUE(err[0]);
+  return err;
+}
+
+static int64_t sql_int(const char *path, const char *sql) {
+  sqlite3 *db = NULL;
+  ASSERT_INT_EQ(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  sqlite3_stmt *st = NULL;
+  ASSERT_INT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+  ASSERT_INT_EQ(sqlite3_step(st), SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+static void sql_exec(const char *path, const char *sql) {
+  sqlite3 *db = NULL;
+  ASSERT_INT_EQ(sqlite3_open(path, &db), SQLITE_OK);
+  char *msg = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+    TG_FAIL("%s: %s", sql, msg);
+  sqlite3_close(db);
+}
+
+/* The audit records of a database file, read by a store of our own. */
+static cJSON *audit_of(const char *path, const tg_audit_filter *f) {
+  char err[TG_ERRMSG] = "";
+  tg_store *st = tg_store_open(path, 0, err);
+  if (!st) TG_FAIL("tg_store_open: %s", err);
+  cJSON *a = tg_store_audit(st, f, err);
+  if (!a) TG_FAIL("tg_store_audit: %s", err);
+  tg_store_close(st);
+  return a;
+}
+
+static const cJSON *last_of(const cJSON *arr) {
+  int n = cJSON_GetArraySize(arr);
+  ASSERT_TRUE(n > 0);
+  return cJSON_GetArrayItem(arr, n - 1);
+}
+
+static int64_t now_ms(void) {
+  int64_t t = 0;
+  ASSERT_INT_EQ(tg_time_parse("now", 0, 0, &t, NULL), 0);
+  return t;
+}
+
+/* ---- the file ----------------------------------------------------------- */
+
+TEST(schema_created_in_a_new_private_wal_file) {
+  char *dir = temp_dir(), *path = db_in(dir, "new.db");
+  char err[TG_ERRMSG] = "";
+  tg_store *st = tg_store_open(path, 1, err);
+  if (!st) TG_FAIL("%s", err);
+  ASSERT_STR_EQ(tg_store_path(st), path);
+  tg_store_close(st);
+  struct stat s;
+  ASSERT_INT_EQ(stat(path, &s), 0);
+  ASSERT_INT_EQ(s.st_mode & 0777, 0600);
+  ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), TG_DB_SCHEMA_VERSION);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                          "('calls', 'approvals', 'usage')"), 3);
+  sqlite3 *db = NULL;
+  ASSERT_INT_EQ(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_stmt *q = NULL;
+  ASSERT_INT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &q, NULL), 0);
+  ASSERT_INT_EQ(sqlite3_step(q), SQLITE_ROW);
+  ASSERT_STR_EQ((const char *)sqlite3_column_text(q, 0), "wal");
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  /* without create, a missing file is an error naming it */
+  char *missing = db_in(dir, "missing.db");
+  ASSERT_TRUE(!tg_store_open(missing, 0, err));
+  ASSERT_CONTAINS(err, missing);
+  ASSERT_CONTAINS(err, "no such file");
+  free(missing);
+  free(path);
+  remove_tree(dir);
+}
+
+TEST(default_path_is_under_xdg_state_home_made_private) {
+  char *dir = temp_dir();
+  char state[1100], buf[1200], err[TG_ERRMSG] = "";
+  snprintf(state, sizeof state, "%s/state", dir);
+  setenv("XDG_STATE_HOME", state, 1);
+  ASSERT_INT_EQ(tg_db_default_path(buf, sizeof buf, err), 0);
+  char want[1200];
+  snprintf(want, sizeof want, "%s/toolgate/toolgate.db", state);
+  ASSERT_STR_EQ(buf, want);
+  tg_config cfg;
+  tg_config_init(&cfg); /* db NULL: the default */
+  tg_runtime *rt = new_runtime(&cfg);
+  ASSERT_STR_EQ(tg_store_path(tg_runtime_store(rt)), want);
+  tg_runtime_free(rt);
+  struct stat s;
+  snprintf(buf, sizeof buf, "%s/toolgate", state);
+  ASSERT_INT_EQ(stat(buf, &s), 0);
+  ASSERT_INT_EQ(s.st_mode & 0777, 0700);
+  /* a relative XDG_STATE_HOME is ignored (XDG spec): HOME's is used */
+  setenv("XDG_STATE_HOME", "relative/state", 1);
+  setenv("HOME", dir, 1);
+  ASSERT_INT_EQ(tg_db_default_path(buf, sizeof buf, err), 0);
+  snprintf(want, sizeof want, "%s/.local/state/toolgate/toolgate.db", dir);
+  ASSERT_STR_EQ(buf, want);
+  unsetenv("XDG_STATE_HOME");
+  unsetenv("HOME");
+  ASSERT_INT_EQ(tg_db_default_path(buf, sizeof buf, err), -ENOENT);
+  ASSERT_CONTAINS(err, "--no-db");
+  remove_tree(dir);
+}
+
+/* The fixture (spec/fixtures/make_db_v1.sh) is what step 1 of the schema
+ * makes, so upgrading it tests the path real version 1 files take. */
+TEST(fixture_v1_matches_schema_step_1) {
+  const char *fixture = TG_SOURCE_DIR "/spec/fixtures/toolgate-v1.db";
+  ASSERT_INT_EQ(sql_int(fixture, "PRAGMA user_version"), 1);
+  char *dir = temp_dir(), *path = db_in(dir, "v1.db");
+  /* a version 1 file made by the store's own first step (tg_store_open
+   * goes on to the current version: the internal entry stops at 1) */
+  char err[TG_ERRMSG] = "";
+  sqlite3 *mine = NULL, *theirs = NULL;
+  ASSERT_INT_EQ(sqlite3_open(path, &mine), SQLITE_OK);
+  if (tg__schema_ensure(mine, path, 1, err) < 0) TG_FAIL("%s", err);
+  ASSERT_INT_EQ(sqlite3_open_v2(fixture, &theirs, SQLITE_OPEN_READONLY, NULL), 0);
+  const char *q = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM "
+                  "sqlite_master ORDER BY name)";
+  sqlite3_stmt *a = NULL, *b = NULL;
+  ASSERT_INT_EQ(sqlite3_prepare_v2(mine, q, -1, &a, NULL), 0);
+  ASSERT_INT_EQ(sqlite3_prepare_v2(theirs, q, -1, &b, NULL), 0);
+  ASSERT_INT_EQ(sqlite3_step(a), SQLITE_ROW);
+  ASSERT_INT_EQ(sqlite3_step(b), SQLITE_ROW);
+  ASSERT_STR_EQ((const char *)sqlite3_column_text(a, 0),
+                (const char *)sqlite3_column_text(b, 0));
+  sqlite3_finalize(a);
+  sqlite3_finalize(b);
+  sqlite3_close(mine);
+  sqlite3_close(theirs);
+  free(path);
+  remove_tree(dir);
+}
+
+TEST(version_1_file_is_upgraded_in_place_keeping_its_calls) {
+  char *dir = temp_dir(), *path = db_in(dir, "old.db");
+  char cmd[2200];
+  snprintf(cmd, sizeof cmd, "cp '%s/spec/fixtures/toolgate-v1.db' '%s'",
+           TG_SOURCE_DIR, path);
+  ASSERT_INT_EQ(system(cmd), 0);
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &d);
+  outcome o;
+  memset(&o, 0, sizeof o);
+  start_call(rt, "after-upgrade", "echo", "{\"n\":1}", &o);
+  run_until(rt, &o.n, 1);
+  tg_runtime_free(rt);
+  ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), TG_DB_SCHEMA_VERSION);
+  cJSON *all = audit_of(path, NULL);
+  ASSERT_INT_EQ(cJSON_GetArraySize(all), 4);
+  const cJSON *old = cJSON_GetArrayItem(all, 1);
+  ASSERT_STR_EQ(str_at(old, "call_id"), "call-2");
+  ASSERT_STR_EQ(str_at(old, "status"), "denied");
+  const cJSON *dec = cJSON_GetObjectItem(old, "decision");
+  ASSERT_STR_EQ(str_at(dec, "rule"), "no-recursive-rm");
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(dec, "where"))); /* not in v1 */
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(old, "error"), "code"), "DENIED");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(old, "args"), "command"), "rm -rf /");
+  ASSERT_STR_EQ(str_at(last_of(all), "call_id"), "after-upgrade");
+  cJSON_Delete(all);
+  /* --since finds its first row by the rowid (no index on ts) */
+  tg_audit_filter since = {.since_ms = 1700000001000};
+  all = audit_of(path, &since);
+  ASSERT_INT_EQ(cJSON_GetArraySize(all), 3);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(all, 0), "call_id"), "call-2");
+  cJSON_Delete(all);
+  since.since_ms = 1700000001001;
+  all = audit_of(path, &since);
+  ASSERT_INT_EQ(cJSON_GetArraySize(all), 2);
+  cJSON_Delete(all);
+  outcome_free(&o);
+  free(path);
+  remove_tree(dir);
+}
+
+TEST(newer_schema_is_refused_naming_both_versions) {
+  char *dir = temp_dir(), *path = db_in(dir, "newer.db");
+  char err[TG_ERRMSG] = "";
+  tg_store_close(tg_store_open(path, 1, err));
+  sql_exec(path, "PRAGMA user_version=7");
+  tg_config cfg = db_cfg(path);
+  const char *msg = new_fails(&cfg);
+  ASSERT_CONTAINS(msg, path);
+  ASSERT_CONTAINS(msg, "schema version 7");
+  ASSERT_CONTAINS(msg, "newer toolgate");
+  ASSERT_CONTAINS(msg, "up to version 2");
+  ASSERT_TRUE(!tg_store_open(path, 0, err));
+  ASSERT_CONTAINS(err, "schema version 7");
+  ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), 7); /* untouched */
+  free(path);
+  remove_tree(dir);
+}
+
+TEST(corrupt_or_foreign_files_are_refused_with_a_clear_error) {
+  char *dir = temp_dir(), *junk = db_in(dir, "junk.db");
+  FILE *f = fopen(junk, "wb");
+  ASSERT_TRUE(f);
+  for (int i = 0; i < 4096; i++) fputc((i * 7919) & 0xff, f);
+  fclose(f);
+  tg_config cfg = db_cfg(junk);
+  const char *msg = new_fails(&cfg);
+  ASSERT_CONTAINS(msg, junk);
+  ASSERT_CONTAINS(msg, "not a database");
+  /* an SQLite file of another program is not written into */
+  char *other = db_in(dir, "other.db");
+  sql_exec(other, "CREATE TABLE mine (x); INSERT INTO mine VALUES (1)");
+  cfg.db = other;
+  msg = new_fails(&cfg);
+  ASSERT_CONTAINS(msg, other);
+  ASSERT_CONTAINS(msg, "another program's");
+  sql_exec(other, "PRAGMA user_version=9"); /* not "newer": not ours */
+  msg = new_fails(&cfg);
+  ASSERT_CONTAINS(msg, "another program's");
+  ASSERT_CONTAINS(msg, "user_version 9");
+  ASSERT_INT_EQ(sql_int(other, "SELECT count(*) FROM sqlite_master"), 1);
+  free(junk);
+  free(other);
+  remove_tree(dir);
+}
+
+TEST(paths_that_are_no_file_are_refused_without_hanging) {
+  char *dir = temp_dir();
+  tg_config cfg = db_cfg(dir); /* a directory */
+  const char *msg = new_fails(&cfg);
+  ASSERT_CONTAINS(msg, "not a regular file");
+  char *fifo = db_in(dir, "fifo.db");
+  ASSERT_INT_EQ(mkfifo(fifo, 0600), 0);
+  cfg.db = fifo; /* opening it would block for ever */
+  msg = new_fails(&cfg);
+  ASSERT_CONTAINS(msg, fifo);
+  ASSERT_CONTAINS(msg, "not a regular file");
+  char *deep = db_in(dir, "no/such/folder/x.db");
+  cfg.db = deep;
+  msg = new_fails(&cfg);
+  ASSERT_CONTAINS(msg, deep);
+  ASSERT_CONTAINS(msg, "No such file or directory");
+  cfg.db = "";
+  msg = new_fails(&cfg);
+  ASSERT_CONTAINS(msg, "empty");
+  free(fifo);
+  free(deep);
+  remove_tree(dir);
+}
+
+TEST(unwritable_file_is_refused) {
+  char *dir = temp_dir(), *path = db_in(dir, "ro.db");
+  char err[TG_ERRMSG] = "";
+  tg_store_close(tg_store_open(path, 1, err));
+  ASSERT_INT_EQ(chmod(path, 0444), 0);
+  ASSERT_INT_EQ(chmod(dir, 0755), 0);
+  /* root writes anywhere: be nobody for this test (its own process) */
+  if (geteuid() == 0) {
+    ASSERT_INT_EQ(setgid(65534), 0);
+    ASSERT_INT_EQ(setuid(65534), 0);
+  }
+  tg_config cfg = db_cfg(path);
+  const char *msg = new_fails(&cfg);
+  ASSERT_CONTAINS(msg, path);
+  ASSERT_CONTAINS(msg, "read-only");
+  free(path);
+  free(dir); /* nobody cannot remove root's folder: the system's tmp does */
+}
+
+/* A child holding an exclusive lock for hold_ms, then letting go; the
+ * pipe says when it has the lock. */
+static pid_t hold_lock(const char *path, int hold_ms) {
+  int p[2];
+  ASSERT_INT_EQ(pipe(p), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    sqlite3 *db = NULL;
+    if (sqlite3_open(path, &db) != SQLITE_OK ||
+        sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK)
+      _exit(3);
+    if (write(p[1], "x", 1) != 1) _exit(4);
+    usleep((useconds_t)hold_ms * 1000);
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(db);
+    /* not exit: under valgrind, an exit would count the parent's heap it
+     * inherited as this child's leaks */
+    raise(SIGKILL);
+  }
+  char c;
+  close(p[1]);
+  ASSERT_INT_EQ(read(p[0], &c, 1), 1);
+  close(p[0]);
+  return pid;
+}
+
+TEST(locked_file_is_waited_for_then_refused) {
+  char *dir = temp_dir(), *path = db_in(dir, "locked.db");
+  /* a short lock is waited out (busy timeout) */
+  pid_t pid = hold_lock(path, 300);
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_runtime_free(rt);
+  int st;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFSIGNALED(st)); /* it held the lock and let go (above) */
+  /* a fresh file locked past the timeout: refused, naming it */
+  char *other = db_in(dir, "locked2.db");
+  pid = hold_lock(other, 7000);
+  cfg.db = other;
+  const char *msg = new_fails(&cfg);
+  ASSERT_CONTAINS(msg, other);
+  ASSERT_CONTAINS(msg, "locked by another process");
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  free(path);
+  free(other);
+  remove_tree(dir);
+}
+
+/* ---- the audit record ---------------------------------------------------- */
+
+static const char audit_policy[] =
+    "local tg = require 'toolgate'\n"
+    "tg.tool { name = 'say', run = function(args) return { said = args.text } end }\n"
+    "tg.rule { name = 'ask-say', tools = { 'say' }, check = function(call)\n"
+    "  if call.args.text == 'secret' then return tg.deny('no secrets') end\n"
+    "  return tg.allow('fine') end }\n"
+    "tg.before_tool('say', function(call)\n"
+    "  if call.args.text == 'hi' then return tg.args({ text = 'hello' }) end end)\n"
+    "tg.after_tool('say', function(call, res)\n"
+    "  if res.result then return tg.result({ said = res.result.said .. '!' }) end end)\n";
+
+TEST(audit_record_holds_the_whole_call) {
+  char *dir = temp_dir(), *path = db_in(dir, "audit.db");
+  put_file(dir, "10_say.lua", audit_policy);
+  tg_config cfg = db_cfg(path);
+  cfg.policies_dir = dir;
+  cfg.session = "s-audit";
+  tg_runtime *rt = new_runtime(&cfg);
+  int64_t t0 = now_ms();
+  outcome ok, denied;
+  memset(&ok, 0, sizeof ok);
+  memset(&denied, 0, sizeof denied);
+  char err[TG_ERRMSG] = "";
+  tg_call_request req;
+  memset(&req, 0, sizeof req);
+  req.id = "a1";
+  req.tool = "say";
+  req.args_json = "{\"text\":\"hi\"}";
+  req.turn = 3;
+  cJSON *meta = cJSON_Parse("{\"parent_call\":\"p0\"}");
+  req.metadata = meta;
+  ASSERT_INT_EQ(tg_call_start(rt, &req, record_outcome, &ok, err), 0);
+  start_call(rt, "a2", "say", "{\"text\":\"secret\"}", &denied);
+  run_until(rt, &ok.n, 1);
+  run_until(rt, &denied.n, 1);
+  tg_runtime_free(rt);
+  cJSON_Delete(meta);
+
+  cJSON *all = audit_of(path, NULL);
+  ASSERT_INT_EQ(cJSON_GetArraySize(all), 2);
+  const cJSON *a = cJSON_GetArrayItem(all, 0), *b = cJSON_GetArrayItem(all, 1);
+  ASSERT_STR_EQ(str_at(a, "call_id"), "a1");
+  ASSERT_STR_EQ(str_at(a, "session"), "s-audit");
+  ASSERT_NUM_EQ(num_at(a, "turn"), 3);
+  ASSERT_STR_EQ(str_at(a, "tool"), "say");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(a, "args"), "text"), "hello");
+  ASSERT_NUM_EQ(num_at(a, "args_bytes"), strlen("{\"text\":\"hello\"}"));
+  const cJSON *d = cJSON_GetObjectItem(a, "decision");
+  ASSERT_STR_EQ(str_at(d, "verdict"), "allow");
+  ASSERT_STR_EQ(str_at(d, "rule"), "ask-say");
+  ASSERT_CONTAINS(str_at(d, "where"), "10_say.lua:3");
+  ASSERT_STR_EQ(str_at(d, "reason"), "fine");
+  const cJSON *hooks = cJSON_GetObjectItem(a, "hooks");
+  ASSERT_INT_EQ(cJSON_GetArraySize(hooks), 2);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(hooks, 0), "stage"), "before");
+  ASSERT_CONTAINS(str_at(cJSON_GetArrayItem(hooks, 0), "hook"), "10_say.lua:6");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(hooks, 0), "what"), "args");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(hooks, 1), "stage"), "after");
+  ASSERT_CONTAINS(str_at(cJSON_GetArrayItem(hooks, 1), "hook"), "10_say.lua:8");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(hooks, 1), "what"), "result");
+  ASSERT_NUM_EQ(num_at(a, "attempts"), 1);
+  ASSERT_STR_EQ(str_at(a, "status"), "ok");
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(a, "error")));
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(a, "result"), "said"), "hello!");
+  ASSERT_NUM_EQ(num_at(a, "result_bytes"), strlen("{\"said\":\"hello!\"}"));
+  ASSERT_TRUE(num_at(a, "ts") >= (double)t0 && num_at(a, "ts") <= (double)now_ms());
+  ASSERT_TRUE(num_at(a, "duration_ms") >= 0);
+  ASSERT_NUM_EQ(num_at(a, "generation"), 1);
+  ASSERT_STR_EQ(str_at(a, "parent_call"), "p0");
+
+  ASSERT_STR_EQ(str_at(b, "status"), "denied");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(b, "decision"), "verdict"), "deny");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(b, "decision"), "reason"), "no secrets");
+  const cJSON *e = cJSON_GetObjectItem(b, "error");
+  ASSERT_STR_EQ(str_at(e, "phase"), "AUTHORIZE");
+  ASSERT_STR_EQ(str_at(e, "code"), "DENIED");
+  ASSERT_CONTAINS(str_at(e, "message"), "no secrets");
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(b, "result")));
+  ASSERT_TRUE(!cJSON_GetObjectItem(b, "hooks"));
+
+  /* filters */
+  tg_audit_filter f = {.status = "denied"};
+  cJSON *only = audit_of(path, &f);
+  ASSERT_INT_EQ(cJSON_GetArraySize(only), 1);
+  cJSON_Delete(only);
+  tg_audit_filter g = {.since_ms = now_ms() + 60000};
+  only = audit_of(path, &g);
+  ASSERT_INT_EQ(cJSON_GetArraySize(only), 0);
+  cJSON_Delete(only);
+  tg_audit_filter h = {.after_id = (int64_t)num_at(a, "id")};
+  only = audit_of(path, &h);
+  ASSERT_INT_EQ(cJSON_GetArraySize(only), 1);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(only, 0), "call_id"), "a2");
+  cJSON_Delete(only);
+  tg_store *st = tg_store_open(path, 0, err);
+  tg_audit_filter bad = {.status = "fine"};
+  ASSERT_TRUE(!tg_store_audit(st, &bad, err));
+  ASSERT_CONTAINS(err, "unknown status 'fine'");
+  tg_store_close(st);
+  cJSON_Delete(all);
+  outcome_free(&ok);
+  outcome_free(&denied);
+  free(path);
+  remove_tree(dir);
+}
+
+/* a result of n bytes of 'é' (2 bytes each in UTF-8) */
+static void big_start(tg_exec *ex, const cJSON *args, void *ud) {
+  (void)ud;
+  int n = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(args, "n"));
+  char *s = malloc((size_t)n * 2 + 1);
+  for (int i = 0; i < n; i++) memcpy(s + 2 * i, "\xc3\xa9", 2);
+  s[n * 2] = '\0';
+  tg_exec_finish_ok(ex, cJSON_CreateString(s));
+  free(s);
+}
+
+TEST(audit_caps_args_and_result_at_a_character_boundary) {
+  char *dir = temp_dir(), *path = db_in(dir, "caps.db");
+  tg_config cfg = db_cfg(path);
+  cfg.audit_args_max = 10;
+  cfg.audit_result_max = 101;
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("big", big_start, NULL, NULL);
+  register_tool(rt, &d);
+  outcome o;
+  memset(&o, 0, sizeof o);
+  start_call(rt, "c1", "big", "{\"n\":1000,\"pad\":\"xxxxxxxx\"}", &o);
+  run_until(rt, &o.n, 1);
+  ASSERT_INT_EQ(o.status, TG_STATUS_OK); /* the caller gets it whole */
+  tg_runtime_free(rt);
+  cJSON *all = audit_of(path, NULL);
+  const cJSON *r = cJSON_GetArrayItem(all, 0);
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(r, "args_cut")));
+  ASSERT_NUM_EQ(num_at(r, "args_bytes"), 27);
+  ASSERT_STR_EQ(str_at(r, "args"), "{\"n\":1000,");
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(r, "result_cut")));
+  ASSERT_NUM_EQ(num_at(r, "result_bytes"), 2002);
+  const char *cut = str_at(r, "result");
+  ASSERT_TRUE(cut);
+  ASSERT_INT_EQ(strlen(cut), 101); /* '"' + 50 whole 'é' */
+  cJSON_Delete(all);
+  outcome_free(&o);
+  free(path);
+  remove_tree(dir);
+}
+
+/* done checks, from inside, that its call's record is in the file. */
+typedef struct {
+  const char *path;
+  int n, found;
+} commit_probe;
+
+static void probe_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
+  (void)rt;
+  commit_probe *p = ud;
+  p->n++;
+  tg_audit_filter f = {.call_id = o->id};
+  cJSON *a = audit_of(p->path, &f); /* another connection */
+  p->found += cJSON_GetArraySize(a) == 1;
+  cJSON_Delete(a);
+}
+
+TEST(done_comes_after_the_record_is_committed) {
+  char *dir = temp_dir(), *path = db_in(dir, "commit.db");
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &d);
+  commit_probe p = {path, 0, 0};
+  char err[TG_ERRMSG];
+  tg_call_request req;
+  memset(&req, 0, sizeof req);
+  req.tool = "echo"; /* finishes inside start */
+  ASSERT_INT_EQ(tg_call_start(rt, &req, probe_done, &p, err), 0);
+  ASSERT_INT_EQ(p.n, 0); /* not yet: the record is being written */
+  req.tool = "no_such_tool"; /* refused at once: recorded all the same */
+  ASSERT_INT_EQ(tg_call_start(rt, &req, probe_done, &p, err), 0);
+  ASSERT_INT_EQ(p.n, 0);
+  run_until(rt, &p.n, 2);
+  ASSERT_INT_EQ(p.found, 2);
+  tg_runtime_free(rt);
+  free(path);
+  remove_tree(dir);
+}
+
+/* The database refuses writes under a running runtime: the call is still
+ * answered, and a store_error event says the record was lost, and why. */
+TEST(a_record_that_cannot_be_written_is_reported_not_lost_silently) {
+  char *dir = temp_dir(), *path = db_in(dir, "breaks.db");
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &d);
+  event_log ev = {0};
+  tg_events_subscribe(rt, log_event, &ev);
+  outcome o;
+  memset(&o, 0, sizeof o);
+  start_call(rt, "first", "echo", NULL, &o);
+  run_until(rt, &o.n, 1);
+  /* another process makes every insert fail */
+  sql_exec(path, "CREATE TRIGGER no_more BEFORE INSERT ON calls "
+                 "BEGIN SELECT RAISE(ABORT, 'the audit is closed'); END");
+  outcome o2;
+  memset(&o2, 0, sizeof o2);
+  start_call(rt, "second", "echo", NULL, &o2);
+  run_until(rt, &o2.n, 1);
+  ASSERT_INT_EQ(o2.status, TG_STATUS_OK);
+  int i = find_event(&ev, "store_error");
+  ASSERT_TRUE(i >= 0);
+  ASSERT_NUM_EQ(num_at(ev.ev[i].data, "lost"), 1);
+  ASSERT_STR_EQ(str_at(ev.ev[i].data, "db"), path);
+  ASSERT_CONTAINS(str_at(ev.ev[i].data, "error"), "the audit is closed");
+  /* the event came before the call's end */
+  int end = -1;
+  for (int k = 0; k < ev.n; k++)
+    if (!strcmp(ev.ev[k].type, "call_end") && !strcmp(ev.ev[k].call_id, "second"))
+      end = k;
+  ASSERT_TRUE(end > i);
+  tg_runtime_free(rt);
+  event_log_free(&ev);
+  outcome_free(&o);
+  outcome_free(&o2);
+  free(path);
+  remove_tree(dir);
+}
+
+/* ---- kill -9 ------------------------------------------------------------- */
+
+/* A C tool that finishes on a timer of 0-2 ms (some at once). */
+typedef struct {
+  uv_timer_t t;
+  tg_exec *ex;
+} jiffy;
+
+static void jiffy_closed(uv_handle_t *h) { free(h->data); }
+static void jiffy_fire(uv_timer_t *t) {
+  jiffy *j = t->data;
+  tg_exec_finish_ok(j->ex, cJSON_CreateTrue());
+  uv_close((uv_handle_t *)&j->t, jiffy_closed);
+}
+
+static void jiffy_start(tg_exec *ex, const cJSON *args, void *ud) {
+  (void)args;
+  unsigned *rng = ud;
+  *rng = *rng * 1103515245u + 12345u;
+  unsigned ms = (*rng >> 16) % 4;
+  if (ms == 3) {
+    tg_exec_finish_ok(ex, cJSON_CreateFalse());
+    return;
+  }
+  jiffy *j = malloc(sizeof *j);
+  j->ex = ex;
+  uv_timer_init(tg_runtime_loop(tg_exec_runtime(ex)), &j->t);
+  j->t.data = j;
+  uv_timer_start(&j->t, jiffy_fire, ms, 0);
+}
+
+typedef struct {
+  tg_runtime *rt;
+  int fd;          /* answers go here, one id a line, from done only */
+  int round;
+  long next;
+  int in_flight;
+} answerer;
+
+static void answer_next(answerer *a);
+
+static void answered(tg_runtime *rt, const tg_outcome *o, void *ud) {
+  (void)rt;
+  answerer *a = ud;
+  char line[80];
+  int n = snprintf(line, sizeof line, "%s\n", o->id);
+  if (write(a->fd, line, (size_t)n) != n) _exit(5);
+  a->in_flight--;
+  answer_next(a);
+}
+
+static void answer_next(answerer *a) {
+  while (a->in_flight < 16) {
+    char id[64], err[TG_ERRMSG];
+    snprintf(id, sizeof id, "r%d-%ld", a->round, a->next++);
+    tg_call_request req;
+    memset(&req, 0, sizeof req);
+    req.id = id;
+    req.tool = "jiffy";
+    req.args_json = "{\"what\":\"a call answered before the kill\"}";
+    a->in_flight++;
+    if (tg_call_start(a->rt, &req, answered, a, err) < 0) _exit(6);
+  }
+}
+
+/* The child: answers calls until it is killed. */
+static void answer_forever(const char *path, int fd, int round) {
+  tg_config cfg = db_cfg(path);
+  char err[TG_ERRMSG];
+  tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
+  if (!rt) _exit(7);
+  unsigned rng = (unsigned)round * 2654435761u;
+  tg_tool_def d = tool_def("jiffy", jiffy_start, NULL, &rng);
+  if (tg_tool_register(rt, &d, err) < 0) _exit(8);
+  answerer a = {rt, fd, round, 0, 0};
+  answer_next(&a);
+  tg_runtime_run(rt, TG_RUN_DEFAULT);
+  _exit(9); /* never: calls keep coming */
+}
+
+/* Reads what the child wrote (whole lines) into ids; returns the count. */
+static int read_answers(int fd, char ***ids, int *n, int *cap) {
+  static char buf[1 << 16];
+  static size_t have;
+  ssize_t r;
+  while ((r = read(fd, buf + have, sizeof buf - have - 1)) > 0) {
+    have += (size_t)r;
+    char *start = buf, *nl;
+    while ((nl = memchr(start, '\n', (size_t)(buf + have - start)))) {
+      *nl = '\0';
+      if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 1024;
+        *ids = realloc(*ids, (size_t)*cap * sizeof **ids);
+      }
+      (*ids)[(*n)++] = strdup(start);
+      start = nl + 1;
+    }
+    have = (size_t)(buf + have - start);
+    memmove(buf, start, have);
+  }
+  if (r == 0) have = 0; /* a line cut by the kill was never answered */
+  return *n;
+}
+
+TEST(every_answered_call_is_in_the_audit_after_kill_9) {
+  char *dir = temp_dir(), *path = db_in(dir, "kill.db");
+  int rounds = 30, total = 0;
+  char err[TG_ERRMSG];
+  tg_store_close(tg_store_open(path, 1, err)); /* made once, not raced */
+  srand((unsigned)getpid());
+  for (int round = 0; round < rounds; round++) {
+    int p[2];
+    ASSERT_INT_EQ(pipe(p), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(p[0]);
+      answer_forever(path, p[1], round);
+    }
+    close(p[1]);
+    int flags = fcntl(p[0], F_GETFL);
+    fcntl(p[0], F_SETFL, flags | O_NONBLOCK);
+    char **ids = NULL;
+    int n = 0, cap = 0;
+    /* once it answers (starting takes long under valgrind), let it go
+     * on for a random 0 to 80 ms, reading as it goes */
+    int64_t start = now_ms();
+    while (n == 0 && now_ms() < start + 20000) {
+      read_answers(p[0], &ids, &n, &cap);
+      usleep(1000);
+    }
+    int64_t until = now_ms() + rand() % 81;
+    while (now_ms() < until) {
+      read_answers(p[0], &ids, &n, &cap);
+      usleep(1000);
+    }
+    ASSERT_INT_EQ(kill(pid, SIGKILL), 0);
+    int st;
+    waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFSIGNALED(st));
+    fcntl(p[0], F_SETFL, flags); /* the rest of what it wrote, then EOF */
+    read_answers(p[0], &ids, &n, &cap);
+    close(p[0]);
+    sqlite3 *db = NULL;
+    ASSERT_INT_EQ(sqlite3_open(path, &db), SQLITE_OK); /* recovers the WAL */
+    sqlite3_stmt *q = NULL;
+    ASSERT_INT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM calls WHERE "
+                                     "call_id = ?", -1, &q, NULL), 0);
+    for (int i = 0; i < n; i++) {
+      sqlite3_bind_text(q, 1, ids[i], -1, SQLITE_STATIC);
+      ASSERT_INT_EQ(sqlite3_step(q), SQLITE_ROW);
+      if (sqlite3_column_int(q, 0) != 1)
+        TG_FAIL("round %d: call %s was answered but is not in the audit",
+                round, ids[i]);
+      sqlite3_reset(q);
+      free(ids[i]);
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    free(ids);
+    total += n;
+  }
+  printf("  %d calls answered before %d kills, all in the audit\n", total,
+         rounds);
+  ASSERT_TRUE(total > rounds); /* the children did answer calls */
+  free(path);
+  remove_tree(dir);
+}
+
+/* ---- remembered approvals ------------------------------------------------ */
+
+static const char ask_policy[] =
+    "local tg = require 'toolgate'\n"
+    "tg.tool { name = 'sh', run = function(args) return { ran = args.command } end }\n"
+    "tg.rule { name = 'ask-sh', tools = { 'sh' }, check = function(call)\n"
+    "  if call.args.command == 'rm -rf /' then return tg.deny('never') end\n"
+    "  return tg.ask('run it?') end }\n";
+
+/* An approver that answers with an always spec, or rejects. */
+typedef struct {
+  int n;
+  const tg_always_spec *spec; /* NULL: reject */
+} always_approver;
+
+static void always_cb(tg_runtime *rt, const tg_approval_request *q, void *ud) {
+  always_approver *a = ud;
+  char err[TG_ERRMSG] = "";
+  a->n++;
+  if (!a->spec) {
+    ASSERT_INT_EQ(tg_approval_answer(rt, q->approval_id, TG_ANSWER_REJECT,
+                                 TG_SCOPE_TOOL, NULL), 0);
+    return;
+  }
+  if (tg_approval_answer_always(rt, q->approval_id, a->spec, err) < 0)
+    TG_FAIL("tg_approval_answer_always: %s", err);
+}
+
+static tg_runtime *ask_rt(const char *dir, const char *db, const char *session,
+                          const char *project, always_approver *a) {
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.policies_dir = dir;
+  cfg.db = db;
+  cfg.session = session;
+  cfg.project = project;
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_runtime_set_approver(rt, always_cb, a);
+  return rt;
+}
+
+/* Runs sh {command} on rt; returns the status. */
+static tg_status run_sh(tg_runtime *rt, const char *command) {
+  char args[512];
+  snprintf(args, sizeof args, "{\"command\":\"%s\"}", command);
+  outcome o;
+  memset(&o, 0, sizeof o);
+  start_call(rt, NULL, "sh", args, &o);
+  run_until(rt, &o.n, 1);
+  tg_status st = o.status;
+  outcome_free(&o);
+  return st;
+}
+
+TEST(approvals_by_pattern_are_honoured_by_a_second_runtime_until_revoked) {
+  char *dir = temp_dir(), *path = db_in(dir, "appr.db");
+  put_file(dir, "10_ask.lua", ask_policy);
+  tg_always_spec spec = {.scope = TG_SCOPE_PATTERN, .arg = "command",
+                         .glob = "npm test*", .where = TG_WHERE_PROJECT};
+  always_approver grants = {0, &spec}, rejects = {0, NULL};
+  tg_runtime *a = ask_rt(dir, path, "s-a", dir, &grants);
+  tg_runtime *b = ask_rt(dir, path, "s-b", dir, &rejects);
+  ASSERT_INT_EQ(run_sh(a, "npm test --watch"), TG_STATUS_OK);
+  ASSERT_INT_EQ(grants.n, 1);
+  /* in force at once in a (before the store has it) and then in b */
+  ASSERT_INT_EQ(run_sh(a, "npm test"), TG_STATUS_OK);
+  ASSERT_INT_EQ(grants.n, 1);
+  /* b sees what another connection stored within its poll (100 ms) */
+  run_for(b, 300);
+  ASSERT_INT_EQ(run_sh(b, "npm test -- --grep x"), TG_STATUS_OK);
+  ASSERT_INT_EQ(rejects.n, 0);
+  /* what the glob does not match is asked; '*' stops at '/' */
+  ASSERT_INT_EQ(run_sh(b, "npm run build"), TG_STATUS_REJECTED);
+  ASSERT_INT_EQ(run_sh(b, "npm test src/x"), TG_STATUS_REJECTED);
+  ASSERT_INT_EQ(rejects.n, 2);
+  /* a deny rule still denies */
+  ASSERT_INT_EQ(run_sh(b, "rm -rf /"), TG_STATUS_DENIED);
+  /* the audit names the approval that covered b's call */
+  tg_store *sb = tg_runtime_store(b);
+  char err[TG_ERRMSG] = "";
+  cJSON *list = tg_store_approvals(sb, 0, err);
+  ASSERT_INT_EQ(cJSON_GetArraySize(list), 1);
+  const cJSON *ap = cJSON_GetArrayItem(list, 0);
+  int64_t id = (int64_t)num_at(ap, "id");
+  ASSERT_STR_EQ(str_at(ap, "scope"), "pattern");
+  ASSERT_STR_EQ(str_at(ap, "arg"), "command");
+  ASSERT_STR_EQ(str_at(ap, "glob"), "npm test*");
+  ASSERT_STR_EQ(str_at(ap, "where"), "project");
+  ASSERT_TRUE(str_at(ap, "by"));
+  cJSON_Delete(list);
+  tg_audit_filter f = {.session = "s-b", .status = "ok"};
+  cJSON *recs = tg_store_audit(sb, &f, err);
+  const cJSON *dec = cJSON_GetObjectItem(cJSON_GetArrayItem(recs, 0), "decision");
+  ASSERT_STR_EQ(str_at(dec, "approval"), "remembered");
+  ASSERT_NUM_EQ(num_at(dec, "approval_id"), (double)id);
+  cJSON_Delete(recs);
+  /* revoked from a third connection: both ask again */
+  tg_store *admin = tg_store_open(path, 0, err);
+  ASSERT_INT_EQ(tg_store_revoke(admin, id, err), 0);
+  ASSERT_INT_EQ(tg_store_revoke(admin, id, err), -ENOENT);
+  ASSERT_CONTAINS(err, "no approval in force");
+  tg_store_close(admin);
+  run_for(b, 300); /* b notices by polling; a when its host reads */
+  ASSERT_INT_EQ(run_sh(b, "npm test"), TG_STATUS_REJECTED);
+  cJSON_Delete(tg_store_approvals(tg_runtime_store(a), 0, err));
+  ASSERT_INT_EQ(run_sh(a, "npm test"), TG_STATUS_OK);
+  ASSERT_INT_EQ(grants.n, 2); /* asked again (and granted again) */
+  tg_runtime_free(a);
+  tg_runtime_free(b);
+  free(path);
+  remove_tree(dir);
+}
+
+TEST(approvals_keep_to_their_session_or_project) {
+  char *dir = temp_dir(), *path = db_in(dir, "where.db");
+  char *other = temp_dir();
+  put_file(dir, "10_ask.lua", ask_policy);
+  tg_always_spec session_args = {.scope = TG_SCOPE_ARGS};
+  always_approver grants = {0, &session_args}, rejects = {0, NULL};
+  tg_runtime *a = ask_rt(dir, path, "s1", dir, &grants);
+  ASSERT_INT_EQ(run_sh(a, "ls"), TG_STATUS_OK);
+  ASSERT_INT_EQ(run_sh(a, "ls"), TG_STATUS_OK);
+  ASSERT_INT_EQ(grants.n, 1);
+  ASSERT_INT_EQ(run_sh(a, "ls -l"), TG_STATUS_OK); /* other args: asked */
+  ASSERT_INT_EQ(grants.n, 2);
+  tg_runtime *same = ask_rt(dir, path, "s1", other, &rejects);
+  tg_runtime *diff = ask_rt(dir, path, "s2", dir, &rejects);
+  ASSERT_INT_EQ(run_sh(same, "ls"), TG_STATUS_OK);      /* same session */
+  ASSERT_INT_EQ(run_sh(diff, "ls"), TG_STATUS_REJECTED); /* another session */
+  /* a project grant covers every session in that project, no other */
+  char err[TG_ERRMSG] = "";
+  tg_always_spec g = {.scope = TG_SCOPE_TOOL, .where = TG_WHERE_PROJECT,
+                      .tool = "sh", .project = dir};
+  ASSERT_TRUE(tg_store_grant(tg_runtime_store(diff), &g, err) > 0);
+  ASSERT_INT_EQ(run_sh(diff, "anything"), TG_STATUS_OK);
+  ASSERT_INT_EQ(run_sh(same, "anything"), TG_STATUS_REJECTED); /* other project */
+  tg_runtime_free(a);
+  tg_runtime_free(same);
+  tg_runtime_free(diff);
+  free(path);
+  remove_tree(dir);
+  remove_tree(other);
+}
+
+TEST(approvals_expire) {
+  char *dir = temp_dir(), *path = db_in(dir, "exp.db");
+  put_file(dir, "10_ask.lua", ask_policy);
+  always_approver rejects = {0, NULL};
+  tg_runtime *rt = ask_rt(dir, path, "s", dir, &rejects);
+  char err[TG_ERRMSG] = "";
+  tg_always_spec g = {.scope = TG_SCOPE_TOOL, .where = TG_WHERE_SESSION,
+                      .tool = "sh", .session = "s",
+                      .until_ms = now_ms() + 400};
+  tg_store *st = tg_store_open(path, 0, err);
+  ASSERT_TRUE(tg_store_grant(st, &g, err) > 0);
+  cJSON_Delete(tg_store_approvals(tg_runtime_store(rt), 0, err)); /* in */
+  ASSERT_INT_EQ(run_sh(rt, "ls"), TG_STATUS_OK);
+  usleep(500 * 1000);
+  ASSERT_INT_EQ(run_sh(rt, "ls"), TG_STATUS_REJECTED);
+  cJSON *in_force = tg_store_approvals(st, 0, err);
+  cJSON *all = tg_store_approvals(st, 1, err);
+  ASSERT_INT_EQ(cJSON_GetArraySize(in_force), 0);
+  ASSERT_INT_EQ(cJSON_GetArraySize(all), 1);
+  ASSERT_TRUE(num_at(cJSON_GetArrayItem(all, 0), "until") > 0);
+  cJSON_Delete(in_force);
+  cJSON_Delete(all);
+  /* an until already past, a pattern without a glob, a bad glob: refused */
+  g.until_ms = now_ms() - 1000;
+  ASSERT_INT_EQ(tg_store_grant(st, &g, err), -EINVAL);
+  ASSERT_CONTAINS(err, "already past");
+  tg_always_spec p = {.scope = TG_SCOPE_PATTERN, .arg = "command",
+                      .where = TG_WHERE_SESSION, .tool = "sh", .session = "s"};
+  ASSERT_INT_EQ(tg_store_grant(st, &p, err), -EINVAL);
+  ASSERT_CONTAINS(err, "glob");
+  p.glob = "[unclosed";
+  ASSERT_INT_EQ(tg_store_grant(st, &p, err), -EINVAL);
+  ASSERT_CONTAINS(err, "not valid");
+  tg_always_spec noproject = {.scope = TG_SCOPE_TOOL, .tool = "sh",
+                              .where = TG_WHERE_PROJECT,
+                              .project = "/no/such/project"};
+  ASSERT_INT_EQ(tg_store_grant(st, &noproject, err), -EINVAL);
+  ASSERT_CONTAINS(err, "/no/such/project");
+  tg_store_close(st);
+  tg_runtime_free(rt);
+  free(path);
+  remove_tree(dir);
+}
+
+TEST(approvals_stay_in_memory_with_storage_off) {
+  char *dir = temp_dir();
+  put_file(dir, "10_ask.lua", ask_policy);
+  tg_always_spec spec = {.scope = TG_SCOPE_PATTERN, .arg = "command",
+                         .glob = "git *", .where = TG_WHERE_SESSION};
+  always_approver grants = {0, &spec};
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.policies_dir = dir;
+  cfg.db_off = 1;
+  tg_runtime *rt = new_runtime(&cfg);
+  ASSERT_TRUE(!tg_runtime_store(rt));
+  tg_runtime_set_approver(rt, always_cb, &grants);
+  ASSERT_INT_EQ(run_sh(rt, "git status"), TG_STATUS_OK);
+  ASSERT_INT_EQ(run_sh(rt, "git log"), TG_STATUS_OK);
+  ASSERT_INT_EQ(grants.n, 1);
+  ASSERT_INT_EQ(run_sh(rt, "make"), TG_STATUS_OK);
+  ASSERT_INT_EQ(grants.n, 2);
+  char err[TG_ERRMSG];
+  tg_usage u = {.model = "m"};
+  ASSERT_INT_EQ(tg_record_usage(rt, &u, err), -ENOTSUP);
+  ASSERT_CONTAINS(err, "storage is off");
+  tg_runtime_free(rt);
+  remove_tree(dir);
+}
+
+TEST(answer_always_checks_its_spec) {
+  char *dir = temp_dir();
+  put_file(dir, "10_ask.lua", ask_policy);
+  approver ap = {0};
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.policies_dir = dir;
+  cfg.db = ":memory:";
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_runtime_set_approver(rt, approver_cb, &ap);
+  outcome o;
+  memset(&o, 0, sizeof o);
+  start_call(rt, NULL, "sh", "{\"command\":\"x\"}", &o);
+  run_until(rt, &ap.n, 1);
+  char err[TG_ERRMSG] = "";
+  tg_always_spec bad = {.scope = TG_SCOPE_PATTERN, .arg = "command",
+                        .glob = "[x"};
+  ASSERT_INT_EQ(tg_approval_answer_always(rt, ap.last_id, &bad, err), -EINVAL);
+  ASSERT_CONTAINS(err, "not valid");
+  ASSERT_INT_EQ(tg_approval_answer(rt, ap.last_id, TG_ANSWER_ALWAYS,
+                               TG_SCOPE_PATTERN, NULL), -EINVAL);
+  ASSERT_INT_EQ(o.n, 0); /* still waiting for a good answer */
+  tg_always_spec good = {.scope = TG_SCOPE_ARGS, .until_ms = now_ms() + 60000};
+  ASSERT_INT_EQ(tg_approval_answer_always(rt, ap.last_id, &good, err), 0);
+  run_until(rt, &o.n, 1);
+  ASSERT_INT_EQ(o.status, TG_STATUS_OK);
+  ASSERT_INT_EQ(tg_approval_answer_always(rt, ap.last_id, &good, err), -ENOENT);
+  /* ":memory:": the runtime's own database, readable through its store */
+  cJSON *list = tg_store_approvals(tg_runtime_store(rt), 0, err);
+  ASSERT_INT_EQ(cJSON_GetArraySize(list), 1);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(list, 0), "scope"), "args");
+  ASSERT_STR_EQ(tg_store_path(tg_runtime_store(rt)), ":memory:");
+  cJSON_Delete(list);
+  cJSON *recs = tg_store_audit(tg_runtime_store(rt), NULL, err);
+  ASSERT_INT_EQ(cJSON_GetArraySize(recs), 1);
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(cJSON_GetArrayItem(recs, 0),
+                                           "decision"), "approval"), "always");
+  cJSON_Delete(recs);
+  outcome_free(&o);
+  approver_free(&ap);
+  tg_runtime_free(rt);
+  remove_tree(dir);
+}
+
+/* ---- usage ---------------------------------------------------------------- */
+
+TEST(usage_records_are_summed_per_period_and_filter) {
+  char *dir = temp_dir(), *path = db_in(dir, "usage.db");
+  tg_config cfg = db_cfg(path);
+  cfg.session = "main";
+  tg_runtime *rt = new_runtime(&cfg);
+  char err[TG_ERRMSG] = "";
+  int64_t now = now_ms();
+  tg_usage a = {.model = "big", .input_tokens = 1000, .output_tokens = 200,
+                .cost = 0.5, .turn = 1};
+  tg_usage b = {.session = "side", .model = "small", .input_tokens = 10,
+                .output_tokens = 5, .cost = 0.01};
+  tg_usage old = {.model = "big", .input_tokens = 7, .cost = 9,
+                  .ts_ms = now - 40LL * 86400000};
+  ASSERT_INT_EQ(tg_record_usage(rt, &a, err), 0);
+  ASSERT_INT_EQ(tg_record_usage(rt, &a, err), 0);
+  ASSERT_INT_EQ(tg_record_usage(rt, &b, err), 0);
+  ASSERT_INT_EQ(tg_record_usage(rt, &old, err), 0);
+  tg_store *st = tg_runtime_store(rt); /* reads the runtime's own writes */
+  tg_usage_total t;
+  ASSERT_INT_EQ(tg_store_usage(st, NULL, &t, err), 0);
+  ASSERT_INT_EQ(t.records, 4);
+  ASSERT_INT_EQ(t.input_tokens, 2017);
+  tg_usage_filter day = {.period = "day"};
+  ASSERT_INT_EQ(tg_store_usage(st, &day, &t, err), 0);
+  ASSERT_INT_EQ(t.records, 3);
+  ASSERT_INT_EQ(t.output_tokens, 405);
+  ASSERT_TRUE(t.cost > 1.0099 && t.cost < 1.0101);
+  ASSERT_TRUE(t.since_ms <= now && t.since_ms > now - 86400000 - 3600000);
+  tg_usage_filter mine = {.period = "month", .session = "main", .model = "big"};
+  ASSERT_INT_EQ(tg_store_usage(st, &mine, &t, err), 0);
+  ASSERT_INT_EQ(t.records, 2);
+  tg_usage_filter week = {.period = "week"};
+  ASSERT_INT_EQ(tg_store_usage(st, &week, &t, err), 0);
+  ASSERT_INT_EQ(t.records, 3);
+  tg_usage_filter bad = {.period = "fortnight"};
+  ASSERT_INT_EQ(tg_store_usage(st, &bad, &t, err), -EINVAL);
+  ASSERT_CONTAINS(err, "fortnight");
+  tg_usage nomodel = {.input_tokens = 1};
+  ASSERT_INT_EQ(tg_record_usage(rt, &nomodel, err), -EINVAL);
+  ASSERT_CONTAINS(err, "model");
+  tg_usage negative = {.model = "m", .output_tokens = -1};
+  ASSERT_INT_EQ(tg_record_usage(rt, &negative, err), -EINVAL);
+  tg_runtime_free(rt);
+  /* and from another process's point of view */
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM usage WHERE session = 'main'"), 3);
+  free(path);
+  remove_tree(dir);
+}
+
+TEST(time_parse_takes_durations_and_dates_and_refuses_the_rest) {
+  int64_t now = 1750000000000, t = 0;
+  char err[TG_ERRMSG] = "";
+  ASSERT_INT_EQ(tg_time_parse("10m", now, -1, &t, err), 0);
+  ASSERT_INT_EQ(t, now - 600000);
+  ASSERT_INT_EQ(tg_time_parse("2h", now, 1, &t, err), 0);
+  ASSERT_INT_EQ(t, now + 7200000);
+  ASSERT_INT_EQ(tg_time_parse("1w", now, -1, &t, err), 0);
+  ASSERT_INT_EQ(t, now - 604800000);
+  ASSERT_INT_EQ(tg_time_parse("2025-06-01T12:30:00Z", now, 1, &t, err), 0);
+  ASSERT_INT_EQ(t, 1748781000000);
+  ASSERT_INT_EQ(tg_time_parse("2025-06-01", now, 1, &t, err), 0);
+  ASSERT_INT_EQ(tg_time_parse("2025-06-01 12:30", now, 1, &t, err), 0);
+  static const char *const bad[] = {"", "10", "10x", " 10m", "+10m", "10mm",
+                                    "-5m", "2025-13-01", "2025-02-30",
+                                    "2025-06-01T25:00", "2025-06-01Tx",
+                                    "yesterday", "99999999999999999999s"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    if (tg_time_parse(bad[i], now, -1, &t, err) != -EINVAL)
+      TG_FAIL("'%s' was taken as a time", bad[i]);
+  }
+  ASSERT_CONTAINS(err, "is not a time");
+}
+
+TEST_MAIN(TEST_ENTRY(schema_created_in_a_new_private_wal_file),
+          TEST_ENTRY(default_path_is_under_xdg_state_home_made_private),
+          TEST_ENTRY(fixture_v1_matches_schema_step_1),
+          TEST_ENTRY(version_1_file_is_upgraded_in_place_keeping_its_calls),
+          TEST_ENTRY(newer_schema_is_refused_naming_both_versions),
+          TEST_ENTRY(corrupt_or_foreign_files_are_refused_with_a_clear_error),
+          TEST_ENTRY(paths_that_are_no_file_are_refused_without_hanging),
+          TEST_ENTRY(unwritable_file_is_refused),
+          TEST_ENTRY(locked_file_is_waited_for_then_refused),
+          TEST_ENTRY(audit_record_holds_the_whole_call),
+          TEST_ENTRY(audit_caps_args_and_result_at_a_character_boundary),
+          TEST_ENTRY(done_comes_after_the_record_is_committed),
+          TEST_ENTRY(a_record_that_cannot_be_written_is_reported_not_lost_silently),
+          TEST_ENTRY(every_answered_call_is_in_the_audit_after_kill_9),
+          TEST_ENTRY(approvals_by_pattern_are_honoured_by_a_second_runtime_until_revoked),
+          TEST_ENTRY(approvals_keep_to_their_session_or_project),
+          TEST_ENTRY(approvals_expire),
+          TEST_ENTRY(approvals_stay_in_memory_with_storage_off),
+          TEST_ENTRY(answer_always_checks_its_spec),
+          TEST_ENTRY(usage_records_are_summed_per_period_and_filter),
+          TEST_ENTRY(time_parse_takes_durations_and_dates_and_refuses_the_rest))

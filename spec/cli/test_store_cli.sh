@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# test_store_cli.sh — the storage commands of the `toolgate` command line,
+# black box: the audit trail (`toolgate log`, with --follow from another
+# process), remembered approvals (`toolgate approvals`, the tty prompt's
+# scopes through a pseudo-terminal), --db / --no-db, and bad input to
+# each (exit 2 with a message that says what was wrong).
+#
+#   spec/cli/test_store_cli.sh PATH/TO/toolgate
+#
+# Everything happens in a temp folder, XDG_STATE_HOME included. JSON and
+# the pseudo-terminal are driven with python3.
+set -u
+
+TG=${1:?usage: test_store_cli.sh PATH/TO/toolgate}
+case $TG in /*) ;; *) TG=$PWD/$TG ;; esac
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-store-cli.XXXXXX")
+FOLLOWER=
+trap '[ -n "$FOLLOWER" ] && kill "$FOLLOWER" 2>/dev/null; rm -rf "$WORK"' EXIT
+export XDG_STATE_HOME="$WORK/state"
+checks=0
+failed=0
+
+pass() { checks=$((checks + 1)); echo "ok   $1"; }
+fail() { checks=$((checks + 1)); failed=$((failed + 1)); echo "FAIL $1: $2"; }
+
+# run ARGS...: runs toolgate in $WORK; sets RC, OUT, ERR.
+run() {
+  (cd "$WORK" && "$TG" "$@" >"$WORK/stdout" 2>"$WORK/stderr" </dev/null)
+  RC=$?
+  OUT=$(cat "$WORK/stdout")
+  ERR=$(cat "$WORK/stderr")
+}
+
+# expect NAME RC [TEXT]: the last run exited RC and, if given, its stderr
+# (or, for exit 0, its stdout) contains TEXT.
+expect() {
+  local name=$1 want=$2 text=${3:-} where=$WORK/stderr
+  [ "$want" -eq 0 ] && where=$WORK/stdout
+  if [ "$RC" -ne "$want" ]; then
+    fail "$name" "exit $RC, want $want (stderr: $ERR)"
+  elif [ -n "$text" ] && ! grep -qF -- "$text" "$where"; then
+    fail "$name" "output does not contain '$text' (stdout: $OUT stderr: $ERR)"
+  else
+    pass "$name"
+  fi
+}
+
+# json_ok NAME PYTHON-EXPR [FILE]: every line of FILE (default: the last
+# stdout) is JSON and the expression over `objs` is true.
+json_ok() {
+  local name=$1 expr=$2 file=${3:-$WORK/stdout} why
+  why=$(python3 - "$file" "$expr" <<'EOF' 2>&1
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+try:
+    objs = [json.loads(l) for l in lines]
+except ValueError as e:
+    print("not JSON: %s" % e)
+    sys.exit(1)
+if not eval("(" + sys.argv[2] + ")"):
+    print("not true: %s, on %r" % (sys.argv[2], lines[:6]))
+    sys.exit(1)
+EOF
+  )
+  if [ -z "$why" ]; then pass "$name"; else fail "$name" "$why"; fi
+}
+
+mkdir -p "$WORK/pol"
+cat >"$WORK/pol/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(args) return args end }
+tg.tool { name = "sh", run = function(args) return { ran = args.command } end }
+tg.rule { name = "ask-sh", tools = { "sh" },
+  check = function(call) return tg.ask("run " .. tostring(call.args.command)) end }
+EOF
+P=(--policies "$WORK/pol")
+DEFAULT_DB=$XDG_STATE_HOME/toolgate/toolgate.db
+
+# ---- the audit trail -----------------------------------------------------
+
+run call echo '{"n":1}' "${P[@]}"
+expect "a call is recorded in the default database" 0
+if [ -f "$DEFAULT_DB" ]; then pass "the default database is made"; else
+  fail "the default database is made" "no $DEFAULT_DB"; fi
+run call sh '{"command":"npm test"}' "${P[@]}" --session s2 --approve=deny
+expect "a rejected call exits 1" 1
+run log
+expect "log shows the calls as a table" 0 "TOOL"
+if grep -q 'echo .*allow .*ok' "$WORK/stdout" &&
+   grep -q 's2 .*sh .*ask .*ask-sh .*rejected' "$WORK/stdout"; then
+  pass "log's rows: session, tool, verdict, rule, status"
+else
+  fail "log's rows: session, tool, verdict, rule, status" "$OUT"
+fi
+run log --json
+json_ok "log --json: one record a line, oldest first" \
+  'len(objs) == 2 and objs[0]["tool"] == "echo" and objs[1]["tool"] == "sh"
+   and objs[1]["decision"]["rule"] == "ask-sh"
+   and objs[1]["decision"]["approval"] == "mode-reject"
+   and objs[1]["error"]["code"] == "REJECTED" and objs[0]["args"] == {"n": 1}
+   and objs[0]["result"] == {"n": 1} and objs[0]["id"] < objs[1]["id"]'
+run log --json --status rejected
+json_ok "log --status filters" 'len(objs) == 1 and objs[0]["status"] == "rejected"'
+run log --json --session s2 --tool sh --since 1h --limit 5
+json_ok "log --session --tool --since --limit" 'len(objs) == 1'
+run log --json --limit 1
+json_ok "log --limit N: the latest N" 'len(objs) == 1 and objs[0]["tool"] == "sh"'
+run log --since 2099-01-01
+expect "log with nothing matching says so" 0
+if grep -qF "no calls recorded that match" "$WORK/stderr"; then
+  pass "log: 'no calls recorded that match'"; else
+  fail "log: 'no calls recorded that match'" "$ERR"; fi
+
+run log --since yesterday
+expect "log --since garbage: exit 2" 2 "'yesterday' is not a time"
+run log --limit 0
+expect "log --limit 0: exit 2" 2 "'--limit' needs a whole number"
+run log --limit 12abc
+expect "log --limit 12abc: exit 2" 2 "not '12abc'"
+run log --status fine
+expect "log --status unknown: exit 2" 2 "takes ok, error, denied"
+run log --nope
+expect "log unknown option: exit 2" 2 "unknown option '--nope'"
+run log extra
+expect "log takes no argument: exit 2" 2 "unexpected argument 'extra'"
+run log --db "$WORK/none.db"
+expect "log on a missing database: exit 2 naming it" 2 "$WORK/none.db: there is no such file"
+run log --db ""
+expect "log --db '': exit 2" 2 "needs a file name"
+printf 'not a database at all, just text\n%.0s' {1..200} >"$WORK/junk.db"
+run log --db "$WORK/junk.db"
+expect "log on a corrupt file: exit 2 naming it" 2 "$WORK/junk.db: cannot read it: it is not a database"
+run log --help
+expect "log --help" 0 "--follow"
+
+# Control characters an agent put in a tool name do not reach the terminal.
+run call "$(printf 'ev\033[2Jil')" '{}' "${P[@]}"
+run log
+if grep -q "$(printf '\033')" "$WORK/stdout"; then
+  fail "log shows control characters as ?" "an escape reached stdout"
+else
+  pass "log shows control characters as ?"
+fi
+
+# ---- --db and --no-db ----------------------------------------------------
+
+run call echo '{}' "${P[@]}" --db "$WORK/mine.db"
+expect "call --db PATH" 0
+run log --db "$WORK/mine.db" --json
+json_ok "the call went into --db's file" 'len(objs) == 1'
+run call echo '{}' "${P[@]}" --no-db --db "$WORK/other.db"
+expect "--db with --no-db: exit 2" 2 "contradict"
+run call echo '{}' "${P[@]}" --no-db
+expect "call --no-db" 0
+run log --json
+json_ok "--no-db recorded nothing" 'len(objs) == 3'
+run call echo '{}' "${P[@]}" --db "$WORK"
+expect "call --db on a folder: exit 2 naming it" 2 "$WORK: it is not a regular file"
+sqlite3 "$WORK/newer.db" "PRAGMA user_version=9; CREATE TABLE t(x);" 2>/dev/null
+run call echo '{}' "${P[@]}" --db "$WORK/newer.db"
+expect "a database of another program: exit 2" 2 "another program's"
+run explain sh '{"command":"x"}' "${P[@]}" --no-db
+expect "explain --no-db" 0
+
+# ---- log --follow, from another process ----------------------------------
+
+(cd "$WORK" && exec "$TG" log --follow --json >"$WORK/follow.out" 2>"$WORK/follow.err") &
+FOLLOWER=$!
+sleep 0.5
+run call echo '{"live":true}' "${P[@]}"
+seen=
+for _ in $(seq 1 40); do
+  if grep -q '"live":true' "$WORK/follow.out" 2>/dev/null; then seen=1; break; fi
+  sleep 0.1
+done
+if [ -n "$seen" ] && [ "$(grep -c . "$WORK/follow.out")" -eq 4 ]; then
+  pass "log --follow prints a call another process makes, after the rest"
+else
+  fail "log --follow prints a call another process makes, after the rest" \
+    "$(cat "$WORK/follow.out" "$WORK/follow.err")"
+fi
+kill "$FOLLOWER" 2>/dev/null
+wait "$FOLLOWER" 2>/dev/null
+FOLLOWER=
+
+# ---- approvals -------------------------------------------------------------
+
+run call sh '{"command":"npm test --ci"}' "${P[@]}" --approve=deny
+expect "before a grant, an ask is rejected" 1
+run approvals grant sh --pattern 'command=npm test*' --until 2h
+expect "approvals grant --pattern --until" 0 "granted approval 1"
+run call sh '{"command":"npm test --ci"}' "${P[@]}" --approve=deny
+expect "a granted pattern covers the call (project: this folder)" 0
+run call sh '{"command":"npm run build"}' "${P[@]}" --approve=deny
+expect "the pattern does not cover another command" 1
+run approvals grant sh --args '{"command":"ls"}' --session s9 --json
+json_ok "approvals grant --args --session --json" 'objs == [{"id": 2}]'
+run approvals list
+expect "approvals list" 0 "command = npm test*"
+if grep -qF 'args {"command":"ls"}' "$WORK/stdout" &&
+   grep -qF "session s9" "$WORK/stdout" && grep -qF "project /" "$WORK/stdout"; then
+  pass "approvals list: what each covers, where"
+else
+  fail "approvals list: what each covers, where" "$OUT"
+fi
+run approvals list --json
+json_ok "approvals list --json" \
+  'len(objs) == 2 and objs[0]["scope"] == "pattern" and objs[0]["arg"] == "command"
+   and objs[0]["glob"] == "npm test*" and objs[0]["until"] > 0
+   and objs[1]["args"] == {"command": "ls"} and objs[1]["session"] == "s9"'
+run log --json --limit 1 --status ok
+json_ok "the audit names the approval that covered a call" \
+  'objs[0]["decision"]["approval"] == "remembered"
+   and objs[0]["decision"]["approval_id"] == 1'
+run approvals revoke 1
+expect "approvals revoke ID" 0 "revoked approval 1"
+run call sh '{"command":"npm test --ci"}' "${P[@]}" --approve=deny
+expect "a revoked approval asks again" 1
+run approvals list --all --json
+json_ok "approvals list --all shows the revoked one" \
+  'len(objs) == 2 and objs[0]["revoked"] > 0'
+run approvals revoke 1
+expect "revoking it again: exit 2" 2 "no approval in force has id 1"
+run approvals revoke 99
+expect "approvals revoke an unknown id: exit 2" 2 "no approval in force has id 99"
+run approvals revoke abc
+expect "approvals revoke abc: exit 2" 2 "a whole number, not 'abc'"
+run approvals revoke
+expect "approvals revoke without an id: exit 2" 2 "which one?"
+run approvals grant
+expect "approvals grant without a tool: exit 2" 2 "which tool?"
+run approvals grant sh --pattern 'npm test*'
+expect "approvals grant --pattern without ARG=: exit 2" 2 "ARG=GLOB"
+run approvals grant sh --pattern 'command=[x'
+expect "approvals grant with a bad glob: exit 2" 2 "is not valid"
+run approvals grant sh --until soon
+expect "approvals grant --until garbage: exit 2" 2 "'soon' is not a time"
+run approvals grant sh --until 2001-01-01
+expect "approvals grant --until in the past: exit 2" 2 "already past"
+run approvals grant sh --args '{"a":1,"a":2}'
+expect "approvals grant --args with a duplicate key: exit 2" 2 'duplicate key "a"'
+run approvals grant sh --args '[1]'
+expect "approvals grant --args not an object: exit 2" 2 "JSON object"
+run approvals grant sh --args '{}' --pattern 'a=b'
+expect "approvals grant --args with --pattern: exit 2" 2 "give one"
+run approvals grant sh --project . --session s
+expect "approvals grant --project with --session: exit 2" 2 "give one"
+run approvals grant sh --project "$WORK/nowhere"
+expect "approvals grant --project missing: exit 2" 2 "$WORK/nowhere"
+run approvals list --until 2h
+expect "approvals list with a grant option: exit 2" 2 "is for grant"
+run approvals frobnicate
+expect "approvals unknown subcommand: exit 2" 2 "unknown subcommand 'frobnicate'"
+run approvals
+expect "approvals without a subcommand: exit 2" 2 "missing"
+run approvals list --db "$WORK/none.db"
+expect "approvals list on a missing database: exit 2" 2 "there is no such file"
+
+# ---- the tty prompt offers the scopes ------------------------------------
+
+if python3 -c 'import pty' 2>/dev/null; then
+  python3 - "$TG" "$WORK" >"$WORK/pty.out" 2>&1 <<'EOF'
+import os, pty, sys, time, select
+tg, work = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(work)
+    os.execv(tg, [tg, "call", "sh", '{"command":"make -j8"}',
+                  "--policies", work + "/pol", "--session", "tty"])
+out = b""
+def until(text, timeout=10):
+    global out
+    end = time.time() + timeout
+    while text.encode() not in out and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try: out += os.read(fd, 4096)
+            except OSError: break
+    if text.encode() not in out:
+        print("never saw %r in %r" % (text, out)); sys.exit(1)
+for prompt, answer in [("approve?", "A"), ("[t/a/p]", "p"),
+                       ("ARG=GLOB", "command=make *"), ("[s/p]", "s"),
+                       ("until", "1d")]:
+    until(prompt)
+    os.write(fd, (answer + "\n").encode())
+until("status")
+_, st = os.waitpid(pid, 0)
+sys.exit(os.WEXITSTATUS(st))
+EOF
+  RC=$?
+  if [ "$RC" -eq 0 ]; then pass "the tty prompt: always, a pattern, the session, until"
+  else fail "the tty prompt: always, a pattern, the session, until" "$(cat "$WORK/pty.out")"; fi
+  run approvals list --json
+  json_ok "the tty answer is stored as said" \
+    'any(o["scope"] == "pattern" and o["glob"] == "make *" and o["where"] == "session"
+         and o["session"] == "tty" and o["until"] > 0 for o in objs)'
+  run call sh '{"command":"make -j2"}' "${P[@]}" --session tty --approve=deny
+  expect "the tty's approval covers the next matching call" 0
+else
+  echo "skip the tty prompt (python3 has no pty module)"
+fi
+
+echo "$((checks - failed))/$checks checks passed"
+[ "$failed" -eq 0 ]

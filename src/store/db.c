@@ -1,0 +1,230 @@
+/*
+ * db.c — finding and opening the database file. Every connection gets the
+ * same settings: a busy timeout (another process may hold the write lock
+ * for a moment: `toolgate log --follow`, a second runtime),
+ * synchronous=NORMAL and, for files, WAL: a commit is durable across a
+ * crash of the process; a power loss may take the commits since the last
+ * checkpoint (README, "Storage").
+ *
+ * Whatever is wrong with the file is said at open, naming it: missing, not
+ * a regular file, unwritable, not a database, corrupt, locked, someone
+ * else's, or from a newer toolgate (schema.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "store.h"
+#include "base/util.h"
+
+int tg__db_is_memory(const char *path) {
+  return path && strcmp(path, ":memory:") == 0;
+}
+
+int tg_db_default_path(char *buf, size_t len, char err[TG_ERRMSG]) {
+  const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+  int n;
+  /* the XDG spec: a relative XDG_STATE_HOME is invalid and ignored */
+  if (state && state[0] == '/')
+    n = snprintf(buf, len, "%s/toolgate/toolgate.db", state);
+  else if (home && home[0] == '/')
+    n = snprintf(buf, len, "%s/.local/state/toolgate/toolgate.db", home);
+  else {
+    tg__errf(err, TG_ERRMSG, "no place for the database: neither "
+             "XDG_STATE_HOME nor HOME is set to a full path; give the "
+             "database's path (db, --db) or turn storage off (--no-db)");
+    return -ENOENT;
+  }
+  if (n < 0 || (size_t)n >= len) {
+    tg__errf(err, TG_ERRMSG, "the default database path is too long");
+    return -ENAMETOOLONG;
+  }
+  return 0;
+}
+
+/* mkdir -p of the folders above the file; the last ones made 0700 (the
+ * audit holds every call's args: nobody else's to read). */
+static int make_parents(char *path, char err[TG_ERRMSG]) {
+  for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+    *p = '\0';
+    int rc = mkdir(path, 0700);
+    int e = errno;
+    *p = '/';
+    if (rc < 0 && e != EEXIST) {
+      *p = '\0';
+      tg__errf(err, TG_ERRMSG, "cannot make the database's folder %s: %s",
+               path, strerror(e));
+      *p = '/';
+      return -e;
+    }
+  }
+  return 0;
+}
+
+char *tg__db_resolve(const char *path, int create, char err[TG_ERRMSG]) {
+  char buf[4096];
+  if (!path) {
+    if (tg_db_default_path(buf, sizeof buf, err) < 0) return NULL;
+    if (create && make_parents(buf, err) < 0) return NULL;
+    path = buf;
+  }
+  if (!*path) {
+    tg__errf(err, TG_ERRMSG, "the database path is empty");
+    return NULL;
+  }
+  char *copy = tg__strdup(path);
+  if (!copy) tg__errf(err, TG_ERRMSG, "out of memory");
+  return copy;
+}
+
+/* What a result code means for the user, beyond SQLite's terse text. */
+static const char *meaning(int code) {
+  switch (code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return "it is locked by another process (waited 5 s); try again "
+             "when that process is done";
+    case SQLITE_NOTADB:
+      return "it is not a database (corrupt, or another kind of file)";
+    case SQLITE_CORRUPT:
+      return "it is corrupt; move it aside (toolgate starts a new one)";
+    case SQLITE_READONLY:
+      return "it is read-only (its permissions, or a read-only file "
+             "system); toolgate must write to it";
+    case SQLITE_FULL:
+      return "the disk is full";
+    case SQLITE_CANTOPEN:
+      return "it cannot be opened";
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return "access is denied";
+    default:
+      return NULL;
+  }
+}
+
+void tg__db_error(sqlite3 *db, const char *path, const char *doing,
+                  char err[TG_ERRMSG]) {
+  int code = db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM;
+  int sys = db ? sqlite3_system_errno(db) : 0;
+  const char *m = meaning(code);
+  const char *msg = db ? sqlite3_errmsg(db) : "out of memory";
+  char os[160] = "";
+  if (sys) snprintf(os, sizeof os, "; %s", strerror(sys));
+  if (m)
+    tg__errf(err, TG_ERRMSG, "database %s: %s: %s (%s%s)", path, doing, m,
+             msg, os);
+  else
+    tg__errf(err, TG_ERRMSG, "database %s: %s: %s%s", path, doing, msg, os);
+}
+
+int tg__db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen) {
+  char *msg = NULL;
+  int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+  if (rc != SQLITE_OK && err) snprintf(err, errlen, "%s", msg ? msg : "?");
+  sqlite3_free(msg);
+  return rc;
+}
+
+/* A new database is made 0600 (SQLite would make it 0644, and the -wal
+ * and -shm files after it): the audit holds every call's args. */
+static int create_private(const char *path, char err[TG_ERRMSG]) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) return close(fd);
+  if (errno == EEXIST) return 0; /* made meanwhile: SQLite checks it */
+  tg__errf(err, TG_ERRMSG, "database %s: cannot create it: %s", path,
+           strerror(errno));
+  return -1;
+}
+
+/* The path names a regular file, or nothing yet (when we may create). */
+static int check_file(const char *path, int create, char err[TG_ERRMSG]) {
+  struct stat st;
+  if (stat(path, &st) < 0) {
+    if (errno == ENOENT && create) return create_private(path, err);
+    if (errno == ENOENT)
+      tg__errf(err, TG_ERRMSG, "database %s: there is no such file "
+               "(nothing recorded yet? --db names another)", path);
+    else
+      tg__errf(err, TG_ERRMSG, "database %s: %s", path, strerror(errno));
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) { /* a FIFO would block the open forever */
+    tg__errf(err, TG_ERRMSG, "database %s: it is not a regular file (a "
+             "directory, device, FIFO or socket)", path);
+    return -1;
+  }
+  return 0;
+}
+
+/* One text result of a pragma, into buf. SQLite's result code. */
+static int pragma_text(sqlite3 *db, const char *sql, char *buf, size_t len) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    const unsigned char *t = sqlite3_column_text(st, 0);
+    snprintf(buf, len, "%s", t ? (const char *)t : "");
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* Settings, and the first read of the file: a corrupt header, a file of
+ * another kind or a lock show here. */
+static int configure(sqlite3 *db, const char *path, int memory,
+                     char err[TG_ERRMSG]) {
+  char mode[32];
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, TG_DB_BUSY_MS);
+  if (!memory && sqlite3_db_readonly(db, "main") == 1) {
+    tg__errf(err, TG_ERRMSG, "database %s: %s", path,
+             meaning(SQLITE_READONLY));
+    return -1;
+  }
+  if (pragma_text(db, "PRAGMA schema_version", mode, sizeof mode) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot read it", err);
+    return -1;
+  }
+  if (!memory) {
+    if (pragma_text(db, "PRAGMA journal_mode=WAL", mode, sizeof mode) !=
+        SQLITE_OK) {
+      tg__db_error(db, path, "cannot switch it to WAL", err);
+      return -1;
+    }
+    if (strcmp(mode, "wal") != 0) {
+      tg__errf(err, TG_ERRMSG, "database %s: cannot switch it to WAL "
+               "(journal mode stays '%s')", path, mode);
+      return -1;
+    }
+  }
+  if (tg__db_exec(db, "PRAGMA synchronous=NORMAL", NULL, 0) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot set it up", err);
+    return -1;
+  }
+  return 0;
+}
+
+sqlite3 *tg__db_open(const char *path, int create, int shared,
+                     char err[TG_ERRMSG]) {
+  int memory = tg__db_is_memory(path);
+  if (!memory && check_file(path, create, err) < 0) return NULL;
+  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) |
+              (shared ? SQLITE_OPEN_FULLMUTEX : SQLITE_OPEN_NOMUTEX);
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot open it", err);
+    sqlite3_close(db);
+    return NULL;
+  }
+  if (configure(db, path, memory, err) < 0 ||
+      tg__schema_ensure(db, path, TG_DB_SCHEMA_VERSION, err) < 0) {
+    sqlite3_close(db);
+    return NULL;
+  }
+  return db;
+}

@@ -1,0 +1,199 @@
+/*
+ * schema.c — the database's schema, created and upgraded in place: one
+ * ensure step per version, applied in order from the file's
+ * PRAGMA user_version, in one transaction. A fresh file runs every step,
+ * so the path a new database takes is the path an old one is upgraded by.
+ * A file from a newer toolgate is refused (naming both versions); so is an
+ * SQLite file of another program (its own application_id, or tables and no
+ * toolgate mark).
+ *
+ * Adding a version: write step N (CREATE / ALTER ... ADD COLUMN, never a
+ * rewrite of an older step), add it to `steps`, bump TG_DB_SCHEMA_VERSION
+ * (toolgate.h). spec/fixtures/make_db_v1.sh makes a version 1 file that
+ * the tests upgrade; spec/c/test_store.c checks it matches step 1 here.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "store.h"
+#include "base/util.h"
+
+#define TG_APPLICATION_ID 0x74676174 /* "tgat" */
+
+/* Version 1: the audit trail as first written. */
+static const char step1[] =
+    "CREATE TABLE calls ("
+    " id INTEGER PRIMARY KEY,"
+    " call_id TEXT NOT NULL,"
+    " session TEXT NOT NULL,"
+    " turn INTEGER NOT NULL DEFAULT 0,"
+    " tool TEXT NOT NULL,"
+    " args TEXT,"
+    " verdict TEXT,"
+    " rule TEXT,"
+    " status TEXT NOT NULL,"
+    " error_code TEXT,"
+    " error_message TEXT,"
+    " attempts INTEGER NOT NULL DEFAULT 0,"
+    " ts INTEGER NOT NULL,"
+    " duration_ms REAL);"
+    "CREATE INDEX calls_ts ON calls(ts);";
+
+/* Version 2: the whole audit record (decision's place, hooks, the result,
+ * the structured error, generation, parent call), remembered approvals and
+ * the usage ledger. The audit has no index but its rowid: the one on ts
+ * took 40 % of the writer's time per row (one more page written per
+ * commit); --since finds its first row by the rowid (audit.c). */
+static const char step2[] =
+    "DROP INDEX calls_ts;"
+    "ALTER TABLE calls ADD COLUMN args_bytes INTEGER;"
+    "ALTER TABLE calls ADD COLUMN args_cut INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE calls ADD COLUMN rule_where TEXT;"
+    "ALTER TABLE calls ADD COLUMN reason TEXT;"
+    "ALTER TABLE calls ADD COLUMN approval TEXT;"
+    "ALTER TABLE calls ADD COLUMN approval_id INTEGER;"
+    "ALTER TABLE calls ADD COLUMN hooks TEXT;"
+    "ALTER TABLE calls ADD COLUMN error_phase TEXT;"
+    "ALTER TABLE calls ADD COLUMN error_suggestion TEXT;"
+    "ALTER TABLE calls ADD COLUMN error_retryable INTEGER;"
+    "ALTER TABLE calls ADD COLUMN result TEXT;"
+    "ALTER TABLE calls ADD COLUMN result_bytes INTEGER;"
+    "ALTER TABLE calls ADD COLUMN result_cut INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE calls ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE calls ADD COLUMN generation INTEGER;"
+    "ALTER TABLE calls ADD COLUMN parent_call TEXT;"
+    "CREATE TABLE approvals ("
+    " id INTEGER PRIMARY KEY,"
+    " tool TEXT NOT NULL,"
+    " scope TEXT NOT NULL CHECK (scope IN ('tool', 'args', 'pattern')),"
+    " args_key TEXT,"
+    " arg TEXT,"
+    " glob TEXT,"
+    " place TEXT NOT NULL CHECK (place IN ('session', 'project')),"
+    " session TEXT,"
+    " project TEXT,"
+    " created INTEGER NOT NULL,"
+    " expires INTEGER,"
+    " revoked INTEGER,"
+    " by TEXT);"
+    "CREATE INDEX approvals_tool ON approvals(tool) WHERE revoked IS NULL;"
+    /* any change to approvals (toolgate's or a hand edit) bumps a counter
+     * a runtime polls to know when to reload the ones in force */
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "INSERT INTO meta VALUES ('approvals', 0);"
+    "CREATE TRIGGER approvals_inserted AFTER INSERT ON approvals BEGIN"
+    " UPDATE meta SET value = value + 1 WHERE key = 'approvals'; END;"
+    "CREATE TRIGGER approvals_updated AFTER UPDATE ON approvals BEGIN"
+    " UPDATE meta SET value = value + 1 WHERE key = 'approvals'; END;"
+    "CREATE TRIGGER approvals_deleted AFTER DELETE ON approvals BEGIN"
+    " UPDATE meta SET value = value + 1 WHERE key = 'approvals'; END;"
+    "CREATE TABLE usage ("
+    " id INTEGER PRIMARY KEY,"
+    " ts INTEGER NOT NULL,"
+    " session TEXT NOT NULL,"
+    " turn INTEGER NOT NULL DEFAULT 0,"
+    " model TEXT NOT NULL,"
+    " input_tokens INTEGER NOT NULL DEFAULT 0,"
+    " output_tokens INTEGER NOT NULL DEFAULT 0,"
+    " cost REAL NOT NULL DEFAULT 0);"
+    "CREATE INDEX usage_ts ON usage(ts);";
+
+static const char *const steps[TG_DB_SCHEMA_VERSION + 1] = {NULL, step1,
+                                                            step2};
+
+static int int_pragma(sqlite3 *db, const char *sql, int *out) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    *out = sqlite3_column_int(st, 0);
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int tg__schema_version(sqlite3 *db) {
+  int v = -1;
+  return int_pragma(db, "PRAGMA user_version", &v) == SQLITE_OK ? v : -1;
+}
+
+/* Is this file someone else's? Ours carries our application_id; a file
+ * without one is ours only while it is empty (new, version 0): toolgate
+ * will not write into another program's database. */
+static int foreign(sqlite3 *db, const char *path, int app, int v,
+                   char err[TG_ERRMSG]) {
+  int tables = 0;
+  if (app == TG_APPLICATION_ID) return 0;
+  if (int_pragma(db, "SELECT count(*) FROM sqlite_master", &tables) !=
+      SQLITE_OK)
+    tables = -1;
+  if (app == 0 && v == 0 && tables == 0) return 0;
+  tg__errf(err, TG_ERRMSG, "database %s: it is another program's SQLite "
+           "database (application_id %d, user_version %d, %d schema "
+           "objects), not toolgate's; give toolgate a file of its own",
+           path, app, v, tables);
+  return 1;
+}
+
+static int newer(const char *path, int v, char err[TG_ERRMSG]) {
+  tg__errf(err, TG_ERRMSG, "database %s: it has schema version %d, written "
+           "by a newer toolgate; this one (%s) knows up to version %d: use "
+           "the newer toolgate, or another database file", path, v,
+           TG_VERSION, TG_DB_SCHEMA_VERSION);
+  return -1;
+}
+
+/* Inside the write transaction: the version is read again there, so two
+ * processes upgrading at once do it once. */
+static int upgrade(sqlite3 *db, const char *path, int target,
+                   char err[TG_ERRMSG]) {
+  char why[400] = "", sql[64];
+  int v = tg__schema_version(db), app = 0;
+  if (v < 0 || int_pragma(db, "PRAGMA application_id", &app) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot read its schema version", err);
+    return -1;
+  }
+  if (foreign(db, path, app, v, err)) return -1;
+  if (v > TG_DB_SCHEMA_VERSION) return newer(path, v, err);
+  for (int k = v + 1; k <= target; k++) {
+    if (tg__db_exec(db, steps[k], why, sizeof why) != SQLITE_OK) {
+      tg__errf(err, TG_ERRMSG, "database %s: upgrading its schema to "
+               "version %d failed: %s", path, k, why);
+      return -1;
+    }
+  }
+  snprintf(sql, sizeof sql, "PRAGMA application_id=%d;PRAGMA user_version=%d",
+           TG_APPLICATION_ID, target > v ? target : v);
+  if (tg__db_exec(db, sql, why, sizeof why) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot mark its schema version", err);
+    return -1;
+  }
+  return 0;
+}
+
+int tg__schema_ensure(sqlite3 *db, const char *path, int target,
+                      char err[TG_ERRMSG]) {
+  int v = tg__schema_version(db), app = 0;
+  if (v < 0 || int_pragma(db, "PRAGMA application_id", &app) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot read its schema version", err);
+    return -1;
+  }
+  /* someone else's first: their user_version means nothing to us */
+  if (foreign(db, path, app, v, err)) return -1;
+  if (v > TG_DB_SCHEMA_VERSION) return newer(path, v, err);
+  if (v >= target && v > 0) return 0; /* the common case: no write, no lock */
+  if (tg__db_exec(db, "BEGIN IMMEDIATE", NULL, 0) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot lock it to set up its schema", err);
+    return -1;
+  }
+  if (upgrade(db, path, target, err) < 0) {
+    tg__db_exec(db, "ROLLBACK", NULL, 0);
+    return -1;
+  }
+  if (tg__db_exec(db, "COMMIT", NULL, 0) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot commit its schema", err);
+    tg__db_exec(db, "ROLLBACK", NULL, 0);
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,175 @@
+/*
+ * store.h — the database (SPEC §5): one SQLite file holding the audit
+ * trail, remembered approvals and the usage ledger (phase 2 adds sessions,
+ * messages and memories as new schema steps, schema.c).
+ *
+ * Two ways in:
+ *   - a runtime's store (tg__store_start): a writer thread owns one
+ *     connection and commits what the loop queues — audit records, usage
+ *     records, approvals — in batches, one transaction each, and hands each
+ *     item back to the loop (uv_async) once it is committed; the loop keeps
+ *     a second connection for the few reads it makes itself (an approval
+ *     lookup when a call asks: an indexed read, README "Storage");
+ *   - a store opened on its own (tg_store_open): one connection, every
+ *     query on the caller's thread (the CLI's log and approvals).
+ * SQLite never runs on the loop thread for a write, and the chain never
+ * sees this header: it reaches the store through core/sink.h, which the
+ * runtime fills in.
+ *
+ * Ownership: the store owns its connections, statements, thread and queue;
+ * queued audit records belong to their calls (sink.h) and come back
+ * through their committed callback; jobs (usage, approvals) are the
+ * store's own and freed once answered.
+ */
+#ifndef TG_STORE_H
+#define TG_STORE_H
+
+#include <sqlite3.h>
+#include <cjson/cJSON.h>
+#include "toolgate.h"
+#include "core/core.h"
+#include "core/sink.h"
+
+typedef struct tg_writer tg_writer;
+typedef struct tg_snap tg_snap;
+
+struct tg_store {
+  char *path;                /* as given, or the default; ":memory:" */
+  sqlite3 *db;               /* the caller's connection (the host's, for a
+                                runtime): reads; writes when w is NULL */
+  tg_snap *snap;             /* a runtime's approvals in force, for the
+                                loop's lookups (approvals.c) */
+  tg_writer *w;              /* a runtime's writer thread, or NULL */
+  tg_core *core;             /* a runtime's, or NULL */
+};
+
+#define TG_DB_BUSY_MS 5000   /* busy_timeout: how long a lock is waited for */
+
+/* ---- db.c: opening a connection -------------------------------------- */
+
+/* The path to use: path, or the default (its folder made 0700). */
+char *tg__db_resolve(const char *path, int create, char err[TG_ERRMSG]);
+/* Opens path (creating it when create) with the pragmas every connection
+ * takes (busy timeout, synchronous=NORMAL; WAL for files) and checks it
+ * can be used: writable, a database, not someone else's, not newer than
+ * us; brings the schema up to date. shared: one connection two threads use
+ * (":memory:"). NULL with "database PATH: what is wrong" in err. */
+sqlite3 *tg__db_open(const char *path, int create, int shared,
+                     char err[TG_ERRMSG]);
+int tg__db_is_memory(const char *path);
+/* "database PATH: " + what SQLite says of the last failure on db. */
+void tg__db_error(sqlite3 *db, const char *path, const char *doing,
+                  char err[TG_ERRMSG]);
+/* Runs sql (no results). SQLite's result code; err filled on failure. */
+int tg__db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
+
+/* ---- schema.c --------------------------------------------------------- */
+
+/* Brings db's schema to version target (<= TG_DB_SCHEMA_VERSION) through
+ * the ensure steps; refuses a newer one, or a database of something else.
+ * 0, or -1 with err. */
+int tg__schema_ensure(sqlite3 *db, const char *path, int target,
+                      char err[TG_ERRMSG]);
+int tg__schema_version(sqlite3 *db);
+
+/* ---- audit.c ---------------------------------------------------------- */
+
+typedef struct {
+  size_t args_max, result_max;
+} tg_audit_caps;
+
+/* Prepares the insert on db (the writer's), binds and runs one record. */
+int tg__audit_prepare(sqlite3 *db, sqlite3_stmt **st);
+int tg__audit_insert(sqlite3_stmt *st, const tg_audit_rec *r,
+                     const tg_audit_caps *caps);
+cJSON *tg__audit_query(sqlite3 *db, const tg_audit_filter *f,
+                       char err[TG_ERRMSG]);
+
+/* ---- approvals.c ------------------------------------------------------ */
+
+int64_t tg__approval_insert(sqlite3 *db, const tg_approval *a, const char *by,
+                            int64_t now_ms, char *err, size_t errlen);
+int tg__approval_revoke(sqlite3 *db, int64_t id, int64_t now_ms, char *err,
+                        size_t errlen);
+cJSON *tg__approvals_query(sqlite3 *db, int all, int64_t now_ms,
+                           char err[TG_ERRMSG]);
+/* The sink's lookup: in st->snap, no I/O. */
+int tg__approval_find(tg_store *st, tg_approval_query *q, int64_t *id);
+/* The approvals in force at now_ms, read from db; NULL on failure. */
+tg_snap *tg__snap_load(sqlite3 *db, int64_t now_ms);
+int tg__snap_find(const tg_snap *s, tg_approval_query *q, int64_t *id);
+void tg__snap_free(tg_snap *s);
+/* The counter the triggers bump on any change to approvals; -1 on error. */
+int64_t tg__approvals_version(sqlite3 *db);
+
+/* ---- usage.c ---------------------------------------------------------- */
+
+int tg__usage_insert(sqlite3 *db, const tg_usage *u, char *err, size_t errlen);
+int tg__usage_sum(sqlite3 *db, const tg_usage_filter *f, int64_t now_ms,
+                  tg_usage_total *out, char err[TG_ERRMSG]);
+/* Checks a record before it is queued. */
+int tg__usage_check(const tg_usage *u, char err[TG_ERRMSG]);
+
+/* ---- writer.c: a runtime's writer thread ------------------------------ */
+
+typedef enum {
+  TG_JOB_USAGE,
+  TG_JOB_GRANT,
+  TG_JOB_REVOKE,
+  TG_JOB_SYNC                /* nothing: a batch to wait for (flush) */
+} tg_job_kind;
+
+typedef struct tg_job {
+  tg_job_kind kind;
+  struct tg_job *next;
+  int sync;                  /* a caller waits for it (tg__writer_wait) */
+  int finished;              /* sync: written (or failed) */
+  int rc;                    /* 0, or a negative code with err */
+  int64_t id;                /* GRANT: the new row; REVOKE: the row */
+  int64_t now_ms;
+  char err[TG_ERRMSG];
+  /* USAGE */
+  tg_usage usage;            /* strings owned by the job */
+  /* GRANT: an approval with owned strings */
+  tg_approval approval;
+  char *by;
+  void (*stored)(void *arg, int64_t id); /* on the loop; may be NULL */
+  void *arg;
+} tg_job;
+
+/* Starts the writer on db (its own, or st->db for ":memory:"), which it
+ * owns from here, failure included. NULL with err. */
+tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
+                            const tg_audit_caps *caps, char err[TG_ERRMSG]);
+void tg__writer_audit(tg_writer *w, tg_audit_rec *rec);
+/* Queues job (taken). Not sync: freed once answered on the loop. */
+void tg__writer_job(tg_writer *w, tg_job *job);
+/* Blocks until job (sync) is written, and takes the approvals as they
+ * are then; the caller frees the job. On the loop thread. */
+void tg__writer_wait(tg_writer *w, tg_job *job);
+/* Blocks until everything queued so far is written and the approvals
+ * are up to date (a host reads its own writes, and others'). -ENOMEM. */
+int tg__writer_flush(tg_writer *w);
+/* Runs the loop until every queued item has been answered on it. */
+void tg__writer_drain(tg_writer *w);
+/* Stops the thread (after the queue is written) and frees the writer;
+ * its connection is closed unless it is the store's own (shared). */
+void tg__writer_stop(tg_writer *w);
+void tg__job_free(tg_job *job);
+
+/* ---- store.c: a runtime's store --------------------------------------- */
+
+/* Opens core->cfg.db (NULL: the default) for a runtime and starts its
+ * writer. NULL with err naming the file and the problem. */
+tg_store *tg__store_start(tg_core *core, char err[TG_ERRMSG]);
+/* The sink the chain reaches the store through. */
+void tg__store_sink(tg_store *st, tg_sink *out);
+/* Runs the loop until every record queued is committed and answered. */
+void tg__store_drain(tg_store *st);
+/* Stops the writer and closes everything (call tg__store_drain first). */
+void tg__store_free(tg_store *st);
+/* Queues a usage record. */
+int tg__store_record_usage(tg_store *st, const tg_usage *u,
+                           char err[TG_ERRMSG]);
+
+#endif

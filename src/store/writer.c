@@ -1,0 +1,553 @@
+/*
+ * writer.c — a runtime's writer thread. The loop queues audit records
+ * (each belongs to its call, core/sink.h) and jobs (usage, approvals);
+ * the thread takes everything queued, writes it in one transaction, and
+ * hands the lot back to the loop through a uv_async, where each record's
+ * committed callback runs. So SQLite never writes on the loop thread, a
+ * burst of calls costs one commit, and a call is answered only after its
+ * record is in the file.
+ *
+ * A batch that fails is tried again (twice, after 50 and 100 ms: the
+ * busy timeout has already waited for a lock), then item by item so one
+ * bad item cannot sink the others; what still fails is reported in a
+ * store_error event and its callbacks told (ok 0): never lost in silence.
+ *
+ * Batches: a commit costs about as much as 15 rows (the WAL frames of
+ * each page it touched), so under load — the last batch was big — the
+ * thread waits up to LINGER_US for a fuller one; a lone call is written
+ * at once. The loop wakes the thread only for the first item it queues
+ * and for the BATCH_FULL-th, not for each.
+ *
+ * Checkpoints (copying the WAL into the file, with an fsync) would stall
+ * the commit that triggers them: SQLite's automatic one is off on the
+ * writer's connection, and the thread checkpoints after it has handed a
+ * batch back, when nothing is queued and the WAL holds CHECKPOINT_PAGES,
+ * or whatever is queued once it holds CHECKPOINT_MAX (16 MB).
+ *
+ * Approvals: after a batch that stored or revoked one, and whenever
+ * another connection has changed them (PRAGMA data_version, then the
+ * `approvals` counter in meta; polled every POLL_MS when idle), the thread
+ * loads the approvals in force and hands the snapshot to the loop, before
+ * the callbacks of that batch (approvals.c).
+ *
+ * Threads: everything marked "mu" is shared; `pending` and the async's ref
+ * are the loop's. The async is ref'd while anything is pending, so a loop
+ * does not return while a call waits for its commit.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "store.h"
+#include "base/closer.h"
+#include "base/util.h"
+
+#define BATCH_FULL 64        /* a batch worth writing without waiting */
+#define LINGER_FROM 48       /* a last batch this big means load */
+#define LINGER_US 200        /* the most a record waits for company */
+#define POLL_MS 100          /* how often an idle thread looks for
+                                approvals changed by other processes */
+#define CHECKPOINT_PAGES 1000 /* WAL pages worth a checkpoint when idle */
+#define CHECKPOINT_MAX 4000  /* ... and at once, however busy */
+
+typedef struct {
+  uv_async_t async;
+  tg_closer closer;
+  struct tg_writer *w;       /* NULL once the writer is gone */
+} async_box;
+
+struct tg_writer {
+  tg_store *st;
+  sqlite3 *db;               /* the thread's connection */
+  int shared;                /* db is st->db (":memory:") */
+  sqlite3_stmt *insert;
+  tg_audit_caps caps;
+  uv_thread_t thread;
+  int started;
+  uv_mutex_t mu;
+  uv_cond_t work;            /* the thread waits on it for work or quit */
+  uv_cond_t written_cv;      /* tg__writer_wait/flush wait on it */
+  /* mu: */
+  tg_audit_rec *aq, **aq_tail;   /* queued */
+  tg_job *jq, **jq_tail;
+  tg_audit_rec *ad, **ad_tail;   /* answered, for the loop */
+  tg_job *jd, **jd_tail;
+  uint64_t queued, taken, written; /* items queued / taken by the thread
+                                    / written, so far */
+  int quit;
+  int failed;                    /* items that could not be written */
+  char fail_msg[TG_ERRMSG];
+  tg_snap *snap;                 /* approvals loaded for the loop */
+  /* the thread's: */
+  size_t last_batch;
+  int wal_pages;                 /* in the WAL since the last checkpoint */
+  int64_t data_version;          /* PRAGMA data_version last seen */
+  int64_t approvals_version;     /* meta's counter of the snapshot */
+  /* the loop's: */
+  async_box *box;
+  size_t pending;                /* queued, not yet answered on the loop */
+};
+
+void tg__job_free(tg_job *j) {
+  if (!j) return;
+  free((char *)j->usage.session);
+  free((char *)j->usage.model);
+  free((char *)j->approval.tool);
+  free((char *)j->approval.args_key);
+  free((char *)j->approval.arg);
+  free((char *)j->approval.glob);
+  free((char *)j->approval.session);
+  free((char *)j->approval.project);
+  free(j->by);
+  free(j);
+}
+
+/* ---- on the thread ---------------------------------------------------- */
+
+static int run_job(tg_writer *w, tg_job *j) {
+  char *e = j->err;
+  size_t n = sizeof j->err;
+  switch (j->kind) {
+    case TG_JOB_USAGE:
+      j->rc = tg__usage_insert(w->db, &j->usage, e, n);
+      return j->rc;
+    case TG_JOB_GRANT:
+      j->id = tg__approval_insert(w->db, &j->approval, j->by, j->now_ms, e, n);
+      j->rc = j->id > 0 ? 0 : (int)j->id;
+      return j->rc;
+    case TG_JOB_REVOKE:
+      j->rc = tg__approval_revoke(w->db, j->id, j->now_ms, e, n);
+      return j->rc == -ENOENT ? 0 : j->rc; /* an answer, not a failure */
+    case TG_JOB_SYNC:
+      return 0;
+  }
+  return -EINVAL;
+}
+
+/* One transaction for the records and jobs given. SQLite's result code;
+ * what went wrong in err. */
+static int write_all(tg_writer *w, tg_audit_rec *recs, tg_job *jobs,
+                     char *err, size_t errlen) {
+  int rc = tg__db_exec(w->db, "BEGIN IMMEDIATE", err, errlen);
+  for (tg_audit_rec *r = recs; rc == SQLITE_OK && r; r = r->next)
+    if ((rc = tg__audit_insert(w->insert, r, &w->caps)) != SQLITE_OK)
+      snprintf(err, errlen, "writing the audit record of %s: %s",
+               r->call_id, sqlite3_errmsg(w->db));
+  for (tg_job *j = jobs; rc == SQLITE_OK && j; j = j->next)
+    if (run_job(w, j) < 0) {
+      rc = SQLITE_ERROR;
+      snprintf(err, errlen, "%s", j->err);
+    }
+  if (rc == SQLITE_OK) rc = tg__db_exec(w->db, "COMMIT", err, errlen);
+  if (rc != SQLITE_OK) tg__db_exec(w->db, "ROLLBACK", NULL, 0);
+  return rc;
+}
+
+static void mark_stored(tg_audit_rec *recs) {
+  for (tg_audit_rec *r = recs; r; r = r->next) r->stored = 1;
+}
+
+static void note_failure(tg_writer *w, const char *why, int n) {
+  uv_mutex_lock(&w->mu);
+  w->failed += n;
+  snprintf(w->fail_msg, sizeof w->fail_msg, "%s", why);
+  uv_mutex_unlock(&w->mu);
+}
+
+/* Item by item, after the batch failed: each alone in its transaction. */
+static void write_one_by_one(tg_writer *w, tg_audit_rec *recs,
+                             tg_job *jobs) {
+  char err[TG_ERRMSG];
+  for (tg_audit_rec *r = recs; r; r = r->next) {
+    tg_audit_rec *next = r->next;
+    r->next = NULL;
+    r->stored = write_all(w, r, NULL, err, sizeof err) == SQLITE_OK;
+    r->next = next;
+    if (!r->stored) note_failure(w, err, 1);
+  }
+  for (tg_job *j = jobs; j; j = j->next) {
+    tg_job *next = j->next;
+    j->next = NULL;
+    if (write_all(w, NULL, j, err, sizeof err) != SQLITE_OK) {
+      if (j->rc == 0) j->rc = -EIO;
+      snprintf(j->err, sizeof j->err, "%s", err);
+      note_failure(w, err, 1);
+    }
+    j->next = next;
+  }
+}
+
+static void write_batch(tg_writer *w, tg_audit_rec *recs, tg_job *jobs) {
+  char err[TG_ERRMSG] = "";
+  for (int attempt = 0; attempt < 3; attempt++) {
+    if (attempt) uv_sleep(50u * (unsigned)attempt);
+    if (write_all(w, recs, jobs, err, sizeof err) == SQLITE_OK) {
+      mark_stored(recs); /* jobs carry their own answer */
+      return;
+    }
+  }
+  write_one_by_one(w, recs, jobs);
+}
+
+static void append_answered(tg_writer *w, tg_audit_rec *recs, tg_job *jobs) {
+  if (recs) {
+    *w->ad_tail = recs;
+    while (recs->next) recs = recs->next;
+    w->ad_tail = &recs->next;
+  }
+  while (jobs) {
+    tg_job *next = jobs->next;
+    jobs->next = NULL;
+    if (jobs->sync) {
+      jobs->finished = 1; /* its waiter frees it; not touched after this */
+    } else {
+      *w->jd_tail = jobs;
+      w->jd_tail = &jobs->next;
+    }
+    jobs = next;
+  }
+}
+
+static int64_t int_query(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* Reloads the approvals for the loop when they changed: by our own batch
+ * (force), or by another connection. Returns 1 when a snapshot waits for
+ * the loop. */
+static int refresh_approvals(tg_writer *w, int force) {
+  int64_t dv = int_query(w->db, "PRAGMA data_version");
+  if (!force && dv == w->data_version) return 0;
+  w->data_version = dv;
+  int64_t av = tg__approvals_version(w->db);
+  if (!force && av == w->approvals_version) return 0;
+  tg_snap *s = tg__snap_load(w->db, (int64_t)tg__wall_ms());
+  if (!s) {
+    w->data_version = -1; /* could not read: try again next time */
+    return 0;
+  }
+  w->approvals_version = av;
+  uv_mutex_lock(&w->mu);
+  tg__snap_free(w->snap); /* one the loop has not taken yet */
+  w->snap = s;
+  uv_mutex_unlock(&w->mu);
+  return 1;
+}
+
+/* SQLite tells the pages in the WAL after each commit (the thread's). */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages) {
+  ((tg_writer *)arg)->wal_pages = pages;
+  return SQLITE_OK;
+}
+
+/* Checkpoints when idle (idle: nothing queued) or when the WAL is long. */
+static void maybe_checkpoint(tg_writer *w, int idle) {
+  if (w->wal_pages < (idle ? CHECKPOINT_PAGES : CHECKPOINT_MAX)) return;
+  /* PASSIVE: never waits for readers (log --follow); what it leaves, the
+   * next one takes */
+  sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
+                            NULL);
+  w->wal_pages = 0;
+}
+
+/* Did this batch store or revoke an approval? */
+static int touches_approvals(const tg_job *j) {
+  for (; j; j = j->next)
+    if ((j->kind == TG_JOB_GRANT || j->kind == TG_JOB_REVOKE) && j->rc == 0)
+      return 1;
+  return 0;
+}
+
+/* Waits for work (mu held); polls for other processes' approvals while
+ * idle. 0 when there is none and the thread should quit. */
+static int wait_for_work(tg_writer *w) {
+  while (!w->quit && w->queued == w->taken) {
+    if (uv_cond_timedwait(&w->work, &w->mu, POLL_MS * 1000000ull) !=
+        UV_ETIMEDOUT)
+      continue;
+    uv_mutex_unlock(&w->mu);
+    int fresh = refresh_approvals(w, 0);
+    maybe_checkpoint(w, 1);
+    uv_mutex_lock(&w->mu);
+    if (fresh) uv_async_send(&w->box->async);
+  }
+  if (w->queued == w->taken) return 0;
+  /* under load, one commit for more records */
+  if (w->last_batch >= LINGER_FROM && w->queued - w->taken < BATCH_FULL &&
+      !w->quit)
+    (void)uv_cond_timedwait(&w->work, &w->mu, LINGER_US * 1000ull);
+  return 1;
+}
+
+static void writer_main(void *arg) {
+  tg_writer *w = arg;
+  uv_mutex_lock(&w->mu);
+  while (wait_for_work(w)) {
+    tg_audit_rec *recs = w->aq;
+    tg_job *jobs = w->jq;
+    uint64_t upto = w->queued;
+    w->last_batch = (size_t)(upto - w->taken);
+    w->taken = upto;
+    w->aq = NULL;
+    w->aq_tail = &w->aq;
+    w->jq = NULL;
+    w->jq_tail = &w->jq;
+    uv_mutex_unlock(&w->mu);
+    write_batch(w, recs, jobs);
+    refresh_approvals(w, touches_approvals(jobs)); /* before the answers */
+    uv_mutex_lock(&w->mu);
+    append_answered(w, recs, jobs);
+    w->written = upto;
+    uv_cond_broadcast(&w->written_cv);
+    uv_async_send(&w->box->async);
+    int idle = w->queued == w->taken;
+    uv_mutex_unlock(&w->mu);
+    maybe_checkpoint(w, idle); /* after the batch is answered */
+    uv_mutex_lock(&w->mu);
+  }
+  uv_mutex_unlock(&w->mu);
+}
+
+/* ---- on the loop -------------------------------------------------------- */
+
+static void report_failures(tg_writer *w, int n, const char *msg) {
+  cJSON *d = tg__event_data(w->st->core, NULL); /* NULL: nobody listens */
+  if (d) {
+    cJSON_AddStringToObject(d, "db", w->st->path);
+    cJSON_AddStringToObject(d, "error", msg);
+    cJSON_AddNumberToObject(d, "lost", n);
+  }
+  tg__emit(w->st->core, NULL, "store_error", NULL, d);
+}
+
+static void settle(tg_writer *w, size_t n) {
+  w->pending -= n;
+  if (!w->pending) uv_unref((uv_handle_t *)&w->box->async);
+}
+
+/* The approvals the thread loaded last, in place for the loop's lookups
+ * (the loop's thread). */
+static void take_snapshot(tg_writer *w) {
+  uv_mutex_lock(&w->mu);
+  tg_snap *snap = w->snap;
+  w->snap = NULL;
+  uv_mutex_unlock(&w->mu);
+  if (!snap) return;
+  tg__snap_free(w->st->snap);
+  w->st->snap = snap;
+}
+
+/* Answers what the thread has written: records' committed callbacks (a
+ * call ends inside), jobs' stored callbacks. */
+static void deliver(tg_writer *w) {
+  char msg[TG_ERRMSG];
+  take_snapshot(w); /* first: a grant's memory copy goes once this has it */
+  uv_mutex_lock(&w->mu);
+  tg_audit_rec *recs = w->ad;
+  tg_job *jobs = w->jd;
+  int failed = w->failed;
+  snprintf(msg, sizeof msg, "%s", w->fail_msg);
+  w->ad = NULL;
+  w->ad_tail = &w->ad;
+  w->jd = NULL;
+  w->jd_tail = &w->jd;
+  w->failed = 0;
+  uv_mutex_unlock(&w->mu);
+  if (failed) report_failures(w, failed, msg);
+  while (recs) {
+    tg_audit_rec *r = recs;
+    recs = r->next; /* the callback may free r (its call) */
+    settle(w, 1);
+    r->committed(r, r->stored);
+  }
+  while (jobs) {
+    tg_job *j = jobs;
+    jobs = j->next;
+    settle(w, 1);
+    if (j->stored) j->stored(j->arg, j->rc == 0 ? j->id : 0);
+    tg__job_free(j);
+  }
+}
+
+static void async_cb(uv_async_t *a) {
+  async_box *b = tg__owner_of(a, async_box, async);
+  if (b->w) deliver(b->w);
+}
+
+static void box_closed(tg_closer *c) {
+  free(tg__owner_of(c, async_box, closer));
+}
+
+static void keep(tg_writer *w) {
+  if (w->pending++ == 0) uv_ref((uv_handle_t *)&w->box->async);
+}
+
+/* Counts one more item queued (mu held) and wakes the thread for the
+ * first one (it may be idle) and when a batch is full (it may linger). */
+static void wake(tg_writer *w) {
+  uint64_t waiting = ++w->queued - w->taken;
+  if (waiting == 1 || waiting == BATCH_FULL) uv_cond_signal(&w->work);
+}
+
+void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
+  rec->next = NULL;
+  rec->stored = 0;
+  keep(w);
+  uv_mutex_lock(&w->mu);
+  *w->aq_tail = rec;
+  w->aq_tail = &rec->next;
+  wake(w);
+  uv_mutex_unlock(&w->mu);
+}
+
+void tg__writer_job(tg_writer *w, tg_job *job) {
+  job->next = NULL;
+  if (!job->sync) keep(w);
+  uv_mutex_lock(&w->mu);
+  *w->jq_tail = job;
+  w->jq_tail = &job->next;
+  wake(w);
+  uv_mutex_unlock(&w->mu);
+}
+
+void tg__writer_wait(tg_writer *w, tg_job *job) {
+  uv_mutex_lock(&w->mu);
+  while (!job->finished) uv_cond_wait(&w->written_cv, &w->mu);
+  uv_mutex_unlock(&w->mu);
+  take_snapshot(w);
+}
+
+int tg__writer_flush(tg_writer *w) {
+  tg_job *j = calloc(1, sizeof *j);
+  if (!j) return -ENOMEM;
+  j->kind = TG_JOB_SYNC; /* its batch checks for others' approvals too */
+  j->sync = 1;
+  tg__writer_job(w, j);
+  tg__writer_wait(w, j);
+  tg__job_free(j);
+  return 0;
+}
+
+void tg__writer_drain(tg_writer *w) {
+  uv_loop_t *loop = w->st->core->loop;
+  while (w->pending) uv_run(loop, UV_RUN_ONCE);
+}
+
+/* ---- life cycle --------------------------------------------------------- */
+
+static int init_sync(tg_writer *w, char err[TG_ERRMSG]) {
+  if (uv_mutex_init(&w->mu) < 0) goto fail;
+  if (uv_cond_init(&w->work) < 0) {
+    uv_mutex_destroy(&w->mu);
+    goto fail;
+  }
+  if (uv_cond_init(&w->written_cv) < 0) {
+    uv_cond_destroy(&w->work);
+    uv_mutex_destroy(&w->mu);
+    goto fail;
+  }
+  return 0;
+fail:
+  tg__errf(err, TG_ERRMSG, "database %s: cannot set up its writer thread",
+           w->st->path);
+  return -1;
+}
+
+static int start_async(tg_writer *w, char err[TG_ERRMSG]) {
+  async_box *b = calloc(1, sizeof *b);
+  if (!b || uv_async_init(w->st->core->loop, &b->async, async_cb) < 0) {
+    free(b);
+    tg__errf(err, TG_ERRMSG, "database %s: cannot set up its writer "
+             "thread", w->st->path);
+    return -1;
+  }
+  b->w = w;
+  b->closer.closed = box_closed;
+  uv_unref((uv_handle_t *)&b->async); /* ref'd only while items wait */
+  w->box = b;
+  return 0;
+}
+
+static void close_async(tg_writer *w) {
+  if (!w->box) return;
+  w->box->w = NULL;
+  tg__close(&w->box->closer, (uv_handle_t *)&w->box->async, 0);
+  w->box = NULL;
+}
+
+tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
+                            const tg_audit_caps *caps, char err[TG_ERRMSG]) {
+  tg_writer *w = calloc(1, sizeof *w);
+  if (!w) {
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    if (db != st->db) sqlite3_close(db);
+    return NULL;
+  }
+  w->st = st;
+  w->db = db;
+  w->shared = db == st->db;
+  w->caps = *caps;
+  w->aq_tail = &w->aq;
+  w->jq_tail = &w->jq;
+  w->ad_tail = &w->ad;
+  w->jd_tail = &w->jd;
+  /* checkpoints are the thread's to time (maybe_checkpoint) */
+  tg__db_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, 0);
+  sqlite3_wal_hook(db, wal_hook, w);
+  if (tg__audit_prepare(db, &w->insert) != SQLITE_OK) {
+    tg__db_error(db, st->path, "cannot prepare its audit insert", err);
+    goto fail;
+  }
+  if (init_sync(w, err) < 0) goto fail;
+  /* the approvals in force now, for the loop's first calls */
+  w->data_version = int_query(db, "PRAGMA data_version");
+  w->approvals_version = tg__approvals_version(db);
+  if (!(st->snap = tg__snap_load(db, (int64_t)tg__wall_ms()))) {
+    tg__db_error(db, st->path, "cannot read its approvals", err);
+    tg__writer_stop(w);
+    return NULL;
+  }
+  if (start_async(w, err) < 0) {
+    tg__writer_stop(w);
+    return NULL;
+  }
+  if (uv_thread_create(&w->thread, writer_main, w) < 0) {
+    tg__errf(err, TG_ERRMSG, "database %s: cannot start its writer thread",
+             st->path);
+    tg__writer_stop(w);
+    return NULL;
+  }
+  w->started = 1;
+  return w;
+fail: /* before the mutex and conditions exist */
+  sqlite3_finalize(w->insert);
+  if (!w->shared) sqlite3_close(db);
+  free(w);
+  return NULL;
+}
+
+void tg__writer_stop(tg_writer *w) {
+  if (!w) return;
+  if (w->started) {
+    uv_mutex_lock(&w->mu);
+    w->quit = 1;
+    uv_cond_signal(&w->work);
+    uv_mutex_unlock(&w->mu);
+    uv_thread_join(&w->thread);
+    deliver(w); /* what was written after the last turn of the loop */
+  }
+  close_async(w);
+  tg__snap_free(w->snap);
+  sqlite3_finalize(w->insert);
+  if (!w->shared) sqlite3_close(w->db);
+  uv_cond_destroy(&w->written_cv);
+  uv_cond_destroy(&w->work);
+  uv_mutex_destroy(&w->mu);
+  free(w);
+}

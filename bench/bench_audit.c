@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_util.h"
 #include "toolgate.h"
 #include "lua/luacompat.h"
 #include "store/store.h"
@@ -55,24 +56,6 @@ static void write_policies(const char *dir, int n) {
             "  if call.args.mode == 'x%d' then return tg.abort('no') end end)\n",
             i, i, i, i);
   fclose(f);
-}
-
-static void remove_dir(char *dir) {
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) fprintf(stderr, "bench: cannot remove %s\n", dir);
-  free(dir);
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, size_t n, double p) {
-  qsort(v, n, sizeof *v, cmp_double);
-  size_t i = (size_t)(p * (double)(n - 1));
-  return v[i];
 }
 
 /* ---- tools -------------------------------------------------------------- */
@@ -206,7 +189,7 @@ static void bench_throughput(const char *lua, long calls) {
     fflush(stdout);
     tg_runtime_free(off);
     tg_runtime_free(on);
-    remove_dir(dir);
+    bench_remove_dir(dir);
   }
 }
 
@@ -310,10 +293,10 @@ static void bench_latency(const char *lua, long calls) {
          "| loop lag max µs |\n|---|---|---|---|---|---|---|---|\n", lua);
   double p99[2];
   for (int k = 0; k < 2; k++) {
-    double p50 = pct(lat[k], nlat[k], 0.50);
-    p99[k] = pct(lat[k], nlat[k], 0.99);
-    double p999 = pct(lat[k], nlat[k], 0.999);
-    double l99 = pct(lag[k], nlag[k], 0.99), lmax = pct(lag[k], nlag[k], 1.0);
+    double p50 = bench_pct(lat[k], nlat[k], 0.50);
+    p99[k] = bench_pct(lat[k], nlat[k], 0.99);
+    double p999 = bench_pct(lat[k], nlat[k], 0.999);
+    double l99 = bench_pct(lag[k], nlag[k], 0.99), lmax = bench_pct(lag[k], nlag[k], 1.0);
     printf("| %s | %s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f |\n", lua,
            k ? "on" : "off", nlat[k], p50, p99[k], p999, l99, lmax);
   }
@@ -325,7 +308,7 @@ static void bench_latency(const char *lua, long calls) {
   }
   tg_runtime_free(off);
   tg_runtime_free(on);
-  remove_dir(dir);
+  bench_remove_dir(dir);
 }
 
 /* ---- 3. the approval lookup ------------------------------------------- */
@@ -379,13 +362,13 @@ static void bench_lookup(const char *lua, long calls) {
   while (done < calls) uv_run(tg_runtime_loop(rt), UV_RUN_ONCE);
   printf("| %s | approvals in the table | lookups | p50 µs | p99 µs | max µs "
          "|\n|---|---|---|---|---|---|\n", lua);
-  double p50 = pct(us, n, 0.5), p99 = pct(us, n, 0.99), mx = pct(us, n, 1.0);
+  double p50 = bench_pct(us, n, 0.5), p99 = bench_pct(us, n, 0.99), mx = bench_pct(us, n, 1.0);
   printf("| %s | 1000 | %zu | %.1f | %.1f | %.0f |\n", lua, n, p50, p99, mx);
   fflush(stdout);
   free(us);
   cJSON_Delete(args);
   tg_runtime_free(rt);
-  remove_dir(dir);
+  bench_remove_dir(dir);
 }
 
 int main(int argc, char **argv) {

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <uv.h>
 #include <cjson/cJSON.h>
+#include "bench_util.h"
 #include "toolgate.h"
 
 #define HEAP_BYTES ((size_t)1 << 30)
@@ -119,11 +120,6 @@ static void on_progress(tg_runtime *rt, const tg_event *ev, void *ud) {
   l->delays[l->n++] = (double)(mono_ns() - stamp) / 1e6;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static void progress_delay(uint64_t interval_ms, int lines, int gap_ms,
                            latency *l) {
   tg_config cfg;
@@ -147,7 +143,7 @@ static void progress_delay(uint64_t interval_ms, int lines, int gap_ms,
   uv_run(tg_runtime_loop(rt), UV_RUN_DEFAULT);
   tg_runtime_free(rt);
   if (!l->n) die("progress", "no event carried a stamp");
-  qsort(l->delays, (size_t)l->n, sizeof *l->delays, cmp_double);
+  qsort(l->delays, (size_t)l->n, sizeof *l->delays, bench_cmp_double);
 }
 
 /* ---- main ---------------------------------------------------------------------- */

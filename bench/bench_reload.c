@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <uv.h>
 #include <cjson/cJSON.h>
+#include "bench_util.h"
 #include "toolgate.h"
 #include "lua/luacompat.h"
 
@@ -49,24 +50,6 @@ static char *write_policies(int nfiles) {
   return dir;
 }
 
-static void remove_policies(char *dir) {
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) fprintf(stderr, "bench: cannot remove %s\n", dir);
-  free(dir);
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, size_t n, double p) {
-  if (!n) return 0;
-  size_t i = (size_t)(p * (double)(n - 1) + 0.5);
-  return v[i];
-}
-
 /* ---- 1. build and swap ------------------------------------------------------ */
 
 static void bench_swap(int nfiles, int runs, double *median, double *p90) {
@@ -91,12 +74,11 @@ static void bench_swap(int nfiles, int runs, double *median, double *p90) {
     }
     t[i] = (double)(uv_hrtime() - t0) / 1e6;
   }
-  qsort(t, (size_t)runs, sizeof *t, cmp_double);
-  *median = pct(t, (size_t)runs, 0.5);
-  *p90 = pct(t, (size_t)runs, 0.9);
+  *median = bench_pct(t, (size_t)runs, 0.5);
+  *p90 = bench_pct(t, (size_t)runs, 0.9);
   free(t);
   tg_runtime_free(rt);
-  remove_policies(dir);
+  bench_remove_dir(dir);
 }
 
 /* ---- 2. latency while reloading ------------------------------------------- */
@@ -233,13 +215,12 @@ static void bench_latency(uint64_t phase_ms, int in_flight) {
   printf("| reloads | calls | p50 µs | p99 µs | p99.9 µs | max µs |\n"
          "|---|---|---|---|---|---|\n");
   for (int m = 0; m < 2; m++) {
-    qsort(b.lat[m], b.nlat[m], sizeof *b.lat[m], cmp_double);
     printf("| %s | %zu | %.1f | %.1f | %.1f | %.1f |\n",
-           m ? "every 10 ms" : "none", b.nlat[m], pct(b.lat[m], b.nlat[m], 0.5),
-           pct(b.lat[m], b.nlat[m], 0.99), pct(b.lat[m], b.nlat[m], 0.999),
+           m ? "every 10 ms" : "none", b.nlat[m], bench_pct(b.lat[m], b.nlat[m], 0.5),
+           bench_pct(b.lat[m], b.nlat[m], 0.99), bench_pct(b.lat[m], b.nlat[m], 0.999),
            b.nlat[m] ? b.lat[m][b.nlat[m] - 1] : 0);
   }
-  double p99[2] = {pct(b.lat[0], b.nlat[0], 0.99), pct(b.lat[1], b.nlat[1], 0.99)};
+  double p99[2] = {bench_pct(b.lat[0], b.nlat[0], 0.99), bench_pct(b.lat[1], b.nlat[1], 0.99)};
   printf("\n%ld reloads of 10 files; %d calls in flight; p99 while reloading "
          "is %.2fx p99 without (goal: under 2x)\n", b.reloads, in_flight,
          p99[0] > 0 ? p99[1] / p99[0] : 0);
@@ -250,7 +231,7 @@ static void bench_latency(uint64_t phase_ms, int in_flight) {
   free(b.lat[0]);
   free(b.lat[1]);
   free(b.queue);
-  remove_policies(dir);
+  bench_remove_dir(dir);
 }
 
 int main(int argc, char **argv) {

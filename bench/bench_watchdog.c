@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <uv.h>
 #include <cjson/cJSON.h>
+#include "bench_util.h"
 #include "toolgate.h"
 #include "lua/luacompat.h"
 
@@ -93,11 +94,6 @@ static double one_call(tg_runtime *rt, const char *how) {
   return ms;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static void measure(const char *dir, uint32_t limit, const char *how,
                     int runs, const char *lua) {
   tg_config cfg;
@@ -115,7 +111,7 @@ static void measure(const char *dir, uint32_t limit, const char *how,
   tg_tool_register(rt, &def, err);
   double *t = calloc((size_t)runs, sizeof *t);
   for (int i = 0; i < runs; i++) t[i] = one_call(rt, how);
-  qsort(t, (size_t)runs, sizeof *t, cmp_double);
+  qsort(t, (size_t)runs, sizeof *t, bench_cmp_double);
   double median = t[runs / 2], worst = t[runs - 1];
   printf("| %s | %s | %u | %.1f | %.1f | %.2fx | +%.1f |\n", lua, how, limit,
          median, worst, median / limit, worst - limit);

@@ -13,6 +13,8 @@
 #include <string.h>
 #include "call.h"
 #include "core/changes.h"
+#include "core/turns.h"
+#include "core/progress.h"
 #include "policy/api_changes.h"
 #include "exec/exec.h"
 #include "lua/luajson.h"
@@ -260,10 +262,13 @@ void tg__call_free_fields(tg_call *c) {
 /* Ends the call: event, outcome, free. The struct itself waits for its
  * timer's close callback when it has one. */
 static void finish(tg_call *c) {
+  if (c->tool_layered) tg__call_after_tool(c);
   tg_outcome o = outcome_of(c);
   if (c->fixture) tg__fixture_record(c);
   emit_call_end(c, &o);
   unlink_call(c);
+  tg__progress_call_ended(c->core, c->core->progress, c->id,
+                          o.status == TG_STATUS_OK, o.error.message);
   /* the files the call changed are announced after its call_end */
   tg__changes_call_ended(c->core, c->gen, tg__policy_file_change, c->id,
                          &c->listen);
@@ -512,7 +517,8 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
   c->tool_name = tg__strdup(req->tool);
   c->session = req->session ? tg__strdup(req->session)
                             : (char *)ch->core->cfg.session;
-  c->turn = req->turn;
+  /* a call of a turn carries it (core/turns.h) */
+  c->turn = req->turn ? req->turn : tg__turn_of(ch->core, c->session);
   c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
   c->bad_args = tg__strdup(bad_args);
   c->listen = (tg_listener){req->on_event, req->on_progress, req->events_ud};

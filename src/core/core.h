@@ -16,6 +16,7 @@
 #include "toolgate.h"
 #include "core/events.h"
 #include "core/tool.h"
+#include "core/usage.h"
 
 typedef struct tg_core {
   tg_runtime *rt;            /* the public handle (opaque here): callbacks
@@ -32,7 +33,22 @@ typedef struct tg_core {
   struct tg_proc *procs;     /* processes still supervised: proc/process.c */
   struct tg_fs *fs;          /* workspace roots of the file tools:
                                 tools/fs_confine.c */
+  /* the chat side (issue 13) */
+  tg_clock_fn clock;         /* NULL: the system clock (tg__clock_ms) */
+  void *clock_ud;
+  struct tg_turns *turns;    /* sessions' turns, open chats: core/turns.c */
+  struct tg_layers *layers;  /* layers added from C: core/layers.c */
+  tg_usage_ledger usage;     /* the usage ledger budgets derive from:
+                                core/usage.h (the runtime installs one) */
+  struct tg_notices *notices;   /* notifications: core/notify.c */
+  struct tg_progress *progress; /* the progress manager: core/progress.c */
+  /* Cancels a call by id (the runtime plugs the chain in), for the
+   * progress items of calls: core cannot reach the chain itself. */
+  int (*cancel_call)(struct tg_core *core, const char *call_id);
 } tg_core;
+
+/* The runtime's wall clock (tg_runtime_set_clock), ms since the epoch. */
+int64_t tg__clock_ms(const tg_core *core);
 
 /* Adds a C tool made from def (checked by the caller: name, start,
  * schema). -EEXIST when a C tool has the name. */

@@ -248,21 +248,20 @@ void tg__progress_of_call(tg_core *core, const char *call_id,
   snprintf(id, sizeof id, "call:%s", call_id);
   long i = find(core->progress, id);
   tg_progress_item *it = i >= 0 ? core->progress->v[i] : NULL;
+  const char *change = "update";
   if (!it) {
     tg_progress_spec s = {id, tool, total > 0 ? TG_PROGRESS_DETERMINATE
                                               : TG_PROGRESS_INDETERMINATE,
                           total, cancel_call, core};
     if (!(it = add(core, &s, call_id))) return;
-    tell(core, "start", it, "running");
+    change = "start";
   }
-  if (total > 0 && it->kind == TG_PROGRESS_INDETERMINATE) {
+  if (total > 0 && it->kind == TG_PROGRESS_INDETERMINATE)
     it->kind = TG_PROGRESS_DETERMINATE; /* the tool found out its total */
-    it->total = total;
-  }
   if (total > 0) it->total = total;
   it->current = current;
   set_message(it, message);
-  tell(core, "update", it, "running");
+  tell(core, change, it, "running");
 }
 
 void tg__progress_free(tg_core *core) {

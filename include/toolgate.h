@@ -870,9 +870,11 @@ TG_API int tg_runtime_set_models(tg_runtime *rt, const struct cJSON *models,
  * order; then, when the selected model is unavailable, the first
  * available model of its fallback list replaces it. Returns the decision
  * {requested_model, selected_model, reason, task_weight, context, session,
- * hooks [{where, from, to, reason}] (each hook that changed it), fallback?
- * {from, to, reason}, available}, emitted as a route event; a hook that
- * raises or overruns is a layer_error event and is skipped. NULL with err
+ * baseline {selected_model, reason} (the routing table's), hooks_run,
+ * hooks [{where, from, to, reason}] (each hook that changed it), errors
+ * [{where, error}], fallback? {from, to (null: none available), reason},
+ * available}, emitted as a route event; a hook that raises, overruns or
+ * leaves a bad decision is skipped, in errors and a layer_error event. NULL with err
  * for a malformed request, or when no model is selected at all. Caller
  * frees with cJSON_Delete. */
 TG_API struct cJSON *tg_route(tg_runtime *rt, const struct cJSON *request,

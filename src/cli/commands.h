@@ -12,6 +12,7 @@ int cmd_explain(int argc, char **argv);
 int cmd_reload(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_test(int argc, char **argv);
+int cmd_route(int argc, char **argv); /* the chat side */
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -20,5 +21,6 @@ extern const char cmd_explain_usage[];
 extern const char cmd_reload_usage[];
 extern const char cmd_watch_usage[];
 extern const char cmd_test_usage[];
+extern const char cmd_route_usage[];
 
 #endif

@@ -27,6 +27,8 @@ static const cli_command commands[] = {
      "reload policies as they are saved, until Ctrl-C"},
     {"test", cmd_test, cmd_test_usage,
      "run the policy unit tests (*_test.lua)"},
+    {"route", cmd_route, cmd_route_usage,
+     "show which model a model request would go to"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -90,7 +90,8 @@ void tg__policy_chat_layers(struct tg_generation *g, int after,
 /* Runs g's routing hooks on decision (an object with requested_model,
  * selected_model, reason, task_weight, context, session, hooks []): each
  * may change selected_model and reason; those that do are appended to
- * hooks as {where, from, to, reason}. */
+ * hooks as {where, from, to, reason}, those that fail to errors as
+ * {where, error} (and are layer_error events). */
 void tg__policy_route(struct tg_generation *g, cJSON *decision);
 
 /* ---- budget.c */

@@ -92,7 +92,7 @@ static int run_hook(lua_State *L) {
   return 0;
 }
 
-static void report(tg_generation *g, const tg_chat_fn *f, const cJSON *d) {
+static void report(tg_generation *g, const tg_chat_fn *f, cJSON *d) {
   lua_State *L = g->L;
   char what[400], msg[TG_ERRMSG];
   snprintf(what, sizeof what, "routing hook defined at %s", f->where);
@@ -105,6 +105,11 @@ static void report(tg_generation *g, const tg_chat_fn *f, const cJSON *d) {
   tg_layer_ctx ctx = {0};
   ctx.session = cJSON_GetStringValue(cJSON_GetObjectItem(d, "session"));
   tg__layer_error(g->core, g, "route_model", f->where, msg, &ctx);
+  cJSON *e = cJSON_CreateObject(); /* the decision says it too */
+  if (!e) return;
+  cJSON_AddStringToObject(e, "where", f->where);
+  cJSON_AddStringToObject(e, "error", msg);
+  cJSON_AddItemToArray(cJSON_GetObjectItem(d, "errors"), e);
 }
 
 /* Sets decision[k] to the string v. */

@@ -185,6 +185,9 @@ static void baseline(tg_runtime *rt, cJSON *d, const char *requested,
     snprintf(why, sizeof why, "no model requested, no route, no default");
   add_str_or_null(d, "selected_model", pick);
   cJSON_AddStringToObject(d, "reason", why);
+  cJSON *b = cJSON_AddObjectToObject(d, "baseline");
+  add_str_or_null(b, "selected_model", pick);
+  cJSON_AddStringToObject(b, "reason", why);
 }
 
 static cJSON *new_decision(tg_runtime *rt, const cJSON *req) {
@@ -202,6 +205,7 @@ static cJSON *new_decision(tg_runtime *rt, const cJSON *req) {
                                           : cJSON_CreateObject());
   cJSON_AddStringToObject(d, "session", session ? session : rt->core.cfg.session);
   cJSON_AddArrayToObject(d, "hooks");
+  cJSON_AddArrayToObject(d, "errors");
   return d;
 }
 
@@ -254,6 +258,8 @@ cJSON *tg_route(tg_runtime *rt, const cJSON *request, char err[TG_ERRMSG]) {
     return NULL;
   }
   tg_generation *g = rt->chain.gen;
+  cJSON_AddNumberToObject(d, "hooks_run",
+                          g && g->chat ? (double)g->chat->nroute : 0);
   if (g && g->chat && g->chat->nroute) {
     tg__generation_ref(g); /* a hook's event handler may reload */
     tg__policy_route(g, d);

@@ -260,7 +260,8 @@ static double opt_num(lua_State *L, int t, const char *k, const char *fn,
     int isnum = 0;
     v = (double)lua_tonumberx(L, -1, &isnum);
     if (!isnum || !(v >= lo && v <= hi)) /* NaN fails both */
-      luaL_error(L, "tg.%s: '%s' must be a number from %g to %g", fn, k, lo, hi);
+      luaL_error(L, "tg.%s: '%s' must be a number from %f to %f", fn, k,
+                 (lua_Number)lo, (lua_Number)hi); /* %f: lua_pushfstring has no %g */
   }
   lua_pop(L, 1);
   return v;

@@ -129,9 +129,12 @@ static void read_thresholds(lua_State *L, int t, budget_spec *b,
       if (!(v > 0 && v <= 100))
         luaL_error(L, "%s: '%s' must be a fraction of the limit > 0 (0.75 is "
                       "75%%)", what, k);
-      if (v <= last)
-        luaL_error(L, "%s: '%s' (%g) must be above the level before it (%g)",
-                   what, k, v, last);
+      if (v <= last) {
+        char nums[80]; /* lua_pushfstring has no %g */
+        snprintf(nums, sizeof nums, "(%g) must be above the level before it "
+                 "(%g)", v, last);
+        luaL_error(L, "%s: '%s' %s", what, k, nums);
+      }
       b->thresholds[i] = last = v;
     }
     lua_pop(L, 1);

@@ -580,6 +580,36 @@ TEST(levels_fire_again_after_the_period_rolls_in_local_time) {
   remove_tree(dir);
 }
 
+TEST(late_records_and_a_clock_that_goes_back) {
+  set_tz("UTC");
+  test_clock clk = {local_ms(2026, 5, 2, 9, 0)};
+  char *dir = temp_dir();
+  put_file(dir, "10_budget.lua", BUDGET_POLICY);
+  tg_runtime *rt = budget_runtime(dir, &clk);
+  char err[TG_ERRMSG] = "";
+  cJSON *today = tg_budget_status(rt, "daily", NULL, err); /* its state */
+  ASSERT_NOT_NULL(today);
+  cJSON_Delete(today);
+  /* yesterday's usage reported late: in the ledger, told to nobody */
+  tg_usage_rec late = {"default", NULL, "small", 1, 0, 0, 0.9,
+                       local_ms(2026, 5, 1, 22, 0)};
+  ASSERT_OK(tg__runtime_record_usage(rt, &late));
+  assert_told(rt, "");
+  cJSON *st = tg_budget_status(rt, "daily", NULL, err);
+  ASSERT_NUM_EQ(num_at(st, "spent"), 0);
+  cJSON_Delete(st);
+  /* the clock set back to yesterday: yesterday's state, from the ledger */
+  clk.ms = local_ms(2026, 5, 1, 23, 0);
+  st = tg_budget_status(rt, "daily", NULL, err);
+  ASSERT_NUM_NEAR(num_at(st, "spent"), 0.9, 1e-9);
+  ASSERT_STR_EQ(str_at(st, "level"), "critical");
+  cJSON_Delete(st);
+  chat(rt, "small", 1, NULL, 0.2); /* 1.1: only exceeded is new */
+  assert_told(rt, "exceeded");
+  tg_runtime_free(rt);
+  remove_tree(dir);
+}
+
 TEST(a_restart_on_the_same_ledger_does_not_fire_again) {
   set_tz("UTC");
   test_clock clk = {local_ms(2026, 5, 1, 9, 0)};
@@ -876,6 +906,7 @@ TEST_MAIN(TEST_ENTRY(layers_run_in_registration_order_with_the_turn),
           TEST_ENTRY(bad_models_and_requests_are_refused_naming_the_problem),
           TEST_ENTRY(each_level_fires_once_across_many_small_records),
           TEST_ENTRY(levels_fire_again_after_the_period_rolls_in_local_time),
+          TEST_ENTRY(late_records_and_a_clock_that_goes_back),
           TEST_ENTRY(a_restart_on_the_same_ledger_does_not_fire_again),
           TEST_ENTRY(scopes_select_what_counts),
           TEST_ENTRY(a_failing_on_alert_is_logged_and_the_alert_still_told),

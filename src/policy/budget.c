@@ -122,7 +122,7 @@ static tg_budget_state *state_at(tg_generation *g, tg_budget *b,
   if (b->period != TG_PERIOD_SESSION) session = NULL;
   else if (!session) session = g->core->cfg.session;
   tg_budget_state *st = find_state(b, session);
-  if (st && (st->end == 0 || at < st->end)) {
+  if (st && (st->end == 0 || (at >= st->start && at < st->end))) {
     st->used = ++b->tick;
     return st;
   }
@@ -134,7 +134,7 @@ static tg_budget_state *state_at(tg_generation *g, tg_budget *b,
     }
     st->session = copy;
   }
-  derive(g, b, st, at); /* new, or its period rolled */
+  derive(g, b, st, at); /* new, or its period rolled (or the clock went back) */
   st->used = ++b->tick;
   return st;
 }
@@ -270,19 +270,32 @@ static void tell_new_levels(tg_generation *g, tg_budget *b,
 
 /* ---- the ledger's records ------------------------------------------------- */
 
+/* Does the record count now: selected, and in the period the clock is in?
+ * A record of a period already over (a host reporting late, an import) is
+ * in the ledger, so in the sums; it alerts nobody about a closed period. */
+static int counts_now(tg_generation *g, const tg_budget *b,
+                      const tg_usage_rec *r) {
+  if (!selects(b, r)) return 0;
+  if (b->period == TG_PERIOD_SESSION || b->period == TG_PERIOD_TOTAL) return 1;
+  int64_t start, end;
+  if (tg__period_bounds(b->period, tg__clock_ms(g->core), &start, &end) < 0)
+    return 1;
+  return r->ts_ms >= start && r->ts_ms < end;
+}
+
 void tg__budgets_prepare(tg_generation *g, const tg_usage_rec *r) {
   for (size_t i = 0; g->chat && i < g->chat->nbudgets; i++) {
     tg_budget *b = &g->chat->budgets[i];
-    if (selects(b, r)) state_at(g, b, r->session, r->ts_ms);
+    if (counts_now(g, b, r)) state_at(g, b, r->session, r->ts_ms);
   }
 }
 
 void tg__budgets_count(tg_generation *g, const tg_usage_rec *r) {
   for (size_t i = 0; g->chat && i < g->chat->nbudgets; i++) {
     tg_budget *b = &g->chat->budgets[i];
-    if (!selects(b, r)) continue;
+    if (!counts_now(g, b, r)) continue;
     tg_budget_state *st = state_at(g, b, r->session, r->ts_ms);
-    if (!st || r->ts_ms < st->start) continue; /* out of memory; backdated */
+    if (!st) continue; /* out of memory: the next build counts it */
     st->spent += r->cost;
     tell_new_levels(g, b, st);
   }

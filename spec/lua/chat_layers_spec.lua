@@ -74,7 +74,7 @@ tg.after_chat(function(ctx) if ctx.turn % 5 == 0 then while true do end end end)
     end
     -- the host layer saw each turn twice, in order: never skipped, never doubled
     assert.are.equal(2 * turns, #seen)
-    for i, t in ipairs(seen) do assert.are.equal((i + 1) // 2, t) end
+    for i, t in ipairs(seen) do assert.are.equal(math.floor((i + 1) / 2), t) end
     -- every call (the nested ones too) carried the turn it was made in
     local per_turn = {}
     for _, ev in ipairs(events) do
@@ -103,8 +103,8 @@ tg.after_chat(function(ctx) if ctx.turn % 5 == 0 then while true do end end end)
       end
       assert.is_truthy(H.has(ev.where, "20_fail.lua"))
     end
-    assert.are.equal(2 * (turns // 3), before)
-    assert.are.equal(2 * (turns // 5), after)
+    assert.are.equal(2 * math.floor(turns / 3), before)
+    assert.are.equal(2 * math.floor(turns / 5), after)
     -- and the layers after the failing one still ran on every chat
     local log = policy_log(rt)
     local p2 = 0

@@ -3,7 +3,8 @@
 # their tables: the chain, policy reload, the exec tool, the sandbox's
 # bounded patterns against the builtin ones, the time limit's stop of
 # runaway policy code, and JSON Schema validation of a typical MCP tool's
-# args. Usage: bench/run.sh [calls-per-size]
+# args, and the chat side (routing hooks, budgets over usage records).
+# Usage: bench/run.sh [calls-per-size]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/deps
@@ -11,7 +12,7 @@ for lua in lua5.4 luajit; do
   dir=build-bench-$lua
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTOOLGATE_LUA=$lua >/dev/null
   cmake --build "$dir" -j"$(nproc)" --target bench_chain bench_reload bench_exec bench_pattern bench_watchdog \
-    bench_schema >/dev/null
+    bench_schema bench_chat >/dev/null
   "$dir/bench_chain" "${1:-200000}"
   echo
   "$dir/bench_reload"
@@ -23,5 +24,7 @@ for lua in lua5.4 luajit; do
   "$dir/bench_watchdog"
   echo
   "$dir/bench_schema"
+  echo
+  "$dir/bench_chat"
   echo
 done

@@ -273,14 +273,17 @@ static void tell_new_levels(tg_generation *g, tg_budget *b,
 /* Does the record count now: selected, and in the period the clock is in?
  * A record of a period already over (a host reporting late, an import) is
  * in the ledger, so in the sums; it alerts nobody about a closed period. */
-static int counts_now(tg_generation *g, const tg_budget *b,
+static int counts_now(tg_generation *g, tg_budget *b,
                       const tg_usage_rec *r) {
   if (!selects(b, r)) return 0;
   if (b->period == TG_PERIOD_SESSION || b->period == TG_PERIOD_TOTAL) return 1;
-  int64_t start, end;
-  if (tg__period_bounds(b->period, tg__clock_ms(g->core), &start, &end) < 0)
+  int64_t now = tg__clock_ms(g->core);
+  if (!(now >= b->now_start && now < b->now_end) &&
+      tg__period_bounds(b->period, now, &b->now_start, &b->now_end) < 0) {
+    b->now_start = b->now_end = 0;
     return 1;
-  return r->ts_ms >= start && r->ts_ms < end;
+  }
+  return r->ts_ms >= b->now_start && r->ts_ms < b->now_end;
 }
 
 void tg__budgets_prepare(tg_generation *g, const tg_usage_rec *r) {

@@ -62,6 +62,9 @@ typedef struct {
   tg_budget_state *states;      /* malloc'd */
   size_t nstates, capstates;
   uint64_t tick;
+  int64_t now_start, now_end;   /* the calendar period the clock was in
+                                   last: localtime and mktime once a
+                                   period, not once a record */
 } tg_budget;
 
 typedef struct tg_chat_reg {

@@ -34,12 +34,14 @@ typedef struct {
   char reason[REASON_MAX];      /* out: "" when none */
 } route_arg;
 
+/* Strings directly (the hot path: a hook per route), the context as JSON. */
 static void push_decision(lua_State *L, const cJSON *d) {
   lua_createtable(L, 0, 6);
   for (int i = 0; decision_keys[i]; i++) {
     const cJSON *v = cJSON_GetObjectItem(d, decision_keys[i]);
     if (!v || cJSON_IsNull(v)) continue;
-    if (tg__json_push(L, v) < 0)
+    if (cJSON_IsString(v)) lua_pushstring(L, v->valuestring);
+    else if (tg__json_push(L, v) < 0)
       luaL_error(L, "the decision could not be given to the hook");
     lua_setfield(L, -2, decision_keys[i]);
   }

@@ -1812,6 +1812,8 @@ int tg__lm_callback(lrt *r, lua_State *L, int nargs, const char *what) {
   return callback(r, L, nargs, 0, what);
 }
 
+cJSON **tg__lm_box(lua_State *L) { return &new_box(L)->j[0]; }
+
 void tg__lm_push_json(lua_State *L, cJSON *v, const char *fn) {
   json_box *b = new_box(L);
   b->j[0] = v;

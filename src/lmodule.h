@@ -45,6 +45,9 @@ lua_State *tg__lm_enter(lrt *r, lua_State *L);
 void tg__lm_leave(lrt *r, lua_State *L, lua_State *prev);
 int tg__lm_protect(lrt *r, lua_State *L, lua_CFunction body, void *arg);
 int tg__lm_callback(lrt *r, lua_State *L, int nargs, const char *what);
+/* A JSON box on the stack with one empty slot: what is put there is freed
+ * by the box's __gc if a raise comes first (leave may raise). */
+cJSON **tg__lm_box(lua_State *L);
 /* The JSON box's job for one value: pushes v (NULL: nil) and frees it;
  * raises "fn: out of memory" when it cannot. */
 void tg__lm_push_json(lua_State *L, cJSON *v, const char *fn);

@@ -66,6 +66,15 @@ static lchat *chat_of(lua_State *L, lrt *r) {
 }
 
 static lrt *rt_arg(lua_State *L) { return tg__lm_check_rt(L, 1); }
+
+/* Pushes the value a box's slot holds (nil: none) and empties the slot. */
+static int push_slot(lua_State *L, cJSON **slot, const char *fn) {
+  cJSON *v = *slot;
+  *slot = NULL; /* tg__lm_push_json takes it */
+  if (!v) return luaL_error(L, "%s: out of memory", fn);
+  tg__lm_push_json(L, v, fn);
+  return 1;
+}
 static tg_runtime *crt(lrt *r) { return tg__lm_runtime(r); }
 
 static int ok_or_fail(lua_State *L, int rc, const char *err) {
@@ -421,15 +430,15 @@ static int l_route(lua_State *L) {
   lrt *r = rt_arg(L);
   luaL_checktype(L, 2, LUA_TTABLE);
   char err[TG_ERRMSG] = "";
+  cJSON **d = tg__lm_box(L); /* leave may raise: the box frees it then */
   cJSON *q = tg__json_from_lua(L, 2, err, sizeof err);
   if (!q) return tg__lm_fail(L, err, "EINVAL");
   lua_State *prev = tg__lm_enter(r, L);
-  cJSON *d = tg_route(crt(r), q, err);
+  *d = tg_route(crt(r), q, err);
   cJSON_Delete(q);
-  if (d) tg__lm_push_json(L, d, "rt:route"); /* frees d; raises only OOM */
   tg__lm_leave(r, L, prev);
-  if (!d) return tg__lm_fail(L, err, "EINVAL");
-  return 1;
+  if (!*d) return tg__lm_fail(L, err, "EINVAL");
+  return push_slot(L, d, "rt:route");
 }
 
 /* rt:model_unavailable(name, until_ms) -> true | nil, err */
@@ -454,15 +463,17 @@ static int l_budget_status(lua_State *L) {
   const char *name = tg__checknonul(L, 2, "rt:budget_status", "the name");
   const char *session = opt_str_arg(L, 3, "rt:budget_status", "the session");
   char err[TG_ERRMSG] = "";
-  cJSON *st = tg_budget_status(crt(r), name, session, err);
-  if (!st) return tg__lm_fail(L, err, "ENOENT");
-  tg__lm_push_json(L, st, "rt:budget_status");
-  return 1;
+  cJSON **st = tg__lm_box(L); /* first: nothing is taken if it raises */
+  if (!(*st = tg_budget_status(crt(r), name, session, err)))
+    return tg__lm_fail(L, err, "ENOENT");
+  return push_slot(L, st, "rt:budget_status");
 }
 
 static int l_budgets(lua_State *L) {
-  tg__lm_push_json(L, tg_budgets(crt(rt_arg(L))), "rt:budgets");
-  return 1;
+  lrt *r = rt_arg(L);
+  cJSON **all = tg__lm_box(L);
+  *all = tg_budgets(crt(r));
+  return push_slot(L, all, "rt:budgets");
 }
 
 /* ---- notifications --------------------------------------------------------- */
@@ -524,11 +535,11 @@ static int l_dismiss(lua_State *L) {
 
 static int l_notifications(lua_State *L) {
   lrt *r = rt_arg(L);
+  cJSON **list = tg__lm_box(L);
   lua_State *prev = tg__lm_enter(r, L); /* expiry tells subscribers */
-  cJSON *list = tg_notifications(crt(r));
+  *list = tg_notifications(crt(r));
   tg__lm_leave(r, L, prev);
-  tg__lm_push_json(L, list, "rt:notifications");
-  return 1;
+  return push_slot(L, list, "rt:notifications");
 }
 
 /* A subscriber's call: handlers[1..last](change, one, list). */
@@ -728,8 +739,10 @@ static int l_progress_cancel(lua_State *L) {
 }
 
 static int l_progress(lua_State *L) {
-  tg__lm_push_json(L, tg_progress_list(crt(rt_arg(L))), "rt:progress");
-  return 1;
+  lrt *r = rt_arg(L);
+  cJSON **list = tg__lm_box(L);
+  *list = tg_progress_list(crt(r));
+  return push_slot(L, list, "rt:progress");
 }
 
 static int l_on_progress_change(lua_State *L) {

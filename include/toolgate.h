@@ -903,6 +903,10 @@ TG_API struct cJSON *tg_budgets(tg_runtime *rt);
  * until dismissed or, with a duration, expired. Every front shows them its
  * own way (the CLI on stderr). */
 #define TG_NOTIFY_MAX 32
+/* Longer titles (and action labels, sources) and messages (and action
+ * commands) are cut there, on a character boundary, and end in "…". */
+#define TG_NOTIFY_TITLE_MAX 256
+#define TG_NOTIFY_MESSAGE_MAX 4096
 typedef enum {
   TG_NOTIFY_INFO = 0,
   TG_NOTIFY_SUCCESS,

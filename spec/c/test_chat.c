@@ -764,6 +764,18 @@ TEST(notifications_expire_by_the_clock_and_dismiss_by_id) {
   ASSERT_STR_EQ(l.changes, "shown:short shown:sticky shown:long "
                            "expired:short dismissed:sticky ");
   char err[TG_ERRMSG] = "";
+  char *big = malloc(100000);
+  memset(big, 'x', 99999);
+  big[99999] = '\0';
+  memcpy(big + TG_NOTIFY_MESSAGE_MAX - 1, "\xc3\xa9", 2); /* an é across the cut */
+  tg_notification huge = {TG_NOTIFY_INFO, big, big, 0, NULL, NULL, NULL};
+  ASSERT_TRUE(tg_notify(rt, &huge, err) > 0);
+  list = tg_notifications(rt);
+  cJSON *h = cJSON_GetArrayItem(list, cJSON_GetArraySize(list) - 1);
+  ASSERT_INT_EQ(strlen(str_at(h, "title")), TG_NOTIFY_TITLE_MAX + 3);
+  ASSERT_INT_EQ(strlen(str_at(h, "message")), TG_NOTIFY_MESSAGE_MAX - 1 + 3);
+  cJSON_Delete(list);
+  free(big);
   tg_notification bad = {TG_NOTIFY_INFO, "", NULL, 0, NULL, NULL, NULL};
   ASSERT_INT_EQ(tg_notify(rt, &bad, err), -EINVAL);
   bad.title = "t";

@@ -118,23 +118,42 @@ static void arm(tg_core *core) {
   uv_timer_start(s->timer, timer_cb, wait > 0 ? (uint64_t)wait : 0, 0);
 }
 
+/* A notification is for a person to read: its strings are bounded, so a
+ * policy that notifies megabytes keeps TG_NOTIFY_MAX small things, not
+ * TG_NOTIFY_MAX big ones. Cut on a UTF-8 character boundary, marked. */
+static void add_bounded(cJSON *o, const char *k, const char *v, size_t max) {
+  size_t n = strlen(v);
+  if (n <= max) {
+    cJSON_AddStringToObject(o, k, v);
+    return;
+  }
+  while (max > 0 && ((unsigned char)v[max] & 0xC0) == 0x80) max--;
+  char *cut = malloc(max + 4);
+  if (!cut) return;
+  memcpy(cut, v, max);
+  memcpy(cut + max, "\xe2\x80\xa6", 4); /* "…" and the NUL */
+  cJSON_AddStringToObject(o, k, cut);
+  free(cut);
+}
+
 static cJSON *make(const tg_notification *n, int64_t id, int64_t now) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   cJSON_AddNumberToObject(o, "id", (double)id);
   cJSON_AddStringToObject(o, "level", tg_notify_level_name(n->level));
-  cJSON_AddStringToObject(o, "title", n->title);
-  if (n->message) cJSON_AddStringToObject(o, "message", n->message);
+  add_bounded(o, "title", n->title, TG_NOTIFY_TITLE_MAX);
+  if (n->message) add_bounded(o, "message", n->message, TG_NOTIFY_MESSAGE_MAX);
   if (n->duration_ms) {
     cJSON_AddNumberToObject(o, "duration_ms", (double)n->duration_ms);
     cJSON_AddNumberToObject(o, "expires_at", (double)now + (double)n->duration_ms);
   }
   if (n->action_label) {
     cJSON *a = cJSON_AddObjectToObject(o, "action");
-    cJSON_AddStringToObject(a, "label", n->action_label);
-    if (n->action_command) cJSON_AddStringToObject(a, "command", n->action_command);
+    add_bounded(a, "label", n->action_label, TG_NOTIFY_TITLE_MAX);
+    if (n->action_command)
+      add_bounded(a, "command", n->action_command, TG_NOTIFY_MESSAGE_MAX);
   }
-  cJSON_AddStringToObject(o, "source", n->source ? n->source : "host");
+  add_bounded(o, "source", n->source ? n->source : "host", TG_NOTIFY_TITLE_MAX);
   cJSON_AddNumberToObject(o, "created_at", (double)now);
   return o;
 }

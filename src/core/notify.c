@@ -178,6 +178,11 @@ int64_t tg__notify(tg_core *core, const tg_notification *n,
     return -EINVAL;
   }
   tg_notices *s = state(core);
+  if (s && s->telling > 8) { /* a subscriber that notifies on every change */
+    tg__errf(err, TG_ERRMSG, "notifications shown from inside subscribers "
+             "nest more than 8 deep");
+    return -ELOOP;
+  }
   cJSON *o = s ? make(n, s->next_id, tg__clock_ms(core)) : NULL;
   if (!o) {
     tg__errf(err, TG_ERRMSG, "out of memory");
@@ -185,7 +190,9 @@ int64_t tg__notify(tg_core *core, const tg_notification *n,
   }
   int64_t id = s->next_id++;
   expire(core);
-  if (s->n == TG_NOTIFY_MAX) tell(core, "dropped", take(s, 0));
+  /* a subscriber told of a drop may show one more: make room until there
+   * is (each round drops one of theirs too, and they nest boundedly) */
+  while (s->n >= TG_NOTIFY_MAX) tell(core, "dropped", take(s, 0));
   s->list[s->n++] = o;
   arm(core);
   emit_shown(core, o);

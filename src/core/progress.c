@@ -81,7 +81,9 @@ static void tell(tg_core *core, const char *change, const tg_progress_item *it,
                  const char *st) {
   tg_progress *p = core->progress;
   size_t n = p->nsubs;
-  if (!n) return;
+  /* a subscriber that moves items on every change would nest without
+   * end: deeper than 8, changes are made but not told */
+  if (!n || p->telling > 8) return;
   cJSON *one = item_json(it, st), *list = list_json(p);
   p->telling++;
   for (size_t i = 0; i < n && i < p->nsubs; i++)
@@ -199,14 +201,15 @@ int tg__progress_cancel(tg_core *core, const char *id) {
   if (!it->cancel) return -ENOTSUP;
   if (it->cancel_requested) return 0;
   it->cancel_requested = 1;
-  tell(core, "cancel", it, "running");
-  /* the owner may end the item from inside: copy what we pass */
+  /* subscribers and the owner may end the item from inside: copy first */
   char *copy = tg__strdup(it->id);
   tg_progress_cancel_fn fn = it->cancel;
   void *ud = it->ud;
-  if (copy) fn(core->rt, copy, ud);
+  if (!copy) return -ENOMEM;
+  tell(core, "cancel", it, "running");
+  if (find(core->progress, copy) >= 0) fn(core->rt, copy, ud); /* still there */
   free(copy);
-  return copy ? 0 : -ENOMEM;
+  return 0;
 }
 
 cJSON *tg__progress_list(tg_core *core) { return list_json(core->progress); }

@@ -3,8 +3,9 @@
 # their tables: the chain, policy reload, the exec tool, the sandbox's
 # bounded patterns against the builtin ones, the time limit's stop of
 # runaway policy code, JSON Schema validation of a typical MCP tool's
-# args and the audit trail's cost (audit on / off); then, when node is
-# there, what `toolgate serve` adds to an MCP call (bench/mcp_bench.mjs).
+# args, the audit trail's cost (audit on / off) and the chat side
+# (routing hooks, budgets over usage records); then, when node is there,
+# what `toolgate serve` adds to an MCP call (bench/mcp_bench.mjs).
 # Usage: bench/run.sh [calls-per-size]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ for lua in lua5.4 luajit; do
   dir=build-bench-$lua
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTOOLGATE_LUA=$lua >/dev/null
   cmake --build "$dir" -j"$(nproc)" --target bench_chain bench_reload bench_exec bench_pattern bench_watchdog \
-    bench_schema bench_audit >/dev/null
+    bench_schema bench_audit bench_chat >/dev/null
   "$dir/bench_chain" "${1:-200000}"
   echo
   "$dir/bench_reload"
@@ -27,6 +28,8 @@ for lua in lua5.4 luajit; do
   "$dir/bench_schema"
   echo
   "$dir/bench_audit" "${1:-200000}"
+  echo
+  "$dir/bench_chat"
   echo
 done
 # ---- [mcp] toolgate serve in front of server-everything, against direct ----

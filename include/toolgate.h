@@ -971,6 +971,260 @@ TG_API int tg_store_revoke(tg_store *st, int64_t id, char err[TG_ERRMSG]);
 TG_API int tg_store_usage(tg_store *st, const tg_usage_filter *f,
                    tg_usage_total *out, char err[TG_ERRMSG]);
 
+
+/* ---- the chat side (SPEC §6, issue 13) ---------------------------------
+ * Around the model calls of a conversation: a turn counter per session,
+ * layers (before_chat, after_chat, before_tool, after_tool), model
+ * routing, budgets over the usage of model calls, notifications and a
+ * progress manager. README.md ("The chat side") has the whole picture. */
+
+/* The runtime's wall clock, in ms since the epoch: budgets' periods (which
+ * roll at local midnight, Monday, the 1st, in the process's time zone),
+ * model availability, notification expiry and usage timestamps all read
+ * it. fn NULL: the system clock. For tests and replays. Setting it
+ * expires the notifications the new time has passed. */
+typedef int64_t (*tg_clock_fn)(void *ud);
+TG_API void tg_runtime_set_clock(tg_runtime *rt, tg_clock_fn fn, void *ud);
+TG_API int64_t tg_runtime_now(tg_runtime *rt);
+
+/* Turns. A session's turn number rises by exactly one at each
+ * tg_turn_begin (a user turn: the user said something), from 1, before any
+ * layer of the turn runs; a turn_begin event {session, turn} tells it.
+ * Calls of that session started with turn 0 carry the session's current
+ * turn (call.turn, call_start, audit). session NULL: the runtime's
+ * default. Returns the new turn (>= 1), or -ENOMEM. */
+TG_API int64_t tg_turn_begin(tg_runtime *rt, const char *session);
+/* The session's current turn; 0 before its first tg_turn_begin. */
+TG_API int64_t tg_turn_current(tg_runtime *rt, const char *session);
+
+/* What a model call cost (all optional: 0 / NULL). */
+typedef struct {
+  const char *model;          /* NULL: the chat's model */
+  int64_t input_tokens, output_tokens;
+  double cost;                /* in the currency budgets are counted in */
+} tg_chat_usage;
+
+/* One model call of a session: tg_chat_begin before it is sent,
+ * tg_chat_end when its answer (or its error) is in. One chat is open per
+ * session at a time. */
+typedef struct {
+  const char *session;        /* NULL: the runtime's default */
+  const char *model;          /* the model it goes to (tg_route's choice) */
+  const char *project;        /* what budgets scoped to a project count
+                                 (usage.project); NULL: none */
+  const struct cJSON *request; /* what layers see as ctx.request: an object
+                                  or NULL; copied */
+} tg_chat_request;
+
+/* Runs the before_chat layers (C layers, then the policies' in
+ * registration order) and emits chat_begin {session, turn, model}.
+ * -EBUSY when the session has a chat open (end it first), -EINVAL for a
+ * request that is not an object or too deep. */
+TG_API int tg_chat_begin(tg_runtime *rt, const tg_chat_request *req,
+                         char err[TG_ERRMSG]);
+
+typedef struct {
+  const char *session;        /* NULL: the runtime's default */
+  int ok;                     /* the model answered */
+  const char *error;          /* !ok: what went wrong (layers see it) */
+  const tg_chat_usage *usage; /* NULL: nothing to record */
+} tg_chat_result;
+
+/* Closes the session's open chat: records usage (when given) in the usage
+ * ledger, which feeds the budgets (their alerts come before this returns),
+ * runs the after_chat layers (C, then policies, in registration order) and
+ * emits chat_end {session, turn, model, ok, error?, usage?, duration_ms}.
+ * -ENOENT when the session has no chat open; -EINVAL for a usage with
+ * negative or non-finite numbers. */
+TG_API int tg_chat_end(tg_runtime *rt, const tg_chat_result *res,
+                       char err[TG_ERRMSG]);
+
+/* Layers from C. A layer is four optional functions; each sees ctx (valid
+ * during the call) and may fail by returning non-zero with a message in
+ * err: the failure is a layer_error event {layer, where, error, session,
+ * turn, tool?} and the next layer runs — a layer never stops a turn, a
+ * chat or a call. Layers of a kind run in registration order, C layers
+ * before the policies' (tg.before_chat / tg.after_chat). The tool layers
+ * run once per call that reaches its tool (not for a call denied, aborted
+ * or answered by a pre-hook): before_tool before the first attempt,
+ * after_tool when the call ends (ok, or its error's message). A layer may
+ * be added or removed from inside a layer: that takes effect from the
+ * next round. */
+typedef struct {
+  const char *session;
+  int64_t turn;
+  const char *model;             /* chat layers: the chat's model */
+  const char *project;           /* chat layers: the chat's project */
+  const struct cJSON *request;   /* chat layers: tg_chat_request.request */
+  const char *tool;              /* tool layers: the tool */
+  const char *call_id;           /* tool layers: the call */
+  int ok;                        /* after_*: 1 when it succeeded */
+  const char *error;             /* after_*: the error text when !ok */
+  const tg_chat_usage *usage;    /* after_chat: what was recorded, or NULL */
+} tg_layer_ctx;
+
+typedef int (*tg_layer_fn)(tg_runtime *rt, const tg_layer_ctx *ctx,
+                           void *ud, char err[TG_ERRMSG]);
+
+typedef struct {
+  const char *name;              /* for layer_error's `where`; copied */
+  tg_layer_fn before_chat, after_chat, before_tool, after_tool;
+  void *ud;
+} tg_layer;
+
+/* Returns the layer's id (> 0), or -EINVAL (no function set) / -ENOMEM. */
+TG_API int tg_layer_add(tg_runtime *rt, const tg_layer *layer,
+                        char err[TG_ERRMSG]);
+TG_API void tg_layer_remove(tg_runtime *rt, int id);
+
+/* Model routing. The models configuration, a JSON object:
+ *   {"routes":   {"light": "small-model", "heavy": "big-model"},
+ *    "default":  "mid-model",
+ *    "fallback": {"big-model": ["mid-model", "small-model"],
+ *                 "*": ["mid-model"]}}
+ * routes map a request's task_weight to a model; default is the model of a
+ * request that names none and has no route; fallback lists, per model
+ * ("*": any model), what to use instead, in order, while it is
+ * unavailable. Copied; NULL clears it. -EINVAL with what is wrong. */
+TG_API int tg_runtime_set_models(tg_runtime *rt, const struct cJSON *models,
+                                 char err[TG_ERRMSG]);
+
+/* Routes a model request {requested_model?, task_weight?, context?,
+ * session?}: the routing table gives the baseline (routes[task_weight],
+ * else requested_model, else default); each tg.route_model hook of the
+ * policies may then change selected_model and reason, in registration
+ * order; then, when the selected model is unavailable, the first
+ * available model of its fallback list replaces it. Returns the decision
+ * {requested_model, selected_model, reason, task_weight, context, session,
+ * baseline {selected_model, reason} (the routing table's), hooks_run,
+ * hooks [{where, from, to, reason}] (each hook that changed it), errors
+ * [{where, error}], fallback? {from, to (null: none available), reason},
+ * available}, emitted as a route event; a hook that raises, overruns or
+ * leaves a bad decision is skipped, in errors and a layer_error event. NULL with err
+ * for a malformed request, or when no model is selected at all. Caller
+ * frees with cJSON_Delete. */
+TG_API struct cJSON *tg_route(tg_runtime *rt, const struct cJSON *request,
+                              char err[TG_ERRMSG]);
+
+/* Marks a model unavailable until until_ms (runtime clock, ms since the
+ * epoch); fallback routes around it until then. until_ms <= now: it is
+ * available again at once. */
+TG_API int tg_model_unavailable(tg_runtime *rt, const char *model,
+                                int64_t until_ms, char err[TG_ERRMSG]);
+
+/* Budgets are declared by policies (tg.budget{...}). Their status: {name,
+ * spent, limit, percent, level ("ok", "info", "warning", "critical",
+ * "exceeded"), period, period_start, resets_at (null for "session" and
+ * "total"), session?}. session: for a budget of period "session", whose
+ * (NULL: the default). NULL with err for an unknown budget. Caller frees
+ * with cJSON_Delete. */
+TG_API struct cJSON *tg_budget_status(tg_runtime *rt, const char *name,
+                                      const char *session,
+                                      char err[TG_ERRMSG]);
+/* Every budget's status, in declaration order (a JSON array). */
+TG_API struct cJSON *tg_budgets(tg_runtime *rt);
+
+/* Notifications: short messages for the user (a budget alert, a policy's
+ * tg.notify), kept in a list of at most TG_NOTIFY_MAX (the oldest dropped)
+ * until dismissed or, with a duration, expired. Every front shows them its
+ * own way (the CLI on stderr). */
+#define TG_NOTIFY_MAX 32
+/* Longer titles (and action labels, sources) and messages (and action
+ * commands) are cut there, on a character boundary, and end in "…". */
+#define TG_NOTIFY_TITLE_MAX 256
+#define TG_NOTIFY_MESSAGE_MAX 4096
+typedef enum {
+  TG_NOTIFY_INFO = 0,
+  TG_NOTIFY_SUCCESS,
+  TG_NOTIFY_WARNING,
+  TG_NOTIFY_ERROR
+} tg_notify_level;
+
+TG_API const char *tg_notify_level_name(tg_notify_level level);
+
+typedef struct {
+  tg_notify_level level;
+  const char *title;          /* required */
+  const char *message;        /* may be NULL */
+  uint64_t duration_ms;       /* 0: until dismissed (or dropped) */
+  const char *action_label;   /* an optional action: a label for a button */
+  const char *action_command; /* and a command for the front to run */
+  const char *source;         /* who sent it ("policies/x.lua:3", "budget
+                                 daily"); NULL: "host" */
+} tg_notification;
+
+/* Shows a notification: a `notification` event, then the subscribers.
+ * Returns its id (> 0), or -EINVAL (no title, bad level) / -ENOMEM. */
+TG_API int64_t tg_notify(tg_runtime *rt, const tg_notification *n,
+                         char err[TG_ERRMSG]);
+/* -ENOENT when no notification in the list has that id. */
+TG_API int tg_notify_dismiss(tg_runtime *rt, int64_t id);
+/* The list, oldest first: [{id, level, title, message?, duration_ms?,
+ * expires_at?, action? {label, command?}, source, created_at}]. */
+TG_API struct cJSON *tg_notifications(tg_runtime *rt);
+
+/* Told of every change: change is "shown", "dismissed", "expired" or
+ * "dropped" (pushed out by a newer one); notification is the one that
+ * changed, list the list after the change. */
+typedef void (*tg_notify_cb)(tg_runtime *rt, const char *change,
+                             const struct cJSON *notification,
+                             const struct cJSON *list, void *ud);
+TG_API int tg_notify_subscribe(tg_runtime *rt, tg_notify_cb cb, void *ud);
+TG_API void tg_notify_unsubscribe(tg_runtime *rt, int id);
+
+/* The progress manager: named items of work in progress, for every front
+ * to draw (a spinner, a progress bar, an MCP progress notification).
+ * Running calls that report progress (exec's output, a Lua tool's
+ * ctx.progress, tg_exec_progress) appear as items "call:<id>",
+ * cancellable (a cancel cancels the call), and leave when the call ends. */
+typedef enum {
+  TG_PROGRESS_INDETERMINATE = 0, /* it runs: no idea how far it is */
+  TG_PROGRESS_DETERMINATE,       /* current of total (percent) */
+  TG_PROGRESS_STEPS              /* step current of total, each labelled */
+} tg_progress_kind;
+
+typedef void (*tg_progress_cancel_fn)(tg_runtime *rt, const char *id,
+                                      void *ud);
+
+typedef struct {
+  const char *id;             /* unique among running items; required */
+  const char *label;          /* what it is ("Indexing src/") */
+  tg_progress_kind kind;
+  double total;               /* DETERMINATE, STEPS: > 0 */
+  tg_progress_cancel_fn cancel; /* NULL: not cancellable */
+  void *ud;
+} tg_progress_spec;
+
+/* -EEXIST when an item with that id runs; -EINVAL for a bad spec. */
+TG_API int tg_progress_start(tg_runtime *rt, const tg_progress_spec *spec,
+                             char err[TG_ERRMSG]);
+/* Moves an item: current (DETERMINATE: of total; STEPS: the step number,
+ * from 1; ignored for INDETERMINATE) and message (STEPS: the step's
+ * label; may be NULL: unchanged). -ENOENT for an unknown id. */
+TG_API int tg_progress_update(tg_runtime *rt, const char *id, double current,
+                              const char *message);
+/* Ends an item: done, or failed with a message; it leaves the list. */
+TG_API int tg_progress_done(tg_runtime *rt, const char *id);
+TG_API int tg_progress_fail(tg_runtime *rt, const char *id,
+                            const char *message);
+/* Asks a cancellable item to stop (its cancel function runs; the item
+ * stays until its owner ends it). -ENOENT unknown, -ENOTSUP not
+ * cancellable. */
+TG_API int tg_progress_cancel(tg_runtime *rt, const char *id);
+/* The running items, oldest first: [{id, label, kind, current?, total?,
+ * percent?, step?, steps?, message?, cancellable, cancel_requested?,
+ * call_id?, started_at, elapsed_ms}]. */
+TG_API struct cJSON *tg_progress_list(tg_runtime *rt);
+
+/* Told of every change: change is "start", "update", "done", "fail" or
+ * "cancel"; item the item as it is now (state "running", "done" or
+ * "failed"), list the running items after the change. */
+typedef void (*tg_progress_cb)(tg_runtime *rt, const char *change,
+                               const struct cJSON *item,
+                               const struct cJSON *list, void *ud);
+TG_API int tg_progress_subscribe(tg_runtime *rt, tg_progress_cb cb, void *ud);
+TG_API void tg_progress_unsubscribe(tg_runtime *rt, int id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,4 +20,5 @@ case "$sanitize" in
     export LSAN_OPTIONS="suppressions=$PWD/spec/lsan.supp:print_suppressions=0"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" ;;
 esac
-"$interp" /usr/bin/busted --output=utfTerminal spec/lua
+# the examples' specs (examples/*/spec/) run beside ours
+"$interp" /usr/bin/busted --output=utfTerminal spec/lua examples

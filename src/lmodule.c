@@ -840,7 +840,9 @@ static const char *const new_opt_names[] = {
     "approve", "watch", "workspace", "file_max_bytes", "builtin_tools",
     "exec_output_cap", "kill_grace_ms", "trusted_policies",
     "policy_time_limit_ms", "policy_memory_cap",
-    "db", "audit_args_max", "audit_result_max", "project", NULL};
+    "db", "audit_args_max", "audit_result_max", "project",
+    "models", /* the chat side: lmodule_chat.c */
+    NULL};
 
 static uint64_t opt_u64(lua_State *L, int o, const char *k, uint64_t dflt) {
   uint64_t v = dflt;
@@ -1013,6 +1015,7 @@ static int l_new(lua_State *L) {
   r->state_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   if (get_opt(L, o, "approve") != LUA_TNIL)
     set_approver(L, r, lua_gettop(L), "toolgate.new");
+  tg__lm_chat_new(L, r, o); /* models: after creation, like set_models */
   lua_settop(L, self);
   return 1;
 }
@@ -2085,6 +2088,7 @@ void tg__lm_conventions(lua_State *L) {
   lua_getfield(L, -1, "__index");              /* mt, methods */
   lua_pushcfunction(L, tg__lm_tool);
   lua_setfield(L, -2, "tool");
+  tg__lm_chat_methods(L, lua_gettop(L));       /* lmodule_chat.c */
   lua_getfield(L, -1, "close");
   lua_setfield(L, -3, "__close");              /* closes like rt:close() */
   tg__arg_names(L, -2);                        /* __gc; then the methods: */
@@ -2121,4 +2125,32 @@ int tg__lm_copy_opts(lua_State *L, int idx, const char *fn,
 
 int tg__lm_fail(lua_State *L, const char *err, const char *code) {
   return fail(L, err, code);
+}
+
+/* ---- what lmodule_chat.c uses (lmodule.h) -------------------------------- */
+
+lua_State *tg__lm_enter(lrt *r, lua_State *L) { return enter(r, L); }
+void tg__lm_leave(lrt *r, lua_State *L, lua_State *prev) { leave(r, L, prev); }
+
+int tg__lm_protect(lrt *r, lua_State *L, lua_CFunction body, void *arg) {
+  return protect(r, L, body, arg);
+}
+
+int tg__lm_callback(lrt *r, lua_State *L, int nargs, const char *what) {
+  return callback(r, L, nargs, 0, what);
+}
+
+cJSON **tg__lm_box(lua_State *L) { return &new_box(L)->j[0]; }
+
+void tg__lm_push_json(lua_State *L, cJSON *v, const char *fn) {
+  json_box *b = new_box(L);
+  b->j[0] = v;
+  if (!v) {
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    return;
+  }
+  if (tg__json_push(L, v) < 0) luaL_error(L, "%s: out of memory", fn);
+  box_clear(b);
+  lua_remove(L, -2); /* the box */
 }

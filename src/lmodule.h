@@ -36,4 +36,26 @@ void tg__lm_conventions(lua_State *L);
 /* rt:tool{...} (lmodule_tool.c). */
 int tg__lm_tool(lua_State *L);
 
+/* For methods that may run host code (lmodule_chat.c): entering the
+ * runtime remembers the calling thread for callbacks; leaving restores it
+ * and, outermost, raises what a callback raised. protect runs body(arg)
+ * protected on L (a raise is kept and re-raised on leave); callback calls
+ * the host function below nargs arguments inside such a body. */
+lua_State *tg__lm_enter(lrt *r, lua_State *L);
+void tg__lm_leave(lrt *r, lua_State *L, lua_State *prev);
+int tg__lm_protect(lrt *r, lua_State *L, lua_CFunction body, void *arg);
+int tg__lm_callback(lrt *r, lua_State *L, int nargs, const char *what);
+/* A JSON box on the stack with one empty slot: what is put there is freed
+ * by the box's __gc if a raise comes first (leave may raise). */
+cJSON **tg__lm_box(lua_State *L);
+/* The JSON box's job for one value: pushes v (NULL: nil) and frees it;
+ * raises "fn: out of memory" when it cannot. */
+void tg__lm_push_json(lua_State *L, cJSON *v, const char *fn);
+
+/* The chat side (lmodule_chat.c): its methods into the methods table at
+ * idx, and toolgate.new's `models` option (the copied options at o, 0:
+ * none) applied to a new runtime; raises on a bad one. */
+void tg__lm_chat_methods(lua_State *L, int idx);
+void tg__lm_chat_new(lua_State *L, lrt *r, int o);
+
 #endif

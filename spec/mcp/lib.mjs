@@ -99,6 +99,9 @@ export async function sdkClient(p, { capabilities = {}, args = [], name = "spec"
     command: TOOLGATE,
     args: ["serve", "--log", p.log, "--log-level", "debug", "--socket", p.socket, ...args],
     cwd: p.dir,
+    // the SDK passes only a few variables by default: toolgate needs
+    // XDG_STATE_HOME (run.sh's private database folder) too
+    env: { ...process.env },
     stderr: "pipe",
   });
   const client = new Client({ name, version: "1.0.0" }, { capabilities });

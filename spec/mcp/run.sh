@@ -13,6 +13,11 @@ if [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
   echo "spec/mcp: node_modules missing: run 'npm ci' in spec/mcp" >&2
   exit 1
 fi
+# toolgate keeps its database under XDG_STATE_HOME: a private one, never
+# the real home's (whose file another toolgate may have made)
+state=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-mcp-state.XXXXXX")
+trap 'rm -rf "$state"' EXIT
+export XDG_STATE_HOME="$state"
 specs=("$@")
 [ ${#specs[@]} -gt 0 ] || specs=(*.test.mjs)
 failed=0

@@ -13,6 +13,8 @@
 #include <string.h>
 #include "call.h"
 #include "core/changes.h"
+#include "core/turns.h"
+#include "core/progress.h"
 #include "policy/api_changes.h"
 #include "exec/exec.h"
 #include "lua/luajson.h"
@@ -274,6 +276,8 @@ static void end_call(tg_call *c) {
   if (c->fixture) tg__fixture_record(c);
   emit_call_end(c, &o);
   unlink_call(c);
+  tg__progress_call_ended(c->core, c->core->progress, c->id,
+                          o.status == TG_STATUS_OK, o.error.message);
   /* the files the call changed are announced after its call_end */
   tg__changes_call_ended(c->core, c->gen, tg__policy_file_change, c->id,
                          &c->listen);
@@ -315,6 +319,7 @@ static void fill_audit(tg_call *c) {
  * first and the call ends when it is committed (0: it waits); else it
  * ends now (1). */
 static int finish(tg_call *c) {
+  if (c->tool_layered) tg__call_after_tool(c); /* C after_tool layers */
   c->duration_ms = tg__now_ms() - c->start_ms;
   const tg_sink *sink = &c->core->sink;
   if (!sink->audit) {
@@ -569,7 +574,8 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
   c->tool_name = tg__strdup(req->tool);
   c->session = req->session ? tg__strdup(req->session)
                             : (char *)ch->core->cfg.session;
-  c->turn = req->turn;
+  /* a call of a turn carries it (core/turns.h) */
+  c->turn = req->turn ? req->turn : tg__turn_of(ch->core, c->session);
   c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
   c->bad_args = tg__strdup(bad_args);
   c->listen = (tg_listener){req->on_event, req->on_progress, req->events_ud};

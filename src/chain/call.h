@@ -133,6 +133,8 @@ struct tg_call {
   double duration_ms;            /* start to the end of the chain */
   tg_audit_rec audit;            /* handed to the store at the end; the
                                     call waits for it to be committed */
+  int tool_layered;              /* the before_tool layers ran: after_tool
+                                    runs when the call ends (layers.h) */
 };
 
 #define TG_MAX_CALL_DEPTH 8
@@ -296,6 +298,11 @@ cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,
 /* The tool named `name`: C tools first, then gen's Lua tools. */
 const tg_tool *tg__chain_find_tool(tg_chain *ch, tg_generation *gen,
                                    const char *name);
+
+/* The C layers around the tool (core/layers.h): before_tool once, before
+ * the first attempt; after_tool when such a call ends (tool_layers.c). */
+void tg__call_before_tool(tg_call *c);
+void tg__call_after_tool(tg_call *c);
 
 /* Frees the remembered approvals (approve.c). */
 void tg__always_free(tg_chain *ch);

@@ -158,6 +158,7 @@ tg_step tg__stage_execute(tg_call *c) {
    * attempt's end, the back-off timer. */
   if (c->exec_state == TG_EXEC_BACKOFF) return TG_WAIT;
   if (c->exec_state == TG_EXEC_START) {
+    if (c->attempt == 0) tg__call_before_tool(c);
     start_attempt(c);
     /* not started: cancelled (the driver handles it on TG_WAIT) or failed */
     if (!c->exec) return c->cancel_requested ? TG_WAIT : TG_NEXT;

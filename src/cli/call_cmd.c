@@ -18,6 +18,7 @@
 #include "args_json.h"
 #include "commands.h"
 #include "events_file.h"
+#include "notices.h"
 #include "interrupt.h"
 #include "spinner.h"
 #include "options.h"
@@ -82,6 +83,7 @@ typedef struct {
   call_options opt;
   tg_runtime *rt;
   events_file *events;
+  cli_notices notices;       /* notifications on stderr (notices.h) */
   int subscription;
   tty_approver *approver;
   cli_interrupt *interrupt;
@@ -176,12 +178,27 @@ static int parse_call_options(call_options *o, int argc, char **argv) {
 static void show_activity(call_run *r, const tg_event *ev) {
   if (strcmp(ev->type, "attempt") == 0) {
     cli_spinner_start(r->spinner);
-  } else if (strcmp(ev->type, "progress") == 0) {
-    const cJSON *line = cJSON_GetObjectItem(ev->data, "last_line");
-    if (!line) line = cJSON_GetObjectItem(ev->data, "message");
-    cli_spinner_set_line(r->spinner, cJSON_GetStringValue(line));
   }
 }
+
+/* The spinner's line is the call's item of the progress manager
+ * (toolgate.h): "42%  message", "step 2/5  label" or the last line. */
+static void on_progress_item(tg_runtime *rt, const char *change,
+                             const cJSON *item, const cJSON *list, void *ud) {
+  call_run *r = ud;
+  const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(item, "call_id"));
+  if (!r->call_id || !id || strcmp(id, r->call_id)) return;
+  const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(item, "message"));
+  const cJSON *pct = cJSON_GetObjectItem(item, "percent");
+  char line[600];
+  if (cJSON_IsNumber(pct))
+    snprintf(line, sizeof line, "%.0f%%  %s", pct->valuedouble, msg ? msg : "");
+  else
+    snprintf(line, sizeof line, "%s", msg ? msg : "");
+  cli_spinner_set_line(r->spinner, line);
+}
+
+static void clear_spinner(void *ud) { cli_spinner_clear(((call_run *)ud)->spinner); }
 
 /* Every event of the runtime, for --events FILE. */
 static void on_any_event(tg_runtime *rt, const tg_event *ev, void *ud) {
@@ -264,6 +281,9 @@ static int set_up(call_run *r) {
   int events_on_stderr = r->opt.events_path && !strcmp(r->opt.events_path, "-");
   if (!r->opt.json && !events_on_stderr)
     r->spinner = cli_spinner_new(tg_runtime_loop(r->rt), r->opt.tool);
+  if (r->spinner) tg_progress_subscribe(r->rt, on_progress_item, r);
+  r->notices = (cli_notices){clear_spinner, r};
+  cli_notices_to_stderr(r->rt, &r->notices);
   return r->interrupt ? 0 : CLI_EXIT_FAILED;
 }
 

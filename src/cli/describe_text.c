@@ -147,6 +147,33 @@ static void print_list_tools(FILE *f, const cJSON *d, int color) {
   cJSON_ArrayForEach(h, arr) fprintf(f, "  %s\n", str(h, "where", ""));
 }
 
+/* The chat side (SPEC §6): listed only when the policies use it. */
+static void print_wheres(FILE *f, const cJSON *chat, const char *key,
+                         const char *title, int color) {
+  const cJSON *arr = cJSON_GetObjectItem(chat, key), *w;
+  if (!cJSON_GetArraySize(arr)) return;
+  heading(f, color, title, arr);
+  cJSON_ArrayForEach(w, arr)
+    fprintf(f, "  %s\n", cJSON_IsString(w) ? w->valuestring : "?");
+}
+
+static void print_chat(FILE *f, const cJSON *d, int color) {
+  const cJSON *chat = cJSON_GetObjectItem(d, "chat"), *b;
+  print_wheres(f, chat, "before_chat", "before-chat layers, in run order", color);
+  print_wheres(f, chat, "after_chat", "after-chat layers, in run order", color);
+  print_wheres(f, chat, "route_model", "routing hooks, in run order", color);
+  const cJSON *budgets = cJSON_GetObjectItem(chat, "budgets");
+  if (!cJSON_GetArraySize(budgets)) return;
+  heading(f, color, "budgets", budgets);
+  int w = width_of(budgets, "name", 1);
+  cJSON_ArrayForEach(b, budgets) {
+    char lim[TG_JSON_NUMBER_MAX];
+    fprintf(f, "  %-*s  %s per %s  %s\n", w, str(b, "name", "?"),
+            num_text(b, "limit", lim), str(b, "period", "?"),
+            str(b, "where", ""));
+  }
+}
+
 static void print_warnings(FILE *f, const cJSON *d, int color) {
   const cJSON *arr = cJSON_GetObjectItem(d, "warnings"), *w;
   if (!heading(f, color, "warnings", arr)) return;
@@ -166,5 +193,7 @@ void describe_print(FILE *f, const cJSON *d, const char *dir, int color) {
   print_tools(f, d, color);
   print_handlers(f, d, color);
   print_list_tools(f, d, color);
+
+  print_chat(f, d, color);
   print_warnings(f, d, color);
 }

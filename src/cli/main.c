@@ -34,6 +34,8 @@ static const cli_command commands[] = {
      "show the audit trail: recent calls, or follow them live"},
     {"approvals", cmd_approvals, cmd_approvals_usage,
      "list, revoke or grant remembered approvals"},
+    {"route", cmd_route, cmd_route_usage,
+     "show which model a model request would go to"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -127,6 +127,13 @@ void cli_spinner_set_line(cli_spinner *s, const char *line) {
   s->line[o] = '\0';
 }
 
+void cli_spinner_clear(cli_spinner *s) {
+  if (!s || !s->drawn) return;
+  fputs("\r\033[K", stderr);
+  fflush(stderr);
+  s->drawn = 0;
+}
+
 void cli_spinner_stop(cli_spinner *s) {
   if (!s) return;
   uv_timer_stop(&s->timer);

@@ -24,6 +24,10 @@ void cli_spinner_start(cli_spinner *s);
 /* The tool's latest line of output (or progress message). */
 void cli_spinner_set_line(cli_spinner *s, const char *line);
 
+/* Erases the line for one message on stderr (a notification); the next
+ * tick draws it again. */
+void cli_spinner_clear(cli_spinner *s);
+
 /* Erases the line and stops drawing; anything may print after this. */
 void cli_spinner_stop(cli_spinner *s);
 

@@ -17,6 +17,7 @@
 #include "core/events.h"
 #include "core/tool.h"
 #include "core/sink.h"
+#include "core/usage.h"
 
 typedef struct tg_core {
   tg_runtime *rt;            /* the public handle (opaque here): callbacks
@@ -35,7 +36,22 @@ typedef struct tg_core {
                                 tools/fs_confine.c */
   tg_sink sink;              /* storage, as the chain reaches it (the
                                 runtime fills it in; all NULL: off) */
+  /* the chat side (issue 13) */
+  tg_clock_fn clock;         /* NULL: the system clock (tg__clock_ms) */
+  void *clock_ud;
+  struct tg_turns *turns;    /* sessions' turns, open chats: core/turns.c */
+  struct tg_layers *layers;  /* layers added from C: core/layers.c */
+  tg_usage_ledger usage;     /* the usage ledger budgets derive from:
+                                core/usage.h (the runtime installs one) */
+  struct tg_notices *notices;   /* notifications: core/notify.c */
+  struct tg_progress *progress; /* the progress manager: core/progress.c */
+  /* Cancels a call by id (the runtime plugs the chain in), for the
+   * progress items of calls: core cannot reach the chain itself. */
+  int (*cancel_call)(struct tg_core *core, const char *call_id);
 } tg_core;
+
+/* The runtime's wall clock (tg_runtime_set_clock), ms since the epoch. */
+int64_t tg__clock_ms(const tg_core *core);
 
 /* Adds a C tool made from def (checked by the caller: name, start,
  * schema). -EEXIST when a C tool has the name. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exec.h"
+#include "core/progress.h"
 #include "base/util.h"
 #include "proc/process.h"
 
@@ -56,6 +57,11 @@ static void progress_cb(uv_timer_t *t) {
   cJSON *d = tg__event_data_to(ex->core, ex->gen, ex->listen);
   if (d) add_progress(ex, d);
   tg__emit_to(ex->core, ex->gen, "progress", ex->call_id, d, ex->listen);
+  /* the progress manager's item for the call (core/progress.h) */
+  if (!ex->finished && ex->owner)
+    tg__progress_of_call(ex->core, ex->call_id, ex->tool->name,
+                         ex->progress_current, ex->progress_total,
+                         ex->progress_message);
 }
 
 static void add_progress(tg_exec *ex, cJSON *d) {

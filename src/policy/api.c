@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api_changes.h"
+#include "chat.h"
 #include "generation.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
@@ -259,7 +260,8 @@ static double opt_num(lua_State *L, int t, const char *k, const char *fn,
     int isnum = 0;
     v = (double)lua_tonumberx(L, -1, &isnum);
     if (!isnum || !(v >= lo && v <= hi)) /* NaN fails both */
-      luaL_error(L, "tg.%s: '%s' must be a number from %g to %g", fn, k, lo, hi);
+      luaL_error(L, "tg.%s: '%s' must be a number from %f to %f", fn, k,
+                 (lua_Number)lo, (lua_Number)hi); /* %f: lua_pushfstring has no %g */
   }
   lua_pop(L, 1);
   return v;
@@ -526,6 +528,10 @@ static const luaL_Reg api[] = {
     {"json_decode", l_json_decode},
     {"on_file_change", tg__l_on_file_change}, /* api_changes.c */
     {"recent_changes", tg__l_recent_changes},
+    /* the chat side (chat_api.c) */
+    {"before_chat", tg__l_before_chat}, {"after_chat", tg__l_after_chat},
+    {"route_model", tg__l_route_model}, {"budget", tg__l_budget},
+    {"budget_status", tg__l_budget_status}, {"notify", tg__l_notify},
     {NULL, NULL}};
 
 void tg__policy_api_open(tg_generation *g) {
@@ -544,4 +550,14 @@ void tg__policy_api_open(tg_generation *g) {
   lua_pushvalue(L, -3);
   lua_setfield(L, -2, "toolgate");               /* loaded.toolgate = tg */
   lua_pop(L, 3);
+}
+
+/* ---- for the other files of the tg.* API (generation.h) ----------------- */
+
+tg_generation *tg__api_loading(lua_State *L, const char *fn) {
+  return loading_gen(L, fn);
+}
+
+char *tg__api_where(tg_generation *g, lua_State *L, int idx) {
+  return where_of(g, L, idx);
 }

@@ -11,6 +11,7 @@
 #include "generation.h"
 #include "lua/luajson.h"
 #include "sandbox.h"
+#include "chat.h"
 #include "base/util.h"
 
 static int rule_cmp(const void *a, const void *b) {
@@ -196,6 +197,7 @@ cJSON *tg__generation_describe(const tg_generation *g) {
       cJSON_AddItemToArray(h, o);
     }
   }
+  if (g) tg__chat_describe(g, d);
   if (g) tg__tool_name_warnings(g, warnings);
   cJSON_AddItemToObject(d, "tools", tools);
   cJSON_AddItemToObject(d, "warnings", warnings);

@@ -62,6 +62,7 @@ typedef struct tg_generation {
   tg_handler *listers; size_t nlisters, caplisters; /* tg.list_tools hooks
                                                        (type unused) */
   char **files;     size_t nfiles;             /* malloc'd */
+  struct tg_chat_reg *chat; /* layers, routing hooks, budgets (chat.h) */
   int in_handler;           /* delivering an event to on_event handlers */
   /* a registration being committed (register.c), and why the generation
    * must not load: "" while nothing went wrong */
@@ -102,6 +103,14 @@ int tg__run_file(lua_State *L, struct tg_sandbox *sb, const char *path,
 
 void tg__generation_ref(tg_generation *g);
 void tg__generation_unref(tg_generation *g);
+
+/* For the files of the tg.* API beside api.c: the generation of a tg.*
+ * function (upvalue 1) that only works while the files load (raises
+ * otherwise, and after a failed commit); and "file:line" where the
+ * function at idx was defined, in the generation's memory (NULL when
+ * refused). */
+tg_generation *tg__api_loading(lua_State *L, const char *fn);
+char *tg__api_where(tg_generation *g, lua_State *L, int idx);
 
 /* Registers the policy-side `toolgate` module (tg.*) in g->L. */
 void tg__policy_api_open(tg_generation *g);

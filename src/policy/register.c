@@ -13,6 +13,7 @@
 #include <string.h>
 #include "generation.h"
 #include "sandbox.h"
+#include "chat.h"
 
 static void *reg_realloc(tg_generation *g, void *p, size_t old, size_t n) {
   void *ud;
@@ -145,6 +146,7 @@ static void free_handlers(tg_generation *g) {
 }
 
 void tg__reg_free_all(tg_generation *g) {
+  tg__chat_reg_free(g);
   free_rules(g);
   free_hooks(g, g->before, g->nbefore, g->capbefore);
   free_hooks(g, g->after, g->nafter, g->capafter);

@@ -79,12 +79,16 @@ int tg_approval_answer_always(tg_runtime *rt, uint64_t approval_id,
   return tg__chain_answer_always(&rt->chain, approval_id, spec, err);
 }
 
+/* Through the budgets (they count it) into the ledger: the database's
+ * with storage on, else this runtime's memory. */
 int tg_record_usage(tg_runtime *rt, const tg_usage *u, char err[TG_ERRMSG]) {
-  if (!rt->store) {
-    tg__errf(err, TG_ERRMSG, "storage is off: usage is not recorded");
-    return -ENOTSUP;
-  }
-  return tg__store_record_usage(rt->store, u, err);
+  int rc = tg__usage_check(u, err); /* storage's rules, on or off */
+  if (rc < 0) return rc;
+  tg_usage_rec rec = {u->session, rt->core.cfg.project, u->model, u->turn,
+                      u->input_tokens, u->output_tokens, u->cost, u->ts_ms};
+  rc = tg__runtime_record_usage(rt, &rec);
+  if (rc < 0) tg__errf(err, TG_ERRMSG, "out of memory: usage not recorded");
+  return rc;
 }
 
 tg_store *tg_runtime_store(tg_runtime *rt) { return rt->store; }

@@ -13,6 +13,7 @@
 #include "core/changes.h"
 #include "proc/process.h"
 #include "policy/generation.h"
+#include "policy/chat.h"
 #include "watch.h"
 #include "control.h"
 #include "embed.h"
@@ -107,7 +108,8 @@ tg_runtime *tg_runtime_new(const tg_config *cfg, uv_loop_t *loop,
     rt->core.loop = &rt->own_loop;
     rt->owns_loop = 1;
   }
-  if (open_storage(rt, err) < 0 || tg__fs_init(&rt->core, err) < 0 ||
+  if (open_storage(rt, err) < 0 || tg__chat_init(rt, err) < 0 ||
+      tg__fs_init(&rt->core, err) < 0 ||
       (rt->core.cfg.builtin_tools &&
        tg__builtins_register(&rt->core, err) < 0)) {
     tg_runtime_free(rt);
@@ -158,6 +160,7 @@ static void swap_in(tg_runtime *rt, tg_generation *g, const char *dir) {
   tg_generation *old = rt->chain.gen;
   rt->chain.gen = g;
   rt->core.bus.current = g; /* events of no call go to its handlers */
+  if (old) tg__budgets_adopt(g, old); /* budgets keep their periods */
   if (old) tg__generation_unref(old);
   if (rt->watch && (moved || tg__watch_lost(rt))) tg__watch_rearm(rt);
 }
@@ -259,6 +262,7 @@ void tg_runtime_free(tg_runtime *rt) {
   tg__always_free(&rt->chain);
   tg__changes_free(&rt->core);
   tg__fs_free(&rt->core);
+  tg__chat_free(rt);
   tg__bus_free(&rt->core);
   if (rt->owns_loop) {
     uv_run(rt->core.loop, UV_RUN_DEFAULT);

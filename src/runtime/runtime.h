@@ -41,6 +41,9 @@ struct tg_runtime {
   struct tg_store *store;
   char *db;
   char *project;
+  /* model routing (route.c) */
+  cJSON *models;             /* tg_runtime_set_models' copy; NULL: none */
+  cJSON *unavailable;        /* {model: until_ms} (tg_model_unavailable) */
 };
 
 /* What a successful reload made. */
@@ -58,5 +61,18 @@ typedef struct {
  * line?, generation (the one that stays), trigger}. info may be NULL. */
 int tg__reload(tg_runtime *rt, const char *dir, const char *trigger,
                tg_reload_info *info, char err[TG_ERRMSG]);
+
+/* The one way a usage record enters (chat.c; storage's tg_record_usage
+ * at merge): the budgets' states for it are made from the ledger as it
+ * is, the ledger records it, the budgets count it and tell the levels it
+ * passed. rec->ts_ms 0: now. Returns 0 or -ENOMEM (not recorded). */
+int tg__runtime_record_usage(tg_runtime *rt, const tg_usage_rec *rec);
+/* The ledger budgets see with storage on (usage_store.c): 0 or -ENOMEM. */
+int tg__usage_store_open(tg_usage_ledger *out, struct tg_store *store);
+
+/* chat.c: the chat side's state set up at creation and freed at the end
+ * (the usage ledger, the progress manager's cancel). */
+int tg__chat_init(tg_runtime *rt, char err[TG_ERRMSG]);
+void tg__chat_free(tg_runtime *rt);
 
 #endif

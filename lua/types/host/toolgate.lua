@@ -43,6 +43,7 @@ local toolgate = {}
 ---@field trusted_policies? boolean policies get the full standard library (false)
 ---@field policy_time_limit_ms? integer time per call into policy code (500)
 ---@field policy_memory_cap? integer bytes a policy generation may hold (64 MiB)
+---@field models? toolgate.models the routing table and fallbacks (rt:set_models)
 
 ---Makes a runtime. Raises on an option of the wrong type or an unknown
 ---option name; returns nil, "file:line: message", "EINVAL" when a policy
@@ -414,6 +415,220 @@ function runtime:generation() end
 ---What is registered: rules, hooks, tools.
 ---@return { generation: integer, files: table, rules: table[], hooks: table, tools: table[], event_handlers: table[], warnings: table }
 function runtime:describe() end
+
+-- ---- the chat side (SPEC §6) -------------------------------------------------
+
+---@class toolgate.models
+---@field routes? table<string, string> task_weight -> model
+---@field default? string the model of a request that names none
+---@field fallback? table<string, string[]> model ("*": any) -> what to use while it is unavailable
+
+---@class toolgate.layer_ctx
+---@field session string
+---@field turn integer
+---@field model? string chat layers
+---@field project? string chat layers
+---@field request? table chat layers
+---@field tool? string tool layers
+---@field call_id? string tool layers
+---@field usage? {model?: string, input_tokens: integer, output_tokens: integer, cost: number} after_chat
+
+---@class toolgate.layer_spec
+---@field name? string for layer_error's where ("host")
+---@field before_chat? fun(ctx: toolgate.layer_ctx)
+---@field after_chat? fun(ctx: toolgate.layer_ctx, ok: boolean, err?: string)
+---@field before_tool? fun(ctx: toolgate.layer_ctx)
+---@field after_tool? fun(ctx: toolgate.layer_ctx, ok: boolean, err?: string)
+
+---@class toolgate.chat_request
+---@field session? string default: the runtime's
+---@field model? string the model the chat goes to
+---@field project? string what project-scoped budgets count
+---@field request? table what layers see as ctx.request
+
+---@class toolgate.usage
+---@field model? string default: the chat's
+---@field input_tokens? integer
+---@field output_tokens? integer
+---@field cost? number
+
+---@class toolgate.route_request
+---@field requested_model? string
+---@field task_weight? string
+---@field context? table
+---@field session? string
+
+---@class toolgate.progress_spec
+---@field id string unique among running items
+---@field label? string
+---@field kind? "indeterminate"|"determinate"|"steps" ("indeterminate")
+---@field total? number determinate and steps: > 0
+---@field on_cancel? fun(id: string) makes it cancellable
+
+---Sets the runtime's clock to ms (ms since the epoch) until set again; nil:
+---the system clock. Budgets, model availability and notification expiry
+---read it.
+---@param ms? integer
+function runtime:set_clock(ms) end
+
+---The runtime's clock, ms since the epoch.
+---@return integer
+function runtime:now() end
+
+---A user turn begins: the session's turn rises by one (from 1); calls of
+---the session carry it.
+---@param session? string
+---@return integer turn
+function runtime:turn_begin(session) end
+
+---The session's current turn (0 before the first).
+---@param session? string
+---@return integer
+function runtime:turn(session) end
+
+---A model call begins: runs the before_chat layers (host, then policies).
+---@param request? toolgate.chat_request
+---@return true? ok
+---@return string? err
+---@return string? code "EBUSY": the session has a chat open
+function runtime:chat_begin(request) end
+
+---The model call ended: records usage (budgets, alerts), runs the
+---after_chat layers.
+---@param ok boolean
+---@param err? string
+---@param usage? toolgate.usage
+---@param session? string
+---@return true? ok
+---@return string? err
+---@return string? code "ENOENT": no chat open
+function runtime:chat_end(ok, err, usage, session) end
+
+---Adds a host layer; returns its id. A layer that raises is logged (a
+---layer_error event) and skipped.
+---@param spec toolgate.layer_spec
+---@return integer id
+function runtime:layer(spec) end
+
+---@param id integer
+function runtime:remove_layer(id) end
+
+---Sets the routing table and fallbacks (nil clears them).
+---@param models? toolgate.models
+---@return true? ok
+---@return string? err
+---@return string? code
+function runtime:set_models(models) end
+
+---Routes a model request: the routing table, the policies' routing hooks
+---in order, the fallback. Returns the decision {requested_model,
+---selected_model, reason, task_weight, context, session, hooks, fallback?,
+---available}.
+---@param request toolgate.route_request
+---@return table? decision
+---@return string? err
+---@return string? code
+function runtime:route(request) end
+
+---Marks a model unavailable until until_ms (the runtime clock).
+---@param model string
+---@param until_ms integer
+---@return true? ok
+---@return string? err
+---@return string? code
+function runtime:model_unavailable(model, until_ms) end
+
+---A budget's status {name, spent, limit, percent, level, period,
+---period_start, resets_at, session?}.
+---@param name string
+---@param session? string
+---@return table? status
+---@return string? err
+---@return string? code "ENOENT"
+function runtime:budget_status(name, session) end
+
+---Every budget's status, in declaration order.
+---@return table[]
+function runtime:budgets() end
+
+---Shows a notification; returns its id.
+---@param level "info"|"success"|"warning"|"error"
+---@param title string
+---@param message? string
+---@param opts? {duration_ms?: integer, action?: {label: string, command?: string}}
+---@return integer? id
+---@return string? err
+---@return string? code
+function runtime:notify(level, title, message, opts) end
+
+---@param id integer
+---@return true? ok
+---@return string? err
+---@return string? code "ENOENT"
+function runtime:dismiss(id) end
+
+---The notifications, oldest first.
+---@return table[]
+function runtime:notifications() end
+
+---Calls fn(change, notification, list) on every change ("shown",
+---"dismissed", "expired", "dropped").
+---@param fn fun(change: string, notification: table, list: table[])
+---@return integer id
+function runtime:on_notification(fn) end
+
+---@param id integer
+function runtime:off_notification(id) end
+
+---Starts a progress item.
+---@param spec toolgate.progress_spec
+---@return true? ok
+---@return string? err
+---@return string? code "EEXIST", "EINVAL"
+function runtime:progress_start(spec) end
+
+---Moves an item (determinate: current of total; steps: the step number
+---and its label).
+---@param id string
+---@param current number
+---@param message? string
+---@return true? ok
+---@return string? err
+---@return string? code
+function runtime:progress_update(id, current, message) end
+
+---@param id string
+---@return true? ok
+---@return string? err
+---@return string? code
+function runtime:progress_done(id) end
+
+---@param id string
+---@param message? string
+---@return true? ok
+---@return string? err
+---@return string? code
+function runtime:progress_fail(id, message) end
+
+---Asks a cancellable item to stop (a call's item cancels the call).
+---@param id string
+---@return true? ok
+---@return string? err
+---@return string? code "ENOENT", "ENOTSUP"
+function runtime:progress_cancel(id) end
+
+---The running items, oldest first.
+---@return table[]
+function runtime:progress() end
+
+---Calls fn(change, item, list) on every change ("start", "update", "done",
+---"fail", "cancel").
+---@param fn fun(change: string, item: table, list: table[])
+---@return integer id
+function runtime:on_progress_change(fn) end
+
+---@param id integer
+function runtime:off_progress_change(id) end
 
 ---Cancels calls still running and frees the runtime (also done by the
 ---garbage collector, and by a <close> variable going out of scope).

@@ -188,6 +188,107 @@ function tg.json_encode(v) end
 ---@return string? err
 function tg.json_decode(s) end
 
+-- ---- the chat side (SPEC §6) ------------------------------------------------
+
+---What a chat layer is given (a table of its own for each layer).
+---@class tg.chat_ctx
+---@field session string
+---@field turn integer the session's turn (rises once per user turn)
+---@field model? string the model the chat goes to
+---@field project? string
+---@field request? table what the host passed as the chat's request
+---@field usage? tg.usage after_chat: what the model call cost
+
+---@class tg.usage
+---@field model? string
+---@field input_tokens integer
+---@field output_tokens integer
+---@field cost number
+
+---Registers a layer run before each model call (only while the file loads).
+---What it returns is ignored; one that raises or overruns is logged (a
+---layer_error event) and skipped.
+---@param fn fun(ctx: tg.chat_ctx)
+function tg.before_chat(fn) end
+
+---Registers a layer run after each model call, with ok and the error text.
+---@param fn fun(ctx: tg.chat_ctx, ok: boolean, err?: string)
+function tg.after_chat(fn) end
+
+---The decision a routing hook sees; it may change selected_model and
+---reason (other keys are read-only facts; a key it does not have is an
+---error).
+---@class tg.route_decision
+---@field requested_model? string
+---@field selected_model string
+---@field reason string
+---@field task_weight? string
+---@field context table
+---@field session string
+
+---Registers a routing hook (only while the file loads): run in
+---registration order after the routing table, before the fallback.
+---@param fn fun(decision: tg.route_decision): tg.route_decision?
+function tg.route_model(fn) end
+
+---@class tg.budget_thresholds
+---@field info? number fraction of the limit (0.50)
+---@field warning? number (0.75)
+---@field critical? number (0.90)
+---@field exceeded? number (1.00)
+
+---@class tg.budget_alert
+---@field budget string
+---@field level "info"|"warning"|"critical"|"exceeded"
+---@field threshold number
+---@field spent number
+---@field limit number
+---@field percent number
+---@field period "session"|"day"|"week"|"month"|"total"
+---@field period_start? integer ms since the epoch
+---@field resets_at? integer ms since the epoch
+---@field session? string
+---@field message string
+
+---@class tg.budget_spec
+---@field name string unique among the budgets
+---@field limit number in the currency usage is counted in
+---@field period "session"|"day"|"week"|"month"|"total" calendar periods roll in local time
+---@field scope? {session?: string, project?: string, model?: string} which usage counts (default: all)
+---@field thresholds? tg.budget_thresholds the levels to tell (the ones given replace the defaults)
+---@field on_alert? fun(alert: tg.budget_alert) told once per level per period
+---@field notify? boolean send a notification per alert (true)
+
+---Declares a budget (only while the file loads).
+---@param spec tg.budget_spec
+function tg.budget(spec) end
+
+---@class tg.budget_status
+---@field name string
+---@field spent number
+---@field limit number
+---@field percent number
+---@field level "ok"|"info"|"warning"|"critical"|"exceeded"
+---@field period string
+---@field period_start? integer
+---@field resets_at? integer
+---@field session? string
+
+---A budget's status now (session: for "session" budgets; default: the
+---runtime's). Raises for an unknown name.
+---@param name string
+---@param session? string
+---@return tg.budget_status
+function tg.budget_status(name, session) end
+
+---Shows a notification to the user; returns its id.
+---@param level "info"|"success"|"warning"|"error"
+---@param title string
+---@param message? string
+---@param opts? {duration_ms?: integer, action?: {label: string, command?: string}}
+---@return integer id
+function tg.notify(level, title, message, opts) end
+
 ---What a Lua tool's run gets besides its args.
 ---@class tg.ctx
 ---@field call_id string

@@ -1,0 +1,108 @@
+/*
+ * chat_layers.c — the policies' chat layers (chat.h): tg.before_chat(fn)
+ * and tg.after_chat(fn), in registration order. Each layer gets a table
+ * of its own, built inside its protected call (so the memory cap and the
+ * time limit cover building it too, and one layer cannot change what the
+ * next sees): fn(ctx) before, fn(ctx, ok, err) after, ctx = {session,
+ * turn, model?, project?, request?, usage?}. What a layer returns is
+ * ignored: layers observe; the chat goes on whatever they do.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "chat.h"
+#include "generation.h"
+#include "sandbox.h"
+#include "core/layers.h"
+#include "lua/luajson.h"
+
+typedef struct {
+  const tg_chat_fn *f;
+  const tg_layer_ctx *ctx;
+  int after;
+} layer_arg;
+
+static void set_str(lua_State *L, const char *k, const char *v) {
+  if (!v) return;
+  lua_pushstring(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void set_num(lua_State *L, const char *k, double v) {
+  lua_pushnumber(L, v);
+  lua_setfield(L, -2, k);
+}
+
+static void push_usage(lua_State *L, const tg_chat_usage *u) {
+  lua_createtable(L, 0, 4);
+  set_str(L, "model", u->model);
+  lua_pushinteger(L, (lua_Integer)u->input_tokens);
+  lua_setfield(L, -2, "input_tokens");
+  lua_pushinteger(L, (lua_Integer)u->output_tokens);
+  lua_setfield(L, -2, "output_tokens");
+  set_num(L, "cost", u->cost);
+}
+
+/* Pushes ctx as a table (inside the protected call). */
+static void push_ctx(lua_State *L, const tg_layer_ctx *c) {
+  lua_createtable(L, 0, 6);
+  set_str(L, "session", c->session);
+  lua_pushinteger(L, (lua_Integer)c->turn);
+  lua_setfield(L, -2, "turn");
+  set_str(L, "model", c->model);
+  set_str(L, "project", c->project);
+  if (c->request) {
+    if (tg__json_push(L, c->request) < 0)
+      luaL_error(L, "the chat request could not be given to the layer");
+    lua_setfield(L, -2, "request");
+  }
+  if (c->usage) {
+    push_usage(L, c->usage);
+    lua_setfield(L, -2, "usage");
+  }
+}
+
+/* The protected body: layer(ctx [, ok, err]). */
+static int run_layer(lua_State *L) {
+  layer_arg *a = lua_touserdata(L, 1);
+  lua_settop(L, 0);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, a->f->fn_ref);
+  push_ctx(L, a->ctx);
+  int n = 1;
+  if (a->after) {
+    lua_pushboolean(L, a->ctx->ok);
+    if (a->ctx->ok) lua_pushnil(L);
+    else lua_pushstring(L, a->ctx->error ? a->ctx->error : "");
+    n = 3;
+  }
+  lua_call(L, n, 0);
+  return 0;
+}
+
+static void report(tg_generation *g, const char *layer, const tg_chat_fn *f,
+                   const tg_layer_ctx *ctx) {
+  lua_State *L = g->L;
+  char what[400], msg[TG_ERRMSG];
+  snprintf(what, sizeof what, "%s layer defined at %s", layer, f->where);
+  if (!tg__sandbox_describe_stop(g->sb, what, msg, sizeof msg))
+    snprintf(msg, sizeof msg, "%s (in %s)",
+             lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                            : "(an error that is not a string)",
+             what);
+  lua_pop(L, 1);
+  tg__layer_error(g->core, g, layer, f->where, msg, ctx);
+}
+
+void tg__policy_chat_layers(tg_generation *g, int after,
+                            const tg_layer_ctx *ctx) {
+  const tg_chat_reg *c = g->chat;
+  size_t n = !c ? 0 : after ? c->nafter : c->nbefore;
+  const char *layer = after ? "after_chat" : "before_chat";
+  for (size_t i = 0; i < n; i++) {
+    const tg_chat_fn *f = after ? &c->after[i] : &c->before[i];
+    layer_arg a = {f, ctx, after};
+    lua_State *L = g->L;
+    lua_pushcfunction(L, run_layer);
+    lua_pushlightuserdata(L, &a);
+    if (tg__sandbox_pcall(g->sb, L, 1, 0) != LUA_OK) report(g, layer, f, ctx);
+  }
+}

@@ -829,7 +829,7 @@ TG_API int tg_digest_equal(const uint8_t *a, const uint8_t *b, size_t n);
  * cannot be used: corrupt, locked, unwritable, or from a newer toolgate. */
 
 /* The schema version this toolgate writes (PRAGMA user_version). */
-#define TG_DB_SCHEMA_VERSION 2
+#define TG_DB_SCHEMA_VERSION 3
 
 /* The default database path into buf: ${XDG_STATE_HOME:-$HOME/.local/
  * state}/toolgate/toolgate.db. Makes no folder. -ENOENT when neither
@@ -970,6 +970,71 @@ TG_API int tg_store_revoke(tg_store *st, int64_t id, char err[TG_ERRMSG]);
 /* Sums the usage records f selects (f may be NULL: all). */
 TG_API int tg_store_usage(tg_store *st, const tg_usage_filter *f,
                    tg_usage_total *out, char err[TG_ERRMSG]);
+
+/* ---- sessions, messages, search --------------------------------------
+ * A session is one conversation: an id, the project folder it ran in, a
+ * title, when it started and ended. Its messages (role, content, the
+ * tool calls the model asked for, as JSON) are recorded by the host.
+ * Messages and the audit's calls (tool, args, result) are indexed for
+ * full-text search (SQLite FTS5). On a runtime's store the writes go
+ * through its writer thread and these calls wait for their commit. */
+
+#define TG_SESSION_ID_MAX 129  /* an id is 1..128 bytes, no control char */
+
+typedef struct {
+  const char *id;             /* NULL: a new session with a fresh id; an
+                                 id: that one, made or resumed (its end
+                                 cleared, title kept unless given) */
+  const char *project;        /* its folder; NULL: the cwd */
+  const char *title;          /* NULL: none (or the one it has) */
+  int64_t started_ms;         /* 0: now */
+} tg_session_spec;
+
+/* Begins (or resumes) a session; its id into id. 0, or -EINVAL (a bad
+ * id or title), -EIO with err. */
+TG_API int tg_session_begin(tg_store *st, const tg_session_spec *s,
+                            char id[TG_SESSION_ID_MAX], char err[TG_ERRMSG]);
+/* Marks session id ended now. -ENOENT when there is no such session. */
+TG_API int tg_session_end(tg_store *st, const char *id, char err[TG_ERRMSG]);
+
+typedef struct {
+  const char *session;        /* required: a session begun before */
+  const char *role;           /* "system", "user", "assistant" or "tool" */
+  const char *content;        /* may be NULL (a message of tool calls) */
+  const struct cJSON *tool_calls; /* NULL, or any JSON (stored as text) */
+  int64_t ts_ms;              /* 0: now */
+} tg_message;
+
+#define TG_MESSAGE_MAX (16u << 20) /* content and tool_calls, bytes each */
+
+/* Records a message; returns its id (> 0). -ENOENT for an unknown
+ * session; -EINVAL for a bad role or content over TG_MESSAGE_MAX. */
+TG_API int64_t tg_message_record(tg_store *st, const tg_message *m,
+                                 char err[TG_ERRMSG]);
+
+/* Session id as JSON {id, project, title, started, ended, messages: [{id,
+ * role, content, tool_calls, ts}], calls: [audit records, as
+ * tg_store_audit]}, or NULL with err (-ENOENT-like "no session"). */
+TG_API struct cJSON *tg_store_session(tg_store *st, const char *id,
+                                      char err[TG_ERRMSG]);
+/* The sessions, latest first, as [{id, project, title, started, ended,
+ * messages}] (messages: their count); at most limit (0: 100). */
+TG_API struct cJSON *tg_store_sessions(tg_store *st, size_t limit,
+                                       char err[TG_ERRMSG]);
+
+typedef struct {
+  const char *query;          /* FTS5 query syntax: words, "phrases",
+                                 AND OR NOT, prefix*, column: filters */
+  const char *session;        /* NULL: every session */
+  size_t limit;               /* 0: 20 */
+} tg_search_filter;
+
+/* Full-text search over messages and calls, best first (bm25), into *out:
+ * [{kind: "message"|"call", id, session, role?|tool?, call_id?, snippet,
+ * score, ts}]; snippet marks the matches with [ and ]. -EINVAL with err
+ * for a query FTS5 cannot parse; -EIO for others. */
+TG_API int tg_store_search(tg_store *st, const tg_search_filter *f,
+                           struct cJSON **out, char err[TG_ERRMSG]);
 
 #ifdef __cplusplus
 }

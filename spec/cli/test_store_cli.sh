@@ -300,5 +300,42 @@ else
   echo "skip the tty prompt (python3 has no pty module)"
 fi
 
+# ---- toolgate search: messages and calls, full text -------------------
+SDB=$WORK/search.db
+run call echo '{"note":"the walrus sleeps"}' "${P[@]}" --db "$SDB" --session walrus-s
+expect "a call to search for" 0
+# messages as a host records them (the triggers keep the index in step)
+sqlite3 "$SDB" "INSERT INTO sessions (id, project, title, started) VALUES
+  ('walrus-s', '$WORK', 'walruses', 1700000000000);
+  INSERT INTO messages (session, role, content, ts) VALUES
+  ('walrus-s', 'user', 'do walrus walrus sleep in water? $(printf '\033[2J')', 1700000000001),
+  ('walrus-s', 'assistant', 'let me look', 1700000000002);" ||
+  fail "messages inserted" "sqlite3 failed"
+run search walrus --db "$SDB"
+expect "search finds messages and calls" 0 "[walrus]"
+if grep -q $'\033\\[2J' "$WORK/stdout"; then
+  fail "search shows no control characters" "$OUT"
+else pass "search shows no control characters"; fi
+run search walrus --db "$SDB" --json
+json_ok "search --json: both kinds, bm25 order, snippets" \
+  'len(objs) == 2 and {o["kind"] for o in objs} == {"message", "call"}
+   and objs[0]["score"] <= objs[1]["score"] and all("[walrus]" in o["snippet"] for o in objs)'
+run search walrus --db "$SDB" --json --limit 1
+json_ok "search --limit" 'len(objs) == 1'
+run search 'tool:echo' --db "$SDB" --json
+json_ok "search a column: calls by tool" 'len(objs) == 1 and objs[0]["tool"] == "echo"'
+run search walrus --db "$SDB" --session other
+expect "search --session: nothing elsewhere (exit 1)" 1 "nothing matches"
+run search '"unbalanced' --db "$SDB"
+expect "bad FTS syntax: exit 2, a clear error" 2 "bad search query"
+run search 'nosuch: x' --db "$SDB"
+expect "an unknown column: exit 2" 2 "bad search query"
+run search walrus --db "$SDB" --limit 0
+expect "search --limit 0 is refused" 2 "--limit"
+run search --db "$SDB"
+expect "search without a query" 2
+run search walrus --db "$WORK/none.db"
+expect "search in a missing file" 2 "no such file"
+
 echo "$((checks - failed))/$checks checks passed"
 [ "$failed" -eq 0 ]

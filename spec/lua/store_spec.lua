@@ -211,3 +211,58 @@ describe("storage: the usage ledger", function()
     assert.has_error(function() rt:record_usage { model = "m", tokens = 1 } end)
   end)
 end)
+
+describe("storage: sessions, messages and search", function()
+  after_each(H.cleanup)
+
+  it("records a conversation and finds it, and its calls, by full text", function()
+    local rt = H.runtime(POLICY, { db = ":memory:", approve = "deny", session = "conv" })
+    local id = assert(rt:session { id = "conv", title = "otters", project = "." })
+    assert.are.equal("conv", id)
+    local fresh = assert(rt:session {})
+    assert.is_true(H.has(fresh, "s-"), fresh)
+    assert(rt:message { session = "conv", role = "user", content = "tell me about otters" })
+    local mid = assert(rt:message { session = "conv", role = "assistant",
+      content = "calling echo", tool_calls = { { name = "echo", args = { greet = "otter" } } } })
+    assert.is_true(math.type(mid) == "integer")
+    H.call(rt, "echo", { greet = "sea otters hold hands" })
+    local hits = assert(rt:search "otters")
+    assert.are.equal(2, #hits)
+    local kinds = {}
+    for _, h in ipairs(hits) do kinds[h.kind] = h end
+    assert.are.equal("user", kinds.message.role)
+    assert.are.equal("echo", kinds.call.tool)
+    assert.is_true(H.has(kinds.call.snippet, "[otters]"), kinds.call.snippet)
+    assert.are.equal(1, #rt:search("otters", { limit = 1 }))
+    assert.are.equal(0, #rt:search("otters", { session = fresh }))
+    local sessions = assert(rt:sessions())
+    assert.are.equal(2, #sessions)
+    assert(rt:end_session "conv")
+    -- hostile: bad FTS syntax, unknown session, bad role, wrong types
+    local none, err, code = rt:search '"unbalanced'
+    assert.is_nil(none)
+    assert.is_true(H.has(err, "bad search query"), err)
+    assert.are.equal("EINVAL", code)
+    none, err, code = rt:message { session = "nobody", role = "user", content = "x" }
+    assert.is_nil(none)
+    assert.are.equal("ENOENT", code)
+    none, err, code = rt:end_session "nobody"
+    assert.are.equal("ENOENT", code)
+    none, err, code = rt:message { session = "conv", role = "robot" }
+    assert.are.equal("EINVAL", code)
+    assert.has_error(function() rt:message { session = "conv", role = "user", content = 5 } end)
+    assert.has_error(function() rt:message { session = "conv", role = "user", bogus = 1 } end)
+    assert.has_error(function() rt:session { id = {} } end)
+    assert.has_error(function() rt:session { id = "a\0b" } end)
+    none, err, code = rt:session { id = "a\nb" }
+    assert.is_nil(none)
+    assert.are.equal("EINVAL", code)
+  end)
+
+  it("is off with db = false", function()
+    local rt = H.runtime(POLICY, { approve = "deny" })
+    local ok, _, code = rt:session {}
+    assert.is_nil(ok)
+    assert.are.equal("ENOTSUP", code)
+  end)
+end)

@@ -15,6 +15,7 @@ int cmd_test(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_approvals(int argc, char **argv);
+int cmd_search(int argc, char **argv);
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -26,5 +27,6 @@ extern const char cmd_test_usage[];
 extern const char cmd_serve_usage[];
 extern const char cmd_log_usage[];
 extern const char cmd_approvals_usage[];
+extern const char cmd_search_usage[];
 
 #endif

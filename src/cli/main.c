@@ -34,6 +34,8 @@ static const cli_command commands[] = {
      "show the audit trail: recent calls, or follow them live"},
     {"approvals", cmd_approvals, cmd_approvals_usage,
      "list, revoke or grant remembered approvals"},
+    {"search", cmd_search, cmd_search_usage,
+     "search the recorded messages and calls (full text)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -97,8 +97,56 @@ static const char step2[] =
     " cost REAL NOT NULL DEFAULT 0);"
     "CREATE INDEX usage_ts ON usage(ts);";
 
+/* Version 3: sessions and their messages, and full-text search (FTS5,
+ * external content: the index holds no second copy of the text) over the
+ * messages and over the calls' tool, args and result, kept in step by
+ * triggers; the calls already recorded are indexed by the upgrade
+ * ('rebuild'). */
+static const char step3[] =
+    "CREATE TABLE sessions ("
+    " id TEXT PRIMARY KEY,"
+    " project TEXT,"
+    " title TEXT,"
+    " started INTEGER NOT NULL,"
+    " ended INTEGER);"
+    "CREATE TABLE messages ("
+    " id INTEGER PRIMARY KEY,"
+    " session TEXT NOT NULL REFERENCES sessions(id),"
+    " role TEXT NOT NULL,"
+    " content TEXT,"
+    " tool_calls TEXT,"
+    " ts INTEGER NOT NULL);"
+    "CREATE INDEX messages_session ON messages(session, id);"
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(content, tool_calls,"
+    " content='messages', content_rowid='id');"
+    "CREATE TRIGGER messages_fts_i AFTER INSERT ON messages BEGIN"
+    " INSERT INTO messages_fts(rowid, content, tool_calls)"
+    " VALUES (new.id, new.content, new.tool_calls); END;"
+    "CREATE TRIGGER messages_fts_d AFTER DELETE ON messages BEGIN"
+    " INSERT INTO messages_fts(messages_fts, rowid, content, tool_calls)"
+    " VALUES ('delete', old.id, old.content, old.tool_calls); END;"
+    "CREATE TRIGGER messages_fts_u AFTER UPDATE ON messages BEGIN"
+    " INSERT INTO messages_fts(messages_fts, rowid, content, tool_calls)"
+    " VALUES ('delete', old.id, old.content, old.tool_calls);"
+    " INSERT INTO messages_fts(rowid, content, tool_calls)"
+    " VALUES (new.id, new.content, new.tool_calls); END;"
+    "CREATE VIRTUAL TABLE calls_fts USING fts5(tool, args, result,"
+    " content='calls', content_rowid='id');"
+    "CREATE TRIGGER calls_fts_i AFTER INSERT ON calls BEGIN"
+    " INSERT INTO calls_fts(rowid, tool, args, result)"
+    " VALUES (new.id, new.tool, new.args, new.result); END;"
+    "CREATE TRIGGER calls_fts_d AFTER DELETE ON calls BEGIN"
+    " INSERT INTO calls_fts(calls_fts, rowid, tool, args, result)"
+    " VALUES ('delete', old.id, old.tool, old.args, old.result); END;"
+    "CREATE TRIGGER calls_fts_u AFTER UPDATE ON calls BEGIN"
+    " INSERT INTO calls_fts(calls_fts, rowid, tool, args, result)"
+    " VALUES ('delete', old.id, old.tool, old.args, old.result);"
+    " INSERT INTO calls_fts(rowid, tool, args, result)"
+    " VALUES (new.id, new.tool, new.args, new.result); END;"
+    "INSERT INTO calls_fts(calls_fts) VALUES ('rebuild');";
+
 static const char *const steps[TG_DB_SCHEMA_VERSION + 1] = {NULL, step1,
-                                                            step2};
+                                                            step2, step3};
 
 static int int_pragma(sqlite3 *db, const char *sql, int *out) {
   sqlite3_stmt *st = NULL;

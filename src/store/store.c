@@ -154,7 +154,7 @@ nomem:
 
 /* A runtime's store first writes what its runtime queued (a host reads
  * its own writes) and takes in approvals others changed. */
-static int flushed(tg_store *st, char err[TG_ERRMSG]) {
+int tg__store_flushed(tg_store *st, char err[TG_ERRMSG]) {
   if (!st->w || tg__writer_flush(st->w) == 0) return 0;
   tg__errf(err, TG_ERRMSG, "out of memory");
   return -ENOMEM;
@@ -162,17 +162,17 @@ static int flushed(tg_store *st, char err[TG_ERRMSG]) {
 
 cJSON *tg_store_audit(tg_store *st, const tg_audit_filter *f,
                       char err[TG_ERRMSG]) {
-  return flushed(st, err) < 0 ? NULL : tg__audit_query(st->db, f, err);
+  return tg__store_flushed(st, err) < 0 ? NULL : tg__audit_query(st->db, f, err);
 }
 
 cJSON *tg_store_approvals(tg_store *st, int all, char err[TG_ERRMSG]) {
-  return flushed(st, err) < 0 ? NULL
+  return tg__store_flushed(st, err) < 0 ? NULL
                               : tg__approvals_query(st->db, all, now_ms(), err);
 }
 
 int tg_store_usage(tg_store *st, const tg_usage_filter *f,
                    tg_usage_total *out, char err[TG_ERRMSG]) {
-  int rc = flushed(st, err);
+  int rc = tg__store_flushed(st, err);
   return rc < 0 ? rc : tg__usage_sum(st->db, f, now_ms(), out, err);
 }
 
@@ -185,6 +185,9 @@ static int run_now(tg_store *st, tg_job *j, char err[TG_ERRMSG]) {
     tg__writer_job(st->w, j);
     tg__writer_wait(st->w, j);
     rc = j->rc;
+  } else if (j->kind == TG_JOB_CALL) {
+    j->id = j->fn(st->db, j->fn_arg, j->err, sizeof j->err);
+    rc = j->id < 0 ? (int)j->id : 0;
   } else if (j->kind == TG_JOB_GRANT) {
     j->id = tg__approval_insert(st->db, &j->approval, j->by, j->now_ms,
                                 j->err, sizeof j->err);
@@ -193,6 +196,23 @@ static int run_now(tg_store *st, tg_job *j, char err[TG_ERRMSG]) {
     rc = tg__approval_revoke(st->db, j->id, j->now_ms, j->err, sizeof j->err);
   }
   if (rc < 0) tg__errf(err, TG_ERRMSG, "%s", j->err);
+  return rc;
+}
+
+int64_t tg__store_write(tg_store *st, tg_job_fn fn, void *arg,
+                        char err[TG_ERRMSG]) {
+  tg_job *j = calloc(1, sizeof *j);
+  if (!j) {
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return -ENOMEM;
+  }
+  j->kind = TG_JOB_CALL;
+  j->fn = fn;
+  j->fn_arg = arg;
+  j->now_ms = now_ms();
+  int64_t rc = run_now(st, j, err);
+  if (rc == 0) rc = j->id;
+  tg__job_free(j);
   return rc;
 }
 

@@ -1036,6 +1036,37 @@ typedef struct {
 TG_API int tg_store_search(tg_store *st, const tg_search_filter *f,
                            struct cJSON **out, char err[TG_ERRMSG]);
 
+/* ---- export and import of a session ------------------------------------ */
+
+typedef enum {
+  TG_EXPORT_JSON,             /* lossless: {format: "toolgate-session",
+                                 version: 1, session, messages, calls}
+                                 (the rows' own ids left out) */
+  TG_EXPORT_MARKDOWN,         /* for a terminal or a forge */
+  TG_EXPORT_HTML              /* one self-contained page, no script */
+} tg_export_format;
+
+/* Session id as text in format (malloc'd: free() it), or NULL with err. */
+TG_API char *tg_store_export(tg_store *st, const char *session,
+                             tg_export_format format, char err[TG_ERRMSG]);
+
+#define TG_IMPORT_MAX (256u << 20) /* bytes of an export file */
+
+typedef struct {
+  char session[TG_SESSION_ID_MAX]; /* the id it was stored under */
+  int renamed;                /* 1: the file had that id: a fresh one */
+  int64_t messages, calls;    /* how many were stored */
+  struct cJSON *skipped;      /* what was not read: ["$.calls[2].x
+                                 (unknown key)", ...]; cJSON_Delete it */
+} tg_import_report;
+
+/* Stores the session of a JSON export (text, len bytes): all of it in one
+ * transaction, or nothing. -EINVAL with err naming the place for a file
+ * that is not an export, of an unknown version, or with a wrong type, a
+ * value out of range, a duplicate key or a string too long; -EIO. */
+TG_API int tg_store_import(tg_store *st, const char *text, size_t len,
+                           tg_import_report *rep, char err[TG_ERRMSG]);
+
 #ifdef __cplusplus
 }
 #endif

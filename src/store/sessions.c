@@ -64,7 +64,7 @@ static int known_role(const char *r) {
 }
 
 /* A fresh id: "s-" and 16 random hex digits (urandom, else time and pid). */
-static void fresh_id(char id[TG_SESSION_ID_MAX]) {
+void tg__session_fresh_id(char id[TG_SESSION_ID_MAX]) {
   unsigned char b[8];
   int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
   ssize_t got = fd >= 0 ? read(fd, b, sizeof b) : -1;
@@ -123,7 +123,7 @@ int tg_session_begin(tg_store *st, const tg_session_spec *s,
   char *project = tg__project_dir(s->project, err);
   if (!project) return -EINVAL;
   if (s->id) snprintf(id, TG_SESSION_ID_MAX, "%s", s->id);
-  else fresh_id(id);
+  else tg__session_fresh_id(id);
   session_w w = {id, project, s->title, s->started_ms ? s->started_ms
                                                       : now_ms(), 0};
   int64_t rc = tg__store_write(st, session_upsert, &w, err);

@@ -194,5 +194,15 @@ int tg__store_flushed(tg_store *st, char err[TG_ERRMSG]);
 /* A SAVEPOINT around several writes: begin, then end(ok). */
 int tg__savepoint(sqlite3 *db, char *err, size_t errlen);
 int tg__savepoint_end(sqlite3 *db, int ok);
+/* A fresh session id: "s-" and 16 random hex digits. */
+void tg__session_fresh_id(char id[TG_SESSION_ID_MAX]);
+
+/* ---- export.c, render.c: a session as one document -------------------- */
+
+/* {format, version, session, messages, calls} without the rows' ids. */
+cJSON *tg__session_doc(tg_store *st, const char *id, char err[TG_ERRMSG]);
+/* The document as Markdown / one HTML page (malloc'd; NULL: no memory). */
+char *tg__render_markdown(const cJSON *doc);
+char *tg__render_html(const cJSON *doc);
 
 #endif

@@ -214,7 +214,7 @@ static void html_calls(FILE *f, const cJSON *calls) {
     fprintf(f, "<td class=\"status %s\">", st && strspn(st, "abcdefghijklmnopqrstuvwxyz") == strlen(st) ? st : "");
     esc(f, st ? st : "-");
     fputs("</td>", f);
-    fputs("<td class=\"error\">", f);
+    fputs(str(e, "code") ? "<td class=\"error\">" : "<td>", f);
     esc(f, str(e, "code") ? str(e, "code") : "-");
     if (str(e, "message")) fputs(": ", f), esc(f, str(e, "message"));
     fputs("</td>", f);

@@ -1067,6 +1067,52 @@ typedef struct {
 TG_API int tg_store_import(tg_store *st, const char *text, size_t len,
                            tg_import_report *rep, char err[TG_ERRMSG]);
 
+/* ---- memory ------------------------------------------------------------
+ * What a host or a policy asks to keep (a fact, a preference, a summary),
+ * found again by full-text relevance. A memory of scope "session" is seen
+ * by that session only; one of scope "project" by every session of that
+ * project (a folder, by its real path), never by another project. */
+typedef struct {
+  const char *kind;           /* required: "fact", "preference", ... */
+  const char *content;        /* required, at most TG_MESSAGE_MAX bytes */
+  const struct cJSON *metadata; /* NULL, or any JSON */
+  const char *scope;          /* "session" (NULL) or "project" */
+  const char *session;        /* scope session: required */
+  const char *project;        /* scope project: the folder; NULL: the cwd */
+} tg_memory;
+
+/* Stores a memory; its id (> 0), or -EINVAL / -EIO with err. */
+TG_API int64_t tg_memory_record(tg_store *st, const tg_memory *m,
+                                char err[TG_ERRMSG]);
+
+typedef struct {
+  const char *query;          /* words: any may match (they are taken as
+                                 words, never as FTS5 syntax) */
+  const char *scope;          /* NULL: both the session's and the
+                                 project's; "session"; "project" */
+  const char *session;        /* whose session memories (NULL: none) */
+  const char *project;        /* whose project memories; NULL: the cwd */
+  size_t limit;               /* 0: 10 */
+  double min_score;           /* only hits scoring at least this (score =
+                                 -bm25: higher is better); 0: any */
+  size_t max_tokens;          /* leave out what would take the contents
+                                 past about this many tokens (4 bytes
+                                 each); 0: no cap */
+} tg_recall_filter;
+
+/* The best memories for f->query, best first: [{id, kind, content,
+ * metadata, scope, session, project, created, score}]. NULL with err. */
+TG_API struct cJSON *tg_memory_recall(tg_store *st, const tg_recall_filter *f,
+                                      char err[TG_ERRMSG]);
+/* The same on a runtime's store, the session and project left NULL being
+ * the runtime's (tg_config.session, tg_config.project): what policies'
+ * tg.memory does. -ENOTSUP / NULL with err when storage is off. */
+TG_API int64_t tg_runtime_remember(tg_runtime *rt, const tg_memory *m,
+                                   char err[TG_ERRMSG]);
+TG_API struct cJSON *tg_runtime_recall(tg_runtime *rt,
+                                       const tg_recall_filter *f,
+                                       char err[TG_ERRMSG]);
+
 #ifdef __cplusplus
 }
 #endif

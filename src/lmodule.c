@@ -2005,6 +2005,63 @@ static int l_search(lua_State *L) {
   return push_json_result(L, hits, err);
 }
 
+static const char *const remember_opt_names[] = {
+    "kind", "content", "metadata", "scope", "session", "project", NULL};
+
+/* rt:remember{kind, content, metadata, scope, session, project} -> id |
+ * nil, err, code */
+static int l_remember(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  const char *fn = "rt:remember";
+  luaL_checktype(L, 2, LUA_TTABLE);
+  int o = copy_opts(L, 2, fn, remember_opt_names);
+  tg_memory m = {sopt_str(L, o, fn, "kind"), sopt_str(L, o, fn, "content"),
+                 NULL, sopt_str(L, o, fn, "scope"),
+                 sopt_str(L, o, fn, "session"), sopt_str(L, o, fn, "project")};
+  char err[TG_ERRMSG] = "", why[TG_ERRMSG - 32], code[32];
+  json_box *box = new_box(L);
+  if (get_opt(L, o, "metadata") != LUA_TNIL) {
+    box->j[0] = tg__json_from_lua_max(L, lua_gettop(L), TG_MESSAGE_MAX, why,
+                                      sizeof why);
+    if (!box->j[0]) return luaL_error(L, "%s: 'metadata': %s", fn, why);
+  }
+  m.metadata = box->j[0];
+  int64_t id = tg_runtime_remember(r->rt, &m, err);
+  box_clear(box);
+  if (id < 0) return fail(L, err, errno_name((int)id, code, sizeof code));
+  lua_pushinteger(L, (lua_Integer)id);
+  return 1;
+}
+
+/* rt:recall(query, {scope, session, project, limit, min_score,
+ * max_tokens}) -> memories | nil, err, code */
+static int l_recall(lua_State *L) {
+  lrt *r = check_rt(L, 1);
+  const char *fn = "rt:recall";
+  static const char *const names[] = {"scope", "session", "project", "limit",
+                                      "min_score", "max_tokens", NULL};
+  tg_recall_filter f = {tg__checknonul(L, 2, fn, "the query"), NULL, NULL,
+                        NULL, 0, 0, 0};
+  int o = copy_opts(L, 3, fn, names);
+  f.scope = sopt_str(L, o, fn, "scope");
+  f.session = sopt_str(L, o, fn, "session");
+  f.project = sopt_str(L, o, fn, "project");
+  f.limit = (size_t)sopt_int(L, o, fn, "limit", 0);
+  if (get_opt(L, o, "min_score") != LUA_TNIL) {
+    int ok = 0;
+    f.min_score = lua_tonumberx(L, -1, &ok);
+    if (!ok || !(f.min_score >= 0 && f.min_score < HUGE_VAL))
+      return luaL_error(L, "%s: 'min_score' must be a number >= 0", fn);
+  }
+  lua_pop(L, 1);
+  f.max_tokens = (size_t)sopt_int(L, o, fn, "max_tokens", 0);
+  if (!tg_runtime_store(r->rt)) return store_of(L, r), 3;
+  char err[TG_ERRMSG] = "";
+  cJSON *hits = tg_runtime_recall(r->rt, &f, err);
+  if (!hits) return fail(L, err, "EINVAL");
+  return push_json_result(L, hits, err);
+}
+
 /* rt:db() -> the database's path, or nil when storage is off */
 static int l_db(lua_State *L) {
   lrt *r = check_rt(L, 1);
@@ -2032,6 +2089,7 @@ static const luaL_Reg rt_methods[] = {
     {"session", l_session},     {"end_session", l_end_session},
     {"message", l_message},     {"sessions", l_sessions},
     {"search", l_search},
+    {"remember", l_remember},   {"recall", l_recall},
     {"db", l_db},
     {"close", l_close},         {NULL, NULL}};
 

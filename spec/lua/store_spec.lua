@@ -266,3 +266,75 @@ describe("storage: sessions, messages and search", function()
     assert.are.equal("ENOTSUP", code)
   end)
 end)
+
+describe("storage: memory", function()
+  after_each(H.cleanup)
+
+  local MEMORY_POLICY = [[
+local tg = require "toolgate"
+tg.tool { name = "note", run = function(args)
+  local id, err, code = tg.memory.record { kind = "note", content = args.text,
+    scope = args.scope, metadata = { by = "policy" } }
+  return { id = id, err = err, code = code }
+end }
+tg.tool { name = "ask", run = function(args)
+  local got, err = tg.memory.recall(args.q, { scope = args.scope, limit = args.limit })
+  if not got then return { err = err } end
+  local out = {}
+  for i, m in ipairs(got) do out[i] = m.content end
+  return { found = out, first_meta = got[1] and got[1].metadata }
+end }
+tg.tool { name = "bad", run = function(args)
+  return tg.memory.record { kind = "k", content = "c", colour = "red" }
+end }
+]]
+
+  it("policies and the host remember and recall, a project's across its sessions", function()
+    local db = H.tmpdir() .. "/m.db"
+    local p1, p2 = H.tmpdir(), H.tmpdir()
+    local a = H.runtime(MEMORY_POLICY, { db = db, session = "a", project = p1, default_verdict = "allow" })
+    local b = H.runtime(MEMORY_POLICY, { db = db, session = "b", project = p1, default_verdict = "allow" })
+    local c = H.runtime(MEMORY_POLICY, { db = db, session = "c", project = p2, default_verdict = "allow" })
+    local o = H.call(a, "note", { text = "deploys go through the staging cluster", scope = "project" })
+    assert.are.equal("ok", o.status)
+    assert.is_true(o.result.id > 0)
+    H.call(a, "note", { text = "this session prefers staging logs" })
+    assert(a:remember { kind = "fact", content = "staging runs on Fridays", scope = "project" })
+    -- b: the same project, another session
+    local got = H.call(b, "ask", { q = "staging?" }).result
+    assert.are.equal(2, #got.found)
+    for _, text in ipairs(got.found) do
+      assert.is_nil(text:find("this session"), text)
+    end
+    -- a: its own session's too
+    assert.are.equal(3, #H.call(a, "ask", { q = "staging" }).result.found)
+    assert.are.equal(1, #H.call(a, "ask", { q = "staging", scope = "session" }).result.found)
+    -- c: another project: nothing
+    assert.are.equal(0, #H.call(c, "ask", { q = "staging" }).result.found)
+    -- the host's recall, with metadata back as a table
+    local hits = assert(a:recall("staging cluster", { limit = 1 }))
+    assert.are.equal(1, #hits)
+    assert.are.equal("deploys go through the staging cluster", hits[1].content)
+    assert.are.same({ by = "policy" }, hits[1].metadata)
+    assert.is_true(hits[1].score > 0)
+    -- hostile
+    local bad = H.call(a, "bad", {})
+    assert.are.equal("error", bad.status)
+    assert.is_true(H.has(bad.error.message, "colour"), bad.error.message)
+    local r = H.call(a, "note", { text = "x", scope = "galaxy" }).result
+    assert.are.equal("EINVAL", r.code)
+    assert.has_error(function() a:remember { kind = "k", content = 5 } end)
+    local none, err, code = a:remember { kind = "", content = "x" }
+    assert.is_nil(none)
+    assert.are.equal("EINVAL", code)
+  end)
+
+  it("says storage is off with db = false", function()
+    local rt = H.runtime(MEMORY_POLICY, { default_verdict = "allow" })
+    local r = H.call(rt, "note", { text = "x" }).result
+    assert.are.equal("ENOTSUP", r.code)
+    local ok, _, code = rt:recall "x"
+    assert.is_nil(ok)
+    assert.are.equal("ENOTSUP", code)
+  end)
+end)

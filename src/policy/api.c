@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api_changes.h"
+#include "api_memory.h"
 #include "generation.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
@@ -537,6 +538,8 @@ void tg__policy_api_open(tg_generation *g) {
   lua_setfield(L, -2, "null");
   lua_pushnumber(L, (lua_Number)g->number);
   lua_setfield(L, -2, "generation");
+  tg__policy_memory_open(L, g);                  /* api_memory.c */
+  lua_setfield(L, -2, "memory");
   lua_pushstring(L, TG_VERSION);
   lua_setfield(L, -2, "version");
   lua_getglobal(L, "package");

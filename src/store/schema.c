@@ -97,7 +97,7 @@ static const char step2[] =
     " cost REAL NOT NULL DEFAULT 0);"
     "CREATE INDEX usage_ts ON usage(ts);";
 
-/* Version 3: sessions and their messages, and full-text search (FTS5,
+/* Version 3: sessions and their messages, memories, and full-text search (FTS5,
  * external content: the index holds no second copy of the text) over the
  * messages and over the calls' tool, args and result, kept in step by
  * triggers; the calls already recorded are indexed by the upgrade
@@ -143,7 +143,32 @@ static const char step3[] =
     " VALUES ('delete', old.id, old.tool, old.args, old.result);"
     " INSERT INTO calls_fts(rowid, tool, args, result)"
     " VALUES (new.id, new.tool, new.args, new.result); END;"
-    "INSERT INTO calls_fts(calls_fts) VALUES ('rebuild');";
+    "INSERT INTO calls_fts(calls_fts) VALUES ('rebuild');"
+    /* memories: what a host or a policy asks to keep, for one session or
+     * for every session of one project (memory.c) */
+    "CREATE TABLE memories ("
+    " id INTEGER PRIMARY KEY,"
+    " kind TEXT NOT NULL,"
+    " content TEXT NOT NULL,"
+    " metadata TEXT,"
+    " scope TEXT NOT NULL CHECK (scope IN ('session', 'project')),"
+    " session TEXT,"
+    " project TEXT,"
+    " created INTEGER NOT NULL);"
+    "CREATE INDEX memories_place ON memories(scope, project, session);"
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(kind, content,"
+    " content='memories', content_rowid='id');"
+    "CREATE TRIGGER memories_fts_i AFTER INSERT ON memories BEGIN"
+    " INSERT INTO memories_fts(rowid, kind, content)"
+    " VALUES (new.id, new.kind, new.content); END;"
+    "CREATE TRIGGER memories_fts_d AFTER DELETE ON memories BEGIN"
+    " INSERT INTO memories_fts(memories_fts, rowid, kind, content)"
+    " VALUES ('delete', old.id, old.kind, old.content); END;"
+    "CREATE TRIGGER memories_fts_u AFTER UPDATE ON memories BEGIN"
+    " INSERT INTO memories_fts(memories_fts, rowid, kind, content)"
+    " VALUES ('delete', old.id, old.kind, old.content);"
+    " INSERT INTO memories_fts(rowid, kind, content)"
+    " VALUES (new.id, new.kind, new.content); END;";
 
 static const char *const steps[TG_DB_SCHEMA_VERSION + 1] = {NULL, step1,
                                                             step2, step3};

@@ -126,8 +126,26 @@ static int sink_add(void *ud, const tg_approval *a, const char *call_id,
   return 0;
 }
 
+/* A policy's memory: the runtime's session and project unless given. */
+static int64_t sink_remember(void *ud, const tg_memory *m, char *err) {
+  tg_store *st = ud;
+  tg_memory c = *m;
+  if (!c.session) c.session = st->core->cfg.session;
+  if (!c.project) c.project = st->core->cfg.project;
+  return tg_memory_record(st, &c, err);
+}
+
+static cJSON *sink_recall(void *ud, const tg_recall_filter *f, char *err) {
+  tg_store *st = ud;
+  tg_recall_filter c = *f;
+  if (!c.session) c.session = st->core->cfg.session;
+  if (!c.project) c.project = st->core->cfg.project;
+  return tg_memory_recall(st, &c, err);
+}
+
 void tg__store_sink(tg_store *st, tg_sink *out) {
-  *out = (tg_sink){st, sink_audit, sink_find, sink_add};
+  *out = (tg_sink){st, sink_audit, sink_find, sink_add, sink_remember,
+                   sink_recall};
 }
 
 int tg__store_record_usage(tg_store *st, const tg_usage *u,

@@ -369,6 +369,24 @@ function runtime:sessions(opts) end
 ---@return string? code "EINVAL" for a query FTS5 cannot parse
 function runtime:search(query, opts) end
 
+---Remembers something for a session (scope "session", default: the
+---runtime's) or for every session of a project (scope "project", default:
+---the runtime's project); returns its id.
+---@param m {kind: string, content: string, metadata?: any, scope?: "session"|"project", session?: string, project?: string}
+---@return integer? id
+---@return string? err
+---@return string? code
+function runtime:remember(m) end
+
+---The memories most relevant to query (taken as words), best first:
+---{id, kind, content, metadata, scope, session, project, created, score}.
+---@param query string
+---@param opts? {scope?: "session"|"project", session?: string, project?: string, limit?: integer, min_score?: number, max_tokens?: integer}
+---@return table[]? memories
+---@return string? err
+---@return string? code
+function runtime:recall(query, opts) end
+
 ---The database's path (":memory:"), or nil when storage is off.
 ---@return string?
 function runtime:db() end

@@ -1113,6 +1113,17 @@ TG_API struct cJSON *tg_runtime_recall(tg_runtime *rt,
                                        const tg_recall_filter *f,
                                        char err[TG_ERRMSG]);
 
+/* ---- redaction ------------------------------------------------------------
+ * Every string about to leave the runtime — events, audit rows, stored
+ * messages and memories, exports — first goes through the built-in masks
+ * (AWS access key ids AKIA..., GitHub tokens ghp_..., bearer tokens,
+ * -----BEGIN ... PRIVATE KEY----- blocks), then the host's redactor, then
+ * the policies' (tg.redact). A redactor returns NULL to keep s, or a
+ * malloc'd replacement the runtime frees. On the loop thread. */
+typedef char *(*tg_redactor_fn)(void *ud, const char *s);
+/* Sets (fn NULL: removes) the host's redactor. */
+TG_API void tg_runtime_set_redactor(tg_runtime *rt, tg_redactor_fn fn, void *ud);
+
 #ifdef __cplusplus
 }
 #endif

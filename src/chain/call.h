@@ -133,6 +133,10 @@ struct tg_call {
   double duration_ms;            /* start to the end of the chain */
   tg_audit_rec audit;            /* handed to the store at the end; the
                                     call waits for it to be committed */
+  /* the audit's redacted copies, when something had to be masked */
+  cJSON *red_args, *red_result, *red_hooks;
+  char *red_reason;
+  tg_err red_error;
 };
 
 #define TG_MAX_CALL_DEPTH 8

@@ -15,7 +15,6 @@
 #include "commands.h"
 #include "options.h"
 #include "output.h"
-#include "base/regular_file.h"
 
 const char cmd_export_usage[] =
     "usage: toolgate export SESSION [options]\n"
@@ -137,11 +136,24 @@ int cmd_export(int argc, char **argv) {
 
 /* The whole regular file at path (at most TG_IMPORT_MAX bytes). */
 static char *read_all(const char *path, size_t *len) {
-  const char *kind = NULL;
-  int fd = tg__open_regular(path, &kind);
-  if (fd < 0) {
-    cli_error("import: %s: %s", path, fd == TG_NOT_REGULAR
-                                          ? kind : strerror(errno));
+  /* stat first (a device is never opened), then O_NONBLOCK and fstat (a
+   * FIFO swapped in is refused, not waited on) */
+  struct stat sb;
+  int fd = stat(path, &sb) < 0 ? -1
+           : !S_ISREG(sb.st_mode) ? -2
+                                  : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd == -2) {
+    cli_error("import: %s: %s", path, S_ISFIFO(sb.st_mode)
+                                          ? "a FIFO, not a regular file"
+                                          : "not a regular file");
+    return NULL;
+  }
+  if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+    cli_error("import: %s: %s", path,
+              fd < 0 ? strerror(errno)
+                     : S_ISFIFO(sb.st_mode) ? "a FIFO, not a regular file"
+                                            : "not a regular file");
+    if (fd >= 0) close(fd);
     return NULL;
   }
   size_t cap = 1 << 16, n = 0;

@@ -17,6 +17,7 @@
 #include "core/events.h"
 #include "core/tool.h"
 #include "core/sink.h"
+#include "core/redact.h"
 
 typedef struct tg_core {
   tg_runtime *rt;            /* the public handle (opaque here): callbacks
@@ -35,6 +36,7 @@ typedef struct tg_core {
                                 tools/fs_confine.c */
   tg_sink sink;              /* storage, as the chain reaches it (the
                                 runtime fills it in; all NULL: off) */
+  tg_redactor redact;        /* what leaves the runtime is masked by */
 } tg_core;
 
 /* Adds a C tool made from def (checked by the caller: name, start,

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "api_changes.h"
 #include "api_memory.h"
+#include "api_redact.h"
 #include "generation.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
@@ -527,6 +528,7 @@ static const luaL_Reg api[] = {
     {"json_decode", l_json_decode},
     {"on_file_change", tg__l_on_file_change}, /* api_changes.c */
     {"recent_changes", tg__l_recent_changes},
+    {"redact", tg__l_redact},                   /* api_redact.c */
     {NULL, NULL}};
 
 void tg__policy_api_open(tg_generation *g) {

@@ -89,6 +89,11 @@ int tg_record_usage(tg_runtime *rt, const tg_usage *u, char err[TG_ERRMSG]) {
 
 tg_store *tg_runtime_store(tg_runtime *rt) { return rt->store; }
 
+void tg_runtime_set_redactor(tg_runtime *rt, tg_redactor_fn fn, void *ud) {
+  rt->core.redact.c_fn = fn;
+  rt->core.redact.c_ud = fn ? ud : NULL;
+}
+
 /* Memory with the runtime's session and project as defaults: the path a
  * policy's tg.memory takes (core->sink). */
 int64_t tg_runtime_remember(tg_runtime *rt, const tg_memory *m,

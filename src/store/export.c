@@ -63,6 +63,9 @@ char *tg_store_export(tg_store *st, const char *session,
   }
   cJSON *doc = tg__session_doc(st, session, err);
   if (!doc) return NULL;
+  /* stored rows were masked on the way in; the redactors may have grown
+   * since (and a file from elsewhere was not): mask again on the way out */
+  tg__redact_tree(st->core ? &st->core->redact : NULL, doc);
   char *out = format == TG_EXPORT_JSON       ? json_text(doc)
               : format == TG_EXPORT_MARKDOWN ? tg__render_markdown(doc)
                                              : tg__render_html(doc);

@@ -91,8 +91,16 @@ int64_t tg_memory_record(tg_store *st, const tg_memory *m,
              "JSON", TG_MESSAGE_MAX);
     rc = -EINVAL;
   } else {
-    memory_w w = {m, scope, project, meta, (int64_t)tg__wall_ms()};
+    tg_redactor *r = st->core ? &st->core->redact : NULL;
+    char *content = tg__redact_str(r, m->content);
+    char *meta_red = tg__redact_str(r, meta);
+    tg_memory masked = *m;
+    if (content) masked.content = content;
+    memory_w w = {&masked, scope, project, meta_red ? meta_red : meta,
+                  (int64_t)tg__wall_ms()};
     rc = tg__store_write(st, memory_insert, &w, err);
+    free(content);
+    free(meta_red);
   }
   free(meta);
   free(project);

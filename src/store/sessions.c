@@ -124,9 +124,11 @@ int tg_session_begin(tg_store *st, const tg_session_spec *s,
   if (!project) return -EINVAL;
   if (s->id) snprintf(id, TG_SESSION_ID_MAX, "%s", s->id);
   else tg__session_fresh_id(id);
-  session_w w = {id, project, s->title, s->started_ms ? s->started_ms
-                                                      : now_ms(), 0};
+  char *title = tg__redact_str(st->core ? &st->core->redact : NULL, s->title);
+  session_w w = {id, project, title ? title : s->title,
+                 s->started_ms ? s->started_ms : now_ms(), 0};
   int64_t rc = tg__store_write(st, session_upsert, &w, err);
+  free(title);
   free(project);
   return rc < 0 ? (int)rc : 0;
 }
@@ -257,8 +259,17 @@ int64_t tg_message_record(tg_store *st, const tg_message *m,
              "of JSON", TG_MESSAGE_MAX);
     return -EINVAL;
   }
-  message_w w = {m, calls, m->ts_ms ? m->ts_ms : now_ms()};
+  /* what is stored leaves the runtime: masked first (core/redact.h) */
+  tg_redactor *r = st->core ? &st->core->redact : NULL;
+  char *content = tg__redact_str(r, m->content);
+  char *calls_red = tg__redact_str(r, calls);
+  tg_message masked = *m;
+  if (content) masked.content = content;
+  message_w w = {&masked, calls_red ? calls_red : calls,
+                 m->ts_ms ? m->ts_ms : now_ms()};
   int64_t id = tg__store_write(st, message_insert, &w, err);
+  free(content);
+  free(calls_red);
   free(calls);
   return id;
 }

@@ -338,3 +338,47 @@ end }
     assert.are.equal("ENOTSUP", code)
   end)
 end)
+
+describe("storage: redaction", function()
+  after_each(H.cleanup)
+
+  it("masks what leaves through events, the audit and exports, not what the caller gets", function()
+    local rt = H.runtime([[
+local tg = require "toolgate"
+tg.tool { name = "leak", run = function(args) return { out = "key AKIAIOSFODNN7EXAMPLE pw " .. args.pw } end }
+tg.redact(function(s) return (s:gsub("opensesame", "[pw]")) end)
+]], { db = ":memory:", session = "r", default_verdict = "allow" })
+    local seen = {}
+    local function strings(v, out)
+      if type(v) == "string" then out[#out + 1] = v
+      elseif type(v) == "table" then
+        for k, x in pairs(v) do strings(k, out); strings(x, out) end
+      end
+      return out
+    end
+    rt:on_event(function(ev) seen[#seen + 1] = table.concat(strings(ev, {}), " ") end)
+    assert(rt:session { id = "r" })
+    local o = H.call(rt, "leak", { pw = "opensesame" })
+    assert.are.equal("ok", o.status)
+    assert.is_true(H.has(o.result.out, "AKIAIOSFODNN7EXAMPLE")) -- the caller's
+    rt:run_once()
+    assert.is_true(#seen > 0)
+    for _, ev in ipairs(seen) do
+      assert.is_nil(ev:find("AKIA", 1, true), ev)
+      assert.is_nil(ev:find("opensesame", 1, true), ev)
+    end
+    local row = rt:audit()[1]
+    assert.are.equal("key [REDACTED:aws-access-key] pw [pw]", row.result.out)
+    assert.are.equal("[pw]", row.args.pw)
+  end)
+
+  it("allows one redactor per generation", function()
+    local ok, err = toolgate.new { policies = H.policy_dir([[
+local tg = require "toolgate"
+tg.redact(function(s) return s end)
+tg.redact(function(s) return s end)
+]]), db = false }
+    assert.is_nil(ok)
+    assert.is_true(H.has(err, "a redactor is registered already"), err)
+  end)
+end)

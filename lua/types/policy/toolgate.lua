@@ -140,6 +140,13 @@ function tg.on_file_change(glob, fn) end
 ---@return tg.file_change[]
 function tg.recent_changes(n) end
 
+---Registers the policies' redactor (once, while the file loads): it sees
+---every string about to leave the runtime — events, audit rows, stored
+---messages and memories, exports — after the built-in masks, and returns
+---it masked (or nil to keep it). If it raises, the whole string is masked.
+---@param fn fun(s: string): string?
+function tg.redact(fn) end
+
 ---What is remembered: tg.memory.record and tg.memory.recall (README
 ---"Storage": memory). nil, err, "ENOTSUP" when storage is off.
 tg.memory = {}

@@ -1932,6 +1932,7 @@ static int l_session(lua_State *L) {
 /* rt:end_session(id) -> true | nil, err, code */
 static int l_end_session(lua_State *L) {
   lrt *r = check_rt(L, 1);
+  luaL_checktype(L, 2, LUA_TSTRING);
   const char *id = tg__checknonul(L, 2, "rt:end_session", "the id");
   tg_store *st = store_of(L, r);
   if (!st) return 3;
@@ -1992,6 +1993,7 @@ static int l_search(lua_State *L) {
   lrt *r = check_rt(L, 1);
   const char *fn = "rt:search";
   static const char *const names[] = {"session", "limit", NULL};
+  luaL_checktype(L, 2, LUA_TSTRING);
   tg_search_filter f = {tg__checknonul(L, 2, fn, "the query"), NULL, 0};
   int o = copy_opts(L, 3, fn, names);
   f.session = sopt_str(L, o, fn, "session");
@@ -2040,6 +2042,7 @@ static int l_recall(lua_State *L) {
   const char *fn = "rt:recall";
   static const char *const names[] = {"scope", "session", "project", "limit",
                                       "min_score", "max_tokens", NULL};
+  luaL_checktype(L, 2, LUA_TSTRING);
   tg_recall_filter f = {tg__checknonul(L, 2, fn, "the query"), NULL, NULL,
                         NULL, 0, 0, 0};
   int o = copy_opts(L, 3, fn, names);

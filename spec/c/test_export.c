@@ -65,6 +65,7 @@ static void record_session(const char *dir, const char *path) {
   start_call(rt, "c-denied", "echo", "{\"rm\":true}", &o);
   start_call(rt, "c-unknown", "nope", "{}", &o);
   run_until(rt, &o.n, 3);
+  outcome_free(&o);
   ASSERT_INT_EQ(tg_session_end(st, "conv", err), 0);
   tg_runtime_free(rt);
   free(pol);

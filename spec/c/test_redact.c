@@ -102,6 +102,7 @@ TEST(a_secret_printed_by_a_command_reaches_no_event_no_audit_and_no_export) {
   char *res = cJSON_PrintUnformatted(o.result);
   ASSERT_CONTAINS(res, AWS);
   free(res);
+  outcome_free(&o);
   /* events */
   ASSERT_TRUE(log.n > 0);
   int masked = 0;
@@ -175,6 +176,7 @@ TEST(a_redactor_that_fails_masks_the_whole_string) {
   memset(&o, 0, sizeof o);
   start_call(rt, "c1", "echo", "{\"say\":\"boom secret\"}", &o);
   run_until(rt, &o.n, 1);
+  outcome_free(&o);
   int i = find_event(&log, "call_start");
   ASSERT_TRUE(i >= 0);
   char *t = cJSON_PrintUnformatted(log.ev[i].data);

@@ -179,6 +179,7 @@ TEST(messages_and_calls_of_a_runtime_are_searched_with_bm25_and_snippets) {
   memset(&o, 0, sizeof o);
   start_call(rt, "c-albatross", "echo", "{\"word\":\"albatross flies\"}", &o);
   run_until(rt, &o.n, 1);
+  outcome_free(&o);
   cJSON *hits = search(st, "penguins", NULL);
   ASSERT_INT_EQ(cJSON_GetArraySize(hits), 3);
   /* bm25: the message saying it twice in fewer words ranks first */

@@ -829,7 +829,7 @@ TG_API int tg_digest_equal(const uint8_t *a, const uint8_t *b, size_t n);
  * cannot be used: corrupt, locked, unwritable, or from a newer toolgate. */
 
 /* The schema version this toolgate writes (PRAGMA user_version). */
-#define TG_DB_SCHEMA_VERSION 2
+#define TG_DB_SCHEMA_VERSION 3
 
 /* The default database path into buf: ${XDG_STATE_HOME:-$HOME/.local/
  * state}/toolgate/toolgate.db. Makes no folder. -ENOENT when neither
@@ -893,9 +893,10 @@ typedef struct {
   int64_t ts_ms;              /* ms since the epoch; 0: now */
 } tg_usage;
 
-/* Queues a usage record for the database (never blocks). -EINVAL for a
- * record without a model or with negative counts; -ENOTSUP when storage
- * is off. */
+/* Records a model call's usage (never blocks): the budgets count it, and
+ * it goes to the database's ledger with storage on (queued for the
+ * writer), else to this runtime's memory. -EINVAL for a record without a
+ * model or with negative counts. */
 TG_API int tg_record_usage(tg_runtime *rt, const tg_usage *u, char err[TG_ERRMSG]);
 
 typedef struct {
@@ -1224,6 +1225,159 @@ typedef void (*tg_progress_cb)(tg_runtime *rt, const char *change,
                                const struct cJSON *list, void *ud);
 TG_API int tg_progress_subscribe(tg_runtime *rt, tg_progress_cb cb, void *ud);
 TG_API void tg_progress_unsubscribe(tg_runtime *rt, int id);
+
+/* ---- sessions, messages, search --------------------------------------
+ * A session is one conversation: an id, the project folder it ran in, a
+ * title, when it started and ended. Its messages (role, content, the
+ * tool calls the model asked for, as JSON) are recorded by the host.
+ * Messages and the audit's calls (tool, args, result) are indexed for
+ * full-text search (SQLite FTS5). On a runtime's store the writes go
+ * through its writer thread and these calls wait for their commit. */
+
+#define TG_SESSION_ID_MAX 129  /* an id is 1..128 bytes, no control char */
+
+typedef struct {
+  const char *id;             /* NULL: a new session with a fresh id; an
+                                 id: that one, made or resumed (its end
+                                 cleared, title kept unless given) */
+  const char *project;        /* its folder; NULL: the cwd */
+  const char *title;          /* NULL: none (or the one it has) */
+  int64_t started_ms;         /* 0: now */
+} tg_session_spec;
+
+/* Begins (or resumes) a session; its id into id. 0, or -EINVAL (a bad
+ * id or title), -EIO with err. */
+TG_API int tg_session_begin(tg_store *st, const tg_session_spec *s,
+                            char id[TG_SESSION_ID_MAX], char err[TG_ERRMSG]);
+/* Marks session id ended now. -ENOENT when there is no such session. */
+TG_API int tg_session_end(tg_store *st, const char *id, char err[TG_ERRMSG]);
+
+typedef struct {
+  const char *session;        /* required: a session begun before */
+  const char *role;           /* "system", "user", "assistant" or "tool" */
+  const char *content;        /* may be NULL (a message of tool calls) */
+  const struct cJSON *tool_calls; /* NULL, or any JSON (stored as text) */
+  int64_t ts_ms;              /* 0: now */
+} tg_message;
+
+#define TG_MESSAGE_MAX (16u << 20) /* content and tool_calls, bytes each */
+
+/* Records a message; returns its id (> 0). -ENOENT for an unknown
+ * session; -EINVAL for a bad role or content over TG_MESSAGE_MAX. */
+TG_API int64_t tg_message_record(tg_store *st, const tg_message *m,
+                                 char err[TG_ERRMSG]);
+
+/* Session id as JSON {id, project, title, started, ended, messages: [{id,
+ * role, content, tool_calls, ts}], calls: [audit records, as
+ * tg_store_audit]}, or NULL with err (-ENOENT-like "no session"). */
+TG_API struct cJSON *tg_store_session(tg_store *st, const char *id,
+                                      char err[TG_ERRMSG]);
+/* The sessions, latest first, as [{id, project, title, started, ended,
+ * messages}] (messages: their count); at most limit (0: 100). */
+TG_API struct cJSON *tg_store_sessions(tg_store *st, size_t limit,
+                                       char err[TG_ERRMSG]);
+
+typedef struct {
+  const char *query;          /* FTS5 query syntax: words, "phrases",
+                                 AND OR NOT, prefix*, column: filters */
+  const char *session;        /* NULL: every session */
+  size_t limit;               /* 0: 20 */
+} tg_search_filter;
+
+/* Full-text search over messages and calls, best first (bm25), into *out:
+ * [{kind: "message"|"call", id, session, role?|tool?, call_id?, snippet,
+ * score, ts}]; snippet marks the matches with [ and ]. -EINVAL with err
+ * for a query FTS5 cannot parse; -EIO for others. */
+TG_API int tg_store_search(tg_store *st, const tg_search_filter *f,
+                           struct cJSON **out, char err[TG_ERRMSG]);
+
+/* ---- export and import of a session ------------------------------------ */
+
+typedef enum {
+  TG_EXPORT_JSON,             /* lossless: {format: "toolgate-session",
+                                 version: 1, session, messages, calls}
+                                 (the rows' own ids left out) */
+  TG_EXPORT_MARKDOWN,         /* for a terminal or a forge */
+  TG_EXPORT_HTML              /* one self-contained page, no script */
+} tg_export_format;
+
+/* Session id as text in format (malloc'd: free() it), or NULL with err. */
+TG_API char *tg_store_export(tg_store *st, const char *session,
+                             tg_export_format format, char err[TG_ERRMSG]);
+
+#define TG_IMPORT_MAX (256u << 20) /* bytes of an export file */
+
+typedef struct {
+  char session[TG_SESSION_ID_MAX]; /* the id it was stored under */
+  int renamed;                /* 1: the file had that id: a fresh one */
+  int64_t messages, calls;    /* how many were stored */
+  struct cJSON *skipped;      /* what was not read: ["$.calls[2].x
+                                 (unknown key)", ...]; cJSON_Delete it */
+} tg_import_report;
+
+/* Stores the session of a JSON export (text, len bytes): all of it in one
+ * transaction, or nothing. -EINVAL with err naming the place for a file
+ * that is not an export, of an unknown version, or with a wrong type, a
+ * value out of range, a duplicate key or a string too long; -EIO. */
+TG_API int tg_store_import(tg_store *st, const char *text, size_t len,
+                           tg_import_report *rep, char err[TG_ERRMSG]);
+
+/* ---- memory ------------------------------------------------------------
+ * What a host or a policy asks to keep (a fact, a preference, a summary),
+ * found again by full-text relevance. A memory of scope "session" is seen
+ * by that session only; one of scope "project" by every session of that
+ * project (a folder, by its real path), never by another project. */
+typedef struct {
+  const char *kind;           /* required: "fact", "preference", ... */
+  const char *content;        /* required, at most TG_MESSAGE_MAX bytes */
+  const struct cJSON *metadata; /* NULL, or any JSON */
+  const char *scope;          /* "session" (NULL) or "project" */
+  const char *session;        /* scope session: required */
+  const char *project;        /* scope project: the folder; NULL: the cwd */
+} tg_memory;
+
+/* Stores a memory; its id (> 0), or -EINVAL / -EIO with err. */
+TG_API int64_t tg_memory_record(tg_store *st, const tg_memory *m,
+                                char err[TG_ERRMSG]);
+
+typedef struct {
+  const char *query;          /* words: any may match (they are taken as
+                                 words, never as FTS5 syntax) */
+  const char *scope;          /* NULL: both the session's and the
+                                 project's; "session"; "project" */
+  const char *session;        /* whose session memories (NULL: none) */
+  const char *project;        /* whose project memories; NULL: the cwd */
+  size_t limit;               /* 0: 10 */
+  double min_score;           /* only hits scoring at least this (score =
+                                 -bm25: higher is better); 0: any */
+  size_t max_tokens;          /* leave out what would take the contents
+                                 past about this many tokens (4 bytes
+                                 each); 0: no cap */
+} tg_recall_filter;
+
+/* The best memories for f->query, best first: [{id, kind, content,
+ * metadata, scope, session, project, created, score}]. NULL with err. */
+TG_API struct cJSON *tg_memory_recall(tg_store *st, const tg_recall_filter *f,
+                                      char err[TG_ERRMSG]);
+/* The same on a runtime's store, the session and project left NULL being
+ * the runtime's (tg_config.session, tg_config.project): what policies'
+ * tg.memory does. -ENOTSUP / NULL with err when storage is off. */
+TG_API int64_t tg_runtime_remember(tg_runtime *rt, const tg_memory *m,
+                                   char err[TG_ERRMSG]);
+TG_API struct cJSON *tg_runtime_recall(tg_runtime *rt,
+                                       const tg_recall_filter *f,
+                                       char err[TG_ERRMSG]);
+
+/* ---- redaction ------------------------------------------------------------
+ * Every string about to leave the runtime — events, audit rows, stored
+ * messages and memories, exports — first goes through the built-in masks
+ * (AWS access key ids AKIA..., GitHub tokens ghp_..., bearer tokens,
+ * -----BEGIN ... PRIVATE KEY----- blocks), then the host's redactor, then
+ * the policies' (tg.redact). A redactor returns NULL to keep s, or a
+ * malloc'd replacement the runtime frees. On the loop thread. */
+typedef char *(*tg_redactor_fn)(void *ud, const char *s);
+/* Sets (fn NULL: removes) the host's redactor. */
+TG_API void tg_runtime_set_redactor(tg_runtime *rt, tg_redactor_fn fn, void *ud);
 
 #ifdef __cplusplus
 }

@@ -300,5 +300,109 @@ else
   echo "skip the tty prompt (python3 has no pty module)"
 fi
 
+# ---- toolgate search: messages and calls, full text -------------------
+SDB=$WORK/search.db
+run call echo '{"note":"the walrus sleeps"}' "${P[@]}" --db "$SDB" --session walrus-s
+expect "a call to search for" 0
+# messages as a host records them (the triggers keep the index in step)
+sqlite3 "$SDB" "INSERT INTO sessions (id, project, title, started) VALUES
+  ('walrus-s', '$WORK', 'walruses', 1700000000000);
+  INSERT INTO messages (session, role, content, ts) VALUES
+  ('walrus-s', 'user', 'do walrus walrus sleep in water? $(printf '\033[2J')', 1700000000001),
+  ('walrus-s', 'assistant', 'let me look', 1700000000002);" ||
+  fail "messages inserted" "sqlite3 failed"
+run search walrus --db "$SDB"
+expect "search finds messages and calls" 0 "[walrus]"
+if grep -q $'\033\\[2J' "$WORK/stdout"; then
+  fail "search shows no control characters" "$OUT"
+else pass "search shows no control characters"; fi
+run search walrus --db "$SDB" --json
+json_ok "search --json: both kinds, bm25 order, snippets" \
+  'len(objs) == 2 and {o["kind"] for o in objs} == {"message", "call"}
+   and objs[0]["score"] <= objs[1]["score"] and all("[walrus]" in o["snippet"] for o in objs)'
+run search walrus --db "$SDB" --json --limit 1
+json_ok "search --limit" 'len(objs) == 1'
+run search 'tool:echo' --db "$SDB" --json
+json_ok "search a column: calls by tool" 'len(objs) == 1 and objs[0]["tool"] == "echo"'
+run search walrus --db "$SDB" --session other
+expect "search --session: nothing elsewhere (exit 1)" 1 "nothing matches"
+run search '"unbalanced' --db "$SDB"
+expect "bad FTS syntax: exit 2, a clear error" 2 "bad search query"
+run search 'nosuch: x' --db "$SDB"
+expect "an unknown column: exit 2" 2 "bad search query"
+run search walrus --db "$SDB" --limit 0
+expect "search --limit 0 is refused" 2 "--limit"
+run search --db "$SDB"
+expect "search without a query" 2
+run search walrus --db "$WORK/none.db"
+expect "search in a missing file" 2 "no such file"
+
+# ---- toolgate export / import ----------------------------------------
+run call echo '{"note":"<script>alert(1)</script>"}' "${P[@]}" --db "$SDB" --session walrus-s
+run call sh '{"command":"rm -rf /"}' "${P[@]}" --db "$SDB" --session walrus-s --approve=deny
+run export walrus-s --db "$SDB" -o "$WORK/w.json"
+expect "export --format json (the default) to a file" 0
+run export walrus-s --db "$SDB" --format markdown
+expect "export --format markdown" 0 "| time | tool | decision | rule | status | error | ms |"
+run export walrus-s --db "$SDB" --format html -o "$WORK/w.html"
+expect "export --format html" 0
+if grep -q '<script' "$WORK/w.html"; then fail "the HTML page has no script" "$(cat "$WORK/w.html")"
+else pass "the HTML page has no script"; fi
+run import "$WORK/w.json" --db "$WORK/other.db" --json
+json_ok "import into another file: the same id, everything stored" \
+  'objs[0]["session"] == "walrus-s" and not objs[0]["renamed"] and objs[0]["messages"] == 2
+   and objs[0]["calls"] == 3 and objs[0]["skipped"] == []'
+run export walrus-s --db "$WORK/other.db" -o "$WORK/w2.json"
+if cmp -s "$WORK/w.json" "$WORK/w2.json"; then pass "export -> import -> export: the same bytes"
+else fail "export -> import -> export: the same bytes" "$(diff "$WORK/w.json" "$WORK/w2.json" | head)"; fi
+run import "$WORK/w.json" --db "$SDB"
+expect "import into the file that has the id: a new one" 0 "a new id"
+printf '{"format":"toolgate-session","version":9}' >"$WORK/v9.json"
+run import "$WORK/v9.json" --db "$SDB"
+expect "import of an unknown version: exit 2" 2 "version 9 is not known"
+printf '{"format":"toolgate-session","version":1,"session":{"id":"d","started":1},"calls":[],"calls":[]}' >"$WORK/dup.json"
+run import "$WORK/dup.json" --db "$SDB"
+expect "import with a duplicate key: exit 2, nothing stored" 2 "duplicate key"
+mkfifo "$WORK/fifo"
+run import "$WORK/fifo" --db "$SDB"
+expect "import of a FIFO: refused, no hang" 2 "FIFO"
+run export nobody --db "$SDB"
+expect "export of an unknown session" 2 "no session 'nobody'"
+run export walrus-s --db "$SDB" --format pdf
+expect "export --format pdf is refused" 2 "json, markdown or html"
+# the page in a real browser: what it shows, as text
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROME" ]; then
+  OUTDIR=${TG_TEST_OUTPUT:-$WORK}
+  mkdir -p "$OUTDIR"
+  timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --user-data-dir="$WORK/chrome" \
+    --screenshot="$OUTDIR/export.png" --window-size=1200,1600 "file://$WORK/w.html" \
+    >/dev/null 2>&1
+  timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --user-data-dir="$WORK/chrome" \
+    --dump-dom "file://$WORK/w.html" >"$WORK/dom.html" 2>/dev/null
+  why=$(python3 - "$WORK/dom.html" <<'EOF'
+import sys, html.parser
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.text = []; s.tags = set()
+    def handle_starttag(s, tag, a): s.tags.add(tag)
+    def handle_data(s, d): s.text.append(d)
+p = P(); p.feed(open(sys.argv[1]).read())
+text = " ".join(p.text)
+need = ["walruses", "echo", "sh", "ask-sh", "rejected", "REJECTED", "ok",
+        "<script>alert(1)</script>", "do walrus walrus sleep"]
+missing = [n for n in need if n not in text]
+if missing or "script" in p.tags or "table" not in p.tags:
+    print("missing %r; tags %r" % (missing, sorted(p.tags))); sys.exit(1)
+EOF
+)
+  if [ $? -eq 0 ]; then pass "chromium shows the calls, the rule and the <script> as text"
+  else fail "chromium shows the calls, the rule and the <script> as text" "$why"; fi
+  if [ -s "$OUTDIR/export.png" ]; then pass "chromium took a screenshot ($OUTDIR/export.png)"
+  else fail "chromium took a screenshot" "no $OUTDIR/export.png"; fi
+else
+  echo "skip the HTML page in chromium (no chromium: .ci/deps installs it)"
+fi
+
 echo "$((checks - failed))/$checks checks passed"
 [ "$failed" -eq 0 ]

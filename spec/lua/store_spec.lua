@@ -212,3 +212,174 @@ describe("storage: the usage ledger", function()
     assert.has_error(function() rt:record_usage { model = "m", tokens = 1 } end)
   end)
 end)
+
+describe("storage: sessions, messages and search", function()
+  after_each(H.cleanup)
+
+  it("records a conversation and finds it, and its calls, by full text", function()
+    local rt = H.runtime(POLICY, { db = ":memory:", approve = "deny", session = "conv" })
+    local id = assert(rt:session { id = "conv", title = "otters", project = "." })
+    assert.are.equal("conv", id)
+    local fresh = assert(rt:session {})
+    assert.is_true(H.has(fresh, "s-"), fresh)
+    assert(rt:message { session = "conv", role = "user", content = "tell me about otters" })
+    local mid = assert(rt:message { session = "conv", role = "assistant",
+      content = "calling echo", tool_calls = { { name = "echo", args = { greet = "otter" } } } })
+    assert.are.equal(math.floor(mid), mid)
+    H.call(rt, "echo", { greet = "sea otters hold hands" })
+    local hits = assert(rt:search "otters")
+    assert.are.equal(2, #hits)
+    local kinds = {}
+    for _, h in ipairs(hits) do kinds[h.kind] = h end
+    assert.are.equal("user", kinds.message.role)
+    assert.are.equal("echo", kinds.call.tool)
+    assert.is_true(H.has(kinds.call.snippet, "[otters]"), kinds.call.snippet)
+    assert.are.equal(1, #rt:search("otters", { limit = 1 }))
+    assert.are.equal(0, #rt:search("otters", { session = fresh }))
+    local sessions = assert(rt:sessions())
+    assert.are.equal(2, #sessions)
+    assert(rt:end_session "conv")
+    -- hostile: bad FTS syntax, unknown session, bad role, wrong types
+    local none, err, code = rt:search '"unbalanced'
+    assert.is_nil(none)
+    assert.is_true(H.has(err, "bad search query"), err)
+    assert.are.equal("EINVAL", code)
+    none, err, code = rt:message { session = "nobody", role = "user", content = "x" }
+    assert.is_nil(none)
+    assert.are.equal("ENOENT", code)
+    none, err, code = rt:end_session "nobody"
+    assert.are.equal("ENOENT", code)
+    none, err, code = rt:message { session = "conv", role = "robot" }
+    assert.are.equal("EINVAL", code)
+    assert.has_error(function() rt:message { session = "conv", role = "user", content = 5 } end)
+    assert.has_error(function() rt:message { session = "conv", role = "user", bogus = 1 } end)
+    assert.has_error(function() rt:session { id = {} } end)
+    assert.has_error(function() rt:session { id = "a\0b" } end)
+    none, err, code = rt:session { id = "a\nb" }
+    assert.is_nil(none)
+    assert.are.equal("EINVAL", code)
+  end)
+
+  it("is off with db = false", function()
+    local rt = H.runtime(POLICY, { approve = "deny" })
+    local ok, _, code = rt:session {}
+    assert.is_nil(ok)
+    assert.are.equal("ENOTSUP", code)
+  end)
+end)
+
+describe("storage: memory", function()
+  after_each(H.cleanup)
+
+  local MEMORY_POLICY = [[
+local tg = require "toolgate"
+tg.tool { name = "note", run = function(args)
+  local id, err, code = tg.memory.record { kind = "note", content = args.text,
+    scope = args.scope, metadata = { by = "policy" } }
+  return { id = id, err = err, code = code }
+end }
+tg.tool { name = "ask", run = function(args)
+  local got, err = tg.memory.recall(args.q, { scope = args.scope, limit = args.limit })
+  if not got then return { err = err } end
+  local out = {}
+  for i, m in ipairs(got) do out[i] = m.content end
+  return { found = out, first_meta = got[1] and got[1].metadata }
+end }
+tg.tool { name = "bad", run = function(args)
+  return tg.memory.record { kind = "k", content = "c", colour = "red" }
+end }
+]]
+
+  it("policies and the host remember and recall, a project's across its sessions", function()
+    local db = H.tmpdir() .. "/m.db"
+    local p1, p2 = H.tmpdir(), H.tmpdir()
+    local a = H.runtime(MEMORY_POLICY, { db = db, session = "a", project = p1, default_verdict = "allow" })
+    local b = H.runtime(MEMORY_POLICY, { db = db, session = "b", project = p1, default_verdict = "allow" })
+    local c = H.runtime(MEMORY_POLICY, { db = db, session = "c", project = p2, default_verdict = "allow" })
+    local o = H.call(a, "note", { text = "deploys go through the staging cluster", scope = "project" })
+    assert.are.equal("ok", o.status)
+    assert.is_true(o.result.id > 0)
+    H.call(a, "note", { text = "this session prefers staging logs" })
+    assert(a:remember { kind = "fact", content = "staging runs on Fridays", scope = "project" })
+    -- b: the same project, another session
+    local got = H.call(b, "ask", { q = "staging?" }).result
+    assert.are.equal(2, #got.found)
+    for _, text in ipairs(got.found) do
+      assert.is_nil(text:find("this session"), text)
+    end
+    -- a: its own session's too
+    assert.are.equal(3, #H.call(a, "ask", { q = "staging" }).result.found)
+    assert.are.equal(1, #H.call(a, "ask", { q = "staging", scope = "session" }).result.found)
+    -- c: another project: nothing
+    assert.are.equal(0, #H.call(c, "ask", { q = "staging" }).result.found)
+    -- the host's recall, with metadata back as a table
+    local hits = assert(a:recall("staging cluster", { limit = 1 }))
+    assert.are.equal(1, #hits)
+    assert.are.equal("deploys go through the staging cluster", hits[1].content)
+    assert.are.same({ by = "policy" }, hits[1].metadata)
+    assert.is_true(hits[1].score > 0)
+    -- hostile
+    local bad = H.call(a, "bad", {})
+    assert.are.equal("error", bad.status)
+    assert.is_true(H.has(bad.error.message, "colour"), bad.error.message)
+    local r = H.call(a, "note", { text = "x", scope = "galaxy" }).result
+    assert.are.equal("EINVAL", r.code)
+    assert.has_error(function() a:remember { kind = "k", content = 5 } end)
+    local none, err, code = a:remember { kind = "", content = "x" }
+    assert.is_nil(none)
+    assert.are.equal("EINVAL", code)
+  end)
+
+  it("says storage is off with db = false", function()
+    local rt = H.runtime(MEMORY_POLICY, { default_verdict = "allow" })
+    local r = H.call(rt, "note", { text = "x" }).result
+    assert.are.equal("ENOTSUP", r.code)
+    local ok, _, code = rt:recall "x"
+    assert.is_nil(ok)
+    assert.are.equal("ENOTSUP", code)
+  end)
+end)
+
+describe("storage: redaction", function()
+  after_each(H.cleanup)
+
+  it("masks what leaves through events, the audit and exports, not what the caller gets", function()
+    local rt = H.runtime([[
+local tg = require "toolgate"
+tg.tool { name = "leak", run = function(args) return { out = "key AKIAIOSFODNN7EXAMPLE pw " .. args.pw } end }
+tg.redact(function(s) return (s:gsub("opensesame", "[pw]")) end)
+]], { db = ":memory:", session = "r", default_verdict = "allow" })
+    local seen = {}
+    local function strings(v, out)
+      if type(v) == "string" then out[#out + 1] = v
+      elseif type(v) == "table" then
+        for k, x in pairs(v) do strings(k, out); strings(x, out) end
+      end
+      return out
+    end
+    rt:on_event(function(ev) seen[#seen + 1] = table.concat(strings(ev, {}), " ") end)
+    assert(rt:session { id = "r" })
+    local o = H.call(rt, "leak", { pw = "opensesame" })
+    assert.are.equal("ok", o.status)
+    assert.is_true(H.has(o.result.out, "AKIAIOSFODNN7EXAMPLE")) -- the caller's
+    rt:run_once()
+    assert.is_true(#seen > 0)
+    for _, ev in ipairs(seen) do
+      assert.is_nil(ev:find("AKIA", 1, true), ev)
+      assert.is_nil(ev:find("opensesame", 1, true), ev)
+    end
+    local row = rt:audit()[1]
+    assert.are.equal("key [REDACTED:aws-access-key] pw [pw]", row.result.out)
+    assert.are.equal("[pw]", row.args.pw)
+  end)
+
+  it("allows one redactor per generation", function()
+    local ok, err = toolgate.new { policies = H.policy_dir([[
+local tg = require "toolgate"
+tg.redact(function(s) return s end)
+tg.redact(function(s) return s end)
+]]), db = false }
+    assert.is_nil(ok)
+    assert.is_true(H.has(err, "a redactor is registered already"), err)
+  end)
+end)

@@ -267,6 +267,24 @@ void tg__call_free_fields(tg_call *c) {
   cJSON_Delete(c->hooks_log);
   free(c->bad_args);
   tg__err_clear(&c->error);
+  cJSON_Delete(c->red_args);
+  cJSON_Delete(c->red_result);
+  cJSON_Delete(c->red_hooks);
+  free(c->red_reason);
+  tg__err_clear(&c->red_error);
+}
+
+/* The error as the audit keeps it: its strings through the redactors. */
+static const tg_err *redacted_error(tg_call *c) {
+  tg_redactor *r = &c->core->redact;
+  char *m = tg__redact_str(r, c->error.message);
+  char *g = tg__redact_str(r, c->error.suggestion);
+  if (!m && !g) return &c->error;
+  c->red_error = c->error;
+  c->red_error.code = tg__strdup(c->error.code);
+  c->red_error.message = m ? m : tg__strdup(c->error.message);
+  c->red_error.suggestion = g ? g : tg__strdup(c->error.suggestion);
+  return &c->red_error;
 }
 
 /* Ends the call: event, outcome, free. The struct itself waits for its
@@ -299,17 +317,25 @@ static void audit_committed(tg_audit_rec *rec, int ok) {
 
 /* The call's audit record, pointing into the call (core/sink.h). */
 static void fill_audit(tg_call *c) {
+  tg_redactor *r = &c->core->redact;
+  c->red_args = tg__redact_copy(r, c->args);
+  c->red_result = tg__redact_copy(r, c->result);
+  c->red_hooks = tg__redact_copy(r, c->hooks_log);
+  c->red_reason = tg__redact_str(r, c->reason);
   const cJSON *parent =
       c->metadata ? cJSON_GetObjectItemCaseSensitive(c->metadata, "parent_call")
                   : NULL;
   c->audit = (tg_audit_rec){
       .call_id = c->id, .session = c->session, .tool = c->tool_name,
       .parent_call = cJSON_IsString(parent) ? parent->valuestring : NULL,
-      .turn = c->turn, .args = c->args, .result = c->result,
-      .hooks = c->hooks_log, .verdict = c->verdict, .rule = c->rule,
-      .rule_where = c->rule ? c->rule_where : NULL, .reason = c->reason,
+      .turn = c->turn, .args = c->red_args ? c->red_args : c->args,
+      .result = c->red_result ? c->red_result : c->result,
+      .hooks = c->red_hooks ? c->red_hooks : c->hooks_log,
+      .verdict = c->verdict, .rule = c->rule,
+      .rule_where = c->rule ? c->rule_where : NULL,
+      .reason = c->red_reason ? c->red_reason : c->reason,
       .approval = c->approval_how, .approval_id = c->approval_ref,
-      .attempts = c->attempt, .status = c->status, .error = &c->error,
+      .attempts = c->attempt, .status = c->status, .error = redacted_error(c),
       .truncated = c->truncated, .ts_ms = (int64_t)c->start_wall_ms,
       .duration_ms = c->duration_ms, .generation = c->gen->number,
       .committed = audit_committed};

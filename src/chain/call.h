@@ -135,6 +135,10 @@ struct tg_call {
                                     call waits for it to be committed */
   int tool_layered;              /* the before_tool layers ran: after_tool
                                     runs when the call ends (layers.h) */
+  /* the audit's redacted copies, when something had to be masked */
+  cJSON *red_args, *red_result, *red_hooks;
+  char *red_reason;
+  tg_err red_error;
 };
 
 #define TG_MAX_CALL_DEPTH 8

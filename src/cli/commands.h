@@ -16,6 +16,9 @@ int cmd_serve(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_approvals(int argc, char **argv);
 int cmd_route(int argc, char **argv); /* the chat side */
+int cmd_search(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -28,5 +31,8 @@ extern const char cmd_serve_usage[];
 extern const char cmd_log_usage[];
 extern const char cmd_approvals_usage[];
 extern const char cmd_route_usage[];
+extern const char cmd_search_usage[];
+extern const char cmd_export_usage[];
+extern const char cmd_import_usage[];
 
 #endif

@@ -36,6 +36,12 @@ static const cli_command commands[] = {
      "list, revoke or grant remembered approvals"},
     {"route", cmd_route, cmd_route_usage,
      "show which model a model request would go to"},
+    {"search", cmd_search, cmd_search_usage,
+     "search the recorded messages and calls (full text)"},
+    {"export", cmd_export, cmd_export_usage,
+     "write a session as JSON, Markdown or one HTML page"},
+    {"import", cmd_import, cmd_import_usage,
+     "store a session from a JSON export"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -18,6 +18,7 @@
 #include "core/tool.h"
 #include "core/sink.h"
 #include "core/usage.h"
+#include "core/redact.h"
 
 typedef struct tg_core {
   tg_runtime *rt;            /* the public handle (opaque here): callbacks
@@ -48,6 +49,7 @@ typedef struct tg_core {
   /* Cancels a call by id (the runtime plugs the chain in), for the
    * progress items of calls: core cannot reach the chain itself. */
   int (*cancel_call)(struct tg_core *core, const char *call_id);
+  tg_redactor redact;        /* what leaves the runtime is masked by */
 } tg_core;
 
 /* The runtime's wall clock (tg_runtime_set_clock), ms since the epoch. */

@@ -186,6 +186,7 @@ void tg__emit_to(tg_core *core, void *origin, const char *type,
   }
   cJSON *ev = make_event(seq, type, call_id, data);
   if (!ev) return;
+  tg__redact_tree(&core->redact, ev); /* nothing secret leaves (redact.c) */
   if (own) tell(core, l, ev, seq, type);
   if (bus) enqueue(core, origin, ev);
   else cJSON_Delete(ev);

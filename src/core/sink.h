@@ -60,6 +60,12 @@ typedef struct tg_sink {
    * -1 when it cannot even be queued (out of memory: no callback). */
   int (*approval_add)(void *ud, const tg_approval *a, const char *call_id,
                       void (*stored)(void *arg, int64_t id), void *arg);
+  /* Memory (tg.memory in policies): the read path and the write path of
+   * the policy layer, on the loop thread, blocking for the commit or the
+   * query. session NULL / project NULL: the runtime's. As
+   * tg_memory_record / tg_memory_recall (toolgate.h). */
+  int64_t (*memory_record)(void *ud, const tg_memory *m, char *err);
+  cJSON *(*memory_recall)(void *ud, const tg_recall_filter *f, char *err);
 } tg_sink;
 
 #endif

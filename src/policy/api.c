@@ -12,6 +12,8 @@
 #include <string.h>
 #include "api_changes.h"
 #include "chat.h"
+#include "api_memory.h"
+#include "api_redact.h"
 #include "generation.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
@@ -532,6 +534,7 @@ static const luaL_Reg api[] = {
     {"before_chat", tg__l_before_chat}, {"after_chat", tg__l_after_chat},
     {"route_model", tg__l_route_model}, {"budget", tg__l_budget},
     {"budget_status", tg__l_budget_status}, {"notify", tg__l_notify},
+    {"redact", tg__l_redact},                   /* api_redact.c */
     {NULL, NULL}};
 
 void tg__policy_api_open(tg_generation *g) {
@@ -543,6 +546,8 @@ void tg__policy_api_open(tg_generation *g) {
   lua_setfield(L, -2, "null");
   lua_pushnumber(L, (lua_Number)g->number);
   lua_setfield(L, -2, "generation");
+  tg__policy_memory_open(L, g);                  /* api_memory.c */
+  lua_setfield(L, -2, "memory");
   lua_pushstring(L, TG_VERSION);
   lua_setfield(L, -2, "version");
   lua_getglobal(L, "package");

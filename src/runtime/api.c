@@ -92,3 +92,30 @@ int tg_record_usage(tg_runtime *rt, const tg_usage *u, char err[TG_ERRMSG]) {
 }
 
 tg_store *tg_runtime_store(tg_runtime *rt) { return rt->store; }
+
+void tg_runtime_set_redactor(tg_runtime *rt, tg_redactor_fn fn, void *ud) {
+  rt->core.redact.c_fn = fn;
+  rt->core.redact.c_ud = fn ? ud : NULL;
+}
+
+/* Memory with the runtime's session and project as defaults: the path a
+ * policy's tg.memory takes (core->sink). */
+int64_t tg_runtime_remember(tg_runtime *rt, const tg_memory *m,
+                            char err[TG_ERRMSG]) {
+  const tg_sink *s = &rt->core.sink;
+  if (!s->memory_record) {
+    tg__errf(err, TG_ERRMSG, "storage is off: nothing is remembered");
+    return -ENOTSUP;
+  }
+  return s->memory_record(s->ud, m, err);
+}
+
+struct cJSON *tg_runtime_recall(tg_runtime *rt, const tg_recall_filter *f,
+                                char err[TG_ERRMSG]) {
+  const tg_sink *s = &rt->core.sink;
+  if (!s->memory_recall) {
+    tg__errf(err, TG_ERRMSG, "storage is off: nothing is remembered");
+    return NULL;
+  }
+  return s->memory_recall(s->ud, f, err);
+}

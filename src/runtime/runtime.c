@@ -14,6 +14,7 @@
 #include "proc/process.h"
 #include "policy/generation.h"
 #include "policy/chat.h"
+#include "policy/api_redact.h"
 #include "watch.h"
 #include "control.h"
 #include "embed.h"
@@ -93,6 +94,9 @@ tg_runtime *tg_runtime_new(const tg_config *cfg, uv_loop_t *loop,
   rt->core.bus.next_id = 1;
   rt->core.rt = rt;
   rt->core.bus.scope = &tg__generation_scope; /* policy on_event handlers */
+  /* tg.redact of the current generation (policy/api_redact.c) */
+  rt->core.redact.policy = tg__policy_redact;
+  rt->core.redact.origin = &rt->core.bus.current;
   rt->chain.core = &rt->core;
   if (loop) {
     rt->core.loop = loop;

@@ -97,8 +97,81 @@ static const char step2[] =
     " cost REAL NOT NULL DEFAULT 0);"
     "CREATE INDEX usage_ts ON usage(ts);";
 
+/* Version 3: sessions and their messages, memories, and full-text search (FTS5,
+ * external content: the index holds no second copy of the text) over the
+ * messages and over the calls' tool, args and result, kept in step by
+ * triggers; the calls already recorded are indexed by the upgrade
+ * ('rebuild'). */
+static const char step3[] =
+    "CREATE TABLE sessions ("
+    " id TEXT PRIMARY KEY,"
+    " project TEXT,"
+    " title TEXT,"
+    " started INTEGER NOT NULL,"
+    " ended INTEGER);"
+    "CREATE TABLE messages ("
+    " id INTEGER PRIMARY KEY,"
+    " session TEXT NOT NULL REFERENCES sessions(id),"
+    " role TEXT NOT NULL,"
+    " content TEXT,"
+    " tool_calls TEXT,"
+    " ts INTEGER NOT NULL);"
+    "CREATE INDEX messages_session ON messages(session, id);"
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(content, tool_calls,"
+    " content='messages', content_rowid='id');"
+    "CREATE TRIGGER messages_fts_i AFTER INSERT ON messages BEGIN"
+    " INSERT INTO messages_fts(rowid, content, tool_calls)"
+    " VALUES (new.id, new.content, new.tool_calls); END;"
+    "CREATE TRIGGER messages_fts_d AFTER DELETE ON messages BEGIN"
+    " INSERT INTO messages_fts(messages_fts, rowid, content, tool_calls)"
+    " VALUES ('delete', old.id, old.content, old.tool_calls); END;"
+    "CREATE TRIGGER messages_fts_u AFTER UPDATE ON messages BEGIN"
+    " INSERT INTO messages_fts(messages_fts, rowid, content, tool_calls)"
+    " VALUES ('delete', old.id, old.content, old.tool_calls);"
+    " INSERT INTO messages_fts(rowid, content, tool_calls)"
+    " VALUES (new.id, new.content, new.tool_calls); END;"
+    "CREATE VIRTUAL TABLE calls_fts USING fts5(tool, args, result,"
+    " content='calls', content_rowid='id');"
+    "CREATE TRIGGER calls_fts_i AFTER INSERT ON calls BEGIN"
+    " INSERT INTO calls_fts(rowid, tool, args, result)"
+    " VALUES (new.id, new.tool, new.args, new.result); END;"
+    "CREATE TRIGGER calls_fts_d AFTER DELETE ON calls BEGIN"
+    " INSERT INTO calls_fts(calls_fts, rowid, tool, args, result)"
+    " VALUES ('delete', old.id, old.tool, old.args, old.result); END;"
+    "CREATE TRIGGER calls_fts_u AFTER UPDATE ON calls BEGIN"
+    " INSERT INTO calls_fts(calls_fts, rowid, tool, args, result)"
+    " VALUES ('delete', old.id, old.tool, old.args, old.result);"
+    " INSERT INTO calls_fts(rowid, tool, args, result)"
+    " VALUES (new.id, new.tool, new.args, new.result); END;"
+    "INSERT INTO calls_fts(calls_fts) VALUES ('rebuild');"
+    /* memories: what a host or a policy asks to keep, for one session or
+     * for every session of one project (memory.c) */
+    "CREATE TABLE memories ("
+    " id INTEGER PRIMARY KEY,"
+    " kind TEXT NOT NULL,"
+    " content TEXT NOT NULL,"
+    " metadata TEXT,"
+    " scope TEXT NOT NULL CHECK (scope IN ('session', 'project')),"
+    " session TEXT,"
+    " project TEXT,"
+    " created INTEGER NOT NULL);"
+    "CREATE INDEX memories_place ON memories(scope, project, session);"
+    "CREATE VIRTUAL TABLE memories_fts USING fts5(kind, content,"
+    " content='memories', content_rowid='id');"
+    "CREATE TRIGGER memories_fts_i AFTER INSERT ON memories BEGIN"
+    " INSERT INTO memories_fts(rowid, kind, content)"
+    " VALUES (new.id, new.kind, new.content); END;"
+    "CREATE TRIGGER memories_fts_d AFTER DELETE ON memories BEGIN"
+    " INSERT INTO memories_fts(memories_fts, rowid, kind, content)"
+    " VALUES ('delete', old.id, old.kind, old.content); END;"
+    "CREATE TRIGGER memories_fts_u AFTER UPDATE ON memories BEGIN"
+    " INSERT INTO memories_fts(memories_fts, rowid, kind, content)"
+    " VALUES ('delete', old.id, old.kind, old.content);"
+    " INSERT INTO memories_fts(rowid, kind, content)"
+    " VALUES (new.id, new.kind, new.content); END;";
+
 static const char *const steps[TG_DB_SCHEMA_VERSION + 1] = {NULL, step1,
-                                                            step2};
+                                                            step2, step3};
 
 static int int_pragma(sqlite3 *db, const char *sql, int *out) {
   sqlite3_stmt *st = NULL;

@@ -126,8 +126,26 @@ static int sink_add(void *ud, const tg_approval *a, const char *call_id,
   return 0;
 }
 
+/* A policy's memory: the runtime's session and project unless given. */
+static int64_t sink_remember(void *ud, const tg_memory *m, char *err) {
+  tg_store *st = ud;
+  tg_memory c = *m;
+  if (!c.session) c.session = st->core->cfg.session;
+  if (!c.project) c.project = st->core->cfg.project;
+  return tg_memory_record(st, &c, err);
+}
+
+static cJSON *sink_recall(void *ud, const tg_recall_filter *f, char *err) {
+  tg_store *st = ud;
+  tg_recall_filter c = *f;
+  if (!c.session) c.session = st->core->cfg.session;
+  if (!c.project) c.project = st->core->cfg.project;
+  return tg_memory_recall(st, &c, err);
+}
+
 void tg__store_sink(tg_store *st, tg_sink *out) {
-  *out = (tg_sink){st, sink_audit, sink_find, sink_add};
+  *out = (tg_sink){st, sink_audit, sink_find, sink_add, sink_remember,
+                   sink_recall};
 }
 
 int tg__store_record_usage(tg_store *st, const tg_usage *u,
@@ -154,7 +172,7 @@ nomem:
 
 /* A runtime's store first writes what its runtime queued (a host reads
  * its own writes) and takes in approvals others changed. */
-static int flushed(tg_store *st, char err[TG_ERRMSG]) {
+int tg__store_flushed(tg_store *st, char err[TG_ERRMSG]) {
   if (!st->w || tg__writer_flush(st->w) == 0) return 0;
   tg__errf(err, TG_ERRMSG, "out of memory");
   return -ENOMEM;
@@ -162,17 +180,17 @@ static int flushed(tg_store *st, char err[TG_ERRMSG]) {
 
 cJSON *tg_store_audit(tg_store *st, const tg_audit_filter *f,
                       char err[TG_ERRMSG]) {
-  return flushed(st, err) < 0 ? NULL : tg__audit_query(st->db, f, err);
+  return tg__store_flushed(st, err) < 0 ? NULL : tg__audit_query(st->db, f, err);
 }
 
 cJSON *tg_store_approvals(tg_store *st, int all, char err[TG_ERRMSG]) {
-  return flushed(st, err) < 0 ? NULL
+  return tg__store_flushed(st, err) < 0 ? NULL
                               : tg__approvals_query(st->db, all, now_ms(), err);
 }
 
 int tg_store_usage(tg_store *st, const tg_usage_filter *f,
                    tg_usage_total *out, char err[TG_ERRMSG]) {
-  int rc = flushed(st, err);
+  int rc = tg__store_flushed(st, err);
   return rc < 0 ? rc : tg__usage_sum(st->db, f, now_ms(), out, err);
 }
 
@@ -185,6 +203,9 @@ static int run_now(tg_store *st, tg_job *j, char err[TG_ERRMSG]) {
     tg__writer_job(st->w, j);
     tg__writer_wait(st->w, j);
     rc = j->rc;
+  } else if (j->kind == TG_JOB_CALL) {
+    j->id = j->fn(st->db, j->fn_arg, j->err, sizeof j->err);
+    rc = j->id < 0 ? (int)j->id : 0;
   } else if (j->kind == TG_JOB_GRANT) {
     j->id = tg__approval_insert(st->db, &j->approval, j->by, j->now_ms,
                                 j->err, sizeof j->err);
@@ -193,6 +214,23 @@ static int run_now(tg_store *st, tg_job *j, char err[TG_ERRMSG]) {
     rc = tg__approval_revoke(st->db, j->id, j->now_ms, j->err, sizeof j->err);
   }
   if (rc < 0) tg__errf(err, TG_ERRMSG, "%s", j->err);
+  return rc;
+}
+
+int64_t tg__store_write(tg_store *st, tg_job_fn fn, void *arg,
+                        char err[TG_ERRMSG]) {
+  tg_job *j = calloc(1, sizeof *j);
+  if (!j) {
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return -ENOMEM;
+  }
+  j->kind = TG_JOB_CALL;
+  j->fn = fn;
+  j->fn_arg = arg;
+  j->now_ms = now_ms();
+  int64_t rc = run_now(st, j, err);
+  if (rc == 0) rc = j->id;
+  tg__job_free(j);
   return rc;
 }
 

@@ -116,8 +116,15 @@ typedef enum {
   TG_JOB_USAGE,
   TG_JOB_GRANT,
   TG_JOB_REVOKE,
-  TG_JOB_SYNC                /* nothing: a batch to wait for (flush) */
+  TG_JOB_SYNC,               /* nothing: a batch to wait for (flush) */
+  TG_JOB_CALL                /* fn(db, fn_arg): sessions, messages, imports */
 } tg_job_kind;
+
+/* A TG_JOB_CALL's work, on the writer's connection inside its batch's
+ * transaction (or on a store's own connection, in none: fn makes a
+ * SAVEPOINT when it writes more than one statement). The id (> 0) it
+ * made, 0, or a negative code with err. */
+typedef int64_t (*tg_job_fn)(sqlite3 *db, void *arg, char *err, size_t errlen);
 
 typedef struct tg_job {
   tg_job_kind kind;
@@ -135,6 +142,9 @@ typedef struct tg_job {
   char *by;
   void (*stored)(void *arg, int64_t id); /* on the loop; may be NULL */
   void *arg;
+  /* CALL: run on the writer; fn_arg stays the caller's (sync only) */
+  tg_job_fn fn;
+  void *fn_arg;
 } tg_job;
 
 /* Starts the writer on db (its own, or st->db for ":memory:"), which it
@@ -171,5 +181,28 @@ void tg__store_free(tg_store *st);
 /* Queues a usage record. */
 int tg__store_record_usage(tg_store *st, const tg_usage *u,
                            char err[TG_ERRMSG]);
+
+/* Runs fn now, where writes go: on a runtime's writer (waiting for it),
+ * or on the store's own connection. fn's result; err filled on failure. */
+int64_t tg__store_write(tg_store *st, tg_job_fn fn, void *arg,
+                        char err[TG_ERRMSG]);
+/* Waits until what a runtime queued is written (reads see it). */
+int tg__store_flushed(tg_store *st, char err[TG_ERRMSG]);
+
+/* ---- sessions.c: sessions, messages, search ------------------------- */
+
+/* A SAVEPOINT around several writes: begin, then end(ok). */
+int tg__savepoint(sqlite3 *db, char *err, size_t errlen);
+int tg__savepoint_end(sqlite3 *db, int ok);
+/* A fresh session id: "s-" and 16 random hex digits. */
+void tg__session_fresh_id(char id[TG_SESSION_ID_MAX]);
+
+/* ---- export.c, render.c: a session as one document -------------------- */
+
+/* {format, version, session, messages, calls} without the rows' ids. */
+cJSON *tg__session_doc(tg_store *st, const char *id, char err[TG_ERRMSG]);
+/* The document as Markdown / one HTML page (malloc'd; NULL: no memory). */
+char *tg__render_markdown(const cJSON *doc);
+char *tg__render_html(const cJSON *doc);
 
 #endif

@@ -120,6 +120,10 @@ static int run_job(tg_writer *w, tg_job *j) {
       return j->rc == -ENOENT ? 0 : j->rc; /* an answer, not a failure */
     case TG_JOB_SYNC:
       return 0;
+    case TG_JOB_CALL:
+      j->id = j->fn(w->db, j->fn_arg, e, n);
+      j->rc = j->id < 0 ? (int)j->id : 0;
+      return j->rc;
   }
   return -EINVAL;
 }

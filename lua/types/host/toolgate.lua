@@ -332,6 +332,62 @@ function runtime:record_usage(u) end
 ---@return string? code
 function runtime:usage(f) end
 
+---Begins a session (a fresh id "s-..." when none is given) or resumes
+---one (its end cleared, its title kept unless given); returns its id.
+---@param s? {id?: string, project?: string, title?: string, started?: string|integer}
+---@return string? id
+---@return string? err
+---@return string? code
+function runtime:session(s) end
+
+---Marks a session ended.
+---@param id string
+---@return boolean? ok
+---@return string? err
+---@return string? code "ENOENT" for an unknown session
+function runtime:end_session(id) end
+
+---Records a message of a session (begun before); returns its id.
+---@param m {session: string, role: "system"|"user"|"assistant"|"tool", content?: string, tool_calls?: table, ts?: string|integer}
+---@return integer? id
+---@return string? err
+---@return string? code
+function runtime:message(m) end
+
+---The sessions, latest first: {id, project, title, started, ended, messages}.
+---@param opts? {limit?: integer}
+---@return table[]? sessions
+---@return string? err
+---@return string? code
+function runtime:sessions(opts) end
+
+---Full-text search (FTS5 syntax) over messages and calls, best first:
+---{kind = "message"|"call", id, session, role?, tool?, call_id?, snippet, score, ts}.
+---@param query string
+---@param opts? {session?: string, limit?: integer}
+---@return table[]? hits
+---@return string? err
+---@return string? code "EINVAL" for a query FTS5 cannot parse
+function runtime:search(query, opts) end
+
+---Remembers something for a session (scope "session", default: the
+---runtime's) or for every session of a project (scope "project", default:
+---the runtime's project); returns its id.
+---@param m {kind: string, content: string, metadata?: any, scope?: "session"|"project", session?: string, project?: string}
+---@return integer? id
+---@return string? err
+---@return string? code
+function runtime:remember(m) end
+
+---The memories most relevant to query (taken as words), best first:
+---{id, kind, content, metadata, scope, session, project, created, score}.
+---@param query string
+---@param opts? {scope?: "session"|"project", session?: string, project?: string, limit?: integer, min_score?: number, max_tokens?: integer}
+---@return table[]? memories
+---@return string? err
+---@return string? code
+function runtime:recall(query, opts) end
+
 ---The database's path (":memory:"), or nil when storage is off.
 ---@return string?
 function runtime:db() end

@@ -140,6 +140,44 @@ function tg.on_file_change(glob, fn) end
 ---@return tg.file_change[]
 function tg.recent_changes(n) end
 
+---Registers the policies' redactor (once, while the file loads): it sees
+---every string about to leave the runtime — events, audit rows, stored
+---messages and memories, exports — after the built-in masks, and returns
+---it masked (or nil to keep it). If it raises, the whole string is masked.
+---@param fn fun(s: string): string?
+function tg.redact(fn) end
+
+---What is remembered: tg.memory.record and tg.memory.recall (README
+---"Storage": memory). nil, err, "ENOTSUP" when storage is off.
+tg.memory = {}
+
+---@class tg.memory_item
+---@field id integer
+---@field kind string
+---@field content string
+---@field metadata any
+---@field scope "session"|"project"
+---@field session string?
+---@field project string?
+---@field created integer
+---@field score number higher is better
+
+---Remembers something for this session (scope "session", the default) or
+---for every session of this project (scope "project"); returns its id.
+---@param m {kind: string, content: string, metadata?: any, scope?: "session"|"project", session?: string, project?: string}
+---@return integer? id
+---@return string? err
+---@return string? code
+function tg.memory.record(m) end
+
+---The memories most relevant to query (its words), best first.
+---@param query string
+---@param opts? {scope?: "session"|"project", session?: string, project?: string, limit?: integer, min_score?: number, max_tokens?: integer}
+---@return tg.memory_item[]? memories
+---@return string? err
+---@return string? code
+function tg.memory.recall(query, opts) end
+
 ---@return tg.verdict
 function tg.allow() end
 

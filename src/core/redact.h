@@ -1,0 +1,36 @@
+/*
+ * redact.h — masking credentials in what leaves the runtime (redact.c):
+ * events, audit rows, stored messages, exports. The core holds one
+ * tg_redactor; the store and the CLI, without a runtime, use the built-in
+ * masks alone (r NULL).
+ */
+#ifndef TG_REDACT_H
+#define TG_REDACT_H
+
+#include <cjson/cJSON.h>
+#include "toolgate.h"
+
+typedef struct tg_redactor {
+  tg_redactor_fn c_fn;       /* the host's (tg_runtime_set_redactor) */
+  void *c_ud;
+  /* the policies' (tg.redact), called with *origin: the current
+   * generation (the policy layer fills it in; the core never looks) */
+  char *(*policy)(void *origin, const char *s);
+  void **origin;
+  int busy;                  /* a redactor runs: no recursion */
+} tg_redactor;
+
+/* s with the built-in masks applied (AWS access key ids, GitHub tokens,
+ * bearer tokens, PEM private keys), malloc'd; NULL when none matched. */
+char *tg__redact_builtin(const char *s);
+/* s through every redactor (r may be NULL: the built-in ones); malloc'd,
+ * or NULL when it is unchanged. */
+char *tg__redact_str(tg_redactor *r, const char *s);
+/* Every string value in the tree v (and its siblings) redacted in place;
+ * 1 when something changed. */
+int tg__redact_tree(tg_redactor *r, cJSON *v);
+/* A redacted copy of v, or NULL when nothing in it needs masking (or v is
+ * NULL). */
+cJSON *tg__redact_copy(tg_redactor *r, const cJSON *v);
+
+#endif

@@ -73,6 +73,9 @@ static int apply_args(tg_call *c, lua_State *L, int v) {
     free(c->tool_name);
     c->tool_name = copy;
     c->tool = tg__chain_find_tool(c->ch, c->gen, copy);
+    if (!c->tool && c->fixture && c->fixture->stand_in &&
+        strcmp(c->fixture->stand_in->name, copy) == 0)
+      c->tool = c->fixture->stand_in; /* back to an agent's own tool */
     c->rewritten = 1;
   }
   lua_pop(L, 1);

@@ -12,6 +12,9 @@ int cmd_explain(int argc, char **argv);
 int cmd_reload(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_test(int argc, char **argv);
+/* The agent hooks front (src/hook/hook.h declares them too). */
+int cmd_hook(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -20,5 +23,7 @@ extern const char cmd_explain_usage[];
 extern const char cmd_reload_usage[];
 extern const char cmd_watch_usage[];
 extern const char cmd_test_usage[];
+extern const char cmd_hook_usage[];
+extern const char cmd_daemon_usage[];
 
 #endif

@@ -27,6 +27,11 @@ static const cli_command commands[] = {
      "reload policies as they are saved, until Ctrl-C"},
     {"test", cmd_test, cmd_test_usage,
      "run the policy unit tests (*_test.lua)"},
+    /* the agent hooks front, src/hook/ */
+    {"hook", cmd_hook, cmd_hook_usage,
+     "answer a coding agent's hook event; install the hook"},
+    {"daemon", cmd_daemon, cmd_daemon_usage,
+     "a resident instance that answers hook events fast"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -37,7 +37,7 @@ static int whole_object(const char *b, size_t n) {
 
 int hook_read_all(int fd, size_t max, double deadline_ms, char **out,
                   size_t *len) {
-  size_t cap = 65536, n = 0;
+  size_t cap = 65536, n = 0, tried = 0;
   char *b = malloc(cap + 1);
   if (!b) return -ENOMEM;
   int rc = 0;
@@ -52,25 +52,8 @@ int hook_read_all(int fd, size_t max, double deadline_ms, char **out,
       b = g;
       cap = ncap;
     }
-    ssize_t r = read(fd, b + n, cap - n);
-    if (r > 0) {
-      n += (size_t)r;
-      if (n > max) {
-        rc = -EFBIG;
-        break;
-      }
-      /* only when a read ends the object: a big event is parsed once */
-      if (b[n - 1] == '}' || b[n - 1] == '\n') {
-        if (whole_object(b, n)) break;
-      }
-      continue;
-    }
-    if (r == 0) break;
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN) {
-      rc = -errno;
-      break;
-    }
+    /* poll first: stdin is usually a blocking pipe, and a read that
+     * blocks would hold the answer past the deadline */
     double left = deadline_ms - hook_now_ms();
     if (left <= 0) {
       rc = -ETIMEDOUT;
@@ -79,6 +62,27 @@ int hook_read_all(int fd, size_t max, double deadline_ms, char **out,
     struct pollfd p = {fd, POLLIN, 0};
     int k = poll(&p, 1, left > 1e9 ? 1000000000 : (int)left + 1);
     if (k < 0 && errno != EINTR) {
+      rc = -errno;
+      break;
+    }
+    if (k <= 0) continue;
+    ssize_t r = read(fd, b + n, cap - n);
+    if (r > 0) {
+      n += (size_t)r;
+      if (n > max) {
+        rc = -EFBIG;
+        break;
+      }
+      /* only when a read ends like an object, and each time with twice
+       * as much as the last try: parsing stays linear in what was read */
+      if ((b[n - 1] == '}' || b[n - 1] == '\n') && n >= 2 * tried) {
+        tried = n;
+        if (whole_object(b, n)) break;
+      }
+      continue;
+    }
+    if (r == 0) break;
+    if (errno != EINTR && errno != EAGAIN) {
       rc = -errno;
       break;
     }

@@ -120,6 +120,57 @@ static char *context_of(const cJSON *meta) {
   return out;
 }
 
+/* Values that came back from Lua have their keys in the order of a Lua
+ * table, which differs from one process to the next: put each object's
+ * keys in the order `like` (the agent's own value) has them, then the new
+ * ones sorted, so the answer is the same whoever gave it. */
+static int key_order(const cJSON *like, const char *k) {
+  int i = 0;
+  for (const cJSON *c = like ? like->child : NULL; c; c = c->next, i++)
+    if (c->string && !strcmp(c->string, k)) return i;
+  return -1;
+}
+
+/* Which of x and y comes first: -1, 1 (keys differ). */
+static int before(const cJSON *like, const cJSON *x, const cJSON *y) {
+  int i = key_order(like, x->string), k = key_order(like, y->string);
+  if (i >= 0 && k >= 0) return i - k;
+  if (i >= 0 || k >= 0) return i >= 0 ? -1 : 1;
+  return strcmp(x->string, y->string);
+}
+
+static void order_like(cJSON *v, const cJSON *like, int depth) {
+  if (!v || depth > TG_JSON_MAX_DEPTH) return;
+  size_t n = 0;
+  for (cJSON *c = v->child; c; c = c->next) {
+    const cJSON *sub = NULL;
+    if (cJSON_IsObject(v) && cJSON_IsObject(like))
+      sub = cJSON_GetObjectItemCaseSensitive(like, c->string);
+    else if (cJSON_IsArray(v) && cJSON_IsArray(like))
+      sub = cJSON_GetArrayItem(like, (int)n);
+    order_like(c, sub, depth + 1);
+    n++;
+  }
+  if (!cJSON_IsObject(v) || n < 2) return;
+  cJSON **items = malloc(n * sizeof *items);
+  if (!items) return;
+  n = 0;
+  for (cJSON *c = v->child; c; c = c->next) items[n++] = c;
+  if (!cJSON_IsObject(like)) like = NULL;
+  for (size_t i = 1; i < n; i++) /* insertion sort: objects are small */
+    for (size_t k = i; k > 0 && before(like, items[k - 1], items[k]) > 0; k--) {
+      cJSON *t = items[k];
+      items[k] = items[k - 1];
+      items[k - 1] = t;
+    }
+  for (size_t i = 0; i < n; i++) { /* cJSON's head->prev is the tail */
+    items[i]->next = i + 1 < n ? items[i + 1] : NULL;
+    items[i]->prev = i > 0 ? items[i - 1] : items[n - 1];
+  }
+  v->child = items[0];
+  free(items);
+}
+
 /* JSON text of v for a message, a string as itself, cut. */
 static char *shown(const cJSON *v) {
   char *s = cJSON_IsString(v) ? tg__strdup(v->valuestring) : tg_json_print(v, 0);
@@ -133,7 +184,7 @@ static int policy_failure(const char *code) {
 }
 
 /* Before the tool: what the rules and pre-hooks decided, for the agent. */
-static void judged(hook_job *j, const cJSON *out) {
+static void judged(hook_job *j, cJSON *out) {
   const cJSON *e = cJSON_GetObjectItem(out, "error");
   const cJSON *d = cJSON_GetObjectItem(out, "decision");
   const char *code = str(e, "code"), *msg = str(e, "message");
@@ -155,6 +206,7 @@ static void judged(hook_job *j, const cJSON *out) {
     return;
   }
   if (j->f.short_circuit) { /* a pre-hook answered for the tool */
+    order_like(j->f.short_result, NULL, 1);
     result = shown(j->f.short_result);
     snprintf(reason, sizeof reason, "toolgate answered this call itself (a "
              "pre-hook's result), so the tool did not run. Its answer: %s",
@@ -181,6 +233,7 @@ static void judged(hook_job *j, const cJSON *out) {
       free(ctx);
       return;
     }
+    order_like(input, cJSON_GetObjectItem(j->event, "tool_input"), 1);
     s.updated_input = input;
   }
   int ask = verdict && !strcmp(verdict, "ask");
@@ -220,7 +273,7 @@ static void judged(hook_job *j, const cJSON *out) {
 }
 
 /* After the tool: what the post-hooks made of the agent's result. */
-static void after(hook_job *j, const cJSON *out) {
+static void after(hook_job *j, cJSON *out) {
   const cJSON *e = cJSON_GetObjectItem(out, "error");
   const char *code = str(e, "code"), *msg = str(e, "message");
   if (policy_failure(code)) {
@@ -233,7 +286,8 @@ static void after(hook_job *j, const cJSON *out) {
     s.block = 1;
     s.reason = msg;
   }
-  const cJSON *res = cJSON_GetObjectItem(out, "result");
+  cJSON *res = cJSON_GetObjectItem(out, "result"); /* ours: out is */
+  order_like(res, cJSON_GetObjectItem(j->event, "tool_response"), 1);
   int ok = !strcmp(str(out, "status"), "ok");
   int cut = cJSON_IsTrue(cJSON_GetObjectItem(out, "truncated"));
   int changed = ok && !cut &&

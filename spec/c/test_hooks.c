@@ -1,0 +1,420 @@
+/*
+ * test_hooks.c — `toolgate hook` as the coding agents run it: the real
+ * command, one event on stdin, the answer on stdout and its exit code.
+ *
+ * The fixture events (spec/fixtures/hooks/<agent>/NAME.event, built from
+ * the agents' documented schemas) each come with NAME.expect: {exit,
+ * output (the JSON the agent reads, or null for none), message (text the
+ * stderr must hold)}. Every one is answered twice — loading the policies
+ * in the hook process, and by a resident `toolgate daemon` over its
+ * control socket (the hook is then given a policies folder that does not
+ * exist, so only the daemon can answer right) — and both answers must be
+ * the expected one, byte for byte the same.
+ *
+ * Then what an agent does not do on purpose: a stdin that never closes, a
+ * 100 MB stdin, an instance that never answers, the on_error answers; and
+ * what the hooks record: turns, the usage in a transcript since the last
+ * Stop, sessions.
+ */
+#include "helpers.h"
+#include <poll.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#define TOOLGATE TG_BINARY_DIR "/toolgate"
+#define POLICIES "spec/fixtures/hooks/policies" /* from TG_SOURCE_DIR */
+#define FIXTURES TG_SOURCE_DIR "/spec/fixtures/hooks"
+
+/* ---- running the command ------------------------------------------------ */
+
+typedef struct {
+  int code;          /* exit status; -1: killed by a signal */
+  char *out, *err;
+  double ms;
+} ran;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static char *slurp_fd(int fd) {
+  size_t cap = 4096, n = 0;
+  char *b = malloc(cap);
+  ASSERT_NOT_NULL(b);
+  lseek(fd, 0, SEEK_SET);
+  for (;;) {
+    if (n + 1 == cap) {
+      b = realloc(b, cap *= 2);
+      ASSERT_NOT_NULL(b);
+    }
+    ssize_t r = read(fd, b + n, cap - 1 - n);
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
+  b[n] = '\0';
+  return b;
+}
+
+/* Runs toolgate with argv (NULL-terminated, without the program), stdin
+ * from in_fd, in the source tree; kills it after timeout_ms. */
+static ran run_fd(const char *const *argv, int in_fd, int timeout_ms) {
+  char outp[] = "/tmp/tg-hook-out-XXXXXX", errp[] = "/tmp/tg-hook-err-XXXXXX";
+  int out = mkstemp(outp), err = mkstemp(errp);
+  ASSERT_TRUE(out >= 0 && err >= 0);
+  unlink(outp);
+  unlink(errp);
+  const char *args[32] = {TOOLGATE};
+  int n = 1;
+  for (; argv[n - 1]; n++) args[n] = argv[n - 1];
+  args[n] = NULL;
+  double t0 = now_ms();
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in_fd, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    if (chdir(TG_SOURCE_DIR) < 0) _exit(99);
+    execv(TOOLGATE, (char *const *)args);
+    _exit(98);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, WNOHANG) == 0) {
+    if (now_ms() - t0 > timeout_ms) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      TG_FAIL("toolgate %s %s did not end within %d ms", argv[0],
+              argv[1] ? argv[1] : "", timeout_ms);
+    }
+    usleep(1000);
+  }
+  ran r;
+  r.ms = now_ms() - t0;
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.out = slurp_fd(out);
+  r.err = slurp_fd(err);
+  close(out);
+  close(err);
+  return r;
+}
+
+static ran run_file(const char *const *argv, const char *input) {
+  int fd = open(input, O_RDONLY);
+  if (fd < 0) TG_FAIL("cannot open %s: %s", input, strerror(errno));
+  ran r = run_fd(argv, fd, 20000);
+  close(fd);
+  return r;
+}
+
+static ran run_text(const char *const *argv, const char *text) {
+  char p[] = "/tmp/tg-hook-in-XXXXXX";
+  int fd = mkstemp(p);
+  ASSERT_TRUE(fd >= 0);
+  unlink(p);
+  ASSERT_INT_EQ(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  lseek(fd, 0, SEEK_SET);
+  ran r = run_fd(argv, fd, 20000);
+  close(fd);
+  return r;
+}
+
+static void ran_free(ran *r) {
+  free(r->out);
+  free(r->err);
+}
+
+/* ---- a resident instance --------------------------------------------------- */
+
+typedef struct {
+  pid_t pid;
+  char sock[256];
+} daemon_proc;
+
+static int can_connect(const char *path) {
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+  if (fd >= 0) close(fd);
+  return ok;
+}
+
+static daemon_proc start_daemon(const char *dir, const char *policies) {
+  daemon_proc d;
+  snprintf(d.sock, sizeof d.sock, "%s/d.sock", dir);
+  d.pid = fork();
+  if (d.pid == 0) {
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    if (chdir(TG_SOURCE_DIR) < 0) _exit(99);
+    execl(TOOLGATE, TOOLGATE, "daemon", "--policies", policies, "--socket",
+          d.sock, (char *)NULL);
+    _exit(98);
+  }
+  for (int i = 0; i < 1000 && !can_connect(d.sock); i++) usleep(10000);
+  if (!can_connect(d.sock)) TG_FAIL("the daemon did not listen on %s", d.sock);
+  return d;
+}
+
+static void stop_daemon(daemon_proc *d) {
+  kill(d->pid, SIGTERM);
+  int st = 0;
+  waitpid(d->pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  ASSERT_INT_EQ(WEXITSTATUS(st), 0);
+}
+
+/* ---- the fixtures ------------------------------------------------------------ */
+
+/* stdout as the agent reads it: one JSON object, or nothing. */
+static void check_expect(const char *name, const ran *r, const cJSON *want) {
+  const cJSON *out = cJSON_GetObjectItem(want, "output");
+  double code = num_at(want, "exit");
+  const char *msg = str_at(want, "message");
+  if (r->code != (int)code)
+    TG_FAIL("%s: exit %d, expected %.0f\n  stdout: %s\n  stderr: %s", name,
+            r->code, code, r->out, r->err);
+  if (cJSON_IsNull(out)) {
+    if (r->out[0]) TG_FAIL("%s: expected no output, got %s", name, r->out);
+  } else {
+    size_t n = strlen(r->out);
+    if (!n || r->out[n - 1] != '\n' || memchr(r->out, '\n', n - 1))
+      TG_FAIL("%s: the output is not one line: %s", name, r->out);
+    char why[300];
+    cJSON *got = tg_json_parse(r->out, n - 1, NULL, why, sizeof why);
+    if (!got) TG_FAIL("%s: the output is not JSON (%s): %s", name, why, r->out);
+    if (!cJSON_Compare(got, out, 1)) {
+      char *w = tg_json_print(out, 0);
+      TG_FAIL("%s: the answer differs\n  got:      %s  expected: %s\n", name,
+              r->out, w);
+    }
+    cJSON_Delete(got);
+  }
+  if (msg && !strstr(r->err, msg))
+    TG_FAIL("%s: stderr lacks \"%s\": %s", name, msg, r->err);
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b) {
+  return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int is_event(const struct dirent *e) {
+  size_t n = strlen(e->d_name);
+  return n > 6 && !strcmp(e->d_name + n - 6, ".event");
+}
+
+/* Every fixture of agent, in-process and through a daemon: the expected
+ * answer, the same both ways. Returns how many ran. */
+static int run_fixtures(const char *agent) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  char dir[512], missing[512];
+  snprintf(dir, sizeof dir, "%s/%s", FIXTURES, agent);
+  snprintf(missing, sizeof missing, "%s/no-such-policies", tmp);
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  struct dirent **list;
+  int n = scandir(dir, &list, is_event, by_name);
+  ASSERT_TRUE(n > 10);
+  for (int i = 0; i < n; i++) {
+    char ev[768], exp[768], name[300];
+    snprintf(ev, sizeof ev, "%s/%s", dir, list[i]->d_name);
+    snprintf(name, sizeof name, "%s/%.*s", agent,
+             (int)strlen(list[i]->d_name) - 6, list[i]->d_name);
+    snprintf(exp, sizeof exp, "%.*s.expect", (int)strlen(ev) - 6, ev);
+    char *text = read_text(exp);
+    cJSON *want = cJSON_Parse(text);
+    if (!want) TG_FAIL("%s: the .expect file is not JSON", name);
+    const char *here[] = {"hook", agent, "--policies", POLICIES,
+                          "--no-resident", NULL};
+    const char *resident[] = {"hook", agent, "--policies", missing,
+                              "--socket", d.sock, NULL};
+    ran a = run_file(here, ev), b = run_file(resident, ev);
+    check_expect(name, &a, want);
+    check_expect(name, &b, want);
+    if (strcmp(a.out, b.out) || a.code != b.code || strcmp(a.err, b.err))
+      TG_FAIL("%s: the resident instance answered otherwise\n  in-process: "
+              "%d %s %s\n  resident:   %d %s %s", name, a.code, a.out, a.err,
+              b.code, b.out, b.err);
+    ran_free(&a);
+    ran_free(&b);
+    cJSON_Delete(want);
+    free(text);
+    free(list[i]);
+  }
+  free(list);
+  stop_daemon(&d);
+  remove_tree(tmp);
+  return n;
+}
+
+TEST(claude_code_fixtures_in_process_and_resident) {
+  ASSERT_TRUE(run_fixtures("claude-code") >= 40);
+}
+
+TEST(codex_fixtures_in_process_and_resident) {
+  ASSERT_TRUE(run_fixtures("codex") >= 20);
+}
+
+/* ---- what agents do not do on purpose ---------------------------------------- */
+
+static const char pre_bash[] =
+    "{\"session_id\":\"s\",\"cwd\":\"/p\",\"hook_event_name\":\"PreToolUse\","
+    "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"git push -f\"}}";
+
+TEST(stdin_that_never_closes_is_answered_at_the_deadline) {
+  int p[2];
+  ASSERT_OK(pipe(p));
+  const char part[] = "{\"session_id\":\"s\",\"hook_event_name\":\"PreTo";
+  ASSERT_INT_EQ(write(p[1], part, sizeof part - 1), (ssize_t)sizeof part - 1);
+  const char *argv[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", "--deadline-ms", "400", NULL};
+  ran r = run_fd(argv, p[0], 5000);
+  close(p[0]);
+  close(p[1]);
+  ASSERT_INT_EQ(r.code, 2); /* the event is unread: a blocking error */
+  ASSERT_STR_EQ(r.out, "");
+  ASSERT_CONTAINS(r.err, "stdin did not close");
+  ASSERT_TRUE(r.ms < 2000);
+  ran_free(&r);
+}
+
+TEST(one_whole_object_is_answered_without_eof) {
+  int p[2];
+  ASSERT_OK(pipe(p));
+  ASSERT_INT_EQ(write(p[1], pre_bash, sizeof pre_bash - 1),
+                (ssize_t)sizeof pre_bash - 1);
+  const char *argv[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", "--deadline-ms", "8000", NULL};
+  ran r = run_fd(argv, p[0], 10000);
+  close(p[0]);
+  close(p[1]);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "no-force-push");
+  ASSERT_TRUE(r.ms < 5000);
+  ran_free(&r);
+}
+
+TEST(a_100_mb_stdin_is_refused_without_reading_it_all) {
+  int p[2];
+  ASSERT_OK(pipe(p));
+  pid_t w = fork();
+  if (w == 0) { /* the writer: 100 MB of one JSON string */
+    close(p[0]);
+    signal(SIGPIPE, SIG_DFL);
+    static char buf[1 << 16];
+    memset(buf, 'a', sizeof buf);
+    if (write(p[1], "{\"prompt\":\"", 11) < 0) _exit(1);
+    for (int i = 0; i < 1600; i++)
+      if (write(p[1], buf, sizeof buf) < 0) _exit(0);
+    _exit(0);
+  }
+  close(p[1]);
+  const char *argv[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", NULL};
+  ran r = run_fd(argv, p[0], 10000);
+  close(p[0]);
+  waitpid(w, NULL, 0);
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.err, "over 16777216 bytes");
+  ASSERT_TRUE(r.ms < 5000);
+  ran_free(&r);
+}
+
+/* An instance that takes the connection and never answers: the hook
+ * answers in-process (given the policies), or by its deadline. */
+TEST(an_instance_that_never_answers_does_not_hold_the_hook) {
+  char *tmp = temp_dir();
+  char *sock = path_join(tmp, "stuck.sock");
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_OK(bind(fd, (struct sockaddr *)&a, sizeof a));
+  ASSERT_OK(listen(fd, 8)); /* connections wait in the backlog, unanswered */
+  const char *good[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--socket", sock, "--deadline-ms", "3000", NULL};
+  ran r = run_text(good, pre_bash);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "no-force-push"); /* answered here, right */
+  ASSERT_CONTAINS(r.err, "did not answer");
+  ASSERT_TRUE(r.ms < 3000);
+  ran_free(&r);
+  char *missing = path_join(tmp, "none");
+  const char *bad[] = {"hook", "claude-code", "--policies", missing,
+                       "--socket", sock, "--deadline-ms", "600", NULL};
+  r = run_text(bad, pre_bash);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "on_error = deny");
+  ASSERT_TRUE(r.ms < 1500);
+  ran_free(&r);
+  close(fd);
+  free(missing);
+  free(sock);
+  remove_tree(tmp);
+}
+
+TEST(on_error_ask_and_allow) {
+  const char *ask[] = {"hook", "claude-code", "--policies", "/nonexistent",
+                       "--no-resident", "--on-error", "ask", NULL};
+  ran r = run_text(ask, pre_bash);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"ask\"");
+  ASSERT_CONTAINS(r.out, "does not exist");
+  ran_free(&r);
+  const char *allow[] = {"hook", "claude-code", "--policies", POLICIES,
+                         "--no-resident", "--on-error", "allow", NULL};
+  r = run_text(allow, "{\"session_id\":\"s\",\"cwd\":\"/p\",\"hook_event_name\":"
+               "\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":"
+               "{\"command\":\"trigger-a-policy-bug\"}}");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"allow\"");
+  ASSERT_CONTAINS(r.err, "a bug in a rule");
+  ran_free(&r);
+  /* an unreadable event with allow: nothing said, the agent's own flow */
+  r = run_text(allow, "{not json");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.out, "");
+  ASSERT_CONTAINS(r.err, "not valid JSON");
+  ran_free(&r);
+  /* codex cannot ask: an ask on error denies there */
+  const char *cask[] = {"hook", "codex", "--policies", "/nonexistent",
+                        "--no-resident", "--on-error", "ask", NULL};
+  r = run_text(cask, pre_bash);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "cannot ask");
+  ran_free(&r);
+}
+
+TEST(usage_errors) {
+  const char *none[] = {"hook", NULL};
+  ran r = run_text(none, "");
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.err, "which agent?");
+  ran_free(&r);
+  const char *bad[] = {"hook", "cursor", NULL};
+  r = run_text(bad, "");
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.err, "unknown agent");
+  ran_free(&r);
+  const char *oe[] = {"hook", "codex", "--on-error", "maybe", NULL};
+  r = run_text(oe, "");
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.err, "deny, ask or allow");
+  ran_free(&r);
+}
+
+TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
+          TEST_ENTRY(codex_fixtures_in_process_and_resident),
+          TEST_ENTRY(stdin_that_never_closes_is_answered_at_the_deadline),
+          TEST_ENTRY(one_whole_object_is_answered_without_eof),
+          TEST_ENTRY(a_100_mb_stdin_is_refused_without_reading_it_all),
+          TEST_ENTRY(an_instance_that_never_answers_does_not_hold_the_hook),
+          TEST_ENTRY(on_error_ask_and_allow),
+          TEST_ENTRY(usage_errors))

@@ -410,6 +410,267 @@ TEST(usage_errors) {
   ran_free(&r);
 }
 
+
+/* ---- what policies see, and what the hooks record ------------------------------ */
+
+static char *state_file(const char *dir, const char *name) {
+  char *p = path_join(dir, name);
+  char *t = read_text(p);
+  free(p);
+  return t;
+}
+
+static int count_lines(const char *t) {
+  int n = 0;
+  for (; t && *t; t++) n += *t == '\n';
+  return n;
+}
+
+/* The JSON line number i (from 0) of text, parsed. */
+static cJSON *line_at(const char *t, int i) {
+  for (; i > 0 && t; i--) {
+    t = strchr(t, '\n');
+    if (t) t++;
+  }
+  ASSERT_NOT_NULL(t);
+  const char *e = strchr(t, '\n');
+  cJSON *j = tg_json_parse(t, e ? (size_t)(e - t) : strlen(t), NULL, NULL, 0);
+  ASSERT_NOT_NULL(j);
+  return j;
+}
+
+static ran hook_event(const char *agent, const char *event) {
+  const char *argv[] = {"hook", agent, "--policies", POLICIES, "--no-resident",
+                        NULL};
+  return run_text(argv, event);
+}
+
+TEST(policies_see_the_agent_and_the_turn) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  const char *prompt = "{\"session_id\":\"sess-9\",\"cwd\":\"/w\",\"hook_event_name\":"
+                       "\"UserPromptSubmit\",\"prompt\":\"hello\"}";
+  for (int i = 0; i < 2; i++) {
+    ran r = hook_event("claude-code", prompt);
+    ASSERT_INT_EQ(r.code, 0);
+    ASSERT_STR_EQ(r.out, "");
+    ASSERT_STR_EQ(r.err, "");
+    ran_free(&r);
+  }
+  ran r = hook_event("claude-code",
+      "{\"session_id\":\"sess-9\",\"cwd\":\"/w\",\"hook_event_name\":\"PreToolUse\","
+      "\"permission_mode\":\"plan\",\"tool_name\":\"Bash\",\"tool_use_id\":\"toolu_7\","
+      "\"tool_input\":{\"command\":\"who-am-i\"}}");
+  ASSERT_CONTAINS(r.out, "agent=claude-code tool=Bash input=who-am-i "
+                  "event=PreToolUse session=sess-9 turn=2 cwd=/w mode=plan "
+                  "id=toolu_7");
+  ran_free(&r);
+  char *turns = state_file(tmp, "turns.jsonl");
+  ASSERT_INT_EQ(count_lines(turns), 2);
+  cJSON *l = line_at(turns, 1);
+  ASSERT_STR_EQ(str_at(l, "session"), "sess-9");
+  ASSERT_STR_EQ(str_at(l, "agent"), "claude-code");
+  ASSERT_NUM_EQ(num_at(l, "turn"), 2);
+  ASSERT_NOT_NULL(str_at(l, "time"));
+  cJSON_Delete(l);
+  free(turns);
+  /* another session counts its own turns */
+  r = hook_event("codex",
+      "{\"session_id\":\"sess-10\",\"cwd\":\"/w\",\"hook_event_name\":\"PreToolUse\","
+      "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"who-am-i\"}}");
+  ASSERT_CONTAINS(r.out, "agent=codex tool=Bash input=who-am-i "
+                  "event=PreToolUse session=sess-10 turn=0");
+  ran_free(&r);
+  remove_tree(tmp);
+}
+
+static void append_to(const char *path, const char *text) {
+  FILE *f = fopen(path, "ab");
+  ASSERT_NOT_NULL(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static ran stop(const char *agent, const char *session, const char *transcript) {
+  char ev[1024];
+  snprintf(ev, sizeof ev, "{\"session_id\":\"%s\",\"cwd\":\"/w\",\"hook_event_name\":"
+           "\"Stop\",\"stop_hook_active\":false,\"transcript_path\":\"%s\","
+           "\"model\":\"gpt-from-event\"}", session, transcript);
+  return hook_event(agent, ev);
+}
+
+static void check_usage(const cJSON *l, const char *model, double in, double out,
+                        double created, double read, double msgs) {
+  ASSERT_STR_EQ(str_at(l, "model"), model);
+  ASSERT_NUM_EQ(num_at(l, "input_tokens"), in);
+  ASSERT_NUM_EQ(num_at(l, "output_tokens"), out);
+  ASSERT_NUM_EQ(num_at(l, "cache_creation_input_tokens"), created);
+  ASSERT_NUM_EQ(num_at(l, "cache_read_input_tokens"), read);
+  ASSERT_NUM_EQ(num_at(l, "messages"), msgs);
+}
+
+#define CC_MSG(id, model, in, out)                                            \
+  "{\"type\":\"assistant\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":" \
+  "{\"id\":\"" id "\",\"model\":\"" model "\",\"role\":\"assistant\","        \
+  "\"usage\":{\"input_tokens\":" #in ",\"output_tokens\":" #out "}}}\n"
+
+/* Claude Code: each assistant message once (its lines repeat its usage),
+ * only what came since the last Stop, whole lines only, hostile lines
+ * skipped; a transcript cut short is read again from its start. */
+TEST(stop_records_the_usage_in_a_claude_code_transcript) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  char *t = path_join(tmp, "transcript.jsonl");
+  append_to(t,
+      "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-sonnet-4-5\","
+      "\"usage\":{\"input_tokens\":10,\"output_tokens\":5,"
+      "\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":1000}}}\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-sonnet-4-5\","
+      "\"usage\":{\"input_tokens\":10,\"output_tokens\":20,"
+      "\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":1000}}}\n"
+      "not json at all\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_2\",\"model\":\"x\","
+      "\"usage\":{\"input_tokens\":1e400}}}\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_3\",\"model\":\"x\","
+      "\"usage\":{\"input_tokens\":-5,\"output_tokens\":1}}}\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_3b\",\"model\":\"x\","
+      "\"usage\":{\"input_tokens\":\"7\",\"output_tokens\":1}}}\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_4\",\"model\":\"<synthetic>\","
+      "\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n"
+      CC_MSG("msg_5", "claude-haiku-4-5", 7, 3)
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_6\",\"model\":\"claude-haiku-4-5\",\"usa");
+  ran r = stop("claude-code", "sess-u", t);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.out, "");
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  char *u = state_file(tmp, "usage.jsonl");
+  ASSERT_INT_EQ(count_lines(u), 2);
+  cJSON *l = line_at(u, 0);
+  check_usage(l, "claude-sonnet-4-5", 10, 20, 100, 1000, 1);
+  ASSERT_STR_EQ(str_at(l, "session"), "sess-u");
+  ASSERT_STR_EQ(str_at(l, "agent"), "claude-code");
+  cJSON_Delete(l);
+  l = line_at(u, 1);
+  check_usage(l, "claude-haiku-4-5", 7, 3, 0, 0, 1);
+  cJSON_Delete(l);
+  free(u);
+  /* the rest of the partial line, and one more message */
+  append_to(t, "ge\":{\"input_tokens\":1,\"output_tokens\":2}}}\n"
+               CC_MSG("msg_7", "claude-sonnet-4-5", 4, 4));
+  r = stop("claude-code", "sess-u", t);
+  ran_free(&r);
+  u = state_file(tmp, "usage.jsonl");
+  ASSERT_INT_EQ(count_lines(u), 4);
+  l = line_at(u, 2);
+  check_usage(l, "claude-haiku-4-5", 1, 2, 0, 0, 1);
+  cJSON_Delete(l);
+  l = line_at(u, 3);
+  check_usage(l, "claude-sonnet-4-5", 4, 4, 0, 0, 1);
+  cJSON_Delete(l);
+  free(u);
+  /* a Stop with nothing new records nothing */
+  r = stop("claude-code", "sess-u", t);
+  ran_free(&r);
+  u = state_file(tmp, "usage.jsonl");
+  ASSERT_INT_EQ(count_lines(u), 4);
+  free(u);
+  /* cut short (a new transcript in its place): read from its start */
+  FILE *f = fopen(t, "wb");
+  fputs(CC_MSG("msg_8", "claude-opus-4-1", 9, 9), f);
+  fclose(f);
+  r = stop("claude-code", "sess-u", t);
+  ran_free(&r);
+  u = state_file(tmp, "usage.jsonl");
+  ASSERT_INT_EQ(count_lines(u), 5);
+  l = line_at(u, 4);
+  check_usage(l, "claude-opus-4-1", 9, 9, 0, 0, 1);
+  cJSON_Delete(l);
+  free(u);
+  free(t);
+  remove_tree(tmp);
+}
+
+TEST(stop_records_the_usage_in_a_codex_rollout) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  char *t = path_join(tmp, "rollout.jsonl");
+  append_to(t,
+      "{\"type\":\"session_meta\",\"payload\":{\"id\":\"s\"}}\n"
+      "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{"
+      "\"total_token_usage\":{\"total_tokens\":150},\"last_token_usage\":"
+      "{\"input_tokens\":100,\"cached_input_tokens\":40,\"output_tokens\":50}}}}\n"
+      "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{"
+      "\"total_token_usage\":{\"total_tokens\":150},\"last_token_usage\":"
+      "{\"input_tokens\":100,\"cached_input_tokens\":40,\"output_tokens\":50}}}}\n"
+      "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":null}}\n"
+      "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5-codex\"}}\n"
+      "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{"
+      "\"total_token_usage\":{\"total_tokens\":400},\"last_token_usage\":"
+      "{\"input_tokens\":200,\"cached_input_tokens\":0,\"output_tokens\":50}}}}\n");
+  ran r = stop("codex", "sess-c", t);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  char *u = state_file(tmp, "usage.jsonl");
+  ASSERT_INT_EQ(count_lines(u), 2);
+  cJSON *l = line_at(u, 0);
+  check_usage(l, "gpt-from-event", 60, 50, 0, 40, 1); /* before turn_context */
+  cJSON_Delete(l);
+  l = line_at(u, 1);
+  check_usage(l, "gpt-5-codex", 200, 50, 0, 0, 1);
+  cJSON_Delete(l);
+  free(u);
+  free(t);
+  remove_tree(tmp);
+}
+
+TEST(a_hostile_transcript_path_is_not_read) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  char *fifo = path_join(tmp, "fifo");
+  ASSERT_OK(mkfifo(fifo, 0600));
+  const char *paths[] = {"/dev/zero", fifo, "/nonexistent/t.jsonl", tmp};
+  for (int i = 0; i < 4; i++) {
+    ran r = stop("claude-code", "sess-h", paths[i]);
+    ASSERT_INT_EQ(r.code, 0); /* a Stop never blocks on toolgate's account */
+    ASSERT_STR_EQ(r.out, "");
+    ASSERT_CONTAINS(r.err, "Stop not recorded");
+    ASSERT_TRUE(r.ms < 3000);
+    ran_free(&r);
+  }
+  ASSERT_FALSE(file_exists(tmp, "usage.jsonl"));
+  free(fifo);
+  remove_tree(tmp);
+}
+
+TEST(sessions_are_recorded) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  ran r = hook_event("claude-code", "{\"session_id\":\"../../etc/passwd\",\"cwd\":"
+                     "\"/w\",\"hook_event_name\":\"SessionStart\",\"source\":\"resume\"}");
+  ASSERT_STR_EQ(r.out, "");
+  ran_free(&r);
+  r = hook_event("claude-code", "{\"session_id\":\"../../etc/passwd\",\"cwd\":"
+                 "\"/w\",\"hook_event_name\":\"SessionEnd\",\"reason\":\"logout\"}");
+  ran_free(&r);
+  char *s = state_file(tmp, "sessions.jsonl");
+  ASSERT_INT_EQ(count_lines(s), 2);
+  cJSON *l = line_at(s, 0);
+  ASSERT_STR_EQ(str_at(l, "event"), "start");
+  ASSERT_STR_EQ(str_at(l, "source"), "resume");
+  ASSERT_STR_EQ(str_at(l, "cwd"), "/w");
+  ASSERT_STR_EQ(str_at(l, "session"), "../../etc/passwd"); /* kept, not a path */
+  cJSON_Delete(l);
+  l = line_at(s, 1);
+  ASSERT_STR_EQ(str_at(l, "event"), "end");
+  ASSERT_STR_EQ(str_at(l, "reason"), "logout");
+  cJSON_Delete(l);
+  free(s);
+  remove_tree(tmp);
+}
+
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
           TEST_ENTRY(stdin_that_never_closes_is_answered_at_the_deadline),
@@ -417,4 +678,9 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(a_100_mb_stdin_is_refused_without_reading_it_all),
           TEST_ENTRY(an_instance_that_never_answers_does_not_hold_the_hook),
           TEST_ENTRY(on_error_ask_and_allow),
-          TEST_ENTRY(usage_errors))
+          TEST_ENTRY(usage_errors),
+          TEST_ENTRY(policies_see_the_agent_and_the_turn),
+          TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),
+          TEST_ENTRY(stop_records_the_usage_in_a_codex_rollout),
+          TEST_ENTRY(a_hostile_transcript_path_is_not_read),
+          TEST_ENTRY(sessions_are_recorded))

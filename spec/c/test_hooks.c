@@ -671,6 +671,214 @@ TEST(sessions_are_recorded) {
   remove_tree(tmp);
 }
 
+/* ---- install ----------------------------------------------------------------- */
+
+/* toolgate hook install|uninstall ARGS run in dir (its project). */
+static ran install_in(const char *dir, const char *const *args) {
+  pid_t pid;
+  char outp[] = "/tmp/tg-inst-XXXXXX";
+  int out = mkstemp(outp);
+  ASSERT_TRUE(out >= 0);
+  unlink(outp);
+  const char *argv[32] = {TOOLGATE, "hook"};
+  int n = 2;
+  for (; args[n - 2]; n++) argv[n] = args[n - 2];
+  argv[n] = NULL;
+  pid = fork();
+  if (pid == 0) {
+    dup2(out, 1);
+    dup2(out, 2);
+    if (chdir(dir) < 0) _exit(99);
+    execv(TOOLGATE, (char *const *)argv);
+    _exit(98);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ran r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp_fd(out), strdup(""), 0};
+  close(out);
+  return r;
+}
+
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+static int backups(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strstr(e->d_name, ".bak-") != NULL;
+  if (d) closedir(d);
+  return n;
+}
+
+TEST(install_into_an_empty_settings_file) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  make_subdir(tmp, ".claude");
+  put_file(tmp, ".claude/settings.json", "");
+  const char *args[] = {"install", "claude-code", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "installed the claude-code hooks in .claude/settings.json");
+  ran_free(&r);
+  char *t = file_text(tmp, ".claude/settings.json");
+  cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_NOT_NULL(j);
+  const cJSON *h = cJSON_GetObjectItem(j, "hooks");
+  static const char *const events[] = {"PreToolUse", "PermissionRequest",
+      "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"};
+  for (int i = 0; i < 7; i++) {
+    const cJSON *l = cJSON_GetObjectItem(h, events[i]);
+    ASSERT_INT_EQ(cJSON_GetArraySize(l), 1);
+    const cJSON *hk = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0), "hooks"), 0);
+    ASSERT_STR_EQ(str_at(hk, "type"), "command");
+    ASSERT_CONTAINS(str_at(hk, "command"), " hook claude-code --policies "
+                    "\"$CLAUDE_PROJECT_DIR\"/policies");
+    ASSERT_NUM_EQ(num_at(hk, "timeout"), 30);
+  }
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(h, "PreToolUse"), 0),
+                       "matcher"), "*");
+  cJSON_Delete(j);
+  free(t);
+  remove_tree(tmp);
+}
+
+static const char other_hooks[] =
+    "{\n  \"model\": \"opus\",\n  \"hooks\": {\n"
+    "    \"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": "
+    "\"command\", \"command\": \"~/bin/audit.sh\"}]}],\n"
+    "    \"Notification\": [{\"hooks\": [{\"type\": \"command\", \"command\": "
+    "\"notify-send hi\"}]}]\n  },\n  \"permissions\": {\"allow\": [\"Bash(ls:*)\"]}\n}\n";
+
+TEST(install_keeps_other_hooks_and_settings) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "pol");
+  make_subdir(tmp, ".claude");
+  put_file(tmp, ".claude/settings.local.json", other_hooks);
+  const char *args[] = {"install", "claude-code", "--local", "--policies", "pol",
+                        "--on-error", "ask", NULL};
+  for (int i = 0; i < 2; i++) { /* twice: still one entry of ours */
+    ran r = install_in(tmp, args);
+    ASSERT_INT_EQ(r.code, 0);
+    ran_free(&r);
+  }
+  char *t = file_text(tmp, ".claude/settings.local.json");
+  ASSERT_INT_EQ(count_of(t, "hook claude-code"), 7);
+  ASSERT_INT_EQ(count_of(t, "--on-error ask"), 7);
+  cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_STR_EQ(str_at(j, "model"), "opus");
+  ASSERT_NOT_NULL(cJSON_GetObjectItem(j, "permissions"));
+  const cJSON *pre = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hooks"), "PreToolUse");
+  ASSERT_INT_EQ(cJSON_GetArraySize(pre), 2);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(pre, 0), "matcher"), "Bash"); /* first */
+  ASSERT_CONTAINS(t, "notify-send hi");
+  cJSON_Delete(j);
+  free(t);
+  char *claude = path_join(tmp, ".claude");
+  ASSERT_INT_EQ(backups(claude), 2);
+  /* uninstall: theirs stay, as they were */
+  const char *un[] = {"uninstall", "claude-code", "--local", NULL};
+  ran r = install_in(tmp, un);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "removed the claude-code hooks");
+  ran_free(&r);
+  t = file_text(tmp, ".claude/settings.local.json");
+  cJSON *now = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  cJSON *was = tg_json_parse(other_hooks, strlen(other_hooks), NULL, NULL, 0);
+  ASSERT_TRUE(cJSON_Compare(now, was, 1));
+  cJSON_Delete(now);
+  cJSON_Delete(was);
+  free(t);
+  r = install_in(tmp, un); /* nothing left to take out */
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "nothing to do");
+  ran_free(&r);
+  free(claude);
+  remove_tree(tmp);
+}
+
+TEST(install_refuses_a_malformed_file_and_leaves_it) {
+  static const char *const bad[] = {
+      "{\"hooks\": {\"PreToolUse\": []},}",            /* trailing comma */
+      "{\"hooks\": 1, \"hooks\": {}}",                 /* a key twice */
+      "[]",                                            /* not an object */
+      "{\"hooks\": {\"PreToolUse\": {\"matcher\": \"*\"}}}", /* not a list */
+      "{\"hooks\": [\"x\"]}",
+      "{\"x\": 1e400}",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char *tmp = temp_dir();
+    make_subdir(tmp, "policies");
+    make_subdir(tmp, ".claude");
+    put_file(tmp, ".claude/settings.json", bad[i]);
+    const char *args[] = {"install", "claude-code", NULL};
+    ran r = install_in(tmp, args);
+    ASSERT_INT_EQ(r.code, 2);
+    ASSERT_CONTAINS(r.out, "left as it is");
+    ran_free(&r);
+    char *t = file_text(tmp, ".claude/settings.json");
+    ASSERT_STR_EQ(t, bad[i]);
+    free(t);
+    char *claude = path_join(tmp, ".claude");
+    ASSERT_INT_EQ(backups(claude), 0);
+    free(claude);
+    remove_tree(tmp);
+  }
+}
+
+TEST(install_codex_for_the_user_and_dry_run) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  char *home = path_join(tmp, "home");
+  ASSERT_OK(mkdir(home, 0755));
+  setenv("HOME", home, 1);
+  const char *dry[] = {"install", "codex", "--user", "--dry-run", NULL};
+  ran r = install_in(tmp, dry);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "would write");
+  ASSERT_CONTAINS(r.out, "Bash|apply_patch|mcp__.*");
+  ran_free(&r);
+  ASSERT_FALSE(file_exists(home, ".codex/hooks.json"));
+  const char *args[] = {"install", "codex", "--user", NULL};
+  r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  char *t = file_text(home, ".codex/hooks.json");
+  ASSERT_INT_EQ(count_of(t, " hook codex --policies "), 6);
+  ASSERT_CONTAINS(t, tmp); /* an absolute policies path */
+  ASSERT_NOT_CONTAINS(t, "CLAUDE_PROJECT_DIR");
+  free(t);
+  free(home);
+  remove_tree(tmp);
+}
+
+TEST(install_writes_through_a_symlink) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  make_subdir(tmp, ".claude");
+  put_file(tmp, "dotfiles-settings.json", "{\"model\": \"x\"}");
+  char *target = path_join(tmp, "dotfiles-settings.json");
+  make_symlink(target, tmp, ".claude/settings.json");
+  const char *args[] = {"install", "claude-code", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  char *link = path_join(tmp, ".claude/settings.json");
+  struct stat st;
+  ASSERT_OK(lstat(link, &st));
+  ASSERT_TRUE(S_ISLNK(st.st_mode));
+  char *t = read_text(target);
+  ASSERT_CONTAINS(t, "hook claude-code");
+  ASSERT_CONTAINS(t, "\"model\": \"x\"");
+  free(t);
+  free(link);
+  free(target);
+  remove_tree(tmp);
+}
+
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
           TEST_ENTRY(stdin_that_never_closes_is_answered_at_the_deadline),
@@ -683,4 +891,9 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),
           TEST_ENTRY(stop_records_the_usage_in_a_codex_rollout),
           TEST_ENTRY(a_hostile_transcript_path_is_not_read),
-          TEST_ENTRY(sessions_are_recorded))
+          TEST_ENTRY(sessions_are_recorded),
+          TEST_ENTRY(install_into_an_empty_settings_file),
+          TEST_ENTRY(install_keeps_other_hooks_and_settings),
+          TEST_ENTRY(install_refuses_a_malformed_file_and_leaves_it),
+          TEST_ENTRY(install_codex_for_the_user_and_dry_run),
+          TEST_ENTRY(install_writes_through_a_symlink))

@@ -2,14 +2,15 @@
 # Builds the benchmarks against Lua 5.4 and LuaJIT (Release) and prints
 # their tables: the chain, policy reload, the exec tool, the sandbox's
 # bounded patterns against the builtin ones, and the time limit's stop of
-# runaway policy code. Usage: bench/run.sh [calls-per-size]
+# runaway policy code; and, for Lua 5.4, one `toolgate hook` process beside
+# true, a shell hook and a Python hook. Usage: bench/run.sh [calls-per-size]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/deps
 for lua in lua5.4 luajit; do
   dir=build-bench-$lua
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTOOLGATE_LUA=$lua >/dev/null
-  cmake --build "$dir" -j"$(nproc)" --target bench_chain bench_reload bench_exec bench_pattern bench_watchdog >/dev/null
+  cmake --build "$dir" -j"$(nproc)" --target bench_chain bench_reload bench_exec bench_pattern bench_watchdog bench_hook toolgate >/dev/null
   "$dir/bench_chain" "${1:-200000}"
   echo
   "$dir/bench_reload"
@@ -20,4 +21,8 @@ for lua in lua5.4 luajit; do
   echo
   "$dir/bench_watchdog"
   echo
+  if [ "$lua" = lua5.4 ]; then # the process, not the Lua: once is enough
+    "$dir/bench_hook" "$PWD/$dir/toolgate" "$PWD/policies" 300
+    echo
+  fi
 done

@@ -743,6 +743,9 @@ typedef struct {
                               said to the agent as toolgate's; 0: left to
                               the agent's own permission flow */
   int64_t turn;            /* the session's turn, for the call (0: none) */
+  uint64_t deadline_ms;    /* how long the tools policies run for the
+                              model's context may take (0: 10000); they
+                              are cancelled then, their output so far kept */
 } tg_hook_request;
 
 /* What the hook command prints and how it exits. */

@@ -5,8 +5,9 @@
 --
 -- Two sides:
 --   * for policies: agent.of(call), agent.paths(call), agent.context(call,
---     text) — what an agent's call was, the files it touches, and text for
---     the model;
+--     text), agent.context_from(call, tool, args) — what an agent's call
+--     was, the files it touches, and text (or a tool's output) for the
+--     model;
 --   * for the runtime (src/runtime/hook_map.c calls these in the policies'
 --     own generation): agent.map(name, event) turns a hook event's tool
 --     call into {tool, args, ...}; agent.unmap(name, event, tool, args)
@@ -356,6 +357,34 @@ function M.context(call, text)
   local m = call.metadata
   if type(m.agent_context) ~= "table" then m.agent_context = {} end
   insert(m.agent_context, text)
+end
+
+M.MAX_CONTEXT_CALLS = 4 -- agent.context_from calls per event
+
+-- Runs `tool` with `args` once this event's hooks are done, and adds what
+-- it gave (for exec: the end of its output and its exit code) to the text
+-- for the model, under `label` (default "$ <command>"). The call goes
+-- through the chain like any other: the rules judge it, and an ask is
+-- refused (nobody is there to answer), so allow it with a rule. A command
+-- runs in the agent's cwd unless args.cwd says otherwise; it is cancelled,
+-- its output so far kept, at the answer's deadline. The way to show the
+-- model the tests after an edit.
+function M.context_from(call, tool, args, label)
+  if type(tool) ~= "string" or tool == "" then
+    error("agent.context_from: the tool must be a name", 2)
+  end
+  if args ~= nil and type(args) ~= "table" then
+    error("agent.context_from: the args must be a table", 2)
+  end
+  if label ~= nil and type(label) ~= "string" then
+    error("agent.context_from: the label must be a string", 2)
+  end
+  local m = call.metadata
+  if type(m.agent_context_calls) ~= "table" then m.agent_context_calls = {} end
+  if #m.agent_context_calls >= M.MAX_CONTEXT_CALLS then
+    error("agent.context_from: at most " .. M.MAX_CONTEXT_CALLS .. " per event", 2)
+  end
+  insert(m.agent_context_calls, { tool = tool, args = args or {}, label = label })
 end
 
 return M

@@ -411,6 +411,38 @@ TEST(usage_errors) {
 }
 
 
+/* A tool run for the model's context that outlasts the answer's deadline
+ * is cancelled, and the answer still comes in time, in-process and from
+ * a resident instance. */
+TEST(context_tools_are_cut_at_the_deadline) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  const char *ev =
+      "{\"session_id\":\"s\",\"cwd\":\"/home/dev/proj\",\"hook_event_name\":"
+      "\"PostToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":"
+      "\"/home/dev/proj/src/slow.c\",\"old_string\":\"a\",\"new_string\":\"b\"},"
+      "\"tool_response\":{}}";
+  char *missing = path_join(tmp, "none");
+  const char *here[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", "--deadline-ms", "1500", NULL};
+  const char *resident[] = {"hook", "claude-code", "--policies", missing,
+                            "--socket", d.sock, "--deadline-ms", "1500", NULL};
+  const char *const *ways[] = {here, resident};
+  for (int i = 0; i < 2; i++) {
+    ran r = run_text(ways[i], ev);
+    ASSERT_INT_EQ(r.code, 0);
+    ASSERT_CONTAINS(r.out, "edited src/slow.c: run the tests");
+    ASSERT_CONTAINS(r.out, "$ sleep 30:");
+    ASSERT_CONTAINS(r.out, "(cancelled: ");
+    ASSERT_TRUE(r.ms < 1500);
+    ran_free(&r);
+  }
+  stop_daemon(&d);
+  free(missing);
+  remove_tree(tmp);
+}
+
 /* ---- what policies see, and what the hooks record ------------------------------ */
 
 static char *state_file(const char *dir, const char *name) {
@@ -887,6 +919,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(an_instance_that_never_answers_does_not_hold_the_hook),
           TEST_ENTRY(on_error_ask_and_allow),
           TEST_ENTRY(usage_errors),
+          TEST_ENTRY(context_tools_are_cut_at_the_deadline),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
           TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),
           TEST_ENTRY(stop_records_the_usage_in_a_codex_rollout),

@@ -170,7 +170,10 @@ static int answer_here(hook_run *h, const tg_hook_request *req,
     return fail_safe(h, event, why);
   }
   in_process p = {0, 0};
-  if (tg_hook_answer(rt, req, answered, &p, err) < 0) {
+  tg_hook_request here = *req;
+  double left = left_ms(h);
+  here.deadline_ms = left > 1 ? (uint64_t)left : 1;
+  if (tg_hook_answer(rt, &here, answered, &p, err) < 0) {
     tg_runtime_free(rt);
     return fail_safe(h, event, err);
   }
@@ -202,6 +205,9 @@ static int answer_tool(hook_run *h, const char *text, size_t len,
     double left = left_ms(h) / 2;
     if (sock && left >= 1) {
       tg_hook_result r;
+      /* the instance's own tools for context stop before we give up */
+      req.deadline_ms = left > 2 * DEADLINE_MARGIN_MS
+                            ? (uint64_t)(left - DEADLINE_MARGIN_MS) : 1;
       int rc = tg_hook_remote(sock, &req, &r, (uint64_t)left, err);
       if (rc == 0) {
         int code = hook_emit(&r);

@@ -28,6 +28,9 @@ void tg__control_hook(tg_runtime *rt, tg_conn *c, const cJSON *head,
   req.on_error = cJSON_GetStringValue(cJSON_GetObjectItem(head, "on_error"));
   req.toolgate_defaults =
       cJSON_IsTrue(cJSON_GetObjectItem(head, "toolgate_defaults"));
+  const cJSON *dl = cJSON_GetObjectItem(head, "deadline_ms");
+  if (cJSON_IsNumber(dl) && dl->valuedouble >= 1 && dl->valuedouble < 864e5)
+    req.deadline_ms = (uint64_t)dl->valuedouble;
   const cJSON *turn = cJSON_GetObjectItem(head, "turn");
   if (cJSON_IsNumber(turn) && turn->valuedouble >= 0 &&
       turn->valuedouble < 9e15)
@@ -96,10 +99,14 @@ int tg_hook_remote(const char *socket_path, const tg_hook_request *req,
   char head[256];
   int hn = snprintf(head, sizeof head,
                     "{\"cmd\":\"hook\",\"agent\":\"%s\",\"on_error\":\"%s\","
-                    "\"toolgate_defaults\":%s,\"turn\":%lld,\"bytes\":%zu}\n",
+                    "\"toolgate_defaults\":%s,\"turn\":%lld,"
+                    "\"deadline_ms\":%llu,\"bytes\":%zu}\n",
                     req->agent, req->on_error ? req->on_error : "deny",
                     req->toolgate_defaults ? "true" : "false",
-                    (long long)(req->turn > 0 ? req->turn : 0), req->event_len);
+                    (long long)(req->turn > 0 ? req->turn : 0),
+                    (unsigned long long)(req->deadline_ms ? req->deadline_ms
+                                                          : 10000),
+                    req->event_len);
   char *msg = malloc((size_t)hn + req->event_len);
   if (!msg) {
     tg__errf(err, TG_ERRMSG, "out of memory");

@@ -40,8 +40,13 @@ typedef struct {
   tg_hook_mapped m;
   tg_tool stand_in;            /* the agent's own tool, when toolgate has none */
   tg_fixture f;
+  uint64_t deadline_ms;
   tg_hook_done_cb done;
   void *ud;
+  /* an answer waiting for the context calls: its own copies */
+  tg_hook_say kept;
+  char *k_reason, *k_context, *k_system;
+  cJSON *k_input, *k_mcp;
 } hook_job;
 
 static const char *str(const cJSON *o, const char *k) {
@@ -49,6 +54,11 @@ static const char *str(const cJSON *o, const char *k) {
 }
 
 static void job_free(hook_job *j) {
+  free(j->k_reason);
+  free(j->k_context);
+  free(j->k_system);
+  cJSON_Delete(j->k_input);
+  cJSON_Delete(j->k_mcp);
   cJSON_Delete(j->event);
   tg__hook_mapped_clear(&j->m);
   tg__fixture_clear(&j->f);
@@ -86,6 +96,43 @@ static void fail_safe(hook_job *j, const char *why) {
   j->done(j->rt, &res, j->ud);
   tg_hook_result_free(&res);
   job_free(j);
+}
+
+/* ---- context from tools --------------------------------------------------- */
+
+static void context_done(void *ud, char *text) {
+  hook_job *j = ud;
+  char *all = NULL;
+  if (text && *text && j->k_context) {
+    size_t n = strlen(j->k_context) + strlen(text) + 3;
+    all = malloc(n);
+    if (all) snprintf(all, n, "%s\n\n%s", j->k_context, text);
+  }
+  j->kept.context = all ? all : text && *text ? text : j->k_context;
+  finish(j, &j->kept);
+  free(all);
+  free(text);
+}
+
+/* Says s, after the tools policy code asked to run for the model's
+ * context, if any: then s is kept (its own copies) until they end. */
+static void answer(hook_job *j, const tg_hook_say *s) {
+  if (!cJSON_GetObjectItem(j->f.metadata, "agent_context_calls")) {
+    finish(j, s);
+    return;
+  }
+  j->kept = *s;
+  j->kept.reason = j->k_reason = tg__strdup(s->reason);
+  j->kept.context = j->k_context = tg__strdup(s->context);
+  j->kept.system_message = j->k_system = tg__strdup(s->system_message);
+  j->kept.message = NULL;
+  j->kept.updated_input = j->k_input =
+      s->updated_input ? cJSON_Duplicate(s->updated_input, 1) : NULL;
+  j->kept.updated_mcp_output = j->k_mcp =
+      s->updated_mcp_output ? cJSON_Duplicate(s->updated_mcp_output, 1) : NULL;
+  if (!tg__hook_context_start(j->rt, j->f.metadata, j->event, j->deadline_ms,
+                              context_done, j))
+    finish(j, &j->kept);
 }
 
 /* ---- reading the outcome ---------------------------------------------- */
@@ -201,7 +248,7 @@ static void judged(hook_job *j, cJSON *out) {
   if (code) { /* denied, aborted, args refused, rerouted nowhere */
     s.verdict = TG_HOOK_DENY;
     s.reason = msg;
-    finish(j, &s);
+    answer(j, &s);
     free(ctx);
     return;
   }
@@ -213,7 +260,7 @@ static void judged(hook_job *j, cJSON *out) {
              result ? result : "(none)");
     s.verdict = TG_HOOK_DENY;
     s.reason = reason;
-    finish(j, &s);
+    answer(j, &s);
     free(result);
     free(ctx);
     return;
@@ -229,7 +276,7 @@ static void judged(hook_job *j, cJSON *out) {
                "pre-hooks rewrote this call, and %s", why);
       s.verdict = TG_HOOK_DENY;
       s.reason = reason;
-      finish(j, &s);
+      answer(j, &s);
       free(ctx);
       return;
     }
@@ -267,7 +314,7 @@ static void judged(hook_job *j, cJSON *out) {
     s.verdict = TG_HOOK_NONE; /* no rule spoke: the agent's own flow */
   }
   s.reason = reason;
-  finish(j, &s);
+  answer(j, &s);
   cJSON_Delete(input);
   free(ctx);
 }
@@ -312,7 +359,7 @@ static void after(hook_job *j, cJSON *out) {
     if (all) snprintf(all, n, "%s\n\n%s", ctx, note);
   }
   s.context = all ? all : note ? note : ctx;
-  finish(j, &s);
+  answer(j, &s);
   free(ctx);
   free(note);
   free(all);
@@ -450,6 +497,7 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
   j->on_error = !req->on_error || !strcmp(req->on_error, "deny") ? "deny"
                 : !strcmp(req->on_error, "ask") ? "ask" : "allow";
   j->toolgate_defaults = req->toolgate_defaults;
+  j->deadline_ms = req->deadline_ms;
   j->done = done;
   j->ud = ud;
   char why[TG_ERRMSG];

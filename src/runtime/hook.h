@@ -83,4 +83,13 @@ cJSON *tg__hook_unmap(tg_generation *g, const char *agent,
                       const cJSON *args, char *err, size_t errlen);
 void tg__hook_mapped_clear(tg_hook_mapped *m);
 
+/* hook_context.c: starts the calls policy code asked for in
+ * meta.agent_context_calls (agent.context_from); done gets their text
+ * (malloc'd, may be NULL) once all ended or were cut at deadline_ms —
+ * maybe before this returns. 0: none asked (done is not called), 1:
+ * started. */
+int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
+                           const cJSON *event, uint64_t deadline_ms,
+                           void (*done)(void *ud, char *text), void *ud);
+
 #endif

@@ -443,6 +443,45 @@ TEST(context_tools_are_cut_at_the_deadline) {
   remove_tree(tmp);
 }
 
+/* examples/agent-hooks against a real project: a force push denied, an
+ * edit outside src/ asked, and after an edit the tests' output for the
+ * model. */
+TEST(the_agent_hooks_example) {
+  char *proj = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", proj, 1);
+  make_subdir(proj, "src");
+  put_file(proj, "Makefile", "test:\n\t@echo '3 tests, 1 failure: test_parse'; exit 1\n");
+  const char *argv[] = {"hook", "claude-code", "--policies",
+                        TG_SOURCE_DIR "/examples/agent-hooks/policies",
+                        "--no-resident", NULL};
+  char ev[2048];
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\",\"hook_event_name\":"
+           "\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":"
+           "\"git push origin +main\"}}", proj);
+  ran r = run_text(argv, ev);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "force pushes rewrite shared history");
+  ran_free(&r);
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\",\"hook_event_name\":"
+           "\"PreToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":"
+           "\"%s/Makefile\",\"old_string\":\"a\",\"new_string\":\"b\"}}", proj, proj);
+  r = run_text(argv, ev);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"ask\"");
+  ASSERT_CONTAINS(r.out, "change Makefile, outside src/");
+  ran_free(&r);
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\",\"hook_event_name\":"
+           "\"PostToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":"
+           "\"%s/src/parse.c\",\"old_string\":\"a\",\"new_string\":\"b\"},"
+           "\"tool_response\":{\"filePath\":\"%s/src/parse.c\"}}", proj, proj, proj);
+  r = run_text(argv, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"additionalContext\":\"the tests after this edit "
+                  "(make -s test 2>&1):\\n3 tests, 1 failure: test_parse\\n");
+  ASSERT_CONTAINS(r.out, "(exit code 2)");
+  ran_free(&r);
+  remove_tree(proj);
+}
+
 /* ---- what policies see, and what the hooks record ------------------------------ */
 
 static char *state_file(const char *dir, const char *name) {
@@ -920,6 +959,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(on_error_ask_and_allow),
           TEST_ENTRY(usage_errors),
           TEST_ENTRY(context_tools_are_cut_at_the_deadline),
+          TEST_ENTRY(the_agent_hooks_example),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
           TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),
           TEST_ENTRY(stop_records_the_usage_in_a_codex_rollout),

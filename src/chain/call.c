@@ -254,6 +254,7 @@ void tg__call_free_fields(tg_call *c) {
   cJSON_Delete(c->result);
   cJSON_Delete(c->short_result);
   free(c->bad_args);
+  free(c->first_name);
   tg__err_clear(&c->error);
 }
 

@@ -141,6 +141,9 @@ struct tg_call {
   tg_fixture *fixture;           /* toolgate test's call: see tg_fixture */
   char *bad_args;                /* why the args were refused (owned): the
                                   * call ends VALIDATE INVALID_ARGS at start */
+  char *first_name;              /* a pre-hook rerouted the call: the name
+                                  * it had, which the hook walk still
+                                  * reads (owned) */
 };
 
 #define TG_MAX_CALL_DEPTH 8

@@ -17,6 +17,7 @@
  * Stop, sessions.
  */
 #include "helpers.h"
+#include <limits.h>
 #include <poll.h>
 #include <time.h>
 #include <sys/socket.h>
@@ -480,6 +481,38 @@ TEST(the_agent_hooks_example) {
   ASSERT_CONTAINS(r.out, "(exit code 2)");
   ran_free(&r);
   remove_tree(proj);
+}
+
+/* --start-daemon: the first hook answers itself and starts `toolgate
+ * daemon` for the policies folder, which the next ones find. */
+TEST(start_daemon_on_demand) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  setenv("XDG_RUNTIME_DIR", tmp, 1); /* where the socket goes */
+  char pol[600], sock[PATH_MAX], err[TG_ERRMSG];
+  snprintf(pol, sizeof pol, "%s/%s", TG_SOURCE_DIR, POLICIES);
+  const char *argv[] = {"hook", "claude-code", "--policies", pol,
+                        "--start-daemon", NULL};
+  ran r = run_text(argv, pre_bash);
+  ASSERT_CONTAINS(r.out, "no-force-push");
+  ran_free(&r);
+  ASSERT_OK(tg_control_path(pol, sock, sizeof sock, err));
+  for (int i = 0; i < 500 && !can_connect(sock); i++) usleep(10000);
+  char *reply = NULL;
+  ASSERT_OK(tg_control_request(sock, "{\"cmd\":\"status\"}", &reply, 5000, err));
+  cJSON *st = cJSON_Parse(reply);
+  pid_t pid = (pid_t)num_at(st, "pid");
+  ASSERT_TRUE(pid > 1);
+  cJSON_Delete(st);
+  free(reply);
+  r = run_text(argv, pre_bash); /* answered by the daemon; none started */
+  ASSERT_CONTAINS(r.out, "no-force-push");
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  ASSERT_OK(kill(pid, SIGTERM));
+  for (int i = 0; i < 500 && can_connect(sock); i++) usleep(10000);
+  ASSERT_FALSE(can_connect(sock));
+  remove_tree(tmp);
 }
 
 /* ---- what policies see, and what the hooks record ------------------------------ */
@@ -960,6 +993,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(usage_errors),
           TEST_ENTRY(context_tools_are_cut_at_the_deadline),
           TEST_ENTRY(the_agent_hooks_example),
+          TEST_ENTRY(start_daemon_on_demand),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
           TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),
           TEST_ENTRY(stop_records_the_usage_in_a_codex_rollout),

@@ -150,8 +150,20 @@ static void start_daemon(hook_run *h) {
     dup2(null, 1);
     dup2(null, 2);
   }
-  char *argv[] = {self, "daemon", "--policies", dir, NULL};
-  execv(self, argv);
+  /* the same sandbox as the in-process answer: the same answers */
+  const char *argv[16] = {self, "daemon", "--policies", dir};
+  int k = 4;
+  if (h->sandbox.trusted) argv[k++] = "--trusted-policies";
+  if (h->sandbox.time_limit) {
+    argv[k++] = "--policy-time-limit";
+    argv[k++] = h->sandbox.time_limit;
+  }
+  if (h->sandbox.memory_cap) {
+    argv[k++] = "--policy-memory-cap";
+    argv[k++] = h->sandbox.memory_cap;
+  }
+  argv[k] = NULL;
+  execv(self, (char *const *)argv);
   _exit(127);
 }
 

@@ -260,6 +260,39 @@ TEST(codex_fixtures_in_process_and_resident) {
   ASSERT_TRUE(run_fixtures("codex") >= 20);
 }
 
+/* A 3 MB event whose rewrite comes back as a 3 MB answer: read in pieces
+ * by the instance, written as the hook reads it, the same as in-process. */
+TEST(a_big_event_and_a_big_answer) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  size_t n = 3u << 20;
+  char *ev = malloc(n + 512);
+  ASSERT_NOT_NULL(ev);
+  int k = sprintf(ev, "{\"session_id\":\"s\",\"cwd\":\"/w\",\"hook_event_name\":"
+                  "\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":"
+                  "{\"command\":\"npm install ");
+  memset(ev + k, 'a', n);
+  strcpy(ev + k + n, "\"}}");
+  char *missing = path_join(tmp, "none");
+  const char *here[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", NULL};
+  const char *resident[] = {"hook", "claude-code", "--policies", missing,
+                            "--socket", d.sock, NULL};
+  ran a = run_text(here, ev), b = run_text(resident, ev);
+  ASSERT_INT_EQ(a.code, 0);
+  ASSERT_TRUE(strlen(a.out) > n);
+  ASSERT_CONTAINS(a.out, "aaa --ignore-scripts\"");
+  ASSERT_TRUE(strcmp(a.out, b.out) == 0);
+  ASSERT_STR_EQ(b.err, "");
+  ran_free(&a);
+  ran_free(&b);
+  stop_daemon(&d);
+  free(missing);
+  free(ev);
+  remove_tree(tmp);
+}
+
 /* ---- what agents do not do on purpose ---------------------------------------- */
 
 static const char pre_bash[] =
@@ -985,6 +1018,7 @@ TEST(install_writes_through_a_symlink) {
 
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
+          TEST_ENTRY(a_big_event_and_a_big_answer),
           TEST_ENTRY(stdin_that_never_closes_is_answered_at_the_deadline),
           TEST_ENTRY(one_whole_object_is_answered_without_eof),
           TEST_ENTRY(a_100_mb_stdin_is_refused_without_reading_it_all),

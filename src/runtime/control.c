@@ -61,8 +61,9 @@ struct tg_conn {
   char in[TG_CONTROL_MAX_LINE];
   size_t len;
   cJSON *head;                /* a request line that announced a body */
-  char *body;                 /* ... and its bytes (owned) */
-  size_t body_len, body_want;
+  char *body;                 /* ... and its bytes (owned): grown as they
+                                 come, not as announced */
+  size_t body_len, body_want, body_cap;
   tg_closer closer;           /* pipe and idle: freed when both closed */
   int closing;
   int listed;                 /* in ctl's list (still sending its request) */
@@ -418,7 +419,9 @@ static void begin_body(tg_conn *c, cJSON *req, const char *rest, size_t n) {
   }
   c->head = req;
   c->body_want = (size_t)want;
-  c->body = malloc(c->body_want + 1);
+  c->body_cap = c->body_want < 65536 ? c->body_want : 65536;
+  if (c->body_cap < n) c->body_cap = n < c->body_want ? n : c->body_want;
+  c->body = malloc(c->body_cap + 1);
   if (!c->body) {
     reply(c, error_reply(c->ctl->rt, "out of memory for the event"));
     return;
@@ -470,8 +473,17 @@ static void request_line(tg_conn *c, const char *line, size_t len,
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   tg_conn *c = h->data;
   if (c->body) {
+    if (c->body_len == c->body_cap) { /* twice as much, up to what comes */
+      size_t cap = c->body_cap * 2 < c->body_want ? c->body_cap * 2
+                                                   : c->body_want;
+      char *g = realloc(c->body, cap + 1);
+      if (g) {
+        c->body = g;
+        c->body_cap = cap;
+      }
+    }
     buf->base = c->body + c->body_len;
-    buf->len = c->body_want - c->body_len;
+    buf->len = c->body_cap - c->body_len; /* 0 (no memory): read fails */
     return;
   }
   /* one byte kept for the NUL that ends the line */

@@ -64,7 +64,12 @@ void tg__control_hook(tg_runtime *rt, tg_conn *c, const cJSON *head,
 void tg__control_answer_hook(tg_conn *c, const tg_hook_result *res);
 void tg__control_answer_error(tg_conn *c, const char *msg);
 
-/* control.c, the client: connects to path, sends req, reads the reply up
+/* control.c: the address of the socket at path; -ENAMETOOLONG with err
+ * when it does not fit. */
+struct sockaddr_un;
+int tg__control_addr(struct sockaddr_un *a, const char *path, char *err);
+
+/* control_client.c: connects to path, sends req, reads the reply up
  * to EOF (at most max bytes) before the deadline. reply is malloc'd and
  * NUL-terminated. */
 int tg__control_exchange(const char *path, const char *req, size_t len,

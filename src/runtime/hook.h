@@ -8,6 +8,9 @@
  *   hook_map.c   the mapping, in Lua (toolgate.agent) in the generation
  *   hook_reply.c the agent's wire format (one place for both agents),
  *                and the fail-safe answers (tg_hook_fallback)
+ *   hook_text.c  the texts of an answer; a stable key order
+ *   hook_context.c  tools run for the model's context (context_from)
+ *   control_hook.c  the same over the control socket (both sides)
  */
 #ifndef TG_HOOK_H
 #define TG_HOOK_H
@@ -82,6 +85,14 @@ cJSON *tg__hook_unmap(tg_generation *g, const char *agent,
                       const cJSON *event, const char *tool,
                       const cJSON *args, char *err, size_t errlen);
 void tg__hook_mapped_clear(tg_hook_mapped *m);
+
+/* hook_text.c: the texts agent.context added (metadata.agent_context), in
+ * order, as one (malloc'd; NULL: none); v as text for a message (a string
+ * as itself, JSON else; cut; malloc'd); v's object keys in the order like
+ * has them (then the new ones sorted), at every depth. */
+char *tg__hook_context_text(const cJSON *meta);
+char *tg__hook_shown(const cJSON *v);
+void tg__hook_order_like(cJSON *v, const cJSON *like, int depth);
 
 /* hook_context.c: starts the calls policy code asked for in
  * meta.agent_context_calls (agent.context_from); done gets their text

@@ -5,7 +5,8 @@
  * instance (`toolgate daemon`) and without one, beside spawning `true`, a
  * minimal shell hook and a minimal Python hook the same way (posix_spawn,
  * the event on stdin, stdout to /dev/null), in interleaved rounds so a
- * busy machine slows all alike.
+ * busy machine slows all alike; and the CPU time each used, which a busy
+ * machine does not stretch.
  *
  * usage: bench_hook TOOLGATE POLICIES [rounds]   (bench/run.sh runs it)
  */
@@ -21,6 +22,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 extern char **environ;
@@ -40,8 +42,10 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* One spawn with the event on stdin; its wall time in ms. */
-static double spawn_once(char *const argv[], const char *input) {
+/* One spawn with the event on stdin; its wall time in ms, and the CPU
+ * time it used (user + system) in *cpu: what a busy machine does not
+ * stretch. */
+static double spawn_once(char *const argv[], const char *input, double *cpu) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, input, O_RDONLY, 0);
@@ -54,8 +58,12 @@ static double spawn_once(char *const argv[], const char *input) {
     exit(2);
   }
   int st;
-  waitpid(pid, &st, 0);
+  struct rusage ru;
+  wait4(pid, &st, 0, &ru);
   double ms = now_ms() - t0;
+  if (cpu)
+    *cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
   posix_spawn_file_actions_destroy(&fa);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     fprintf(stderr, "bench_hook: %s failed\n", argv[0]);
@@ -125,25 +133,29 @@ int main(int argc, char **argv) {
                          "toolgate hook, resident instance",
                          "toolgate hook, no instance"};
   enum { N = 5 };
-  double *t[N];
+  double *t[N], *u[N];
   for (int c = 0; c < N; c++) {
     t[c] = calloc((size_t)rounds, sizeof **t);
-    for (int w = 0; w < 10; w++) spawn_once(cmds[c], input); /* warm up */
+    u[c] = calloc((size_t)rounds, sizeof **u);
+    for (int w = 0; w < 10; w++) spawn_once(cmds[c], input, NULL); /* warm up */
   }
   for (int r = 0; r < rounds; r++)
-    for (int c = 0; c < N; c++) t[c][r] = spawn_once(cmds[c], input);
-  double p50[N], p90[N];
+    for (int c = 0; c < N; c++) t[c][r] = spawn_once(cmds[c], input, &u[c][r]);
+  double p50[N], p90[N], cpu50[N];
   for (int c = 0; c < N; c++) {
     p50[c] = pct(t[c], rounds, 0.5);
     p90[c] = pct(t[c], rounds, 0.9);
+    cpu50[c] = pct(u[c], rounds, 0.5);
   }
   printf("one hook process, PreToolUse for Bash, %d interleaved rounds\n\n",
          rounds);
-  printf("| hook | p50 ms | p90 ms | p50 / true | Python p50 / p50 |\n");
-  printf("|---|---|---|---|---|\n");
+  printf("| hook | p50 ms | p90 ms | p50 / true | Python p50 / p50 | CPU "
+         "p50 ms | CPU / true |\n");
+  printf("|---|---|---|---|---|---|---|\n");
   for (int c = 0; c < N; c++)
-    printf("| %s | %.2f | %.2f | %.2fx | %.1fx |\n", names[c], p50[c], p90[c],
-           p50[c] / p50[0], p50[2] / p50[c]);
+    printf("| %s | %.2f | %.2f | %.2fx | %.1fx | %.2f | %.2fx |\n", names[c],
+           p50[c], p90[c], p50[c] / p50[0], p50[2] / p50[c], cpu50[c],
+           cpu50[c] / cpu50[0]);
   printf("\ngoals: resident p50 within 1.5x of true (%s: %.2fx), at least "
          "20x faster than Python (%s: %.1fx); no instance under 5 ms (%s: "
          "%.2f ms)\n",
@@ -152,7 +164,10 @@ int main(int argc, char **argv) {
          p50[4] < 5 ? "met" : "not met", p50[4]);
   kill(d, SIGTERM);
   waitpid(d, NULL, 0);
-  for (int c = 0; c < N; c++) free(t[c]);
+  for (int c = 0; c < N; c++) {
+    free(t[c]);
+    free(u[c]);
+  }
   unlink(input);
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

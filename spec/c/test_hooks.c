@@ -621,6 +621,40 @@ TEST(policies_see_the_agent_and_the_turn) {
   remove_tree(tmp);
 }
 
+/* Hooks of one session run at once (an agent's parallel calls): each
+ * prompt counts once. */
+TEST(concurrent_prompts_count_once_each) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  enum { N = 16 };
+  pid_t kids[N];
+  for (int i = 0; i < N; i++) {
+    kids[i] = fork();
+    if (kids[i] == 0) {
+      ran r = hook_event("claude-code", "{\"session_id\":\"par\",\"cwd\":\"/w\","
+                         "\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"x\"}");
+      _exit(r.code == 0 && !r.err[0] ? 0 : 1);
+    }
+  }
+  for (int i = 0; i < N; i++) {
+    int st = 0;
+    waitpid(kids[i], &st, 0);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  char *turns = state_file(tmp, "turns.jsonl");
+  ASSERT_INT_EQ(count_lines(turns), N);
+  int seen[N + 1] = {0};
+  for (int i = 0; i < N; i++) {
+    cJSON *l = line_at(turns, i);
+    int t = (int)num_at(l, "turn");
+    ASSERT_TRUE(t >= 1 && t <= N);
+    ASSERT_INT_EQ(seen[t]++, 0);
+    cJSON_Delete(l);
+  }
+  free(turns);
+  remove_tree(tmp);
+}
+
 static void append_to(const char *path, const char *text) {
   FILE *f = fopen(path, "ab");
   ASSERT_NOT_NULL(f);
@@ -1029,6 +1063,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(the_agent_hooks_example),
           TEST_ENTRY(start_daemon_on_demand),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
+          TEST_ENTRY(concurrent_prompts_count_once_each),
           TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),
           TEST_ENTRY(stop_records_the_usage_in_a_codex_rollout),
           TEST_ENTRY(a_hostile_transcript_path_is_not_read),

@@ -5,7 +5,8 @@
  * folder of the user's (0700):
  *
  *   sessions/<hash>.json  one per session: its turn, where its transcript
- *                         was read up to; read and rewritten under flock
+ *                         was read up to; rewritten whole under the lock
+ *                         of sessions/<hash>.json.lock
  *   turns.jsonl           {time, agent, session, turn} per user prompt
  *   usage.jsonl           {time, agent, session, model, input_tokens,
  *                         output_tokens, cache_creation_input_tokens,
@@ -143,7 +144,7 @@ static void state_path(hook_record *r, const char *session, char *buf,
  * ours (a hash collision) or it is unreadable. */
 static cJSON *read_state(int fd, const char *session) {
   char buf[STATE_MAX];
-  ssize_t n = pread(fd, buf, sizeof buf, 0);
+  ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf, 0) : -1;
   cJSON *j = n > 0 ? tg_json_parse(buf, (size_t)n, NULL, NULL, 0) : NULL;
   const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(j, "session_id"));
   if (!cJSON_IsObject(j) || !id || strcmp(id, session)) {
@@ -156,33 +157,45 @@ static cJSON *read_state(int fd, const char *session) {
 
 typedef int (*state_fn)(cJSON *state, void *ud);
 
-/* Runs fn on the session's state under its lock, and writes it back. */
+/* Runs fn on the session's state under its lock (a .lock file beside
+ * it), and writes it back whole: a temporary file renamed over it, so a
+ * reader without the lock (the turn a tool call carries) never sees it
+ * half written. */
 static int with_state(hook_record *r, const char *session, state_fn fn,
                       void *ud, char *err) {
-  char path[4200];
+  char path[4200], lock[4210], tmp[4220];
   int rc = ensure(r, "sessions", err);
   if (rc < 0) return rc;
   state_path(r, session, path, sizeof path);
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  int lk = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (lk < 0 || flock(lk, LOCK_EX) < 0) {
     rc = -errno;
-    snprintf(err, TG_ERRMSG, "cannot open '%.300s': %s", path, strerror(errno));
-    if (fd >= 0) close(fd);
+    snprintf(err, TG_ERRMSG, "cannot lock '%.300s': %s", lock, strerror(errno));
+    if (lk >= 0) close(lk);
     return rc;
   }
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   cJSON *st = read_state(fd, session);
+  if (fd >= 0) close(fd);
   rc = fn(st, ud);
   char *s = rc >= 0 ? tg_json_print(st, 0) : NULL;
   if (s && strlen(s) < STATE_MAX) {
+    snprintf(tmp, sizeof tmp, "%s.tmp", path); /* ours: we hold the lock */
+    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                   0600);
     size_t n = strlen(s);
-    if (ftruncate(fd, 0) < 0 || pwrite(fd, s, n, 0) != (ssize_t)n) {
+    int ok = out >= 0 && write(out, s, n) == (ssize_t)n;
+    if (out >= 0 && close(out) < 0) ok = 0;
+    if (!ok || rename(tmp, path) < 0) {
       rc = -EIO;
       snprintf(err, TG_ERRMSG, "cannot write '%.300s'", path);
+      unlink(tmp);
     }
   }
   free(s);
   cJSON_Delete(st);
-  close(fd); /* and the lock with it */
+  close(lk); /* and the lock with it */
   return rc;
 }
 

@@ -72,9 +72,24 @@ const char cmd_hook_usage[] =
     "  --trusted-policies, --policy-time-limit MS, --policy-memory-cap BYTES\n"
     "                      the policy sandbox, as for 'toolgate call'\n"
     "\n"
+    "install and uninstall options:\n"
+    "  --project           the project's settings (default): .claude/settings.json,\n"
+    "                      .codex/hooks.json\n"
+    "  --local             Claude Code's .claude/settings.local.json\n"
+    "  --user              ~/.claude/settings.json, ~/.codex/hooks.json\n"
+    "  --settings FILE     another settings file\n"
+    "  --dry-run           print the change and the new file; write nothing\n"
+    "  --policies DIR      the policies the hook uses (default ./policies)\n"
+    "  --command CMD       how the hook runs toolgate (default: toolgate if\n"
+    "                      PATH finds this one, else its absolute path)\n"
+    "  --on-error, --deadline-ms, --start-daemon  put into the hook command\n"
+    "\n"
     "exit status: 0 with the answer on stdout (or none: the agent's own\n"
     "flow goes on); 2 when the event could not be read and on-error is\n"
-    "deny (the reason on stderr blocks the tool), or a usage error.\n";
+    "deny (the reason on stderr blocks the tool), or a usage error.\n"
+    "install: 0 written (or nothing to do); 1 the file could not be\n"
+    "written; 2 usage error, or a settings file that is not JSON of the\n"
+    "expected shape (left untouched).\n";
 
 typedef struct {
   const char *agent, *policies, *socket, *on_error, *deadline, *state_dir;

@@ -245,9 +245,12 @@ static void after(hook_job *j, cJSON *out) {
   tg__hook_order_like(res, cJSON_GetObjectItem(j->event, "tool_response"), 1);
   int ok = !strcmp(str(out, "status"), "ok");
   int cut = cJSON_IsTrue(cJSON_GetObjectItem(out, "truncated"));
+  /* a failure the post-hooks turned into a result, or a result they
+   * replaced (an event without tool_response had null) */
   int changed = ok && !cut &&
                 (j->kind == TG_HOOK_EV_POST_FAILURE ||
-                 !j->m.result || !cJSON_Compare(res, j->m.result, 1));
+                 (j->m.result ? !cJSON_Compare(res, j->m.result, 1)
+                              : !cJSON_IsNull(res)));
   const char *name = str(j->event, "tool_name");
   if (changed && !j->m.mapped && name && !strncmp(name, "mcp__", 5)) {
     s.updated_mcp_output = res; /* the agent takes an MCP tool's new output */

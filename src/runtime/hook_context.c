@@ -116,8 +116,14 @@ static void call_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
   char *t = o->status == TG_STATUS_OK || o->result ? text_of(o->result) : NULL;
   if (o->status != TG_STATUS_OK) {
     char head[700];
-    snprintf(head, sizeof head, "(%s: %s)", tg_status_name(o->status),
-             o->error.message ? o->error.message : "no reason given");
+    /* whoever answers (an instance with an approver or without, the hook
+     * in-process) says the same */
+    if (o->status == TG_STATUS_REJECTED)
+      snprintf(head, sizeof head, "(rejected: it needs approval, and nobody "
+               "is there to give it: allow it with a rule)");
+    else
+      snprintf(head, sizeof head, "(%s: %s)", tg_status_name(o->status),
+               o->error.message ? o->error.message : "no reason given");
     size_t n = strlen(head) + (t ? strlen(t) : 0) + 2;
     char *both = malloc(n);
     if (both) snprintf(both, n, "%s%s%s", t ? t : "", t ? "\n" : "", head);

@@ -19,6 +19,7 @@
 #include "helpers.h"
 #include <limits.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -144,24 +145,45 @@ static int can_connect(const char *path) {
   return ok;
 }
 
+/* The instances a test started, stopped however the test ends (a failed
+ * assert exits): a daemon left behind would hold the test's output open. */
+static pid_t started[8];
+static int nstarted;
+
+static void stop_started(void) {
+  for (int i = 0; i < nstarted; i++)
+    if (started[i] > 0) kill(started[i], SIGTERM);
+}
+
+static void remember_started(pid_t pid) {
+  if (!nstarted) atexit(stop_started);
+  if (nstarted < 8) started[nstarted++] = pid;
+}
+
 static daemon_proc start_daemon(const char *dir, const char *policies) {
   daemon_proc d;
   snprintf(d.sock, sizeof d.sock, "%s/d.sock", dir);
   d.pid = fork();
   if (d.pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM); /* and if the test is killed */
     int null = open("/dev/null", O_RDWR);
     dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
     if (chdir(TG_SOURCE_DIR) < 0) _exit(99);
     execl(TOOLGATE, TOOLGATE, "daemon", "--policies", policies, "--socket",
           d.sock, (char *)NULL);
     _exit(98);
   }
+  remember_started(d.pid);
   for (int i = 0; i < 1000 && !can_connect(d.sock); i++) usleep(10000);
   if (!can_connect(d.sock)) TG_FAIL("the daemon did not listen on %s", d.sock);
   return d;
 }
 
 static void stop_daemon(daemon_proc *d) {
+  for (int i = 0; i < nstarted; i++)
+    if (started[i] == d->pid) started[i] = 0;
   kill(d->pid, SIGTERM);
   int st = 0;
   waitpid(d->pid, &st, 0);
@@ -536,12 +558,15 @@ TEST(start_daemon_on_demand) {
   cJSON *st = cJSON_Parse(reply);
   pid_t pid = (pid_t)num_at(st, "pid");
   ASSERT_TRUE(pid > 1);
+  remember_started(pid); /* not our child: stopped by its pid */
   cJSON_Delete(st);
   free(reply);
   r = run_text(argv, pre_bash); /* answered by the daemon; none started */
   ASSERT_CONTAINS(r.out, "no-force-push");
   ASSERT_STR_EQ(r.err, "");
   ran_free(&r);
+  for (int i = 0; i < nstarted; i++) /* stopped here: never twice */
+    if (started[i] == pid) started[i] = 0;
   ASSERT_OK(kill(pid, SIGTERM));
   for (int i = 0; i < 500 && can_connect(sock); i++) usleep(10000);
   ASSERT_FALSE(can_connect(sock));

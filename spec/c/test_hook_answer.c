@@ -6,6 +6,7 @@
  * call while more hooks are to run (the walk once read a freed name).
  */
 #include "helpers.h"
+#include <pthread.h>
 
 static const char policy[] =
     "local tg = require 'toolgate'\n"
@@ -160,54 +161,41 @@ TEST(fail_safe_answers) {
   }
 }
 
-/* The runtime listens; a child asks over the socket (the loop is ours). */
+/* The runtime listens; a thread asks over the socket (tg_hook_remote
+ * blocks) while this one turns the loop. */
 typedef struct {
-  pid_t pid;
-  int fd;
+  pthread_t th;
+  const char *sock, *agent, *event;
+  char out[12000];
+  volatile int done;
 } asker;
 
-static asker ask_remote(const char *sock, const char *agent, const char *event) {
-  int p[2];
-  ASSERT_OK(pipe(p));
-  asker a = {fork(), p[0]};
-  if (a.pid == 0) {
-    close(p[0]);
-    tg_hook_request req;
-    memset(&req, 0, sizeof req);
-    req.agent = agent;
-    req.event = event;
-    req.event_len = strlen(event);
-    tg_hook_result r;
-    char err[TG_ERRMSG];
-    int rc = tg_hook_remote(sock, &req, &r, 5000, err);
-    char buf[9000];
-    int n = rc == 0 ? snprintf(buf, sizeof buf, "%d|%s|%s", r.exit_code,
-                               r.output, r.message ? r.message : "")
-                    : snprintf(buf, sizeof buf, "error %d %s", rc, err);
-    if (write(p[1], buf, (size_t)n) != n) _exit(1);
-    _exit(0);
+static void *ask_thread(void *p) {
+  asker *a = p;
+  tg_hook_request req;
+  memset(&req, 0, sizeof req);
+  req.agent = a->agent;
+  req.event = a->event;
+  req.event_len = strlen(a->event);
+  tg_hook_result r;
+  char err[TG_ERRMSG];
+  int rc = tg_hook_remote(a->sock, &req, &r, 5000, err);
+  if (rc == 0) {
+    snprintf(a->out, sizeof a->out, "%d|%s|%s", r.exit_code, r.output,
+             r.message ? r.message : "");
+    tg_hook_result_free(&r);
+  } else {
+    snprintf(a->out, sizeof a->out, "error %d %s", rc, err);
   }
-  close(p[1]);
-  return a;
+  __atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+  return NULL;
 }
 
-static char *slurp_fd_text(int fd) {
-  size_t cap = 16384, n = 0;
-  char *b = malloc(cap);
-  ASSERT_NOT_NULL(b);
-  ssize_t r;
-  while (n + 1 < cap && (r = read(fd, b + n, cap - 1 - n)) > 0) n += (size_t)r;
-  b[n] = '\0';
-  return b;
-}
-
-static char *collect(tg_runtime *rt, asker *a) {
-  int st = 0;
-  for (int i = 0; i < 5000 && waitpid(a->pid, &st, WNOHANG) == 0; i++)
+static void ask_remote(tg_runtime *rt, asker *a) {
+  ASSERT_INT_EQ(pthread_create(&a->th, NULL, ask_thread, a), 0);
+  for (int i = 0; i < 5000 && !__atomic_load_n(&a->done, __ATOMIC_ACQUIRE); i++)
     run_for(rt, 1);
-  char *s = slurp_fd_text(a->fd);
-  close(a->fd);
-  return s;
+  ASSERT_INT_EQ(pthread_join(a->th, NULL), 0);
 }
 
 TEST(the_same_answer_over_the_control_socket) {
@@ -229,10 +217,13 @@ TEST(the_same_answer_over_the_control_socket) {
     got g = answer(rt, "claude-code", events[i], NULL);
     char want[12000];
     snprintf(want, sizeof want, "%d|%s|%s", g.code, g.out, g.msg);
-    asker a = ask_remote(sock, "claude-code", events[i]);
-    char *s = collect(rt, &a);
-    ASSERT_STR_EQ(s, want);
-    free(s);
+    asker a;
+    memset(&a, 0, sizeof a);
+    a.sock = sock;
+    a.agent = "claude-code";
+    a.event = events[i];
+    ask_remote(rt, &a);
+    ASSERT_STR_EQ(a.out, want);
   }
   free(sock);
   tg_runtime_free(rt);

@@ -46,6 +46,13 @@ cmake -S . -B build.luarocks -DCMAKE_BUILD_TYPE=Release -DTOOLGATE_WERROR=OFF "-
   install_command = "cmake --install build.luarocks --component lua_lib",
   install = {
     lib = { toolgate = "build.luarocks/lua/toolgate.so" },
-    lua = { ["toolgate.shell"] = "lua/toolgate/shell.lua" },
+    lua = {
+      ["toolgate.shell"] = "lua/toolgate/shell.lua",
+      -- the agent hooks' mapping (policies find their own copy, as above)
+      ["toolgate.agent"] = "lua/toolgate/agent.lua",
+      ["toolgate.agents.common"] = "lua/toolgate/agents/common.lua",
+      ["toolgate.agents.claude_code"] = "lua/toolgate/agents/claude_code.lua",
+      ["toolgate.agents.codex"] = "lua/toolgate/agents/codex.lua",
+    },
   },
 }

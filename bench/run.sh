@@ -4,9 +4,10 @@
 # bounded patterns against the builtin ones, the time limit's stop of
 # runaway policy code, JSON Schema validation of a typical MCP tool's
 # args, the audit trail's cost (audit on / off) and the chat side
-# (routing hooks, budgets over usage records); then, when node is there,
-# what `toolgate serve` adds to an MCP call (bench/mcp_bench.mjs).
-# Usage: bench/run.sh [calls-per-size]
+# (routing hooks, budgets over usage records); for Lua 5.4, one
+# `toolgate hook` process beside true, a shell hook and a Python hook;
+# then, when node is there, what `toolgate serve` adds to an MCP call
+# (bench/mcp_bench.mjs). Usage: bench/run.sh [calls-per-size]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . .ci/deps
@@ -14,7 +15,7 @@ for lua in lua5.4 luajit; do
   dir=build-bench-$lua
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTOOLGATE_LUA=$lua >/dev/null
   cmake --build "$dir" -j"$(nproc)" --target bench_chain bench_reload bench_exec bench_pattern bench_watchdog \
-    bench_schema bench_audit bench_chat >/dev/null
+    bench_schema bench_audit bench_chat bench_hook toolgate >/dev/null
   "$dir/bench_chain" "${1:-200000}"
   echo
   "$dir/bench_reload"
@@ -31,6 +32,10 @@ for lua in lua5.4 luajit; do
   echo
   "$dir/bench_chat"
   echo
+  if [ "$lua" = lua5.4 ]; then # the process, not the Lua: once is enough
+    "$dir/bench_hook" "$PWD/$dir/toolgate" "$PWD/policies" 300
+    echo
+  fi
 done
 # ---- [mcp] toolgate serve in front of server-everything, against direct ----
 if command -v node >/dev/null && command -v npm >/dev/null; then

@@ -1379,6 +1379,83 @@ typedef char *(*tg_redactor_fn)(void *ud, const char *s);
 /* Sets (fn NULL: removes) the host's redactor. */
 TG_API void tg_runtime_set_redactor(tg_runtime *rt, tg_redactor_fn fn, void *ud);
 
+
+/* ---- agent hooks (issue 14) --------------------------------------------
+ * A coding agent's hook event — Claude Code's or Codex's JSON on the
+ * stdin of the hook command it runs before and after each tool call —
+ * answered from the policies: the agent's tool call is mapped onto
+ * toolgate's (Bash -> exec, Edit -> apply_patch, mcp__s__t -> s__t, ...:
+ * the Lua tables toolgate.agents.*, which policies may extend) and run
+ * through the chain with a fixture for its tool (nothing runs): before
+ * the tool (PreToolUse, PermissionRequest) the rules, the pre-hooks and
+ * the rules again after a rewrite; after it (PostToolUse,
+ * PostToolUseFailure) the post-hooks on the agent's own result. The
+ * answer is in the agent's own format. README "Agent hooks" has the
+ * mapping, the answers and the fail-safe rules. */
+
+/* The largest hook event read, in bytes. */
+#define TG_HOOK_MAX_EVENT (16u << 20)
+
+typedef struct {
+  const char *agent;       /* "claude-code" or "codex" */
+  const char *event;       /* the event's JSON text, as the agent wrote it */
+  size_t event_len;
+  const char *on_error;    /* the answer when nothing can judge (a
+                              malformed event, a policy error): "deny"
+                              (NULL), "ask" or "allow" */
+  int toolgate_defaults;   /* 1: a verdict no rule made (the default) is
+                              said to the agent as toolgate's; 0: left to
+                              the agent's own permission flow */
+  int64_t turn;            /* the session's turn, for the call (0: none) */
+  uint64_t deadline_ms;    /* how long the tools policies run for the
+                              model's context may take (0: 10000); they
+                              are cancelled then, their output so far kept */
+} tg_hook_request;
+
+/* What the hook command prints and how it exits. */
+typedef struct {
+  int exit_code;           /* 0, or 2 (a blocking error, see message) */
+  char *output;            /* stdout: "" or one JSON line (with \n) */
+  char *message;           /* stderr: NULL or one line (with \n) */
+} tg_hook_result;
+
+typedef void (*tg_hook_done_cb)(tg_runtime *rt, const tg_hook_result *res,
+                                void *ud);
+
+/* Answers one hook event with the current generation. done is called
+ * exactly once — usually before this returns (an event answered by rules
+ * and hooks alone) — with the answer; a malformed event or a policy error
+ * is answered as req->on_error says, with the reason in message. Returns
+ * 0, or -EINVAL (an unknown agent or on_error, no done) with err; then
+ * done is not called. */
+TG_API int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
+                          tg_hook_done_cb done, void *ud,
+                          char err[TG_ERRMSG]);
+
+/* The fail-safe answer, without a runtime (no Lua, no policies): what
+ * on_error says for an event named event (NULL: the event could not be
+ * read), with why as the reason. Fills out (free with
+ * tg_hook_result_free); -EINVAL for an unknown agent, -ENOMEM. */
+TG_API int tg_hook_fallback(const char *agent, const char *event,
+                            const char *on_error, const char *why,
+                            tg_hook_result *out);
+TG_API void tg_hook_result_free(tg_hook_result *r);
+
+/* 1 when agent is one `toolgate hook` speaks for, else 0. */
+TG_API int tg_hook_agent_known(const char *agent);
+/* 1 when on_error is NULL, "deny", "ask" or "allow", else 0. */
+TG_API int tg_hook_on_error_known(const char *on_error);
+
+/* The client side of the control socket's hook request (the one a
+ * resident instance answers with tg_hook_answer): sends req to the
+ * instance listening on socket_path and fills out with its answer.
+ * Blocks up to timeout_ms (0: 10 s); no Lua, no policies. -ENOENT or
+ * -ECONNREFUSED: no instance listens there; -ETIMEDOUT; -EPROTO: the
+ * reply is not understood. */
+TG_API int tg_hook_remote(const char *socket_path, const tg_hook_request *req,
+                          tg_hook_result *out, uint64_t timeout_ms,
+                          char err[TG_ERRMSG]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -685,7 +685,7 @@ TEST(control_socket_protocol) {
   free(s);
   s = child_request(rt, sock, "{\"cmd\":\"fly\"}");
   ASSERT_CONTAINS(s, "\"ok\":false");
-  ASSERT_CONTAINS(s, "unknown command 'fly' (known: reload, status)");
+  ASSERT_CONTAINS(s, "unknown command 'fly' (known: reload, status, hook)");
   free(s);
   s = child_request(rt, sock, "reload please");
   ASSERT_CONTAINS(s, "\"ok\":false");

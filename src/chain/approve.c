@@ -201,6 +201,8 @@ static void ask(tg_call *c) {
 
 tg_step tg__stage_approve(tg_call *c) {
   if (c->verdict != TG_VERDICT_ASK) return TG_NEXT;
+  /* an agent's hook: the agent asks its user itself */
+  if (c->fixture && c->fixture->mode == TG_FIXTURE_JUDGE) return TG_NEXT;
   if (!c->approve_answer && !c->approval_id) {
     tg_approve_mode m = c->core->cfg.approve_mode;
     if (c->fixture) { /* toolgate test: nobody to ask, the case goes on */

@@ -44,10 +44,25 @@ typedef struct tg_call tg_call;
  * neither, the call ends after approval: no tool "ran", so no post-hook
  * runs. What the outcome does not carry is recorded here when the call
  * ends (fixture.c). */
+typedef enum {
+  TG_FIXTURE_TEST = 0,  /* toolgate test: the whole chain, asks approved */
+  TG_FIXTURE_JUDGE,     /* an agent's hook before its tool runs (issue 14):
+                           rules, pre-hooks, rules again, validation; an
+                           ask is left to the agent (no approval stage) */
+  TG_FIXTURE_AFTER      /* an agent's hook after its tool ran: the tool's
+                           result (or error) goes straight to the
+                           post-hooks; the agent judged the call already */
+} tg_fixture_mode;
+
 typedef struct {
+  tg_fixture_mode mode;
   const cJSON *result;  /* what the tool returns (any JSON value), or */
   const cJSON *error;   /* {code, message?, retryable?}: how it fails */
   int has_result;       /* result given (JSON null is a result) */
+  /* The tool the call stands for when no tool has its name (an agent's
+   * own tool, like Claude Code's Glob): never run, so only its name,
+   * read_only and (NULL) schema count. May be NULL. */
+  const struct tg_tool *stand_in;
   /* filled in when the call ends, owned by the fixture's user: */
   char *reason;         /* the deciding rule's reason or prompt */
   char *rule_where;     /* the deciding rule's file:line */
@@ -55,6 +70,11 @@ typedef struct {
   char *tool;           /* the tool after the pre-hooks */
   int no_tool;          /* the call reached the tool with neither result
                            nor error to give: the post-hooks are skipped */
+  int remembered;       /* a remembered approve-always allowed it */
+  int short_circuit;    /* a pre-hook answered with tg.result */
+  cJSON *short_result;  /* ... this value */
+  cJSON *metadata;      /* call.metadata as policy code left it (JUDGE and
+                           AFTER only; NULL when it was not JSON) */
 } tg_fixture;
 
 /* Frees what the call recorded in f. */
@@ -139,6 +159,9 @@ struct tg_call {
   cJSON *red_args, *red_result, *red_hooks;
   char *red_reason;
   tg_err red_error;
+  char *first_name;              /* a pre-hook rerouted the call: the name
+                                  * it had, which the hook walk still
+                                  * reads (owned) */
 };
 
 #define TG_MAX_CALL_DEPTH 8

@@ -147,6 +147,11 @@ static tg_step attempt_finished(tg_call *c) {
 }
 
 tg_step tg__stage_execute(tg_call *c) {
+  /* an agent's hook before its tool: the call ends here, tg.result kept */
+  if (c->fixture && c->fixture->mode == TG_FIXTURE_JUDGE) {
+    c->fixture->no_tool = 1;
+    return TG_NEXT;
+  }
   if (c->has_short) { /* a pre-hook answered for the tool */
     c->result = c->short_result;
     c->short_result = NULL;

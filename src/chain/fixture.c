@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
+#include "lua/luajson.h"
 
 /* The case's error {code, message?, retryable?} as the attempt's. */
 static void fixture_error(tg_call *c, const cJSON *e) {
@@ -46,12 +47,39 @@ tg_step tg__fixture_execute(tg_call *c) {
   return TG_NEXT;
 }
 
+/* call.metadata as the hooks left it: an agent's hook reads what policy
+ * code put there for the agent (context for the model). NULL when nobody
+ * built the call table, or when it holds something that is not JSON. */
+static cJSON *metadata_left(tg_call *c) {
+  if (c->call_ref == LUA_NOREF)
+    return c->metadata ? cJSON_Duplicate(c->metadata, 1) : NULL;
+  lua_State *L = c->gen->L;
+  char why[200];
+  lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
+  tg__rawgetfield(L, -1, "metadata");
+  cJSON *m = lua_istable(L, -1)
+                 ? tg__json_from_lua_max(L, -1, c->core->cfg.max_args_bytes,
+                                         why, sizeof why)
+                 : NULL;
+  lua_pop(L, 2);
+  if (m && !cJSON_IsObject(m)) {
+    cJSON_Delete(m);
+    m = NULL;
+  }
+  return m;
+}
+
 void tg__fixture_record(tg_call *c) {
   tg_fixture *f = c->fixture;
   tg__fixture_clear(f);
   f->reason = tg__strdup(c->reason);
   f->args = cJSON_Duplicate(c->args, 1);
   f->tool = tg__strdup(c->tool_name);
+  f->remembered = c->remembered;
+  f->short_circuit = c->has_short;
+  if (c->has_short && c->short_result)
+    f->short_result = cJSON_Duplicate(c->short_result, 1);
+  if (f->mode != TG_FIXTURE_TEST) f->metadata = metadata_left(c);
   for (size_t i = 0; c->rule && i < c->gen->nrules; i++)
     if (strcmp(c->gen->rules[i].name, c->rule) == 0)
       f->rule_where = tg__strdup(c->gen->rules[i].where);
@@ -62,6 +90,9 @@ void tg__fixture_clear(tg_fixture *f) {
   free(f->rule_where);
   cJSON_Delete(f->args);
   free(f->tool);
+  cJSON_Delete(f->short_result);
+  cJSON_Delete(f->metadata);
   f->reason = f->rule_where = f->tool = NULL;
-  f->args = NULL;
+  f->args = f->short_result = f->metadata = NULL;
+  f->remembered = f->short_circuit = 0;
 }

@@ -84,9 +84,14 @@ static int apply_args(tg_call *c, const tg_hook *h, lua_State *L, int v) {
     }
     lua_pushstring(L, tool);
     tg__rawsetfield(L, -2, "tool");
-    free(c->tool_name);
+    /* the hook walk goes on with the name it started with: keep it */
+    if (!c->first_name) c->first_name = c->tool_name;
+    else free(c->tool_name);
     c->tool_name = copy;
     c->tool = tg__chain_find_tool(c->ch, c->gen, copy);
+    if (!c->tool && c->fixture && c->fixture->stand_in &&
+        strcmp(c->fixture->stand_in->name, copy) == 0)
+      c->tool = c->fixture->stand_in; /* back to an agent's own tool */
     c->rewritten = 1;
     tg__hooks_log(c, "before", h->where, "tool");
   }

@@ -42,6 +42,11 @@ static const cli_command commands[] = {
      "write a session as JSON, Markdown or one HTML page"},
     {"import", cmd_import, cmd_import_usage,
      "store a session from a JSON export"},
+    /* the agent hooks front, src/hook/ */
+    {"hook", cmd_hook, cmd_hook_usage,
+     "answer a coding agent's hook event; install the hook"},
+    {"daemon", cmd_daemon, cmd_daemon_usage,
+     "a resident instance that answers hook events fast"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

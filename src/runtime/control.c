@@ -1,7 +1,7 @@
 /*
  * control.c — the control socket (protocol and location in control.h):
- * the server on the runtime's loop, and the small blocking client that
- * `toolgate reload` uses.
+ * the server on the runtime's loop. (The small blocking client that
+ * `toolgate reload` and `toolgate hook` use is control_client.c.)
  *
  * Replies are written with send(MSG_NOSIGNAL) straight on the socket
  * rather than uv_write: a client that has gone away must not kill the host
@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +32,8 @@
 
 typedef struct tg_conn tg_conn;
 
+typedef struct tg_writer tg_writer;
+
 struct tg_control {
   uv_pipe_t server;
   uv_timer_t busy;            /* paces the control_busy events */
@@ -43,6 +44,10 @@ struct tg_control {
   ino_t ino;                  /* it only if it is still ours */
   tg_conn *oldest, *newest;   /* open connections, in accept order */
   int nconns;
+  tg_conn *answering;         /* connections whose request is being
+                                 answered (linked by prev/next) */
+  int nanswering;
+  tg_writer *writers;         /* replies still being written */
   unsigned dropped;           /* closed for room since the last event */
   int busy_armed;             /* an event went out less than 1 s ago */
 };
@@ -51,11 +56,32 @@ struct tg_conn {
   uv_pipe_t pipe;
   uv_timer_t idle;
   tg_control *ctl;            /* NULL once closing */
-  tg_conn *prev, *next;
+  tg_conn *prev, *next;       /* in ctl's list while reading its request */
   char in[TG_CONTROL_MAX_LINE];
   size_t len;
+  cJSON *head;                /* a request line that announced a body */
+  char *body;                 /* ... and its bytes (owned): grown as they
+                                 come, not as announced */
+  size_t body_len, body_want, body_cap;
   tg_closer closer;           /* pipe and idle: freed when both closed */
   int closing;
+  int listed;                 /* in ctl's list (still sending its request) */
+  int answering;              /* a request answered later */
+  int closed;                 /* both handles closed while answering */
+};
+
+/* A reply too big for the socket's buffer, written as the client reads
+ * it: the connection's descriptor (a dup) polled for writing, with a
+ * deadline. */
+struct tg_writer {
+  uv_poll_t poll;
+  uv_timer_t timer;
+  tg_closer closer;
+  tg_control *ctl;            /* NULL once closing */
+  tg_writer *next;
+  int fd;
+  char *buf;
+  size_t len, off;
 };
 
 /* ---- where the socket lives ------------------------------------------ */
@@ -124,7 +150,7 @@ int tg_control_path(const char *policies_dir, char *buf, size_t len,
   return default_path(policies_dir, buf, len, 0, err);
 }
 
-static int fill_addr(struct sockaddr_un *a, const char *path, char *err) {
+int tg__control_addr(struct sockaddr_un *a, const char *path, char *err) {
   memset(a, 0, sizeof *a);
   a->sun_family = AF_UNIX;
   if (strlen(path) >= sizeof a->sun_path) {
@@ -139,41 +165,170 @@ static int fill_addr(struct sockaddr_un *a, const char *path, char *err) {
 
 /* ---- the server: connections ----------------------------------------- */
 
-static void conn_closed(tg_closer *cl) { free(tg__owner_of(cl, tg_conn, closer)); }
+static void conn_free(tg_conn *c) {
+  cJSON_Delete(c->head);
+  free(c->body);
+  free(c);
+}
+
+/* A connection being answered is freed by the answer, when it comes. */
+static void conn_closed(tg_closer *cl) {
+  tg_conn *c = tg__owner_of(cl, tg_conn, closer);
+  if (c->answering) c->closed = 1;
+  else conn_free(c);
+}
+
+/* Takes the connection out of ctl's list (of those still sending). */
+static void conn_unlink(tg_conn *c) {
+  tg_control *ctl = c->ctl;
+  if (!ctl || !c->listed) return;
+  if (c->prev) c->prev->next = c->next; else ctl->oldest = c->next;
+  if (c->next) c->next->prev = c->prev; else ctl->newest = c->prev;
+  c->prev = c->next = NULL;
+  c->listed = 0;
+  ctl->nconns--;
+}
+
+/* Into, and out of, ctl's list of connections being answered. */
+static void answering_link(tg_conn *c) {
+  tg_control *ctl = c->ctl;
+  c->prev = NULL;
+  c->next = ctl->answering;
+  if (ctl->answering) ctl->answering->prev = c;
+  ctl->answering = c;
+  ctl->nanswering++;
+  c->answering = 1;
+}
+
+static void answering_unlink(tg_conn *c) {
+  tg_control *ctl = c->ctl;
+  c->answering = 0;
+  if (!ctl) return;
+  if (c->prev) c->prev->next = c->next; else ctl->answering = c->next;
+  if (c->next) c->next->prev = c->prev;
+  c->prev = c->next = NULL;
+  ctl->nanswering--;
+}
 
 static void conn_close(tg_conn *c) {
   if (c->closing) return;
   c->closing = 1;
-  tg_control *ctl = c->ctl;
-  if (ctl) { /* unlink now: the server may go before our callbacks */
-    if (c->prev) c->prev->next = c->next; else ctl->oldest = c->next;
-    if (c->next) c->next->prev = c->prev; else ctl->newest = c->prev;
-    ctl->nconns--;
+  if (c->ctl) { /* unlink now: the server may go before our callbacks */
+    conn_unlink(c);
+    if (c->answering) { /* still answering: its answer frees it */
+      answering_unlink(c);
+      c->answering = 1;
+    }
     c->ctl = NULL;
   }
   tg__close(&c->closer, (uv_handle_t *)&c->pipe, 0);
   tg__close(&c->closer, (uv_handle_t *)&c->idle, 0);
 }
 
-/* Sends one JSON line and closes. Takes ownership of j. */
-static void reply(tg_conn *c, cJSON *j) {
-  char *s = tg_json_print(j, 0);
-  cJSON_Delete(j);
+/* ---- writing what did not fit at once ---------------------------------- */
+
+static void writer_closed(tg_closer *cl) {
+  tg_writer *w = tg__owner_of(cl, tg_writer, closer);
+  close(w->fd);
+  free(w->buf);
+  free(w);
+}
+
+static void writer_close(tg_writer *w) {
+  if (w->ctl) {
+    tg_writer **p = &w->ctl->writers;
+    while (*p && *p != w) p = &(*p)->next;
+    if (*p) *p = w->next;
+    w->ctl = NULL;
+  }
+  tg__close(&w->closer, (uv_handle_t *)&w->poll, 0);
+  tg__close(&w->closer, (uv_handle_t *)&w->timer, 0);
+}
+
+static void writer_cb(uv_poll_t *h, int status, int events) {
+  tg_writer *w = h->data;
+  while (status == 0 && w->off < w->len) {
+    ssize_t n = send(w->fd, w->buf + w->off, w->len - w->off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return; /* polled again when writable */
+    if (n <= 0) break; /* the client left */
+    w->off += (size_t)n;
+  }
+  writer_close(w);
+}
+
+static void writer_timeout(uv_timer_t *t) { writer_close(t->data); }
+
+/* Hands the rest of a reply (buf, taken) to a writer on a dup of fd. */
+static void write_later(tg_control *ctl, int fd, char *buf, size_t len,
+                        size_t off) {
+  tg_writer *w = calloc(1, sizeof *w);
+  int dup_fd = w ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (!w || dup_fd < 0) { /* the client gets a cut reply, which it refuses */
+    free(w);
+    free(buf);
+    return;
+  }
+  w->fd = dup_fd;
+  w->buf = buf;
+  w->len = len;
+  w->off = off;
+  w->ctl = ctl;
+  w->closer.closed = writer_closed;
+  uv_loop_t *loop = ctl->rt->core.loop;
+  uv_timer_init(loop, &w->timer);
+  w->timer.data = w;
+  if (uv_poll_init(loop, &w->poll, dup_fd) < 0) {
+    tg__close(&w->closer, (uv_handle_t *)&w->timer, 0); /* frees w */
+    return;
+  }
+  w->poll.data = w;
+  w->next = ctl->writers;
+  ctl->writers = w;
+  uv_poll_start(&w->poll, UV_WRITABLE, writer_cb);
+  uv_timer_start(&w->timer, writer_timeout, TG_CONTROL_IDLE_MS, 0);
+}
+
+/* Sends buf (taken: len bytes) and closes the connection; what the
+ * socket's buffer does not take at once is written as the client reads. */
+static void send_and_close(tg_conn *c, char *buf, size_t len) {
   uv_os_fd_t fd;
-  if (s && uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0) {
-    size_t n = strlen(s);
-    s[n] = '\n'; /* replaces the NUL; we send exactly n + 1 bytes */
-    size_t off = 0;
-    while (off < n + 1) {
-      ssize_t w = send(fd, s + off, n + 1 - off, MSG_NOSIGNAL);
+  size_t off = 0;
+  if (buf && uv_fileno((uv_handle_t *)&c->pipe, &fd) == 0) {
+    while (off < len) {
+      ssize_t w = send(fd, buf + off, len - off, MSG_NOSIGNAL);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) break; /* the client left, or (never in practice) full */
+      if (w < 0 && errno == EAGAIN && c->ctl) {
+        write_later(c->ctl, fd, buf, len, off);
+        buf = NULL;
+        break;
+      }
+      if (w <= 0) break; /* the client left */
       off += (size_t)w;
     }
   }
-  free(s);
+  free(buf);
   conn_close(c);
 }
+
+/* Sends one JSON line, then `extra` (len bytes, may be NULL), and closes.
+ * Takes ownership of j. */
+static void reply_with(tg_conn *c, cJSON *j, const char *extra, size_t len) {
+  char *s = tg_json_print(j, 0);
+  cJSON_Delete(j);
+  size_t n = s ? strlen(s) : 0;
+  char *buf = s ? realloc(s, n + 1 + len) : NULL;
+  if (!buf) {
+    free(s);
+    conn_close(c);
+    return;
+  }
+  buf[n] = '\n';
+  if (len) memcpy(buf + n + 1, extra, len);
+  send_and_close(c, buf, n + 1 + len);
+}
+
+static void reply(tg_conn *c, cJSON *j) { reply_with(c, j, NULL, 0); }
 
 static cJSON *error_reply(tg_runtime *rt, const char *msg) {
   cJSON *j = cJSON_CreateObject();
@@ -205,23 +360,12 @@ static cJSON *do_status(tg_runtime *rt) {
   return j;
 }
 
-static cJSON *answer(tg_runtime *rt, const char *line, size_t len) {
-  /* a raw NUL byte would cut the line short; an escaped one (\u0000) the
-   * strict parser refuses */
-  if (memchr(line, '\0', len))
-    return error_reply(rt, "the request contains a NUL character; a "
-                           "request is one JSON object like "
-                           "{\"cmd\":\"reload\"}");
-  char msg[300];
-  cJSON *req = tg_json_parse(line, len, NULL, msg, sizeof msg);
+/* The answer to a request without a body. Takes req. */
+static cJSON *answer(tg_runtime *rt, cJSON *req) {
   const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItem(req, "cmd"));
+  char msg[300];
   cJSON *out;
-  if (!req) {
-    char why[500];
-    snprintf(why, sizeof why, "a request is one JSON object with a \"cmd\" "
-             "string, like {\"cmd\":\"reload\"}; this one is not JSON: %s", msg);
-    out = error_reply(rt, why);
-  } else if (!cmd) {
+  if (!cmd) {
     out = error_reply(rt, "a request is one JSON object with a \"cmd\" "
                           "string, like {\"cmd\":\"reload\"}");
   } else if (strcmp(cmd, "reload") == 0) {
@@ -230,15 +374,117 @@ static cJSON *answer(tg_runtime *rt, const char *line, size_t len) {
     out = do_status(rt);
   } else {
     snprintf(msg, sizeof msg, "unknown command '%.200s' (known: reload, "
-             "status)", cmd);
+             "status, hook)", cmd);
     out = error_reply(rt, msg);
   }
   cJSON_Delete(req);
   return out;
 }
 
+/* ---- requests with a body: hook ------------------------------------------ */
+
+/* The body is complete: the request is answered, now or later
+ * (tg__control_answer_hook); meanwhile the connection is no longer one
+ * that make_room may close, and does not time out. */
+static void body_complete(tg_conn *c) {
+  tg_control *ctl = c->ctl;
+  uv_read_stop((uv_stream_t *)&c->pipe);
+  uv_timer_stop(&c->idle);
+  conn_unlink(c);
+  if (ctl->nanswering >= TG_CONTROL_MAX_ANSWERING) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "too many requests being answered at once "
+             "(%d); try again", TG_CONTROL_MAX_ANSWERING);
+    reply(c, error_reply(ctl->rt, msg));
+    return;
+  }
+  answering_link(c);
+  tg__control_hook(ctl->rt, c, c->head, c->body, c->body_len);
+}
+
+/* A request line that announces `bytes` of body (hook): keeps the line,
+ * takes what came after it, and reads the rest. */
+static void begin_body(tg_conn *c, cJSON *req, const char *rest, size_t n) {
+  const cJSON *b = cJSON_GetObjectItem(req, "bytes");
+  double want = cJSON_IsNumber(b) ? b->valuedouble : -1;
+  if (want < 0 || want > TG_HOOK_MAX_EVENT || want != (double)(size_t)want) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "a hook request says how many bytes of event "
+             "follow its line: \"bytes\", a whole number up to %u",
+             TG_HOOK_MAX_EVENT);
+    cJSON_Delete(req);
+    reply(c, error_reply(c->ctl->rt, msg));
+    return;
+  }
+  c->head = req;
+  c->body_want = (size_t)want;
+  c->body_cap = c->body_want < 65536 ? c->body_want : 65536;
+  if (c->body_cap < n) c->body_cap = n < c->body_want ? n : c->body_want;
+  c->body = malloc(c->body_cap + 1);
+  if (!c->body) {
+    reply(c, error_reply(c->ctl->rt, "out of memory for the event"));
+    return;
+  }
+  c->body_len = n < c->body_want ? n : c->body_want;
+  memcpy(c->body, rest, c->body_len);
+  if (c->body_len == c->body_want) body_complete(c);
+}
+
+static void body_read(tg_conn *c, ssize_t nread) {
+  if (nread < 0) { /* the client left before its event was whole */
+    conn_close(c);
+    return;
+  }
+  c->body_len += (size_t)nread;
+  if (c->body_len == c->body_want) body_complete(c);
+}
+
+/* One request line (NUL-terminated at len); rest: what followed it. */
+static void request_line(tg_conn *c, const char *line, size_t len,
+                         const char *rest, size_t nrest) {
+  tg_runtime *rt = c->ctl->rt;
+  /* a raw NUL byte would cut the line short; an escaped one (\u0000) the
+   * strict parser refuses */
+  if (memchr(line, '\0', len)) {
+    reply(c, error_reply(rt, "the request contains a NUL character; a "
+                             "request is one JSON object like "
+                             "{\"cmd\":\"reload\"}"));
+    return;
+  }
+  char msg[300];
+  cJSON *req = tg_json_parse(line, len, NULL, msg, sizeof msg);
+  if (!req) {
+    char why[500];
+    snprintf(why, sizeof why, "a request is one JSON object with a \"cmd\" "
+             "string, like {\"cmd\":\"reload\"}; this one is not JSON: %s", msg);
+    reply(c, error_reply(rt, why));
+    return;
+  }
+  const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItem(req, "cmd"));
+  if (cmd && !strcmp(cmd, "hook")) {
+    begin_body(c, req, rest, nrest);
+    return;
+  }
+  uv_read_stop((uv_stream_t *)&c->pipe);
+  reply(c, answer(rt, req));
+}
+
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   tg_conn *c = h->data;
+  if (c->body) {
+    if (c->body_len == c->body_cap) { /* twice as much, up to what comes */
+      size_t cap = c->body_cap * 2 < c->body_want ? c->body_cap * 2
+                                                   : c->body_want;
+      char *g = realloc(c->body, cap + 1);
+      if (g) {
+        c->body = g;
+        c->body_cap = cap;
+      }
+    }
+    buf->base = c->body + c->body_len;
+    buf->len = c->body_cap - c->body_len; /* 0 (no memory): read fails */
+    return;
+  }
   /* one byte kept for the NUL that ends the line */
   buf->base = c->in + c->len;
   buf->len = sizeof c->in - 1 - c->len;
@@ -246,7 +492,11 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   tg_conn *c = s->data;
-  if (c->closing || !c->ctl) return;
+  if (c->closing || !c->ctl || c->answering) return;
+  if (c->body) {
+    if (nread != 0) body_read(c, nread);
+    return;
+  }
   if (nread > 0) c->len += (size_t)nread;
   c->in[c->len] = '\0';
   char *nl = memchr(c->in, '\n', c->len);
@@ -264,8 +514,46 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   }
   size_t len = nl ? (size_t)(nl - c->in) : c->len;
   if (nl) *nl = '\0';
-  uv_read_stop(s);
-  reply(c, answer(c->ctl->rt, c->in, len));
+  request_line(c, c->in, len, nl ? nl + 1 : NULL,
+               nl ? c->len - len - 1 : 0);
+}
+
+/* ---- the answer to a hook request ------------------------------------------- */
+
+/* {"ok":true,"exit_code":N,"stdout_bytes":n,"stderr_bytes":m}, then the
+ * n bytes of stdout and the m of stderr: no escaping, byte for byte what
+ * the in-process answer prints. */
+void tg__control_answer_hook(tg_conn *c, const tg_hook_result *res) {
+  answering_unlink(c);
+  if (c->closing) { /* the server stopped meanwhile */
+    if (c->closed) conn_free(c);
+    return;
+  }
+  size_t no = res->output ? strlen(res->output) : 0;
+  size_t ne = res->message ? strlen(res->message) : 0;
+  char *both = malloc(no + ne + 1);
+  if (!both) {
+    reply(c, error_reply(c->ctl->rt, "out of memory for the answer"));
+    return;
+  }
+  if (no) memcpy(both, res->output, no);
+  if (ne) memcpy(both + no, res->message, ne);
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddTrueToObject(j, "ok");
+  cJSON_AddNumberToObject(j, "exit_code", res->exit_code);
+  cJSON_AddNumberToObject(j, "stdout_bytes", (double)no);
+  cJSON_AddNumberToObject(j, "stderr_bytes", (double)ne);
+  reply_with(c, j, both, no + ne);
+  free(both);
+}
+
+void tg__control_answer_error(tg_conn *c, const char *msg) {
+  answering_unlink(c);
+  if (c->closing) {
+    if (c->closed) conn_free(c);
+    return;
+  }
+  reply(c, error_reply(c->ctl->rt, msg));
 }
 
 static void idle_cb(uv_timer_t *t) { conn_close(t->data); }
@@ -336,6 +624,7 @@ static void on_connection(uv_stream_t *server, int status) {
   c->pipe.data = c->idle.data = c;
   c->closer.closed = conn_closed;
   c->ctl = ctl;
+  c->listed = 1;
   c->prev = ctl->newest;
   if (ctl->newest) ctl->newest->next = c; else ctl->oldest = c;
   ctl->newest = c;
@@ -362,7 +651,7 @@ static int clear_stale(const char *path, char *err) {
     return -EEXIST;
   }
   struct sockaddr_un a;
-  int rc = fill_addr(&a, path, err);
+  int rc = tg__control_addr(&a, path, err);
   if (rc < 0) return rc;
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -errno;
@@ -398,6 +687,8 @@ void tg__control_stop(tg_runtime *rt) {
   if (!ctl) return;
   rt->control = NULL;
   while (ctl->oldest) conn_close(ctl->oldest);
+  while (ctl->answering) conn_close(ctl->answering);
+  while (ctl->writers) writer_close(ctl->writers);
   struct stat st;
   if (ctl->path && lstat(ctl->path, &st) == 0 && st.st_dev == ctl->dev &&
       st.st_ino == ctl->ino)
@@ -435,7 +726,7 @@ int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
   }
   int rc = path ? 0 : default_path(rt->policies_dir, buf, sizeof buf, 1, err);
   if (!path) path = buf;
-  if (rc == 0) rc = fill_addr(&a, path, err);
+  if (rc == 0) rc = tg__control_addr(&a, path, err);
   if (rc == 0) rc = clear_stale(path, err);
   if (rc < 0) return rc;
   tg_control *ctl = calloc(1, sizeof *ctl);
@@ -463,128 +754,4 @@ int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
 
 const char *tg_runtime_control_path(tg_runtime *rt) {
   return rt->control ? rt->control->path : NULL;
-}
-
-/* ---- the client ------------------------------------------------------ */
-
-static int64_t left_ms(uint64_t deadline_ns) {
-  uint64_t now = uv_hrtime();
-  return now >= deadline_ns ? 0 : (int64_t)((deadline_ns - now) / 1000000);
-}
-
-/* Waits for fd to be ready for `events`; -ETIMEDOUT past the deadline. */
-static int wait_fd(int fd, short events, uint64_t deadline_ns) {
-  for (;;) {
-    struct pollfd p = {fd, events, 0};
-    int64_t ms = left_ms(deadline_ns);
-    int n = poll(&p, 1, ms > INT_MAX ? INT_MAX : (int)ms);
-    if (n > 0) return 0;
-    if (n == 0) return -ETIMEDOUT;
-    if (errno != EINTR) return -errno;
-  }
-}
-
-static int client_connect(const char *path, uint64_t deadline, char *err) {
-  struct sockaddr_un a;
-  int rc = fill_addr(&a, path, err);
-  if (rc < 0) return rc;
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -errno;
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-    rc = -errno;
-    if (rc == -EAGAIN || rc == -EINPROGRESS) { /* backlog full: wait */
-      rc = wait_fd(fd, POLLOUT, deadline);
-      socklen_t l = sizeof(int);
-      int so = 0;
-      if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &l) == 0 && so)
-        rc = -so;
-    }
-    if (rc < 0) {
-      close(fd);
-      tg__errf(err, TG_ERRMSG, "cannot connect to '%s': %s", path,
-               strerror(-rc));
-      return rc;
-    }
-  }
-  return fd;
-}
-
-static int send_all(int fd, const char *s, size_t n, uint64_t deadline) {
-  size_t off = 0;
-  while (off < n) {
-    ssize_t w = send(fd, s + off, n - off, MSG_NOSIGNAL);
-    if (w > 0) {
-      off += (size_t)w;
-    } else if (w < 0 && errno == EAGAIN) {
-      int rc = wait_fd(fd, POLLOUT, deadline);
-      if (rc < 0) return rc;
-    } else if (!(w < 0 && errno == EINTR)) {
-      return w < 0 ? -errno : -EPIPE;
-    }
-  }
-  return 0;
-}
-
-/* Reads up to the first newline (or EOF) into a malloc'd string. */
-static int read_line(int fd, char **out, uint64_t deadline) {
-  size_t cap = 1024, len = 0;
-  char *b = malloc(cap);
-  if (!b) return -ENOMEM;
-  for (;;) {
-    if (len + 1 == cap) {
-      char *g = cap < (1u << 20) ? realloc(b, cap *= 2) : NULL;
-      if (!g) break;
-      b = g;
-    }
-    ssize_t r = recv(fd, b + len, cap - 1 - len, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && errno == EAGAIN) {
-      int rc = wait_fd(fd, POLLIN, deadline);
-      if (rc < 0) {
-        free(b);
-        return rc;
-      }
-      continue;
-    }
-    if (r <= 0) break;
-    b[len + (size_t)r] = '\0';
-    char *nl = memchr(b + len, '\n', (size_t)r);
-    len += (size_t)r;
-    if (nl) {
-      *nl = '\0';
-      len = (size_t)(nl - b);
-      break;
-    }
-  }
-  b[len] = '\0';
-  if (!len) {
-    free(b);
-    return -EPROTO;
-  }
-  *out = b;
-  return 0;
-}
-
-int tg_control_request(const char *path, const char *request, char **reply_out,
-                       uint64_t timeout_ms, char err[TG_ERRMSG]) {
-  uint64_t deadline = uv_hrtime() + (timeout_ms ? timeout_ms : 30000) * 1000000ull;
-  *reply_out = NULL;
-  int fd = client_connect(path, deadline, err);
-  if (fd < 0) return fd;
-  size_t n = strlen(request);
-  int rc = send_all(fd, request, n, deadline);
-  if (rc == 0 && (n == 0 || request[n - 1] != '\n'))
-    rc = send_all(fd, "\n", 1, deadline);
-  if (rc == 0) rc = read_line(fd, reply_out, deadline);
-  close(fd);
-  if (rc == -ETIMEDOUT)
-    tg__errf(err, TG_ERRMSG, "no reply from '%s' within %llu ms", path,
-             (unsigned long long)(timeout_ms ? timeout_ms : 30000));
-  else if (rc == -EPROTO)
-    tg__errf(err, TG_ERRMSG, "'%s' closed the connection without a reply",
-             path);
-  else if (rc < 0)
-    tg__errf(err, TG_ERRMSG, "talking to '%s' failed: %s", path,
-             strerror(-rc));
-  return rc;
 }

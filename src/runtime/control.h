@@ -35,8 +35,45 @@
  * closed that way since the previous one). */
 #define TG_CONTROL_MAX_CONNS 32
 
+/* At most this many requests (hook events) are being answered at once;
+ * one more is told to try again. */
+#define TG_CONTROL_MAX_ANSWERING 64
+
 /* Stops listening, drops open connections, removes the socket file (if it
  * is still ours). Safe when not listening. */
 void tg__control_stop(tg_runtime *rt);
+
+/* ---- the hook request (issue 14) ---------------------------------------
+ *
+ *   {"cmd":"hook","agent":"claude-code","on_error":"deny",
+ *    "toolgate_defaults":false,"turn":N,"bytes":LEN}\n  + LEN bytes: the event
+ *   -> {"ok":true,"exit_code":0,"stdout_bytes":n,"stderr_bytes":m}\n
+ *      + n bytes of stdout + m bytes of stderr
+ *    | {"ok":false,"error":"..."}
+ *
+ * The event and the answer go as raw bytes after their line, so what the
+ * instance judges is what the agent wrote and what the client prints is
+ * what tg_hook_answer gave, byte for byte. */
+typedef struct tg_conn tg_conn;
+
+/* control_hook.c: answers the request head (with its body) on c; calls
+ * tg__control_answer_hook or _error once, now or later. */
+void tg__control_hook(tg_runtime *rt, tg_conn *c, const cJSON *head,
+                      const char *body, size_t len);
+/* control.c: the answer goes out and the connection closes. */
+void tg__control_answer_hook(tg_conn *c, const tg_hook_result *res);
+void tg__control_answer_error(tg_conn *c, const char *msg);
+
+/* control.c: the address of the socket at path; -ENAMETOOLONG with err
+ * when it does not fit. */
+struct sockaddr_un;
+int tg__control_addr(struct sockaddr_un *a, const char *path, char *err);
+
+/* control_client.c: connects to path, sends req, reads the reply up
+ * to EOF (at most max bytes) before the deadline. reply is malloc'd and
+ * NUL-terminated. */
+int tg__control_exchange(const char *path, const char *req, size_t len,
+                         char **reply, size_t *reply_len, size_t max,
+                         uint64_t timeout_ms, char err[TG_ERRMSG]);
 
 #endif

@@ -1,0 +1,390 @@
+-- toolgate.agent — coding agents' own tools (Claude Code's Bash, Edit,
+-- Read..., Codex's shell and apply_patch) seen as toolgate's, so that
+-- `toolgate hook` judges them with the same rules as every other call
+-- (README "Agent hooks").
+--
+-- Two sides:
+--   * for policies: agent.of(call), agent.paths(call), agent.context(call,
+--     text), agent.context_from(call, tool, args) — what an agent's call
+--     was, the files it touches, and text (or a tool's output) for the
+--     model;
+--   * for the runtime (src/runtime/hook_map.c calls these in the policies'
+--     own generation): agent.map(name, event) turns a hook event's tool
+--     call into {tool, args, ...}; agent.unmap(name, event, tool, args)
+--     turns a call a pre-hook rewrote back into the agent's tool input.
+--
+-- The mapping tables are toolgate.agents.claude_code and
+-- toolgate.agents.codex; a policy file extends one without C:
+--
+--   local cc = require "toolgate.agents.claude_code"
+--   cc.tools.NotebookEdit = { tool = "write_file",
+--     args = function(input, ev) return { path = cc.rel(input.notebook_path, ev.cwd),
+--                                         content = input.new_source } end }
+--
+-- An entry: tool (toolgate's name), args(input, ev) -> args, and
+-- optionally read_only, input(args, input, ev) -> the agent's input again
+-- (rewrites by pre-hooks; without it a rewrite cannot be given back and
+-- the call is denied), paths(input, ev) -> the files it touches,
+-- result(response, ev) -> what post-hooks see as the result. A tool that
+-- has no entry keeps its own name (mcp__server__tool becomes
+-- server__tool) and input.
+--
+-- Pure Lua, no I/O; runs in the policies' sandbox under its limits.
+
+local M = {}
+
+local sub, find, match, gsub = string.sub, string.find, string.match, string.gsub
+local concat, insert = table.concat, table.insert
+
+M.MAX_CONTEXT = 65536 -- bytes of one agent.context text
+
+-- The agents `toolgate hook` speaks for, and their tables' modules.
+M.modules = {
+  ["claude-code"] = "toolgate.agents.claude_code",
+  codex = "toolgate.agents.codex",
+}
+
+---------------------------------------------------------------------------
+-- Paths
+
+-- "/a/./b//c/../d" -> "/a/b/d", lexically, as the agent's absolute paths
+-- are compared with its cwd: "/proj/src/../../etc" is not inside /proj.
+function M.norm(path)
+  local abs = sub(path, 1, 1) == "/"
+  local out = {}
+  for seg in path:gmatch("[^/]+") do
+    if seg == ".." then
+      if #out > 0 and out[#out] ~= ".." then out[#out] = nil
+      elseif not abs then out[#out + 1] = ".." end
+    elseif seg ~= "." then
+      out[#out + 1] = seg
+    end
+  end
+  local s = concat(out, "/")
+  if abs then return "/" .. s end
+  return s == "" and "." or s
+end
+
+-- The path as toolgate's file tools and rules see it: relative to the
+-- agent's cwd when inside it ("src/a.c"), else absolute ("/etc/hosts").
+function M.rel(path, cwd)
+  if type(path) ~= "string" or path == "" then return path end
+  if type(cwd) ~= "string" or cwd == "" then return M.norm(path) end
+  if sub(path, 1, 1) ~= "/" then path = cwd .. "/" .. path end
+  local p, c = M.norm(path), M.norm(cwd)
+  if p == c then return "." end
+  if c == "/" then return sub(p, 2) end
+  if sub(p, 1, #c + 1) == c .. "/" then return sub(p, #c + 2) end
+  return p
+end
+
+-- The agent's absolute path for a path toolgate's way (a rewrite).
+function M.abs(path, cwd)
+  if type(path) ~= "string" or sub(path, 1, 1) == "/" or type(cwd) ~= "string" then
+    return path
+  end
+  return M.norm(cwd .. "/" .. path)
+end
+
+---------------------------------------------------------------------------
+-- Diffs: an edit or a Codex patch as the unified diff apply_patch takes,
+-- so rules written for apply_patch read it. Line numbers are not known
+-- from an edit (only its text), so hunks say @@ -1,n +1,m @@: the paths
+-- and the lines removed and added are real, the positions are not.
+
+local function lines_of(s)
+  local t = {}
+  if s == "" then return t end
+  for line in (s:sub(-1) == "\n" and s or s .. "\n"):gmatch("([^\n]*)\n") do
+    t[#t + 1] = line
+  end
+  return t
+end
+
+local function diff_name(rel, side)
+  if sub(rel, 1, 1) == "/" then return rel end
+  return side .. "/" .. rel
+end
+
+-- edits: {{old_string=, new_string=}...} of one file.
+function M.edit_patch(rel, edits)
+  local out = { "--- " .. diff_name(rel, "a"), "+++ " .. diff_name(rel, "b") }
+  for _, e in ipairs(edits) do
+    local old = lines_of(type(e.old_string) == "string" and e.old_string or "")
+    local new = lines_of(type(e.new_string) == "string" and e.new_string or "")
+    out[#out + 1] = ("@@ -%d,%d +%d,%d @@"):format(#old > 0 and 1 or 0, #old,
+      #new > 0 and 1 or 0, #new)
+    for _, l in ipairs(old) do out[#out + 1] = "-" .. l end
+    for _, l in ipairs(new) do out[#out + 1] = "+" .. l end
+  end
+  return concat(out, "\n") .. "\n"
+end
+
+-- Codex's own patch envelope ("*** Begin Patch" ... "*** End Patch") as a
+-- unified diff, and the paths it touches (made relative to cwd). Returns
+-- nil, why when it is not one: a patch toolgate cannot read is not judged
+-- as if it said nothing.
+function M.codex_patch(text, cwd)
+  if type(text) ~= "string" then return nil, "the patch is not a string" end
+  local ls = lines_of(text)
+  local i = 1
+  while ls[i] and match(ls[i], "^%s*$") do i = i + 1 end
+  if not ls[i] or not match(ls[i], "^%*%*%* Begin Patch%s*$") then
+    return nil, "the patch does not start with '*** Begin Patch'"
+  end
+  local out, paths, seen = {}, {}, {}
+  local function path_of(p)
+    p = M.rel(p, cwd)
+    if not seen[p] then seen[p] = true; paths[#paths + 1] = p end
+    return p
+  end
+  local hunk -- {start index in out, old count, new count}
+  local function close_hunk()
+    if hunk then
+      out[hunk[1]] = ("@@ -%d,%d +%d,%d @@"):format(hunk[2] > 0 and 1 or 0,
+        hunk[2], hunk[3] > 0 and 1 or 0, hunk[3])
+      hunk = nil
+    end
+  end
+  local function open_hunk()
+    out[#out + 1] = "@@"
+    hunk = { #out, 0, 0 }
+  end
+  local mode, ended = nil, false
+  i = i + 1
+  while ls[i] do
+    local l = ls[i]
+    local add = match(l, "^%*%*%* Add File: (.+)$")
+    local del = match(l, "^%*%*%* Delete File: (.+)$")
+    local upd = match(l, "^%*%*%* Update File: (.+)$")
+    if match(l, "^%*%*%* End Patch%s*$") then
+      ended = true
+      break
+    elseif add then
+      close_hunk()
+      local p = path_of(add)
+      out[#out + 1] = "--- /dev/null"
+      out[#out + 1] = "+++ " .. diff_name(p, "b")
+      open_hunk()
+      mode = "add"
+    elseif del then
+      close_hunk()
+      local p = path_of(del)
+      out[#out + 1] = "--- " .. diff_name(p, "a")
+      out[#out + 1] = "+++ /dev/null"
+      mode = "delete"
+    elseif upd then
+      close_hunk()
+      local p = path_of(upd)
+      local to = ls[i + 1] and match(ls[i + 1], "^%*%*%* Move to: (.+)$")
+      if to then i = i + 1 end
+      out[#out + 1] = "--- " .. diff_name(p, "a")
+      out[#out + 1] = "+++ " .. diff_name(to and path_of(to) or p, "b")
+      mode = "update"
+    elseif match(l, "^%*%*%* End of File") then -- a marker, no line
+    elseif mode == "add" then
+      if sub(l, 1, 1) ~= "+" then
+        return nil, "line " .. i .. " of the patch: an added file's lines start with '+'"
+      end
+      out[#out + 1] = l
+      hunk[3] = hunk[3] + 1
+    elseif mode == "update" then
+      if sub(l, 1, 2) == "@@" then
+        close_hunk()
+        open_hunk()
+      else
+        local c = sub(l, 1, 1)
+        if not hunk then open_hunk() end
+        if c == "-" then hunk[2] = hunk[2] + 1
+        elseif c == "+" then hunk[3] = hunk[3] + 1
+        elseif c == " " or l == "" then
+          hunk[2], hunk[3] = hunk[2] + 1, hunk[3] + 1
+          if l == "" then l = " " end
+        else
+          return nil, "line " .. i .. " of the patch: '" .. sub(l, 1, 40) .. "' is not a change line"
+        end
+        out[#out + 1] = l
+      end
+    elseif not match(l, "^%s*$") then
+      return nil, "line " .. i .. " of the patch: '" .. sub(l, 1, 40) .. "' is outside any file"
+    end
+    i = i + 1
+  end
+  close_hunk()
+  if not ended then return nil, "the patch does not end with '*** End Patch'" end
+  if #paths == 0 then return nil, "the patch names no file" end
+  return concat(out, "\n") .. "\n", paths
+end
+
+---------------------------------------------------------------------------
+-- Mapping tables
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+M.copy = copy
+
+-- A whole number in [lo, hi], or nil.
+function M.int(v, lo, hi)
+  if type(v) ~= "number" or v ~= math.floor(v) or v < lo or v > hi then return nil end
+  return v
+end
+
+-- A new, empty mapping table for an agent.
+function M.table(name)
+  return { name = name, tools = {}, rel = M.rel, abs = M.abs, copy = copy }
+end
+
+local function load_table(name)
+  local mod = M.modules[name]
+  if not mod then return nil, "no mapping table for the agent '" .. tostring(name) .. "'" end
+  return require(mod)
+end
+
+-- The entry for an agent's tool, made up for tools without one.
+local function entry_for(t, name)
+  local e = t.tools[name]
+  if e then return e end
+  if sub(name, 1, 5) == "mcp__" and #name > 5 then
+    return { tool = sub(name, 6), mcp = true }
+  end
+  return { tool = name, own = true }
+end
+
+local function identity_args(input) return input end
+local function identity_input(args) return args end
+
+-- agent.map(name, event) -> {tool, args, read_only, paths, agent_tool,
+-- result?} for the hook event's tool call, or nil, why.
+function M.map(name, ev)
+  local t, why = load_table(name)
+  if not t then return nil, why end
+  local tool_name, input = ev.tool_name, ev.tool_input
+  if type(tool_name) ~= "string" or tool_name == "" then
+    return nil, "the event has no tool_name"
+  end
+  if type(input) ~= "table" then
+    return nil, "the event's tool_input is not a JSON object"
+  end
+  local e = entry_for(t, tool_name)
+  local tool = e.tool
+  if type(tool) == "function" then tool = tool(input, ev) end
+  if type(tool) ~= "string" or tool == "" then
+    return nil, "the mapping of " .. tool_name .. " names no tool"
+  end
+  local args, err = (e.args or identity_args)(input, ev)
+  if type(args) ~= "table" then
+    return nil, err or ("the mapping of " .. tool_name .. " gave no args")
+  end
+  local paths = e.paths and e.paths(input, ev) or nil
+  local out = { tool = tool, args = args, read_only = e.read_only == true,
+    paths = paths, agent_tool = tool_name, mapped = not e.own and not e.mcp }
+  if ev.tool_response ~= nil then
+    out.result = e.result and e.result(ev.tool_response, ev) or ev.tool_response
+  end
+  return out
+end
+
+-- agent.unmap(name, event, tool, args) -> the agent's tool input for a
+-- call the pre-hooks rewrote to (tool, args), or nil, why.
+function M.unmap(name, ev, tool, args)
+  local t, why = load_table(name)
+  if not t then return nil, why end
+  local e = entry_for(t, ev.tool_name)
+  local want = e.tool
+  if type(want) == "function" then want = want(ev.tool_input, ev) end
+  if tool ~= want then
+    return nil, "a pre-hook rerouted the call to '" .. tostring(tool) .. "', and "
+      .. ev.tool_name .. " cannot be run as that"
+  end
+  local back = e.input or ((e.own or e.mcp) and identity_input)
+  if not back then
+    return nil, "a pre-hook rewrote the call, and the rewrite cannot be given back to "
+      .. ev.tool_name .. " (its mapping has no input function)"
+  end
+  local input, err = back(args, ev.tool_input, ev)
+  if type(input) ~= "table" then
+    return nil, err or ("the rewrite cannot be given back to " .. ev.tool_name)
+  end
+  return input
+end
+
+---------------------------------------------------------------------------
+-- For policies
+
+-- The agent whose hook made this call ("claude-code", "codex"), or nil.
+function M.of(call)
+  local m = type(call) == "table" and call.metadata
+  return type(m) == "table" and type(m.agent) == "string" and m.agent or nil
+end
+
+-- The files a call touches, as paths relative to the agent's cwd (or
+-- absolute outside it): what the mapping found for an agent's call, else
+-- args.path, else the file names of an apply_patch diff.
+function M.paths(call)
+  local m = type(call) == "table" and call.metadata
+  if type(m) == "table" and type(m.agent_paths) == "table" then
+    local t = {}
+    for _, p in ipairs(m.agent_paths) do t[#t + 1] = p end
+    return t
+  end
+  local args = type(call) == "table" and call.args or {}
+  if type(args.path) == "string" then return { args.path } end
+  local t, seen = {}, {}
+  if type(args.patch) == "string" then
+    for l in (args.patch .. "\n"):gmatch("([^\n]*)\n") do
+      local p = match(l, "^%+%+%+ (.+)$") or match(l, "^%-%-%- (.+)$")
+      if p then
+        p = gsub(p, "\t.*$", "")
+        if p ~= "/dev/null" then
+          p = match(p, "^[ab]/(.+)$") or p
+          if not seen[p] then seen[p] = true; t[#t + 1] = p end
+        end
+      end
+    end
+  end
+  return t
+end
+
+-- Adds text for the model to read with the agent's answer
+-- (additionalContext): from a pre-hook (before the tool) or a post-hook
+-- (after it). Several add up, in order.
+function M.context(call, text)
+  if type(text) ~= "string" then error("agent.context: the text must be a string", 2) end
+  if #text > M.MAX_CONTEXT then text = sub(text, 1, M.MAX_CONTEXT) .. "\n[cut]" end
+  local m = call.metadata
+  if type(m.agent_context) ~= "table" then m.agent_context = {} end
+  insert(m.agent_context, text)
+end
+
+M.MAX_CONTEXT_CALLS = 4 -- agent.context_from calls per event
+
+-- Runs `tool` with `args` once this event's hooks are done, and adds what
+-- it gave (for exec: the end of its output and its exit code) to the text
+-- for the model, under `label` (default "$ <command>"). The call goes
+-- through the chain like any other: the rules judge it, and an ask is
+-- refused (nobody is there to answer), so allow it with a rule. A command
+-- runs in the agent's cwd unless args.cwd says otherwise; it is cancelled,
+-- its output so far kept, at the answer's deadline. The way to show the
+-- model the tests after an edit.
+function M.context_from(call, tool, args, label)
+  if type(tool) ~= "string" or tool == "" then
+    error("agent.context_from: the tool must be a name", 2)
+  end
+  if args ~= nil and type(args) ~= "table" then
+    error("agent.context_from: the args must be a table", 2)
+  end
+  if label ~= nil and type(label) ~= "string" then
+    error("agent.context_from: the label must be a string", 2)
+  end
+  local m = call.metadata
+  if type(m.agent_context_calls) ~= "table" then m.agent_context_calls = {} end
+  if #m.agent_context_calls >= M.MAX_CONTEXT_CALLS then
+    error("agent.context_from: at most " .. M.MAX_CONTEXT_CALLS .. " per event", 2)
+  end
+  insert(m.agent_context_calls, { tool = tool, args = args or {}, label = label })
+end
+
+return M

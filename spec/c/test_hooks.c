@@ -1,0 +1,1100 @@
+/*
+ * test_hooks.c — `toolgate hook` as the coding agents run it: the real
+ * command, one event on stdin, the answer on stdout and its exit code.
+ *
+ * The fixture events (spec/fixtures/hooks/<agent>/NAME.event, built from
+ * the agents' documented schemas) each come with NAME.expect: {exit,
+ * output (the JSON the agent reads, or null for none), message (text the
+ * stderr must hold)}. Every one is answered twice — loading the policies
+ * in the hook process, and by a resident `toolgate daemon` over its
+ * control socket (the hook is then given a policies folder that does not
+ * exist, so only the daemon can answer right) — and both answers must be
+ * the expected one, byte for byte the same.
+ *
+ * Then what an agent does not do on purpose: a stdin that never closes, a
+ * 100 MB stdin, an instance that never answers, the on_error answers; and
+ * what the hooks record: turns, the usage in a transcript since the last
+ * Stop, sessions.
+ */
+#include "helpers.h"
+#include <limits.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#define TOOLGATE TG_BINARY_DIR "/toolgate"
+#define POLICIES "spec/fixtures/hooks/policies" /* from TG_SOURCE_DIR */
+#define FIXTURES TG_SOURCE_DIR "/spec/fixtures/hooks"
+
+/* ---- running the command ------------------------------------------------ */
+
+typedef struct {
+  int code;          /* exit status; -1: killed by a signal */
+  char *out, *err;
+  double ms;
+} ran;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static char *slurp_fd(int fd) {
+  size_t cap = 4096, n = 0;
+  char *b = malloc(cap);
+  ASSERT_NOT_NULL(b);
+  lseek(fd, 0, SEEK_SET);
+  for (;;) {
+    if (n + 1 == cap) {
+      b = realloc(b, cap *= 2);
+      ASSERT_NOT_NULL(b);
+    }
+    ssize_t r = read(fd, b + n, cap - 1 - n);
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
+  b[n] = '\0';
+  return b;
+}
+
+/* Runs toolgate with argv (NULL-terminated, without the program), stdin
+ * from in_fd, in the source tree; kills it after timeout_ms. */
+static ran run_fd(const char *const *argv, int in_fd, int timeout_ms) {
+  char outp[] = "/tmp/tg-hook-out-XXXXXX", errp[] = "/tmp/tg-hook-err-XXXXXX";
+  int out = mkstemp(outp), err = mkstemp(errp);
+  ASSERT_TRUE(out >= 0 && err >= 0);
+  unlink(outp);
+  unlink(errp);
+  const char *args[32] = {TOOLGATE};
+  int n = 1;
+  for (; argv[n - 1]; n++) args[n] = argv[n - 1];
+  args[n] = NULL;
+  double t0 = now_ms();
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in_fd, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    if (chdir(TG_SOURCE_DIR) < 0) _exit(99);
+    execv(TOOLGATE, (char *const *)args);
+    _exit(98);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, WNOHANG) == 0) {
+    if (now_ms() - t0 > timeout_ms) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      TG_FAIL("toolgate %s %s did not end within %d ms", argv[0],
+              argv[1] ? argv[1] : "", timeout_ms);
+    }
+    usleep(1000);
+  }
+  ran r;
+  r.ms = now_ms() - t0;
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.out = slurp_fd(out);
+  r.err = slurp_fd(err);
+  close(out);
+  close(err);
+  return r;
+}
+
+static ran run_file(const char *const *argv, const char *input) {
+  int fd = open(input, O_RDONLY);
+  if (fd < 0) TG_FAIL("cannot open %s: %s", input, strerror(errno));
+  ran r = run_fd(argv, fd, 20000);
+  close(fd);
+  return r;
+}
+
+static ran run_text(const char *const *argv, const char *text) {
+  char p[] = "/tmp/tg-hook-in-XXXXXX";
+  int fd = mkstemp(p);
+  ASSERT_TRUE(fd >= 0);
+  unlink(p);
+  ASSERT_INT_EQ(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  lseek(fd, 0, SEEK_SET);
+  ran r = run_fd(argv, fd, 20000);
+  close(fd);
+  return r;
+}
+
+static void ran_free(ran *r) {
+  free(r->out);
+  free(r->err);
+}
+
+/* ---- a resident instance --------------------------------------------------- */
+
+typedef struct {
+  pid_t pid;
+  char sock[256];
+} daemon_proc;
+
+static int can_connect(const char *path) {
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+  if (fd >= 0) close(fd);
+  return ok;
+}
+
+/* The instances a test started, stopped however the test ends (a failed
+ * assert exits): a daemon left behind would hold the test's output open. */
+static pid_t started[8];
+static int nstarted;
+
+static void stop_started(void) {
+  for (int i = 0; i < nstarted; i++)
+    if (started[i] > 0) kill(started[i], SIGTERM);
+}
+
+static void remember_started(pid_t pid) {
+  if (!nstarted) atexit(stop_started);
+  if (nstarted < 8) started[nstarted++] = pid;
+}
+
+static daemon_proc start_daemon(const char *dir, const char *policies) {
+  daemon_proc d;
+  snprintf(d.sock, sizeof d.sock, "%s/d.sock", dir);
+  d.pid = fork();
+  if (d.pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM); /* and if the test is killed */
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    if (chdir(TG_SOURCE_DIR) < 0) _exit(99);
+    execl(TOOLGATE, TOOLGATE, "daemon", "--policies", policies, "--socket",
+          d.sock, (char *)NULL);
+    _exit(98);
+  }
+  remember_started(d.pid);
+  for (int i = 0; i < 1000 && !can_connect(d.sock); i++) usleep(10000);
+  if (!can_connect(d.sock)) TG_FAIL("the daemon did not listen on %s", d.sock);
+  return d;
+}
+
+static void stop_daemon(daemon_proc *d) {
+  for (int i = 0; i < nstarted; i++)
+    if (started[i] == d->pid) started[i] = 0;
+  kill(d->pid, SIGTERM);
+  int st = 0;
+  waitpid(d->pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  ASSERT_INT_EQ(WEXITSTATUS(st), 0);
+}
+
+/* ---- the fixtures ------------------------------------------------------------ */
+
+/* stdout as the agent reads it: one JSON object, or nothing. */
+static void check_expect(const char *name, const ran *r, const cJSON *want) {
+  const cJSON *out = cJSON_GetObjectItem(want, "output");
+  double code = num_at(want, "exit");
+  const char *msg = str_at(want, "message");
+  if (r->code != (int)code)
+    TG_FAIL("%s: exit %d, expected %.0f\n  stdout: %s\n  stderr: %s", name,
+            r->code, code, r->out, r->err);
+  if (cJSON_IsNull(out)) {
+    if (r->out[0]) TG_FAIL("%s: expected no output, got %s", name, r->out);
+  } else {
+    size_t n = strlen(r->out);
+    if (!n || r->out[n - 1] != '\n' || memchr(r->out, '\n', n - 1))
+      TG_FAIL("%s: the output is not one line: %s", name, r->out);
+    char why[300];
+    cJSON *got = tg_json_parse(r->out, n - 1, NULL, why, sizeof why);
+    if (!got) TG_FAIL("%s: the output is not JSON (%s): %s", name, why, r->out);
+    if (!cJSON_Compare(got, out, 1)) {
+      char *w = tg_json_print(out, 0);
+      TG_FAIL("%s: the answer differs\n  got:      %s  expected: %s\n", name,
+              r->out, w);
+    }
+    cJSON_Delete(got);
+  }
+  if (msg && !strstr(r->err, msg))
+    TG_FAIL("%s: stderr lacks \"%s\": %s", name, msg, r->err);
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b) {
+  return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int is_event(const struct dirent *e) {
+  size_t n = strlen(e->d_name);
+  return n > 6 && !strcmp(e->d_name + n - 6, ".event");
+}
+
+/* Every fixture of agent, in-process and through a daemon: the expected
+ * answer, the same both ways. Returns how many ran. */
+static int run_fixtures(const char *agent) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  char dir[512], missing[512];
+  snprintf(dir, sizeof dir, "%s/%s", FIXTURES, agent);
+  snprintf(missing, sizeof missing, "%s/no-such-policies", tmp);
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  struct dirent **list;
+  int n = scandir(dir, &list, is_event, by_name);
+  ASSERT_TRUE(n > 10);
+  for (int i = 0; i < n; i++) {
+    char ev[768], exp[768], name[300];
+    snprintf(ev, sizeof ev, "%s/%s", dir, list[i]->d_name);
+    snprintf(name, sizeof name, "%s/%.*s", agent,
+             (int)strlen(list[i]->d_name) - 6, list[i]->d_name);
+    snprintf(exp, sizeof exp, "%.*s.expect", (int)strlen(ev) - 6, ev);
+    char *text = read_text(exp);
+    cJSON *want = cJSON_Parse(text);
+    if (!want) TG_FAIL("%s: the .expect file is not JSON", name);
+    const char *here[] = {"hook", agent, "--policies", POLICIES,
+                          "--no-resident", NULL};
+    const char *resident[] = {"hook", agent, "--policies", missing,
+                              "--socket", d.sock, NULL};
+    ran a = run_file(here, ev), b = run_file(resident, ev);
+    check_expect(name, &a, want);
+    check_expect(name, &b, want);
+    if (strcmp(a.out, b.out) || a.code != b.code || strcmp(a.err, b.err))
+      TG_FAIL("%s: the resident instance answered otherwise\n  in-process: "
+              "%d %s %s\n  resident:   %d %s %s", name, a.code, a.out, a.err,
+              b.code, b.out, b.err);
+    ran_free(&a);
+    ran_free(&b);
+    cJSON_Delete(want);
+    free(text);
+    free(list[i]);
+  }
+  free(list);
+  stop_daemon(&d);
+  remove_tree(tmp);
+  return n;
+}
+
+TEST(claude_code_fixtures_in_process_and_resident) {
+  ASSERT_TRUE(run_fixtures("claude-code") >= 40);
+}
+
+TEST(codex_fixtures_in_process_and_resident) {
+  ASSERT_TRUE(run_fixtures("codex") >= 20);
+}
+
+/* A 3 MB event whose rewrite comes back as a 3 MB answer: read in pieces
+ * by the instance, written as the hook reads it, the same as in-process. */
+TEST(a_big_event_and_a_big_answer) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  size_t n = 3u << 20;
+  char *ev = malloc(n + 512);
+  ASSERT_NOT_NULL(ev);
+  int k = sprintf(ev, "{\"session_id\":\"s\",\"cwd\":\"/w\",\"hook_event_name\":"
+                  "\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":"
+                  "{\"command\":\"npm install ");
+  memset(ev + k, 'a', n);
+  strcpy(ev + k + n, "\"}}");
+  char *missing = path_join(tmp, "none");
+  const char *here[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", NULL};
+  const char *resident[] = {"hook", "claude-code", "--policies", missing,
+                            "--socket", d.sock, NULL};
+  ran a = run_text(here, ev), b = run_text(resident, ev);
+  ASSERT_INT_EQ(a.code, 0);
+  ASSERT_TRUE(strlen(a.out) > n);
+  ASSERT_CONTAINS(a.out, "aaa --ignore-scripts\"");
+  ASSERT_TRUE(strcmp(a.out, b.out) == 0);
+  ASSERT_STR_EQ(b.err, "");
+  ran_free(&a);
+  ran_free(&b);
+  stop_daemon(&d);
+  free(missing);
+  free(ev);
+  remove_tree(tmp);
+}
+
+/* ---- what agents do not do on purpose ---------------------------------------- */
+
+static const char pre_bash[] =
+    "{\"session_id\":\"s\",\"cwd\":\"/p\",\"hook_event_name\":\"PreToolUse\","
+    "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"git push -f\"}}";
+
+TEST(stdin_that_never_closes_is_answered_at_the_deadline) {
+  int p[2];
+  ASSERT_OK(pipe(p));
+  const char part[] = "{\"session_id\":\"s\",\"hook_event_name\":\"PreTo";
+  ASSERT_INT_EQ(write(p[1], part, sizeof part - 1), (ssize_t)sizeof part - 1);
+  const char *argv[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", "--deadline-ms", "400", NULL};
+  ran r = run_fd(argv, p[0], 5000);
+  close(p[0]);
+  close(p[1]);
+  ASSERT_INT_EQ(r.code, 2); /* the event is unread: a blocking error */
+  ASSERT_STR_EQ(r.out, "");
+  ASSERT_CONTAINS(r.err, "stdin did not close");
+  ASSERT_TRUE(r.ms < 2000);
+  ran_free(&r);
+}
+
+TEST(one_whole_object_is_answered_without_eof) {
+  int p[2];
+  ASSERT_OK(pipe(p));
+  ASSERT_INT_EQ(write(p[1], pre_bash, sizeof pre_bash - 1),
+                (ssize_t)sizeof pre_bash - 1);
+  const char *argv[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", "--deadline-ms", "8000", NULL};
+  ran r = run_fd(argv, p[0], 10000);
+  close(p[0]);
+  close(p[1]);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "no-force-push");
+  ASSERT_TRUE(r.ms < 5000);
+  ran_free(&r);
+}
+
+TEST(a_100_mb_stdin_is_refused_without_reading_it_all) {
+  int p[2];
+  ASSERT_OK(pipe(p));
+  pid_t w = fork();
+  if (w == 0) { /* the writer: 100 MB of one JSON string */
+    close(p[0]);
+    signal(SIGPIPE, SIG_DFL);
+    static char buf[1 << 16];
+    memset(buf, 'a', sizeof buf);
+    if (write(p[1], "{\"prompt\":\"", 11) < 0) _exit(1);
+    for (int i = 0; i < 1600; i++)
+      if (write(p[1], buf, sizeof buf) < 0) _exit(0);
+    _exit(0);
+  }
+  close(p[1]);
+  const char *argv[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", NULL};
+  ran r = run_fd(argv, p[0], 10000);
+  close(p[0]);
+  waitpid(w, NULL, 0);
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.err, "over 16777216 bytes");
+  ASSERT_TRUE(r.ms < 5000);
+  ran_free(&r);
+}
+
+/* An instance that takes the connection and never answers: the hook
+ * answers in-process (given the policies), or by its deadline. */
+TEST(an_instance_that_never_answers_does_not_hold_the_hook) {
+  char *tmp = temp_dir();
+  char *sock = path_join(tmp, "stuck.sock");
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_OK(bind(fd, (struct sockaddr *)&a, sizeof a));
+  ASSERT_OK(listen(fd, 8)); /* connections wait in the backlog, unanswered */
+  const char *good[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--socket", sock, "--deadline-ms", "3000", NULL};
+  ran r = run_text(good, pre_bash);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "no-force-push"); /* answered here, right */
+  ASSERT_CONTAINS(r.err, "did not answer");
+  ASSERT_TRUE(r.ms < 3000);
+  ran_free(&r);
+  char *missing = path_join(tmp, "none");
+  const char *bad[] = {"hook", "claude-code", "--policies", missing,
+                       "--socket", sock, "--deadline-ms", "600", NULL};
+  r = run_text(bad, pre_bash);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "on_error = deny");
+  ASSERT_TRUE(r.ms < 1500);
+  ran_free(&r);
+  close(fd);
+  free(missing);
+  free(sock);
+  remove_tree(tmp);
+}
+
+TEST(on_error_ask_and_allow) {
+  const char *ask[] = {"hook", "claude-code", "--policies", "/nonexistent",
+                       "--no-resident", "--on-error", "ask", NULL};
+  ran r = run_text(ask, pre_bash);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"ask\"");
+  ASSERT_CONTAINS(r.out, "does not exist");
+  ran_free(&r);
+  const char *allow[] = {"hook", "claude-code", "--policies", POLICIES,
+                         "--no-resident", "--on-error", "allow", NULL};
+  r = run_text(allow, "{\"session_id\":\"s\",\"cwd\":\"/p\",\"hook_event_name\":"
+               "\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":"
+               "{\"command\":\"trigger-a-policy-bug\"}}");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"allow\"");
+  ASSERT_CONTAINS(r.err, "a bug in a rule");
+  ran_free(&r);
+  /* an unreadable event with allow: nothing said, the agent's own flow */
+  r = run_text(allow, "{not json");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.out, "");
+  ASSERT_CONTAINS(r.err, "not valid JSON");
+  ran_free(&r);
+  /* codex cannot ask: an ask on error denies there */
+  const char *cask[] = {"hook", "codex", "--policies", "/nonexistent",
+                        "--no-resident", "--on-error", "ask", NULL};
+  r = run_text(cask, pre_bash);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "cannot ask");
+  ran_free(&r);
+}
+
+TEST(usage_errors) {
+  const char *none[] = {"hook", NULL};
+  ran r = run_text(none, "");
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.err, "which agent?");
+  ran_free(&r);
+  const char *bad[] = {"hook", "cursor", NULL};
+  r = run_text(bad, "");
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.err, "unknown agent");
+  ran_free(&r);
+  const char *oe[] = {"hook", "codex", "--on-error", "maybe", NULL};
+  r = run_text(oe, "");
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.err, "deny, ask or allow");
+  ran_free(&r);
+}
+
+
+/* A tool run for the model's context that outlasts the answer's deadline
+ * is cancelled, and the answer still comes in time, in-process and from
+ * a resident instance. */
+TEST(context_tools_are_cut_at_the_deadline) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  const char *ev =
+      "{\"session_id\":\"s\",\"cwd\":\"/home/dev/proj\",\"hook_event_name\":"
+      "\"PostToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":"
+      "\"/home/dev/proj/src/slow.c\",\"old_string\":\"a\",\"new_string\":\"b\"},"
+      "\"tool_response\":{}}";
+  char *missing = path_join(tmp, "none");
+  const char *here[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", "--deadline-ms", "1500", NULL};
+  const char *resident[] = {"hook", "claude-code", "--policies", missing,
+                            "--socket", d.sock, "--deadline-ms", "1500", NULL};
+  const char *const *ways[] = {here, resident};
+  for (int i = 0; i < 2; i++) {
+    ran r = run_text(ways[i], ev);
+    ASSERT_INT_EQ(r.code, 0);
+    ASSERT_CONTAINS(r.out, "edited src/slow.c: run the tests");
+    ASSERT_CONTAINS(r.out, "$ sleep 30:");
+    ASSERT_CONTAINS(r.out, "(cancelled: ");
+    ASSERT_TRUE(r.ms < 1500);
+    ran_free(&r);
+  }
+  stop_daemon(&d);
+  free(missing);
+  remove_tree(tmp);
+}
+
+/* examples/agent-hooks against a real project: a force push denied, an
+ * edit outside src/ asked, and after an edit the tests' output for the
+ * model. */
+TEST(the_agent_hooks_example) {
+  char *proj = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", proj, 1);
+  make_subdir(proj, "src");
+  put_file(proj, "Makefile", "test:\n\t@echo '3 tests, 1 failure: test_parse'; exit 1\n");
+  const char *argv[] = {"hook", "claude-code", "--policies",
+                        TG_SOURCE_DIR "/examples/agent-hooks/policies",
+                        "--no-resident", NULL};
+  char ev[2048];
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\",\"hook_event_name\":"
+           "\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":"
+           "\"git push origin +main\"}}", proj);
+  ran r = run_text(argv, ev);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "force pushes rewrite shared history");
+  ran_free(&r);
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\",\"hook_event_name\":"
+           "\"PreToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":"
+           "\"%s/Makefile\",\"old_string\":\"a\",\"new_string\":\"b\"}}", proj, proj);
+  r = run_text(argv, ev);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"ask\"");
+  ASSERT_CONTAINS(r.out, "change Makefile, outside src/");
+  ran_free(&r);
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\",\"hook_event_name\":"
+           "\"PostToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":"
+           "\"%s/src/parse.c\",\"old_string\":\"a\",\"new_string\":\"b\"},"
+           "\"tool_response\":{\"filePath\":\"%s/src/parse.c\"}}", proj, proj, proj);
+  r = run_text(argv, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"additionalContext\":\"the tests after this edit "
+                  "(make -s test 2>&1):\\n3 tests, 1 failure: test_parse\\n");
+  ASSERT_CONTAINS(r.out, "(exit code 2)");
+  ran_free(&r);
+  remove_tree(proj);
+}
+
+/* --start-daemon: the first hook answers itself and starts `toolgate
+ * daemon` for the policies folder, which the next ones find. */
+TEST(start_daemon_on_demand) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  setenv("XDG_RUNTIME_DIR", tmp, 1); /* where the socket goes */
+  char pol[600], sock[PATH_MAX], err[TG_ERRMSG];
+  snprintf(pol, sizeof pol, "%s/%s", TG_SOURCE_DIR, POLICIES);
+  const char *argv[] = {"hook", "claude-code", "--policies", pol,
+                        "--start-daemon", NULL};
+  ran r = run_text(argv, pre_bash);
+  ASSERT_CONTAINS(r.out, "no-force-push");
+  ran_free(&r);
+  ASSERT_OK(tg_control_path(pol, sock, sizeof sock, err));
+  for (int i = 0; i < 500 && !can_connect(sock); i++) usleep(10000);
+  char *reply = NULL;
+  ASSERT_OK(tg_control_request(sock, "{\"cmd\":\"status\"}", &reply, 5000, err));
+  cJSON *st = cJSON_Parse(reply);
+  pid_t pid = (pid_t)num_at(st, "pid");
+  ASSERT_TRUE(pid > 1);
+  remember_started(pid); /* not our child: stopped by its pid */
+  cJSON_Delete(st);
+  free(reply);
+  r = run_text(argv, pre_bash); /* answered by the daemon; none started */
+  ASSERT_CONTAINS(r.out, "no-force-push");
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  for (int i = 0; i < nstarted; i++) /* stopped here: never twice */
+    if (started[i] == pid) started[i] = 0;
+  ASSERT_OK(kill(pid, SIGTERM));
+  for (int i = 0; i < 500 && can_connect(sock); i++) usleep(10000);
+  ASSERT_FALSE(can_connect(sock));
+  remove_tree(tmp);
+}
+
+/* ---- what policies see, and what the hooks record ------------------------------ */
+
+static char *state_file(const char *dir, const char *name) {
+  char *p = path_join(dir, name);
+  char *t = read_text(p);
+  free(p);
+  return t;
+}
+
+static int count_lines(const char *t) {
+  int n = 0;
+  for (; t && *t; t++) n += *t == '\n';
+  return n;
+}
+
+/* The JSON line number i (from 0) of text, parsed. */
+static cJSON *line_at(const char *t, int i) {
+  for (; i > 0 && t; i--) {
+    t = strchr(t, '\n');
+    if (t) t++;
+  }
+  ASSERT_NOT_NULL(t);
+  const char *e = strchr(t, '\n');
+  cJSON *j = tg_json_parse(t, e ? (size_t)(e - t) : strlen(t), NULL, NULL, 0);
+  ASSERT_NOT_NULL(j);
+  return j;
+}
+
+static ran hook_event(const char *agent, const char *event) {
+  const char *argv[] = {"hook", agent, "--policies", POLICIES, "--no-resident",
+                        NULL};
+  return run_text(argv, event);
+}
+
+TEST(policies_see_the_agent_and_the_turn) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  const char *prompt = "{\"session_id\":\"sess-9\",\"cwd\":\"/w\",\"hook_event_name\":"
+                       "\"UserPromptSubmit\",\"prompt\":\"hello\"}";
+  for (int i = 0; i < 2; i++) {
+    ran r = hook_event("claude-code", prompt);
+    ASSERT_INT_EQ(r.code, 0);
+    ASSERT_STR_EQ(r.out, "");
+    ASSERT_STR_EQ(r.err, "");
+    ran_free(&r);
+  }
+  ran r = hook_event("claude-code",
+      "{\"session_id\":\"sess-9\",\"cwd\":\"/w\",\"hook_event_name\":\"PreToolUse\","
+      "\"permission_mode\":\"plan\",\"tool_name\":\"Bash\",\"tool_use_id\":\"toolu_7\","
+      "\"tool_input\":{\"command\":\"who-am-i\"}}");
+  ASSERT_CONTAINS(r.out, "agent=claude-code tool=Bash input=who-am-i "
+                  "event=PreToolUse session=sess-9 turn=2 cwd=/w mode=plan "
+                  "id=toolu_7");
+  ran_free(&r);
+  char *turns = state_file(tmp, "turns.jsonl");
+  ASSERT_INT_EQ(count_lines(turns), 2);
+  cJSON *l = line_at(turns, 1);
+  ASSERT_STR_EQ(str_at(l, "session"), "sess-9");
+  ASSERT_STR_EQ(str_at(l, "agent"), "claude-code");
+  ASSERT_NUM_EQ(num_at(l, "turn"), 2);
+  ASSERT_NOT_NULL(str_at(l, "time"));
+  cJSON_Delete(l);
+  free(turns);
+  /* another session counts its own turns */
+  r = hook_event("codex",
+      "{\"session_id\":\"sess-10\",\"cwd\":\"/w\",\"hook_event_name\":\"PreToolUse\","
+      "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"who-am-i\"}}");
+  ASSERT_CONTAINS(r.out, "agent=codex tool=Bash input=who-am-i "
+                  "event=PreToolUse session=sess-10 turn=0");
+  ran_free(&r);
+  remove_tree(tmp);
+}
+
+/* Hooks of one session run at once (an agent's parallel calls): each
+ * prompt counts once. */
+TEST(concurrent_prompts_count_once_each) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  enum { N = 16 };
+  pid_t kids[N];
+  for (int i = 0; i < N; i++) {
+    kids[i] = fork();
+    if (kids[i] == 0) {
+      ran r = hook_event("claude-code", "{\"session_id\":\"par\",\"cwd\":\"/w\","
+                         "\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"x\"}");
+      _exit(r.code == 0 && !r.err[0] ? 0 : 1);
+    }
+  }
+  for (int i = 0; i < N; i++) {
+    int st = 0;
+    waitpid(kids[i], &st, 0);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  char *turns = state_file(tmp, "turns.jsonl");
+  ASSERT_INT_EQ(count_lines(turns), N);
+  int seen[N + 1] = {0};
+  for (int i = 0; i < N; i++) {
+    cJSON *l = line_at(turns, i);
+    int t = (int)num_at(l, "turn");
+    ASSERT_TRUE(t >= 1 && t <= N);
+    ASSERT_INT_EQ(seen[t]++, 0);
+    cJSON_Delete(l);
+  }
+  free(turns);
+  remove_tree(tmp);
+}
+
+static void append_to(const char *path, const char *text) {
+  FILE *f = fopen(path, "ab");
+  ASSERT_NOT_NULL(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static ran stop(const char *agent, const char *session, const char *transcript) {
+  char ev[1024];
+  snprintf(ev, sizeof ev, "{\"session_id\":\"%s\",\"cwd\":\"/w\",\"hook_event_name\":"
+           "\"Stop\",\"stop_hook_active\":false,\"transcript_path\":\"%s\","
+           "\"model\":\"gpt-from-event\"}", session, transcript);
+  return hook_event(agent, ev);
+}
+
+static void check_usage(const cJSON *l, const char *model, double in, double out,
+                        double created, double read, double msgs) {
+  ASSERT_STR_EQ(str_at(l, "model"), model);
+  ASSERT_NUM_EQ(num_at(l, "input_tokens"), in);
+  ASSERT_NUM_EQ(num_at(l, "output_tokens"), out);
+  ASSERT_NUM_EQ(num_at(l, "cache_creation_input_tokens"), created);
+  ASSERT_NUM_EQ(num_at(l, "cache_read_input_tokens"), read);
+  ASSERT_NUM_EQ(num_at(l, "messages"), msgs);
+}
+
+#define CC_MSG(id, model, in, out)                                            \
+  "{\"type\":\"assistant\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":" \
+  "{\"id\":\"" id "\",\"model\":\"" model "\",\"role\":\"assistant\","        \
+  "\"usage\":{\"input_tokens\":" #in ",\"output_tokens\":" #out "}}}\n"
+
+/* Claude Code: each assistant message once (its lines repeat its usage),
+ * only what came since the last Stop, whole lines only, hostile lines
+ * skipped; a transcript cut short is read again from its start. */
+TEST(stop_records_the_usage_in_a_claude_code_transcript) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  char *t = path_join(tmp, "transcript.jsonl");
+  append_to(t,
+      "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-sonnet-4-5\","
+      "\"usage\":{\"input_tokens\":10,\"output_tokens\":5,"
+      "\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":1000}}}\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-sonnet-4-5\","
+      "\"usage\":{\"input_tokens\":10,\"output_tokens\":20,"
+      "\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":1000}}}\n"
+      "not json at all\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_2\",\"model\":\"x\","
+      "\"usage\":{\"input_tokens\":1e400}}}\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_3\",\"model\":\"x\","
+      "\"usage\":{\"input_tokens\":-5,\"output_tokens\":1}}}\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_3b\",\"model\":\"x\","
+      "\"usage\":{\"input_tokens\":\"7\",\"output_tokens\":1}}}\n"
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_4\",\"model\":\"<synthetic>\","
+      "\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}\n"
+      CC_MSG("msg_5", "claude-haiku-4-5", 7, 3)
+      "{\"type\":\"assistant\",\"message\":{\"id\":\"msg_6\",\"model\":\"claude-haiku-4-5\",\"usa");
+  ran r = stop("claude-code", "sess-u", t);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.out, "");
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  char *u = state_file(tmp, "usage.jsonl");
+  ASSERT_INT_EQ(count_lines(u), 2);
+  cJSON *l = line_at(u, 0);
+  check_usage(l, "claude-sonnet-4-5", 10, 20, 100, 1000, 1);
+  ASSERT_STR_EQ(str_at(l, "session"), "sess-u");
+  ASSERT_STR_EQ(str_at(l, "agent"), "claude-code");
+  cJSON_Delete(l);
+  l = line_at(u, 1);
+  check_usage(l, "claude-haiku-4-5", 7, 3, 0, 0, 1);
+  cJSON_Delete(l);
+  free(u);
+  /* the rest of the partial line, and one more message */
+  append_to(t, "ge\":{\"input_tokens\":1,\"output_tokens\":2}}}\n"
+               CC_MSG("msg_7", "claude-sonnet-4-5", 4, 4));
+  r = stop("claude-code", "sess-u", t);
+  ran_free(&r);
+  u = state_file(tmp, "usage.jsonl");
+  ASSERT_INT_EQ(count_lines(u), 4);
+  l = line_at(u, 2);
+  check_usage(l, "claude-haiku-4-5", 1, 2, 0, 0, 1);
+  cJSON_Delete(l);
+  l = line_at(u, 3);
+  check_usage(l, "claude-sonnet-4-5", 4, 4, 0, 0, 1);
+  cJSON_Delete(l);
+  free(u);
+  /* a Stop with nothing new records nothing */
+  r = stop("claude-code", "sess-u", t);
+  ran_free(&r);
+  u = state_file(tmp, "usage.jsonl");
+  ASSERT_INT_EQ(count_lines(u), 4);
+  free(u);
+  /* cut short (a new transcript in its place): read from its start */
+  FILE *f = fopen(t, "wb");
+  fputs(CC_MSG("msg_8", "claude-opus-4-1", 9, 9), f);
+  fclose(f);
+  r = stop("claude-code", "sess-u", t);
+  ran_free(&r);
+  u = state_file(tmp, "usage.jsonl");
+  ASSERT_INT_EQ(count_lines(u), 5);
+  l = line_at(u, 4);
+  check_usage(l, "claude-opus-4-1", 9, 9, 0, 0, 1);
+  cJSON_Delete(l);
+  free(u);
+  free(t);
+  remove_tree(tmp);
+}
+
+TEST(stop_records_the_usage_in_a_codex_rollout) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  char *t = path_join(tmp, "rollout.jsonl");
+  append_to(t,
+      "{\"type\":\"session_meta\",\"payload\":{\"id\":\"s\"}}\n"
+      "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{"
+      "\"total_token_usage\":{\"total_tokens\":150},\"last_token_usage\":"
+      "{\"input_tokens\":100,\"cached_input_tokens\":40,\"output_tokens\":50}}}}\n"
+      "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{"
+      "\"total_token_usage\":{\"total_tokens\":150},\"last_token_usage\":"
+      "{\"input_tokens\":100,\"cached_input_tokens\":40,\"output_tokens\":50}}}}\n"
+      "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":null}}\n"
+      "{\"type\":\"turn_context\",\"payload\":{\"model\":\"gpt-5-codex\"}}\n"
+      "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{"
+      "\"total_token_usage\":{\"total_tokens\":400},\"last_token_usage\":"
+      "{\"input_tokens\":200,\"cached_input_tokens\":0,\"output_tokens\":50}}}}\n");
+  ran r = stop("codex", "sess-c", t);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  char *u = state_file(tmp, "usage.jsonl");
+  ASSERT_INT_EQ(count_lines(u), 2);
+  cJSON *l = line_at(u, 0);
+  check_usage(l, "gpt-from-event", 60, 50, 0, 40, 1); /* before turn_context */
+  cJSON_Delete(l);
+  l = line_at(u, 1);
+  check_usage(l, "gpt-5-codex", 200, 50, 0, 0, 1);
+  cJSON_Delete(l);
+  free(u);
+  free(t);
+  remove_tree(tmp);
+}
+
+TEST(a_hostile_transcript_path_is_not_read) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  char *fifo = path_join(tmp, "fifo");
+  ASSERT_OK(mkfifo(fifo, 0600));
+  const char *paths[] = {"/dev/zero", fifo, "/nonexistent/t.jsonl", tmp};
+  for (int i = 0; i < 4; i++) {
+    ran r = stop("claude-code", "sess-h", paths[i]);
+    ASSERT_INT_EQ(r.code, 0); /* a Stop never blocks on toolgate's account */
+    ASSERT_STR_EQ(r.out, "");
+    ASSERT_CONTAINS(r.err, "Stop not recorded");
+    ASSERT_TRUE(r.ms < 3000);
+    ran_free(&r);
+  }
+  ASSERT_FALSE(file_exists(tmp, "usage.jsonl"));
+  free(fifo);
+  remove_tree(tmp);
+}
+
+TEST(sessions_are_recorded) {
+  char *tmp = temp_dir();
+  setenv("TOOLGATE_STATE_DIR", tmp, 1);
+  ran r = hook_event("claude-code", "{\"session_id\":\"../../etc/passwd\",\"cwd\":"
+                     "\"/w\",\"hook_event_name\":\"SessionStart\",\"source\":\"resume\"}");
+  ASSERT_STR_EQ(r.out, "");
+  ran_free(&r);
+  r = hook_event("claude-code", "{\"session_id\":\"../../etc/passwd\",\"cwd\":"
+                 "\"/w\",\"hook_event_name\":\"SessionEnd\",\"reason\":\"logout\"}");
+  ran_free(&r);
+  char *s = state_file(tmp, "sessions.jsonl");
+  ASSERT_INT_EQ(count_lines(s), 2);
+  cJSON *l = line_at(s, 0);
+  ASSERT_STR_EQ(str_at(l, "event"), "start");
+  ASSERT_STR_EQ(str_at(l, "source"), "resume");
+  ASSERT_STR_EQ(str_at(l, "cwd"), "/w");
+  ASSERT_STR_EQ(str_at(l, "session"), "../../etc/passwd"); /* kept, not a path */
+  cJSON_Delete(l);
+  l = line_at(s, 1);
+  ASSERT_STR_EQ(str_at(l, "event"), "end");
+  ASSERT_STR_EQ(str_at(l, "reason"), "logout");
+  cJSON_Delete(l);
+  free(s);
+  remove_tree(tmp);
+}
+
+/* ---- install ----------------------------------------------------------------- */
+
+/* toolgate hook install|uninstall ARGS run in dir (its project). */
+static ran install_in(const char *dir, const char *const *args) {
+  pid_t pid;
+  char outp[] = "/tmp/tg-inst-XXXXXX";
+  int out = mkstemp(outp);
+  ASSERT_TRUE(out >= 0);
+  unlink(outp);
+  const char *argv[32] = {TOOLGATE, "hook"};
+  int n = 2;
+  for (; args[n - 2]; n++) argv[n] = args[n - 2];
+  argv[n] = NULL;
+  pid = fork();
+  if (pid == 0) {
+    dup2(out, 1);
+    dup2(out, 2);
+    if (chdir(dir) < 0) _exit(99);
+    execv(TOOLGATE, (char *const *)argv);
+    _exit(98);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ran r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp_fd(out), strdup(""), 0};
+  close(out);
+  return r;
+}
+
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+static int backups(const char *dir) {
+  DIR *d = opendir(dir);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));)
+    n += strstr(e->d_name, ".bak-") != NULL;
+  if (d) closedir(d);
+  return n;
+}
+
+TEST(install_into_an_empty_settings_file) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  make_subdir(tmp, ".claude");
+  put_file(tmp, ".claude/settings.json", "");
+  const char *args[] = {"install", "claude-code", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "installed the claude-code hooks in .claude/settings.json");
+  ran_free(&r);
+  char *t = file_text(tmp, ".claude/settings.json");
+  cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_NOT_NULL(j);
+  const cJSON *h = cJSON_GetObjectItem(j, "hooks");
+  static const char *const events[] = {"PreToolUse", "PermissionRequest",
+      "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"};
+  for (int i = 0; i < 7; i++) {
+    const cJSON *l = cJSON_GetObjectItem(h, events[i]);
+    ASSERT_INT_EQ(cJSON_GetArraySize(l), 1);
+    const cJSON *hk = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0), "hooks"), 0);
+    ASSERT_STR_EQ(str_at(hk, "type"), "command");
+    ASSERT_CONTAINS(str_at(hk, "command"), " hook claude-code --policies "
+                    "\"$CLAUDE_PROJECT_DIR\"/policies");
+    ASSERT_NUM_EQ(num_at(hk, "timeout"), 30);
+  }
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(h, "PreToolUse"), 0),
+                       "matcher"), "*");
+  cJSON_Delete(j);
+  free(t);
+  remove_tree(tmp);
+}
+
+static const char other_hooks[] =
+    "{\n  \"model\": \"opus\",\n  \"hooks\": {\n"
+    "    \"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": "
+    "\"command\", \"command\": \"~/bin/audit.sh\"}]}],\n"
+    "    \"Notification\": [{\"hooks\": [{\"type\": \"command\", \"command\": "
+    "\"notify-send hi\"}]}]\n  },\n  \"permissions\": {\"allow\": [\"Bash(ls:*)\"]}\n}\n";
+
+TEST(install_keeps_other_hooks_and_settings) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "pol");
+  make_subdir(tmp, ".claude");
+  put_file(tmp, ".claude/settings.local.json", other_hooks);
+  const char *args[] = {"install", "claude-code", "--local", "--policies", "pol",
+                        "--on-error", "ask", NULL};
+  for (int i = 0; i < 2; i++) { /* twice: still one entry of ours */
+    ran r = install_in(tmp, args);
+    ASSERT_INT_EQ(r.code, 0);
+    ran_free(&r);
+  }
+  char *t = file_text(tmp, ".claude/settings.local.json");
+  ASSERT_INT_EQ(count_of(t, "hook claude-code"), 7);
+  ASSERT_INT_EQ(count_of(t, "--on-error ask"), 7);
+  cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_STR_EQ(str_at(j, "model"), "opus");
+  ASSERT_NOT_NULL(cJSON_GetObjectItem(j, "permissions"));
+  const cJSON *pre = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hooks"), "PreToolUse");
+  ASSERT_INT_EQ(cJSON_GetArraySize(pre), 2);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(pre, 0), "matcher"), "Bash"); /* first */
+  ASSERT_CONTAINS(t, "notify-send hi");
+  cJSON_Delete(j);
+  free(t);
+  char *claude = path_join(tmp, ".claude");
+  ASSERT_INT_EQ(backups(claude), 2);
+  /* uninstall: theirs stay, as they were */
+  const char *un[] = {"uninstall", "claude-code", "--local", NULL};
+  ran r = install_in(tmp, un);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "removed the claude-code hooks");
+  ran_free(&r);
+  t = file_text(tmp, ".claude/settings.local.json");
+  cJSON *now = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  cJSON *was = tg_json_parse(other_hooks, strlen(other_hooks), NULL, NULL, 0);
+  ASSERT_TRUE(cJSON_Compare(now, was, 1));
+  cJSON_Delete(now);
+  cJSON_Delete(was);
+  free(t);
+  r = install_in(tmp, un); /* nothing left to take out */
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "nothing to do");
+  ran_free(&r);
+  free(claude);
+  remove_tree(tmp);
+}
+
+TEST(install_refuses_a_malformed_file_and_leaves_it) {
+  static const char *const bad[] = {
+      "{\"hooks\": {\"PreToolUse\": []},}",            /* trailing comma */
+      "{\"hooks\": 1, \"hooks\": {}}",                 /* a key twice */
+      "[]",                                            /* not an object */
+      "{\"hooks\": {\"PreToolUse\": {\"matcher\": \"*\"}}}", /* not a list */
+      "{\"hooks\": [\"x\"]}",
+      "{\"x\": 1e400}",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char *tmp = temp_dir();
+    make_subdir(tmp, "policies");
+    make_subdir(tmp, ".claude");
+    put_file(tmp, ".claude/settings.json", bad[i]);
+    const char *args[] = {"install", "claude-code", NULL};
+    ran r = install_in(tmp, args);
+    ASSERT_INT_EQ(r.code, 2);
+    ASSERT_CONTAINS(r.out, "left as it is");
+    ran_free(&r);
+    char *t = file_text(tmp, ".claude/settings.json");
+    ASSERT_STR_EQ(t, bad[i]);
+    free(t);
+    char *claude = path_join(tmp, ".claude");
+    ASSERT_INT_EQ(backups(claude), 0);
+    free(claude);
+    remove_tree(tmp);
+  }
+}
+
+TEST(install_codex_for_the_user_and_dry_run) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  char *home = path_join(tmp, "home");
+  ASSERT_OK(mkdir(home, 0755));
+  setenv("HOME", home, 1);
+  const char *dry[] = {"install", "codex", "--user", "--dry-run", NULL};
+  ran r = install_in(tmp, dry);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "would write");
+  ASSERT_CONTAINS(r.out, "Bash|apply_patch|mcp__.*");
+  ran_free(&r);
+  ASSERT_FALSE(file_exists(home, ".codex/hooks.json"));
+  const char *args[] = {"install", "codex", "--user", NULL};
+  r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  char *t = file_text(home, ".codex/hooks.json");
+  ASSERT_INT_EQ(count_of(t, " hook codex --policies "), 6);
+  ASSERT_CONTAINS(t, tmp); /* an absolute policies path */
+  ASSERT_NOT_CONTAINS(t, "CLAUDE_PROJECT_DIR");
+  free(t);
+  free(home);
+  remove_tree(tmp);
+}
+
+TEST(install_writes_through_a_symlink) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  make_subdir(tmp, ".claude");
+  put_file(tmp, "dotfiles-settings.json", "{\"model\": \"x\"}");
+  char *target = path_join(tmp, "dotfiles-settings.json");
+  make_symlink(target, tmp, ".claude/settings.json");
+  const char *args[] = {"install", "claude-code", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  char *link = path_join(tmp, ".claude/settings.json");
+  struct stat st;
+  ASSERT_OK(lstat(link, &st));
+  ASSERT_TRUE(S_ISLNK(st.st_mode));
+  char *t = read_text(target);
+  ASSERT_CONTAINS(t, "hook claude-code");
+  ASSERT_CONTAINS(t, "\"model\": \"x\"");
+  free(t);
+  free(link);
+  free(target);
+  remove_tree(tmp);
+}
+
+TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
+          TEST_ENTRY(codex_fixtures_in_process_and_resident),
+          TEST_ENTRY(a_big_event_and_a_big_answer),
+          TEST_ENTRY(stdin_that_never_closes_is_answered_at_the_deadline),
+          TEST_ENTRY(one_whole_object_is_answered_without_eof),
+          TEST_ENTRY(a_100_mb_stdin_is_refused_without_reading_it_all),
+          TEST_ENTRY(an_instance_that_never_answers_does_not_hold_the_hook),
+          TEST_ENTRY(on_error_ask_and_allow),
+          TEST_ENTRY(usage_errors),
+          TEST_ENTRY(context_tools_are_cut_at_the_deadline),
+          TEST_ENTRY(the_agent_hooks_example),
+          TEST_ENTRY(start_daemon_on_demand),
+          TEST_ENTRY(policies_see_the_agent_and_the_turn),
+          TEST_ENTRY(concurrent_prompts_count_once_each),
+          TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),
+          TEST_ENTRY(stop_records_the_usage_in_a_codex_rollout),
+          TEST_ENTRY(a_hostile_transcript_path_is_not_read),
+          TEST_ENTRY(sessions_are_recorded),
+          TEST_ENTRY(install_into_an_empty_settings_file),
+          TEST_ENTRY(install_keeps_other_hooks_and_settings),
+          TEST_ENTRY(install_refuses_a_malformed_file_and_leaves_it),
+          TEST_ENTRY(install_codex_for_the_user_and_dry_run),
+          TEST_ENTRY(install_writes_through_a_symlink))

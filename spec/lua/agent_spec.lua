@@ -1,0 +1,204 @@
+-- spec/lua/agent_spec.lua — toolgate.agent and the agents' mapping tables
+-- (lua/toolgate/agent.lua, lua/toolgate/agents/*.lua): how a coding
+-- agent's tool call becomes toolgate's, and a rewrite goes back. Pure Lua:
+-- runs without the toolgate module (spec/c/test_hooks.c runs them inside
+-- the policies' sandbox, through `toolgate hook`). From the repository
+-- root: lua5.4 /usr/bin/busted spec/lua/agent_spec.lua
+
+package.path = "lua/?.lua;" .. package.path
+local agent = require "toolgate.agent"
+
+local CWD = "/home/dev/proj"
+
+local function event(tool, input, extra)
+  local ev = { hook_event_name = "PreToolUse", cwd = CWD, session_id = "s",
+    tool_name = tool, tool_input = input }
+  for k, v in pairs(extra or {}) do ev[k] = v end
+  return ev
+end
+
+describe("paths", function()
+  it("normalizes lexically, .. cannot climb above the root", function()
+    assert.are.equal("/a/b/d", agent.norm("/a/./b//c/../d"))
+    assert.are.equal("/etc", agent.norm("/../../etc"))
+    assert.are.equal("../x", agent.norm("a/../../x"))
+    assert.are.equal(".", agent.norm("a/.."))
+  end)
+
+  it("is relative to the cwd inside it, absolute outside", function()
+    assert.are.equal("src/a.c", agent.rel("/home/dev/proj/src/a.c", CWD))
+    assert.are.equal("src/a.c", agent.rel("src/a.c", CWD))
+    assert.are.equal(".", agent.rel("/home/dev/proj/", CWD))
+    assert.are.equal("/home/dev/projector/x", agent.rel("/home/dev/projector/x", CWD))
+    assert.are.equal("Makefile", agent.rel("/home/dev/proj/src/../Makefile", CWD))
+    assert.are.equal("/etc/passwd", agent.rel("/home/dev/proj/../../../etc/passwd", CWD))
+    assert.are.equal("/etc/passwd", agent.rel("../../../etc/passwd", CWD))
+    assert.are.equal("/home/dev/proj/src/a.c", agent.abs("src/a.c", CWD))
+    assert.are.equal("/x", agent.abs("/x", CWD))
+  end)
+end)
+
+describe("diffs", function()
+  it("makes an edit a unified diff of its file", function()
+    local d = agent.edit_patch("src/a.c", { { old_string = "a\nb", new_string = "c\n" } })
+    assert.are.equal("--- a/src/a.c\n+++ b/src/a.c\n@@ -1,2 +1,1 @@\n-a\n-b\n+c\n", d)
+    assert.are.equal("--- /etc/x\n+++ /etc/x\n@@ -0,0 +1,1 @@\n+y\n",
+      agent.edit_patch("/etc/x", { { old_string = "", new_string = "y" } }))
+  end)
+
+  it("reads Codex's patch envelope into a diff and its paths", function()
+    local d, paths = agent.codex_patch(table.concat({
+      "*** Begin Patch",
+      "*** Add File: docs/new.md",
+      "+hello",
+      "*** Update File: src/a.c",
+      "*** Move to: src/b.c",
+      "@@ int main",
+      " ctx",
+      "-old",
+      "+new",
+      "*** End of File",
+      "*** Delete File: /home/dev/proj/old.txt",
+      "*** End Patch", "" }, "\n"), CWD)
+    assert.are.same({ "docs/new.md", "src/a.c", "src/b.c", "old.txt" }, paths)
+    assert.are.equal(table.concat({
+      "--- /dev/null", "+++ b/docs/new.md", "@@ -0,0 +1,1 @@", "+hello",
+      "--- a/src/a.c", "+++ b/src/b.c", "@@ -1,2 +1,2 @@", " ctx", "-old", "+new",
+      "--- a/old.txt", "+++ /dev/null", "" }, "\n"), d)
+  end)
+
+  it("refuses what is not an envelope", function()
+    local cases = {
+      { "--- a/x\n+++ b/x\n", "Begin Patch" },
+      { "*** Begin Patch\n*** Add File: x\n+y\n", "End Patch" },
+      { "*** Begin Patch\n*** End Patch\n", "names no file" },
+      { "*** Begin Patch\nstray\n*** End Patch\n", "outside any file" },
+      { "*** Begin Patch\n*** Add File: x\nno plus\n*** End Patch\n", "start with '+'" },
+      { "*** Begin Patch\n*** Update File: x\n@@\n?odd\n*** End Patch\n", "not a change line" },
+    }
+    for _, c in ipairs(cases) do
+      local d, why = agent.codex_patch(c[1], CWD)
+      assert.is_nil(d)
+      assert.is_truthy(why:find(c[2], 1, true), why)
+    end
+    assert.is_nil((agent.codex_patch(42, CWD)))
+  end)
+end)
+
+describe("Claude Code's tools", function()
+  local function map(tool, input)
+    local m, why = agent.map("claude-code", event(tool, input))
+    assert.is_table(m, why)
+    return m
+  end
+
+  it("maps Bash to exec, keeping a timeout that is one", function()
+    local m = map("Bash", { command = "ls", timeout = 5000, description = "d" })
+    assert.are.equal("exec", m.tool)
+    assert.are.same({ command = "ls", timeout_ms = 5000 }, m.args)
+    assert.are.same({ command = "ls" }, map("Bash", { command = "ls", timeout = 1.5 }).args)
+    assert.are.same({ command = "ls" }, map("Bash", { command = "ls", timeout = -1 }).args)
+  end)
+
+  it("maps the file tools, paths relative to the cwd", function()
+    local r = map("Read", { file_path = CWD .. "/src/a.c", offset = 10, limit = 0 })
+    assert.are.equal("read_file", r.tool)
+    assert.is_true(r.read_only)
+    assert.are.same({ path = "src/a.c", offset = 10 }, r.args)
+    assert.are.same({ "src/a.c" }, r.paths)
+    local w = map("Write", { file_path = "/etc/hosts", content = "x" })
+    assert.are.same({ "write_file", { path = "/etc/hosts", content = "x" } }, { w.tool, w.args })
+    local e = map("MultiEdit", { file_path = CWD .. "/a.md",
+      edits = { { old_string = "a", new_string = "b" }, { old_string = "c", new_string = "d" } } })
+    assert.are.equal("apply_patch", e.tool)
+    assert.are.equal("--- a/a.md\n+++ b/a.md\n@@ -1,1 +1,1 @@\n-a\n+b\n@@ -1,1 +1,1 @@\n-c\n+d\n",
+      e.args.patch)
+    assert.are.same({ "a.md" }, e.paths)
+  end)
+
+  it("keeps MCP tools' names without the prefix, and unknown tools as they are", function()
+    local m = map("mcp__github__create_issue", { title = "t" })
+    assert.are.same({ "github__create_issue", { title = "t" }, false }, { m.tool, m.args, m.read_only })
+    local u = map("SomethingNew", { x = 1 })
+    assert.are.same({ "SomethingNew", { x = 1 } }, { u.tool, u.args })
+    assert.are.equal("glob", map("Glob", { pattern = "*" }).tool)
+  end)
+
+  it("refuses a call it cannot read", function()
+    assert.is_nil((agent.map("claude-code", event("Bash", "ls"))))
+    assert.is_nil((agent.map("claude-code", event("Bash", { cmd = "ls" }))))
+    assert.is_nil((agent.map("claude-code", event(nil, {}))))
+    assert.is_nil((agent.map("cursor", event("Bash", { command = "ls" }))))
+  end)
+
+  it("gives a rewrite back in the agent's shape, or says why not", function()
+    local ev = event("Bash", { command = "npm i", description = "d", timeout = 100 })
+    assert.are.same({ command = "npm i --ignore-scripts", description = "d", timeout = 100 },
+      agent.unmap("claude-code", ev, "exec", { command = "npm i --ignore-scripts", timeout_ms = 100 }))
+    local rd = event("Read", { file_path = CWD .. "/README" })
+    assert.are.same({ file_path = CWD .. "/README.md" },
+      agent.unmap("claude-code", rd, "read_file", { path = "README.md" }))
+    local _, why = agent.unmap("claude-code", ev, "read_file", { path = "x" })
+    assert.is_truthy(why:find("rerouted", 1, true))
+    local ed = event("Edit", { file_path = CWD .. "/a", old_string = "a", new_string = "b" })
+    _, why = agent.unmap("claude-code", ed, "apply_patch", { patch = "x" })
+    assert.is_truthy(why:find("cannot be given back", 1, true))
+    assert.are.same({ n = 2 }, agent.unmap("claude-code", event("mcp__s__t", { n = 1 }), "s__t", { n = 2 }))
+  end)
+
+  it("gives post-hooks the agent's own result", function()
+    local ev = event("Bash", { command = "ls" }, { tool_response = { stdout = "a" } })
+    assert.are.same({ stdout = "a" }, agent.map("claude-code", ev).result)
+  end)
+
+  it("takes an entry a policy adds", function()
+    local cc = require "toolgate.agents.claude_code"
+    cc.tools.Deploy = { tool = "exec", args = function(input) return { command = "deploy " .. input.env } end }
+    local m = map("Deploy", { env = "prod" })
+    assert.are.same({ "exec", { command = "deploy prod" } }, { m.tool, m.args })
+    cc.tools.Deploy = nil
+  end)
+end)
+
+describe("Codex's tools", function()
+  it("maps Bash and apply_patch", function()
+    local b = agent.map("codex", event("Bash", { command = "make" }))
+    assert.are.same({ "exec", { command = "make" } }, { b.tool, b.args })
+    local p = agent.map("codex", event("apply_patch",
+      { command = "*** Begin Patch\n*** Add File: src/x.c\n+int x;\n*** End Patch\n" }))
+    assert.are.equal("apply_patch", p.tool)
+    assert.are.same({ "src/x.c" }, p.paths)
+    assert.is_truthy(p.args.patch:find("+++ b/src/x.c", 1, true))
+    local bad, why = agent.map("codex", event("apply_patch", { command = "rm -rf /" }))
+    assert.is_nil(bad)
+    assert.is_truthy(why:find("Begin Patch", 1, true))
+  end)
+end)
+
+describe("for policies", function()
+  it("says which agent made a call and what it touches", function()
+    local call = { tool = "apply_patch", args = { patch = "--- a/x.c\n+++ b/y.c\n--- /dev/null\n+++ b/z.c\n" },
+      metadata = {} }
+    assert.is_nil(agent.of(call))
+    assert.are.same({ "x.c", "y.c", "z.c" }, agent.paths(call))
+    call.metadata = { agent = "codex", agent_paths = { "src/a.c" } }
+    assert.are.equal("codex", agent.of(call))
+    assert.are.same({ "src/a.c" }, agent.paths(call))
+    assert.are.same({ "f" }, agent.paths({ args = { path = "f" }, metadata = {} }))
+  end)
+
+  it("collects context and the tools to run for it", function()
+    local call = { metadata = {} }
+    agent.context(call, "one")
+    agent.context(call, ("x"):rep(agent.MAX_CONTEXT + 10))
+    assert.are.equal("one", call.metadata.agent_context[1])
+    assert.are.equal(agent.MAX_CONTEXT + 6, #call.metadata.agent_context[2])
+    agent.context_from(call, "exec", { command = "make test" }, "tests")
+    assert.are.same({ tool = "exec", args = { command = "make test" }, label = "tests" },
+      call.metadata.agent_context_calls[1])
+    assert.has_error(function() agent.context(call, 42) end)
+    assert.has_error(function() agent.context_from(call, "") end)
+    for _ = 2, agent.MAX_CONTEXT_CALLS do agent.context_from(call, "exec") end
+    assert.has_error(function() agent.context_from(call, "exec") end)
+  end)
+end)

@@ -1,0 +1,85 @@
+/*
+ * daemon_cmd.c — `toolgate daemon`: a resident instance for agent hooks.
+ * It loads the policies (as `toolgate hook` would in-process: the same
+ * configuration, so the same answers), reloads them on save, SIGHUP and
+ * `toolgate reload`, and answers hook events and other control requests
+ * on the policies folder's control socket until SIGINT or SIGTERM, or
+ * `toolgate hook --start-daemon` starts one when none runs. Quiet: it
+ * prints only why it could not start.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+#include "hook.h"
+
+const char cmd_daemon_usage[] =
+    "usage: toolgate daemon [--policies DIR] [--socket PATH] [options]\n"
+    "\n"
+    "Runs a resident instance for the policies in DIR (default ./policies)\n"
+    "that answers 'toolgate hook' events over its control socket (the path\n"
+    "'toolgate hook --policies DIR' looks for), so a hook costs little more\n"
+    "than starting a process. Reloads the policies when a file is saved, on\n"
+    "SIGHUP and on 'toolgate reload'; a policy error keeps the generation\n"
+    "that loaded ('toolgate reload' says why). Runs until SIGINT or SIGTERM.\n"
+    "\n"
+    "options:\n"
+    "  --policies DIR      the policies folder (default ./policies)\n"
+    "  --socket PATH       the control socket to listen on\n"
+    "  --trusted-policies, --policy-time-limit MS, --policy-memory-cap BYTES\n"
+    "                      the policy sandbox (give 'toolgate hook' the same)\n"
+    "\n"
+    "exit status: 0 stopped by a signal; 2 usage or configuration error\n"
+    "(the policies do not load, another instance has the socket).\n";
+
+typedef struct {
+  tg_runtime *rt;
+  uv_signal_t stop[2];
+} daemon_run;
+
+static void on_stop(uv_signal_t *h, int signum) {
+  (void)signum;
+  uv_stop(h->loop);
+}
+
+int cmd_daemon(int argc, char **argv) {
+  const char *dir = "policies", *socket = NULL;
+  hook_sandbox sb;
+  memset(&sb, 0, sizeof sb);
+  const hook_opt opts[] = {
+      {"--policies", NULL, &dir},
+      {"--socket", NULL, &socket},
+      HOOK_SANDBOX_OPTS(&sb),
+  };
+  int npos;
+  int rc = hook_opts_parse("daemon", opts, sizeof opts / sizeof *opts, argc,
+                           argv, NULL, 0, &npos);
+  if (rc == 1) {
+    fputs(cmd_daemon_usage, stdout);
+    return HOOK_EXIT_OK;
+  }
+  if (rc < 0) return HOOK_EXIT_USAGE;
+  char err[TG_ERRMSG] = "";
+  daemon_run d;
+  memset(&d, 0, sizeof d);
+  d.rt = hook_runtime_new(dir, &sb, err);
+  if (!d.rt || tg_runtime_watch(d.rt, 1, err) < 0 ||
+      tg_runtime_reload_on_signal(d.rt, SIGHUP, err) < 0 ||
+      tg_runtime_listen(d.rt, socket, err) < 0) {
+    hook_error("daemon: %s", err);
+    tg_runtime_free(d.rt);
+    return HOOK_EXIT_USAGE;
+  }
+  /* no event subscription: it would make every hook's call build its
+   * events; a reload's error is told to `toolgate reload` */
+  static const int sigs[2] = {SIGINT, SIGTERM};
+  for (int i = 0; i < 2; i++) {
+    uv_signal_init(tg_runtime_loop(d.rt), &d.stop[i]);
+    uv_signal_start(&d.stop[i], on_stop, sigs[i]);
+  }
+  tg_runtime_run(d.rt, TG_RUN_DEFAULT);
+  for (int i = 0; i < 2; i++) uv_close((uv_handle_t *)&d.stop[i], NULL);
+  tg_runtime_free(d.rt);
+  return HOOK_EXIT_OK;
+}

@@ -1,0 +1,392 @@
+/*
+ * hook_cmd.c — `toolgate hook claude-code|codex`: the hook command of a
+ * coding agent. One event on stdin, the agent's answer on stdout, its
+ * exit code; the same answer whichever way it was reached:
+ *
+ *   1. a resident instance (toolgate watch / daemon / serve, listening on
+ *      the policies folder's control socket) answers: this process only
+ *      connects, sends, reads and prints — no Lua, no policies loaded;
+ *   2. with none running, the policies are loaded here and the same
+ *      tg_hook_answer answers (slower, still correct);
+ *   3. when neither can (a malformed event, no policies folder, a policy
+ *      error, the deadline), the answer --on-error names (deny by default).
+ *
+ * A tool event (PreToolUse, PermissionRequest, PostToolUse,
+ * PostToolUseFailure) is judged; a prompt, a stop or a session's start
+ * and end are recorded (record.c); anything else is passed over (the
+ * protocols grow). Never a crash, never a hang past --deadline-ms.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <cjson/cJSON.h>
+#include "hook.h"
+
+#define DEFAULT_DEADLINE_MS 10000
+/* kept back from the deadline for the fail-safe answer itself */
+#define DEADLINE_MARGIN_MS 50
+/* the transcript read per Stop, at most */
+#define TRANSCRIPT_MAX_READ (64u << 20)
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+
+const char cmd_hook_usage[] =
+    "usage: toolgate hook claude-code|codex [options]   (the agent runs it)\n"
+    "       toolgate hook install claude-code [--project | --user | --local]\n"
+    "                              [--dry-run] [--policies DIR] ...\n"
+    "       toolgate hook install codex [--project | --user] ...\n"
+    "       toolgate hook uninstall claude-code|codex [same places]\n"
+    "\n"
+    "Reads one hook event (JSON) on stdin, as the agent writes it before and\n"
+    "after each of its tool calls, and writes the answer in the agent's\n"
+    "format on stdout: the agent's tool call (Bash, Edit, Read, mcp__s__t,\n"
+    "...) is judged as toolgate's (exec, apply_patch, read_file, s__t, ...)\n"
+    "by the policies — rules and pre-hooks before the tool, post-hooks after\n"
+    "it. A running 'toolgate watch' or 'toolgate daemon' for the same\n"
+    "policies answers (fast); with none, the policies load here. Prompts,\n"
+    "stops (the model's token usage, from the transcript) and sessions are\n"
+    "recorded. See README, \"Agent hooks\".\n"
+    "\n"
+    "options:\n"
+    "  --policies DIR      the policies folder (default ./policies)\n"
+    "  --socket PATH       the resident instance's control socket\n"
+    "  --on-error ANSWER   deny (default), ask or allow: the answer when the\n"
+    "                      event is malformed, a policy fails, the policies\n"
+    "                      do not load or the deadline passes\n"
+    "  --deadline-ms N     answer within N ms, whatever happens (default "
+    TEXT(DEFAULT_DEADLINE_MS) ")\n"
+    "  --toolgate-defaults say toolgate's default verdict (ask, or allow\n"
+    "                      for read-only tools) when no rule decides; by\n"
+    "                      default the agent's own permissions decide then\n"
+    "  --no-resident       do not ask a resident instance; load the policies\n"
+    "  --start-daemon      with no resident instance, start 'toolgate daemon'\n"
+    "                      for the next events (this one is answered here)\n"
+    "  --state-dir DIR     where turns, usage and sessions are recorded\n"
+    "                      (default $XDG_STATE_HOME/toolgate/hooks)\n"
+    "  --trusted-policies, --policy-time-limit MS, --policy-memory-cap BYTES\n"
+    "                      the policy sandbox, as for 'toolgate call'\n"
+    "\n"
+    "install and uninstall options:\n"
+    "  --project           the project's settings (default): .claude/settings.json,\n"
+    "                      .codex/hooks.json\n"
+    "  --local             Claude Code's .claude/settings.local.json\n"
+    "  --user              ~/.claude/settings.json, ~/.codex/hooks.json\n"
+    "  --settings FILE     another settings file\n"
+    "  --dry-run           print the change and the new file; write nothing\n"
+    "  --policies DIR      the policies the hook uses (default ./policies)\n"
+    "  --command CMD       how the hook runs toolgate (default: toolgate if\n"
+    "                      PATH finds this one, else its absolute path)\n"
+    "  --on-error, --deadline-ms, --start-daemon  put into the hook command\n"
+    "\n"
+    "exit status: 0 with the answer on stdout (or none: the agent's own\n"
+    "flow goes on); 2 when the event could not be read and on-error is\n"
+    "deny (the reason on stderr blocks the tool), or a usage error.\n"
+    "install: 0 written (or nothing to do); 1 the file could not be\n"
+    "written; 2 usage error, or a settings file that is not JSON of the\n"
+    "expected shape (left untouched).\n";
+
+typedef struct {
+  const char *agent, *policies, *socket, *on_error, *deadline, *state_dir;
+  int no_resident, toolgate_defaults, start_daemon;
+  hook_sandbox sandbox;
+  double deadline_at;         /* hook_now_ms's clock */
+  hook_record rec;
+  int has_rec;
+} hook_run;
+
+static const char *str(const cJSON *o, const char *k) {
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+/* The fail-safe answer for event (NULL: unread), printed; its exit code. */
+static int fail_safe(hook_run *h, const char *event, const char *why) {
+  tg_hook_result r;
+  if (tg_hook_fallback(h->agent, event, h->on_error, why, &r) < 0) {
+    hook_error("hook: %s", why);
+    return 2;
+  }
+  int code = hook_emit(&r);
+  tg_hook_result_free(&r);
+  return code;
+}
+
+static void set_watchdog(hook_run *h, const char *event, uint64_t ms) {
+  char why[200];
+  tg_hook_result r;
+  snprintf(why, sizeof why, "no answer within the hook's deadline of %llu ms "
+           "(--deadline-ms)", (unsigned long long)ms);
+  if (tg_hook_fallback(h->agent, event, h->on_error, why, &r) == 0) {
+    watchdog_set(&r);
+    tg_hook_result_free(&r);
+  }
+}
+
+static double left_ms(const hook_run *h) {
+  return h->deadline_at - DEADLINE_MARGIN_MS - hook_now_ms();
+}
+
+/* ---- the tool events --------------------------------------------------- */
+
+typedef struct {
+  int done;
+  int code;
+} in_process;
+
+static void answered(tg_runtime *rt, const tg_hook_result *r, void *ud) {
+  (void)rt;
+  in_process *p = ud;
+  p->done = 1;
+  p->code = hook_emit(r);
+}
+
+/* `toolgate daemon` for the policies folder, detached: the next events
+ * find it. Its own errors (another started first) stay its own. */
+static void start_daemon(hook_run *h) {
+  char self[PATH_MAX], dir[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0 || !realpath(h->policies, dir)) return;
+  self[n] = '\0';
+  pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid > 0) {
+    waitpid(pid, NULL, 0);
+    return;
+  }
+  if (setsid() < 0 || fork() != 0) _exit(0);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0) {
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+  }
+  /* the same sandbox as the in-process answer: the same answers */
+  const char *argv[16] = {self, "daemon", "--policies", dir};
+  int k = 4;
+  if (h->sandbox.trusted) argv[k++] = "--trusted-policies";
+  if (h->sandbox.time_limit) {
+    argv[k++] = "--policy-time-limit";
+    argv[k++] = h->sandbox.time_limit;
+  }
+  if (h->sandbox.memory_cap) {
+    argv[k++] = "--policy-memory-cap";
+    argv[k++] = h->sandbox.memory_cap;
+  }
+  argv[k] = NULL;
+  execv(self, (char *const *)argv);
+  _exit(127);
+}
+
+static int answer_here(hook_run *h, const tg_hook_request *req,
+                       const char *event) {
+  struct stat st;
+  char err[TG_ERRMSG] = "", why[TG_ERRMSG + 100];
+  if (stat(h->policies, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(why, sizeof why, "the policies folder '%s' does not exist "
+             "(--policies)", h->policies);
+    return fail_safe(h, event, why);
+  }
+  tg_runtime *rt = hook_runtime_new(h->policies, &h->sandbox, err);
+  if (!rt) {
+    snprintf(why, sizeof why, "the policies do not load: %s", err);
+    return fail_safe(h, event, why);
+  }
+  in_process p = {0, 0};
+  tg_hook_request here = *req;
+  double left = left_ms(h);
+  here.deadline_ms = left > 1 ? (uint64_t)left : 1;
+  if (tg_hook_answer(rt, &here, answered, &p, err) < 0) {
+    tg_runtime_free(rt);
+    return fail_safe(h, event, err);
+  }
+  /* a policy's context call may still run: the loop finishes it */
+  while (!p.done && tg_runtime_run(rt, TG_RUN_ONCE)) {}
+  tg_runtime_free(rt);
+  if (!p.done) return fail_safe(h, event, "the answer never came");
+  return p.code;
+}
+
+static int answer_tool(hook_run *h, const char *text, size_t len,
+                       const char *event, const cJSON *ev) {
+  tg_hook_request req;
+  memset(&req, 0, sizeof req);
+  req.agent = h->agent;
+  req.event = text;
+  req.event_len = len;
+  req.on_error = h->on_error;
+  req.toolgate_defaults = h->toolgate_defaults;
+  const char *session = str(ev, "session_id");
+  if (session && h->has_rec) req.turn = hook_record_current_turn(&h->rec, session);
+  if (!h->no_resident) {
+    char path[PATH_MAX], err[TG_ERRMSG] = "";
+    const char *sock = h->socket;
+    if (!sock && tg_control_path(h->policies, path, sizeof path, err) == 0)
+      sock = path;
+    /* half the time left: an instance that is stuck leaves the rest for
+     * answering here */
+    double left = left_ms(h) / 2;
+    if (sock && left >= 1) {
+      tg_hook_result r;
+      /* the instance's own tools for context stop before we give up */
+      req.deadline_ms = left > 2 * DEADLINE_MARGIN_MS
+                            ? (uint64_t)(left - DEADLINE_MARGIN_MS) : 1;
+      int rc = tg_hook_remote(sock, &req, &r, (uint64_t)left, err);
+      if (rc == 0) {
+        int code = hook_emit(&r);
+        tg_hook_result_free(&r);
+        return code;
+      }
+      if (rc == -ENOENT || rc == -ECONNREFUSED) {
+        if (h->start_daemon) start_daemon(h);
+      } else {
+        /* stuck or confused: still correct, slower */
+        hook_error("hook: the resident instance did not answer (%s); "
+                   "answering here", err);
+      }
+    }
+  }
+  return answer_here(h, &req, event);
+}
+
+/* ---- the events recorded ----------------------------------------------- */
+
+typedef struct {
+  hook_run *h;
+  const char *path, *session, *model;
+  char err[TG_ERRMSG];
+} stop_run;
+
+static int read_usage(hook_transcript_mark *m, void *ud) {
+  stop_run *s = ud;
+  hook_usage u[HOOK_MAX_USAGE_MODELS];
+  int n = 0;
+  int rc = hook_transcript_usage(s->h->agent, s->path, s->model, m,
+                                 TRANSCRIPT_MAX_READ, u, &n, s->err);
+  for (int i = 0; rc == 0 && i < n; i++)
+    rc = hook_record_usage(&s->h->rec, s->h->agent, s->session, &u[i], s->err);
+  return rc;
+}
+
+/* Records what the event says; says nothing to the agent (a failure to
+ * record is told on stderr, and never stops the agent). */
+static int record(hook_run *h, const char *event, const cJSON *ev) {
+  const char *session = str(ev, "session_id");
+  char err[TG_ERRMSG] = "";
+  int rc = 0;
+  if (!session || !*session) return 0; /* nothing to keep it under */
+  if (!h->has_rec) {
+    hook_error("hook: %s not recorded: no records folder", event);
+    return 0;
+  }
+  if (!strcmp(event, "UserPromptSubmit")) {
+    rc = hook_record_turn(&h->rec, h->agent, session, err) < 0 ? -1 : 0;
+  } else if (!strcmp(event, "Stop") || !strcmp(event, "SubagentStop")) {
+    const char *path = str(ev, "transcript_path");
+    if (!path || !*path) return 0;
+    stop_run s = {h, path, session, str(ev, "model"), ""};
+    rc = hook_record_with_mark(&h->rec, session, read_usage, &s, err);
+    if (rc < 0 && s.err[0]) snprintf(err, sizeof err, "%s", s.err);
+  } else if (!strcmp(event, "SessionStart")) {
+    rc = hook_session_start(&h->rec, h->agent, session, str(ev, "source"),
+                            str(ev, "cwd"), err);
+  } else if (!strcmp(event, "SessionEnd")) {
+    rc = hook_session_end(&h->rec, h->agent, session, str(ev, "reason"), err);
+  }
+  if (rc < 0) hook_error("hook: %s not recorded: %s", event, err);
+  return 0;
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+static int is_tool_event(const char *e) {
+  return !strcmp(e, "PreToolUse") || !strcmp(e, "PermissionRequest") ||
+         !strcmp(e, "PostToolUse") || !strcmp(e, "PostToolUseFailure");
+}
+
+static int parse(hook_run *h, int argc, char **argv) {
+  const hook_opt opts[] = {
+      {"--policies", NULL, &h->policies},
+      {"--socket", NULL, &h->socket},
+      {"--on-error", NULL, &h->on_error},
+      {"--deadline-ms", NULL, &h->deadline},
+      {"--state-dir", NULL, &h->state_dir},
+      {"--no-resident", &h->no_resident, NULL},
+      {"--toolgate-defaults", &h->toolgate_defaults, NULL},
+      {"--start-daemon", &h->start_daemon, NULL},
+      HOOK_SANDBOX_OPTS(&h->sandbox),
+  };
+  const char *pos[1];
+  int npos;
+  int rc = hook_opts_parse("hook", opts, sizeof opts / sizeof *opts, argc,
+                           argv, pos, 1, &npos);
+  if (rc == 1) {
+    fputs(cmd_hook_usage, stdout);
+    return HOOK_EXIT_OK;
+  }
+  if (rc < 0) return HOOK_EXIT_USAGE;
+  if (!npos || !tg_hook_agent_known(pos[0])) {
+    hook_error("hook: %s (known: claude-code, codex; or install, uninstall)",
+               npos ? "unknown agent" : "which agent? ");
+    return HOOK_EXIT_USAGE;
+  }
+  h->agent = pos[0];
+  if (!tg_hook_on_error_known(h->on_error)) {
+    hook_error("hook: --on-error is deny, ask or allow, not '%s'", h->on_error);
+    return HOOK_EXIT_USAGE;
+  }
+  return -1;
+}
+
+int cmd_hook(int argc, char **argv) {
+  if (argc >= 1 && (!strcmp(argv[0], "install") || !strcmp(argv[0], "uninstall")))
+    return hook_install(argc - 1, argv + 1, !strcmp(argv[0], "uninstall"));
+  hook_run h;
+  memset(&h, 0, sizeof h);
+  h.policies = "policies";
+  int code = parse(&h, argc, argv);
+  if (code >= 0) return code;
+  uint64_t deadline = DEFAULT_DEADLINE_MS;
+  if (h.deadline &&
+      hook_opt_number("hook", "--deadline-ms", h.deadline, 0, &deadline) < 0)
+    return HOOK_EXIT_USAGE;
+  h.deadline_at = hook_now_ms() + (double)deadline;
+  set_watchdog(&h, NULL, deadline);
+  if (watchdog_start(deadline) < 0)
+    hook_error("hook: cannot arm the deadline: %s", strerror(errno));
+  char err[TG_ERRMSG] = "", why[TG_ERRMSG + 64];
+  h.has_rec = hook_record_open(&h.rec, h.state_dir, err) == 0;
+  char *text = NULL;
+  size_t len = 0;
+  int rc = hook_read_all(0, TG_HOOK_MAX_EVENT, h.deadline_at - DEADLINE_MARGIN_MS,
+                         &text, &len);
+  if (rc < 0) {
+    snprintf(why, sizeof why, rc == -EFBIG ? "the hook event is over %u bytes"
+             : rc == -ETIMEDOUT ? "stdin did not close, nor hold one whole "
+                                  "JSON object, before the deadline"
+             : "stdin cannot be read", TG_HOOK_MAX_EVENT);
+    return fail_safe(&h, NULL, why);
+  }
+  char msg[400];
+  cJSON *ev = tg_json_parse(text, len, NULL, msg, sizeof msg);
+  const char *event = str(ev, "hook_event_name");
+  if (!ev || !cJSON_IsObject(ev) || !event) {
+    snprintf(why, sizeof why, !ev ? "the hook event is not valid JSON: %s"
+             : !cJSON_IsObject(ev) ? "the hook event is not a JSON object"
+                                   : "the hook event has no hook_event_name",
+             msg);
+    code = fail_safe(&h, NULL, why);
+  } else {
+    set_watchdog(&h, event, deadline);
+    code = is_tool_event(event) ? answer_tool(&h, text, len, event, ev)
+                                : record(&h, event, ev);
+  }
+  watchdog_hold(); /* answered: the deadline no longer applies */
+  cJSON_Delete(ev);
+  free(text);
+  return code;
+}

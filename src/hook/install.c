@@ -1,0 +1,483 @@
+/*
+ * install.c — `toolgate hook install|uninstall AGENT`: the hook entries in
+ * the agent's own settings file, merged in, never clobbering.
+ *
+ *   Claude Code  ~/.claude/settings.json (--user), .claude/settings.json
+ *                (--project, the default), .claude/settings.local.json
+ *                (--local)
+ *   Codex        ~/.codex/hooks.json (--user), .codex/hooks.json
+ *                (--project, the default)
+ *
+ * Both keep {"hooks": {EVENT: [{"matcher"?, "hooks": [{"type":
+ * "command", "command", "timeout"}]}]}}. An install adds one entry per
+ * event toolgate answers, after removing the entries an earlier install
+ * made (a command that runs `toolgate ... hook AGENT`); every other key,
+ * event and hook stays as it was. The file is read with the strict parser:
+ * one that is not a JSON object, or whose hooks are not shaped as above,
+ * is refused and left untouched. A changed file is written whole to a
+ * temporary file and renamed over the old one (through a symlink, to its
+ * target), with its mode kept, after a copy of the old one is kept beside
+ * it (FILE.bak-YYYYMMDD-HHMMSS). --dry-run prints the change instead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cjson/cJSON.h>
+#include "hook.h"
+
+#define SETTINGS_MAX (16u << 20)
+#define HOOK_TIMEOUT_S 30 /* the agent's timeout; toolgate answers in 10 s */
+
+typedef struct {
+  const char *event;
+  const char *matcher; /* NULL: the event has no matcher */
+} hook_entry;
+
+/* The events each agent sends toolgate. Tool events match every tool:
+ * the policies decide which ones they care about. */
+static const hook_entry claude_events[] = {
+    {"PreToolUse", "*"},    {"PermissionRequest", "*"},
+    {"PostToolUse", "*"},   {"UserPromptSubmit", NULL},
+    {"Stop", NULL},         {"SessionStart", NULL},
+    {"SessionEnd", NULL},   {NULL, NULL}};
+static const hook_entry codex_events[] = {
+    {"PreToolUse", "Bash|apply_patch|mcp__.*"},
+    {"PermissionRequest", "Bash|apply_patch|mcp__.*"},
+    {"PostToolUse", "Bash|apply_patch|mcp__.*"},
+    {"UserPromptSubmit", NULL},
+    {"Stop", NULL},
+    {"SessionStart", NULL},
+    {NULL, NULL}};
+
+typedef struct {
+  const char *agent;
+  int uninstall, dry_run, user, project, local, start_daemon;
+  const char *policies, *command, *on_error, *settings, *deadline;
+  char file[PATH_MAX];
+  char cmd[PATH_MAX * 3];
+} install_run;
+
+/* ---- where, and what to run ---------------------------------------------- */
+
+static int settings_file(install_run *r) {
+  const char *home = getenv("HOME");
+  int claude = !strcmp(r->agent, "claude-code");
+  if (r->settings) {
+    snprintf(r->file, sizeof r->file, "%s", r->settings);
+    return 0;
+  }
+  if (r->user + r->project + r->local > 1) {
+    hook_error("hook install: --user, --project and --local are one place each");
+    return -1;
+  }
+  if (r->local && !claude) {
+    hook_error("hook install: codex has no local settings (--user or --project)");
+    return -1;
+  }
+  if (r->user && (!home || *home != '/')) {
+    hook_error("hook install: --user needs HOME");
+    return -1;
+  }
+  const char *dir = claude ? ".claude" : ".codex";
+  const char *name = !claude ? "hooks.json"
+                     : r->local ? "settings.local.json" : "settings.json";
+  if (r->user) snprintf(r->file, sizeof r->file, "%s/%s/%s", home, dir, name);
+  else snprintf(r->file, sizeof r->file, "%s/%s", dir, name);
+  return 0;
+}
+
+/* s in single quotes for sh, when it needs them. */
+static void quote(char *out, size_t len, const char *s) {
+  if (s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                  "0123456789/._-+:,=@")] == '\0') {
+    snprintf(out, len, "%s", s);
+    return;
+  }
+  size_t n = 0;
+  out[n++] = '\'';
+  for (; *s && n + 6 < len; s++) {
+    if (*s == '\'') {
+      memcpy(out + n, "'\\''", 4);
+      n += 4;
+    } else {
+      out[n++] = *s;
+    }
+  }
+  out[n++] = '\'';
+  out[n] = '\0';
+}
+
+/* toolgate itself: `toolgate` when that is what PATH finds, else its
+ * absolute path. */
+static void program(char *out, size_t len) {
+  char self[PATH_MAX], found[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    snprintf(out, len, "toolgate");
+    return;
+  }
+  self[n] = '\0';
+  const char *path = getenv("PATH");
+  for (const char *p = path; p && *p;) {
+    const char *end = strchr(p, ':');
+    size_t l = end ? (size_t)(end - p) : strlen(p);
+    char cand[PATH_MAX];
+    snprintf(cand, sizeof cand, "%.*s/toolgate", (int)l, p);
+    if (l && realpath(cand, found) && !strcmp(found, self)) {
+      snprintf(out, len, "toolgate");
+      return;
+    }
+    p = end ? end + 1 : NULL;
+  }
+  quote(out, len, self);
+}
+
+static int command_of(install_run *r) {
+  char prog[PATH_MAX * 2], dir[PATH_MAX], pol[PATH_MAX * 2];
+  if (r->command) snprintf(prog, sizeof prog, "%s", r->command);
+  else program(prog, sizeof prog);
+  if (!realpath(r->policies, dir)) {
+    hook_error("hook install: the policies folder '%s' does not exist "
+               "(--policies DIR)", r->policies);
+    return -1;
+  }
+  /* a project's shared settings name its policies from the project */
+  char cwd[PATH_MAX];
+  size_t cl = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
+  if (!strcmp(r->agent, "claude-code") && !r->user && !r->settings && cl &&
+      !strncmp(dir, cwd, cl) && (dir[cl] == '/' || !dir[cl])) {
+    char rest[PATH_MAX];
+    quote(rest, sizeof rest, dir[cl] ? dir + cl + 1 : ".");
+    snprintf(pol, sizeof pol, "\"$CLAUDE_PROJECT_DIR\"/%s", rest);
+  } else {
+    quote(pol, sizeof pol, dir);
+  }
+  int n = snprintf(r->cmd, sizeof r->cmd, "%s hook %s --policies %s%s%s%s%s%s",
+                   prog, r->agent, pol, r->on_error ? " --on-error " : "",
+                   r->on_error ? r->on_error : "",
+                   r->deadline ? " --deadline-ms " : "",
+                   r->deadline ? r->deadline : "",
+                   r->start_daemon ? " --start-daemon" : "");
+  return n > 0 && (size_t)n < sizeof r->cmd ? 0 : -1;
+}
+
+/* ---- the file --------------------------------------------------------------- */
+
+/* The settings (a new {} when there is no file or it is empty), or NULL
+ * with the reason printed: the file is then left as it is. */
+static cJSON *read_settings(const char *file, int *exists) {
+  *exists = 0;
+  int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 && errno == ENOENT) return cJSON_CreateObject();
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0) {
+    hook_error("hook install: cannot read '%s': %s", file, strerror(errno));
+    if (fd >= 0) close(fd);
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX) {
+    hook_error("hook install: '%s' is not a settings file (%s); left as it is",
+               file, S_ISREG(st.st_mode) ? "too big" : "not a regular file");
+    close(fd);
+    return NULL;
+  }
+  *exists = 1;
+  char *b = malloc((size_t)st.st_size + 1);
+  ssize_t n = b ? read(fd, b, (size_t)st.st_size) : -1;
+  close(fd);
+  if (n < 0 || n != st.st_size) {
+    hook_error("hook install: cannot read '%s'", file);
+    free(b);
+    return NULL;
+  }
+  size_t sp = strspn(b, " \t\r\n");
+  if (sp == (size_t)n) {
+    free(b);
+    return cJSON_CreateObject();
+  }
+  char why[300];
+  cJSON *j = tg_json_parse(b, (size_t)n, NULL, why, sizeof why);
+  free(b);
+  if (!j || !cJSON_IsObject(j)) {
+    hook_error("hook install: '%s' is not a JSON object (%s); it is left as "
+               "it is: fix it, then install again", file,
+               j ? "another JSON value" : why);
+    cJSON_Delete(j);
+    return NULL;
+  }
+  return j;
+}
+
+/* A command an install of this agent wrote. */
+static int ours(const cJSON *h, const char *agent) {
+  const char *c = cJSON_GetStringValue(cJSON_GetObjectItem(h, "command"));
+  char mark[64];
+  snprintf(mark, sizeof mark, " hook %s", agent);
+  return c && strstr(c, "toolgate") && strstr(c, mark);
+}
+
+/* The hooks' shape, checked before anything changes: {EVENT: [{hooks:
+ * [...]}...]}. */
+static int shape_ok(const cJSON *hooks, const char *file) {
+  if (!hooks) return 1;
+  if (!cJSON_IsObject(hooks)) {
+    hook_error("hook install: \"hooks\" in '%s' is not an object; left as it is",
+               file);
+    return 0;
+  }
+  const cJSON *ev;
+  cJSON_ArrayForEach(ev, hooks) {
+    if (!cJSON_IsArray(ev)) {
+      hook_error("hook install: hooks.%s in '%s' is not a list; left as it is",
+                 ev->string, file);
+      return 0;
+    }
+    const cJSON *group;
+    cJSON_ArrayForEach(group, ev) {
+      const cJSON *hs = cJSON_GetObjectItem(group, "hooks");
+      if (!cJSON_IsObject(group) || (hs && !cJSON_IsArray(hs))) {
+        hook_error("hook install: an entry of hooks.%s in '%s' is not "
+                   "{\"matcher\", \"hooks\": [...]}; left as it is",
+                   ev->string, file);
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+/* Takes out what an install of agent added; returns how many hooks. An
+ * entry left with no hook goes, and an event left with no entry. */
+static int remove_ours(cJSON *hooks, const char *agent, cJSON *removed) {
+  int n = 0;
+  cJSON *ev = hooks ? hooks->child : NULL;
+  while (ev) {
+    cJSON *next_ev = ev->next;
+    int had = cJSON_GetArraySize(ev), took = 0;
+    cJSON *group = ev->child;
+    while (group) {
+      cJSON *next = group->next;
+      cJSON *hs = cJSON_GetObjectItem(group, "hooks");
+      cJSON *h = hs ? hs->child : NULL;
+      int here = 0;
+      while (h) {
+        cJSON *nh = h->next;
+        if (ours(h, agent)) {
+          cJSON *c = cJSON_DetachItemViaPointer(hs, h);
+          char line[PATH_MAX * 3 + 64];
+          snprintf(line, sizeof line, "%s: %s", ev->string,
+                   cJSON_GetStringValue(cJSON_GetObjectItem(c, "command")));
+          cJSON_AddItemToArray(removed, cJSON_CreateString(line));
+          cJSON_Delete(c);
+          here++;
+        }
+        h = nh;
+      }
+      if (here && cJSON_GetArraySize(hs) == 0) {
+        cJSON_Delete(cJSON_DetachItemViaPointer(ev, group));
+        took++;
+      }
+      n += here;
+      group = next;
+    }
+    if (took == had && had) cJSON_Delete(cJSON_DetachItemViaPointer(hooks, ev));
+    ev = next_ev;
+  }
+  return n;
+}
+
+static void add_ours(install_run *r, cJSON *settings, cJSON *added) {
+  const hook_entry *e = !strcmp(r->agent, "claude-code") ? claude_events
+                                                         : codex_events;
+  cJSON *hooks = cJSON_GetObjectItem(settings, "hooks");
+  if (!hooks) hooks = cJSON_AddObjectToObject(settings, "hooks");
+  for (; e->event; e++) {
+    cJSON *list = cJSON_GetObjectItem(hooks, e->event);
+    if (!list) list = cJSON_AddArrayToObject(hooks, e->event);
+    cJSON *group = cJSON_CreateObject();
+    if (e->matcher) cJSON_AddStringToObject(group, "matcher", e->matcher);
+    cJSON *h = cJSON_CreateObject();
+    cJSON_AddStringToObject(h, "type", "command");
+    cJSON_AddStringToObject(h, "command", r->cmd);
+    cJSON_AddNumberToObject(h, "timeout", HOOK_TIMEOUT_S);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(group, "hooks"), h);
+    cJSON_AddItemToArray(list, group);
+    char line[PATH_MAX * 3 + 64];
+    snprintf(line, sizeof line, "%s: %s", e->event, r->cmd);
+    cJSON_AddItemToArray(added, cJSON_CreateString(line));
+  }
+}
+
+static int mkdir_for(const char *file) {
+  char d[PATH_MAX];
+  snprintf(d, sizeof d, "%s", file);
+  char *slash = strrchr(d, '/');
+  if (!slash || slash == d) return 0;
+  *slash = '\0';
+  for (char *p = d + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(d, 0755) < 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  return mkdir(d, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int copy_file(const char *from, const char *to) {
+  int in = open(from, O_RDONLY | O_CLOEXEC);
+  int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  char buf[65536];
+  ssize_t n = 0;
+  int rc = in >= 0 && out >= 0 ? 0 : -1;
+  while (rc == 0 && (n = read(in, buf, sizeof buf)) > 0)
+    if (write(out, buf, (size_t)n) != n) rc = -1;
+  if (n < 0) rc = -1;
+  if (in >= 0) close(in);
+  if (out >= 0 && close(out) < 0) rc = -1;
+  return rc;
+}
+
+/* Writes text over file: backup, temporary file, rename. */
+static int write_settings(const char *file, const char *text, int exists,
+                          char *backup, size_t blen) {
+  char real[PATH_MAX], tmp[PATH_MAX + 32];
+  const char *target = file;
+  backup[0] = '\0';
+  if (exists && realpath(file, real)) target = real; /* through a symlink */
+  if (!exists && mkdir_for(target) < 0) return -errno;
+  struct stat st;
+  mode_t mode = exists && stat(target, &st) == 0 ? st.st_mode & 07777 : 0644;
+  if (exists) {
+    time_t now = time(NULL);
+    struct tm tm;
+    char stamp[32];
+    localtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    snprintf(backup, blen, "%s.bak-%s", target, stamp);
+    for (int i = 1; access(backup, F_OK) == 0 && i < 100; i++)
+      snprintf(backup, blen, "%s.bak-%s-%d", target, stamp, i);
+    if (copy_file(target, backup) < 0) return -errno ? -errno : -EIO;
+  }
+  snprintf(tmp, sizeof tmp, "%s.toolgate-XXXXXX", target);
+  int fd = mkstemp(tmp);
+  if (fd < 0) return -errno;
+  size_t n = strlen(text);
+  int rc = write(fd, text, n) == (ssize_t)n && fchmod(fd, mode) == 0 &&
+                   fsync(fd) == 0 ? 0 : -errno;
+  if (close(fd) < 0 && rc == 0) rc = -errno;
+  if (rc == 0 && rename(tmp, target) < 0) rc = -errno;
+  if (rc < 0) unlink(tmp);
+  return rc;
+}
+
+static void print_list(const char *sign, const cJSON *list) {
+  const cJSON *l;
+  cJSON_ArrayForEach(l, list) printf("  %s %s\n", sign, l->valuestring);
+}
+
+/* ---- the command -------------------------------------------------------------- */
+
+static int parse(install_run *r, int argc, char **argv) {
+  const hook_opt opts[] = {
+      {"--user", &r->user, NULL},
+      {"--project", &r->project, NULL},
+      {"--local", &r->local, NULL},
+      {"--dry-run", &r->dry_run, NULL},
+      {"--start-daemon", &r->start_daemon, NULL},
+      {"--policies", NULL, &r->policies},
+      {"--command", NULL, &r->command},
+      {"--on-error", NULL, &r->on_error},
+      {"--deadline-ms", NULL, &r->deadline},
+      {"--settings", NULL, &r->settings},
+  };
+  const char *pos[1];
+  int npos;
+  const char *cmd = r->uninstall ? "hook uninstall" : "hook install";
+  int rc = hook_opts_parse(cmd, opts, sizeof opts / sizeof *opts, argc, argv,
+                           pos, 1, &npos);
+  if (rc == 1) {
+    fputs(cmd_hook_usage, stdout);
+    return HOOK_EXIT_OK;
+  }
+  if (rc < 0) return HOOK_EXIT_USAGE;
+  if (!npos || !tg_hook_agent_known(pos[0])) {
+    hook_error("%s: which agent? claude-code or codex", cmd);
+    return HOOK_EXIT_USAGE;
+  }
+  r->agent = pos[0];
+  uint64_t ms;
+  if (!tg_hook_on_error_known(r->on_error) ||
+      (r->deadline && hook_opt_number(cmd, "--deadline-ms", r->deadline, 0, &ms) < 0)) {
+    if (!tg_hook_on_error_known(r->on_error))
+      hook_error("%s: --on-error is deny, ask or allow", cmd);
+    return HOOK_EXIT_USAGE;
+  }
+  if (r->on_error && !strcmp(r->on_error, "deny")) r->on_error = NULL;
+  return settings_file(r) < 0 ? HOOK_EXIT_USAGE : -1;
+}
+
+int hook_install(int argc, char **argv, int uninstall) {
+  install_run r;
+  memset(&r, 0, sizeof r);
+  r.uninstall = uninstall;
+  r.policies = "policies";
+  int code = parse(&r, argc, argv);
+  if (code >= 0) return code;
+  if (!uninstall && command_of(&r) < 0) return HOOK_EXIT_USAGE;
+  int exists;
+  cJSON *settings = read_settings(r.file, &exists);
+  if (!settings) return HOOK_EXIT_USAGE;
+  cJSON *hooks = cJSON_GetObjectItem(settings, "hooks");
+  if (!shape_ok(hooks, r.file)) {
+    cJSON_Delete(settings);
+    return HOOK_EXIT_USAGE;
+  }
+  cJSON *removed = cJSON_CreateArray(), *added = cJSON_CreateArray();
+  int n = remove_ours(hooks, r.agent, removed);
+  if (uninstall && hooks && !hooks->child && n)
+    cJSON_DeleteItemFromObject(settings, "hooks"); /* we left it empty */
+  if (!uninstall) add_ours(&r, settings, added);
+  code = HOOK_EXIT_OK;
+  if (uninstall && !n) {
+    printf("no toolgate hook for %s in %s: nothing to do\n", r.agent, r.file);
+  } else {
+    char *text = tg_json_print(settings, 1);
+    size_t tl = text ? strlen(text) : 0;
+      char *withnl = text ? realloc(text, tl + 2) : NULL;
+    if (withnl) memcpy(withnl + tl, "\n", 2);
+    char backup[PATH_MAX + 64];
+    int rc = withnl ? 0 : -ENOMEM;
+    if (r.dry_run) {
+      printf("would write %s (%s):\n", r.file, exists ? "a backup of it first"
+                                                      : "a new file");
+    } else if (rc == 0) {
+      rc = write_settings(r.file, withnl, exists, backup, sizeof backup);
+    }
+    if (rc < 0) {
+      hook_error("%s: cannot write '%s': %s", uninstall ? "hook uninstall"
+                 : "hook install", r.file, strerror(-rc));
+      code = HOOK_EXIT_FAILED;
+    } else {
+      if (!r.dry_run && backup[0])
+        printf("%s the %s hooks in %s (the old file is kept as %s)\n",
+               uninstall ? "removed" : "installed", r.agent, r.file, backup);
+      else if (!r.dry_run)
+        printf("%s the %s hooks in %s (a new file)\n",
+               uninstall ? "removed" : "installed", r.agent, r.file);
+      print_list("-", removed);
+      print_list("+", added);
+      if (r.dry_run) fputs(withnl, stdout);
+    }
+    free(withnl);
+  }
+  cJSON_Delete(removed);
+  cJSON_Delete(added);
+  cJSON_Delete(settings);
+  return code;
+}

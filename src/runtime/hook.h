@@ -1,0 +1,106 @@
+/*
+ * hook.h — agent hooks (issue 14) inside the runtime: one code path
+ * answers a hook event, whether the event came over the control socket
+ * (a resident instance) or from `toolgate hook` answering in-process.
+ *
+ *   hook.c       tg_hook_answer: the event parsed, its tool call mapped,
+ *                run through the chain with a fixture, the outcome read
+ *   hook_map.c   the mapping, in Lua (toolgate.agent) in the generation
+ *   hook_reply.c the agent's wire format (one place for both agents),
+ *                and the fail-safe answers (tg_hook_fallback)
+ *   hook_text.c  the texts of an answer; a stable key order
+ *   hook_context.c  tools run for the model's context (context_from)
+ *   control_hook.c  the same over the control socket (both sides)
+ */
+#ifndef TG_HOOK_H
+#define TG_HOOK_H
+
+#include <cjson/cJSON.h>
+#include "toolgate.h"
+#include "policy/generation.h"
+
+/* The agents and what their hooks can say: one table (hook_reply.c). */
+typedef struct {
+  const char *name;            /* "claude-code", "codex" */
+  int pre_allow_plain;         /* PreToolUse "allow" without updatedInput */
+  int pre_ask;                 /* PreToolUse "ask" */
+  int permission_rewrite;      /* PermissionRequest updatedInput */
+} tg_hook_agent;
+
+const tg_hook_agent *tg__hook_agent(const char *name);
+
+typedef enum {
+  TG_HOOK_EV_OTHER = 0,        /* nothing to judge: passed over */
+  TG_HOOK_EV_PRE,              /* PreToolUse */
+  TG_HOOK_EV_PERMISSION,       /* PermissionRequest */
+  TG_HOOK_EV_POST,             /* PostToolUse */
+  TG_HOOK_EV_POST_FAILURE      /* PostToolUseFailure */
+} tg_hook_event;
+
+tg_hook_event tg__hook_event_kind(const char *name);
+
+typedef enum {
+  TG_HOOK_NONE = 0,            /* no decision: the agent's own flow */
+  TG_HOOK_ALLOW,
+  TG_HOOK_DENY,
+  TG_HOOK_ASK
+} tg_hook_verdict;
+
+/* What toolgate says to the agent, before it is put in the agent's words. */
+typedef struct {
+  const tg_hook_agent *agent;
+  tg_hook_event event;
+  tg_hook_verdict verdict;     /* PRE, PERMISSION */
+  const char *reason;          /* deny's reason, ask's prompt, allow's why */
+  const cJSON *updated_input;  /* a rewrite, in the agent's shape */
+  int block;                   /* POST: block with reason */
+  const char *context;         /* additionalContext */
+  const cJSON *updated_mcp_output; /* POST: a post-hook's result for an MCP tool */
+  const char *system_message;  /* shown to the user */
+  const char *message;         /* stderr */
+  int exit_code;               /* 0, or 2 (with message) */
+} tg_hook_say;
+
+/* Renders `say` into res (output, message, exit code). -ENOMEM. */
+int tg__hook_render(const tg_hook_say *say, tg_hook_result *res);
+
+/* The agent's tool call as toolgate's (hook_map.c). */
+typedef struct {
+  char *tool;
+  cJSON *args;                 /* an object */
+  int read_only;
+  int mapped;                  /* a table entry (not the tool's own name) */
+  cJSON *paths;                /* array of strings, or NULL */
+  cJSON *result;               /* POST: what post-hooks see, or NULL */
+} tg_hook_mapped;
+
+/* agent.map(agent, event) in generation g. -1 with why in err: the event
+ * cannot be mapped (odd input), or the mapping raised (a policy error):
+ * *raised tells which. */
+int tg__hook_map(tg_generation *g, const char *agent, const cJSON *event,
+                 tg_hook_mapped *out, int *raised, char *err, size_t errlen);
+/* agent.unmap(...): the agent's input for a rewritten call, or NULL with
+ * why in err. */
+cJSON *tg__hook_unmap(tg_generation *g, const char *agent,
+                      const cJSON *event, const char *tool,
+                      const cJSON *args, char *err, size_t errlen);
+void tg__hook_mapped_clear(tg_hook_mapped *m);
+
+/* hook_text.c: the texts agent.context added (metadata.agent_context), in
+ * order, as one (malloc'd; NULL: none); v as text for a message (a string
+ * as itself, JSON else; cut; malloc'd); v's object keys in the order like
+ * has them (then the new ones sorted), at every depth. */
+char *tg__hook_context_text(const cJSON *meta);
+char *tg__hook_shown(const cJSON *v);
+void tg__hook_order_like(cJSON *v, const cJSON *like, int depth);
+
+/* hook_context.c: starts the calls policy code asked for in
+ * meta.agent_context_calls (agent.context_from); done gets their text
+ * (malloc'd, may be NULL) once all ended or were cut at deadline_ms —
+ * maybe before this returns. 0: none asked (done is not called), 1:
+ * started. */
+int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
+                           const cJSON *event, uint64_t deadline_ms,
+                           void (*done)(void *ud, char *text), void *ud);
+
+#endif

@@ -1,0 +1,186 @@
+/*
+ * hook_map.c — an agent's tool call as toolgate's, and a rewrite back:
+ * the Lua library's toolgate.agent (map, unmap), run in the current
+ * generation's own state, so that a policy file can extend the mapping
+ * tables (they are that generation's modules) and the mapping runs under
+ * the policies' time limit and memory cap like any policy code.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hook.h"
+#include "base/util.h"
+#include "lua/luajson.h"
+#include "lua/luaraw.h"
+#include "policy/sandbox.h"
+
+/* fn, args... -> require("toolgate.agent")[fn](args...), two results. */
+static int l_agent_call(lua_State *L) {
+  int n = lua_gettop(L);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "toolgate.agent");
+  lua_call(L, 1, 1);
+  if (!lua_istable(L, -1))
+    return luaL_error(L, "require \"toolgate.agent\" did not give a table");
+  lua_pushvalue(L, 1);
+  lua_rawget(L, -2);
+  if (!lua_isfunction(L, -1))
+    return luaL_error(L, "toolgate.agent.%s is not a function",
+                      lua_tostring(L, 1));
+  for (int i = 2; i <= n; i++) lua_pushvalue(L, i);
+  lua_call(L, n - 1, 2);
+  return 2;
+}
+
+/* Calls agent[fn] with nargs values already pushed above the function
+ * and its name (pushed by the caller through push_call). Leaves two
+ * results on success (0); -1 with the error in err (*raised set). */
+static int run(tg_generation *g, int nargs, int *raised, char *err,
+               size_t errlen) {
+  lua_State *L = g->L;
+  if (tg__sandbox_pcall(g->sb, L, nargs + 1, 2) == LUA_OK) return 0;
+  *raised = 1;
+  if (!tg__sandbox_describe_stop(g->sb, "the agent mapping (toolgate.agent)",
+                                 err, errlen))
+    snprintf(err, errlen, "the agent mapping (toolgate.agent) failed: %s",
+             lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                            : "an error that is not a string");
+  lua_pop(L, 1);
+  return -1;
+}
+
+static void push_call(lua_State *L, const char *fn, const char *agent) {
+  lua_pushcfunction(L, l_agent_call);
+  lua_pushstring(L, fn);
+  lua_pushstring(L, agent);
+}
+
+/* The `nil, why` answer at -2/-1 into err. */
+static void refused(lua_State *L, const char *what, char *err, size_t errlen) {
+  const char *why = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  snprintf(err, errlen, "%s: %s", what, why ? why : "no reason given");
+}
+
+static cJSON *json_at(tg_generation *g, int idx, char *err, size_t errlen) {
+  char why[300];
+  cJSON *j = tg__json_from_lua_max(g->L, idx, g->core->cfg.max_args_bytes,
+                                   why, sizeof why);
+  if (!j) snprintf(err, errlen, "%s", why);
+  return j;
+}
+
+static int read_mapped(tg_generation *g, int t, tg_hook_mapped *m, char *err,
+                       size_t errlen) {
+  lua_State *L = g->L;
+  const char *tool = tg__rawgetstring(L, t, "tool");
+  if (!tool || !*tool) {
+    snprintf(err, errlen, "the agent mapping gave no tool name");
+    return -1;
+  }
+  m->tool = tg__strdup(tool);
+  tg__rawgetfield(L, t, "read_only");
+  m->read_only = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  tg__rawgetfield(L, t, "mapped");
+  m->mapped = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  tg__rawgetfield(L, t, "args");
+  m->args = lua_istable(L, -1) ? json_at(g, lua_gettop(L), err, errlen) : NULL;
+  lua_pop(L, 1);
+  if (!m->args || !cJSON_IsObject(m->args)) {
+    if (m->args) snprintf(err, errlen, "the agent mapping's args are not a "
+                          "JSON object");
+    else if (!*err) snprintf(err, errlen, "the agent mapping gave no args");
+    return -1;
+  }
+  tg__rawgetfield(L, t, "paths");
+  if (lua_istable(L, -1)) {
+    m->paths = json_at(g, lua_gettop(L), err, errlen);
+    if (m->paths && !cJSON_IsArray(m->paths)) { /* {} is no list of paths */
+      cJSON_Delete(m->paths);
+      m->paths = NULL;
+    }
+  }
+  lua_pop(L, 1);
+  if (tg__rawgetfield(L, t, "result") != LUA_TNIL) {
+    m->result = json_at(g, lua_gettop(L), err, errlen);
+    if (!m->result) {
+      lua_pop(L, 1);
+      return -1;
+    }
+  }
+  lua_pop(L, 1);
+  return m->tool ? 0 : -1;
+}
+
+int tg__hook_map(tg_generation *g, const char *agent, const cJSON *event,
+                 tg_hook_mapped *out, int *raised, char *err, size_t errlen) {
+  lua_State *L = g->L;
+  int top = lua_gettop(L);
+  memset(out, 0, sizeof *out);
+  *raised = 0;
+  err[0] = '\0';
+  push_call(L, "map", agent);
+  if (tg__json_push(L, event) < 0) {
+    lua_settop(L, top);
+    snprintf(err, errlen, "the event does not fit in the policies' memory");
+    return -1;
+  }
+  if (run(g, 2, raised, err, errlen) < 0) {
+    lua_settop(L, top);
+    return -1;
+  }
+  int rc = -1;
+  if (!lua_istable(L, -2))
+    refused(L, "the agent's tool call cannot be mapped", err, errlen);
+  else
+    rc = read_mapped(g, lua_gettop(L) - 1, out, err, errlen);
+  lua_settop(L, top);
+  if (rc < 0) tg__hook_mapped_clear(out);
+  return rc;
+}
+
+cJSON *tg__hook_unmap(tg_generation *g, const char *agent,
+                      const cJSON *event, const char *tool,
+                      const cJSON *args, char *err, size_t errlen) {
+  lua_State *L = g->L;
+  int top = lua_gettop(L), raised = 0;
+  err[0] = '\0';
+  push_call(L, "unmap", agent);
+  int pushed = tg__json_push(L, event);
+  if (pushed == 0) {
+    lua_pushstring(L, tool);
+    pushed = tg__json_push(L, args);
+  }
+  if (pushed < 0) {
+    lua_settop(L, top);
+    snprintf(err, errlen, "the call does not fit in the policies' memory");
+    return NULL;
+  }
+  if (run(g, 4, &raised, err, errlen) < 0) {
+    lua_settop(L, top);
+    return NULL;
+  }
+  cJSON *in = NULL;
+  if (!lua_istable(L, -2)) {
+    refused(L, "the rewritten call cannot be given back to the agent", err,
+            errlen);
+  } else {
+    in = json_at(g, lua_gettop(L) - 1, err, errlen);
+    if (in && !cJSON_IsObject(in)) {
+      cJSON_Delete(in);
+      in = NULL;
+      snprintf(err, errlen, "the agent mapping's input is not a JSON object");
+    }
+  }
+  lua_settop(L, top);
+  return in;
+}
+
+void tg__hook_mapped_clear(tg_hook_mapped *m) {
+  free(m->tool);
+  cJSON_Delete(m->args);
+  cJSON_Delete(m->paths);
+  cJSON_Delete(m->result);
+  memset(m, 0, sizeof *m);
+}

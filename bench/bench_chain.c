@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <uv.h>
 #include <cjson/cJSON.h>
+#include "bench_util.h"
 #include "toolgate.h"
 #include "lua/luacompat.h"
 #include "lua/luajson.h"
@@ -57,14 +58,6 @@ static char *write_policies(int n) {
   return dir;
 }
 
-static void remove_policies(char *dir) {
-  char path[256];
-  snprintf(path, sizeof path, "%s/10_bench.lua", dir);
-  unlink(path);
-  rmdir(dir);
-  free(dir);
-}
-
 static void noop_start(tg_exec *ex, const cJSON *args, void *ud) {
   tg_exec_finish_ok(ex, NULL);
 }
@@ -101,7 +94,7 @@ static chain_rt chain_open(int n) {
 
 static void chain_close(chain_rt *c) {
   tg_runtime_free(c->rt);
-  remove_policies(c->dir);
+  bench_remove_dir(c->dir);
 }
 
 static double chain_ns(chain_rt *c, long calls) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <uv.h>
 #include <cjson/cJSON.h>
+#include "bench_util.h"
 #include "toolgate.h"
 #include "lua/luacompat.h"
 #include "runtime/runtime.h" /* tg__runtime_record_usage: storage's entry */
@@ -56,14 +57,6 @@ static char *write_policies(int hooks, int budgets) {
   return dir;
 }
 
-static void remove_policies(char *dir) {
-  char path[256];
-  snprintf(path, sizeof path, "%s/10_bench.lua", dir);
-  unlink(path);
-  rmdir(dir);
-  free(dir);
-}
-
 static void noop_start(tg_exec *ex, const cJSON *args, void *ud) {
   tg_exec_finish_ok(ex, NULL);
 }
@@ -97,7 +90,7 @@ static bench_rt open_rt(int hooks, int budgets) {
 
 static void close_rt(bench_rt *b) {
   tg_runtime_free(b->rt);
-  remove_policies(b->dir);
+  bench_remove_dir(b->dir);
 }
 
 static double now_ns(void) { return (double)uv_hrtime(); }

@@ -217,12 +217,7 @@ static void call_on_alert(tg_generation *g, const tg_budget *b,
   if (tg__sandbox_pcall(g->sb, L, 1, 0) == LUA_OK) return;
   char what[400], msg[TG_ERRMSG];
   snprintf(what, sizeof what, "on_alert of budget '%s' (%s)", b->name, b->where);
-  if (!tg__sandbox_describe_stop(g->sb, what, msg, sizeof msg))
-    snprintf(msg, sizeof msg, "%s (in %s)",
-             lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
-                                            : "(an error that is not a string)",
-             what);
-  lua_pop(L, 1);
+  tg__chat_error_text(g, what, msg, sizeof msg);
   tg__layer_error(g->core, g, "on_alert", b->where, msg, NULL);
 }
 

@@ -122,4 +122,10 @@ void tg__chat_describe(const struct tg_generation *g, cJSON *into);
 /* Frees g->chat (before g's Lua state closes). */
 void tg__chat_reg_free(struct tg_generation *g);
 
+/* The error a chat-side policy callback (a layer, a routing hook, a
+ * budget's on_alert) left on top of g->L, as "<error> (in <what>)" or the
+ * limit that stopped it; pops it. */
+void tg__chat_error_text(struct tg_generation *g, const char *what, char *msg,
+                         size_t len);
+
 #endif

@@ -15,6 +15,17 @@
 #include "core/layers.h"
 #include "lua/luajson.h"
 
+void tg__chat_error_text(tg_generation *g, const char *what, char *msg,
+                         size_t len) {
+  lua_State *L = g->L;
+  if (!tg__sandbox_describe_stop(g->sb, what, msg, len))
+    snprintf(msg, len, "%s (in %s)",
+             lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                            : "(an error that is not a string)",
+             what);
+  lua_pop(L, 1);
+}
+
 typedef struct {
   const tg_chat_fn *f;
   const tg_layer_ctx *ctx;
@@ -80,15 +91,9 @@ static int run_layer(lua_State *L) {
 
 static void report(tg_generation *g, const char *layer, const tg_chat_fn *f,
                    const tg_layer_ctx *ctx) {
-  lua_State *L = g->L;
   char what[400], msg[TG_ERRMSG];
   snprintf(what, sizeof what, "%s layer defined at %s", layer, f->where);
-  if (!tg__sandbox_describe_stop(g->sb, what, msg, sizeof msg))
-    snprintf(msg, sizeof msg, "%s (in %s)",
-             lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
-                                            : "(an error that is not a string)",
-             what);
-  lua_pop(L, 1);
+  tg__chat_error_text(g, what, msg, sizeof msg);
   tg__layer_error(g->core, g, layer, f->where, msg, ctx);
 }
 

@@ -95,15 +95,9 @@ static int run_hook(lua_State *L) {
 }
 
 static void report(tg_generation *g, const tg_chat_fn *f, cJSON *d) {
-  lua_State *L = g->L;
   char what[400], msg[TG_ERRMSG];
   snprintf(what, sizeof what, "routing hook defined at %s", f->where);
-  if (!tg__sandbox_describe_stop(g->sb, what, msg, sizeof msg))
-    snprintf(msg, sizeof msg, "%s (in %s)",
-             lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
-                                            : "(an error that is not a string)",
-             what);
-  lua_pop(L, 1);
+  tg__chat_error_text(g, what, msg, sizeof msg);
   tg_layer_ctx ctx = {0};
   ctx.session = cJSON_GetStringValue(cJSON_GetObjectItem(d, "session"));
   tg__layer_error(g->core, g, "route_model", f->where, msg, &ctx);

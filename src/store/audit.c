@@ -13,7 +13,8 @@
 #include "store.h"
 #include "base/util.h"
 
-static const char insert_sql[] =
+/* The one INSERT of a call row: the audit and import (export.c) share it. */
+const char tg__audit_insert_sql[] =
     "INSERT INTO calls (call_id, session, turn, tool, args, args_bytes,"
     " args_cut, verdict, rule, rule_where, reason, approval, approval_id,"
     " hooks, attempts, status, error_phase, error_code, error_message,"
@@ -23,7 +24,7 @@ static const char insert_sql[] =
     " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)";
 
 int tg__audit_prepare(sqlite3 *db, sqlite3_stmt **st) {
-  return sqlite3_prepare_v3(db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, st,
+  return sqlite3_prepare_v3(db, tg__audit_insert_sql, -1, SQLITE_PREPARE_PERSISTENT, st,
                             NULL);
 }
 

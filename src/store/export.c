@@ -377,15 +377,6 @@ static int put_messages(sqlite3 *db, importer *im) {
   return rc;
 }
 
-static const char call_sql[] =
-    "INSERT INTO calls (call_id, session, turn, tool, args, args_bytes,"
-    " args_cut, verdict, rule, rule_where, reason, approval, approval_id,"
-    " hooks, attempts, status, error_phase, error_code, error_message,"
-    " error_suggestion, error_retryable, result, result_bytes, result_cut,"
-    " truncated, ts, duration_ms, generation, parent_call) VALUES"
-    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-    " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)";
-
 static int put_call(sqlite3_stmt *st, const char *session, const cJSON *k) {
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(k, "decision");
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(k, "error");
@@ -430,7 +421,7 @@ static int put_call(sqlite3_stmt *st, const char *session, const cJSON *k) {
 
 static int put_calls(sqlite3 *db, importer *im) {
   sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, call_sql, -1, &st, NULL) != SQLITE_OK) return -1;
+  if (sqlite3_prepare_v2(db, tg__audit_insert_sql, -1, &st, NULL) != SQLITE_OK) return -1;
   int rc = 0;
   const cJSON *k;
   cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(im->doc, "calls")) {

@@ -205,4 +205,7 @@ cJSON *tg__session_doc(tg_store *st, const char *id, char err[TG_ERRMSG]);
 char *tg__render_markdown(const cJSON *doc);
 char *tg__render_html(const cJSON *doc);
 
+/* INSERT INTO calls (...), ?1..?29 in audit.c's order (audit.c). */
+extern const char tg__audit_insert_sql[];
+
 #endif

@@ -98,6 +98,9 @@ int cmd_test(int argc, char **argv) {
   tg_config cfg;
   char err[TG_ERRMSG] = "";
   tg_config_init(&cfg);
+  /* unit tests judge the cases alone: no user's database read (usage a
+   * budget sums, approvals remembered) nor written */
+  cfg.db_off = 1;
   cfg.policies_dir = o.dir;
   if (sandbox_options_apply("test", &o.sandbox, &cfg) < 0) return CLI_EXIT_USAGE;
   tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);

@@ -292,7 +292,7 @@ static const tg_err *redacted_error(tg_call *c) {
  * timer's close callback when it has one. */
 static void end_call(tg_call *c) {
   tg_outcome o = outcome_of(c);
-  if (c->fixture) tg__fixture_record(c);
+  if (c->fixture && !c->fixture_recorded) tg__fixture_record(c);
   emit_call_end(c, &o);
   unlink_call(c);
   tg__progress_call_ended(c->core, c->core->progress, c->id,
@@ -353,6 +353,10 @@ static int finish(tg_call *c) {
     end_call(c);
     return 1;
   }
+  /* what policy code left in the call table (call.metadata) is read
+   * before the table goes */
+  if (c->fixture) tg__fixture_record(c);
+  c->fixture_recorded = 1;
   /* no policy code sees the call again: its table goes now, not after
    * the commit (a burst of calls would pile them up in the generation) */
   if (c->call_ref != LUA_NOREF) luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);

@@ -140,6 +140,7 @@ struct tg_call {
   int depth;                     /* 0, or how deep inside ctx.call nesting */
   int dry_run;                   /* explain's call: judged, never started */
   tg_fixture *fixture;           /* toolgate test's call: see tg_fixture */
+  int fixture_recorded;          /* taken before the audit (finish) */
   char *bad_args;                /* why the args were refused (owned): the
                                   * call ends VALIDATE INVALID_ARGS at start */
   /* What the audit record adds (storage on: core->sink.audit). */

@@ -120,10 +120,6 @@ tg_runtime *hook_runtime_new(const char *policies, const hook_sandbox *s,
   /* nobody to ask at a resident instance: a tool a policy runs for
    * context (agent.context_from) that needs approval is refused */
   cfg.approve_mode = TG_APPROVE_DENY;
-  /* Not yet wired to storage: a judged call's answer would wait for its
-   * audit record, and the hook's answers are not built for that yet (the
-   * hook's own records go through record.c) */
-  cfg.db_off = 1;
   if (s && hook_sandbox_apply("hook", s, &cfg) < 0) {
     snprintf(err, TG_ERRMSG, "bad policy sandbox options");
     return NULL;

@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
   snprintf(input, sizeof input, "%s/event.json", dir);
   snprintf(sock, sizeof sock, "%s/d.sock", dir);
   snprintf(state, sizeof state, "%s/state", dir);
-  setenv("TOOLGATE_STATE_DIR", state, 1);
+  setenv("XDG_STATE_HOME", state, 1); /* its database, not the user's */
   FILE *f = fopen(input, "w");
   fputs(event, f);
   fclose(f);

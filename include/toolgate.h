@@ -829,7 +829,7 @@ TG_API int tg_digest_equal(const uint8_t *a, const uint8_t *b, size_t n);
  * cannot be used: corrupt, locked, unwritable, or from a newer toolgate. */
 
 /* The schema version this toolgate writes (PRAGMA user_version). */
-#define TG_DB_SCHEMA_VERSION 3
+#define TG_DB_SCHEMA_VERSION 4
 
 /* The default database path into buf: ${XDG_STATE_HOME:-$HOME/.local/
  * state}/toolgate/toolgate.db. Makes no folder. -ENOENT when neither
@@ -1267,13 +1267,14 @@ typedef struct {
 TG_API int64_t tg_message_record(tg_store *st, const tg_message *m,
                                  char err[TG_ERRMSG]);
 
-/* Session id as JSON {id, project, title, started, ended, messages: [{id,
- * role, content, tool_calls, ts}], calls: [audit records, as
- * tg_store_audit]}, or NULL with err (-ENOENT-like "no session"). */
+/* Session id as JSON {id, project, title, started, ended, agent, turn,
+ * messages: [{id, role, content, tool_calls, ts}], calls: [audit records,
+ * as tg_store_audit]} (agent: the coding agent whose hooks recorded it,
+ * or null; turn: the prompts its hooks counted), or NULL with err (-ENOENT-like "no session"). */
 TG_API struct cJSON *tg_store_session(tg_store *st, const char *id,
                                       char err[TG_ERRMSG]);
 /* The sessions, latest first, as [{id, project, title, started, ended,
- * messages}] (messages: their count); at most limit (0: 100). */
+ * agent, turn, messages}] (messages: their count); at most limit (0: 100). */
 TG_API struct cJSON *tg_store_sessions(tg_store *st, size_t limit,
                                        char err[TG_ERRMSG]);
 

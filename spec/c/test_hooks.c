@@ -234,7 +234,6 @@ static int is_event(const struct dirent *e) {
  * answer, the same both ways. Returns how many ran. */
 static int run_fixtures(const char *agent) {
   char *tmp = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", tmp, 1);
   char dir[512], missing[512];
   snprintf(dir, sizeof dir, "%s/%s", FIXTURES, agent);
   snprintf(missing, sizeof missing, "%s/no-such-policies", tmp);
@@ -286,7 +285,6 @@ TEST(codex_fixtures_in_process_and_resident) {
  * by the instance, written as the hook reads it, the same as in-process. */
 TEST(a_big_event_and_a_big_answer) {
   char *tmp = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", tmp, 1);
   daemon_proc d = start_daemon(tmp, POLICIES);
   size_t n = 3u << 20;
   char *ev = malloc(n + 512);
@@ -472,7 +470,6 @@ TEST(usage_errors) {
  * a resident instance. */
 TEST(context_tools_are_cut_at_the_deadline) {
   char *tmp = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", tmp, 1);
   daemon_proc d = start_daemon(tmp, POLICIES);
   const char *ev =
       "{\"session_id\":\"s\",\"cwd\":\"/home/dev/proj\",\"hook_event_name\":"
@@ -504,7 +501,6 @@ TEST(context_tools_are_cut_at_the_deadline) {
  * model. */
 TEST(the_agent_hooks_example) {
   char *proj = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", proj, 1);
   make_subdir(proj, "src");
   put_file(proj, "Makefile", "test:\n\t@echo '3 tests, 1 failure: test_parse'; exit 1\n");
   const char *argv[] = {"hook", "claude-code", "--policies",
@@ -542,7 +538,6 @@ TEST(the_agent_hooks_example) {
  * daemon` for the policies folder, which the next ones find. */
 TEST(start_daemon_on_demand) {
   char *tmp = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", tmp, 1);
   setenv("XDG_RUNTIME_DIR", tmp, 1); /* where the socket goes */
   char pol[600], sock[PATH_MAX], err[TG_ERRMSG];
   snprintf(pol, sizeof pol, "%s/%s", TG_SOURCE_DIR, POLICIES);
@@ -575,30 +570,22 @@ TEST(start_daemon_on_demand) {
 
 /* ---- what policies see, and what the hooks record ------------------------------ */
 
-static char *state_file(const char *dir, const char *name) {
-  char *p = path_join(dir, name);
-  char *t = read_text(p);
-  free(p);
-  return t;
+/* The database the hook processes wrote (the test's XDG_STATE_HOME). */
+static tg_store *hook_db(void) {
+  char err[TG_ERRMSG];
+  tg_store *st = tg_store_open(NULL, 0, err);
+  if (!st) TG_FAIL("the hooks' database: %s", err);
+  return st;
 }
 
-static int count_lines(const char *t) {
-  int n = 0;
-  for (; t && *t; t++) n += *t == '\n';
-  return n;
-}
-
-/* The JSON line number i (from 0) of text, parsed. */
-static cJSON *line_at(const char *t, int i) {
-  for (; i > 0 && t; i--) {
-    t = strchr(t, '\n');
-    if (t) t++;
-  }
-  ASSERT_NOT_NULL(t);
-  const char *e = strchr(t, '\n');
-  cJSON *j = tg_json_parse(t, e ? (size_t)(e - t) : strlen(t), NULL, NULL, 0);
-  ASSERT_NOT_NULL(j);
-  return j;
+/* Session id as the database has it ({..., agent, turn, messages, calls}). */
+static cJSON *stored_session(const char *id) {
+  char err[TG_ERRMSG];
+  tg_store *st = hook_db();
+  cJSON *s = tg_store_session(st, id, err);
+  if (!s) TG_FAIL("session %s: %s", id, err);
+  tg_store_close(st);
+  return s;
 }
 
 static ran hook_event(const char *agent, const char *event) {
@@ -607,19 +594,33 @@ static ran hook_event(const char *agent, const char *event) {
   return run_text(argv, event);
 }
 
+static ran hook_event_at(const char *agent, const char *sock, const char *event) {
+  const char *argv[] = {"hook", agent, "--policies", POLICIES, "--socket",
+                        sock, NULL};
+  return run_text(argv, event);
+}
+
+static const char prompt_9[] =
+    "{\"session_id\":\"sess-9\",\"cwd\":\"/w\",\"hook_event_name\":"
+    "\"UserPromptSubmit\",\"prompt\":\"hello\"}";
+
+/* Turns are counted in the database: a prompt answered in-process and
+ * one answered by a resident instance count in the same session, and the
+ * calls after them carry the turn (call.turn, the audit). */
 TEST(policies_see_the_agent_and_the_turn) {
   char *tmp = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", tmp, 1);
-  const char *prompt = "{\"session_id\":\"sess-9\",\"cwd\":\"/w\",\"hook_event_name\":"
-                       "\"UserPromptSubmit\",\"prompt\":\"hello\"}";
-  for (int i = 0; i < 2; i++) {
-    ran r = hook_event("claude-code", prompt);
-    ASSERT_INT_EQ(r.code, 0);
-    ASSERT_STR_EQ(r.out, "");
-    ASSERT_STR_EQ(r.err, "");
-    ran_free(&r);
-  }
-  ran r = hook_event("claude-code",
+  ran r = hook_event("claude-code", prompt_9);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.out, "");
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  r = hook_event_at("claude-code", d.sock, prompt_9);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  stop_daemon(&d);
+  r = hook_event("claude-code",
       "{\"session_id\":\"sess-9\",\"cwd\":\"/w\",\"hook_event_name\":\"PreToolUse\","
       "\"permission_mode\":\"plan\",\"tool_name\":\"Bash\",\"tool_use_id\":\"toolu_7\","
       "\"tool_input\":{\"command\":\"who-am-i\"}}");
@@ -627,15 +628,19 @@ TEST(policies_see_the_agent_and_the_turn) {
                   "event=PreToolUse session=sess-9 turn=2 cwd=/w mode=plan "
                   "id=toolu_7");
   ran_free(&r);
-  char *turns = state_file(tmp, "turns.jsonl");
-  ASSERT_INT_EQ(count_lines(turns), 2);
-  cJSON *l = line_at(turns, 1);
-  ASSERT_STR_EQ(str_at(l, "session"), "sess-9");
-  ASSERT_STR_EQ(str_at(l, "agent"), "claude-code");
-  ASSERT_NUM_EQ(num_at(l, "turn"), 2);
-  ASSERT_NOT_NULL(str_at(l, "time"));
-  cJSON_Delete(l);
-  free(turns);
+  cJSON *s = stored_session("sess-9");
+  ASSERT_NUM_EQ(num_at(s, "turn"), 2);
+  ASSERT_STR_EQ(str_at(s, "agent"), "claude-code");
+  ASSERT_STR_EQ(str_at(s, "project"), "/w");
+  const cJSON *msgs = cJSON_GetObjectItem(s, "messages");
+  ASSERT_INT_EQ(cJSON_GetArraySize(msgs), 2); /* the prompts, as user messages */
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(msgs, 1), "role"), "user");
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(msgs, 1), "content"), "hello");
+  const cJSON *calls = cJSON_GetObjectItem(s, "calls"); /* judged: audited */
+  ASSERT_INT_EQ(cJSON_GetArraySize(calls), 1);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(calls, 0), "tool"), "exec");
+  ASSERT_NUM_EQ(num_at(cJSON_GetArrayItem(calls, 0), "turn"), 2);
+  cJSON_Delete(s);
   /* another session counts its own turns */
   r = hook_event("codex",
       "{\"session_id\":\"sess-10\",\"cwd\":\"/w\",\"hook_event_name\":\"PreToolUse\","
@@ -649,8 +654,6 @@ TEST(policies_see_the_agent_and_the_turn) {
 /* Hooks of one session run at once (an agent's parallel calls): each
  * prompt counts once. */
 TEST(concurrent_prompts_count_once_each) {
-  char *tmp = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", tmp, 1);
   enum { N = 16 };
   pid_t kids[N];
   for (int i = 0; i < N; i++) {
@@ -666,18 +669,10 @@ TEST(concurrent_prompts_count_once_each) {
     waitpid(kids[i], &st, 0);
     ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   }
-  char *turns = state_file(tmp, "turns.jsonl");
-  ASSERT_INT_EQ(count_lines(turns), N);
-  int seen[N + 1] = {0};
-  for (int i = 0; i < N; i++) {
-    cJSON *l = line_at(turns, i);
-    int t = (int)num_at(l, "turn");
-    ASSERT_TRUE(t >= 1 && t <= N);
-    ASSERT_INT_EQ(seen[t]++, 0);
-    cJSON_Delete(l);
-  }
-  free(turns);
-  remove_tree(tmp);
+  cJSON *s = stored_session("par");
+  ASSERT_NUM_EQ(num_at(s, "turn"), N);
+  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(s, "messages")), N);
+  cJSON_Delete(s);
 }
 
 static void append_to(const char *path, const char *text) {
@@ -687,22 +682,35 @@ static void append_to(const char *path, const char *text) {
   fclose(f);
 }
 
-static ran stop(const char *agent, const char *session, const char *transcript) {
+static ran stop_at(const char *agent, const char *sock, const char *session,
+                   const char *transcript) {
   char ev[1024];
   snprintf(ev, sizeof ev, "{\"session_id\":\"%s\",\"cwd\":\"/w\",\"hook_event_name\":"
            "\"Stop\",\"stop_hook_active\":false,\"transcript_path\":\"%s\","
            "\"model\":\"gpt-from-event\"}", session, transcript);
-  return hook_event(agent, ev);
+  return sock ? hook_event_at(agent, sock, ev) : hook_event(agent, ev);
 }
 
-static void check_usage(const cJSON *l, const char *model, double in, double out,
-                        double created, double read, double msgs) {
-  ASSERT_STR_EQ(str_at(l, "model"), model);
-  ASSERT_NUM_EQ(num_at(l, "input_tokens"), in);
-  ASSERT_NUM_EQ(num_at(l, "output_tokens"), out);
-  ASSERT_NUM_EQ(num_at(l, "cache_creation_input_tokens"), created);
-  ASSERT_NUM_EQ(num_at(l, "cache_read_input_tokens"), read);
-  ASSERT_NUM_EQ(num_at(l, "messages"), msgs);
+static ran stop(const char *agent, const char *session, const char *transcript) {
+  return stop_at(agent, NULL, session, transcript);
+}
+
+/* The usage ledger's sum for session and model (NULL: all): records, the
+ * input tokens (fresh, cache written and read) and output tokens. */
+static void check_usage(const char *session, const char *model, double records,
+                        double in, double out) {
+  char err[TG_ERRMSG];
+  tg_store *st = hook_db();
+  tg_usage_filter f = {session, model, NULL, 0, 0};
+  tg_usage_total t;
+  ASSERT_OK(tg_store_usage(st, &f, &t, err));
+  tg_store_close(st);
+  if (t.records != (int64_t)records || t.input_tokens != (int64_t)in ||
+      t.output_tokens != (int64_t)out)
+    TG_FAIL("usage of %s/%s: %lld records, %lld in, %lld out; expected %.0f, "
+            "%.0f, %.0f", session, model ? model : "*", (long long)t.records,
+            (long long)t.input_tokens, (long long)t.output_tokens, records, in,
+            out);
 }
 
 #define CC_MSG(id, model, in, out)                                            \
@@ -712,10 +720,11 @@ static void check_usage(const cJSON *l, const char *model, double in, double out
 
 /* Claude Code: each assistant message once (its lines repeat its usage),
  * only what came since the last Stop, whole lines only, hostile lines
- * skipped; a transcript cut short is read again from its start. */
+ * skipped; a transcript cut short is read again from its start. Stops
+ * answered in-process and by a resident instance read on from each
+ * other's mark (the database's). */
 TEST(stop_records_the_usage_in_a_claude_code_transcript) {
   char *tmp = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", tmp, 1);
   char *t = path_join(tmp, "transcript.jsonl");
   append_to(t,
       "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n"
@@ -741,56 +750,40 @@ TEST(stop_records_the_usage_in_a_claude_code_transcript) {
   ASSERT_STR_EQ(r.out, "");
   ASSERT_STR_EQ(r.err, "");
   ran_free(&r);
-  char *u = state_file(tmp, "usage.jsonl");
-  ASSERT_INT_EQ(count_lines(u), 2);
-  cJSON *l = line_at(u, 0);
-  check_usage(l, "claude-sonnet-4-5", 10, 20, 100, 1000, 1);
-  ASSERT_STR_EQ(str_at(l, "session"), "sess-u");
-  ASSERT_STR_EQ(str_at(l, "agent"), "claude-code");
-  cJSON_Delete(l);
-  l = line_at(u, 1);
-  check_usage(l, "claude-haiku-4-5", 7, 3, 0, 0, 1);
-  cJSON_Delete(l);
-  free(u);
-  /* the rest of the partial line, and one more message */
+  check_usage("sess-u", NULL, 2, 1117, 23);
+  check_usage("sess-u", "claude-sonnet-4-5", 1, 1110, 20);
+  check_usage("sess-u", "claude-haiku-4-5", 1, 7, 3);
+  /* the rest of the partial line, and one more message: a resident
+   * instance reads on from where the in-process answer stopped */
   append_to(t, "ge\":{\"input_tokens\":1,\"output_tokens\":2}}}\n"
                CC_MSG("msg_7", "claude-sonnet-4-5", 4, 4));
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  r = stop_at("claude-code", d.sock, "sess-u", t);
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  check_usage("sess-u", "claude-haiku-4-5", 2, 8, 5);
+  check_usage("sess-u", "claude-sonnet-4-5", 2, 1114, 24);
+  /* a Stop with nothing new records nothing, either way */
+  r = stop_at("claude-code", d.sock, "sess-u", t);
+  ran_free(&r);
+  stop_daemon(&d);
   r = stop("claude-code", "sess-u", t);
   ran_free(&r);
-  u = state_file(tmp, "usage.jsonl");
-  ASSERT_INT_EQ(count_lines(u), 4);
-  l = line_at(u, 2);
-  check_usage(l, "claude-haiku-4-5", 1, 2, 0, 0, 1);
-  cJSON_Delete(l);
-  l = line_at(u, 3);
-  check_usage(l, "claude-sonnet-4-5", 4, 4, 0, 0, 1);
-  cJSON_Delete(l);
-  free(u);
-  /* a Stop with nothing new records nothing */
-  r = stop("claude-code", "sess-u", t);
-  ran_free(&r);
-  u = state_file(tmp, "usage.jsonl");
-  ASSERT_INT_EQ(count_lines(u), 4);
-  free(u);
+  check_usage("sess-u", NULL, 4, 1122, 29);
   /* cut short (a new transcript in its place): read from its start */
   FILE *f = fopen(t, "wb");
   fputs(CC_MSG("msg_8", "claude-opus-4-1", 9, 9), f);
   fclose(f);
   r = stop("claude-code", "sess-u", t);
   ran_free(&r);
-  u = state_file(tmp, "usage.jsonl");
-  ASSERT_INT_EQ(count_lines(u), 5);
-  l = line_at(u, 4);
-  check_usage(l, "claude-opus-4-1", 9, 9, 0, 0, 1);
-  cJSON_Delete(l);
-  free(u);
+  check_usage("sess-u", "claude-opus-4-1", 1, 9, 9);
+  check_usage("sess-u", NULL, 5, 1131, 38);
   free(t);
   remove_tree(tmp);
 }
 
 TEST(stop_records_the_usage_in_a_codex_rollout) {
   char *tmp = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", tmp, 1);
   char *t = path_join(tmp, "rollout.jsonl");
   append_to(t,
       "{\"type\":\"session_meta\",\"payload\":{\"id\":\"s\"}}\n"
@@ -809,22 +802,15 @@ TEST(stop_records_the_usage_in_a_codex_rollout) {
   ASSERT_INT_EQ(r.code, 0);
   ASSERT_STR_EQ(r.err, "");
   ran_free(&r);
-  char *u = state_file(tmp, "usage.jsonl");
-  ASSERT_INT_EQ(count_lines(u), 2);
-  cJSON *l = line_at(u, 0);
-  check_usage(l, "gpt-from-event", 60, 50, 0, 40, 1); /* before turn_context */
-  cJSON_Delete(l);
-  l = line_at(u, 1);
-  check_usage(l, "gpt-5-codex", 200, 50, 0, 0, 1);
-  cJSON_Delete(l);
-  free(u);
+  /* before turn_context: the event's model; cached input is input */
+  check_usage("sess-c", "gpt-from-event", 1, 100, 50);
+  check_usage("sess-c", "gpt-5-codex", 1, 200, 50);
   free(t);
   remove_tree(tmp);
 }
 
 TEST(a_hostile_transcript_path_is_not_read) {
   char *tmp = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", tmp, 1);
   char *fifo = path_join(tmp, "fifo");
   ASSERT_OK(mkfifo(fifo, 0600));
   const char *paths[] = {"/dev/zero", fifo, "/nonexistent/t.jsonl", tmp};
@@ -836,35 +822,38 @@ TEST(a_hostile_transcript_path_is_not_read) {
     ASSERT_TRUE(r.ms < 3000);
     ran_free(&r);
   }
-  ASSERT_FALSE(file_exists(tmp, "usage.jsonl"));
+  check_usage("sess-h", NULL, 0, 0, 0);
   free(fifo);
   remove_tree(tmp);
 }
 
 TEST(sessions_are_recorded) {
-  char *tmp = temp_dir();
-  setenv("TOOLGATE_STATE_DIR", tmp, 1);
   ran r = hook_event("claude-code", "{\"session_id\":\"../../etc/passwd\",\"cwd\":"
                      "\"/w\",\"hook_event_name\":\"SessionStart\",\"source\":\"resume\"}");
   ASSERT_STR_EQ(r.out, "");
+  ASSERT_STR_EQ(r.err, "");
   ran_free(&r);
+  cJSON *s = stored_session("../../etc/passwd"); /* kept, not a path */
+  ASSERT_STR_EQ(str_at(s, "project"), "/w");
+  ASSERT_STR_EQ(str_at(s, "agent"), "claude-code");
+  ASSERT_TRUE(num_at(s, "started") > 0);
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(s, "ended")));
+  cJSON_Delete(s);
   r = hook_event("claude-code", "{\"session_id\":\"../../etc/passwd\",\"cwd\":"
                  "\"/w\",\"hook_event_name\":\"SessionEnd\",\"reason\":\"logout\"}");
+  ASSERT_STR_EQ(r.err, "");
   ran_free(&r);
-  char *s = state_file(tmp, "sessions.jsonl");
-  ASSERT_INT_EQ(count_lines(s), 2);
-  cJSON *l = line_at(s, 0);
-  ASSERT_STR_EQ(str_at(l, "event"), "start");
-  ASSERT_STR_EQ(str_at(l, "source"), "resume");
-  ASSERT_STR_EQ(str_at(l, "cwd"), "/w");
-  ASSERT_STR_EQ(str_at(l, "session"), "../../etc/passwd"); /* kept, not a path */
-  cJSON_Delete(l);
-  l = line_at(s, 1);
-  ASSERT_STR_EQ(str_at(l, "event"), "end");
-  ASSERT_STR_EQ(str_at(l, "reason"), "logout");
-  cJSON_Delete(l);
-  free(s);
-  remove_tree(tmp);
+  s = stored_session("../../etc/passwd");
+  ASSERT_TRUE(num_at(s, "ended") > 0);
+  cJSON_Delete(s);
+  /* a session id the database refuses: told on stderr, the agent goes on */
+  r = hook_event("codex", "{\"session_id\":\"a\\u0001b\",\"hook_event_name\":"
+                 "\"SessionStart\"}");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.out, "");
+  ASSERT_CONTAINS(r.err, "SessionStart not recorded: a session id has a "
+                  "control character");
+  ran_free(&r);
 }
 
 /* ---- install ----------------------------------------------------------------- */

@@ -230,7 +230,7 @@ TEST(newer_schema_is_refused_naming_both_versions) {
   ASSERT_CONTAINS(msg, path);
   ASSERT_CONTAINS(msg, "schema version 7");
   ASSERT_CONTAINS(msg, "newer toolgate");
-  ASSERT_CONTAINS(msg, "up to version 3");
+  ASSERT_CONTAINS(msg, "up to version 4");
   ASSERT_TRUE(!tg_store_open(path, 0, err));
   ASSERT_CONTAINS(err, "schema version 7");
   ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), 7); /* untouched */

@@ -39,6 +39,10 @@ const char cmd_watch_usage[] =
     "  --json              one JSON object per line: first {\"type\":\"watching\",\n"
     "                      ...}, then the policy_loaded / policy_error events\n"
     "  --events            print every other event too\n"
+    "\n"
+    "It also answers 'toolgate hook' for DIR (as 'toolgate daemon' does): the\n"
+    "calls it judges, turns, usage and sessions go to its database.\n"
+    DB_OPT_USAGE
     SANDBOX_OPT_USAGE
     "\n"
     "exit status: 0 stopped with Ctrl-C or SIGTERM; 2 usage or configuration\n"
@@ -48,6 +52,7 @@ typedef struct {
   const char *dir, *socket;
   int json, all_events;
   sandbox_options sandbox;
+  db_options db;             /* the hooks it answers are recorded there */
   tg_runtime *rt;
   cli_instance inst;         /* reload triggers, SIGINT/SIGTERM */
 } watch_run;
@@ -144,8 +149,9 @@ static int set_up(watch_run *w) {
   tg_config_init(&cfg);
   cfg.policies_dir = w->dir;
   cfg.watch_policies = 1;
-  cfg.db_off = 1; /* watch reloads, it makes no call: nothing to record */
-  if (sandbox_options_apply("watch", &w->sandbox, &cfg) < 0) return -1;
+  if (sandbox_options_apply("watch", &w->sandbox, &cfg) < 0 ||
+      db_options_apply("watch", &w->db, &cfg) < 0)
+    return -1;
   w->rt = tg_runtime_new(&cfg, NULL, err);
   if (!w->rt) {
     cli_error("watch: %s", err);
@@ -166,6 +172,7 @@ static int parse_watch_options(watch_run *w, int argc, char **argv) {
       {"--json", OPT_FLAG, &w->json, NULL},
       {"--events", OPT_FLAG, &w->all_events, NULL},
       SANDBOX_OPT_SPECS(&w->sandbox),
+      DB_OPT_SPECS(&w->db),
   };
   const opt_parser p = {"watch", specs, sizeof specs / sizeof *specs, NULL,
                         0, 0, NULL, "watch [--policies DIR] [--json]"};

@@ -61,6 +61,7 @@ void tg__turns_free(tg_core *core) {
   if (!t) return;
   for (size_t i = 0; i < t->n; i++) {
     tg__session_chat_clear(t->v[i]);
+    free(t->v[i]->agent_mark);
     free(t->v[i]->session);
     free(t->v[i]);
   }

@@ -23,6 +23,9 @@ typedef struct tg_session_state {
   char *model, *project;
   cJSON *request;
   double chat_start_ms;        /* monotonic */
+  /* an agent's transcript read up to here (a JSON mark), when no
+   * database keeps it (runtime/hook_record.c) */
+  char *agent_mark;
 } tg_session_state;
 
 typedef struct tg_turns {

@@ -29,6 +29,10 @@ const char cmd_daemon_usage[] =
     "  --socket PATH       the control socket to listen on\n"
     "  --trusted-policies, --policy-time-limit MS, --policy-memory-cap BYTES\n"
     "                      the policy sandbox (give 'toolgate hook' the same)\n"
+    "  --db PATH           the database the calls it judges, turns, usage\n"
+    "                      and sessions go to (default\n"
+    "                      ${XDG_STATE_HOME:-~/.local/state}/toolgate/toolgate.db)\n"
+    "  --no-db             none: turns and transcript marks kept in memory\n"
     "\n"
     "exit status: 0 stopped by a signal; 2 usage or configuration error\n"
     "(the policies do not load, another instance has the socket).\n";

@@ -8,8 +8,6 @@
  *   hook_opts.c  its options (the CLI's own parser is another front's)
  *   hook_io.c    stdin read with a bound and a deadline; writing out
  *   watchdog.c   the deadline: the fail-safe answer, whatever is running
- *   record.c     the one seam to storage: turns, usage, sessions
- *   transcript.c the model and tokens an agent wrote to its transcript
  *   install.c    `toolgate hook install|uninstall`: the agents' settings
  *   daemon_cmd.c `toolgate daemon`: a resident instance for hooks
  */
@@ -49,15 +47,20 @@ int hook_opts_parse(const char *cmd, const hook_opt *opts, size_t nopts,
 int hook_opt_number(const char *cmd, const char *name, const char *text,
                     int bytes, uint64_t *out);
 
-/* The policy sandbox options, as every command that loads policies has. */
+/* The policy sandbox and database options, as every command that loads
+ * policies has. */
 typedef struct {
   int trusted;
   const char *time_limit, *memory_cap;
+  const char *db;
+  int no_db;
 } hook_sandbox;
 #define HOOK_SANDBOX_OPTS(s)                          \
   {"--trusted-policies", &(s)->trusted, NULL},        \
   {"--policy-time-limit", NULL, &(s)->time_limit},    \
-  {"--policy-memory-cap", NULL, &(s)->memory_cap}
+  {"--policy-memory-cap", NULL, &(s)->memory_cap},    \
+  {"--db", NULL, &(s)->db},                           \
+  {"--no-db", &(s)->no_db, NULL}
 int hook_sandbox_apply(const char *cmd, const hook_sandbox *s, tg_config *cfg);
 
 /* The runtime both the in-process answer and `toolgate daemon` judge
@@ -87,65 +90,6 @@ int watchdog_start(uint64_t ms);
 void watchdog_set(const tg_hook_result *r);
 /* Keeps the watchdog from firing while the real answer is written. */
 void watchdog_hold(void);
-
-/* ---- the seam to storage (record.c) ------------------------------------ */
-
-/* Where the front keeps what it records until storage has landed: a
- * folder of JSON-lines files and one small state file per session.
- * Today's implementation is that folder; at merge, the lead wires each
- * of these to storage (sessions, tg_record_usage, the turn counter). */
-typedef struct {
-  char dir[4096];    /* $TOOLGATE_STATE_DIR, $XDG_STATE_HOME/toolgate/hooks,
-                        or ~/.local/state/toolgate/hooks */
-} hook_record;
-
-int hook_record_open(hook_record *r, const char *dir, char err[TG_ERRMSG]);
-/* A user prompt: the session's turn goes up by one; returns the new one. */
-int64_t hook_record_turn(hook_record *r, const char *agent,
-                         const char *session, char err[TG_ERRMSG]);
-/* The session's turn now (0 before its first prompt). */
-int64_t hook_record_current_turn(hook_record *r, const char *session);
-/* One model's usage since the last Stop, into the usage ledger. */
-typedef struct {
-  char model[128];
-  int64_t input_tokens, output_tokens;
-  int64_t cache_creation_input_tokens, cache_read_input_tokens;
-  int64_t messages;
-} hook_usage;
-int hook_record_usage(hook_record *r, const char *agent, const char *session,
-                      const hook_usage *u, char err[TG_ERRMSG]);
-int hook_session_start(hook_record *r, const char *agent, const char *session,
-                       const char *source, const char *cwd,
-                       char err[TG_ERRMSG]);
-int hook_session_end(hook_record *r, const char *agent, const char *session,
-                     const char *reason, char err[TG_ERRMSG]);
-
-/* The transcript offset kept per session (the state file), under the
- * session's lock. */
-typedef struct {
-  uint64_t offset;       /* bytes read up to (a line's end) */
-  uint64_t dev, ino;     /* the file they were read from */
-  double last_total;     /* Codex: the total_tokens counted last */
-  char last_id[128];     /* Claude Code: the last message id counted */
-} hook_transcript_mark;
-
-/* ---- transcripts (transcript.c) ----------------------------------------- */
-
-#define HOOK_MAX_USAGE_MODELS 8
-/* Reads what the agent appended to its transcript since *mark (updated):
- * usage per model into u (at most HOOK_MAX_USAGE_MODELS), *n of them. At
- * most max bytes are read per call (the rest waits for the next Stop); a
- * truncated or replaced file is read from its start; a partial last line
- * waits; lines that are not JSON, or not the agent's usage, are skipped. */
-int hook_transcript_usage(const char *agent, const char *path,
-                          const char *event_model, hook_transcript_mark *mark,
-                          size_t max, hook_usage *u, int *n,
-                          char err[TG_ERRMSG]);
-/* Runs fn with the session's transcript mark read and written back under
- * the session's lock. */
-int hook_record_with_mark(hook_record *r, const char *session,
-                          int (*fn)(hook_transcript_mark *m, void *ud),
-                          void *ud, char err[TG_ERRMSG]);
 
 /* ---- install (install.c) ------------------------------------------------- */
 

@@ -31,8 +31,6 @@
 #define DEFAULT_DEADLINE_MS 10000
 /* kept back from the deadline for the fail-safe answer itself */
 #define DEADLINE_MARGIN_MS 50
-/* the transcript read per Stop, at most */
-#define TRANSCRIPT_MAX_READ (64u << 20)
 #define TEXT_(x) #x
 #define TEXT(x) TEXT_(x)
 
@@ -67,8 +65,11 @@ const char cmd_hook_usage[] =
     "  --no-resident       do not ask a resident instance; load the policies\n"
     "  --start-daemon      with no resident instance, start 'toolgate daemon'\n"
     "                      for the next events (this one is answered here)\n"
-    "  --state-dir DIR     where turns, usage and sessions are recorded\n"
-    "                      (default $XDG_STATE_HOME/toolgate/hooks)\n"
+    "  --db PATH           the database judged calls, turns, usage and\n"
+    "                      sessions are recorded in (default\n"
+    "                      $XDG_STATE_HOME/toolgate/toolgate.db)\n"
+    "  --no-db             record nothing (a resident instance keeps turns\n"
+    "                      and usage in memory)\n"
     "  --trusted-policies, --policy-time-limit MS, --policy-memory-cap BYTES\n"
     "                      the policy sandbox, as for 'toolgate call'\n"
     "\n"
@@ -92,12 +93,10 @@ const char cmd_hook_usage[] =
     "expected shape (left untouched).\n";
 
 typedef struct {
-  const char *agent, *policies, *socket, *on_error, *deadline, *state_dir;
+  const char *agent, *policies, *socket, *on_error, *deadline;
   int no_resident, toolgate_defaults, start_daemon;
   hook_sandbox sandbox;
   double deadline_at;         /* hook_now_ms's clock */
-  hook_record rec;
-  int has_rec;
 } hook_run;
 
 static const char *str(const cJSON *o, const char *k) {
@@ -177,6 +176,11 @@ static void start_daemon(hook_run *h) {
     argv[k++] = "--policy-memory-cap";
     argv[k++] = h->sandbox.memory_cap;
   }
+  if (h->sandbox.no_db) argv[k++] = "--no-db";
+  if (h->sandbox.db) {
+    argv[k++] = "--db";
+    argv[k++] = h->sandbox.db;
+  }
   argv[k] = NULL;
   execv(self, (char *const *)argv);
   _exit(127);
@@ -211,8 +215,8 @@ static int answer_here(hook_run *h, const tg_hook_request *req,
   return p.code;
 }
 
-static int answer_tool(hook_run *h, const char *text, size_t len,
-                       const char *event, const cJSON *ev) {
+static int answer_event(hook_run *h, const char *text, size_t len,
+                        const char *event) {
   tg_hook_request req;
   memset(&req, 0, sizeof req);
   req.agent = h->agent;
@@ -220,8 +224,6 @@ static int answer_tool(hook_run *h, const char *text, size_t len,
   req.event_len = len;
   req.on_error = h->on_error;
   req.toolgate_defaults = h->toolgate_defaults;
-  const char *session = str(ev, "session_id");
-  if (session && h->has_rec) req.turn = hook_record_current_turn(&h->rec, session);
   if (!h->no_resident) {
     char path[PATH_MAX], err[TG_ERRMSG] = "";
     const char *sock = h->socket;
@@ -253,59 +255,18 @@ static int answer_tool(hook_run *h, const char *text, size_t len,
   return answer_here(h, &req, event);
 }
 
-/* ---- the events recorded ----------------------------------------------- */
-
-typedef struct {
-  hook_run *h;
-  const char *path, *session, *model;
-  char err[TG_ERRMSG];
-} stop_run;
-
-static int read_usage(hook_transcript_mark *m, void *ud) {
-  stop_run *s = ud;
-  hook_usage u[HOOK_MAX_USAGE_MODELS];
-  int n = 0;
-  int rc = hook_transcript_usage(s->h->agent, s->path, s->model, m,
-                                 TRANSCRIPT_MAX_READ, u, &n, s->err);
-  for (int i = 0; rc == 0 && i < n; i++)
-    rc = hook_record_usage(&s->h->rec, s->h->agent, s->session, &u[i], s->err);
-  return rc;
-}
-
-/* Records what the event says; says nothing to the agent (a failure to
- * record is told on stderr, and never stops the agent). */
-static int record(hook_run *h, const char *event, const cJSON *ev) {
-  const char *session = str(ev, "session_id");
-  char err[TG_ERRMSG] = "";
-  int rc = 0;
-  if (!session || !*session) return 0; /* nothing to keep it under */
-  if (!h->has_rec) {
-    hook_error("hook: %s not recorded: no records folder", event);
-    return 0;
-  }
-  if (!strcmp(event, "UserPromptSubmit")) {
-    rc = hook_record_turn(&h->rec, h->agent, session, err) < 0 ? -1 : 0;
-  } else if (!strcmp(event, "Stop") || !strcmp(event, "SubagentStop")) {
-    const char *path = str(ev, "transcript_path");
-    if (!path || !*path) return 0;
-    stop_run s = {h, path, session, str(ev, "model"), ""};
-    rc = hook_record_with_mark(&h->rec, session, read_usage, &s, err);
-    if (rc < 0 && s.err[0]) snprintf(err, sizeof err, "%s", s.err);
-  } else if (!strcmp(event, "SessionStart")) {
-    rc = hook_session_start(&h->rec, h->agent, session, str(ev, "source"),
-                            str(ev, "cwd"), err);
-  } else if (!strcmp(event, "SessionEnd")) {
-    rc = hook_session_end(&h->rec, h->agent, session, str(ev, "reason"), err);
-  }
-  if (rc < 0) hook_error("hook: %s not recorded: %s", event, err);
-  return 0;
-}
-
 /* ---- the command ---------------------------------------------------------- */
 
-static int is_tool_event(const char *e) {
-  return !strcmp(e, "PreToolUse") || !strcmp(e, "PermissionRequest") ||
-         !strcmp(e, "PostToolUse") || !strcmp(e, "PostToolUseFailure");
+/* The events toolgate answers or records; the rest are passed over
+ * without loading anything (the protocols grow). */
+static int is_known_event(const char *e) {
+  static const char *const known[] = {
+      "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure",
+      "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart",
+      "SessionEnd", NULL};
+  for (int i = 0; known[i]; i++)
+    if (!strcmp(e, known[i])) return 1;
+  return 0;
 }
 
 static int parse(hook_run *h, int argc, char **argv) {
@@ -314,7 +275,6 @@ static int parse(hook_run *h, int argc, char **argv) {
       {"--socket", NULL, &h->socket},
       {"--on-error", NULL, &h->on_error},
       {"--deadline-ms", NULL, &h->deadline},
-      {"--state-dir", NULL, &h->state_dir},
       {"--no-resident", &h->no_resident, NULL},
       {"--toolgate-defaults", &h->toolgate_defaults, NULL},
       {"--start-daemon", &h->start_daemon, NULL},
@@ -358,8 +318,7 @@ int cmd_hook(int argc, char **argv) {
   set_watchdog(&h, NULL, deadline);
   if (watchdog_start(deadline) < 0)
     hook_error("hook: cannot arm the deadline: %s", strerror(errno));
-  char err[TG_ERRMSG] = "", why[TG_ERRMSG + 64];
-  h.has_rec = hook_record_open(&h.rec, h.state_dir, err) == 0;
+  char why[TG_ERRMSG + 64];
   char *text = NULL;
   size_t len = 0;
   int rc = hook_read_all(0, TG_HOOK_MAX_EVENT, h.deadline_at - DEADLINE_MARGIN_MS,
@@ -382,8 +341,7 @@ int cmd_hook(int argc, char **argv) {
     code = fail_safe(&h, NULL, why);
   } else {
     set_watchdog(&h, event, deadline);
-    code = is_tool_event(event) ? answer_tool(&h, text, len, event, ev)
-                                : record(&h, event, ev);
+    code = is_known_event(event) ? answer_event(&h, text, len, event) : 0;
   }
   watchdog_hold(); /* answered: the deadline no longer applies */
   cJSON_Delete(ev);

@@ -106,6 +106,13 @@ int hook_sandbox_apply(const char *cmd, const hook_sandbox *s, tg_config *cfg) {
                (unsigned)UINT32_MAX);
     return -1;
   }
+  if (s->db && (!*s->db || s->no_db)) {
+    hook_error("%s: %s", cmd, *s->db ? "--db and --no-db contradict each "
+               "other: give one" : "option '--db' needs a file name, not ''");
+    return -1;
+  }
+  cfg->db = s->db;
+  cfg->db_off = s->no_db;
   cfg->trusted_policies = s->trusted;
   if (limit) cfg->policy_time_limit_ms = (uint32_t)limit;
   if (cap) cfg->policy_memory_cap = (size_t)cap;

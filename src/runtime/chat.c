@@ -62,9 +62,15 @@ int64_t tg_runtime_now(tg_runtime *rt) { return tg__clock_ms(&rt->core); }
 /* ---- turns ------------------------------------------------------------------ */
 
 int64_t tg_turn_begin(tg_runtime *rt, const char *session) {
+  return tg__turn_set(rt, session, 0);
+}
+
+int64_t tg__turn_set(tg_runtime *rt, const char *session, int64_t turn) {
   tg_session_state *s = tg__session_state(&rt->core, session, 1);
   if (!s) return -ENOMEM;
-  int64_t turn = ++s->turn; /* first: every layer of the turn sees it */
+  /* first: every layer of the turn sees it */
+  s->turn = turn > 0 ? turn : s->turn + 1;
+  turn = s->turn;
   cJSON *d = tg__event_data(&rt->core, NULL); /* NULL: nobody listens */
   if (d) {
     cJSON_AddStringToObject(d, "session", s->session);

@@ -419,11 +419,18 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
   }
   j->event_name = str(j->event, "hook_event_name");
   j->kind = tg__hook_event_kind(j->event_name);
-  if (j->kind == TG_HOOK_EV_OTHER) { /* nothing to judge: passed over */
+  if (j->kind == TG_HOOK_EV_OTHER) { /* nothing to judge: recorded */
+    char what[TG_ERRMSG + 40] = "", msg[TG_ERRMSG + 60];
     tg_hook_say s = {.agent = agent};
+    if (tg__hook_record(rt, agent->name, j->event_name, j->event, what,
+                        sizeof what) < 0) {
+      snprintf(msg, sizeof msg, "toolgate hook: %s", what);
+      s.message = msg; /* on stderr; the agent goes on */
+    }
     finish(j, &s);
     return 0;
   }
-  start_call(j, req->turn);
+  start_call(j, req->turn ? req->turn
+                          : tg__hook_turn(rt, str(j->event, "session_id")));
   return 0;
 }

@@ -10,6 +10,9 @@
  *                and the fail-safe answers (tg_hook_fallback)
  *   hook_text.c  the texts of an answer; a stable key order
  *   hook_context.c  tools run for the model's context (context_from)
+ *   hook_record.c   the events that are not tool calls: prompts (turns),
+ *                stops (usage), sessions — in the database when there is
+ *   hook_transcript.c  the model and tokens an agent wrote to its transcript
  *   control_hook.c  the same over the control socket (both sides)
  */
 #ifndef TG_HOOK_H
@@ -102,5 +105,46 @@ void tg__hook_order_like(cJSON *v, const cJSON *like, int depth);
 int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
                            const cJSON *event, uint64_t deadline_ms,
                            void (*done)(void *ud, char *text), void *ud);
+
+/* ---- hook_record.c ------------------------------------------------------ */
+
+/* Records a prompt, a stop or a session's start or end that event ev (of
+ * agent) tells of; other events: nothing. 0, or -1 with what went wrong
+ * in err (the agent is not stopped for it). */
+int tg__hook_record(tg_runtime *rt, const char *agent, const char *name,
+                    const cJSON *ev, char *err, size_t errlen);
+/* The session's turn: as the database counted it (another hook process
+ * may have), else as this runtime did; 0 before its first prompt. */
+int64_t tg__hook_turn(tg_runtime *rt, const char *session);
+
+/* ---- hook_transcript.c --------------------------------------------------- */
+
+/* How far a transcript was read (kept per session, as JSON). */
+typedef struct {
+  uint64_t offset;       /* bytes read up to (a line's end) */
+  uint64_t dev, ino;     /* the file they were read from */
+  double last_total;     /* Codex: the total_tokens counted last */
+  char last_id[128];     /* Claude Code: the last message id counted */
+} tg_hook_mark;
+
+/* One model's usage in what was read. */
+typedef struct {
+  char model[128];
+  int64_t input_tokens, output_tokens;
+  int64_t cache_creation_input_tokens, cache_read_input_tokens;
+  int64_t messages;
+} tg_hook_usage;
+
+#define TG_HOOK_MAX_USAGE_MODELS 8
+/* Reads what the agent appended to its transcript since *mark (updated):
+ * usage per model into u (at most TG_HOOK_MAX_USAGE_MODELS), *n of them.
+ * At most max bytes are read per call (the rest waits for the next Stop);
+ * a truncated or replaced file is read from its start; a partial last
+ * line waits; lines that are not JSON, or not the agent's usage, are
+ * skipped. Only a regular file is read. 0, or a negative errno with err. */
+int tg__hook_transcript_usage(const char *agent, const char *path,
+                              const char *event_model, tg_hook_mark *mark,
+                              size_t max, tg_hook_usage *u, int *n,
+                              char err[TG_ERRMSG]);
 
 #endif

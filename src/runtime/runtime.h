@@ -73,6 +73,9 @@ int tg__usage_store_open(tg_usage_ledger *out, struct tg_store *store);
 /* chat.c: the chat side's state set up at creation and freed at the end
  * (the usage ledger, the progress manager's cancel). */
 int tg__chat_init(tg_runtime *rt, char err[TG_ERRMSG]);
+/* tg_turn_begin with the turn given (> 0: a database counted it, for
+ * another process too), or the next (0). */
+int64_t tg__turn_set(tg_runtime *rt, const char *session, int64_t turn);
 void tg__chat_free(tg_runtime *rt);
 
 #endif

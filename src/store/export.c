@@ -145,14 +145,14 @@ static int want_bool(checker *c, const cJSON *o, const char *k, int *out) {
 #define TIME_MAX 9.0e15
 
 typedef struct {
-  const char *id, *project, *title;
-  int64_t started, ended;
+  const char *id, *project, *title, *agent;
+  int64_t started, ended, turn;
   int ended_null;
 } imp_session;
 
 static int check_session(checker *c, const cJSON *s, imp_session *out) {
   static const char *const known[] = {"id", "project", "title", "started",
-                                      "ended", NULL};
+                                      "ended", "agent", "turn", NULL};
   snprintf(c->path, sizeof c->path, "$.session");
   if (!cJSON_IsObject(s)) return bad(c, "", "must be an object");
   note_unknown(c, s, known);
@@ -162,7 +162,9 @@ static int check_session(checker *c, const cJSON *s, imp_session *out) {
       want_str(c, s, "title", OPT | NUL_OK, 4096, &out->title) < 0 ||
       want_int(c, s, "started", 0, 0, TIME_MAX, &out->started, NULL) < 0 ||
       want_int(c, s, "ended", OPT | NUL_OK, 0, TIME_MAX, &out->ended,
-               &out->ended_null) < 0)
+               &out->ended_null) < 0 ||
+      want_str(c, s, "agent", OPT | NUL_OK, 64, &out->agent) < 0 ||
+      want_int(c, s, "turn", OPT, 0, TIME_MAX, &out->turn, NULL) < 0)
     return -1;
   for (const char *p = out->id; *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f) {
@@ -457,14 +459,16 @@ static int pick_id(sqlite3 *db, importer *im) {
 static int put_session(sqlite3 *db, importer *im) {
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db, "INSERT INTO sessions (id, project, title,"
-                         " started, ended) VALUES (?1, ?2, ?3, ?4, ?5)", -1,
-                         &st, NULL) != SQLITE_OK)
+                         " started, ended, agent, turn) VALUES (?1, ?2, ?3,"
+                         " ?4, ?5, ?6, ?7)", -1, &st, NULL) != SQLITE_OK)
     return -1;
   sqlite3_bind_text(st, 1, im->id, -1, SQLITE_STATIC);
   if (im->s.project) sqlite3_bind_text(st, 2, im->s.project, -1, SQLITE_STATIC);
   if (im->s.title) sqlite3_bind_text(st, 3, im->s.title, -1, SQLITE_STATIC);
   sqlite3_bind_int64(st, 4, im->s.started);
   if (!im->s.ended_null) sqlite3_bind_int64(st, 5, im->s.ended);
+  if (im->s.agent) sqlite3_bind_text(st, 6, im->s.agent, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 7, im->s.turn);
   int rc = step_done(st);
   sqlite3_finalize(st);
   return rc;

@@ -170,8 +170,17 @@ static const char step3[] =
     " INSERT INTO memories_fts(rowid, kind, content)"
     " VALUES (new.id, new.kind, new.content); END;";
 
-static const char *const steps[TG_DB_SCHEMA_VERSION + 1] = {NULL, step1,
-                                                            step2, step3};
+/* Version 4: what an agent's hooks keep of a session across hook
+ * processes (sessions.c, "agent sessions"): the agent's name, the turn
+ * its prompts counted, and how far its transcript's usage was read (a
+ * JSON mark). */
+static const char step4[] =
+    "ALTER TABLE sessions ADD COLUMN agent TEXT;"
+    "ALTER TABLE sessions ADD COLUMN turn INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE sessions ADD COLUMN transcript_mark TEXT;";
+
+static const char *const steps[TG_DB_SCHEMA_VERSION + 1] = {
+    NULL, step1, step2, step3, step4};
 
 static int int_pragma(sqlite3 *db, const char *sql, int *out) {
   sqlite3_stmt *st = NULL;

@@ -335,8 +335,8 @@ cJSON *tg_store_session(tg_store *st, const char *id, char err[TG_ERRMSG]) {
     if (!id) tg__errf(err, TG_ERRMSG, "which session? (no id)");
     return NULL;
   }
-  cJSON *s = rows(st->db, "SELECT id, project, title, started, ended FROM"
-                  " sessions WHERE id = ?1", id, 0, err);
+  cJSON *s = rows(st->db, "SELECT id, project, title, started, ended, agent,"
+                  " turn FROM sessions WHERE id = ?1", id, 0, err);
   if (!s) return NULL;
   cJSON *one = cJSON_DetachItemFromArray(s, 0);
   cJSON_Delete(s);
@@ -362,6 +362,7 @@ cJSON *tg_store_session(tg_store *st, const char *id, char err[TG_ERRMSG]) {
 cJSON *tg_store_sessions(tg_store *st, size_t limit, char err[TG_ERRMSG]) {
   if (tg__store_flushed(st, err) < 0) return NULL;
   return rows(st->db, "SELECT s.id, s.project, s.title, s.started, s.ended,"
+              " s.agent, s.turn,"
               " (SELECT count(*) FROM messages m WHERE m.session = s.id) AS"
               " messages FROM sessions s WHERE ?1 IS NULL ORDER BY"
               " s.started DESC, s.rowid DESC LIMIT ?2", NULL,

@@ -197,6 +197,31 @@ int tg__savepoint_end(sqlite3 *db, int ok);
 /* A fresh session id: "s-" and 16 random hex digits. */
 void tg__session_fresh_id(char id[TG_SESSION_ID_MAX]);
 
+/* ---- agent_sessions.c: what an agent's hooks keep of a session ---------- */
+
+typedef enum {
+  TG_AGENT_NOTE,             /* the session made if new, nothing else */
+  TG_AGENT_START,            /* SessionStart: (re)opened */
+  TG_AGENT_END,              /* SessionEnd: ended now */
+  TG_AGENT_TURN,             /* a prompt: one more turn, returned */
+  TG_AGENT_MARK              /* (tg__agent_mark_swap's) */
+} tg_agent_op;
+
+/* Applies op to session id (made if new, with agent and project): the new
+ * turn for TURN, else 0; -EINVAL (a bad id), -EIO with err. */
+int64_t tg__agent_session(tg_store *st, const char *id, const char *agent,
+                          const char *project, tg_agent_op op,
+                          char err[TG_ERRMSG]);
+/* The session's turn (0: none yet) and transcript mark (malloc'd JSON
+ * text; NULL: none); either pointer may be NULL. 0, -EINVAL, -EIO. */
+int tg__agent_read(tg_store *st, const char *id, int64_t *turn, char **mark,
+                   char err[TG_ERRMSG]);
+/* Sets the mark to new_mark if it is still old_mark (NULL: none): 1 set,
+ * 0 another process read further first (its usage is counted there). */
+int tg__agent_mark_swap(tg_store *st, const char *id, const char *agent,
+                        const char *project, const char *old_mark,
+                        const char *new_mark, char err[TG_ERRMSG]);
+
 /* ---- export.c, render.c: a session as one document -------------------- */
 
 /* {format, version, session, messages, calls} without the rows' ids. */

@@ -1,5 +1,5 @@
 /*
- * transcript.c — what a turn cost: on Stop, the model and tokens the agent
+ * hook_transcript.c — what a turn cost: on Stop, the model and tokens the agent
  * wrote to its transcript since the last Stop, so budgets see real spend.
  *
  * Claude Code: JSON lines; each assistant message carries
@@ -31,14 +31,14 @@
 #include "hook.h"
 
 typedef struct {
-  hook_usage *u;
+  tg_hook_usage *u;
   int n;
-  hook_transcript_mark *mark;
+  tg_hook_mark *mark;
   const char *event_model;
   char codex_model[128];
   /* Claude Code: the message being read (its lines come together) */
   char id[128];
-  hook_usage msg;
+  tg_hook_usage msg;
   int has_msg;
 } reading;
 
@@ -57,18 +57,18 @@ static int64_t count(const cJSON *o, const char *k) {
   return (int64_t)v->valuedouble;
 }
 
-static hook_usage *slot_for(reading *r, const char *model) {
+static tg_hook_usage *slot_for(reading *r, const char *model) {
   for (int i = 0; i < r->n; i++)
     if (!strcmp(r->u[i].model, model)) return &r->u[i];
-  if (r->n == HOOK_MAX_USAGE_MODELS) return &r->u[r->n - 1]; /* the rest */
-  hook_usage *u = &r->u[r->n++];
+  if (r->n == TG_HOOK_MAX_USAGE_MODELS) return &r->u[r->n - 1]; /* the rest */
+  tg_hook_usage *u = &r->u[r->n++];
   memset(u, 0, sizeof *u);
   snprintf(u->model, sizeof u->model, "%s", model);
   return u;
 }
 
-static void add(reading *r, const hook_usage *m) {
-  hook_usage *u = slot_for(r, m->model[0] ? m->model : "unknown");
+static void add(reading *r, const tg_hook_usage *m) {
+  tg_hook_usage *u = slot_for(r, m->model[0] ? m->model : "unknown");
   u->input_tokens += m->input_tokens;
   u->output_tokens += m->output_tokens;
   u->cache_creation_input_tokens += m->cache_creation_input_tokens;
@@ -91,7 +91,7 @@ static void claude_line(reading *r, const cJSON *j) {
   const char *id = cJSON_GetStringValue(at(msg, "id"));
   if (!type || strcmp(type, "assistant") || !cJSON_IsObject(usage)) return;
   if (model && !strcmp(model, "<synthetic>")) return; /* no model ran */
-  hook_usage m;
+  tg_hook_usage m;
   memset(&m, 0, sizeof m);
   m.input_tokens = count(usage, "input_tokens");
   m.output_tokens = count(usage, "output_tokens");
@@ -143,7 +143,7 @@ static void codex_line(reading *r, const cJSON *j) {
   int64_t out = count(last, "output_tokens");
   int64_t wrote = count(last, "cache_write_input_tokens");
   if (in < 0 || cached < 0 || out < 0 || wrote < 0) return;
-  hook_usage m;
+  tg_hook_usage m;
   memset(&m, 0, sizeof m);
   m.input_tokens = in > cached ? in - cached : 0;
   m.cache_read_input_tokens = cached;
@@ -171,10 +171,10 @@ static void lines(reading *r, const char *agent, const char *b, size_t n) {
   commit_msg(r);
 }
 
-int hook_transcript_usage(const char *agent, const char *path,
-                          const char *event_model, hook_transcript_mark *mark,
-                          size_t max, hook_usage *u, int *n,
-                          char err[TG_ERRMSG]) {
+int tg__hook_transcript_usage(const char *agent, const char *path,
+                              const char *event_model, tg_hook_mark *mark,
+                              size_t max, tg_hook_usage *u, int *n,
+                              char err[TG_ERRMSG]) {
   *n = 0;
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   struct stat st;

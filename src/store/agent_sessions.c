@@ -1,0 +1,140 @@
+/*
+ * agent_sessions.c — what a coding agent's hooks keep of a session
+ * (schema step 4): the agent's name, the turn its prompts counted and how
+ * far its transcript's usage was read. Each hook event is its own process
+ * unless a resident instance answers, so this lives in the database, not
+ * in a runtime: two hook processes of one session count one turn each,
+ * and a Stop's usage is counted once however many processes read it.
+ *
+ * Every write makes the session when it is new (started now, the project
+ * folder the agent gave, as given: it need not exist here), so a hook
+ * installed in the middle of a session works. Session ids are the agent's
+ * (hostile): checked like every session id, bound, never used as a path.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "store.h"
+#include "base/util.h"
+
+typedef struct {
+  const char *id, *agent, *project;
+  tg_agent_op op;
+  const char *old_mark, *new_mark;   /* TG_AGENT_MARK */
+  int64_t now;
+} agent_w;
+
+static void bind_str(sqlite3_stmt *st, int i, const char *s) {
+  if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+  else sqlite3_bind_null(st, i);
+}
+
+/* Runs sql with ?1 id, ?2 agent, ?3 project, ?4 now, ?5 ?6 the marks. The
+ * first column of its row (RETURNING), 0 without one; -EIO with err. */
+static int64_t run(sqlite3 *db, const agent_w *w, const char *sql, char *err,
+                   size_t errlen) {
+  sqlite3_stmt *st = NULL;
+  int64_t out = 0;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    bind_str(st, 1, w->id);
+    bind_str(st, 2, w->agent);
+    bind_str(st, 3, w->project);
+    sqlite3_bind_int64(st, 4, w->now);
+    bind_str(st, 5, w->old_mark);
+    bind_str(st, 6, w->new_mark);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      out = sqlite3_column_int64(st, 0);
+      rc = sqlite3_step(st);
+    }
+  }
+  if (rc != SQLITE_DONE)
+    snprintf(err, errlen, "session %s: %s", w->id, sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? out : -EIO;
+}
+
+/* On the writer: the session made if new, then the op — in the writer's
+ * transaction (BEGIN IMMEDIATE), so a turn is counted once however many
+ * processes count at the same time. */
+static int64_t agent_write(sqlite3 *db, void *arg, char *err, size_t errlen) {
+  static const char upsert[] =
+      "INSERT INTO sessions (id, project, started, agent) VALUES (?1, ?3,"
+      " ?4, ?2) ON CONFLICT (id) DO UPDATE SET agent = coalesce(?2, agent),"
+      " project = coalesce(project, ?3)";
+  static const char *const ops[] = {
+      [TG_AGENT_NOTE] = NULL,
+      [TG_AGENT_START] = "UPDATE sessions SET ended = NULL WHERE id = ?1",
+      [TG_AGENT_END] = "UPDATE sessions SET ended = ?4 WHERE id = ?1",
+      [TG_AGENT_TURN] =
+          "UPDATE sessions SET turn = turn + 1 WHERE id = ?1 RETURNING turn",
+      /* replaced only if nobody read further since old was read */
+      [TG_AGENT_MARK] = "UPDATE sessions SET transcript_mark = ?6 WHERE id ="
+                        " ?1 AND transcript_mark IS ?5 RETURNING 1"};
+  agent_w *w = arg;
+  int64_t rc = run(db, w, upsert, err, errlen);
+  if (rc >= 0 && ops[w->op]) rc = run(db, w, ops[w->op], err, errlen);
+  return rc;
+}
+
+static int check_id(const char *id, char err[TG_ERRMSG]) {
+  size_t n = id ? strlen(id) : 0;
+  if (n == 0 || n >= TG_SESSION_ID_MAX) {
+    tg__errf(err, TG_ERRMSG, "a session id is 1 to %d bytes, not %zu",
+             TG_SESSION_ID_MAX - 1, n);
+    return -EINVAL;
+  }
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)id[i] < 0x20 || id[i] == 0x7f) {
+      tg__errf(err, TG_ERRMSG, "a session id has a control character "
+               "(byte %zu)", i);
+      return -EINVAL;
+    }
+  return 0;
+}
+
+int64_t tg__agent_session(tg_store *st, const char *id, const char *agent,
+                          const char *project, tg_agent_op op,
+                          char err[TG_ERRMSG]) {
+  if (check_id(id, err) < 0 || op == TG_AGENT_MARK) return -EINVAL;
+  agent_w w = {id, agent, project, op, NULL, NULL, (int64_t)tg__wall_ms()};
+  return tg__store_write(st, agent_write, &w, err);
+}
+
+int tg__agent_mark_swap(tg_store *st, const char *id, const char *agent,
+                        const char *project, const char *old_mark,
+                        const char *new_mark, char err[TG_ERRMSG]) {
+  if (check_id(id, err) < 0) return -EINVAL;
+  agent_w w = {id, agent, project, TG_AGENT_MARK, old_mark, new_mark,
+               (int64_t)tg__wall_ms()};
+  int64_t rc = tg__store_write(st, agent_write, &w, err);
+  return rc < 0 ? (int)rc : rc > 0;
+}
+
+/* Reads the session's turn and mark on the caller's connection. */
+int tg__agent_read(tg_store *st, const char *id, int64_t *turn, char **mark,
+                   char err[TG_ERRMSG]) {
+  if (turn) *turn = 0;
+  if (mark) *mark = NULL;
+  if (check_id(id, err) < 0) return -EINVAL;
+  if (tg__store_flushed(st, err) < 0) return -EIO;
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(st->db, "SELECT turn, transcript_mark FROM"
+                              " sessions WHERE id = ?1", -1, &q, NULL);
+  if (rc == SQLITE_OK) {
+    bind_str(q, 1, id);
+    rc = sqlite3_step(q);
+  }
+  if (rc == SQLITE_ROW) {
+    const char *m = (const char *)sqlite3_column_text(q, 1);
+    if (turn) *turn = sqlite3_column_int64(q, 0);
+    if (mark && m && !(*mark = tg__strdup(m))) rc = SQLITE_NOMEM;
+    else rc = SQLITE_DONE;
+  }
+  if (rc != SQLITE_DONE)
+    tg__db_error(st->db, st->path, "cannot read its sessions", err);
+  sqlite3_finalize(q);
+  return rc == SQLITE_DONE ? 0 : -EIO;
+}

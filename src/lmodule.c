@@ -1871,7 +1871,9 @@ static int l_record_usage(lua_State *L) {
   }
   if (!u.model) return luaL_error(L, "%s: 'model' is required", fn);
   char err[TG_ERRMSG] = "";
+  lua_State *prev = enter(r, L); /* budget alerts and notifications tell */
   int rc = tg_record_usage(r->rt, &u, err);
+  leave(r, L, prev);
   char code[32];
   if (rc < 0) return fail(L, err, errno_name(rc, code, sizeof code));
   lua_pushboolean(L, 1);

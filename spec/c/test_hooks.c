@@ -753,6 +753,13 @@ TEST(stop_records_the_usage_in_a_claude_code_transcript) {
   check_usage("sess-u", NULL, 2, 1117, 23);
   check_usage("sess-u", "claude-sonnet-4-5", 1, 1110, 20);
   check_usage("sess-u", "claude-haiku-4-5", 1, 7, 3);
+  /* budgets see it: the policies' token budget for the session is spent */
+  r = hook_event("claude-code", "{\"session_id\":\"sess-u\",\"cwd\":\"/w\","
+                 "\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+                 "\"tool_input\":{\"command\":\"ls\"}}");
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "this session used 1140 tokens of 1000");
+  ran_free(&r);
   /* the rest of the partial line, and one more message: a resident
    * instance reads on from where the in-process answer stopped */
   append_to(t, "ge\":{\"input_tokens\":1,\"output_tokens\":2}}}\n"

@@ -172,6 +172,25 @@ tg.budget { name = "fresh", limit = 1.00, period = "day" }
     assert.are.equal(2, fresh) -- critical and exceeded: info and warning were past already
   end)
 
+  it("count tokens, not cost, with unit = \"tokens\"", function()
+    local rt = H.runtime([[
+local tg = require "toolgate"
+tg.budget { name = "t", unit = "tokens", limit = 1000, period = "total", notify = false }
+tg.budget { name = "c", limit = 1, period = "total", notify = false }
+]])
+    local alerts = H.record(rt, "budget_alert")
+    assert(rt:record_usage { model = "m", input_tokens = 700, output_tokens = 250, cost = 0 })
+    local st = rt:budget_status("t")
+    assert.are.same({ 950, "tokens", "critical" }, { st.spent, st.unit, st.level })
+    assert.are.same({ 0, "cost", "ok" }, { rt:budget_status("c").spent, rt:budget_status("c").unit,
+      rt:budget_status("c").level })
+    assert(rt:record_usage { model = "m", input_tokens = 60, output_tokens = 0 })
+    rt:run()
+    assert.are.equal("exceeded", rt:budget_status("t").level)
+    assert.is_truthy(#alerts > 0)
+    assert.is_truthy(H.has(alerts[#alerts].message, "1010 of 1000 tokens used"), alerts[#alerts].message)
+  end)
+
   it("alert by event, on_alert and notification even when on_alert fails", function()
     local rt = H.runtime([[
 local tg = require "toolgate"
@@ -203,6 +222,8 @@ tg.budget { name = "b", limit = 1, period = "total", thresholds = { exceeded = 1
       { "tg.budget { name = 'b', limit = 1, period = 'day' } tg.budget { name = 'b', limit = 2, period = 'day' }",
         "a budget named 'b' already exists" },
       { "tg.budget { name = 'b', limit = 1, period = 'day', on_alert = 'x' }", "'on_alert' must be a function" },
+      { "tg.budget { name = 'b', limit = 1, period = 'day', unit = 'token' }",
+        "'unit' must be \"cost\" (the default) or \"tokens\" (got token)" },
     }
     for _, c in ipairs(cases) do
       local dir = H.policy_dir("local tg = require 'toolgate'\n" .. c[1] .. "\n")

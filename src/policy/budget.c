@@ -74,8 +74,9 @@ static void derive(tg_generation *g, tg_budget *b, tg_budget_state *st,
                       b->project, b->model, st->start};
   tg_usage_sum sum = {0};
   const tg_usage_ledger *l = &g->core->usage;
-  if (!l->sum || l->sum(l->ud, &q, &sum) < 0) sum.cost = 0;
-  st->spent = sum.cost;
+  if (!l->sum || l->sum(l->ud, &q, &sum) < 0) memset(&sum, 0, sizeof sum);
+  st->spent = b->tokens ? (double)(sum.input_tokens + sum.output_tokens)
+                        : sum.cost;
   st->fired = reached(b, st->spent); /* told before the state was lost */
 }
 
@@ -176,7 +177,9 @@ static cJSON *alert_json(const tg_budget *b, const snapshot *s, int level) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   char msg[600];
-  snprintf(msg, sizeof msg, "budget '%s' %s %g%% (%s): %.2f of %.2f spent %s",
+  snprintf(msg, sizeof msg, b->tokens
+           ? "budget '%s' %s %g%% (%s): %.0f of %.0f tokens used %s"
+           : "budget '%s' %s %g%% (%s): %.2f of %.2f spent %s",
            b->name, level == TG_LEVEL_EXCEEDED ? "is past" : "passed",
            b->thresholds[level] * 100, tg__budget_level_names[level],
            s->spent, b->limit, period_text(b->period));
@@ -294,7 +297,8 @@ void tg__budgets_count(tg_generation *g, const tg_usage_rec *r) {
     if (!counts_now(g, b, r)) continue;
     tg_budget_state *st = state_at(g, b, r->session, r->ts_ms);
     if (!st) continue; /* out of memory: the next build counts it */
-    st->spent += r->cost;
+    st->spent += b->tokens ? (double)(r->input_tokens + r->output_tokens)
+                           : r->cost;
     tell_new_levels(g, b, st);
   }
 }
@@ -305,6 +309,7 @@ static tg_budget *same_budget(tg_generation *old, const tg_budget *b) {
   for (size_t i = 0; old && old->chat && i < old->chat->nbudgets; i++) {
     tg_budget *o = &old->chat->budgets[i];
     if (strcmp(o->name, b->name) == 0 && o->period == b->period &&
+        o->tokens == b->tokens &&
         same_str(o->session, b->session) && same_str(o->project, b->project) &&
         same_str(o->model, b->model))
       return o;
@@ -352,6 +357,7 @@ static cJSON *status_of(tg_generation *g, tg_budget *b, const char *session) {
   cJSON_AddStringToObject(o, "name", b->name);
   cJSON_AddNumberToObject(o, "spent", st->spent);
   cJSON_AddNumberToObject(o, "limit", b->limit);
+  cJSON_AddStringToObject(o, "unit", b->tokens ? "tokens" : "cost");
   cJSON_AddNumberToObject(o, "percent", 100 * st->spent / b->limit);
   cJSON_AddStringToObject(o, "level", level_name(b, st->spent));
   cJSON_AddStringToObject(o, "period", tg__period_name(b->period));
@@ -395,6 +401,7 @@ static cJSON *budget_json(const tg_budget *b) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", b->name);
   cJSON_AddNumberToObject(o, "limit", b->limit);
+  cJSON_AddStringToObject(o, "unit", b->tokens ? "tokens" : "cost");
   cJSON_AddStringToObject(o, "period", tg__period_name(b->period));
   cJSON *s = cJSON_AddObjectToObject(o, "scope");
   if (b->session) cJSON_AddStringToObject(s, "session", b->session);

@@ -59,6 +59,9 @@ typedef struct {
   double thresholds[TG_LEVEL__COUNT];
   int on_alert_ref;             /* LUA_NOREF: none */
   int notify;                   /* send a notification per alert */
+  int tokens;                   /* unit "tokens": counts input + output
+                                   tokens, not cost (an agent's hooks
+                                   know tokens, not prices) */
   tg_budget_state *states;      /* malloc'd */
   size_t nstates, capstates;
   uint64_t tick;

@@ -18,7 +18,7 @@
 
 static const char *const budget_keys[] = {"name", "limit", "period", "scope",
                                           "thresholds", "on_alert", "notify",
-                                          NULL};
+                                          "unit", NULL};
 static const char *const scope_keys[] = {"session", "project", "model", NULL};
 static const char *const notify_keys[] = {"duration_ms", "action", NULL};
 static const char *const action_keys[] = {"label", "command", NULL};
@@ -83,7 +83,7 @@ static const char *opt_string(lua_State *L, int t, const char *k,
 typedef struct {
   const char *name, *session, *project, *model;
   double limit, thresholds[TG_LEVEL__COUNT];
-  int period, notify;
+  int period, notify, tokens;
 } budget_spec;
 
 static void read_scope(lua_State *L, int t, budget_spec *b, const char *fn) {
@@ -159,6 +159,11 @@ static void read_budget(lua_State *L, tg_generation *g, budget_spec *b) {
   if ((b->period = tg__period_of(period)) < 0)
     luaL_error(L, "%s: 'period' must be %s (got %s)", fn, TG_PERIOD_NAMES,
                period ? period : "nothing");
+  const char *unit = opt_string(L, 1, "unit", fn);
+  if (unit && strcmp(unit, "cost") && strcmp(unit, "tokens"))
+    luaL_error(L, "%s: 'unit' must be \"cost\" (the default) or \"tokens\" "
+               "(got %s)", fn, unit);
+  b->tokens = unit && !strcmp(unit, "tokens");
   read_scope(L, 1, b, fn);
   read_thresholds(L, 1, b, fn);
   int ty = tg__rawgetfield(L, 1, "notify");
@@ -194,6 +199,7 @@ int tg__l_budget(lua_State *L) {
   b->limit = s.limit;
   b->period = (tg_period)s.period;
   b->notify = s.notify;
+  b->tokens = s.tokens;
   memcpy(b->thresholds, s.thresholds, sizeof b->thresholds);
   if (!(b->name = tg__reg_strdup(g, s.name)) ||
       (s.session && !(b->session = tg__reg_strdup(g, s.session))) ||

@@ -281,6 +281,7 @@ function tg.route_model(fn) end
 ---@field threshold number
 ---@field spent number
 ---@field limit number
+---@field unit "cost"|"tokens"
 ---@field percent number
 ---@field period "session"|"day"|"week"|"month"|"total"
 ---@field period_start? integer ms since the epoch
@@ -290,7 +291,8 @@ function tg.route_model(fn) end
 
 ---@class tg.budget_spec
 ---@field name string unique among the budgets
----@field limit number in the currency usage is counted in
+---@field limit number in the currency usage is counted in, or tokens (unit "tokens")
+---@field unit? "cost"|"tokens" what is summed: the records' cost (default), or their input + output tokens
 ---@field period "session"|"day"|"week"|"month"|"total" calendar periods roll in local time
 ---@field scope? {session?: string, project?: string, model?: string} which usage counts (default: all)
 ---@field thresholds? tg.budget_thresholds the levels to tell (the ones given replace the defaults)

@@ -168,9 +168,10 @@ static void print_chat(FILE *f, const cJSON *d, int color) {
   int w = width_of(budgets, "name", 1);
   cJSON_ArrayForEach(b, budgets) {
     char lim[TG_JSON_NUMBER_MAX];
-    fprintf(f, "  %-*s  %s per %s  %s\n", w, str(b, "name", "?"),
-            num_text(b, "limit", lim), str(b, "period", "?"),
-            str(b, "where", ""));
+    int tokens = !strcmp(str(b, "unit", "cost"), "tokens");
+    fprintf(f, "  %-*s  %s%s per %s  %s\n", w, str(b, "name", "?"),
+            num_text(b, "limit", lim), tokens ? " tokens" : "",
+            str(b, "period", "?"), str(b, "where", ""));
   }
 }
 

@@ -7,6 +7,7 @@
 --   * git push --force is denied, in every spelling the shell allows;
 --   * an edit of a file outside src/ asks the user first;
 --   * after an edit, the test command's output goes to the model.
+--   * past a daily token budget, shell commands ask first.
 --
 -- Put this file (and 10_shell.lua from toolgate's policies/, for the
 -- destructive commands) in the project's policies/ folder, then
@@ -73,3 +74,22 @@ tg.after_tool({ "write_file", "apply_patch" }, function(call, res)
       "the tests after this edit (" .. TEST_COMMAND .. ")")
   end
 end)
+
+-- What the agent's model read and wrote today, as its Stop hook read it
+-- from the transcript (README "Agent hooks", Records): past the limit,
+-- each shell command asks the user first. A budget in tokens, since the
+-- transcript has no prices.
+tg.budget { name = "agent-tokens-today", unit = "tokens", limit = 20e6, period = "day" }
+
+tg.rule {
+  name = "token-budget",
+  priority = 10,
+  tools = { "exec" },
+  check = function(call)
+    local b = tg.budget_status("agent-tokens-today")
+    if agent.of(call) and b.level == "exceeded" then
+      return tg.ask(("the agent has used %.1fM tokens today (budget %.0fM): "
+        .. "run this anyway?"):format(b.spent / 1e6, b.limit / 1e6))
+    end
+  end,
+}

@@ -570,10 +570,10 @@ TEST(start_daemon_on_demand) {
 
 /* ---- what policies see, and what the hooks record ------------------------------ */
 
-/* The database the hook processes wrote (the test's XDG_STATE_HOME). */
+/* The database the hook processes write (the test's XDG_STATE_HOME). */
 static tg_store *hook_db(void) {
   char err[TG_ERRMSG];
-  tg_store *st = tg_store_open(NULL, 0, err);
+  tg_store *st = tg_store_open(NULL, 1, err);
   if (!st) TG_FAIL("the hooks' database: %s", err);
   return st;
 }
@@ -648,6 +648,44 @@ TEST(policies_see_the_agent_and_the_turn) {
   ASSERT_CONTAINS(r.out, "agent=codex tool=Bash input=who-am-i "
                   "event=PreToolUse session=sess-10 turn=0");
   ran_free(&r);
+  remove_tree(tmp);
+}
+
+/* An approval remembered in the database (`toolgate approvals grant`, or
+ * an earlier "always" in another front) answers the rule's ask, for the
+ * session it names and no other; in-process and resident alike. */
+TEST(remembered_approvals_apply_to_agent_calls) {
+  char *tmp = temp_dir();
+  char err[TG_ERRMSG];
+  tg_store *st = hook_db();
+  tg_always_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.scope = TG_SCOPE_PATTERN;
+  spec.arg = "command";
+  spec.glob = "make deploy*";
+  spec.where = TG_WHERE_SESSION;
+  spec.tool = "exec";
+  spec.session = "sess-ok";
+  ASSERT_TRUE(tg_store_grant(st, &spec, err) > 0);
+  tg_store_close(st);
+  static const char ev[] =
+      "{\"session_id\":\"%s\",\"cwd\":\"/w\",\"hook_event_name\":\"PreToolUse\","
+      "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"make deploy\"}}";
+  char ok[512], other[512];
+  snprintf(ok, sizeof ok, ev, "sess-ok");
+  snprintf(other, sizeof other, ev, "sess-other");
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  ran a = hook_event("claude-code", ok), b = hook_event_at("claude-code", d.sock, ok);
+  ASSERT_CONTAINS(a.out, "\"permissionDecision\":\"allow\"");
+  ASSERT_CONTAINS(a.out, "approved before (remembered)");
+  ASSERT_STR_EQ(a.out, b.out);
+  ran_free(&a);
+  ran_free(&b);
+  a = hook_event_at("claude-code", d.sock, other);
+  ASSERT_CONTAINS(a.out, "\"permissionDecision\":\"ask\"");
+  ASSERT_CONTAINS(a.out, "deploying to production?");
+  ran_free(&a);
+  stop_daemon(&d);
   remove_tree(tmp);
 }
 
@@ -1084,6 +1122,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(the_agent_hooks_example),
           TEST_ENTRY(start_daemon_on_demand),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
+          TEST_ENTRY(remembered_approvals_apply_to_agent_calls),
           TEST_ENTRY(concurrent_prompts_count_once_each),
           TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),
           TEST_ENTRY(stop_records_the_usage_in_a_codex_rollout),

@@ -135,6 +135,10 @@ static int record_stop(tg_runtime *rt, const char *agent, const char *session,
                   u[i].output_tokens, 0, 0};
     if (tg_record_usage(rt, &r, err) < 0) rc = -1;
   }
+  /* queued for the writer: in the database before the agent hears back,
+   * as a judged call's audit record is */
+  if (rc > 0 && n && rt->store && tg__store_flushed(rt->store, err) < 0)
+    rc = -1;
   free(old);
   free(neu);
   return rc < 0 ? -1 : 0;

@@ -896,7 +896,7 @@ TEST(sessions_are_recorded) {
                  "\"SessionStart\"}");
   ASSERT_INT_EQ(r.code, 0);
   ASSERT_STR_EQ(r.out, "");
-  ASSERT_CONTAINS(r.err, "SessionStart not recorded: a session id has a "
+  ASSERT_CONTAINS(r.err, "SessionStart not recorded: a session's id has a "
                   "control character");
   ran_free(&r);
 }

@@ -79,26 +79,10 @@ static int64_t agent_write(sqlite3 *db, void *arg, char *err, size_t errlen) {
   return rc;
 }
 
-static int check_id(const char *id, char err[TG_ERRMSG]) {
-  size_t n = id ? strlen(id) : 0;
-  if (n == 0 || n >= TG_SESSION_ID_MAX) {
-    tg__errf(err, TG_ERRMSG, "a session id is 1 to %d bytes, not %zu",
-             TG_SESSION_ID_MAX - 1, n);
-    return -EINVAL;
-  }
-  for (size_t i = 0; i < n; i++)
-    if ((unsigned char)id[i] < 0x20 || id[i] == 0x7f) {
-      tg__errf(err, TG_ERRMSG, "a session id has a control character "
-               "(byte %zu)", i);
-      return -EINVAL;
-    }
-  return 0;
-}
-
 int64_t tg__agent_session(tg_store *st, const char *id, const char *agent,
                           const char *project, tg_agent_op op,
                           char err[TG_ERRMSG]) {
-  if (check_id(id, err) < 0 || op == TG_AGENT_MARK) return -EINVAL;
+  if (tg__session_id_check(id, err) < 0 || op == TG_AGENT_MARK) return -EINVAL;
   agent_w w = {id, agent, project, op, NULL, NULL, (int64_t)tg__wall_ms()};
   return tg__store_write(st, agent_write, &w, err);
 }
@@ -106,7 +90,7 @@ int64_t tg__agent_session(tg_store *st, const char *id, const char *agent,
 int tg__agent_mark_swap(tg_store *st, const char *id, const char *agent,
                         const char *project, const char *old_mark,
                         const char *new_mark, char err[TG_ERRMSG]) {
-  if (check_id(id, err) < 0) return -EINVAL;
+  if (tg__session_id_check(id, err) < 0) return -EINVAL;
   agent_w w = {id, agent, project, TG_AGENT_MARK, old_mark, new_mark,
                (int64_t)tg__wall_ms()};
   int64_t rc = tg__store_write(st, agent_write, &w, err);
@@ -118,7 +102,7 @@ int tg__agent_read(tg_store *st, const char *id, int64_t *turn, char **mark,
                    char err[TG_ERRMSG]) {
   if (turn) *turn = 0;
   if (mark) *mark = NULL;
-  if (check_id(id, err) < 0) return -EINVAL;
+  if (tg__session_id_check(id, err) < 0) return -EINVAL;
   if (tg__store_flushed(st, err) < 0) return -EIO;
   sqlite3_stmt *q = NULL;
   int rc = sqlite3_prepare_v2(st->db, "SELECT turn, transcript_mark FROM"

@@ -55,6 +55,14 @@ static int check_text(const char *what, const char *s, size_t max,
   return 0;
 }
 
+int tg__session_id_check(const char *id, char err[TG_ERRMSG]) {
+  if (!id) {
+    tg__errf(err, TG_ERRMSG, "a session needs its id");
+    return -EINVAL;
+  }
+  return check_text("id", id, TG_SESSION_ID_MAX - 1, 0, err);
+}
+
 static const char *const roles[] = {"system", "user", "assistant", "tool"};
 
 static int known_role(const char *r) {
@@ -112,8 +120,7 @@ int tg_session_begin(tg_store *st, const tg_session_spec *s,
                      char id[TG_SESSION_ID_MAX], char err[TG_ERRMSG]) {
   static const tg_session_spec none;
   if (!s) s = &none;
-  if (s->id && check_text("id", s->id, TG_SESSION_ID_MAX - 1, 0, err) < 0)
-    return -EINVAL;
+  if (s->id && tg__session_id_check(s->id, err) < 0) return -EINVAL;
   if (s->title && check_text("title", s->title, 4096, 0, err) < 0)
     return -EINVAL;
   if (s->started_ms < 0) {

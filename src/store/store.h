@@ -194,6 +194,9 @@ int tg__store_flushed(tg_store *st, char err[TG_ERRMSG]);
 /* A SAVEPOINT around several writes: begin, then end(ok). */
 int tg__savepoint(sqlite3 *db, char *err, size_t errlen);
 int tg__savepoint_end(sqlite3 *db, int ok);
+/* Is id a session id (1 to TG_SESSION_ID_MAX - 1 bytes, no control
+ * character)? 0, or -EINVAL with what is wrong. */
+int tg__session_id_check(const char *id, char err[TG_ERRMSG]);
 /* A fresh session id: "s-" and 16 random hex digits. */
 void tg__session_fresh_id(char id[TG_SESSION_ID_MAX]);
 

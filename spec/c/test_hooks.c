@@ -699,6 +699,7 @@ TEST(concurrent_prompts_count_once_each) {
     if (kids[i] == 0) {
       ran r = hook_event("claude-code", "{\"session_id\":\"par\",\"cwd\":\"/w\","
                          "\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":\"x\"}");
+      if (r.code != 0 || r.err[0]) fprintf(stderr, "hook %d: exit %d: %s\n", i, r.code, r.err);
       _exit(r.code == 0 && !r.err[0] ? 0 : 1);
     }
   }

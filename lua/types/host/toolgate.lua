@@ -354,7 +354,7 @@ function runtime:end_session(id) end
 ---@return string? code
 function runtime:message(m) end
 
----The sessions, latest first: {id, project, title, started, ended, messages}.
+---The sessions, latest first: {id, project, title, started, ended, agent, turn, messages}.
 ---@param opts? {limit?: integer}
 ---@return table[]? sessions
 ---@return string? err

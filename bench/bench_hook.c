@@ -7,7 +7,8 @@
  * the event on stdin, stdout to /dev/null), interleaved so a busy machine
  * slows all alike — one of each in turn, then in blocks of back-to-back
  * spawns — and the CPU time each used, which a busy machine does not
- * stretch.
+ * stretch. `toolgate --version` is there as the floor: what starting the
+ * command costs before it does anything (the loader, its libraries).
  *
  * usage: bench_hook TOOLGATE POLICIES [rounds]   (bench/run.sh runs it)
  */
@@ -128,12 +129,15 @@ int main(int argc, char **argv) {
        "'PreToolUse', 'permissionDecision': 'allow'}}))", NULL},
       {tg, "hook", "claude-code", "--policies", pol, "--socket", sock, NULL},
       {tg, "hook", "claude-code", "--policies", pol, "--no-resident", NULL},
+      /* the floor under the resident row: starting the command alone */
+      {tg, "--version", NULL},
   };
   const char *names[] = {"spawn `true`", "shell hook (sh -c)",
                          "Python hook (python3 -c)",
                          "toolgate hook, resident instance",
-                         "toolgate hook, no instance"};
-  enum { N = 5 };
+                         "toolgate hook, no instance",
+                         "toolgate --version (start-up alone)"};
+  enum { N = 6 };
   double *t[N], *u[N];
   for (int c = 0; c < N; c++) {
     t[c] = calloc((size_t)rounds, sizeof **t);

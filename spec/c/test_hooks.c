@@ -645,6 +645,23 @@ TEST(policies_see_the_agent_and_the_turn) {
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(calls, 0), "tool"), "exec");
   ASSERT_NUM_EQ(num_at(cJSON_GetArrayItem(calls, 0), "turn"), 2);
   cJSON_Delete(s);
+  /* the chat layers see the prompt (here: a before_chat layer that keeps
+   * it as a memory of the session) */
+  r = hook_event("claude-code", "{\"session_id\":\"sess-9\",\"cwd\":\"/w\","
+                 "\"hook_event_name\":\"UserPromptSubmit\",\"prompt\":"
+                 "\"remember: tabs, not spaces\"}");
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  char err[TG_ERRMSG];
+  tg_store *st = hook_db();
+  tg_recall_filter f = {.query = "tabs", .scope = "session", .session = "sess-9"};
+  cJSON *mem = tg_memory_recall(st, &f, err);
+  ASSERT_NOT_NULL(mem);
+  ASSERT_INT_EQ(cJSON_GetArraySize(mem), 1);
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(mem, 0), "content"),
+                "claude-code, turn 3: tabs, not spaces");
+  cJSON_Delete(mem);
+  tg_store_close(st);
   /* another session counts its own turns */
   r = hook_event("codex",
       "{\"session_id\":\"sess-10\",\"cwd\":\"/w\",\"hook_event_name\":\"PreToolUse\","

@@ -2,8 +2,9 @@
  * hook_record.c — what an agent's hooks tell of besides tool calls:
  *
  *   UserPromptSubmit   the session's turn goes up by one (tool calls
- *                      after it carry it: call.turn, the audit), and the
- *                      prompt is kept as the session's user message
+ *                      after it carry it: call.turn, the audit), the chat
+ *                      layers see the prompt, and it is kept as the
+ *                      session's user message
  *   Stop, SubagentStop the model and tokens the agent wrote to its
  *                      transcript since the last stop go to the usage
  *                      ledger (tg_record_usage), so budgets see real spend
@@ -146,6 +147,29 @@ static int record_stop(tg_runtime *rt, const char *agent, const char *session,
 
 /* ---- prompts and sessions ----------------------------------------------------- */
 
+/* The chat layers see each prompt: a chat begun and ended around it
+ * (before_chat, then after_chat, with ctx.request = {agent, prompt, cwd}).
+ * A hook sees the prompt, not the model's answer, and each hook may be
+ * its own process, so both run here, the same in every process. A chat
+ * the host itself has open for the session is left alone. */
+static int prompt_layers(tg_runtime *rt, const char *agent,
+                         const char *session, const cJSON *ev, char *err) {
+  static const char *const fields[] = {"prompt", "cwd", "permission_mode",
+                                       NULL};
+  cJSON *req = cJSON_CreateObject();
+  cJSON_AddStringToObject(req, "agent", agent);
+  for (int i = 0; fields[i]; i++)
+    if (str(ev, fields[i])) cJSON_AddStringToObject(req, fields[i],
+                                                     str(ev, fields[i]));
+  tg_chat_request cr = {session, str(ev, "model"), str(ev, "cwd"), req};
+  int rc = tg_chat_begin(rt, &cr, err);
+  cJSON_Delete(req);
+  if (rc == -EBUSY) return 0;
+  if (rc < 0) return -1;
+  tg_chat_result res = {session, 1, NULL, NULL};
+  return tg_chat_end(rt, &res, err) < 0 ? -1 : 0;
+}
+
 static int record_prompt(tg_runtime *rt, const char *agent,
                          const char *session, const cJSON *ev, char *err) {
   int64_t turn = 0;
@@ -158,6 +182,7 @@ static int record_prompt(tg_runtime *rt, const char *agent,
     snprintf(err, TG_ERRMSG, "out of memory");
     return -1;
   }
+  if (prompt_layers(rt, agent, session, ev, err) < 0) return -1;
   const char *prompt = str(ev, "prompt");
   if (!rt->store || !prompt) return 0;
   tg_message m = {session, "user", prompt, NULL, 0};

@@ -398,6 +398,11 @@ typedef struct {
   tg_event_cb on_event;
   tg_event_cb on_progress;
   void *events_ud;
+  /* The project folder the call belongs to: approvals remembered for a
+   * project cover it there (and are remembered there). NULL: the
+   * runtime's (tg_config.project). An agent's hook gives the session's
+   * cwd, so one resident instance serves several projects. */
+  const char *project;
 } tg_call_request;
 
 typedef struct {

@@ -706,6 +706,38 @@ TEST(remembered_approvals_apply_to_agent_calls) {
   ASSERT_CONTAINS(a.out, "\"permissionDecision\":\"ask\"");
   ASSERT_CONTAINS(a.out, "deploying to production?");
   ran_free(&a);
+  /* remembered for a project: the session's cwd is its project (by its
+   * real path: here through a symlink), wherever the instance runs */
+  char *proj = path_join(tmp, "proj"), *link = path_join(tmp, "link");
+  ASSERT_OK(mkdir(proj, 0700));
+  ASSERT_OK(symlink(proj, link));
+  char *real = realpath(proj, NULL);
+  st = hook_db();
+  memset(&spec, 0, sizeof spec);
+  spec.scope = TG_SCOPE_TOOL;
+  spec.where = TG_WHERE_PROJECT;
+  spec.tool = "exec";
+  spec.project = real;
+  ASSERT_TRUE(tg_store_grant(st, &spec, err) > 0);
+  tg_store_close(st);
+  static const char in_dir[] =
+      "{\"session_id\":\"sess-p\",\"cwd\":\"%s\",\"hook_event_name\":\"PreToolUse\","
+      "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"make deploy\"}}";
+  char there[1024], elsewhere[1024];
+  snprintf(there, sizeof there, in_dir, link);
+  snprintf(elsewhere, sizeof elsewhere, in_dir, tmp);
+  a = hook_event_at("claude-code", d.sock, there);
+  b = hook_event("claude-code", there);
+  ASSERT_CONTAINS(a.out, "approved before (remembered)");
+  ASSERT_STR_EQ(a.out, b.out);
+  ran_free(&a);
+  ran_free(&b);
+  a = hook_event_at("claude-code", d.sock, elsewhere);
+  ASSERT_CONTAINS(a.out, "\"permissionDecision\":\"ask\"");
+  ran_free(&a);
+  free(real);
+  free(proj);
+  free(link);
   stop_daemon(&d);
   remove_tree(tmp);
 }

@@ -35,7 +35,7 @@ static void always_free(tg_always *e) {
 }
 
 int tg__always_covers(tg_call *c) {
-  tg_approval_query q = {c->tool_name, c->session, c->core->cfg.project,
+  tg_approval_query q = {c->tool_name, c->session, tg__call_project(c),
                          c->args, (int64_t)tg__wall_ms(), NULL, 0};
   const tg_sink *sink = &c->core->sink;
   int hit = 0;
@@ -75,7 +75,7 @@ static tg_always *always_new(tg_call *c, const tg_always_spec *s) {
                        pat ? tg__strdup(s->arg) : NULL,
                        pat ? tg__strdup(s->glob) : NULL, s->where,
                        proj ? NULL : tg__strdup(c->session),
-                       proj ? tg__strdup(c->core->cfg.project) : NULL,
+                       proj ? tg__strdup(tg__call_project(c)) : NULL,
                        s->until_ms};
   /* an entry missing its args or glob would cover more than was said */
   if (!e->a.tool || (s->scope == TG_SCOPE_ARGS && !e->a.args_key) ||
@@ -280,7 +280,7 @@ int tg__chain_answer_always(tg_chain *ch, uint64_t approval_id,
   }
   int rc = tg__always_spec_check(spec, (int64_t)tg__wall_ms(), err);
   if (rc < 0) return rc;
-  if (spec->where == TG_WHERE_PROJECT && !ch->core->cfg.project) {
+  if (spec->where == TG_WHERE_PROJECT && !tg__call_project(c)) {
     tg__errf(err, TG_ERRMSG, "approve-always for the project: the runtime "
              "has no project (tg_config.project, or a current directory)");
     return -EINVAL;

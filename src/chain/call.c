@@ -266,6 +266,7 @@ void tg__call_free_fields(tg_call *c) {
   cJSON_Delete(c->short_result);
   cJSON_Delete(c->hooks_log);
   free(c->bad_args);
+  free(c->project);
   free(c->first_name);
   tg__err_clear(&c->error);
   cJSON_Delete(c->red_args);
@@ -621,12 +622,14 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
   /* a call of a turn carries it (core/turns.h) */
   c->turn = req->turn ? req->turn : tg__turn_of(ch->core, c->session);
   c->metadata = req->metadata ? cJSON_Duplicate(req->metadata, 1) : NULL;
+  c->project = tg__strdup(req->project);
   c->bad_args = tg__strdup(bad_args);
   c->listen = (tg_listener){req->on_event, req->on_progress, req->events_ud};
   c->gen = ch->gen;
   tg__generation_ref(c->gen);
   if (!c->id || !c->tool_name || !c->session ||
-      (req->metadata && !c->metadata) || (bad_args && !c->bad_args)) {
+      (req->metadata && !c->metadata) || (bad_args && !c->bad_args) ||
+      (req->project && !c->project)) {
     tg__call_free_fields(c);
     free(c);
     return NULL;

@@ -140,6 +140,7 @@ struct tg_call {
   int depth;                     /* 0, or how deep inside ctx.call nesting */
   int dry_run;                   /* explain's call: judged, never started */
   tg_fixture *fixture;           /* toolgate test's call: see tg_fixture */
+  char *project;                 /* the request's, or NULL: the runtime's */
   int fixture_recorded;          /* taken before the audit (finish) */
   char *bad_args;                /* why the args were refused (owned): the
                                   * call ends VALIDATE INVALID_ARGS at start */
@@ -166,6 +167,11 @@ struct tg_call {
 };
 
 #define TG_MAX_CALL_DEPTH 8
+
+/* The project the call belongs to: its request's, else the runtime's. */
+static inline const char *tg__call_project(const tg_call *c) {
+  return c->project ? c->project : c->core->cfg.project;
+}
 
 /* Starts a call made by a tool of another call (ctx.call): like
  * tg_call_start, one level deeper; refused (-ELOOP) past the limit. */

@@ -73,7 +73,7 @@ static int attempt_call(tg_exec *ex, const char *id, const char *tool,
   cJSON_AddStringToObject(meta, "parent_call", c->id);
   tg_call_request req = {.id = id, .tool = tool, .args = args,
                          .session = c->session, .turn = c->turn,
-                         .metadata = meta};
+                         .metadata = meta, .project = c->project};
   int rc = tg__call_start_nested(c->ch, &req, c->depth, done, ud, err);
   cJSON_Delete(meta);
   return rc;

@@ -303,6 +303,12 @@ static cJSON *metadata_of(hook_job *j) {
   cJSON_AddItemToObject(m, "agent_input",
                         cJSON_Duplicate(cJSON_GetObjectItem(j->event, "tool_input"), 1));
   if (j->m.paths) cJSON_AddItemToObject(m, "agent_paths", cJSON_Duplicate(j->m.paths, 1));
+  /* the project its approvals are remembered for: the session's folder,
+   * by its real path (as `toolgate approvals grant` names it) */
+  const char *cwd = str(j->event, "cwd");
+  char *real = cwd && *cwd == '/' ? realpath(cwd, NULL) : NULL;
+  if (cwd && *cwd == '/') cJSON_AddStringToObject(m, "agent_project", real ? real : cwd);
+  free(real);
   for (int i = 0; fields[i]; i++) {
     const char *v = str(j->event, fields[i]);
     if (!v) continue;
@@ -356,6 +362,7 @@ static void start_call(hook_job *j, int64_t turn) {
   req.session = session;
   req.turn = turn;
   req.metadata = meta;
+  req.project = str(meta, "agent_project");
   /* the call never waits (a fixture, no approval): done comes before
    * this returns, and the job is gone then */
   int rc = tg__chain_call_fixture(&j->rt->chain, &req, &j->f, call_done, j, err);

@@ -195,6 +195,7 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
     req.args = copy;
     req.session = session;
     req.metadata = m;
+    req.project = cJSON_GetStringValue(cJSON_GetObjectItem(meta, "agent_project"));
     char err[TG_ERRMSG];
     r->pending++;
     if (!copy || !c->label ||

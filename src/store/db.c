@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "store.h"
+#include "base/state_dir.h"
 #include "base/util.h"
 
 int tg__db_is_memory(const char *path) {
@@ -25,24 +26,17 @@ int tg__db_is_memory(const char *path) {
 }
 
 int tg_db_default_path(char *buf, size_t len, char err[TG_ERRMSG]) {
-  const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-  int n;
-  /* the XDG spec: a relative XDG_STATE_HOME is invalid and ignored */
-  if (state && state[0] == '/')
-    n = snprintf(buf, len, "%s/toolgate/toolgate.db", state);
-  else if (home && home[0] == '/')
-    n = snprintf(buf, len, "%s/.local/state/toolgate/toolgate.db", home);
-  else {
+  int rc = tg__state_dir(buf, len);
+  size_t n = rc == 0 ? strlen(buf) : 0;
+  if (rc == 0 && snprintf(buf + n, len - n, "/toolgate.db") >= (int)(len - n))
+    rc = -ENAMETOOLONG;
+  if (rc == -ENOENT)
     tg__errf(err, TG_ERRMSG, "no place for the database: neither "
              "XDG_STATE_HOME nor HOME is set to a full path; give the "
              "database's path (db, --db) or turn storage off (--no-db)");
-    return -ENOENT;
-  }
-  if (n < 0 || (size_t)n >= len) {
+  else if (rc < 0)
     tg__errf(err, TG_ERRMSG, "the default database path is too long");
-    return -ENAMETOOLONG;
-  }
-  return 0;
+  return rc;
 }
 
 /* mkdir -p of the folders above the file; the last ones made 0700 (the

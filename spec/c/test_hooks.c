@@ -672,23 +672,24 @@ TEST(policies_see_the_agent_and_the_turn) {
   remove_tree(tmp);
 }
 
+/* Remembers an approval in the hooks' database, as `toolgate approvals
+ * grant` does. */
+static void grant(const tg_always_spec *spec) {
+  char err[TG_ERRMSG];
+  tg_store *st = hook_db();
+  if (tg_store_grant(st, spec, err) <= 0) TG_FAIL("grant: %s", err);
+  tg_store_close(st);
+}
+
 /* An approval remembered in the database (`toolgate approvals grant`, or
  * an earlier "always" in another front) answers the rule's ask, for the
  * session it names and no other; in-process and resident alike. */
 TEST(remembered_approvals_apply_to_agent_calls) {
   char *tmp = temp_dir();
-  char err[TG_ERRMSG];
-  tg_store *st = hook_db();
-  tg_always_spec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.scope = TG_SCOPE_PATTERN;
-  spec.arg = "command";
-  spec.glob = "make deploy*";
-  spec.where = TG_WHERE_SESSION;
-  spec.tool = "exec";
-  spec.session = "sess-ok";
-  ASSERT_TRUE(tg_store_grant(st, &spec, err) > 0);
-  tg_store_close(st);
+  tg_always_spec spec = {.scope = TG_SCOPE_PATTERN, .arg = "command",
+                         .glob = "make deploy*", .where = TG_WHERE_SESSION,
+                         .tool = "exec", .session = "sess-ok"};
+  grant(&spec);
   static const char ev[] =
       "{\"session_id\":\"%s\",\"cwd\":\"/w\",\"hook_event_name\":\"PreToolUse\","
       "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"make deploy\"}}";
@@ -712,14 +713,9 @@ TEST(remembered_approvals_apply_to_agent_calls) {
   ASSERT_OK(mkdir(proj, 0700));
   ASSERT_OK(symlink(proj, link));
   char *real = realpath(proj, NULL);
-  st = hook_db();
-  memset(&spec, 0, sizeof spec);
-  spec.scope = TG_SCOPE_TOOL;
-  spec.where = TG_WHERE_PROJECT;
-  spec.tool = "exec";
-  spec.project = real;
-  ASSERT_TRUE(tg_store_grant(st, &spec, err) > 0);
-  tg_store_close(st);
+  tg_always_spec in_proj = {.scope = TG_SCOPE_TOOL, .where = TG_WHERE_PROJECT,
+                            .tool = "exec", .project = real};
+  grant(&in_proj);
   static const char in_dir[] =
       "{\"session_id\":\"sess-p\",\"cwd\":\"%s\",\"hook_event_name\":\"PreToolUse\","
       "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"make deploy\"}}";

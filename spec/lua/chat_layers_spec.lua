@@ -186,7 +186,8 @@ tg.tool { name = "seen", read_only = true, run = function() return seen end }
 local tg = require "toolgate"
 local ran = 0
 tg.before_chat(function() while true do end end)
-tg.before_chat(function() local t = {} for i = 1, 1e9 do t[i] = ("x"):rep(100) .. i end end)
+-- big pieces: the cap, not the time limit, stops it even under ASan on a busy machine
+tg.before_chat(function() local t = {} for i = 1, 1e9 do t[i] = ("x"):rep(65536) .. i end end)
 tg.before_chat(function() coroutine.yield() end)
 tg.before_chat(function() error(setmetatable({}, { __tostring = function() error("no") end })) end)
 tg.before_chat(function() ran = ran + 1 end)

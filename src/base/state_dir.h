@@ -1,8 +1,8 @@
 /*
  * state_dir.h — toolgate's folder of state: ${XDG_STATE_HOME:-$HOME/.local/
- * state}/toolgate. The default database lives there (store/db.c), and the
- * compiled Lua library (policy/lua_cache.c). One place computes it, so the
- * tests that give each run its own XDG_STATE_HOME isolate both.
+ * state}/toolgate, where the default database lives (store/db.c). One place
+ * computes it, so whatever else keeps state there finds the same folder,
+ * and the tests that give each run its own XDG_STATE_HOME isolate it all.
  */
 #ifndef TG_STATE_DIR_H
 #define TG_STATE_DIR_H

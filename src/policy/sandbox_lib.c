@@ -21,7 +21,6 @@
 #include "sandbox.h"
 #include "sandbox_lib.h"
 #include "sandbox_pattern.h"
-#include "lua_cache.h"
 #include "base/lua_dir.h"
 #include "base/regular_file.h"
 
@@ -585,28 +584,6 @@ static const char *read_module(lua_State *L, void *ud, size_t *size) {
   return *size ? r->buf : NULL;
 }
 
-/* Is the chunk "@file" one of the shipped library's? */
-static int shipped(const char *chunk) {
-  const char *lib = tg__lua_dir();
-  size_t n = strlen(lib);
-  return chunk[0] == '@' && !strncmp(chunk + 1, lib, n) && chunk[1 + n] == '/';
-}
-
-/* A shipped module through the cache of compiled modules (lua_cache.c):
- * its whole text read first (it is the cache's key). */
-static int load_shipped(lua_State *L, file_reader *r) {
-  luaL_Buffer b;
-  const char *name = lua_tostring(L, -1);
-  size_t n;
-  luaL_buffinit(L, &b);
-  for (const char *p; (p = read_module(L, r, &n));) luaL_addlstring(&b, p, n);
-  luaL_pushresult(&b);
-  const char *text = lua_tolstring(L, -1, &n);
-  int st = tg__lua_cache_load(L, text, n, name);
-  lua_remove(L, -2); /* the text */
-  return st;
-}
-
 /* Loads the Lua source on fd (closed here, whatever happens) as the chunk
  * named by the string on top. Returns lua_load's status. */
 static int load_module(lua_State *L, int fd) {
@@ -620,9 +597,7 @@ static int load_module(lua_State *L, int fd) {
     return LUA_ERRFILE;
   }
   skip_header(&r);
-  int st = shipped(lua_tostring(L, -1))
-               ? load_shipped(L, &r)
-               : tg_load(L, read_module, &r, lua_tostring(L, -1), "t");
+  int st = tg_load(L, read_module, &r, lua_tostring(L, -1), "t");
   fclose(r.f);
   return st;
 }

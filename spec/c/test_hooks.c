@@ -635,7 +635,8 @@ TEST(policies_see_the_agent_and_the_turn) {
   cJSON *s = stored_session("sess-9");
   ASSERT_NUM_EQ(num_at(s, "turn"), 2);
   ASSERT_STR_EQ(str_at(s, "agent"), "claude-code");
-  ASSERT_STR_EQ(str_at(s, "project"), "/w");
+  /* "/w" is no folder here: no project (never the instance's own) */
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(s, "project")));
   const cJSON *msgs = cJSON_GetObjectItem(s, "messages");
   ASSERT_INT_EQ(cJSON_GetArraySize(msgs), 2); /* the prompts, as user messages */
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(msgs, 1), "role"), "user");
@@ -731,6 +732,18 @@ TEST(remembered_approvals_apply_to_agent_calls) {
   a = hook_event_at("claude-code", d.sock, elsewhere);
   ASSERT_CONTAINS(a.out, "\"permissionDecision\":\"ask\"");
   ran_free(&a);
+  /* a session without a cwd has no project: not the instance's own (it
+   * runs in the source tree, which an approval covers here) */
+  char *src = realpath(TG_SOURCE_DIR, NULL);
+  tg_always_spec in_src = {.scope = TG_SCOPE_TOOL, .where = TG_WHERE_PROJECT,
+                           .tool = "exec", .project = src};
+  grant(&in_src);
+  a = hook_event_at("claude-code", d.sock,
+      "{\"session_id\":\"sess-p\",\"hook_event_name\":\"PreToolUse\","
+      "\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"make deploy\"}}");
+  ASSERT_CONTAINS(a.out, "\"permissionDecision\":\"ask\"");
+  ran_free(&a);
+  free(src);
   free(real);
   free(proj);
   free(link);
@@ -923,13 +936,22 @@ TEST(a_hostile_transcript_path_is_not_read) {
 }
 
 TEST(sessions_are_recorded) {
-  ran r = hook_event("claude-code", "{\"session_id\":\"../../etc/passwd\",\"cwd\":"
-                     "\"/w\",\"hook_event_name\":\"SessionStart\",\"source\":\"resume\"}");
+  /* the project: the session's cwd by its real path (here through a
+   * symlink) */
+  char *tmp = temp_dir(), *link = path_join(tmp, "link"), ev[1024];
+  char *real = realpath(tmp, NULL);
+  ASSERT_OK(symlink(tmp, link));
+  snprintf(ev, sizeof ev, "{\"session_id\":\"../../etc/passwd\",\"cwd\":\"%s\","
+           "\"hook_event_name\":\"SessionStart\",\"source\":\"resume\"}", link);
+  ran r = hook_event("claude-code", ev);
   ASSERT_STR_EQ(r.out, "");
   ASSERT_STR_EQ(r.err, "");
   ran_free(&r);
   cJSON *s = stored_session("../../etc/passwd"); /* kept, not a path */
-  ASSERT_STR_EQ(str_at(s, "project"), "/w");
+  ASSERT_STR_EQ(str_at(s, "project"), real);
+  free(real);
+  free(link);
+  remove_tree(tmp);
   ASSERT_STR_EQ(str_at(s, "agent"), "claude-code");
   ASSERT_TRUE(num_at(s, "started") > 0);
   ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(s, "ended")));

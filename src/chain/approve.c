@@ -280,9 +280,11 @@ int tg__chain_answer_always(tg_chain *ch, uint64_t approval_id,
   }
   int rc = tg__always_spec_check(spec, (int64_t)tg__wall_ms(), err);
   if (rc < 0) return rc;
-  if (spec->where == TG_WHERE_PROJECT && !tg__call_project(c)) {
-    tg__errf(err, TG_ERRMSG, "approve-always for the project: the runtime "
-             "has no project (tg_config.project, or a current directory)");
+  const char *project = tg__call_project(c);
+  if (spec->where == TG_WHERE_PROJECT && (!project || !*project)) {
+    tg__errf(err, TG_ERRMSG, "approve-always for the project: the call has "
+             "no project (tg_call_request.project, tg_config.project, or a "
+             "current directory)");
     return -EINVAL;
   }
   apply_answer(c, TG_ANSWER_ALWAYS, spec, NULL);

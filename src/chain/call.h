@@ -168,7 +168,8 @@ struct tg_call {
 
 #define TG_MAX_CALL_DEPTH 8
 
-/* The project the call belongs to: its request's, else the runtime's. */
+/* The project the call belongs to: its request's ("": none), else the
+ * runtime's. */
 static inline const char *tg__call_project(const tg_call *c) {
   return c->project ? c->project : c->core->cfg.project;
 }

@@ -47,6 +47,10 @@ typedef struct tg_usage_ledger {
   void *ud;
   /* 0, or -ENOMEM (the record is lost; budgets do not count it). */
   int (*record)(void *ud, const tg_usage_rec *r);
+  /* A record the database already holds (written in a transaction of its
+   * own, as an agent's Stop writes its usage with its transcript mark):
+   * kept where the ledger keeps copies of its own, not written again. */
+  int (*stored)(void *ud, const tg_usage_rec *r);
   /* 0 with *out filled, or a negative code (budgets then count from 0). */
   int (*sum)(void *ud, const tg_usage_query *q, tg_usage_sum *out);
   void (*free)(void *ud);

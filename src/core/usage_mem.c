@@ -93,6 +93,7 @@ static void mem_free(void *ud) {
 int tg__usage_mem_open(tg_usage_ledger *l) {
   mem_ledger *m = calloc(1, sizeof *m);
   if (!m) return -ENOMEM;
-  *l = (tg_usage_ledger){m, mem_record, mem_sum, mem_free};
+  /* stored: in memory, a record the database holds is kept like any other */
+  *l = (tg_usage_ledger){m, mem_record, mem_record, mem_sum, mem_free};
   return 0;
 }

@@ -75,7 +75,7 @@ static void derive(tg_generation *g, tg_budget *b, tg_budget_state *st,
   tg_usage_sum sum = {0};
   const tg_usage_ledger *l = &g->core->usage;
   if (!l->sum || l->sum(l->ud, &q, &sum) < 0) memset(&sum, 0, sizeof sum);
-  st->spent = b->tokens ? (double)(sum.input_tokens + sum.output_tokens)
+  st->spent = b->tokens ? (double)sum.input_tokens + (double)sum.output_tokens
                         : sum.cost;
   st->fired = reached(b, st->spent); /* told before the state was lost */
 }
@@ -297,7 +297,7 @@ void tg__budgets_count(tg_generation *g, const tg_usage_rec *r) {
     if (!counts_now(g, b, r)) continue;
     tg_budget_state *st = state_at(g, b, r->session, r->ts_ms);
     if (!st) continue; /* out of memory: the next build counts it */
-    st->spent += b->tokens ? (double)(r->input_tokens + r->output_tokens)
+    st->spent += b->tokens ? (double)r->input_tokens + (double)r->output_tokens
                            : r->cost;
     tell_new_levels(g, b, st);
   }

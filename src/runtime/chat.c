@@ -192,6 +192,26 @@ int tg__runtime_record_usage(tg_runtime *rt, const tg_usage_rec *rec) {
   return rc;
 }
 
+int tg__runtime_usage_commit(tg_runtime *rt, tg_usage_rec *recs, size_t n,
+                             int (*commit)(void *ud), void *ud) {
+  const tg_usage_ledger *l = &rt->core.usage;
+  for (size_t i = 0; i < n; i++) {
+    if (!recs[i].ts_ms) recs[i].ts_ms = tg__clock_ms(&rt->core);
+    if (!recs[i].session) recs[i].session = rt->core.cfg.session;
+  }
+  tg_generation *g = rt->chain.gen;
+  if (g) tg__generation_ref(g);
+  /* budgets build their states from the ledger before it has these */
+  for (size_t i = 0; g && i < n; i++) tg__budgets_prepare(g, &recs[i]);
+  int rc = commit(ud);
+  for (size_t i = 0; rc > 0 && i < n; i++) {
+    if (l->stored) l->stored(l->ud, &recs[i]);
+    if (g) tg__budgets_count(g, &recs[i]);
+  }
+  if (g) tg__generation_unref(g);
+  return rc;
+}
+
 static cJSON *usage_json(const tg_chat_usage *u) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;

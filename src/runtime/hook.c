@@ -22,8 +22,8 @@
 #include "runtime.h"
 #include "base/util.h"
 #include "core/tool.h"
+#include "store/store.h"
 
-#define HOOK_MAX_SESSION 1024
 
 typedef struct {
   tg_runtime *rt;
@@ -305,10 +305,9 @@ static cJSON *metadata_of(hook_job *j) {
   if (j->m.paths) cJSON_AddItemToObject(m, "agent_paths", cJSON_Duplicate(j->m.paths, 1));
   /* the project its approvals are remembered for: the session's folder,
    * by its real path (as `toolgate approvals grant` names it) */
-  const char *cwd = str(j->event, "cwd");
-  char *real = cwd && *cwd == '/' ? realpath(cwd, NULL) : NULL;
-  if (cwd && *cwd == '/') cJSON_AddStringToObject(m, "agent_project", real ? real : cwd);
-  free(real);
+  char *project = tg__hook_project(j->event);
+  if (project) cJSON_AddStringToObject(m, "agent_project", project);
+  free(project);
   for (int i = 0; fields[i]; i++) {
     const char *v = str(j->event, fields[i]);
     if (!v) continue;
@@ -328,8 +327,10 @@ static void start_call(hook_job *j, int64_t turn) {
     return;
   }
   const char *session = str(j->event, "session_id");
-  if (session && (!*session || strlen(session) > HOOK_MAX_SESSION)) {
-    fail_safe(j, "the event's session_id is empty or longer than 1024 bytes");
+  if (session && tg__session_id_check(session, err) < 0) {
+    char bad[TG_ERRMSG + 40];
+    snprintf(bad, sizeof bad, "the event's session_id: %s", err);
+    fail_safe(j, bad);
     return;
   }
   j->stand_in.name = j->m.tool;
@@ -362,9 +363,11 @@ static void start_call(hook_job *j, int64_t turn) {
   req.session = session;
   req.turn = turn;
   req.metadata = meta;
-  req.project = str(meta, "agent_project");
-  /* the call never waits (a fixture, no approval): done comes before
-   * this returns, and the job is gone then */
+  /* none: no project's approvals cover it, not even the runtime's */
+  req.project = str(meta, "agent_project") ? str(meta, "agent_project") : "";
+  /* the call never waits for a person (a fixture, no approval); done may
+   * come before this returns (with storage on, after the audit commit):
+   * the job is not touched after it */
   int rc = tg__chain_call_fixture(&j->rt->chain, &req, &j->f, call_done, j, err);
   cJSON_Delete(meta);
   cJSON_Delete(fail); /* the call copied what it keeps */

@@ -113,6 +113,9 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
  * in err (the agent is not stopped for it). */
 int tg__hook_record(tg_runtime *rt, const char *agent, const char *name,
                     const cJSON *ev, char *err, size_t errlen);
+/* The project of the event's session: its cwd's real path (malloc'd), or
+ * NULL when it has none that is a folder here. */
+char *tg__hook_project(const cJSON *ev);
 /* The session's turn: as the database counted it (another hook process
  * may have), else as this runtime did; 0 before its first prompt. */
 int64_t tg__hook_turn(tg_runtime *rt, const char *session);

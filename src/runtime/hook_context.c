@@ -195,7 +195,8 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
     req.args = copy;
     req.session = session;
     req.metadata = m;
-    req.project = cJSON_GetStringValue(cJSON_GetObjectItem(meta, "agent_project"));
+    const char *proj = cJSON_GetStringValue(cJSON_GetObjectItem(meta, "agent_project"));
+    req.project = proj ? proj : ""; /* none: not the runtime's either */
     char err[TG_ERRMSG];
     r->pending++;
     if (!copy || !c->label ||

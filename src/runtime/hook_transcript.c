@@ -176,8 +176,14 @@ int tg__hook_transcript_usage(const char *agent, const char *path,
                               size_t max, tg_hook_usage *u, int *n,
                               char err[TG_ERRMSG]) {
   *n = 0;
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
+  /* a device is never opened (opening some has effects): only a regular
+   * file, checked before and again after (it may have been swapped) */
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    snprintf(err, TG_ERRMSG, "the transcript '%.300s' is not a regular file", path);
+    return -EINVAL;
+  }
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0 || fstat(fd, &st) < 0) {
     int e = errno;
     snprintf(err, TG_ERRMSG, "cannot read the transcript '%.300s': %s", path,

@@ -28,6 +28,12 @@ static int rec_store(void *ud, const tg_usage_rec *r) {
   return rc;
 }
 
+/* The database has it: only our copy (project-scoped sums read it). */
+static int stored_store(void *ud, const tg_usage_rec *r) {
+  store_ledger *l = ud;
+  return l->mem.record(l->mem.ud, r);
+}
+
 static int sum_store(void *ud, const tg_usage_query *q, tg_usage_sum *out) {
   store_ledger *l = ud;
   if (q->project) return l->mem.sum(l->mem.ud, q, out);
@@ -54,6 +60,6 @@ int tg__usage_store_open(tg_usage_ledger *out, tg_store *store) {
     return -ENOMEM;
   }
   l->store = store;
-  *out = (tg_usage_ledger){l, rec_store, sum_store, free_store};
+  *out = (tg_usage_ledger){l, rec_store, stored_store, sum_store, free_store};
   return 0;
 }

@@ -21,7 +21,7 @@
 typedef struct {
   const char *id, *agent, *project;
   tg_agent_op op;
-  const char *old_mark, *new_mark;   /* TG_AGENT_MARK */
+  const char *old_mark, *new_mark;   /* tg__agent_stop's */
   int64_t now;
 } agent_w;
 
@@ -69,10 +69,7 @@ static int64_t agent_write(sqlite3 *db, void *arg, char *err, size_t errlen) {
       [TG_AGENT_START] = "UPDATE sessions SET ended = NULL WHERE id = ?1",
       [TG_AGENT_END] = "UPDATE sessions SET ended = ?4 WHERE id = ?1",
       [TG_AGENT_TURN] =
-          "UPDATE sessions SET turn = turn + 1 WHERE id = ?1 RETURNING turn",
-      /* replaced only if nobody read further since old was read */
-      [TG_AGENT_MARK] = "UPDATE sessions SET transcript_mark = ?6 WHERE id ="
-                        " ?1 AND transcript_mark IS ?5 RETURNING 1"};
+          "UPDATE sessions SET turn = turn + 1 WHERE id = ?1 RETURNING turn"};
   agent_w *w = arg;
   int64_t rc = run(db, w, upsert, err, errlen);
   if (rc >= 0 && ops[w->op]) rc = run(db, w, ops[w->op], err, errlen);
@@ -82,18 +79,48 @@ static int64_t agent_write(sqlite3 *db, void *arg, char *err, size_t errlen) {
 int64_t tg__agent_session(tg_store *st, const char *id, const char *agent,
                           const char *project, tg_agent_op op,
                           char err[TG_ERRMSG]) {
-  if (tg__session_id_check(id, err) < 0 || op == TG_AGENT_MARK) return -EINVAL;
+  if (tg__session_id_check(id, err) < 0) return -EINVAL;
   agent_w w = {id, agent, project, op, NULL, NULL, (int64_t)tg__wall_ms()};
   return tg__store_write(st, agent_write, &w, err);
 }
 
-int tg__agent_mark_swap(tg_store *st, const char *id, const char *agent,
-                        const char *project, const char *old_mark,
-                        const char *new_mark, char err[TG_ERRMSG]) {
+/* A Stop's usage and the mark it moves, in one savepoint: counted once
+ * (the mark moves only from where this reader read), and never the mark
+ * without the records. */
+typedef struct {
+  agent_w w;
+  const tg_usage *u;
+  size_t n;
+} stop_w;
+
+static int64_t stop_write(sqlite3 *db, void *arg, char *err, size_t errlen) {
+  static const char swap[] =
+      "UPDATE sessions SET transcript_mark = ?6 WHERE id = ?1 AND"
+      " transcript_mark IS ?5";
+  stop_w *s = arg;
+  if (tg__savepoint(db, err, errlen) < 0) return -EIO;
+  s->w.op = TG_AGENT_NOTE;
+  int64_t rc = agent_write(db, &s->w, err, errlen);
+  if (rc >= 0) rc = run(db, &s->w, swap, err, errlen);
+  int moved = rc >= 0 && sqlite3_changes(db) == 1;
+  for (size_t i = 0; moved && rc >= 0 && i < s->n; i++)
+    rc = tg__usage_insert(db, &s->u[i], err, errlen);
+  if (tg__savepoint_end(db, rc >= 0) < 0 && rc >= 0) {
+    snprintf(err, errlen, "session %s: the usage could not be committed",
+             s->w.id);
+    rc = -EIO;
+  }
+  return rc < 0 ? rc : moved;
+}
+
+int tg__agent_stop(tg_store *st, const char *id, const char *agent,
+                   const char *project, const char *old_mark,
+                   const char *new_mark, const tg_usage *u, size_t n,
+                   char err[TG_ERRMSG]) {
   if (tg__session_id_check(id, err) < 0) return -EINVAL;
-  agent_w w = {id, agent, project, TG_AGENT_MARK, old_mark, new_mark,
-               (int64_t)tg__wall_ms()};
-  int64_t rc = tg__store_write(st, agent_write, &w, err);
+  stop_w s = {{id, agent, project, TG_AGENT_NOTE, old_mark, new_mark,
+               (int64_t)tg__wall_ms()}, u, n};
+  int64_t rc = tg__store_write(st, stop_write, &s, err);
   return rc < 0 ? (int)rc : rc > 0;
 }
 
@@ -103,7 +130,8 @@ int tg__agent_read(tg_store *st, const char *id, int64_t *turn, char **mark,
   if (turn) *turn = 0;
   if (mark) *mark = NULL;
   if (tg__session_id_check(id, err) < 0) return -EINVAL;
-  if (tg__store_flushed(st, err) < 0) return -EIO;
+  /* no flush: every write of these columns waited for its commit
+   * (tg__store_write), and a flush would take the write lock for a read */
   sqlite3_stmt *q = NULL;
   int rc = sqlite3_prepare_v2(st->db, "SELECT turn, transcript_mark FROM"
                               " sessions WHERE id = ?1", -1, &q, NULL);

@@ -171,7 +171,7 @@ static const char step3[] =
     " VALUES (new.id, new.kind, new.content); END;";
 
 /* Version 4: what an agent's hooks keep of a session across hook
- * processes (sessions.c, "agent sessions"): the agent's name, the turn
+ * processes (agent_sessions.c, "agent sessions"): the agent's name, the turn
  * its prompts counted, and how far its transcript's usage was read (a
  * JSON mark). */
 static const char step4[] =

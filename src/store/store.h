@@ -206,8 +206,7 @@ typedef enum {
   TG_AGENT_NOTE,             /* the session made if new, nothing else */
   TG_AGENT_START,            /* SessionStart: (re)opened */
   TG_AGENT_END,              /* SessionEnd: ended now */
-  TG_AGENT_TURN,             /* a prompt: one more turn, returned */
-  TG_AGENT_MARK              /* (tg__agent_mark_swap's) */
+  TG_AGENT_TURN              /* a prompt: one more turn, returned */
 } tg_agent_op;
 
 /* Applies op to session id (made if new, with agent and project): the new
@@ -219,11 +218,14 @@ int64_t tg__agent_session(tg_store *st, const char *id, const char *agent,
  * text; NULL: none); either pointer may be NULL. 0, -EINVAL, -EIO. */
 int tg__agent_read(tg_store *st, const char *id, int64_t *turn, char **mark,
                    char err[TG_ERRMSG]);
-/* Sets the mark to new_mark if it is still old_mark (NULL: none): 1 set,
- * 0 another process read further first (its usage is counted there). */
-int tg__agent_mark_swap(tg_store *st, const char *id, const char *agent,
-                        const char *project, const char *old_mark,
-                        const char *new_mark, char err[TG_ERRMSG]);
+/* A Stop: in one transaction, the mark set to new_mark if it is still
+ * old_mark (NULL: none) and, if so, the n usage records written. 1 done,
+ * 0 another process read further first (it counted that usage), or a
+ * negative code with err (nothing written: the next Stop reads it again). */
+int tg__agent_stop(tg_store *st, const char *id, const char *agent,
+                   const char *project, const char *old_mark,
+                   const char *new_mark, const tg_usage *u, size_t n,
+                   char err[TG_ERRMSG]);
 
 /* ---- export.c, render.c: a session as one document -------------------- */
 

@@ -130,6 +130,12 @@ char *tg__render_markdown(const cJSON *doc) {
   md_text(f, str(s, "id"));
   fputs("\n- Project: ", f);
   md_text(f, str(s, "project") ? str(s, "project") : "-");
+  if (str(s, "agent")) { /* recorded by a coding agent's hooks */
+    fputs("\n- Agent: ", f);
+    md_text(f, str(s, "agent"));
+    double n = num(s, "turn");
+    fprintf(f, " (%.0f prompt%s)", n, n == 1 ? "" : "s");
+  }
   fprintf(f, "\n- Started: %s\n", when(num(s, "started"), t));
   fprintf(f, "- Ended: %s\n\n## Conversation\n\n", when(num(s, "ended"), t));
   const cJSON *m;
@@ -249,6 +255,14 @@ char *tg__render_html(const cJSON *doc) {
   esc(f, str(s, "id"));
   fputs("</dd><dt>project</dt><dd>", f);
   esc(f, str(s, "project") ? str(s, "project") : "-");
+  if (str(s, "agent")) {
+    char prompts[48];
+    double n = num(s, "turn");
+    snprintf(prompts, sizeof prompts, " (%.0f prompt%s)", n, n == 1 ? "" : "s");
+    fputs("</dd><dt>agent</dt><dd>", f);
+    esc(f, str(s, "agent"));
+    esc(f, prompts);
+  }
   fputs("</dd><dt>started</dt><dd>", f);
   esc(f, when(num(s, "started"), t));
   fputs("</dd><dt>ended</dt><dd>", f);

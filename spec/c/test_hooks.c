@@ -963,6 +963,13 @@ TEST(sessions_are_recorded) {
   s = stored_session("../../etc/passwd");
   ASSERT_TRUE(num_at(s, "ended") > 0);
   cJSON_Delete(s);
+  char err[TG_ERRMSG];
+  tg_store *st = hook_db(); /* the export says whose session it was */
+  char *md = tg_store_export(st, "../../etc/passwd", TG_EXPORT_MARKDOWN, err);
+  ASSERT_NOT_NULL(md);
+  ASSERT_CONTAINS(md, "- Agent: claude-code (0 prompts)");
+  free(md);
+  tg_store_close(st);
   /* a session id the database refuses: told on stderr, the agent goes on */
   r = hook_event("codex", "{\"session_id\":\"a\\u0001b\",\"hook_event_name\":"
                  "\"SessionStart\"}");

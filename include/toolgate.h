@@ -1451,6 +1451,11 @@ TG_API void tg_hook_result_free(tg_hook_result *r);
 TG_API int tg_hook_agent_known(const char *agent);
 /* 1 when on_error is NULL, "deny", "ask" or "allow", else 0. */
 TG_API int tg_hook_on_error_known(const char *on_error);
+/* 1 when toolgate answers or records the hook event named event
+ * (PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure,
+ * UserPromptSubmit, Stop, SubagentStop, SessionStart, SessionEnd), else 0:
+ * an event `toolgate hook` passes over without loading anything. */
+TG_API int tg_hook_event_known(const char *event);
 
 /* The client side of the control socket's hook request (the one a
  * resident instance answers with tg_hook_answer): sends req to the

@@ -257,18 +257,6 @@ static int answer_event(hook_run *h, const char *text, size_t len,
 
 /* ---- the command ---------------------------------------------------------- */
 
-/* The events toolgate answers or records; the rest are passed over
- * without loading anything (the protocols grow). */
-static int is_known_event(const char *e) {
-  static const char *const known[] = {
-      "PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure",
-      "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart",
-      "SessionEnd", NULL};
-  for (int i = 0; known[i]; i++)
-    if (!strcmp(e, known[i])) return 1;
-  return 0;
-}
-
 static int parse(hook_run *h, int argc, char **argv) {
   const hook_opt opts[] = {
       {"--policies", NULL, &h->policies},
@@ -341,7 +329,9 @@ int cmd_hook(int argc, char **argv) {
     code = fail_safe(&h, NULL, why);
   } else {
     set_watchdog(&h, event, deadline);
-    code = is_known_event(event) ? answer_event(&h, text, len, event) : 0;
+    /* the events toolgate neither answers nor records are passed over
+     * without loading anything (the protocols grow) */
+    code = tg_hook_event_known(event) ? answer_event(&h, text, len, event) : 0;
   }
   watchdog_hold(); /* answered: the deadline no longer applies */
   cJSON_Delete(ev);

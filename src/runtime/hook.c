@@ -429,11 +429,11 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
   }
   j->event_name = str(j->event, "hook_event_name");
   j->kind = tg__hook_event_kind(j->event_name);
-  if (j->kind == TG_HOOK_EV_OTHER) { /* nothing to judge: recorded */
+  if (!tg__hook_judged(j->kind)) { /* recorded, or passed over */
     char what[TG_ERRMSG + 40] = "", msg[TG_ERRMSG + 60];
     tg_hook_say s = {.agent = agent};
-    if (tg__hook_record(rt, agent->name, j->event_name, j->event, what,
-                        sizeof what) < 0) {
+    if (tg__hook_record(rt, agent->name, j->kind, j->event_name, j->event,
+                        what, sizeof what) < 0) {
       snprintf(msg, sizeof msg, "toolgate hook: %s", what);
       s.message = msg; /* on stderr; the agent goes on */
     }

@@ -33,12 +33,22 @@ typedef struct {
 const tg_hook_agent *tg__hook_agent(const char *name);
 
 typedef enum {
-  TG_HOOK_EV_OTHER = 0,        /* nothing to judge: passed over */
+  TG_HOOK_EV_OTHER = 0,        /* unknown: passed over */
   TG_HOOK_EV_PRE,              /* PreToolUse */
   TG_HOOK_EV_PERMISSION,       /* PermissionRequest */
   TG_HOOK_EV_POST,             /* PostToolUse */
-  TG_HOOK_EV_POST_FAILURE      /* PostToolUseFailure */
+  TG_HOOK_EV_POST_FAILURE,     /* PostToolUseFailure */
+  /* recorded, nothing to judge (hook_record.c) */
+  TG_HOOK_EV_PROMPT,           /* UserPromptSubmit */
+  TG_HOOK_EV_STOP,             /* Stop, SubagentStop */
+  TG_HOOK_EV_SESSION_START,    /* SessionStart */
+  TG_HOOK_EV_SESSION_END       /* SessionEnd */
 } tg_hook_event;
+
+/* A tool call's event: judged (the others are recorded or passed over). */
+static inline int tg__hook_judged(tg_hook_event e) {
+  return e >= TG_HOOK_EV_PRE && e <= TG_HOOK_EV_POST_FAILURE;
+}
 
 tg_hook_event tg__hook_event_kind(const char *name);
 
@@ -108,11 +118,12 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
 
 /* ---- hook_record.c ------------------------------------------------------ */
 
-/* Records a prompt, a stop or a session's start or end that event ev (of
- * agent) tells of; other events: nothing. 0, or -1 with what went wrong
- * in err (the agent is not stopped for it). */
-int tg__hook_record(tg_runtime *rt, const char *agent, const char *name,
-                    const cJSON *ev, char *err, size_t errlen);
+/* Records the prompt, stop or session's start or end (kind) that event
+ * ev (named name, of agent) tells of; other kinds: nothing. 0, or -1 with
+ * what went wrong in err (the agent is not stopped for it). */
+int tg__hook_record(tg_runtime *rt, const char *agent, tg_hook_event kind,
+                    const char *name, const cJSON *ev, char *err,
+                    size_t errlen);
 /* The project of the event's session: its cwd's real path (malloc'd), or
  * NULL when it has none that is a folder here. */
 char *tg__hook_project(const cJSON *ev);

@@ -228,25 +228,23 @@ char *tg__hook_project(const cJSON *ev) {
   return cwd && *cwd == '/' ? tg__project_dir(cwd, err) : NULL;
 }
 
-int tg__hook_record(tg_runtime *rt, const char *agent, const char *name,
-                    const cJSON *ev, char *err, size_t errlen) {
+int tg__hook_record(tg_runtime *rt, const char *agent, tg_hook_event kind,
+                    const char *name, const cJSON *ev, char *err,
+                    size_t errlen) {
   char why[TG_ERRMSG] = "";
   const char *session = str(ev, "session_id");
   int rc = 0;
-  if (!session || !*session) return 0; /* nothing to keep it under */
-  int stop = !strcmp(name, "Stop") || !strcmp(name, "SubagentStop");
-  int prompt = !strcmp(name, "UserPromptSubmit");
-  int start = !strcmp(name, "SessionStart"), end = !strcmp(name, "SessionEnd");
-  if (!stop && !prompt && !start && !end) return 0;
+  if (kind < TG_HOOK_EV_PROMPT || !session || !*session)
+    return 0; /* nothing to record, or nothing to keep it under */
   if (tg__session_id_check(session, why) < 0) {
     snprintf(err, errlen, "%s not recorded: %s", name, why);
     return -1;
   }
   char *project = tg__hook_project(ev);
   recording r = {rt, agent, session, project, ev};
-  rc = prompt ? record_prompt(&r, why)
-       : stop ? record_stop(&r, why)
-              : record_session(&r, start, why);
+  rc = kind == TG_HOOK_EV_PROMPT ? record_prompt(&r, why)
+       : kind == TG_HOOK_EV_STOP ? record_stop(&r, why)
+       : record_session(&r, kind == TG_HOOK_EV_SESSION_START, why);
   free(project);
   if (rc < 0) snprintf(err, errlen, "%s not recorded: %s", name, why);
   return rc < 0 ? -1 : 0;

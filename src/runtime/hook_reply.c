@@ -46,7 +46,16 @@ static const struct {
     {"PermissionRequest", TG_HOOK_EV_PERMISSION},
     {"PostToolUse", TG_HOOK_EV_POST},
     {"PostToolUseFailure", TG_HOOK_EV_POST_FAILURE},
+    {"UserPromptSubmit", TG_HOOK_EV_PROMPT},
+    {"Stop", TG_HOOK_EV_STOP},
+    {"SubagentStop", TG_HOOK_EV_STOP},
+    {"SessionStart", TG_HOOK_EV_SESSION_START},
+    {"SessionEnd", TG_HOOK_EV_SESSION_END},
 };
+
+int tg_hook_event_known(const char *event) {
+  return tg__hook_event_kind(event) != TG_HOOK_EV_OTHER;
+}
 
 tg_hook_event tg__hook_event_kind(const char *name) {
   for (size_t i = 0; name && i < sizeof event_names / sizeof *event_names; i++)
@@ -206,10 +215,10 @@ int tg_hook_fallback(const char *agent, const char *event,
            verdict_word(v));
   s.message = msg;
   tg_hook_event kind = tg__hook_event_kind(event);
-  /* a known event of nothing to judge (a prompt, a stop, a session):
-   * toolgate's failure never stops the agent there */
-  if (kind == TG_HOOK_EV_OTHER && event) return tg__hook_render(&s, out);
-  if (kind == TG_HOOK_EV_OTHER) { /* the event could not be read at all */
+  /* an event of nothing to judge (a prompt, a stop, a session, one
+   * unknown): toolgate's failure never stops the agent there */
+  if (!tg__hook_judged(kind) && event) return tg__hook_render(&s, out);
+  if (!tg__hook_judged(kind)) { /* the event could not be read at all */
     if (v == TG_HOOK_ALLOW) return tg__hook_render(&s, out);
     if (v == TG_HOOK_DENY) {
       snprintf(msg, sizeof msg, "toolgate could not read the hook event, so "

@@ -67,12 +67,22 @@ static tg_hook_usage *slot_for(reading *r, const char *model) {
   return u;
 }
 
+/* A stop's count per model, at most (a line's is at most 1e12): far past
+ * any real turn, and far from overflowing the ledger's sums, which a
+ * hostile transcript could otherwise push past 2^63 — a sum that fails
+ * reads as nothing spent. */
+#define STOP_MAX 1000000000000LL
+
+static void add_to(int64_t *sum, int64_t n) {
+  *sum = *sum > STOP_MAX - n ? STOP_MAX : *sum + n;
+}
+
 static void add(reading *r, const tg_hook_usage *m) {
   tg_hook_usage *u = slot_for(r, m->model[0] ? m->model : "unknown");
-  u->input_tokens += m->input_tokens;
-  u->output_tokens += m->output_tokens;
-  u->cache_creation_input_tokens += m->cache_creation_input_tokens;
-  u->cache_read_input_tokens += m->cache_read_input_tokens;
+  add_to(&u->input_tokens, m->input_tokens);
+  add_to(&u->output_tokens, m->output_tokens);
+  add_to(&u->cache_creation_input_tokens, m->cache_creation_input_tokens);
+  add_to(&u->cache_read_input_tokens, m->cache_read_input_tokens);
   u->messages += 1;
 }
 

@@ -25,11 +25,6 @@ typedef struct {
   int64_t now;
 } agent_w;
 
-static void bind_str(sqlite3_stmt *st, int i, const char *s) {
-  if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-  else sqlite3_bind_null(st, i);
-}
-
 /* Runs sql with ?1 id, ?2 agent, ?3 project, ?4 now, ?5 ?6 the marks. The
  * first column of its row (RETURNING), 0 without one; -EIO with err. */
 static int64_t run(sqlite3 *db, const agent_w *w, const char *sql, char *err,
@@ -38,12 +33,12 @@ static int64_t run(sqlite3 *db, const agent_w *w, const char *sql, char *err,
   int64_t out = 0;
   int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
   if (rc == SQLITE_OK) {
-    bind_str(st, 1, w->id);
-    bind_str(st, 2, w->agent);
-    bind_str(st, 3, w->project);
+    tg__bind_str(st, 1, w->id);
+    tg__bind_str(st, 2, w->agent);
+    tg__bind_str(st, 3, w->project);
     sqlite3_bind_int64(st, 4, w->now);
-    bind_str(st, 5, w->old_mark);
-    bind_str(st, 6, w->new_mark);
+    tg__bind_str(st, 5, w->old_mark);
+    tg__bind_str(st, 6, w->new_mark);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
       out = sqlite3_column_int64(st, 0);
@@ -136,7 +131,7 @@ int tg__agent_read(tg_store *st, const char *id, int64_t *turn, char **mark,
   int rc = sqlite3_prepare_v2(st->db, "SELECT turn, transcript_mark FROM"
                               " sessions WHERE id = ?1", -1, &q, NULL);
   if (rc == SQLITE_OK) {
-    bind_str(q, 1, id);
+    tg__bind_str(q, 1, id);
     rc = sqlite3_step(q);
   }
   if (rc == SQLITE_ROW) {

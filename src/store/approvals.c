@@ -25,11 +25,6 @@ struct tg_snap {
   tg_approval *a;            /* sorted by tool; the strings are the snap's */
 };
 
-static void bind_str(sqlite3_stmt *st, int i, const char *s) {
-  if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-  else sqlite3_bind_null(st, i);
-}
-
 static const char *col(sqlite3_stmt *st, int i) {
   return (const char *)sqlite3_column_text(st, i);
 }
@@ -155,17 +150,17 @@ int64_t tg__approval_insert(sqlite3 *db, const tg_approval *a, const char *by,
   int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
   if (rc == SQLITE_OK) {
     int proj = a->where == TG_WHERE_PROJECT;
-    bind_str(st, 1, a->tool);
-    bind_str(st, 2, tg__scope_name(a->scope));
-    bind_str(st, 3, a->scope == TG_SCOPE_ARGS ? a->args_key : NULL);
-    bind_str(st, 4, a->scope == TG_SCOPE_PATTERN ? a->arg : NULL);
-    bind_str(st, 5, a->scope == TG_SCOPE_PATTERN ? a->glob : NULL);
-    bind_str(st, 6, tg__where_name(a->where));
-    bind_str(st, 7, proj ? NULL : a->session);
-    bind_str(st, 8, proj ? a->project : NULL);
+    tg__bind_str(st, 1, a->tool);
+    tg__bind_str(st, 2, tg__scope_name(a->scope));
+    tg__bind_str(st, 3, a->scope == TG_SCOPE_ARGS ? a->args_key : NULL);
+    tg__bind_str(st, 4, a->scope == TG_SCOPE_PATTERN ? a->arg : NULL);
+    tg__bind_str(st, 5, a->scope == TG_SCOPE_PATTERN ? a->glob : NULL);
+    tg__bind_str(st, 6, tg__where_name(a->where));
+    tg__bind_str(st, 7, proj ? NULL : a->session);
+    tg__bind_str(st, 8, proj ? a->project : NULL);
     sqlite3_bind_int64(st, 9, now_ms);
     if (a->until_ms) sqlite3_bind_int64(st, 10, a->until_ms);
-    bind_str(st, 11, by);
+    tg__bind_str(st, 11, by);
     rc = sqlite3_step(st);
   }
   int64_t id = rc == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : 0;

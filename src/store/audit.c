@@ -28,11 +28,6 @@ int tg__audit_prepare(sqlite3 *db, sqlite3_stmt **st) {
                             NULL);
 }
 
-static void bind_str(sqlite3_stmt *st, int i, const char *s) {
-  if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-  else sqlite3_bind_null(st, i);
-}
-
 /* The first max bytes of s (n long), not splitting a UTF-8 sequence. */
 static size_t cut_at(const char *s, size_t n, size_t max) {
   if (n <= max) return n;
@@ -61,39 +56,39 @@ static void bind_json(sqlite3_stmt *st, int text, int bytes, int cut,
 
 static void bind_error(sqlite3_stmt *st, const tg_err *e) {
   int has = e && e->phase != TG_PHASE_NONE;
-  bind_str(st, 17, has ? tg_phase_name(e->phase) : NULL);
-  bind_str(st, 18, has ? (e->code ? e->code : tg_error_code_name(TG_E_NOMEM))
+  tg__bind_str(st, 17, has ? tg_phase_name(e->phase) : NULL);
+  tg__bind_str(st, 18, has ? (e->code ? e->code : tg_error_code_name(TG_E_NOMEM))
                        : NULL);
-  bind_str(st, 19, has ? e->message : NULL);
-  bind_str(st, 20, has ? e->suggestion : NULL);
+  tg__bind_str(st, 19, has ? e->message : NULL);
+  tg__bind_str(st, 20, has ? e->suggestion : NULL);
   if (has) sqlite3_bind_int(st, 21, e->retryable);
   else sqlite3_bind_null(st, 21);
 }
 
 int tg__audit_insert(sqlite3_stmt *st, const tg_audit_rec *r,
                      const tg_audit_caps *caps) {
-  bind_str(st, 1, r->call_id);
-  bind_str(st, 2, r->session);
+  tg__bind_str(st, 1, r->call_id);
+  tg__bind_str(st, 2, r->session);
   sqlite3_bind_int64(st, 3, r->turn);
-  bind_str(st, 4, r->tool);
+  tg__bind_str(st, 4, r->tool);
   bind_json(st, 5, 6, 7, r->args, caps->args_max);
-  bind_str(st, 8, tg_verdict_name(r->verdict));
-  bind_str(st, 9, r->rule);
-  bind_str(st, 10, r->rule_where);
-  bind_str(st, 11, r->reason);
-  bind_str(st, 12, r->approval);
+  tg__bind_str(st, 8, tg_verdict_name(r->verdict));
+  tg__bind_str(st, 9, r->rule);
+  tg__bind_str(st, 10, r->rule_where);
+  tg__bind_str(st, 11, r->reason);
+  tg__bind_str(st, 12, r->approval);
   if (r->approval_id) sqlite3_bind_int64(st, 13, r->approval_id);
   else sqlite3_bind_null(st, 13);
   bind_json(st, 14, 0, 0, r->hooks, SIZE_MAX);
   sqlite3_bind_int(st, 15, r->attempts);
-  bind_str(st, 16, tg_status_name(r->status));
+  tg__bind_str(st, 16, tg_status_name(r->status));
   bind_error(st, r->error);
   bind_json(st, 22, 23, 24, r->result, caps->result_max);
   sqlite3_bind_int(st, 25, r->truncated);
   sqlite3_bind_int64(st, 26, r->ts_ms);
   sqlite3_bind_double(st, 27, r->duration_ms);
   sqlite3_bind_int64(st, 28, (sqlite3_int64)r->generation);
-  bind_str(st, 29, r->parent_call);
+  tg__bind_str(st, 29, r->parent_call);
   int rc = sqlite3_step(st);
   sqlite3_reset(st); /* every parameter is bound again next time */
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
@@ -253,10 +248,10 @@ static void where_clause(const tg_audit_filter *f, char *sql, size_t len) {
 static void bind_filter(sqlite3 *db, sqlite3_stmt *st,
                         const tg_audit_filter *f, size_t limit) {
   int i = 1;
-  if (f->session) bind_str(st, i++, f->session);
-  if (f->tool) bind_str(st, i++, f->tool);
-  if (f->status) bind_str(st, i++, f->status);
-  if (f->call_id) bind_str(st, i++, f->call_id);
+  if (f->session) tg__bind_str(st, i++, f->session);
+  if (f->tool) tg__bind_str(st, i++, f->tool);
+  if (f->status) tg__bind_str(st, i++, f->status);
+  if (f->call_id) tg__bind_str(st, i++, f->call_id);
   if (f->since_ms) {
     sqlite3_bind_int64(st, i++, f->since_ms);
     sqlite3_bind_int64(st, i++, first_id_since(db, f->since_ms));

@@ -14,11 +14,6 @@
 #include "base/project.h"
 #include "base/util.h"
 
-static void bind_str(sqlite3_stmt *st, int i, const char *s) {
-  if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-  else sqlite3_bind_null(st, i);
-}
-
 typedef struct {
   const tg_memory *m;
   const char *scope, *project, *metadata;
@@ -34,12 +29,12 @@ static int64_t memory_insert(sqlite3 *db, void *arg, char *err,
                               " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1, &st,
                               NULL);
   if (rc == SQLITE_OK) {
-    bind_str(st, 1, w->m->kind);
-    bind_str(st, 2, w->m->content);
-    bind_str(st, 3, w->metadata);
-    bind_str(st, 4, w->scope);
-    bind_str(st, 5, w->m->session);
-    bind_str(st, 6, w->project);
+    tg__bind_str(st, 1, w->m->kind);
+    tg__bind_str(st, 2, w->m->content);
+    tg__bind_str(st, 3, w->metadata);
+    tg__bind_str(st, 4, w->scope);
+    tg__bind_str(st, 5, w->m->session);
+    tg__bind_str(st, 6, w->project);
     sqlite3_bind_int64(st, 7, w->now);
     rc = sqlite3_step(st);
   }
@@ -213,9 +208,9 @@ cJSON *tg_memory_recall(tg_store *st, const tg_recall_filter *f,
   if (rc == SQLITE_OK) {
     sqlite3_bind_text(s, 1, q, -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 2, want_s && f->session);
-    bind_str(s, 3, f->session);
+    tg__bind_str(s, 3, f->session);
     sqlite3_bind_int(s, 4, want_p && project);
-    bind_str(s, 5, project);
+    tg__bind_str(s, 5, project);
     sqlite3_bind_double(s, 6, f->min_score);
     sqlite3_bind_int64(s, 7, (sqlite3_int64)(f->limit ? f->limit : 10));
     size_t tokens = 0;

@@ -29,11 +29,6 @@ int tg__savepoint_end(sqlite3 *db, int ok) {
   return tg__db_exec(db, "RELEASE tg_write", NULL, 0) == SQLITE_OK ? 0 : -EIO;
 }
 
-static void bind_str(sqlite3_stmt *st, int i, const char *s) {
-  if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-  else sqlite3_bind_null(st, i);
-}
-
 /* ---- checks ----------------------------------------------------------- */
 
 static int check_text(const char *what, const char *s, size_t max,
@@ -104,9 +99,9 @@ static int64_t session_upsert(sqlite3 *db, void *arg, char *err,
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
   if (rc == SQLITE_OK) {
-    bind_str(st, 1, s->id);
-    bind_str(st, 2, s->project);
-    bind_str(st, 3, s->title);
+    tg__bind_str(st, 1, s->id);
+    tg__bind_str(st, 2, s->project);
+    tg__bind_str(st, 3, s->title);
     sqlite3_bind_int64(st, 4, s->started);
     rc = sqlite3_step(st);
   }
@@ -147,7 +142,7 @@ static int64_t session_close(sqlite3 *db, void *arg, char *err,
   int rc = sqlite3_prepare_v2(db, "UPDATE sessions SET ended = ?2 WHERE id"
                               " = ?1", -1, &st, NULL);
   if (rc == SQLITE_OK) {
-    bind_str(st, 1, s->id);
+    tg__bind_str(st, 1, s->id);
     sqlite3_bind_int64(st, 2, s->ended);
     rc = sqlite3_step(st);
   }
@@ -164,7 +159,7 @@ static int session_exists(tg_store *st, const char *id, char err[TG_ERRMSG]) {
   int rc = sqlite3_prepare_v2(st->db, "SELECT 1 FROM sessions WHERE id = ?1",
                               -1, &q, NULL);
   if (rc == SQLITE_OK) {
-    bind_str(q, 1, id);
+    tg__bind_str(q, 1, id);
     rc = sqlite3_step(q);
   }
   sqlite3_finalize(q);
@@ -208,7 +203,7 @@ static int64_t message_insert(sqlite3 *db, void *arg, char *err,
       db, "INSERT OR IGNORE INTO sessions (id, started) VALUES (?1, ?2)", -1,
       &st, NULL);
   if (rc == SQLITE_OK) {
-    bind_str(st, 1, w->m->session);
+    tg__bind_str(st, 1, w->m->session);
     sqlite3_bind_int64(st, 2, w->ts);
     rc = sqlite3_step(st);
   }
@@ -219,10 +214,10 @@ static int64_t message_insert(sqlite3 *db, void *arg, char *err,
                             " content, tool_calls, ts) VALUES (?1, ?2, ?3,"
                             " ?4, ?5)", -1, &st, NULL);
   if (rc == SQLITE_OK) {
-    bind_str(st, 1, w->m->session);
-    bind_str(st, 2, w->m->role);
-    bind_str(st, 3, w->m->content);
-    bind_str(st, 4, w->calls);
+    tg__bind_str(st, 1, w->m->session);
+    tg__bind_str(st, 2, w->m->role);
+    tg__bind_str(st, 3, w->m->content);
+    tg__bind_str(st, 4, w->calls);
     sqlite3_bind_int64(st, 5, w->ts);
     rc = sqlite3_step(st);
   }
@@ -306,7 +301,7 @@ static cJSON *rows(sqlite3 *db, const char *sql, const char *a1, int64_t n2,
     tg__errf(err, TG_ERRMSG, "reading sessions: %s", sqlite3_errmsg(db));
     return NULL;
   }
-  if (a1) bind_str(st, 1, a1);
+  if (a1) tg__bind_str(st, 1, a1);
   if (sqlite3_bind_parameter_count(st) >= 2) sqlite3_bind_int64(st, 2, n2);
   cJSON *out = cJSON_CreateArray();
   int rc = SQLITE_ERROR;
@@ -421,8 +416,8 @@ static int search_half(tg_store *st, const char *sql,
     tg__errf(err, TG_ERRMSG, "searching: %s", sqlite3_errmsg(st->db));
     return -1;
   }
-  bind_str(q, 1, f->query);
-  bind_str(q, 2, f->session);
+  tg__bind_str(q, 1, f->query);
+  tg__bind_str(q, 2, f->session);
   sqlite3_bind_int64(q, 3, (sqlite3_int64)f->limit);
   int rc;
   while ((rc = sqlite3_step(q)) == SQLITE_ROW) {

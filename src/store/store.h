@@ -45,6 +45,12 @@ struct tg_store {
 
 #define TG_DB_BUSY_MS 5000   /* busy_timeout: how long a lock is waited for */
 
+/* Binds s (borrowed until the statement is reset), or NULL for NULL. */
+static inline void tg__bind_str(sqlite3_stmt *st, int i, const char *s) {
+  if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+  else sqlite3_bind_null(st, i);
+}
+
 /* ---- db.c: opening a connection -------------------------------------- */
 
 /* The path to use: path, or the default (its folder made 0700). */

@@ -7,15 +7,15 @@
  *                      session's user message
  *   Stop, SubagentStop the model and tokens the agent wrote to its
  *                      transcript since the last stop go to the usage
- *                      ledger (tg_record_usage), so budgets see real spend
+ *                      ledger, so budgets see real spend
  *   SessionStart/End   the session begun, ended
  *
  * With a database, the session, its turn and how far its transcript was
  * read live there (store/agent_sessions.c): each hook event may be its own
  * process, and a resident instance and an in-process answer share them.
  * Without one, this runtime's memory keeps them (a resident instance).
- * Usage goes through tg_record_usage either way: budgets count it, and
- * with a database it lands in the ledger.
+ * Usage reaches the budgets either way (tg__runtime_usage_commit); with a
+ * database it is written in one transaction with the transcript mark.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -93,11 +93,14 @@ typedef struct {
   const cJSON *ev;
 } recording;
 
-/* The mark as it is kept now (malloc'd; NULL: none). */
-static int mark_get(const recording *r, char **old, char *err) {
+/* The mark as it is kept now (malloc'd; NULL: none) and the session's
+ * turn: one read of the session's row. */
+static int mark_get(const recording *r, char **old, int64_t *turn,
+                    char *err) {
   *old = NULL;
   if (r->rt->store)
-    return tg__agent_read(r->rt->store, r->session, NULL, old, err);
+    return tg__agent_read(r->rt->store, r->session, turn, old, err);
+  *turn = tg_turn_current(r->rt, r->session);
   tg_session_state *s = tg__session_state(&r->rt->core, r->session, 0);
   if (s && s->agent_mark && !(*old = tg__strdup(s->agent_mark))) return -ENOMEM;
   return 0;
@@ -144,7 +147,8 @@ static int record_stop(const recording *r, char *err) {
   tg_hook_mark mark;
   tg_hook_usage u[TG_HOOK_MAX_USAGE_MODELS];
   int n = 0;
-  int rc = mark_get(r, &old, err);
+  int64_t turn = 0;
+  int rc = mark_get(r, &old, &turn, err);
   if (rc == 0) {
     mark_parse(old, &mark);
     rc = tg__hook_transcript_usage(r->agent, path, str(r->ev, "model"), &mark,
@@ -155,7 +159,6 @@ static int record_stop(const recording *r, char *err) {
     rc = -ENOMEM;
   }
   tg_usage_rec recs[TG_HOOK_MAX_USAGE_MODELS];
-  int64_t turn = rc == 0 ? tg__hook_turn(r->rt, r->session) : 0;
   for (int i = 0; rc == 0 && i < n; i++)
     /* the ledger's input is all the model read: fresh, written to the
      * cache, read from it */

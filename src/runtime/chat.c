@@ -178,23 +178,28 @@ static int check_usage(const tg_chat_usage *u, char err[TG_ERRMSG]) {
   return 0;
 }
 
+typedef struct {
+  tg_runtime *rt;
+  const tg_usage_rec *rec;
+  int rc;
+} ledger_write;
+
+static int write_to_ledger(void *ud) {
+  ledger_write *w = ud;
+  const tg_usage_ledger *l = &w->rt->core.usage;
+  w->rc = l->record ? l->record(l->ud, w->rec) : -ENOSYS;
+  return w->rc == 0;
+}
+
 int tg__runtime_record_usage(tg_runtime *rt, const tg_usage_rec *rec) {
   tg_usage_rec r = *rec;
-  if (!r.ts_ms) r.ts_ms = tg__clock_ms(&rt->core);
-  if (!r.session) r.session = rt->core.cfg.session;
-  tg_generation *g = rt->chain.gen;
-  if (g) tg__generation_ref(g);
-  if (g) tg__budgets_prepare(g, &r);
-  int rc = rt->core.usage.record ? rt->core.usage.record(rt->core.usage.ud, &r)
-                                 : -ENOSYS;
-  if (rc == 0 && g) tg__budgets_count(g, &r);
-  if (g) tg__generation_unref(g);
-  return rc;
+  ledger_write w = {rt, &r, 0};
+  tg__runtime_usage_commit(rt, &r, 1, write_to_ledger, &w);
+  return w.rc;
 }
 
 int tg__runtime_usage_commit(tg_runtime *rt, tg_usage_rec *recs, size_t n,
                              int (*commit)(void *ud), void *ud) {
-  const tg_usage_ledger *l = &rt->core.usage;
   for (size_t i = 0; i < n; i++) {
     if (!recs[i].ts_ms) recs[i].ts_ms = tg__clock_ms(&rt->core);
     if (!recs[i].session) recs[i].session = rt->core.cfg.session;
@@ -204,10 +209,7 @@ int tg__runtime_usage_commit(tg_runtime *rt, tg_usage_rec *recs, size_t n,
   /* budgets build their states from the ledger before it has these */
   for (size_t i = 0; g && i < n; i++) tg__budgets_prepare(g, &recs[i]);
   int rc = commit(ud);
-  for (size_t i = 0; rc > 0 && i < n; i++) {
-    if (l->stored) l->stored(l->ud, &recs[i]);
-    if (g) tg__budgets_count(g, &recs[i]);
-  }
+  for (size_t i = 0; g && rc > 0 && i < n; i++) tg__budgets_count(g, &recs[i]);
   if (g) tg__generation_unref(g);
   return rc;
 }

@@ -114,10 +114,10 @@ typedef struct {
   char *err;
 } stop_commit;
 
-/* Moves the mark from old to neu and writes the usage, together: 1, or 0
- * when another reader moved it first (that reader counts the usage). */
-static int commit_stop(void *ud) {
-  stop_commit *c = ud;
+/* Moves the mark from old to neu and writes the usage, together: in the
+ * database, or in memory without one. 1, or 0 when another reader moved
+ * it first (that reader counts the usage). */
+static int move_mark(stop_commit *c) {
   const recording *r = c->r;
   if (r->rt->store) {
     tg_usage u[TG_HOOK_MAX_USAGE_MODELS];
@@ -138,6 +138,17 @@ static int commit_stop(void *ud) {
   free(s->agent_mark);
   s->agent_mark = copy;
   return 1;
+}
+
+/* tg__runtime_usage_commit's commit: the mark and the usage, then the
+ * ledger told of what is written (it keeps its own copies). */
+static int commit_stop(void *ud) {
+  stop_commit *c = ud;
+  const tg_usage_ledger *l = &c->r->rt->core.usage;
+  int rc = move_mark(c);
+  for (size_t i = 0; rc > 0 && l->stored && i < c->n; i++)
+    l->stored(l->ud, &c->recs[i]);
+  return rc;
 }
 
 static int record_stop(const recording *r, char *err) {

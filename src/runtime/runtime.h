@@ -67,11 +67,12 @@ int tg__reload(tg_runtime *rt, const char *dir, const char *trigger,
  * is, the ledger records it, the budgets count it and tell the levels it
  * passed. rec->ts_ms 0: now. Returns 0 or -ENOMEM (not recorded). */
 int tg__runtime_record_usage(tg_runtime *rt, const tg_usage_rec *rec);
-/* Usage that commit writes itself (the database, in one transaction with
- * what it belongs to): budgets prepare before it and count after it when
- * it returns > 0 (0: not this caller's to count; < 0: failed), the ledger
- * keeps its copies. Missing times and sessions are filled in recs first.
- * commit's result. */
+/* Usage that commit writes (the ledger, or the database in one
+ * transaction with what it belongs to, then telling the ledger's stored):
+ * budgets prepare before it and count after it when it returns > 0 (0:
+ * not this caller's to count; < 0: failed). Missing times and sessions
+ * are filled in recs first. commit's result. tg__runtime_record_usage is
+ * this with the ledger's record as commit. */
 int tg__runtime_usage_commit(tg_runtime *rt, tg_usage_rec *recs, size_t n,
                              int (*commit)(void *ud), void *ud);
 /* The ledger budgets see with storage on (usage_store.c): 0 or -ENOMEM. */

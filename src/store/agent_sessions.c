@@ -94,7 +94,6 @@ static int64_t stop_write(sqlite3 *db, void *arg, char *err, size_t errlen) {
       " transcript_mark IS ?5";
   stop_w *s = arg;
   if (tg__savepoint(db, err, errlen) < 0) return -EIO;
-  s->w.op = TG_AGENT_NOTE;
   int64_t rc = agent_write(db, &s->w, err, errlen);
   if (rc >= 0) rc = run(db, &s->w, swap, err, errlen);
   int moved = rc >= 0 && sqlite3_changes(db) == 1;

@@ -12,6 +12,7 @@
  *   proc/command.h          test_exec      a shell command's args parser
  *   tools/fs_*.h, patch.h   test_fs        resolve, raw tools, patches
  *   policy/sandbox*.h       test_pattern   bounded Lua patterns
+ *   lua/luajson.h           test_json      Lua value == JSON value
  */
 #ifndef TG_SPEC_INTERNAL_H
 #define TG_SPEC_INTERNAL_H
@@ -29,5 +30,6 @@
 #include "tools/patch.h"
 #include "policy/sandbox.h"
 #include "policy/sandbox_pattern.h"
+#include "lua/luajson.h"
 
 #endif

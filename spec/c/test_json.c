@@ -380,6 +380,61 @@ TEST(c_api_refuses_duplicate_keys) {
   remove_tree(dir);
 }
 
+/* tg__json_equal_lua: is a Lua value (the call's args after policy code
+ * had them) still the JSON value it was made from? `change` is the body
+ * of a Lua function of t that may change the pushed value; a wrong "equal"
+ * would let the rules judge one thing and the tool run another. */
+static int still_equal(lua_State *L, const char *json, const char *change) {
+  char err[256];
+  cJSON *j = parse(json, err, sizeof err);
+  if (!j) TG_FAIL("%s: %s", json, err);
+  char src[512];
+  snprintf(src, sizeof src, "return function(t) %s end", change);
+  if (luaL_dostring(L, src) != LUA_OK) TG_FAIL("%s", lua_tostring(L, -1));
+  ASSERT_INT_EQ(tg__json_push(L, j), 0);
+  lua_pushvalue(L, -1);
+  lua_insert(L, -3); /* t, fn, t */
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) TG_FAIL("%s", lua_tostring(L, -1));
+  int eq = tg__json_equal_lua(L, -1, j);
+  lua_pop(L, 1);
+  cJSON_Delete(j);
+  return eq;
+}
+
+TEST(lua_value_still_equal_to_its_json) {
+  lua_State *L = luaL_newstate();
+  luaL_openlibs(L);
+  tg__json_open(L);
+  const char *args = "{\"path\":\"src/main.c\",\"mode\":\"read\",\"limit\":200,"
+                     "\"\":\"empty key\",\"tags\":[\"a\",\"b\",[1,{\"x\":null}]]}";
+  ASSERT_TRUE(still_equal(L, args, ""));
+  ASSERT_TRUE(still_equal(L, args, "t.path = 'src/' .. 'main.c'"));
+  ASSERT_FALSE(still_equal(L, args, "t.path = 'src/main.h'"));
+  ASSERT_FALSE(still_equal(L, args, "t.path = 'src/main.c\\0'"));
+  ASSERT_FALSE(still_equal(L, args, "t.path = 'src/main'"));
+  ASSERT_FALSE(still_equal(L, args, "t.path = nil"));
+  ASSERT_FALSE(still_equal(L, args, "t.extra = 1"));
+  ASSERT_FALSE(still_equal(L, args, "t[''] = nil; t['\\0'] = 'empty key'"));
+  ASSERT_FALSE(still_equal(L, args, "t.mode = nil; t['mode\\0'] = 'read'"));
+  ASSERT_FALSE(still_equal(L, args, "t.limit = 200.5"));
+  ASSERT_FALSE(still_equal(L, args, "t.limit = '200'"));
+  ASSERT_FALSE(still_equal(L, args, "t.tags[3][2].x = false"));
+  ASSERT_FALSE(still_equal(L, args, "t.tags[4] = 'd'"));
+  ASSERT_FALSE(still_equal(L, args, "setmetatable(t.tags, nil)"));
+  ASSERT_FALSE(still_equal(L, args, "t.tags[3][2] = {x = 1}"));
+  ASSERT_TRUE(still_equal(L, args, "local p = t.path; t.path = nil; t.path = p"));
+  /* keys found in any order, each once */
+  ASSERT_TRUE(still_equal(L, "{\"a\":1,\"b\":2,\"c\":3,\"ab\":4}",
+                          "local a = t.a; t.a = nil; t.zz = 0; t.zz = nil; t.a = a"));
+  ASSERT_FALSE(still_equal(L, "{\"a\":1,\"b\":2}", "t.a = nil; t.c = 1"));
+  ASSERT_TRUE(still_equal(L, "{}", ""));
+  ASSERT_FALSE(still_equal(L, "{}", "t[1] = 1"));
+  ASSERT_TRUE(still_equal(L, "[]", ""));
+  ASSERT_FALSE(still_equal(L, "[]", "t[1] = 'x'"));
+  ASSERT_FALSE(still_equal(L, "{\"n\":0}", "t.n = -0.0"));
+  lua_close(L);
+}
+
 TEST_MAIN(TEST_ENTRY(duplicate_key_refused_with_path),
           TEST_ENTRY(duplicate_key_in_a_big_object),
           TEST_ENTRY(numbers_out_of_range_refused),
@@ -395,4 +450,5 @@ TEST_MAIN(TEST_ENTRY(duplicate_key_refused_with_path),
           TEST_ENTRY(parse_print_round_trip),
           TEST_ENTRY(messages_are_clean_text),
           TEST_ENTRY(path_text),
-          TEST_ENTRY(c_api_refuses_duplicate_keys))
+          TEST_ENTRY(c_api_refuses_duplicate_keys),
+          TEST_ENTRY(lua_value_still_equal_to_its_json))

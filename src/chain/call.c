@@ -56,29 +56,31 @@ static const char *server_of(const tg_call *c) {
   return c->tool ? c->tool->group : NULL;
 }
 
-/* The facts of the call as C knows them, written raw into the call table
- * at idx. The first rules judge them as built; rules judging again after a
+/* The facts of the call as C knows them, written into the call table at
+ * idx. The first rules judge them as built; rules judging again after a
  * rewrite judge them restored (tg__call_restore_table), so what they judge
- * is what runs, whatever policy code did to the table meanwhile. */
+ * is what runs, whatever policy code did to the table meanwhile. The
+ * table has no metatable here (made fresh, or stripped first), so
+ * lua_setfield is a raw set without the cost of pushing each key. */
 static void set_call_facts(tg_call *c, lua_State *L, int idx) {
   lua_pushstring(L, c->id);
-  tg__rawsetfield(L, idx, "id");
+  lua_setfield(L, idx, "id");
   lua_pushstring(L, c->tool_name);
-  tg__rawsetfield(L, idx, "tool");
+  lua_setfield(L, idx, "tool");
   if (tg__json_push(L, c->args) < 0) lua_newtable(L); /* depth checked at start */
-  tg__rawsetfield(L, idx, "args");
+  lua_setfield(L, idx, "args");
   lua_pushstring(L, c->session);
-  tg__rawsetfield(L, idx, "session");
+  lua_setfield(L, idx, "session");
   lua_pushinteger(L, (lua_Integer)c->turn);
-  tg__rawsetfield(L, idx, "turn");
+  lua_setfield(L, idx, "turn");
   lua_pushinteger(L, c->attempt);
-  tg__rawsetfield(L, idx, "attempt");
+  lua_setfield(L, idx, "attempt");
   if (c->dry_run) lua_pushboolean(L, 1);
   else lua_pushnil(L);
-  tg__rawsetfield(L, idx, "dry_run");
+  lua_setfield(L, idx, "dry_run");
   if (server_of(c)) lua_pushstring(L, server_of(c));
   else lua_pushnil(L);
-  tg__rawsetfield(L, idx, "server"); /* a gateway's upstream (tool.group) */
+  lua_setfield(L, idx, "server"); /* a gateway's upstream (tool.group) */
 }
 
 void tg__call_push_table(tg_call *c) {
@@ -90,7 +92,7 @@ void tg__call_push_table(tg_call *c) {
   lua_createtable(L, 0, 8);
   set_call_facts(c, L, lua_gettop(L));
   if (!c->metadata || tg__json_push(L, c->metadata) < 0) lua_newtable(L);
-  tg__rawsetfield(L, -2, "metadata");
+  lua_setfield(L, -2, "metadata");
   lua_pushvalue(L, -1);
   c->call_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
@@ -114,26 +116,31 @@ const char *tg__args_problem(lua_State *L, int idx) {
                                         : "a table with a metatable";
 }
 
+/* The fact checks below read the call table with lua_getfield: they run
+ * only once the table is known to have no metatable, where a get is raw
+ * and costs one lookup instead of pushing the key first. */
 static int string_fact(lua_State *L, int t, const char *k, const char *v) {
-  const char *s = tg__rawgetstring(L, t, k);
-  return s && v && strcmp(s, v) == 0;
+  int ok = tg__getfield(L, t, k) == LUA_TSTRING && v &&
+           strcmp(lua_tostring(L, -1), v) == 0;
+  lua_pop(L, 1);
+  return ok;
 }
 
 static int number_fact(lua_State *L, int t, const char *k, double v) {
-  int ok = tg__rawgetfield(L, t, k) == LUA_TNUMBER && lua_tonumber(L, -1) == v;
+  int ok = tg__getfield(L, t, k) == LUA_TNUMBER && lua_tonumber(L, -1) == v;
   lua_pop(L, 1);
   return ok;
 }
 
 static int flag_fact(lua_State *L, int t, const char *k, int v) {
-  int ty = tg__rawgetfield(L, t, k);
+  int ty = tg__getfield(L, t, k);
   int ok = v ? ty == LUA_TBOOLEAN && lua_toboolean(L, -1) : ty == LUA_TNIL;
   lua_pop(L, 1);
   return ok;
 }
 
 static int args_fact(lua_State *L, int t, const cJSON *args) {
-  tg__rawgetfield(L, t, "args");
+  lua_getfield(L, t, "args");
   int ok = !tg__args_problem(L, -1) && tg__json_equal_lua(L, -1, args);
   lua_pop(L, 1);
   return ok;
@@ -144,7 +151,7 @@ int tg__call_facts_intact(tg_call *c) {
   lua_State *L = c->gen->L;
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
   int t = lua_gettop(L);
-  int ok = !lua_getmetatable(L, t);
+  int ok = !lua_getmetatable(L, t); /* first: the getfields below are raw */
   ok = ok && string_fact(L, t, "id", c->id) &&
        string_fact(L, t, "tool", c->tool_name) &&
        string_fact(L, t, "session", c->session) &&

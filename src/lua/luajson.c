@@ -129,8 +129,10 @@ static void push_number(lua_State *L, double d) {
   lua_pushnumber(L, d);
 }
 
-/* depth: the containers around j. */
-static int push_at(lua_State *L, const cJSON *j, int depth) {
+/* depth: the containers around j; amt: the stack slot of the array
+ * metatable, looked up once per push (a registry lookup per array cost
+ * more than building it). */
+static int push_at(lua_State *L, const cJSON *j, int depth, int amt) {
   luaL_checkstack(L, 4, "JSON too deep");
   if (cJSON_IsObject(j) || cJSON_IsArray(j)) {
     if (depth + 1 > TG_JSON_MAX_DEPTH) return TG_JSON_TOO_DEEP;
@@ -140,15 +142,17 @@ static int push_at(lua_State *L, const cJSON *j, int depth) {
     int i = 1;
     for (const cJSON *c = j->child; c; c = c->next, i++) {
       if (!arr) lua_pushstring(L, c->string ? c->string : "");
-      if (push_at(L, c, depth + 1) < 0) {
+      if (push_at(L, c, depth + 1, amt) < 0) {
         lua_pop(L, arr ? 1 : 2);
         return TG_JSON_TOO_DEEP;
       }
       if (arr) lua_rawseti(L, -2, i);
       else lua_rawset(L, -3);
     }
-    /* empty arrays must stay arrays on the way back */
-    if (arr) tg__json_mark_array(L, -1);
+    if (arr) { /* empty arrays must stay arrays on the way back */
+      lua_pushvalue(L, amt);
+      lua_setmetatable(L, -2);
+    }
     return 0;
   }
   if (cJSON_IsString(j)) lua_pushstring(L, j->valuestring);
@@ -158,8 +162,18 @@ static int push_at(lua_State *L, const cJSON *j, int depth) {
   return 0;
 }
 
+/* Pushes j with the array metatable below it for the walk, then drops
+ * the metatable: leaves j's value on top. */
+static int push_tree(lua_State *L, const cJSON *j) {
+  push_mt(L, &array_mt_key);
+  int rc = push_at(L, j, 0, lua_gettop(L));
+  if (rc == 0) lua_remove(L, -2);
+  else lua_pop(L, 1);
+  return rc;
+}
+
 static int push_job(lua_State *L, job *jb) {
-  jb->rc = push_at(L, jb->j, 0);
+  jb->rc = push_tree(L, jb->j);
   return jb->rc < 0 ? 0 : 1;
 }
 
@@ -172,7 +186,7 @@ int tg__json_push(lua_State *L, const cJSON *j) {
   /* A call cannot run on a suspended coroutine (a Lua tool being resumed
    * with a value). The runtime pushes there between calls into policy
    * code, where the memory cap refuses nothing. */
-  if (lua_status(L) != LUA_OK) return push_at(L, j, 0);
+  if (lua_status(L) != LUA_OK) return push_tree(L, j);
   job jb = {push_job, j, NULL, 0, 0};
   int st = run_protected(L, &jb);
   if (st == LUA_OK && jb.rc == 0) return 0;
@@ -418,12 +432,26 @@ cJSON *tg__json_from_lua(lua_State *L, int idx, char *err, size_t errlen) {
 
 /* ---- Lua == JSON, without converting ---------------------------------- */
 
-static int equal_at(lua_State *L, int idx, const cJSON *j, int depth);
+/* The array marker's identity, looked up once per comparison: the
+ * registry keeps the metatable alive, so its address cannot be reused. */
+typedef struct {
+  const void *array_mt;
+} eq_ctx;
 
-static int array_equal(lua_State *L, int idx, const cJSON *j, int depth) {
+static int equal_at(lua_State *L, const eq_ctx *q, int idx, const cJSON *j,
+                    int depth);
+
+static int is_array_marked(lua_State *L, const eq_ctx *q, int idx) {
+  if (!lua_getmetatable(L, idx)) return 0;
+  int yes = lua_topointer(L, -1) == q->array_mt;
+  lua_pop(L, 1);
+  return yes;
+}
+
+static int array_equal(lua_State *L, const eq_ctx *q, int idx, const cJSON *j,
+                       int depth) {
   int len = cJSON_GetArraySize(j), n = 0;
-  if (!has_mt(L, idx, &array_mt_key) || (int)lua_rawlen(L, idx) != len)
-    return 0;
+  if (!is_array_marked(L, q, idx) || (int)lua_rawlen(L, idx) != len) return 0;
   /* nothing may follow element len (nor be there at all when len is 0) */
   if (len > 0) lua_pushinteger(L, len);
   else lua_pushnil(L);
@@ -433,26 +461,46 @@ static int array_equal(lua_State *L, int idx, const cJSON *j, int depth) {
   }
   for (const cJSON *c = j->child; c; c = c->next) {
     lua_rawgeti(L, idx, ++n);
-    int eq = equal_at(L, lua_gettop(L), c, depth);
+    int eq = equal_at(L, q, lua_gettop(L), c, depth);
     lua_pop(L, 1);
     if (!eq) return 0;
   }
   return 1;
 }
 
+/* The member of object j named k (klen bytes), looked for first at *hint
+ * (the member after the last one found: tables built from j tend to be
+ * walked in a similar order), then from the start. */
+static const cJSON *member_named(const cJSON *j, const char *k, size_t klen,
+                                 const cJSON **hint) {
+  for (int pass = 0; pass < 2; pass++) {
+    const cJSON *from = pass ? j->child : *hint;
+    for (const cJSON *c = from; c; c = c->next) {
+      if (pass && c == *hint) break; /* the first pass saw the rest */
+      if (c->string && c->string[0] == k[0] && /* Lua ends k with a NUL */
+          strlen(c->string) == klen && memcmp(c->string, k, klen) == 0) {
+        *hint = c->next;
+        return c;
+      }
+    }
+  }
+  return NULL;
+}
+
 /* One pass over the Lua table, looking each key up in the (small) cJSON
  * object: cheaper than interning every cJSON key to look it up in Lua. */
-static int object_equal(lua_State *L, int idx, const cJSON *j, int depth) {
-  if (has_mt(L, idx, &array_mt_key)) return 0;
+static int object_equal(lua_State *L, const eq_ctx *q, int idx, const cJSON *j,
+                        int depth) {
+  if (is_array_marked(L, q, idx)) return 0;
   int keys = 0, n = 0;
+  const cJSON *hint = j->child;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     size_t klen = 0;
     const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &klen)
                                                    : NULL;
-    const cJSON *c = k ? cJSON_GetObjectItemCaseSensitive(j, k) : NULL;
-    if (!c || strlen(c->string) != klen ||
-        !equal_at(L, lua_gettop(L), c, depth)) {
+    const cJSON *c = k ? member_named(j, k, klen, &hint) : NULL;
+    if (!c || !equal_at(L, q, lua_gettop(L), c, depth)) {
       lua_pop(L, 2);
       return 0;
     }
@@ -465,7 +513,8 @@ static int object_equal(lua_State *L, int idx, const cJSON *j, int depth) {
 
 /* Answers may be false negatives (then the caller converts and compares
  * the cJSON values), never false positives. */
-static int equal_at(lua_State *L, int idx, const cJSON *j, int depth) {
+static int equal_at(lua_State *L, const eq_ctx *q, int idx, const cJSON *j,
+                    int depth) {
   switch (lua_type(L, idx)) {
     case LUA_TBOOLEAN:
       return cJSON_IsBool(j) && !lua_toboolean(L, idx) == !cJSON_IsTrue(j);
@@ -486,8 +535,8 @@ static int equal_at(lua_State *L, int idx, const cJSON *j, int depth) {
     }
     case LUA_TTABLE:
       if (depth + 1 > TG_JSON_MAX_DEPTH) return 0;
-      if (cJSON_IsArray(j)) return array_equal(L, idx, j, depth + 1);
-      return cJSON_IsObject(j) && object_equal(L, idx, j, depth + 1);
+      if (cJSON_IsArray(j)) return array_equal(L, q, idx, j, depth + 1);
+      return cJSON_IsObject(j) && object_equal(L, q, idx, j, depth + 1);
     case LUA_TLIGHTUSERDATA: return tg__json_isnull(L, idx) && cJSON_IsNull(j);
     default: return 0; /* nil cannot be in a table; functions never equal */
   }
@@ -496,5 +545,8 @@ static int equal_at(lua_State *L, int idx, const cJSON *j, int depth) {
 int tg__json_equal_lua(lua_State *L, int idx, const cJSON *j) {
   idx = lua_absindex(L, idx);
   if (!lua_checkstack(L, STACK_NEEDED)) return 0;
-  return equal_at(L, idx, j, 0);
+  push_mt(L, &array_mt_key);
+  eq_ctx q = {lua_topointer(L, -1)};
+  lua_pop(L, 1);
+  return equal_at(L, &q, idx, j, 0);
 }

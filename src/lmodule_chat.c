@@ -27,6 +27,7 @@
 #include <string.h>
 #include "lua/luacompat.h"
 #include "lua/luajson.h"
+#include "lua/lualayer.h"
 #include "lua/luaraw.h"
 #include <uv.h>
 #include <cjson/cJSON.h>
@@ -257,36 +258,6 @@ typedef struct {
   const tg_layer_ctx *ctx;
 } layer_arg;
 
-static void set_str(lua_State *L, const char *k, const char *v) {
-  if (!v) return;
-  lua_pushstring(L, v);
-  lua_setfield(L, -2, k);
-}
-
-static void push_ctx(lua_State *L, const tg_layer_ctx *c) {
-  lua_createtable(L, 0, 8);
-  set_str(L, "session", c->session);
-  lua_pushinteger(L, (lua_Integer)c->turn);
-  lua_setfield(L, -2, "turn");
-  set_str(L, "model", c->model);
-  set_str(L, "project", c->project);
-  set_str(L, "tool", c->tool);
-  set_str(L, "call_id", c->call_id);
-  if (c->request && tg__json_push(L, c->request) == 0)
-    lua_setfield(L, -2, "request");
-  if (c->usage) {
-    lua_createtable(L, 0, 4);
-    set_str(L, "model", c->usage->model);
-    lua_pushinteger(L, (lua_Integer)c->usage->input_tokens);
-    lua_setfield(L, -2, "input_tokens");
-    lua_pushinteger(L, (lua_Integer)c->usage->output_tokens);
-    lua_setfield(L, -2, "output_tokens");
-    lua_pushnumber(L, c->usage->cost);
-    lua_setfield(L, -2, "cost");
-    lua_setfield(L, -2, "usage");
-  }
-}
-
 /* The protected body: layers[id][kind](ctx [, ok, err]). */
 static int layer_body(lua_State *L) {
   layer_arg *a = lua_touserdata(L, 1);
@@ -295,7 +266,7 @@ static int layer_body(lua_State *L) {
   if (!lua_istable(L, -1)) return 0; /* removed */
   lua_getfield(L, -1, layer_kinds[a->kind]);
   if (!lua_isfunction(L, -1)) return 0;
-  push_ctx(L, a->ctx);
+  tg__push_layer_ctx(L, a->ctx);
   int n = 1;
   if (a->kind == 1 || a->kind == 3) {
     lua_pushboolean(L, a->ctx->ok);

@@ -13,7 +13,7 @@
 #include "generation.h"
 #include "sandbox.h"
 #include "core/layers.h"
-#include "lua/luajson.h"
+#include "lua/lualayer.h"
 
 void tg__chat_error_text(tg_generation *g, const char *what, char *msg,
                          size_t len) {
@@ -32,52 +32,12 @@ typedef struct {
   int after;
 } layer_arg;
 
-static void set_str(lua_State *L, const char *k, const char *v) {
-  if (!v) return;
-  lua_pushstring(L, v);
-  lua_setfield(L, -2, k);
-}
-
-static void set_num(lua_State *L, const char *k, double v) {
-  lua_pushnumber(L, v);
-  lua_setfield(L, -2, k);
-}
-
-static void push_usage(lua_State *L, const tg_chat_usage *u) {
-  lua_createtable(L, 0, 4);
-  set_str(L, "model", u->model);
-  lua_pushinteger(L, (lua_Integer)u->input_tokens);
-  lua_setfield(L, -2, "input_tokens");
-  lua_pushinteger(L, (lua_Integer)u->output_tokens);
-  lua_setfield(L, -2, "output_tokens");
-  set_num(L, "cost", u->cost);
-}
-
-/* Pushes ctx as a table (inside the protected call). */
-static void push_ctx(lua_State *L, const tg_layer_ctx *c) {
-  lua_createtable(L, 0, 6);
-  set_str(L, "session", c->session);
-  lua_pushinteger(L, (lua_Integer)c->turn);
-  lua_setfield(L, -2, "turn");
-  set_str(L, "model", c->model);
-  set_str(L, "project", c->project);
-  if (c->request) {
-    if (tg__json_push(L, c->request) < 0)
-      luaL_error(L, "the chat request could not be given to the layer");
-    lua_setfield(L, -2, "request");
-  }
-  if (c->usage) {
-    push_usage(L, c->usage);
-    lua_setfield(L, -2, "usage");
-  }
-}
-
 /* The protected body: layer(ctx [, ok, err]). */
 static int run_layer(lua_State *L) {
   layer_arg *a = lua_touserdata(L, 1);
   lua_settop(L, 0);
   lua_rawgeti(L, LUA_REGISTRYINDEX, a->f->fn_ref);
-  push_ctx(L, a->ctx);
+  tg__push_layer_ctx(L, a->ctx);
   int n = 1;
   if (a->after) {
     lua_pushboolean(L, a->ctx->ok);

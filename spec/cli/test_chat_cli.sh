@@ -5,52 +5,7 @@
 # budgets.
 #
 #   spec/cli/test_chat_cli.sh PATH/TO/toolgate
-set -u
-
-TG=${1:?usage: test_chat_cli.sh PATH/TO/toolgate}
-case $TG in /*) ;; *) TG=$PWD/$TG ;; esac
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-chat-cli.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-checks=0
-failed=0
-
-pass() { checks=$((checks + 1)); echo "ok   $1"; }
-fail() { checks=$((checks + 1)); failed=$((failed + 1)); echo "FAIL $1: $2"; }
-
-run() {
-  (cd "$WORK" && "$TG" "$@" >"$WORK/stdout" 2>"$WORK/stderr" </dev/null)
-  RC=$?
-  OUT=$(cat "$WORK/stdout")
-  ERR=$(cat "$WORK/stderr")
-}
-
-# expect NAME RC [TEXT [WHERE]]: exit RC and TEXT in stderr (or stdout).
-expect() {
-  local name=$1 want=$2 text=${3:-} where=${4:-stderr}
-  if [ "$RC" -ne "$want" ]; then
-    fail "$name" "exit $RC, want $want (stderr: $ERR)"
-  elif [ -n "$text" ] && ! grep -qF -- "$text" "$WORK/$where"; then
-    fail "$name" "$where does not contain '$text' ($where: $(cat "$WORK/$where"))"
-  else
-    pass "$name"
-  fi
-}
-
-json_ok() {
-  local name=$1 expr=$2 why
-  why=$(python3 - "$WORK/stdout" "$expr" <<'EOF' 2>&1
-import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-try:
-    objs = [json.loads(l) for l in lines]
-except ValueError as e:
-    print("not JSON: %s" % e); sys.exit(1)
-if not eval("(" + sys.argv[2] + ")"):
-    print("not true: %s, on %r" % (sys.argv[2], lines[:6])); sys.exit(1)
-EOF
-  )
-  if [ -z "$why" ]; then pass "$name"; else fail "$name" "$why"; fi
-}
+. "$(dirname "$0")/harness.sh" chat-cli "$@"
 
 mkdir -p "$WORK/pol"
 cat >"$WORK/pol/10-route.lua" <<'EOF'
@@ -115,5 +70,4 @@ expect "check lists routing hooks" 0 "routing hooks, in run order" stdout
 expect "check lists budgets" 0 "daily  5 per day" stdout
 expect "check lists chat layers" 0 "before-chat layers, in run order" stdout
 
-echo "$((checks - failed))/$checks checks passed"
-[ "$failed" -eq 0 ]
+finish

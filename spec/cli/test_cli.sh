@@ -6,64 +6,7 @@
 # Writes its own policies to a temporary directory, runs the binary with
 # stdin from /dev/null (so nothing is interactive) and prints one line per
 # check. Exits 1 if any check failed. JSON is checked with python3.
-set -u
-
-TG=${1:?usage: test_cli.sh PATH/TO/toolgate}
-case $TG in /*) ;; *) TG=$PWD/$TG ;; esac
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-cli.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-# the default database lives under XDG_STATE_HOME: ours, not the home's
-export XDG_STATE_HOME="$WORK/state"
-checks=0
-failed=0
-
-pass() { checks=$((checks + 1)); echo "ok   $1"; }
-fail() { checks=$((checks + 1)); failed=$((failed + 1)); echo "FAIL $1: $2"; }
-
-# run ARGS...: runs toolgate in $WORK; sets RC, OUT, ERR.
-run() {
-  (cd "$WORK" && "$TG" "$@" >"$WORK/stdout" 2>"$WORK/stderr" </dev/null)
-  RC=$?
-  OUT=$(cat "$WORK/stdout")
-  ERR=$(cat "$WORK/stderr")
-}
-
-# expect NAME RC [TEXT]: the last run exited RC and, if given, its stderr
-# contains TEXT.
-expect() {
-  local name=$1 want=$2 text=${3:-}
-  if [ "$RC" -ne "$want" ]; then
-    fail "$name" "exit $RC, want $want (stderr: $ERR)"
-  elif [ -n "$text" ] && ! grep -qF -- "$text" "$WORK/stderr"; then
-    fail "$name" "stderr does not contain '$text' (stderr: $ERR)"
-  else
-    pass "$name"
-  fi
-}
-
-# json_ok NAME PYTHON-EXPR [FILE]: every line of FILE (default: the last
-# stdout) is JSON, and the expression over `objs` (them, parsed) is true.
-json_ok() {
-  local name=$1 expr=$2 file=${3:-$WORK/stdout} why
-  if ! command -v python3 >/dev/null; then
-    fail "$name" "python3 is needed to check JSON"
-    return
-  fi
-  why=$(python3 - "$file" "$expr" <<'EOF' 2>&1
-import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-try:
-    objs = [json.loads(l) for l in lines]
-except ValueError as e:
-    print("not JSON: %s" % e)
-    sys.exit(1)
-if not eval("(" + sys.argv[2] + ")"):  # the expression may span lines
-    print("not true: %s, on %r" % (sys.argv[2], lines[:6]))
-    sys.exit(1)
-EOF
-  )
-  if [ -z "$why" ]; then pass "$name"; else fail "$name" "$why"; fi
-}
+. "$(dirname "$0")/harness.sh" cli "$@"
 
 # ---- policies ----------------------------------------------------------
 
@@ -392,5 +335,4 @@ json_ok "--json: an error message's invalid UTF-8 comes out as U+FFFD" \
   '"bad \ufffd byte" in objs[0]["error"]["message"]'
 rm -f "$WORK/pol/30-bytes.lua"
 
-echo "$((checks - failed))/$checks checks passed"
-[ "$failed" -eq 0 ]
+finish

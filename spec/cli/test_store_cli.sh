@@ -9,61 +9,9 @@
 #
 # Everything happens in a temp folder, XDG_STATE_HOME included. JSON and
 # the pseudo-terminal are driven with python3.
-set -u
-
-TG=${1:?usage: test_store_cli.sh PATH/TO/toolgate}
-case $TG in /*) ;; *) TG=$PWD/$TG ;; esac
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/toolgate-store-cli.XXXXXX")
+. "$(dirname "$0")/harness.sh" store-cli "$@"
 FOLLOWER=
-trap '[ -n "$FOLLOWER" ] && kill "$FOLLOWER" 2>/dev/null; rm -rf "$WORK"' EXIT
-export XDG_STATE_HOME="$WORK/state"
-checks=0
-failed=0
-
-pass() { checks=$((checks + 1)); echo "ok   $1"; }
-fail() { checks=$((checks + 1)); failed=$((failed + 1)); echo "FAIL $1: $2"; }
-
-# run ARGS...: runs toolgate in $WORK; sets RC, OUT, ERR.
-run() {
-  (cd "$WORK" && "$TG" "$@" >"$WORK/stdout" 2>"$WORK/stderr" </dev/null)
-  RC=$?
-  OUT=$(cat "$WORK/stdout")
-  ERR=$(cat "$WORK/stderr")
-}
-
-# expect NAME RC [TEXT]: the last run exited RC and, if given, its stderr
-# (or, for exit 0, its stdout) contains TEXT.
-expect() {
-  local name=$1 want=$2 text=${3:-} where=$WORK/stderr
-  [ "$want" -eq 0 ] && where=$WORK/stdout
-  if [ "$RC" -ne "$want" ]; then
-    fail "$name" "exit $RC, want $want (stderr: $ERR)"
-  elif [ -n "$text" ] && ! grep -qF -- "$text" "$where"; then
-    fail "$name" "output does not contain '$text' (stdout: $OUT stderr: $ERR)"
-  else
-    pass "$name"
-  fi
-}
-
-# json_ok NAME PYTHON-EXPR [FILE]: every line of FILE (default: the last
-# stdout) is JSON and the expression over `objs` is true.
-json_ok() {
-  local name=$1 expr=$2 file=${3:-$WORK/stdout} why
-  why=$(python3 - "$file" "$expr" <<'EOF' 2>&1
-import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-try:
-    objs = [json.loads(l) for l in lines]
-except ValueError as e:
-    print("not JSON: %s" % e)
-    sys.exit(1)
-if not eval("(" + sys.argv[2] + ")"):
-    print("not true: %s, on %r" % (sys.argv[2], lines[:6]))
-    sys.exit(1)
-EOF
-  )
-  if [ -z "$why" ]; then pass "$name"; else fail "$name" "$why"; fi
-}
+at_exit '[ -n "$FOLLOWER" ] && kill "$FOLLOWER" 2>/dev/null'
 
 mkdir -p "$WORK/pol"
 cat >"$WORK/pol/10.lua" <<'EOF'
@@ -85,7 +33,7 @@ if [ -f "$DEFAULT_DB" ]; then pass "the default database is made"; else
 run call sh '{"command":"npm test"}' "${P[@]}" --session s2 --approve=deny
 expect "a rejected call exits 1" 1
 run log
-expect "log shows the calls as a table" 0 "TOOL"
+expect "log shows the calls as a table" 0 "TOOL" stdout
 if grep -q 'echo .*allow .*ok' "$WORK/stdout" &&
    grep -q 's2 .*sh .*ask .*ask-sh .*rejected' "$WORK/stdout"; then
   pass "log's rows: session, tool, verdict, rule, status"
@@ -131,7 +79,7 @@ printf 'not a database at all, just text\n%.0s' {1..200} >"$WORK/junk.db"
 run log --db "$WORK/junk.db"
 expect "log on a corrupt file: exit 2 naming it" 2 "$WORK/junk.db: cannot read it: it is not a database"
 run log --help
-expect "log --help" 0 "--follow"
+expect "log --help" 0 "--follow" stdout
 
 # Control characters an agent put in a tool name do not reach the terminal.
 run call "$(printf 'ev\033[2Jil')" '{}' "${P[@]}"
@@ -188,7 +136,7 @@ FOLLOWER=
 run call sh '{"command":"npm test --ci"}' "${P[@]}" --approve=deny
 expect "before a grant, an ask is rejected" 1
 run approvals grant sh --pattern 'command=npm test*' --until 2h
-expect "approvals grant --pattern --until" 0 "granted approval 1"
+expect "approvals grant --pattern --until" 0 "granted approval 1" stdout
 run call sh '{"command":"npm test --ci"}' "${P[@]}" --approve=deny
 expect "a granted pattern covers the call (project: this folder)" 0
 run call sh '{"command":"npm run build"}' "${P[@]}" --approve=deny
@@ -196,7 +144,7 @@ expect "the pattern does not cover another command" 1
 run approvals grant sh --args '{"command":"ls"}' --session s9 --json
 json_ok "approvals grant --args --session --json" 'objs == [{"id": 2}]'
 run approvals list
-expect "approvals list" 0 "command = npm test*"
+expect "approvals list" 0 "command = npm test*" stdout
 if grep -qF 'args {"command":"ls"}' "$WORK/stdout" &&
    grep -qF "session s9" "$WORK/stdout" && grep -qF "project /" "$WORK/stdout"; then
   pass "approvals list: what each covers, where"
@@ -213,7 +161,7 @@ json_ok "the audit names the approval that covered a call" \
   'objs[0]["decision"]["approval"] == "remembered"
    and objs[0]["decision"]["approval_id"] == 1'
 run approvals revoke 1
-expect "approvals revoke ID" 0 "revoked approval 1"
+expect "approvals revoke ID" 0 "revoked approval 1" stdout
 run call sh '{"command":"npm test --ci"}' "${P[@]}" --approve=deny
 expect "a revoked approval asks again" 1
 run approvals list --all --json
@@ -312,7 +260,7 @@ sqlite3 "$SDB" "INSERT INTO sessions (id, project, title, started) VALUES
   ('walrus-s', 'assistant', 'let me look', 1700000000002);" ||
   fail "messages inserted" "sqlite3 failed"
 run search walrus --db "$SDB"
-expect "search finds messages and calls" 0 "[walrus]"
+expect "search finds messages and calls" 0 "[walrus]" stdout
 if grep -q $'\033\\[2J' "$WORK/stdout"; then
   fail "search shows no control characters" "$OUT"
 else pass "search shows no control characters"; fi
@@ -343,7 +291,7 @@ run call sh '{"command":"rm -rf /"}' "${P[@]}" --db "$SDB" --session walrus-s --
 run export walrus-s --db "$SDB" -o "$WORK/w.json"
 expect "export --format json (the default) to a file" 0
 run export walrus-s --db "$SDB" --format markdown
-expect "export --format markdown" 0 "| time | tool | decision | rule | status | error | ms |"
+expect "export --format markdown" 0 "| time | tool | decision | rule | status | error | ms |" stdout
 run export walrus-s --db "$SDB" --format html -o "$WORK/w.html"
 expect "export --format html" 0
 if grep -q '<script' "$WORK/w.html"; then fail "the HTML page has no script" "$(cat "$WORK/w.html")"
@@ -356,7 +304,7 @@ run export walrus-s --db "$WORK/other.db" -o "$WORK/w2.json"
 if cmp -s "$WORK/w.json" "$WORK/w2.json"; then pass "export -> import -> export: the same bytes"
 else fail "export -> import -> export: the same bytes" "$(diff "$WORK/w.json" "$WORK/w2.json" | head)"; fi
 run import "$WORK/w.json" --db "$SDB"
-expect "import into the file that has the id: a new one" 0 "a new id"
+expect "import into the file that has the id: a new one" 0 "a new id" stdout
 printf '{"format":"toolgate-session","version":9}' >"$WORK/v9.json"
 run import "$WORK/v9.json" --db "$SDB"
 expect "import of an unknown version: exit 2" 2 "version 9 is not known"
@@ -404,5 +352,4 @@ else
   echo "skip the HTML page in chromium (no chromium: .ci/deps installs it)"
 fi
 
-echo "$((checks - failed))/$checks checks passed"
-[ "$failed" -eq 0 ]
+finish

@@ -56,31 +56,69 @@ static const char *server_of(const tg_call *c) {
   return c->tool ? c->tool->group : NULL;
 }
 
-/* The facts of the call as C knows them, written into the call table at
- * idx. The first rules judge them as built; rules judging again after a
- * rewrite judge them restored (tg__call_restore_table), so what they judge
- * is what runs, whatever policy code did to the table meanwhile. The
- * table has no metatable here (made fresh, or stripped first), so
- * lua_setfield is a raw set without the cost of pushing each key. */
-static void set_call_facts(tg_call *c, lua_State *L, int idx) {
+/* The call table's field names, as Lua strings made once per generation
+ * and kept in its registry: pushing one is an array read, where
+ * lua_setfield / lua_getfield hash the C string every time (LuaJIT keeps
+ * no cache of them). */
+enum { K_ID = 1, K_TOOL, K_ARGS, K_SESSION, K_TURN, K_ATTEMPT, K_DRY_RUN,
+       K_SERVER, K_METADATA, K_COUNT = K_METADATA };
+
+static int push_keys(tg_call *c, lua_State *L) {
+  static const char *const names[K_COUNT] = {
+      "id", "tool", "args", "session", "turn", "attempt", "dry_run",
+      "server", "metadata"};
+  tg_generation *g = c->gen;
+  if (g->call_keys_ref > 0) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, g->call_keys_ref);
+    return lua_gettop(L);
+  }
+  lua_createtable(L, K_COUNT, 0);
+  for (int k = 0; k < K_COUNT; k++) {
+    lua_pushstring(L, names[k]);
+    lua_rawseti(L, -2, k + 1);
+  }
+  lua_pushvalue(L, -1);
+  g->call_keys_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return lua_gettop(L);
+}
+
+/* t[key k] = the value on top (popped), raw. */
+static void set_key(lua_State *L, int t, int keys, int k) {
+  lua_rawgeti(L, keys, k);
+  lua_insert(L, -2);
+  lua_rawset(L, t);
+}
+
+/* Pushes t[key k], raw; returns its type. */
+static int get_key(lua_State *L, int t, int keys, int k) {
+  lua_rawgeti(L, keys, k);
+  lua_rawget(L, t);
+  return lua_type(L, -1);
+}
+
+/* The facts of the call as C knows them, written raw into the call table
+ * at idx. The first rules judge them as built; rules judging again after
+ * a rewrite judge them restored (tg__call_restore_table), so what they
+ * judge is what runs, whatever policy code did to the table meanwhile. */
+static void set_call_facts(tg_call *c, lua_State *L, int idx, int keys) {
   lua_pushstring(L, c->id);
-  lua_setfield(L, idx, "id");
+  set_key(L, idx, keys, K_ID);
   lua_pushstring(L, c->tool_name);
-  lua_setfield(L, idx, "tool");
+  set_key(L, idx, keys, K_TOOL);
   if (tg__json_push(L, c->args) < 0) lua_newtable(L); /* depth checked at start */
-  lua_setfield(L, idx, "args");
+  set_key(L, idx, keys, K_ARGS);
   lua_pushstring(L, c->session);
-  lua_setfield(L, idx, "session");
+  set_key(L, idx, keys, K_SESSION);
   lua_pushinteger(L, (lua_Integer)c->turn);
-  lua_setfield(L, idx, "turn");
+  set_key(L, idx, keys, K_TURN);
   lua_pushinteger(L, c->attempt);
-  lua_setfield(L, idx, "attempt");
+  set_key(L, idx, keys, K_ATTEMPT);
   if (c->dry_run) lua_pushboolean(L, 1);
   else lua_pushnil(L);
-  lua_setfield(L, idx, "dry_run");
+  set_key(L, idx, keys, K_DRY_RUN);
   if (server_of(c)) lua_pushstring(L, server_of(c));
   else lua_pushnil(L);
-  lua_setfield(L, idx, "server"); /* a gateway's upstream (tool.group) */
+  set_key(L, idx, keys, K_SERVER); /* a gateway's upstream (tool.group) */
 }
 
 void tg__call_push_table(tg_call *c) {
@@ -89,10 +127,13 @@ void tg__call_push_table(tg_call *c) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
     return;
   }
+  int keys = push_keys(c, L);
   lua_createtable(L, 0, 8);
-  set_call_facts(c, L, lua_gettop(L));
+  int t = lua_gettop(L);
+  set_call_facts(c, L, t, keys);
   if (!c->metadata || tg__json_push(L, c->metadata) < 0) lua_newtable(L);
-  lua_setfield(L, -2, "metadata");
+  set_key(L, t, keys, K_METADATA);
+  lua_remove(L, keys);
   lua_pushvalue(L, -1);
   c->call_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
@@ -102,8 +143,9 @@ void tg__call_restore_table(tg_call *c) {
   tg__call_push_table(c);
   lua_pushnil(L);
   lua_setmetatable(L, -2); /* no __index may stand in for a fact */
-  set_call_facts(c, L, lua_gettop(L));
-  lua_pop(L, 1);
+  int t = lua_gettop(L);
+  set_call_facts(c, L, t, push_keys(c, L));
+  lua_settop(L, t - 1);
 }
 
 const char *tg__args_problem(lua_State *L, int idx) {
@@ -116,31 +158,28 @@ const char *tg__args_problem(lua_State *L, int idx) {
                                         : "a table with a metatable";
 }
 
-/* The fact checks below read the call table with lua_getfield: they run
- * only once the table is known to have no metatable, where a get is raw
- * and costs one lookup instead of pushing the key first. */
-static int string_fact(lua_State *L, int t, const char *k, const char *v) {
-  int ok = tg__getfield(L, t, k) == LUA_TSTRING && v &&
+static int string_fact(lua_State *L, int t, int keys, int k, const char *v) {
+  int ok = get_key(L, t, keys, k) == LUA_TSTRING && v &&
            strcmp(lua_tostring(L, -1), v) == 0;
   lua_pop(L, 1);
   return ok;
 }
 
-static int number_fact(lua_State *L, int t, const char *k, double v) {
-  int ok = tg__getfield(L, t, k) == LUA_TNUMBER && lua_tonumber(L, -1) == v;
+static int number_fact(lua_State *L, int t, int keys, int k, double v) {
+  int ok = get_key(L, t, keys, k) == LUA_TNUMBER && lua_tonumber(L, -1) == v;
   lua_pop(L, 1);
   return ok;
 }
 
-static int flag_fact(lua_State *L, int t, const char *k, int v) {
-  int ty = tg__getfield(L, t, k);
+static int flag_fact(lua_State *L, int t, int keys, int k, int v) {
+  int ty = get_key(L, t, keys, k);
   int ok = v ? ty == LUA_TBOOLEAN && lua_toboolean(L, -1) : ty == LUA_TNIL;
   lua_pop(L, 1);
   return ok;
 }
 
-static int args_fact(lua_State *L, int t, const cJSON *args) {
-  lua_getfield(L, t, "args");
+static int args_fact(lua_State *L, int t, int keys, const cJSON *args) {
+  get_key(L, t, keys, K_ARGS);
   int ok = !tg__args_problem(L, -1) && tg__json_equal_lua(L, -1, args);
   lua_pop(L, 1);
   return ok;
@@ -151,16 +190,17 @@ int tg__call_facts_intact(tg_call *c) {
   lua_State *L = c->gen->L;
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
   int t = lua_gettop(L);
-  int ok = !lua_getmetatable(L, t); /* first: the getfields below are raw */
-  ok = ok && string_fact(L, t, "id", c->id) &&
-       string_fact(L, t, "tool", c->tool_name) &&
-       string_fact(L, t, "session", c->session) &&
-       number_fact(L, t, "turn", (double)c->turn) &&
-       number_fact(L, t, "attempt", c->attempt) &&
-       flag_fact(L, t, "dry_run", c->dry_run) &&
-       (server_of(c) ? string_fact(L, t, "server", server_of(c))
-                     : flag_fact(L, t, "server", 0)) &&
-       args_fact(L, t, c->args);
+  int keys = push_keys(c, L);
+  int ok = !lua_getmetatable(L, t);
+  ok = ok && string_fact(L, t, keys, K_ID, c->id) &&
+       string_fact(L, t, keys, K_TOOL, c->tool_name) &&
+       string_fact(L, t, keys, K_SESSION, c->session) &&
+       number_fact(L, t, keys, K_TURN, (double)c->turn) &&
+       number_fact(L, t, keys, K_ATTEMPT, c->attempt) &&
+       flag_fact(L, t, keys, K_DRY_RUN, c->dry_run) &&
+       (server_of(c) ? string_fact(L, t, keys, K_SERVER, server_of(c))
+                     : flag_fact(L, t, keys, K_SERVER, 0)) &&
+       args_fact(L, t, keys, c->args);
   lua_settop(L, t - 1);
   return ok;
 }

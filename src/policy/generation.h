@@ -64,6 +64,8 @@ typedef struct tg_generation {
   char **files;     size_t nfiles;             /* malloc'd */
   struct tg_chat_reg *chat; /* layers, routing hooks, budgets (chat.h) */
   int in_handler;           /* delivering an event to on_event handlers */
+  int call_keys_ref;        /* the chain's call-table field names in L's
+                               registry (chain/call.c); 0 until made */
   /* a registration being committed (register.c), and why the generation
    * must not load: "" while nothing went wrong */
   const char *commit_fn;

@@ -120,13 +120,36 @@ function M.edit_patch(rel, edits)
   return concat(out, "\n") .. "\n"
 end
 
+-- White space Rust's str::trim takes off the end of a line and Lua's %s
+-- does not (U+0085, U+00A0, U+1680, U+2000-200A, U+2028, U+2029, U+202F,
+-- U+205F, U+3000), as the end of a UTF-8 string.
+local UNICODE_SPACE_END = { "\194[\133\160]$", "\225\154\128$",
+  "\226\128[\128-\138\168\169\175]$", "\226\129\159$", "\227\128\128$" }
+
+-- The path of a file header (Add, Delete, Update File) as Codex takes it:
+-- it trims the header line before taking its path, so the rules must judge
+-- "src/.env" for "*** Delete File: src/.env " (not "src/.env "). White
+-- space only Rust trims is refused rather than guessed at.
+local function header(l)
+  if sub(l, 1, 4) ~= "*** " then return nil end
+  local h = gsub(l, "%s+$", "")
+  for _, ws in ipairs(UNICODE_SPACE_END) do
+    if find(h, ws) then return nil, nil, nil, "ends in white space" end
+  end
+  return match(h, "^%*%*%* Add File: (.+)$"), match(h, "^%*%*%* Delete File: (.+)$"),
+    match(h, "^%*%*%* Update File: (.+)$")
+end
+
 -- Codex's own patch envelope ("*** Begin Patch" ... "*** End Patch") as a
 -- unified diff, and the paths it touches (made relative to cwd). Returns
 -- nil, why when it is not one: a patch toolgate cannot read is not judged
--- as if it said nothing.
+-- as if it said nothing. Read as Codex reads it (codex-rs apply-patch's
+-- parser): lines split by Rust's lines(), which drops the CR of a CRLF;
+-- headers trimmed; nothing but blank lines after "*** End Patch".
 function M.codex_patch(text, cwd)
   if type(text) ~= "string" then return nil, "the patch is not a string" end
   local ls = lines_of(text)
+  for k, l in ipairs(ls) do ls[k] = gsub(l, "\r$", "") end
   local i = 1
   while ls[i] and match(ls[i], "^%s*$") do i = i + 1 end
   if not ls[i] or not match(ls[i], "^%*%*%* Begin Patch%s*$") then
@@ -154,9 +177,10 @@ function M.codex_patch(text, cwd)
   i = i + 1
   while ls[i] do
     local l = ls[i]
-    local add = match(l, "^%*%*%* Add File: (.+)$")
-    local del = match(l, "^%*%*%* Delete File: (.+)$")
-    local upd = match(l, "^%*%*%* Update File: (.+)$")
+    local add, del, upd, bad = header(l)
+    if bad then
+      return nil, "line " .. i .. " of the patch: the file header " .. bad
+    end
     if match(l, "^%*%*%* End Patch%s*$") then
       ended = true
       break
@@ -212,6 +236,11 @@ function M.codex_patch(text, cwd)
   end
   close_hunk()
   if not ended then return nil, "the patch does not end with '*** End Patch'" end
+  for k = i + 1, #ls do -- Codex refuses an envelope that goes on
+    if not match(ls[k], "^%s*$") then
+      return nil, "line " .. k .. " of the patch: text after '*** End Patch'"
+    end
+  end
   if #paths == 0 then return nil, "the patch names no file" end
   return concat(out, "\n") .. "\n", paths
 end

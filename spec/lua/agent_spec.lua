@@ -83,6 +83,36 @@ describe("diffs", function()
     end
     assert.is_nil((agent.codex_patch(42, CWD)))
   end)
+
+  -- Codex reads its envelope line by line with Rust's lines() (a CR before
+  -- the line feed is no part of the line) and trims a file header before
+  -- taking its path: "*** Delete File: .env " deletes ".env". The rules
+  -- must judge that same path, not ".env " or ".env\r".
+  it("reads a header's path as Codex does (CR, trailing white space)", function()
+    local _, paths = agent.codex_patch(
+      "*** Begin Patch\r\n*** Delete File: src/.env \r\n*** Add File: src/b.c\t\n+x\r\n"
+      .. "*** Update File: src/c.c\r\n*** Move to: src/d.c\r\n@@\r\n-a\r\n+b\r\n*** End Patch\r\n", CWD)
+    assert.are.same({ "src/.env", "src/b.c", "src/c.c", "src/d.c" }, paths)
+    local d = agent.codex_patch("*** Begin Patch\n*** Update File: a.c\r\n@@\r\n-x\r\n+y\r\n*** End Patch\n", CWD)
+    assert.are.equal("--- a/a.c\n+++ b/a.c\n@@ -1,1 +1,1 @@\n-x\n+y\n", d)
+    -- a line's own white space is kept: only headers are trimmed
+    d = agent.codex_patch("*** Begin Patch\n*** Add File: a.c\n+x \194\160\n*** End Patch\n", CWD)
+    assert.are.equal("--- /dev/null\n+++ b/a.c\n@@ -0,0 +1,1 @@\n+x \194\160\n", d)
+    -- white space Rust trims and Lua's %s does not (U+00A0, U+3000): refused
+    for _, ws in ipairs({ "\194\160", "\227\128\128", "\226\128\168" }) do
+      local none, why = agent.codex_patch("*** Begin Patch\n*** Delete File: .env" .. ws
+        .. "\n*** End Patch\n", CWD)
+      assert.is_nil(none)
+      assert.is_truthy(why:find("white space", 1, true), why)
+    end
+  end)
+
+  it("refuses text after the end of the envelope, which Codex refuses", function()
+    local d, why = agent.codex_patch("*** Begin Patch\n*** Add File: src/a\n+x\n*** End Patch\n"
+      .. "*** Delete File: .env\n*** End Patch\n", CWD)
+    assert.is_nil(d)
+    assert.is_truthy(why:find("after '*** End Patch'", 1, true), why)
+  end)
 end)
 
 describe("Claude Code's tools", function()
@@ -172,6 +202,21 @@ describe("Codex's tools", function()
     local bad, why = agent.map("codex", event("apply_patch", { command = "rm -rf /" }))
     assert.is_nil(bad)
     assert.is_truthy(why:find("Begin Patch", 1, true))
+  end)
+
+  -- The patch is read from command, patch or input: two of them that
+  -- differ leave open which one Codex applies, so the call is not judged.
+  it("refuses an apply_patch whose patch fields disagree", function()
+    local ok = "*** Begin Patch\n*** Add File: src/x.c\n+int x;\n*** End Patch\n"
+    local evil = "*** Begin Patch\n*** Delete File: .env\n*** End Patch\n"
+    local m, why = agent.map("codex", event("apply_patch", { command = ok, input = evil }))
+    assert.is_nil(m)
+    assert.is_truthy(why:find("disagree", 1, true), why)
+    m = agent.map("codex", event("apply_patch", { command = ok, patch = ok }))
+    assert.are.same({ "src/x.c" }, m.paths)
+    -- a field that is not a string is no patch, and the paths come from the same one
+    m = agent.map("codex", event("apply_patch", { command = 5, patch = ok }))
+    assert.are.same({ "src/x.c" }, m.paths)
   end)
 end)
 

@@ -12,19 +12,34 @@ local M = agent.table("codex")
 
 M.tools.Bash = common.bash { timeout = "timeout_ms" }
 
+-- The patch's text: the one string among command, patch and input. Two
+-- that differ leave open which one Codex applies: what the rules judged
+-- could then be another patch than the one that runs.
+local function patch_text(input)
+  local text
+  for _, k in ipairs({ "command", "patch", "input" }) do
+    local v = input[k]
+    if type(v) == "string" then
+      if text and v ~= text then
+        return nil, "the patch fields (command, patch, input) disagree"
+      end
+      text = v
+    end
+  end
+  return text
+end
+
 M.tools.apply_patch = {
   tool = "apply_patch",
   args = function(input, ev)
-    local text = input.command
-    if type(text) ~= "string" then text = input.patch end
-    if type(text) ~= "string" then text = input.input end
-    local diff, why = agent.codex_patch(text, ev.cwd)
-    if not diff then return nil, "apply_patch: " .. why end
+    local text, why = patch_text(input)
+    local diff
+    if text then diff, why = agent.codex_patch(text, ev.cwd) end
+    if not diff then return nil, "apply_patch: " .. (why or "the patch is not a string") end
     return { patch = diff }
   end,
   paths = function(input, ev)
-    local text = input.command or input.patch or input.input
-    local _, paths = agent.codex_patch(text, ev.cwd)
+    local _, paths = agent.codex_patch(patch_text(input), ev.cwd)
     return paths
   end,
 }

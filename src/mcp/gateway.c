@@ -348,9 +348,8 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
     const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
     char msg[600];
     snprintf(msg, sizeof msg, "upstream server '%s': %.500s", up_name(u), m ? m : "error");
-    const cJSON *code = cJSON_GetObjectItem(error, "code");
-    mcp_reply_error(p->s, p->id, cJSON_IsNumber(code) ? (int)code->valuedouble
-                                                       : JRPC_INTERNAL_ERROR, msg, NULL);
+    mcp_reply_error(p->s, p->id, jrpc_error_code(error, JRPC_INTERNAL_ERROR),
+                    msg, NULL);
   } else {
     cJSON *r = cJSON_Duplicate(result, 1);
     cJSON_DeleteItemFromObject(r, "resultType");

@@ -14,6 +14,7 @@
  * file.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,6 +437,13 @@ static int id_ok(const cJSON *id) {
   if (!cJSON_IsNumber(id)) return 0;
   double d = id->valuedouble;
   return d == floor(d) && fabs(d) <= 9007199254740991.0;
+}
+
+int jrpc_error_code(const cJSON *error, int dflt) {
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(error, "code");
+  if (!cJSON_IsNumber(c)) return dflt;
+  double d = c->valuedouble;
+  return d == floor(d) && d >= INT_MIN && d <= INT_MAX ? (int)d : dflt;
 }
 
 static void invalid(jrpc_msg *m, const char *why) {

@@ -91,6 +91,12 @@ typedef struct {
 /* Sorts msg into a jrpc_msg (pointers into msg). */
 void jrpc_classify(const cJSON *msg, jrpc_msg *out);
 
+/* The code of a peer's error object: an integer an int holds, else dflt.
+ * A peer (an upstream server) may send 1e300 or 1.5, and a double cast to
+ * int out of its range is undefined behaviour. (A front cannot use
+ * base/jsonnum.h: this is the MCP front's one such conversion.) */
+int jrpc_error_code(const cJSON *error, int dflt);
+
 /* New messages (caller frees with cJSON_Delete). Each takes ownership of
  * its result / params / data; id is copied (NULL: null). */
 cJSON *jrpc_result(const cJSON *id, cJSON *result);

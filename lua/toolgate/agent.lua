@@ -78,6 +78,23 @@ function M.rel(path, cwd)
   return p
 end
 
+-- "~" and "~/x" as the home folder and its x, as Claude Code's file tools
+-- read them (a shell's expansion; "~bob" is left alone): judged as a
+-- folder "~" in the cwd, ~/.ssh/id_rsa would pass for a file of the
+-- project. Raises when HOME does not say where home is: the file the
+-- agent means is then not known, and the call is not judged.
+function M.home(path)
+  if type(path) ~= "string" or (path ~= "~" and sub(path, 1, 2) ~= "~/") then
+    return path
+  end
+  local home = os.getenv("HOME")
+  if type(home) ~= "string" or sub(home, 1, 1) ~= "/" then
+    error("the path '" .. path .. "' starts with ~, and HOME does not say "
+      .. "which folder that is", 0)
+  end
+  return home .. sub(path, 2)
+end
+
 -- The agent's absolute path for a path toolgate's way (a rewrite).
 function M.abs(path, cwd)
   if type(path) ~= "string" or sub(path, 1, 1) == "/" or type(cwd) ~= "string" then
@@ -263,7 +280,7 @@ end
 
 -- A new, empty mapping table for an agent.
 function M.table(name)
-  return { name = name, tools = {}, rel = M.rel, abs = M.abs, copy = copy }
+  return { name = name, tools = {}, rel = M.rel, abs = M.abs, home = M.home, copy = copy }
 end
 
 local function load_table(name)

@@ -146,6 +146,24 @@ describe("Claude Code's tools", function()
     assert.are.same({ "a.md" }, e.paths)
   end)
 
+  -- Claude Code reads "~/x" in a file tool as the home folder's x, as a
+  -- shell does: judged as the cwd's folder "~", a read of ~/.ssh/id_rsa
+  -- passed as a file inside the project.
+  it("takes ~ in a file path as the home folder, as Claude Code does", function()
+    local home = os.getenv("HOME")
+    assert.is_truthy(home and home:sub(1, 1) == "/" and home ~= CWD)
+    local r = map("Read", { file_path = "~/.ssh/id_rsa" })
+    assert.are.same({ path = home .. "/.ssh/id_rsa" }, r.args)
+    assert.are.same({ home .. "/.ssh/id_rsa" }, r.paths)
+    assert.are.same({ path = home }, map("LS", { path = "~" }).args)
+    local e = map("Edit", { file_path = "~/.bashrc", old_string = "a", new_string = "b" })
+    assert.are.same({ home .. "/.bashrc" }, e.paths)
+    assert.is_truthy(e.args.patch:find("--- " .. home .. "/.bashrc", 1, true))
+    -- "~user" and a "~" inside a path are names like any other
+    assert.are.same({ path = "~bob/x" }, map("Read", { file_path = "~bob/x" }).args)
+    assert.are.same({ path = "src/~/x" }, map("Read", { file_path = CWD .. "/src/~/x" }).args)
+  end)
+
   it("keeps MCP tools' names without the prefix, and unknown tools as they are", function()
     local m = map("mcp__github__create_issue", { title = "t" })
     assert.are.same({ "github__create_issue", { title = "t" }, false }, { m.tool, m.args, m.read_only })

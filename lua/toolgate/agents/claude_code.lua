@@ -6,7 +6,15 @@ local agent = require "toolgate.agent"
 local common = require "toolgate.agents.common"
 
 local M = agent.table("claude-code")
-local rel, abs, copy = agent.rel, agent.abs, agent.copy
+local abs, copy = agent.abs, agent.copy
+
+-- Claude Code's file tools read "~/x" as the home folder's x.
+local function rel(path, cwd) return agent.rel(agent.home(path), cwd) end
+M.rel = rel
+
+local function file_path(input, ev)
+  return type(input.file_path) == "string" and { rel(input.file_path, ev.cwd) } or nil
+end
 
 M.tools.Bash = common.bash { timeout = "timeout" }
 
@@ -25,7 +33,7 @@ M.tools.Read = {
     new.offset, new.limit = args.offset, args.limit
     return new
   end,
-  paths = common.file_path,
+  paths = file_path,
 }
 
 M.tools.Write = {
@@ -40,7 +48,7 @@ M.tools.Write = {
     new.content = args.content
     return new
   end,
-  paths = common.file_path,
+  paths = file_path,
 }
 
 -- An edit is a patch of one file: the rules see apply_patch's shape.
@@ -53,7 +61,7 @@ local function edit(one)
       if type(edits) ~= "table" then return nil, "MultiEdit has no edits" end
       return { patch = agent.edit_patch(rel(input.file_path, ev.cwd), edits) }
     end,
-    paths = common.file_path,
+    paths = file_path,
   }
 end
 M.tools.Edit = edit(true)

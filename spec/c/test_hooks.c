@@ -538,6 +538,38 @@ TEST(the_agent_hooks_example) {
   remove_tree(proj);
 }
 
+/* A context tool's exit_code is shown as the number it is: 1.5 was shown
+ * as "exit code 1" and 1e300 as cJSON's clamped int (its valueint, a
+ * second conversion beside base/jsonnum.c). */
+TEST(a_context_tools_exit_code_is_shown_as_it_is) {
+  char *proj = temp_dir();
+  make_subdir(proj, "policies");
+  char pol[PATH_MAX];
+  snprintf(pol, sizeof pol, "%s/policies", proj);
+  put_file(pol, "10.lua",
+           "local tg = require \"toolgate\"\n"
+           "local agent = require \"toolgate.agent\"\n"
+           "tg.tool { name = \"fake\", read_only = true, run = function(a)\n"
+           "  return { stdout = \"out\\n\", exit_code = a.code } end }\n"
+           "tg.after_tool(\"*\", function(call)\n"
+           "  if call.tool == \"fake\" then return end\n"
+           "  agent.context_from(call, \"fake\", { code = 1.5 }, \"a\")\n"
+           "  agent.context_from(call, \"fake\", { code = 1e300 }, \"b\")\n"
+           "end)\n");
+  const char *argv[] = {"hook", "claude-code", "--policies", pol,
+                        "--no-resident", NULL};
+  char ev[2048];
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\",\"hook_event_name\":"
+           "\"PostToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":"
+           "\"true\"},\"tool_response\":{\"stdout\":\"\"}}", proj);
+  ran r = run_text(argv, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "(exit code 1.5)");
+  ASSERT_CONTAINS(r.out, "(exit code 1e+300)");
+  ran_free(&r);
+  remove_tree(proj);
+}
+
 /* --start-daemon: the first hook answers itself and starts `toolgate
  * daemon` for the policies folder, which the next ones find. */
 TEST(start_daemon_on_demand) {
@@ -1199,6 +1231,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(usage_errors),
           TEST_ENTRY(context_tools_are_cut_at_the_deadline),
           TEST_ENTRY(the_agent_hooks_example),
+          TEST_ENTRY(a_context_tools_exit_code_is_shown_as_it_is),
           TEST_ENTRY(start_daemon_on_demand),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
           TEST_ENTRY(remembered_approvals_apply_to_agent_calls),

@@ -97,13 +97,15 @@ static char *text_of(const cJSON *res) {
   if (!all) return NULL;
   int cut;
   const char *t = tail(all, &cut);
-  size_t n = strlen(t) + 64;
+  size_t n = strlen(t) + 96; /* the cut note and "(exit code N)" */
   char *s = malloc(n);
   if (s) {
     snprintf(s, n, "%s%s", cut ? "[... the start is cut]\n" : "", t);
+    char num[TG_JSON_NUMBER_MAX]; /* as the number it is: no int of it */
     if (cJSON_IsNumber(code))
-      snprintf(s + strlen(s), n - strlen(s), "%s(exit code %d)",
-               *t && t[strlen(t) - 1] != '\n' ? "\n" : "", code->valueint);
+      snprintf(s + strlen(s), n - strlen(s), "%s(exit code %s)",
+               *t && t[strlen(t) - 1] != '\n' ? "\n" : "",
+               tg_json_number_text(code->valuedouble, num));
   }
   free(all);
   return s;

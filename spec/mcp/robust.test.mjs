@@ -170,6 +170,15 @@ await run("robust", async (check) => {
     ["return { servers = { s = { command = 'x', args = 'y' } } }", /servers\.s: args must be a list/],
     ["return { servers = { s = { args = { 'y' } } } }", /servers\.s: command is missing/],
     ["return { servers = { ['a b'] = { command = 'x' } } }", /'a b' is not a server name/],
+    // names that run into each other with the separator: s's tool a__x and
+    // s__a's tool x would both be s__a__x (which server runs it, which
+    // described it, where prompts/get goes: whichever came first)
+    ["return { servers = { s = { command = 'x' }, s__a = { command = 'x' } } }",
+      /servers: 's' and 's__a' run into each other/],
+    ["return { servers = { a = { command = 'x' }, a_ = { command = 'x' } } }",
+      /servers: 'a' and 'a_' run into each other/],
+    ["return { mcp = { separator = '-' }, servers = { a = { command = 'x' }, ['a-b'] = { command = 'x' } } }",
+      /servers: 'a' and 'a-b' run into each other/],
     ["return { mcp = { ask_fallback = 'maybe' } }", /ask_fallback: "maybe" is not one/],
     ["return { mcp = { max_calls = -1 } }", /max_calls must be a whole number/],
     ["return { expose = { '[a' } }", /expose/],

@@ -440,6 +440,30 @@ static int name_order(const void *a, const void *b) {
                 ((const mcp_upstream_conf *)b)->name);
 }
 
+/* Fails unless no server's name and separator start another's: "s" and
+ * "s__a" (or "a" and "a_", with "__") would give two tools one name — s's
+ * a__x and s__a's x are both s__a__x — and which server ran it, which one
+ * described it to the client and where prompts/get went would depend on
+ * which one listed first. */
+static int names_apart(reader *r, const mcp_config *c) {
+  const char *sep = c->separator ? c->separator : "__";
+  for (size_t i = 0; i < c->nservers; i++)
+    for (size_t j = 0; j < c->nservers; j++) {
+      const char *a = c->servers[i].name, *b = c->servers[j].name;
+      size_t an = strlen(a), bn = strlen(b), sn = strlen(sep);
+      if (i == j || an >= bn || strncmp(a, b, an)) continue;
+      /* a + sep a prefix of b + sep: sep's start is b's rest, then sep */
+      size_t rest = bn - an, k = 0;
+      while (k < sn && (k < rest ? b[an + k] : sep[k - rest]) == sep[k]) k++;
+      if (k == sn)
+        return fail(r, "servers", "'%s' and '%s' run into each other with "
+                    "the separator \"%s\": their tools' names could be the "
+                    "same; rename one, or choose another mcp.separator", a, b,
+                    sep);
+    }
+  return 0;
+}
+
 static int read_servers(reader *r, int idx, mcp_config *c) {
   lua_State *L = r->L;
   size_t cap = 0;
@@ -467,7 +491,7 @@ static int read_servers(reader *r, int idx, mcp_config *c) {
   }
   if (!rc && c->nservers) /* start and list them in a stable order */
     qsort(c->servers, c->nservers, sizeof *c->servers, name_order);
-  return rc;
+  return rc ? rc : names_apart(r, c);
 }
 
 static int read_top(reader *r, mcp_config *c) {

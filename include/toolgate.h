@@ -739,6 +739,12 @@ TG_API char *tg_json_print(const struct cJSON *v, int pretty);
  * over). free() it; NULL when out of memory. */
 TG_API char *tg_json_print_sorted(const struct cJSON *v);
 
+/* Are a and b the same JSON value? Numbers only when they are the same
+ * double (0 and -0 differ), strings byte for byte, objects whatever the
+ * order of their members, arrays in order. cJSON_Compare is not this: it
+ * takes numbers within a relative epsilon as equal. Both NULL: 1. */
+TG_API int tg_json_equal(const struct cJSON *a, const struct cJSON *b);
+
 /* The number as tg_json_print writes it, into buf (at least
  * TG_JSON_NUMBER_MAX bytes). Returns buf. */
 #define TG_JSON_NUMBER_MAX 32

@@ -435,6 +435,41 @@ TEST(lua_value_still_equal_to_its_json) {
   lua_close(L);
 }
 
+/* tg_json_equal: the same value, exactly (cJSON_Compare is not: numbers
+ * within an epsilon were equal). */
+static int same(const char *a, const char *b) {
+  char err[256];
+  cJSON *x = parse(a, err, sizeof err), *y = parse(b, err, sizeof err);
+  if (!x || !y) TG_FAIL("%s / %s: %s", a, b, err);
+  int eq = tg_json_equal(x, y);
+  ASSERT_INT_EQ(tg_json_equal(y, x), eq);
+  cJSON_Delete(x);
+  cJSON_Delete(y);
+  return eq;
+}
+
+TEST(json_equal_is_exact) {
+  ASSERT_TRUE(same("{\"a\":1,\"b\":[1,2,{\"c\":null}]}", "{\"b\":[1,2,{\"c\":null}],\"a\":1}"));
+  ASSERT_TRUE(same("1", "1.0"));
+  ASSERT_TRUE(same("0.1", "1e-1"));
+  ASSERT_FALSE(same("0.1", "0.10000000000000002"));
+  ASSERT_TRUE(same("9007199254740992", "9007199254740993")); /* one double */
+  ASSERT_FALSE(same("9007199254740992", "9007199254740994"));
+  ASSERT_FALSE(same("0", "-0"));
+  ASSERT_FALSE(same("[1,2]", "[2,1]"));
+  ASSERT_FALSE(same("[1,2]", "[1,2,3]"));
+  ASSERT_FALSE(same("{\"a\":1}", "{\"a\":1,\"b\":1}"));
+  ASSERT_FALSE(same("{\"a\":1}", "{\"A\":1}"));
+  ASSERT_FALSE(same("\"x\"", "\"x \""));
+  ASSERT_FALSE(same("true", "1"));
+  ASSERT_FALSE(same("null", "false"));
+  ASSERT_FALSE(same("{}", "[]"));
+  ASSERT_TRUE(tg_json_equal(NULL, NULL));
+  cJSON *n = cJSON_CreateNull();
+  ASSERT_FALSE(tg_json_equal(n, NULL));
+  cJSON_Delete(n);
+}
+
 TEST_MAIN(TEST_ENTRY(duplicate_key_refused_with_path),
           TEST_ENTRY(duplicate_key_in_a_big_object),
           TEST_ENTRY(numbers_out_of_range_refused),
@@ -451,4 +486,5 @@ TEST_MAIN(TEST_ENTRY(duplicate_key_refused_with_path),
           TEST_ENTRY(messages_are_clean_text),
           TEST_ENTRY(path_text),
           TEST_ENTRY(c_api_refuses_duplicate_keys),
-          TEST_ENTRY(lua_value_still_equal_to_its_json))
+          TEST_ENTRY(lua_value_still_equal_to_its_json),
+          TEST_ENTRY(json_equal_is_exact))

@@ -60,6 +60,36 @@ tg.before_tool("echo", function(call) call.args.n = call.args.n + 1 end)
     assert.are.equal(2, out.result.n)
   end)
 
+  -- cJSON_Compare took numbers within an epsilon as equal: a change of
+  -- one ulp, or 0 into -0, went unseen — the rules judged one number and
+  -- the tool ran another (or the hook's change was dropped)
+  for name, case in pairs {
+    ["by one ulp"] = { 0.1, "call.args.n = 0.10000000000000002", 0.10000000000000002 },
+    ["0 into -0"] = { 0, "call.args.n = -0.0", -0.0 },
+  } do
+    it("a number changed in place " .. name .. " is a rewrite: judged again, and the tool gets it", function()
+      local rt = H.runtime {
+        ["00_tools.lua"] = H.lib.tools,
+        ["10_rules.lua"] = [[
+local tg = require "toolgate"
+tg.rule { name = "see", priority = 1, tools = { "echo" }, check = function(call)
+  if call.args.n ~= ]] .. string.format("%.17g", case[1]) .. [[ or 1/call.args.n < 0 then return tg.deny("judged " .. tostring(call.args.n)) end
+  return tg.allow()
+end }
+]],
+        ["20_hook.lua"] = [[
+local tg = require "toolgate"
+tg.before_tool("echo", function(call) ]] .. case[2] .. [[ end)
+]],
+      }
+      local events = H.record(rt)
+      local out, h = H.call(rt, "echo", { n = case[1] })
+      assert.are.equal("denied", out.status)
+      assert.are.equal(1, H.count(events, h.id, "rewrite"))
+      assert.are.equal(0, H.runs(rt))
+    end)
+  end
+
   it("a rewrite is judged again by the rules: rewriting to a denied value is denied", function()
     local rt = H.runtime {
       ["00_tools.lua"] = H.lib.tools,

@@ -187,7 +187,7 @@ static int sync_args(tg_call *c, const tg_hook *last) {
     fail_hook(c, m);
     return -1;
   }
-  if (cJSON_Compare(now, c->args, 1)) {
+  if (tg_json_equal(now, c->args)) {
     cJSON_Delete(now);
     return 0;
   }

@@ -243,7 +243,7 @@ static void on_notification(mcp_upstream *u, const char *method,
   if (strcmp(method, "notifications/cancelled")) return;
   const cJSON *id = cJSON_GetObjectItem(params, "requestId");
   for (gw_relay *r = gw->relays; r && id; r = r->next)
-    if (r->up == u && cJSON_Compare(r->id, id, 1)) { /* it withdrew its question */
+    if (r->up == u && tg_json_equal(r->id, id)) { /* it withdrew its question */
       mcp_withdraw(gw->s, r->pending, "the upstream server withdrew it");
       drop_relay(gw, r);
       return;

@@ -369,7 +369,7 @@ static int drop_held(mcp_server *s, const jrpc_msg *m) {
   const cJSON *id = cJSON_GetObjectItem(m->params, "requestId");
   cJSON *it;
   cJSON_ArrayForEach(it, s->held)
-    if (id && cJSON_Compare(cJSON_GetObjectItem(it, "id"), id, 1)) {
+    if (id && tg_json_equal(cJSON_GetObjectItem(it, "id"), id)) {
       cJSON_Delete(cJSON_DetachItemViaPointer(s->held, it));
       return 1;
     }

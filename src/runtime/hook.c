@@ -174,7 +174,7 @@ static void judged(hook_job *j, cJSON *out) {
     return;
   }
   int rewritten = (j->f.tool && strcmp(j->f.tool, j->m.tool)) ||
-                  (j->f.args && !cJSON_Compare(j->f.args, j->m.args, 1));
+                  (j->f.args && !tg_json_equal(j->f.args, j->m.args));
   char why[TG_ERRMSG] = "";
   if (rewritten) {
     input = tg__hook_unmap(j->rt->chain.gen, j->agent->name, j->event,
@@ -249,7 +249,7 @@ static void after(hook_job *j, cJSON *out) {
    * replaced (an event without tool_response had null) */
   int changed = ok && !cut &&
                 (j->kind == TG_HOOK_EV_POST_FAILURE ||
-                 (j->m.result ? !cJSON_Compare(res, j->m.result, 1)
+                 (j->m.result ? !tg_json_equal(res, j->m.result)
                               : !cJSON_IsNull(res)));
   const char *name = str(j->event, "tool_name");
   if (changed && !j->m.mapped && name && !strncmp(name, "mcp__", 5)) {

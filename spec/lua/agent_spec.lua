@@ -146,6 +146,19 @@ describe("Claude Code's tools", function()
     assert.are.same({ "a.md" }, e.paths)
   end)
 
+  -- a rule walking agent.paths must see the file a notebook edit changes
+  -- and the folder a search looks in, as it sees an Edit's
+  it("gives the paths of its own tools that name a file or folder", function()
+    local home = os.getenv("HOME")
+    assert.are.same({ "nb/a.ipynb" }, map("NotebookEdit", { notebook_path = CWD .. "/nb/a.ipynb",
+      new_source = "x" }).paths)
+    assert.are.same({ "/etc/x.ipynb" }, map("NotebookRead", { notebook_path = "/etc/x.ipynb" }).paths)
+    assert.are.same({ home .. "/.aws" }, map("Grep", { pattern = "key", path = "~/.aws" }).paths)
+    assert.are.same({ "src" }, map("Glob", { pattern = "*.c", path = CWD .. "/src" }).paths)
+    assert.is_nil(map("Glob", { pattern = "*.c" }).paths) -- the cwd
+    assert.is_nil(map("WebFetch", { url = "https://x", prompt = "p" }).paths)
+  end)
+
   -- Claude Code reads "~/x" in a file tool as the home folder's x, as a
   -- shell does: judged as the cwd's folder "~", a read of ~/.ssh/id_rsa
   -- passed as a file inside the project.

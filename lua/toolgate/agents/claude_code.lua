@@ -12,9 +12,13 @@ local abs, copy = agent.abs, agent.copy
 local function rel(path, cwd) return agent.rel(agent.home(path), cwd) end
 M.rel = rel
 
-local function file_path(input, ev)
-  return type(input.file_path) == "string" and { rel(input.file_path, ev.cwd) } or nil
+-- agent.paths of a tool whose input names one file or folder in `field`.
+local function path_in(field)
+  return function(input, ev)
+    return type(input[field]) == "string" and { rel(input[field], ev.cwd) } or nil
+  end
 end
+local file_path = path_in("file_path")
 
 M.tools.Bash = common.bash { timeout = "timeout" }
 
@@ -78,20 +82,26 @@ M.tools.LS = {
     new.path = abs(args.path, ev.cwd)
     return new
   end,
-  paths = function(input, ev)
-    return type(input.path) == "string" and { rel(input.path, ev.cwd) } or nil
-  end,
+  paths = path_in("path"),
 }
 
 -- Tools toolgate has no executor for keep their input under a name of
--- toolgate's style; rules name them as they name any tool.
-M.tools.Glob = common.own("glob", true)
-M.tools.Grep = common.own("grep", true)
-M.tools.NotebookRead = common.own("notebook_read", true)
-M.tools.TodoWrite = common.own("todo_write", true)
-M.tools.WebFetch = common.own("web_fetch", false)
-M.tools.WebSearch = common.own("web_search", false)
-M.tools.NotebookEdit = common.own("notebook_edit", false)
-M.tools.Task = common.own("task", false)
+-- toolgate's style; rules name them as they name any tool. Those that
+-- name a file or folder give it to agent.paths, so that a rule walking
+-- the paths of every call sees a notebook edit's file and where a search
+-- looks (a search without `path` looks in the cwd).
+local function own(name, read_only, field)
+  local t = common.own(name, read_only)
+  t.paths = field and path_in(field) or nil
+  return t
+end
+M.tools.Glob = own("glob", true, "path")
+M.tools.Grep = own("grep", true, "path")
+M.tools.NotebookRead = own("notebook_read", true, "notebook_path")
+M.tools.TodoWrite = own("todo_write", true)
+M.tools.WebFetch = own("web_fetch", false)
+M.tools.WebSearch = own("web_search", false)
+M.tools.NotebookEdit = own("notebook_edit", false, "notebook_path")
+M.tools.Task = own("task", false)
 
 return M

@@ -37,8 +37,4 @@ function M.own(name, read_only)
   }
 end
 
-function M.file_path(input, ev)
-  return type(input.file_path) == "string" and { rel(input.file_path, ev.cwd) } or nil
-end
-
 return M

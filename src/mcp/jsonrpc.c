@@ -43,6 +43,7 @@ struct jrpc_conn {
   uv_fs_t fs;
   int64_t file_offset;
   int reading, paused;    /* paused: the peer does not read our output */
+  int congested;          /* the backlog passed BACKLOG_HIGH (jrpc_congested) */
   int ended, closing;     /* ended: on_end was told (input over, or
                              output broken) */
   int out_dead;           /* the output failed: nothing more is written */
@@ -305,6 +306,8 @@ size_t jrpc_backlog(const jrpc_conn *c) {
   return c->out_file ? 0 : uv_stream_get_write_queue_size((uv_stream_t *)&c->out);
 }
 
+int jrpc_congested(const jrpc_conn *c) { return c->congested; }
+
 static void write_cb(uv_write_t *req, int status) {
   write_req *w = (write_req *)req;
   jrpc_conn *c = req->handle->data;
@@ -314,16 +317,23 @@ static void write_cb(uv_write_t *req, int status) {
     if (status != UV_ECANCELED) out_broken(c, status);
     return;
   }
-  if (c->paused && !c->closing && jrpc_backlog(c) < BACKLOG_LOW) {
+  if (c->closing || jrpc_backlog(c) >= BACKLOG_LOW) return;
+  if (c->paused) {
     c->paused = 0;
     if (!c->ended && start_reading(c) < 0) end(c, UV_EIO);
+  }
+  if (c->congested && !c->closing) {
+    c->congested = 0;
+    if (c->h.on_drained) c->h.on_drained(c, c->ud);
   }
 }
 
 /* The peer is not reading what we write: stop taking its requests until
  * it does. */
 static void check_backlog(jrpc_conn *c) {
-  if (c->paused || !c->reading || jrpc_backlog(c) < BACKLOG_HIGH) return;
+  if (jrpc_backlog(c) < BACKLOG_HIGH) return;
+  c->congested = 1;
+  if (c->paused || !c->reading) return;
   c->paused = 1;
   c->reading = 0;
   if (!c->in_file) uv_read_stop((uv_stream_t *)&c->in);

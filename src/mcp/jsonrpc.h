@@ -46,6 +46,9 @@ typedef struct {
   /* The input ended (EOF, a read error) or the output failed (EPIPE):
    * status is 0 for a clean EOF, else a libuv error. Called once. */
   void (*on_end)(jrpc_conn *c, int status, void *ud);
+  /* Optional: the output was congested (jrpc_congested) and has drained
+   * below the low mark again. */
+  void (*on_drained)(jrpc_conn *c, void *ud);
 } jrpc_handlers;
 
 /* A conn with two unopened pipes; max_bytes bounds a line (0: 4 MiB). */
@@ -66,6 +69,11 @@ int jrpc_start(jrpc_conn *c);
 int jrpc_send(jrpc_conn *c, const cJSON *msg);
 /* The bytes waiting to be written. */
 size_t jrpc_backlog(const jrpc_conn *c);
+/* Is the output backed up past the high mark (the peer is not reading)?
+ * Then what can be dropped (notifications of progress or logs) should
+ * be, until on_drained: the owner's own messages, unlike the peer's
+ * requests, do not stop when we stop reading. */
+int jrpc_congested(const jrpc_conn *c);
 /* Closes both sides; frees the conn when they have closed. */
 void jrpc_close(jrpc_conn *c);
 

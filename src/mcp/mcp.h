@@ -132,6 +132,11 @@ struct mcp_server {
   int subscription;
   mcp_states *states;    /* requestState key and the used ones */
   mcp_gateway *gw;       /* NULL: no upstream servers */
+  /* while the client does not read (jrpc_congested): the list_changed
+   * notices owed to it (bits of server.c's `owed`), and how many progress
+   * and log notifications were dropped */
+  unsigned owed;
+  uint64_t dropped;
 };
 
 /* ---- server.c ------------------------------------------------------------ */

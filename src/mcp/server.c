@@ -44,12 +44,60 @@ void mcp_reply_error(mcp_server *s, const cJSON *id, int code,
   jrpc_send_error(s->conn, id, code, message, data);
 }
 
+/* The notices that mean "look again": while the client does not read,
+ * one of each is owed, not one per change. */
+static const char *const owed_notices[] = {
+    "notifications/tools/list_changed", "notifications/prompts/list_changed",
+    "notifications/resources/list_changed"};
+#define NOWED (sizeof owed_notices / sizeof *owed_notices)
+
+/* Progress and log messages say how things stand now: a client that
+ * reads again is better served by the next one than by a backlog. */
+static int droppable(const char *method) {
+  return !strcmp(method, "notifications/progress") ||
+         !strcmp(method, "notifications/message");
+}
+
+/* A client that does not read cannot make the notifications that
+ * upstream servers and tools cause pile up without bound: past the
+ * backlog mark, list_changed notices are owed (sent once it reads again)
+ * and progress and log messages dropped (counted). */
 void mcp_notify(mcp_server *s, const char *method, cJSON *params) {
   if (!s->conn || s->ended) {
     cJSON_Delete(params);
     return;
   }
+  if (jrpc_congested(s->conn)) {
+    for (size_t i = 0; i < NOWED; i++)
+      if (!strcmp(method, owed_notices[i])) {
+        s->owed |= 1u << i;
+        cJSON_Delete(params);
+        return;
+      }
+    if (droppable(method)) {
+      if (s->dropped++ == 0)
+        mcp_logf(s->log, MCP_LOG_WARNING, "the client is not reading what "
+                 "we send: dropping progress and log notifications until it "
+                 "does");
+      cJSON_Delete(params);
+      return;
+    }
+  }
   jrpc_send_notification(s->conn, method, params);
+}
+
+static void on_drained(jrpc_conn *c, void *ud) {
+  (void)c;
+  mcp_server *s = ud;
+  if (s->dropped)
+    mcp_logf(s->log, MCP_LOG_WARNING, "the client reads again: %llu "
+             "progress and log notifications were dropped",
+             (unsigned long long)s->dropped);
+  s->dropped = 0;
+  unsigned owed = s->owed;
+  s->owed = 0;
+  for (size_t i = 0; i < NOWED; i++)
+    if (owed & (1u << i)) mcp_notify(s, owed_notices[i], NULL);
 }
 
 static void errorf(mcp_server *s, const cJSON *id, int code, const char *fmt,
@@ -484,7 +532,7 @@ mcp_server *mcp_server_new(tg_runtime *rt, const mcp_options *o,
 
 int mcp_server_start(mcp_server *s, int in_fd, int out_fd,
                      char err[TG_ERRMSG]) {
-  static const jrpc_handlers h = {on_message, on_bad, on_end};
+  static const jrpc_handlers h = {on_message, on_bad, on_end, on_drained};
   s->conn = jrpc_new(s->loop, s->opt.max_message_bytes, &h, s);
   if (!s->conn) {
     snprintf(err, TG_ERRMSG, "out of memory");

@@ -31,6 +31,12 @@
 #define KILL_GRACE_MS 2000
 #define MAX_PAGES 50
 #define ERR_LINE 1024
+/* An upstream's log lines (its stderr, its notifications/message) reach
+ * our log at most LOG_RATE a second after a burst of LOG_BURST: a server
+ * that writes without end must neither fill the disk nor drown our own
+ * lines. What is dropped is counted and said. */
+#define LOG_BURST 200
+#define LOG_RATE 50
 
 extern char **environ;
 
@@ -62,6 +68,10 @@ struct mcp_upstream {
   int err_open;
   char errline[ERR_LINE];
   size_t errlen;
+  char errbuf[4096];       /* a read of its stderr, consumed at once */
+  double log_tokens;       /* lines it may still log now (LOG_BURST) */
+  uint64_t log_at;         /* when log_tokens was counted (loop ms) */
+  uint64_t log_dropped;    /* lines dropped since the last one logged */
   uv_timer_t timer;
   uint64_t backoff_ms, ready_at;
   /* the protocol */
@@ -210,7 +220,35 @@ static void on_response(mcp_upstream *u, const jrpc_msg *m) {
 
 /* ---- what it sends ----------------------------------------------------------------- */
 
+/* Says how many of the upstream's lines were dropped, if any were. */
+static void say_dropped(mcp_upstream *u) {
+  if (!u->log_dropped) return;
+  mcp_logf(u->log, MCP_LOG_WARNING, "upstream %s: %llu lines of its log "
+           "were dropped (it wrote more than %d a second)", up_name(u),
+           (unsigned long long)u->log_dropped, LOG_RATE);
+  u->log_dropped = 0;
+}
+
+/* May the upstream log one more line now? (LOG_BURST, LOG_RATE) */
+static int up_may_log(mcp_upstream *u) {
+  uint64_t now = uv_now(u->loop);
+  double t = u->log_tokens + (double)(now - u->log_at) * LOG_RATE / 1000.0;
+  u->log_tokens = t > LOG_BURST ? LOG_BURST : t;
+  u->log_at = now;
+  if (u->log_tokens < 1) {
+    if (u->log_dropped++ == 0)
+      mcp_logf(u->log, MCP_LOG_WARNING, "upstream %s writes more than %d "
+               "lines a second to its log: dropping them (the count "
+               "follows)", up_name(u), LOG_RATE);
+    return 0;
+  }
+  u->log_tokens -= 1;
+  say_dropped(u);
+  return 1;
+}
+
 static void on_log_message(mcp_upstream *u, const cJSON *params) {
+  if (!up_may_log(u)) return;
   const char *level = cJSON_GetStringValue(cJSON_GetObjectItem(params, "level"));
   const cJSON *data = cJSON_GetObjectItem(params, "data");
   char *text = cJSON_IsString(data) ? NULL : tg_json_print(data, 0);
@@ -279,15 +317,16 @@ static void on_end(jrpc_conn *c, int status, void *ud) {
 /* ---- its stderr -------------------------------------------------------------------- */
 
 static void err_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf) {
-  static char scratch[4096]; /* read in place, consumed before the next read */
-  (void)h;
-  *buf = uv_buf_init(scratch, sizeof scratch);
+  mcp_upstream *u = h->data;
+  (void)size;
+  *buf = uv_buf_init(u->errbuf, sizeof u->errbuf);
 }
 
 static void flush_err(mcp_upstream *u) {
   if (!u->errlen) return;
-  mcp_logf(u->log, MCP_LOG_INFO, "upstream %s: %.*s", up_name(u),
-           (int)u->errlen, u->errline);
+  if (up_may_log(u))
+    mcp_logf(u->log, MCP_LOG_INFO, "upstream %s: %.*s", up_name(u),
+             (int)u->errlen, u->errline);
   u->errlen = 0;
 }
 
@@ -543,7 +582,7 @@ static int spawn(mcp_upstream *u, char **argv, char **env) {
 }
 
 int up_start(mcp_upstream *u) {
-  static const jrpc_handlers h = {on_message, on_bad, on_end};
+  static const jrpc_handlers h = {on_message, on_bad, on_end, NULL};
   const mcp_upstream_conf *c = u->conf;
   size_t nargs = 0;
   while (c->args && c->args[nargs]) nargs++;
@@ -578,6 +617,7 @@ int up_start(mcp_upstream *u) {
 static void go_down(mcp_upstream *u, const char *why) {
   int was_ready = u->state == UP_READY;
   uint64_t now = uv_now(u->loop);
+  say_dropped(u);
   u->state = u->stopping ? UP_STOPPED : UP_DOWN;
   u->stateless = 0;
   if (u->conn) {
@@ -625,6 +665,8 @@ mcp_upstream *up_new(uv_loop_t *loop, const mcp_upstream_conf *conf,
   u->loop = loop;
   u->conf = conf;
   u->log = log;
+  u->log_tokens = LOG_BURST;
+  u->log_at = uv_now(loop);
   u->h = *h;
   u->ud = ud;
   uv_timer_init(loop, &u->timer);

@@ -94,6 +94,11 @@ TEST(malformed_test_files_are_refused) {
              "return {\n  { name = 'x', tool = 'shell', expct = 'deny' },\n}\n");
   ASSERT_TRUE(!tg_policy_test(rt, NULL, NULL, err));
   ASSERT_CONTAINS(err, "a_test.lua:2: case 'x': unknown key 'expct'");
+  /* a file that holds no case is said so, not as a --run that matched
+   * nothing (no --run was given) */
+  put_file(dir, "a_test.lua", "return {}\n");
+  ASSERT_TRUE(!tg_policy_test(rt, NULL, NULL, err));
+  ASSERT_CONTAINS(err, "the test files hold no case");
   put_file(dir, "a_test.lua", "while true do end\n");
   ASSERT_TRUE(!tg_policy_test(rt, NULL, NULL, err));
   ASSERT_CONTAINS(err, "time limit");

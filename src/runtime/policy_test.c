@@ -254,9 +254,14 @@ static int run_all(tg_runtime *rt, tg_policy_tests *t, const char *run,
     if (cJSON_IsTrue(cJSON_GetObjectItem(o, "passed"))) passed++;
     else failed++;
   }
-  if (passed + failed == 0) {
+  if (passed + failed == 0 && run) {
     tg__errf(err, TG_ERRMSG, "no case name matches --run '%s' (of %d cases)",
-             run ? run : "", filtered);
+             run, filtered);
+    return -1;
+  }
+  if (passed + failed == 0) {
+    tg__errf(err, TG_ERRMSG, "the test files hold no case (each returns a "
+             "list of cases: return { { name = ..., tool = ..., args = ... } })");
     return -1;
   }
   cJSON_AddNumberToObject(report, "passed", passed);

@@ -209,6 +209,32 @@ TEST(chats_open_one_at_a_time_per_session) {
   tg_runtime_free(rt);
 }
 
+/* A runtime keeps the 4096 most recently used sessions' turns (and any
+ * with an open chat): one answering an agent's hooks for months, or an
+ * agent inventing session ids, does not grow without end. */
+TEST(sessions_kept_are_bounded_the_least_recent_forgotten) {
+  tg_runtime *rt = new_runtime(NULL);
+  char err[TG_ERRMSG] = "", name[32];
+  tg_chat_request q = {"open", NULL, NULL, NULL};
+  ASSERT_OK(tg_chat_begin(rt, &q, err)); /* the oldest, but its chat is open */
+  ASSERT_INT_EQ(tg_turn_begin(rt, "first"), 1);
+  ASSERT_INT_EQ(tg_turn_begin(rt, "first"), 2);
+  for (int i = 0; i < 5000; i++) {
+    snprintf(name, sizeof name, "s-%d", i);
+    ASSERT_INT_EQ(tg_turn_begin(rt, name), 1);
+    if (i % 1000 == 0) ASSERT_INT_EQ(tg_turn_begin(rt, "first"), 3 + i / 1000);
+  }
+  /* "first" was used all along: kept; the oldest of the rest forgotten */
+  ASSERT_INT_EQ(tg_turn_current(rt, "first"), 7);
+  ASSERT_INT_EQ(tg_turn_current(rt, "s-0"), 0);
+  ASSERT_INT_EQ(tg_turn_current(rt, "s-4999"), 1);
+  ASSERT_INT_EQ(tg_turn_current(rt, "s-906"), 1);
+  ASSERT_INT_EQ(tg_turn_current(rt, "s-905"), 0);
+  tg_chat_result r = {"open", 1, NULL, NULL}; /* its open chat was kept */
+  ASSERT_OK(tg_chat_end(rt, &r, err));
+  tg_runtime_free(rt);
+}
+
 TEST(tool_layers_wrap_calls_that_reach_the_tool) {
   tg_config cfg = config_allowing();
   tg_runtime *rt = new_runtime(&cfg);
@@ -907,6 +933,7 @@ TEST_MAIN(TEST_ENTRY(layers_run_in_registration_order_with_the_turn),
           TEST_ENTRY(a_failing_layer_is_an_event_and_the_next_runs),
           TEST_ENTRY(a_layer_removed_inside_a_round_runs_no_more),
           TEST_ENTRY(chats_open_one_at_a_time_per_session),
+          TEST_ENTRY(sessions_kept_are_bounded_the_least_recent_forgotten),
           TEST_ENTRY(tool_layers_wrap_calls_that_reach_the_tool),
           TEST_ENTRY(a_tool_layer_may_cancel_the_call),
           TEST_ENTRY(routing_table_then_hooks_in_order_then_fallback),

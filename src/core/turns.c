@@ -7,13 +7,42 @@
 #include "core.h"
 #include "base/util.h"
 
+static void state_free(tg_session_state *s) {
+  tg__session_chat_clear(s);
+  free(s->agent_mark);
+  free(s->session);
+  free(s);
+}
+
+/* The state of session, moved to the end (the most recently used): the
+ * sessions in use are found first, and the front holds those to forget. */
 static tg_session_state *find(tg_turns *t, const char *session) {
-  for (size_t i = t->n; i-- > 0;)
-    if (strcmp(t->v[i]->session, session) == 0) return t->v[i];
+  for (size_t i = t->n; i-- > 0;) {
+    tg_session_state *s = t->v[i];
+    if (strcmp(s->session, session) != 0) continue;
+    memmove(&t->v[i], &t->v[i + 1], (t->n - 1 - i) * sizeof *t->v);
+    t->v[t->n - 1] = s;
+    return s;
+  }
   return NULL;
 }
 
+/* Past TG_SESSIONS_MAX, the least recently used session without an open
+ * chat is forgotten: a resident instance answering an agent's hooks for
+ * months, or an agent inventing session ids, must not grow it (nor its
+ * lookups) without end. */
+static void forget_one(tg_turns *t) {
+  for (size_t i = 0; i < t->n; i++) {
+    if (t->v[i]->chat_open) continue;
+    state_free(t->v[i]);
+    memmove(&t->v[i], &t->v[i + 1], (t->n - 1 - i) * sizeof *t->v);
+    t->n--;
+    return;
+  }
+}
+
 static tg_session_state *add(tg_turns *t, const char *session) {
+  if (t->n >= TG_SESSIONS_MAX) forget_one(t);
   if (t->n == t->cap) {
     size_t cap = t->cap ? t->cap * 2 : 8;
     tg_session_state **v = realloc(t->v, cap * sizeof *v);
@@ -59,12 +88,7 @@ void tg__session_chat_clear(tg_session_state *s) {
 void tg__turns_free(tg_core *core) {
   tg_turns *t = core->turns;
   if (!t) return;
-  for (size_t i = 0; i < t->n; i++) {
-    tg__session_chat_clear(t->v[i]);
-    free(t->v[i]->agent_mark);
-    free(t->v[i]->session);
-    free(t->v[i]);
-  }
+  for (size_t i = 0; i < t->n; i++) state_free(t->v[i]);
   free(t->v);
   free(t);
   core->turns = NULL;

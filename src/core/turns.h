@@ -15,6 +15,8 @@
 
 struct tg_core;
 
+#define TG_SESSIONS_MAX 4096
+
 typedef struct tg_session_state {
   char *session;
   int64_t turn;

@@ -187,6 +187,20 @@ export function rawServer(p, args = []) {
   };
 }
 
+// `toolgate serve` as a gateway in front of one upstream server of the
+// spec's own (source: a node script, run as server `name`), initialized.
+export async function withUpstream(name, source) {
+  const p = project(`return { policies = "policies",
+    servers = { ${name} = { command = "node", args = { "upstream.js" } } } }`);
+  fs.writeFileSync(path.join(p.dir, "upstream.js"), source);
+  const s = rawServer(p);
+  s.send({ jsonrpc: "2.0", id: 1, method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } });
+  const init = await s.reply(1, 15000);
+  s.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return { p, s, init };
+}
+
 export const text = (result) =>
   (result && result.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 export const outcome = (result) => result && result._meta && result._meta["toolgate/outcome"];

@@ -2,9 +2,7 @@
 // well-behaved one never sends: its errors' codes are what toolgate's
 // client gets only when they are JSON-RPC's (integers an int holds), else
 // -32603 with the upstream's message kept; and the server goes on.
-import fs from "node:fs";
-import path from "node:path";
-import { run, project, rawServer } from "./lib.mjs";
+import { run, withUpstream } from "./lib.mjs";
 
 // A minimal MCP server on stdio: prompts/get answers with the error whose
 // code the prompt's name says (as raw JSON text: 1e300 is no JS number
@@ -36,15 +34,8 @@ process.stdin.on("data", (d) => {
 `;
 
 await run("upstream_hostile", async (check) => {
-  const p = project(`return { policies = "policies",
-    servers = { h = { command = "node", args = { "upstream.js" } } } }`);
-  fs.writeFileSync(path.join(p.dir, "upstream.js"), UPSTREAM);
-  const s = rawServer(p);
-  s.send({ jsonrpc: "2.0", id: 1, method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } });
-  const init = await s.reply(1, 15000);
+  const { s, init } = await withUpstream("h", UPSTREAM);
   check("initialize is answered once the upstream is up", !!init?.result, init);
-  s.send({ jsonrpc: "2.0", method: "notifications/initialized" });
 
   const cases = [["big", -32603], ["frac", -32603], ["neg", -32603], ["str", -32603], ["ok", -32001]];
   let id = 10;

@@ -2,9 +2,7 @@
 // log notifications) without end: toolgate's log takes a burst of its
 // lines, then at most 50 a second, and says how many it dropped; its own
 // lines and the upstream's later ones still get through.
-import fs from "node:fs";
-import path from "node:path";
-import { run, project, rawServer, readLog, until } from "./lib.mjs";
+import { run, readLog, until, withUpstream } from "./lib.mjs";
 
 // 20,000 lines on stderr and 20,000 notifications/message at start; a
 // "late line" on stderr two seconds later.
@@ -39,14 +37,8 @@ process.stdin.on("data", (d) => {
 `;
 
 await run("upstream_noisy", async (check) => {
-  const p = project(`return { policies = "policies",
-    servers = { n = { command = "node", args = { "upstream.js" } } } }`);
-  fs.writeFileSync(path.join(p.dir, "upstream.js"), UPSTREAM);
-  const s = rawServer(p);
-  s.send({ jsonrpc: "2.0", id: 1, method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } });
-  check("initialize is answered once the upstream is up", !!(await s.reply(1, 15000))?.result);
-  s.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  const { p, s, init } = await withUpstream("n", UPSTREAM);
+  check("initialize is answered once the upstream is up", !!init?.result, init);
   check("toolgate says it drops the upstream's lines",
     await until(() => /upstream n writes more than 50 lines a second to its log: dropping them/.test(readLog(p)), 5000),
     readLog(p).slice(-1500));

@@ -235,6 +235,47 @@ TEST(sessions_kept_are_bounded_the_least_recent_forgotten) {
   tg_runtime_free(rt);
 }
 
+/* A layer that begins turns of many sessions makes the runtime forget
+ * the least recent ones — the chat's own session among them, its chat
+ * being closed (after_chat) — while later layers still read ctx. */
+static int flood_sessions(tg_runtime *rt, const tg_layer_ctx *c, void *ud,
+                          char err[TG_ERRMSG]) {
+  char name[32];
+  int round = ++*(int *)ud; /* new names each time: new sessions */
+  for (int i = 0; i < 5000; i++) {
+    snprintf(name, sizeof name, "flood-%d-%d", round, i);
+    tg_turn_begin(rt, name);
+  }
+  return 0;
+}
+
+static int see_session(tg_runtime *rt, const tg_layer_ctx *c, void *ud,
+                       char err[TG_ERRMSG]) {
+  snprintf(ud, 64, "%s", c->session);
+  return 0;
+}
+
+TEST(layers_read_their_session_after_it_is_forgotten) {
+  tg_runtime *rt = new_runtime(NULL);
+  char err[TG_ERRMSG] = "", seen_begin[64] = "", seen_end[64] = "";
+  int rounds = 0;
+  tg_layer flood = {"flood", flood_sessions, flood_sessions, NULL, NULL, &rounds};
+  tg_layer see = {"see", see_session, NULL, NULL, NULL, seen_begin};
+  tg_layer see_end = {"see_end", NULL, see_session, NULL, NULL, seen_end};
+  ASSERT_TRUE(tg_layer_add(rt, &flood, err) > 0);
+  ASSERT_TRUE(tg_layer_add(rt, &see, err) > 0);
+  ASSERT_TRUE(tg_layer_add(rt, &see_end, err) > 0);
+  tg_chat_request q = {"victim", NULL, NULL, NULL};
+  ASSERT_OK(tg_chat_begin(rt, &q, err));
+  ASSERT_STR_EQ(seen_begin, "victim");
+  tg_chat_result r = {"victim", 1, NULL, NULL};
+  ASSERT_OK(tg_chat_end(rt, &r, err));
+  ASSERT_STR_EQ(seen_end, "victim");
+  ASSERT_INT_EQ(rounds, 2);
+  ASSERT_INT_EQ(tg_turn_current(rt, "victim"), 0); /* forgotten meanwhile */
+  tg_runtime_free(rt);
+}
+
 TEST(tool_layers_wrap_calls_that_reach_the_tool) {
   tg_config cfg = config_allowing();
   tg_runtime *rt = new_runtime(&cfg);
@@ -934,6 +975,7 @@ TEST_MAIN(TEST_ENTRY(layers_run_in_registration_order_with_the_turn),
           TEST_ENTRY(a_layer_removed_inside_a_round_runs_no_more),
           TEST_ENTRY(chats_open_one_at_a_time_per_session),
           TEST_ENTRY(sessions_kept_are_bounded_the_least_recent_forgotten),
+          TEST_ENTRY(layers_read_their_session_after_it_is_forgotten),
           TEST_ENTRY(tool_layers_wrap_calls_that_reach_the_tool),
           TEST_ENTRY(a_tool_layer_may_cancel_the_call),
           TEST_ENTRY(routing_table_then_hooks_in_order_then_fallback),

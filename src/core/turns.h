@@ -3,8 +3,12 @@
  * between tg_chat_begin and tg_chat_end). The chain reads a session's turn
  * for the calls it starts (tg__turn_of); the runtime's chat.c moves it.
  * Sessions are few (one per conversation), so a list searched from the
- * most recent is enough; they are kept for the runtime's life, since a
- * forgotten session would count its turns from 1 again.
+ * most recently used is enough. The TG_SESSIONS_MAX most recently used are
+ * kept, and any with an open chat (then the list may grow past it): a
+ * forgotten one counts its turns from 1 again and, without a database,
+ * loses its agent's transcript mark (with one, both are kept there).
+ * A pointer to a state is good only until the next session is added:
+ * keep the name, not the state, across code that may add one (chat.c).
  */
 #ifndef TG_TURNS_H
 #define TG_TURNS_H

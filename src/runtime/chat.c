@@ -144,25 +144,35 @@ int tg_chat_begin(tg_runtime *rt, const tg_chat_request *req,
   }
   s->chat_open = 1;
   s->chat_start_ms = tg__now_ms();
-  cJSON *d = tg__event_data(&rt->core, NULL); /* NULL: nobody listens */
-  if (d) {
-    cJSON_AddStringToObject(d, "session", s->session);
-    cJSON_AddNumberToObject(d, "turn", (double)s->turn);
-    if (s->model) cJSON_AddStringToObject(d, "model", s->model);
-    if (s->project) cJSON_AddStringToObject(d, "project", s->project);
-  }
-  tg__emit(&rt->core, NULL, "chat_begin", NULL, d);
-  /* the layers see copies: one of them may end this chat (and free what
-   * the session holds) before the next runs */
+  /* what the event's listeners and the layers see are copies, made before
+   * any of them runs: one may end this chat (and free what the session
+   * holds), or begin turns of so many sessions that this one is forgotten
+   * (turns.c) */
+  char *name = tg__strdup(s->session);
   char *model = tg__strdup(s->model), *project = tg__strdup(s->project);
   cJSON *request = s->request ? cJSON_Duplicate(s->request, 1) : NULL;
-  tg_layer_ctx ctx = {s->session, s->turn, model, project, request,
-                      NULL, NULL, 1, NULL, NULL};
-  run_layers(rt, 0, &ctx);
+  if (!name || (s->model && !model) || (s->project && !project) ||
+      (s->request && !request)) {
+    tg__session_chat_clear(s);
+    rc = -ENOMEM;
+  } else {
+    tg_layer_ctx ctx = {name, s->turn, model, project, request,
+                        NULL, NULL, 1, NULL, NULL};
+    cJSON *d = tg__event_data(&rt->core, NULL); /* NULL: nobody listens */
+    if (d) {
+      cJSON_AddStringToObject(d, "session", name);
+      cJSON_AddNumberToObject(d, "turn", (double)ctx.turn);
+      if (model) cJSON_AddStringToObject(d, "model", model);
+      if (project) cJSON_AddStringToObject(d, "project", project);
+    }
+    tg__emit(&rt->core, NULL, "chat_begin", NULL, d);
+    run_layers(rt, 0, &ctx);
+  }
+  free(name);
   free(model);
   free(project);
   cJSON_Delete(request);
-  return 0;
+  if (rc == 0) return 0;
 nomem:
   tg__errf(err, TG_ERRMSG, "out of memory");
   return -ENOMEM;
@@ -250,25 +260,34 @@ int tg_chat_end(tg_runtime *rt, const tg_chat_result *res,
   }
   int rc = check_usage(res->usage, err);
   if (rc < 0) return rc;
+  /* the name is copied: what runs next (budget alerts, layers) may begin
+   * turns of so many sessions that this one is forgotten (turns.c) */
+  char *name = tg__strdup(s->session);
+  if (!name) {
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return -ENOMEM;
+  }
   /* the chat is closed first: a layer may open the next one */
   char *model = s->model, *project = s->project;
   cJSON *request = s->request;
   double ms = tg__now_ms() - s->chat_start_ms;
+  int64_t turn = s->turn;
   s->model = s->project = NULL;
   s->request = NULL;
   s->chat_open = 0;
   tg_chat_usage u = res->usage ? *res->usage : (tg_chat_usage){0};
   if (res->usage && !u.model) u.model = model;
-  tg_layer_ctx ctx = {s->session, s->turn, model, project, request, NULL, NULL,
+  tg_layer_ctx ctx = {name, turn, model, project, request, NULL, NULL,
                       res->ok != 0, res->ok ? NULL : res->error,
                       res->usage ? &u : NULL};
   if (res->usage) {
-    tg_usage_rec rec = {s->session, project, u.model ? u.model : "", s->turn,
+    tg_usage_rec rec = {name, project, u.model ? u.model : "", turn,
                         u.input_tokens, u.output_tokens, u.cost, 0};
     if (tg__runtime_record_usage(rt, &rec) < 0) rc = -ENOMEM;
   }
   run_layers(rt, 1, &ctx);
   emit_chat_end(rt, &ctx, ms);
+  free(name);
   free(model);
   free(project);
   cJSON_Delete(request);

@@ -156,6 +156,12 @@ describe("Claude Code's tools", function()
     assert.are.same({ home .. "/.aws" }, map("Grep", { pattern = "key", path = "~/.aws" }).paths)
     assert.are.same({ "src" }, map("Glob", { pattern = "*.c", path = CWD .. "/src" }).paths)
     assert.is_nil(map("Glob", { pattern = "*.c" }).paths) -- the cwd
+    -- a pattern that reaches past path is given too
+    assert.are.same({ home .. "/.ssh/*" }, map("Glob", { pattern = "~/.ssh/*" }).paths)
+    assert.are.same({ "/etc/*.conf" }, map("Glob", { pattern = "/etc/*.conf" }).paths)
+    assert.are.same({ "src", agent.rel(CWD .. "/src/../../**/.env", CWD) },
+      map("Glob", { pattern = "../../**/.env", path = CWD .. "/src" }).paths)
+    assert.are.same({ agent.rel(CWD .. "/../x/*", CWD) }, map("Glob", { pattern = "../x/*" }).paths)
     assert.is_nil(map("WebFetch", { url = "https://x", prompt = "p" }).paths)
   end)
 

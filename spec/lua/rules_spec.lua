@@ -174,6 +174,7 @@ end }
     ["call.args in place"] = 'call.args.path = "harmless.txt"',
     ["call.args replaced"] = 'call.args = { path = "harmless.txt" }',
     ["call.tool"] = 'call.tool = "echo"',
+    ["call.tool, after a NUL"] = 'call.tool = call.tool .. "\\0x"',
     ["call's metatable"] = 'rawset(call, "tool", nil); setmetatable(call, { __index = { tool = "echo" } })',
   } do
     it("a rule that changes " .. name .. " fails the call closed: the tool does not run", function()

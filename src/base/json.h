@@ -50,6 +50,20 @@ char *tg__json_quote(const char *s, size_t n, char *buf, size_t size);
  * incomplete, so a message never ends in half a character. */
 void tg__utf8_trim(char *s);
 
+/* Objects with more members than this are compared through a sorted index
+ * (tg__json_members_sorted), not by a search per member: hostile args
+ * with a million keys must not cost a million squared steps. */
+#define TG_JSON_SORT_OVER 32
+
+/* The members of object o sorted by name (malloc'd; free() it), their
+ * number in *n; NULL when out of memory (or o has none: *n is then 0). */
+const cJSON **tg__json_members_sorted(const cJSON *o, size_t *n);
+
+/* The member of the sorted index m[0, n) named k (klen bytes, which may
+ * hold a NUL: then no member has that name), or NULL. */
+const cJSON *tg__json_members_find(const cJSON *const *m, size_t n,
+                                   const char *k, size_t klen);
+
 /* A JSON path as a chain of steps on the C stack, each pointing at its
  * parent, formatted only when an error is reported. key NULL: an array
  * index. The root "$" is the NULL chain. */

@@ -9,8 +9,51 @@
  * order; arrays in order.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "json.h"
+
+/* ---- a sorted index of an object's members --------------------------- */
+
+/* Names in byte order, a shorter one first when it is the other's start
+ * (strcmp's order, for names without NUL; k may hold one). */
+static int name_cmp(const char *k, size_t klen, const char *name) {
+  size_t nlen = strlen(name);
+  int r = memcmp(k, name, klen < nlen ? klen : nlen);
+  if (r) return r;
+  return klen < nlen ? -1 : klen > nlen;
+}
+
+static int member_order(const void *a, const void *b) {
+  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+  return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+const cJSON **tg__json_members_sorted(const cJSON *o, size_t *n) {
+  *n = 0;
+  for (const cJSON *c = o->child; c; c = c->next) (*n)++;
+  const cJSON **m = *n ? malloc(*n * sizeof *m) : NULL;
+  if (!m) return NULL;
+  size_t i = 0;
+  for (const cJSON *c = o->child; c; c = c->next) m[i++] = c;
+  qsort(m, *n, sizeof *m, member_order);
+  return m;
+}
+
+const cJSON *tg__json_members_find(const cJSON *const *m, size_t n,
+                                   const char *k, size_t klen) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int r = name_cmp(k, klen, m[mid]->string ? m[mid]->string : "");
+    if (r == 0) return m[mid];
+    if (r < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  return NULL;
+}
+
+/* ---- equality --------------------------------------------------------- */
 
 static int same_number(double a, double b) {
   return a == b && signbit(a) == signbit(b);
@@ -26,14 +69,34 @@ static const cJSON *member(const cJSON *o, const char *k) {
 
 static int equal_at(const cJSON *a, const cJSON *b, int depth);
 
+/* Big objects through a sorted index of b's members (no search per
+ * member); 0 when the index cannot be made (out of memory). */
+static int big_objects_equal(const cJSON *a, const cJSON *b, size_t n,
+                             int depth) {
+  size_t nb;
+  const cJSON **m = tg__json_members_sorted(b, &nb);
+  int eq = m && nb == n;
+  for (const cJSON *c = a->child; eq && c; c = c->next) {
+    const cJSON *d = c->string ? tg__json_members_find(m, nb, c->string,
+                                                       strlen(c->string))
+                               : NULL;
+    eq = d && equal_at(c, d, depth);
+  }
+  free(m);
+  return eq;
+}
+
 static int objects_equal(const cJSON *a, const cJSON *b, int depth) {
-  int na = 0, nb = 0;
+  size_t na = 0, nb = 0;
+  for (const cJSON *c = a->child; c; c = c->next) na++;
   for (const cJSON *c = b->child; c; c = c->next) nb++;
-  for (const cJSON *c = a->child; c; c = c->next, na++) {
+  if (na != nb) return 0;
+  if (na > TG_JSON_SORT_OVER) return big_objects_equal(a, b, na, depth);
+  for (const cJSON *c = a->child; c; c = c->next) {
     const cJSON *d = c->string ? member(b, c->string) : NULL;
     if (!d || !equal_at(c, d, depth)) return 0;
   }
-  return na == nb;
+  return 1;
 }
 
 static int arrays_equal(const cJSON *a, const cJSON *b, int depth) {

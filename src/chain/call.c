@@ -158,9 +158,12 @@ const char *tg__args_problem(lua_State *L, int idx) {
                                         : "a table with a metatable";
 }
 
+/* The whole string, its length too: "exec\0x" is not "exec". */
 static int string_fact(lua_State *L, int t, int keys, int k, const char *v) {
-  int ok = get_key(L, t, keys, k) == LUA_TSTRING && v &&
-           strcmp(lua_tostring(L, -1), v) == 0;
+  size_t n = 0;
+  const char *s = get_key(L, t, keys, k) == LUA_TSTRING
+                      ? lua_tolstring(L, -1, &n) : NULL;
+  int ok = s && v && strlen(v) == n && memcmp(s, v, n) == 0;
   lua_pop(L, 1);
   return ok;
 }

@@ -44,16 +44,6 @@ static inline int tg__resume(lua_State *co, lua_State *from, int nargs,
 #endif
 }
 
-/* lua_getfield returning the type pushed (5.1's returns nothing). */
-static inline int tg__getfield(lua_State *L, int idx, const char *k) {
-#if TG_LUA54
-  return lua_getfield(L, idx, k);
-#else
-  lua_getfield(L, idx, k);
-  return lua_type(L, -1);
-#endif
-}
-
 /* Is the value at idx an integer-valued number that fits lua_Integer? */
 static inline int tg__isinteger(lua_State *L, int idx) {
 #if TG_LUA54

@@ -448,29 +448,38 @@ static int is_array_marked(lua_State *L, const eq_ctx *q, int idx) {
   return yes;
 }
 
+/* How many keys the table at idx holds, counting up to stop. Walked
+ * from the start: a key can sit anywhere in the hash part, also before
+ * the slots of a sequence's last key. */
+static long keys_upto(lua_State *L, int idx, long stop) {
+  long k = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (++k >= stop) {
+      lua_pop(L, 1);
+      break;
+    }
+  }
+  return k;
+}
+
 static int array_equal(lua_State *L, const eq_ctx *q, int idx, const cJSON *j,
                        int depth) {
   int len = cJSON_GetArraySize(j), n = 0;
   if (!is_array_marked(L, q, idx) || (int)lua_rawlen(L, idx) != len) return 0;
-  /* nothing may follow element len (nor be there at all when len is 0) */
-  if (len > 0) lua_pushinteger(L, len);
-  else lua_pushnil(L);
-  if (lua_next(L, idx)) {
-    lua_pop(L, 2);
-    return 0;
-  }
   for (const cJSON *c = j->child; c; c = c->next) {
     lua_rawgeti(L, idx, ++n);
     int eq = equal_at(L, q, lua_gettop(L), c, depth);
     lua_pop(L, 1);
     if (!eq) return 0;
   }
-  return 1;
+  return keys_upto(L, idx, (long)len + 1) == len; /* 1..len, nothing else */
 }
 
-/* The member of object j named k (klen bytes), looked for first at *hint
- * (the member after the last one found: tables built from j tend to be
- * walked in a similar order), then from the start. */
+/* The member of object j named k (klen bytes), looked for from *hint
+ * (the member after the last one found), then from the start: small
+ * objects only (big ones go through a sorted index). */
 static const cJSON *member_named(const cJSON *j, const char *k, size_t klen,
                                  const cJSON **hint) {
   for (int pass = 0; pass < 2; pass++) {
@@ -487,28 +496,41 @@ static const cJSON *member_named(const cJSON *j, const char *k, size_t klen,
   return NULL;
 }
 
-/* One pass over the Lua table, looking each key up in the (small) cJSON
- * object: cheaper than interning every cJSON key to look it up in Lua. */
+/* One pass over the Lua table, looking each key up in the cJSON object:
+ * cheaper than interning every cJSON key to look it up in Lua. A big
+ * object is looked up through a sorted index of its members (malloc'd:
+ * when that fails, "not equal", which callers take as a change). Keys
+ * are unique on both sides, so equal counts and every Lua key found
+ * equal make the two equal. */
 static int object_equal(lua_State *L, const eq_ctx *q, int idx, const cJSON *j,
                         int depth) {
   if (is_array_marked(L, q, idx)) return 0;
-  int keys = 0, n = 0;
+  size_t keys = 0, n = 0;
+  for (const cJSON *c = j->child; c; c = c->next) n++;
+  const cJSON **sorted = NULL;
+  if (n > TG_JSON_SORT_OVER) {
+    size_t got;
+    if (!(sorted = tg__json_members_sorted(j, &got))) return 0;
+  }
   const cJSON *hint = j->child;
+  int eq = 1;
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     size_t klen = 0;
     const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &klen)
                                                    : NULL;
-    const cJSON *c = k ? member_named(j, k, klen, &hint) : NULL;
-    if (!c || !equal_at(L, q, lua_gettop(L), c, depth)) {
+    const cJSON *c = !k ? NULL
+                     : sorted ? tg__json_members_find(sorted, n, k, klen)
+                              : member_named(j, k, klen, &hint);
+    if (!c || ++keys > n || !equal_at(L, q, lua_gettop(L), c, depth)) {
       lua_pop(L, 2);
-      return 0;
+      eq = 0;
+      break;
     }
     lua_pop(L, 1);
-    keys++;
   }
-  for (const cJSON *c = j->child; c; c = c->next) n++;
-  return keys == n;
+  free(sorted);
+  return eq && keys == n;
 }
 
 /* Answers may be false negatives (then the caller converts and compares

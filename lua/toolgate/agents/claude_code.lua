@@ -95,7 +95,25 @@ local function own(name, read_only, field)
   t.paths = field and path_in(field) or nil
   return t
 end
-M.tools.Glob = own("glob", true, "path")
+-- A glob pattern that is absolute, starts at the home folder or climbs
+-- with ".." reaches past `path`: it is given too, from where the search
+-- starts, so that a rule sees "/home/u/.ssh/*" where the search looks.
+local function search_paths(input, ev)
+  local paths = path_in("path")(input, ev) or {}
+  local pat = input.pattern
+  if type(pat) == "string" then
+    local first = pat:sub(1, 1)
+    if first == "/" or first == "~" then
+      paths[#paths + 1] = rel(pat, ev.cwd)
+    elseif pat:find("..", 1, true) then
+      local root = type(input.path) == "string" and agent.home(input.path) or ev.cwd
+      paths[#paths + 1] = rel(root .. "/" .. pat, ev.cwd)
+    end
+  end
+  return #paths > 0 and paths or nil
+end
+M.tools.Glob = own("glob", true)
+M.tools.Glob.paths = search_paths
 M.tools.Grep = own("grep", true, "path")
 M.tools.NotebookRead = own("notebook_read", true, "notebook_path")
 M.tools.TodoWrite = own("todo_write", true)

@@ -39,7 +39,9 @@ M.tools.apply_patch = {
     return { patch = diff }
   end,
   paths = function(input, ev)
-    local _, paths = agent.codex_patch(patch_text(input), ev.cwd)
+    local text = patch_text(input) -- nil when it is none (args said why)
+    if not text then return nil end
+    local _, paths = agent.codex_patch(text, ev.cwd)
     return paths
   end,
 }

@@ -448,33 +448,31 @@ static int is_array_marked(lua_State *L, const eq_ctx *q, int idx) {
   return yes;
 }
 
-/* How many keys the table at idx holds, counting up to stop. Walked
- * from the start: a key can sit anywhere in the hash part, also before
- * the slots of a sequence's last key. */
-static long keys_upto(lua_State *L, int idx, long stop) {
-  long k = 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    lua_pop(L, 1);
-    if (++k >= stop) {
-      lua_pop(L, 1);
-      break;
-    }
-  }
-  return k;
-}
-
+/* One walk over the table from its first key (a key can sit anywhere in
+ * the hash part, also before the slots of the list's last element): every
+ * key must be a position 1..len whose value equals that element, and
+ * there must be len of them (keys are unique). */
 static int array_equal(lua_State *L, const eq_ctx *q, int idx, const cJSON *j,
                        int depth) {
-  int len = cJSON_GetArraySize(j), n = 0;
+  int len = cJSON_GetArraySize(j);
   if (!is_array_marked(L, q, idx) || (int)lua_rawlen(L, idx) != len) return 0;
-  for (const cJSON *c = j->child; c; c = c->next) {
-    lua_rawgeti(L, idx, ++n);
-    int eq = equal_at(L, q, lua_gettop(L), c, depth);
+  const cJSON *small[16], **el = small;
+  if (len > 16 && !(el = malloc((size_t)len * sizeof *el))) return 0;
+  int i = 0, count = 0, eq = 1;
+  for (const cJSON *c = j->child; c && i < len; c = c->next) el[i++] = c;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    double k = lua_type(L, -2) == LUA_TNUMBER ? (double)lua_tonumber(L, -2) : 0;
+    if (!(k >= 1 && k <= len && k == floor(k)) || ++count > len ||
+        !equal_at(L, q, lua_gettop(L), el[(int)k - 1], depth)) {
+      lua_pop(L, 2);
+      eq = 0;
+      break;
+    }
     lua_pop(L, 1);
-    if (!eq) return 0;
   }
-  return keys_upto(L, idx, (long)len + 1) == len; /* 1..len, nothing else */
+  if (el != small) free(el);
+  return eq && count == len;
 }
 
 /* The member of object j named k (klen bytes), looked for from *hint

@@ -187,12 +187,29 @@ export function rawServer(p, args = []) {
   };
 }
 
+// The line-reading loop of a spec's own upstream server: each request
+// goes to the script's answer(m, id), id being the request's id as JSON
+// text.
+const UPSTREAM_LOOP = String.raw`
+let buf = "";
+process.stdin.on("data", (d) => {
+  buf += d;
+  let nl;
+  while ((nl = buf.indexOf("\n")) >= 0) {
+    const m = JSON.parse(buf.slice(0, nl));
+    buf = buf.slice(nl + 1);
+    if (m.id !== undefined) answer(m, JSON.stringify(m.id));
+  }
+});
+`;
+
 // `toolgate serve` as a gateway in front of one upstream server of the
-// spec's own (source: a node script, run as server `name`), initialized.
+// spec's own (source: a node script defining answer(m, id), run with
+// UPSTREAM_LOOP as server `name`), initialized.
 export async function withUpstream(name, source) {
   const p = project(`return { policies = "policies",
     servers = { ${name} = { command = "node", args = { "upstream.js" } } } }`);
-  fs.writeFileSync(path.join(p.dir, "upstream.js"), source);
+  fs.writeFileSync(path.join(p.dir, "upstream.js"), source + UPSTREAM_LOOP);
   const s = rawServer(p);
   s.send({ jsonrpc: "2.0", id: 1, method: "initialize",
     params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } });

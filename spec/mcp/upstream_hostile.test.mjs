@@ -9,28 +9,19 @@ import { run, withUpstream } from "./lib.mjs";
 // JSON.stringify would write as such).
 const UPSTREAM = String.raw`
 const codes = { big: "1e300", frac: "1.5", neg: "-1e20", ok: "-32001", str: '"x"' };
-let buf = "";
-process.stdin.on("data", (d) => {
-  buf += d;
-  let nl;
-  while ((nl = buf.indexOf("\n")) >= 0) {
-    const m = JSON.parse(buf.slice(0, nl));
-    buf = buf.slice(nl + 1);
-    if (m.id === undefined) continue;
-    const id = JSON.stringify(m.id);
-    if (m.method === "initialize")
-      process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{"protocolVersion":"2025-06-18",' +
-        '"capabilities":{"prompts":{}},"serverInfo":{"name":"hostile","version":"0"}}}\n');
-    else if (m.method === "prompts/list")
-      process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{"prompts":[' +
-        Object.keys(codes).map((k) => '{"name":"' + k + '"}').join(",") + ']}}\n');
-    else if (m.method === "prompts/get")
-      process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"error":{"code":' +
-        codes[m.params.name] + ',"message":"no such luck"}}\n');
-    else
-      process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"error":{"code":-32601,"message":"no"}}\n');
-  }
-});
+function answer(m, id) {
+  if (m.method === "initialize")
+    process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{"protocolVersion":"2025-06-18",' +
+      '"capabilities":{"prompts":{}},"serverInfo":{"name":"hostile","version":"0"}}}\n');
+  else if (m.method === "prompts/list")
+    process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{"prompts":[' +
+      Object.keys(codes).map((k) => '{"name":"' + k + '"}').join(",") + ']}}\n');
+  else if (m.method === "prompts/get")
+    process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"error":{"code":' +
+      codes[m.params.name] + ',"message":"no such luck"}}\n');
+  else
+    process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"error":{"code":-32601,"message":"no"}}\n');
+}
 `;
 
 await run("upstream_hostile", async (check) => {

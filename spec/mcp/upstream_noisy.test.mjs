@@ -11,29 +11,20 @@ let noise = "";
 for (let i = 0; i < 20000; i++) noise += "noise line " + i + "\n";
 process.stderr.write(noise);
 setTimeout(() => process.stderr.write("late line\n"), 2000);
-let buf = "";
-process.stdin.on("data", (d) => {
-  buf += d;
-  let nl;
-  while ((nl = buf.indexOf("\n")) >= 0) {
-    const m = JSON.parse(buf.slice(0, nl));
-    buf = buf.slice(nl + 1);
-    if (m.id === undefined) continue;
-    const id = JSON.stringify(m.id);
-    if (m.method === "initialize") {
-      process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{"protocolVersion":"2025-06-18",' +
-        '"capabilities":{"prompts":{},"logging":{}},"serverInfo":{"name":"noisy","version":"0"}}}\n');
-      let logs = "";
-      for (let i = 0; i < 20000; i++)
-        logs += '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"log ' + i + '"}}\n';
-      process.stdout.write(logs);
-    } else if (m.method === "prompts/list") {
-      process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{"prompts":[]}}\n');
-    } else {
-      process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{}}\n');
-    }
+function answer(m, id) {
+  if (m.method === "initialize") {
+    process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{"protocolVersion":"2025-06-18",' +
+      '"capabilities":{"prompts":{},"logging":{}},"serverInfo":{"name":"noisy","version":"0"}}}\n');
+    let logs = "";
+    for (let i = 0; i < 20000; i++)
+      logs += '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"log ' + i + '"}}\n';
+    process.stdout.write(logs);
+  } else if (m.method === "prompts/list") {
+    process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{"prompts":[]}}\n');
+  } else {
+    process.stdout.write('{"jsonrpc":"2.0","id":' + id + ',"result":{}}\n');
   }
-});
+}
 `;
 
 await run("upstream_noisy", async (check) => {

@@ -51,19 +51,19 @@ int cmd_daemon(int argc, char **argv) {
   const char *dir = "policies", *socket = NULL;
   hook_sandbox sb;
   memset(&sb, 0, sizeof sb);
-  const hook_opt opts[] = {
-      {"--policies", NULL, &dir},
-      {"--socket", NULL, &socket},
+  const opt_spec specs[] = {
+      {"--policies", OPT_VALUE, NULL, &dir},
+      {"--socket", OPT_VALUE, NULL, &socket},
       HOOK_SANDBOX_OPTS(&sb),
   };
-  int npos;
-  int rc = hook_opts_parse("daemon", opts, sizeof opts / sizeof *opts, argc,
-                           argv, NULL, 0, &npos);
-  if (rc == 1) {
+  const opt_parser p = {"daemon", specs, sizeof specs / sizeof *specs, NULL,
+                        0, 0, NULL, "daemon [options]"};
+  int npos, rc = opt_parse(&p, argc, argv, &npos);
+  if (rc == OPT_PARSE_HELP) {
     fputs(cmd_daemon_usage, stdout);
     return HOOK_EXIT_OK;
   }
-  if (rc < 0) return HOOK_EXIT_USAGE;
+  if (rc != OPT_PARSE_OK) return HOOK_EXIT_USAGE;
   char err[TG_ERRMSG] = "";
   daemon_run d;
   memset(&d, 0, sizeof d);
@@ -71,7 +71,7 @@ int cmd_daemon(int argc, char **argv) {
   if (!d.rt || tg_runtime_watch(d.rt, 1, err) < 0 ||
       tg_runtime_reload_on_signal(d.rt, SIGHUP, err) < 0 ||
       tg_runtime_listen(d.rt, socket, err) < 0) {
-    hook_error("daemon: %s", err);
+    cli_error("daemon: %s", err);
     tg_runtime_free(d.rt);
     return HOOK_EXIT_USAGE;
   }

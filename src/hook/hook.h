@@ -1,11 +1,13 @@
 /*
  * hook.h — the `toolgate hook` front (issue 14): the hook command coding
- * agents run before and after their tool calls. A front: it sees only the
- * public header (include/toolgate.h). Its parts:
+ * agents run before and after their tool calls. A front: it sees the
+ * public header (include/toolgate.h), and of the command line whose
+ * commands these are, its option parser and error line (cli/options.h,
+ * cli/output.h: one way to read options). Its parts:
  *
  *   hook_cmd.c   `toolgate hook AGENT`: read the event, answer it (from a
  *                resident instance, else in-process), print, exit
- *   hook_opts.c  its options (the CLI's own parser is another front's)
+ *   hook_opts.c  the runtime both the in-process answer and the daemon use
  *   hook_io.c    stdin read with a bound and a deadline; writing out
  *   watchdog.c   the deadline: the fail-safe answer, whatever is running
  *   install.c    `toolgate hook install|uninstall`: the agents' settings
@@ -17,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "toolgate.h"
+#include "cli/options.h" /* the command line's one option parser */
+#include "cli/output.h"
 
 /* The commands (main.c's table names them too, in cli/commands.h). */
 int cmd_hook(int argc, char **argv);
@@ -26,42 +30,13 @@ extern const char cmd_daemon_usage[];
 
 enum { HOOK_EXIT_OK = 0, HOOK_EXIT_FAILED = 1, HOOK_EXIT_USAGE = 2 };
 
-/* "toolgate: <message>\n" on stderr. */
-void hook_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* ---- options (hook_opts.c) ------------------------------------------- */
-
-typedef struct {
-  const char *name;   /* "--policies" */
-  int *flag;          /* a flag: set to 1; or */
-  const char **value; /* an option with a value */
-} hook_opt;
-
-/* Parses argv into opts and up to max positionals; prints an error and
- * returns -1, 1 for --help, else 0 with *npos set. */
-int hook_opts_parse(const char *cmd, const hook_opt *opts, size_t nopts,
-                    int argc, char **argv, const char **pos, int max,
-                    int *npos);
-/* A positive whole number (ms, bytes with K/M/G when bytes); -1 with a
- * message otherwise. */
-int hook_opt_number(const char *cmd, const char *name, const char *text,
-                    int bytes, uint64_t *out);
-
 /* The policy sandbox and database options, as every command that loads
- * policies has. */
+ * policies has (cli/options.h). */
 typedef struct {
-  int trusted;
-  const char *time_limit, *memory_cap;
-  const char *db;
-  int no_db;
+  sandbox_options sb;
+  db_options db;
 } hook_sandbox;
-#define HOOK_SANDBOX_OPTS(s)                          \
-  {"--trusted-policies", &(s)->trusted, NULL},        \
-  {"--policy-time-limit", NULL, &(s)->time_limit},    \
-  {"--policy-memory-cap", NULL, &(s)->memory_cap},    \
-  {"--db", NULL, &(s)->db},                           \
-  {"--no-db", &(s)->no_db, NULL}
-int hook_sandbox_apply(const char *cmd, const hook_sandbox *s, tg_config *cfg);
+#define HOOK_SANDBOX_OPTS(s) SANDBOX_OPT_SPECS(&(s)->sb), DB_OPT_SPECS(&(s)->db)
 
 /* The runtime both the in-process answer and `toolgate daemon` judge
  * with: the same configuration, so both give the same answer. NULL with

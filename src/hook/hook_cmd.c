@@ -107,7 +107,7 @@ static const char *str(const cJSON *o, const char *k) {
 static int fail_safe(hook_run *h, const char *event, const char *why) {
   tg_hook_result r;
   if (tg_hook_fallback(h->agent, event, h->on_error, why, &r) < 0) {
-    hook_error("hook: %s", why);
+    cli_error("hook: %s", why);
     return 2;
   }
   int code = hook_emit(&r);
@@ -167,19 +167,19 @@ static void start_daemon(hook_run *h) {
   /* the same sandbox as the in-process answer: the same answers */
   const char *argv[16] = {self, "daemon", "--policies", dir};
   int k = 4;
-  if (h->sandbox.trusted) argv[k++] = "--trusted-policies";
-  if (h->sandbox.time_limit) {
+  if (h->sandbox.sb.trusted) argv[k++] = "--trusted-policies";
+  if (h->sandbox.sb.time_limit) {
     argv[k++] = "--policy-time-limit";
-    argv[k++] = h->sandbox.time_limit;
+    argv[k++] = h->sandbox.sb.time_limit;
   }
-  if (h->sandbox.memory_cap) {
+  if (h->sandbox.sb.memory_cap) {
     argv[k++] = "--policy-memory-cap";
-    argv[k++] = h->sandbox.memory_cap;
+    argv[k++] = h->sandbox.sb.memory_cap;
   }
-  if (h->sandbox.no_db) argv[k++] = "--no-db";
-  if (h->sandbox.db) {
+  if (h->sandbox.db.no_db) argv[k++] = "--no-db";
+  if (h->sandbox.db.db) {
     argv[k++] = "--db";
-    argv[k++] = h->sandbox.db;
+    argv[k++] = h->sandbox.db.db;
   }
   argv[k] = NULL;
   execv(self, (char *const *)argv);
@@ -247,7 +247,7 @@ static int answer_event(hook_run *h, const char *text, size_t len,
         if (h->start_daemon) start_daemon(h);
       } else {
         /* stuck or confused: still correct, slower */
-        hook_error("hook: the resident instance did not answer (%s); "
+        cli_error("hook: the resident instance did not answer (%s); "
                    "answering here", err);
       }
     }
@@ -258,33 +258,34 @@ static int answer_event(hook_run *h, const char *text, size_t len,
 /* ---- the command ---------------------------------------------------------- */
 
 static int parse(hook_run *h, int argc, char **argv) {
-  const hook_opt opts[] = {
-      {"--policies", NULL, &h->policies},
-      {"--socket", NULL, &h->socket},
-      {"--on-error", NULL, &h->on_error},
-      {"--deadline-ms", NULL, &h->deadline},
-      {"--no-resident", &h->no_resident, NULL},
-      {"--toolgate-defaults", &h->toolgate_defaults, NULL},
-      {"--start-daemon", &h->start_daemon, NULL},
+  static const char *const names[] = {"AGENT"};
+  const char *pos[1] = {NULL};
+  const opt_spec specs[] = {
+      {"--policies", OPT_VALUE, NULL, &h->policies},
+      {"--socket", OPT_VALUE, NULL, &h->socket},
+      {"--on-error", OPT_VALUE, NULL, &h->on_error},
+      {"--deadline-ms", OPT_VALUE, NULL, &h->deadline},
+      {"--no-resident", OPT_FLAG, &h->no_resident, NULL},
+      {"--toolgate-defaults", OPT_FLAG, &h->toolgate_defaults, NULL},
+      {"--start-daemon", OPT_FLAG, &h->start_daemon, NULL},
       HOOK_SANDBOX_OPTS(&h->sandbox),
   };
-  const char *pos[1];
-  int npos;
-  int rc = hook_opts_parse("hook", opts, sizeof opts / sizeof *opts, argc,
-                           argv, pos, 1, &npos);
-  if (rc == 1) {
+  const opt_parser p = {"hook", specs, sizeof specs / sizeof *specs, pos, 0,
+                        1, names, "hook AGENT [options]"};
+  int npos, rc = opt_parse(&p, argc, argv, &npos);
+  if (rc == OPT_PARSE_HELP) {
     fputs(cmd_hook_usage, stdout);
     return HOOK_EXIT_OK;
   }
-  if (rc < 0) return HOOK_EXIT_USAGE;
+  if (rc != OPT_PARSE_OK) return HOOK_EXIT_USAGE;
   if (!npos || !tg_hook_agent_known(pos[0])) {
-    hook_error("hook: %s (known: claude-code, codex; or install, uninstall)",
-               npos ? "unknown agent" : "which agent? ");
+    cli_error("hook: %s (known: claude-code, codex; or install, uninstall)",
+              npos ? "unknown agent" : "which agent? ");
     return HOOK_EXIT_USAGE;
   }
   h->agent = pos[0];
   if (!tg_hook_on_error_known(h->on_error)) {
-    hook_error("hook: --on-error is deny, ask or allow, not '%s'", h->on_error);
+    cli_error("hook: --on-error is deny, ask or allow, not '%s'", h->on_error);
     return HOOK_EXIT_USAGE;
   }
   return -1;
@@ -300,12 +301,12 @@ int cmd_hook(int argc, char **argv) {
   if (code >= 0) return code;
   uint64_t deadline = DEFAULT_DEADLINE_MS;
   if (h.deadline &&
-      hook_opt_number("hook", "--deadline-ms", h.deadline, 0, &deadline) < 0)
+      opt_millis("hook", "--deadline-ms", h.deadline, &deadline) < 0)
     return HOOK_EXIT_USAGE;
   h.deadline_at = hook_now_ms() + (double)deadline;
   set_watchdog(&h, NULL, deadline);
   if (watchdog_start(deadline) < 0)
-    hook_error("hook: cannot arm the deadline: %s", strerror(errno));
+    cli_error("hook: cannot arm the deadline: %s", strerror(errno));
   char why[TG_ERRMSG + 64];
   char *text = NULL;
   size_t len = 0;

@@ -73,15 +73,15 @@ static int settings_file(install_run *r) {
     return 0;
   }
   if (r->user + r->project + r->local > 1) {
-    hook_error("hook install: --user, --project and --local are one place each");
+    cli_error("hook install: --user, --project and --local are one place each");
     return -1;
   }
   if (r->local && !claude) {
-    hook_error("hook install: codex has no local settings (--user or --project)");
+    cli_error("hook install: codex has no local settings (--user or --project)");
     return -1;
   }
   if (r->user && (!home || *home != '/')) {
-    hook_error("hook install: --user needs HOME");
+    cli_error("hook install: --user needs HOME");
     return -1;
   }
   const char *dir = claude ? ".claude" : ".codex";
@@ -143,7 +143,7 @@ static int command_of(install_run *r) {
   if (r->command) snprintf(prog, sizeof prog, "%s", r->command);
   else program(prog, sizeof prog);
   if (!realpath(r->policies, dir)) {
-    hook_error("hook install: the policies folder '%s' does not exist "
+    cli_error("hook install: the policies folder '%s' does not exist "
                "(--policies DIR)", r->policies);
     return -1;
   }
@@ -177,12 +177,12 @@ static cJSON *read_settings(const char *file, int *exists) {
   if (fd < 0 && errno == ENOENT) return cJSON_CreateObject();
   struct stat st;
   if (fd < 0 || fstat(fd, &st) < 0) {
-    hook_error("hook install: cannot read '%s': %s", file, strerror(errno));
+    cli_error("hook install: cannot read '%s': %s", file, strerror(errno));
     if (fd >= 0) close(fd);
     return NULL;
   }
   if (!S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX) {
-    hook_error("hook install: '%s' is not a settings file (%s); left as it is",
+    cli_error("hook install: '%s' is not a settings file (%s); left as it is",
                file, S_ISREG(st.st_mode) ? "too big" : "not a regular file");
     close(fd);
     return NULL;
@@ -192,7 +192,7 @@ static cJSON *read_settings(const char *file, int *exists) {
   ssize_t n = b ? read(fd, b, (size_t)st.st_size) : -1;
   close(fd);
   if (n < 0 || n != st.st_size) {
-    hook_error("hook install: cannot read '%s'", file);
+    cli_error("hook install: cannot read '%s'", file);
     free(b);
     return NULL;
   }
@@ -205,7 +205,7 @@ static cJSON *read_settings(const char *file, int *exists) {
   cJSON *j = tg_json_parse(b, (size_t)n, NULL, why, sizeof why);
   free(b);
   if (!j || !cJSON_IsObject(j)) {
-    hook_error("hook install: '%s' is not a JSON object (%s); it is left as "
+    cli_error("hook install: '%s' is not a JSON object (%s); it is left as "
                "it is: fix it, then install again", file,
                j ? "another JSON value" : why);
     cJSON_Delete(j);
@@ -227,14 +227,14 @@ static int ours(const cJSON *h, const char *agent) {
 static int shape_ok(const cJSON *hooks, const char *file) {
   if (!hooks) return 1;
   if (!cJSON_IsObject(hooks)) {
-    hook_error("hook install: \"hooks\" in '%s' is not an object; left as it is",
+    cli_error("hook install: \"hooks\" in '%s' is not an object; left as it is",
                file);
     return 0;
   }
   const cJSON *ev;
   cJSON_ArrayForEach(ev, hooks) {
     if (!cJSON_IsArray(ev)) {
-      hook_error("hook install: hooks.%s in '%s' is not a list; left as it is",
+      cli_error("hook install: hooks.%s in '%s' is not a list; left as it is",
                  ev->string, file);
       return 0;
     }
@@ -242,7 +242,7 @@ static int shape_ok(const cJSON *hooks, const char *file) {
     cJSON_ArrayForEach(group, ev) {
       const cJSON *hs = cJSON_GetObjectItem(group, "hooks");
       if (!cJSON_IsObject(group) || (hs && !cJSON_IsArray(hs))) {
-        hook_error("hook install: an entry of hooks.%s in '%s' is not "
+        cli_error("hook install: an entry of hooks.%s in '%s' is not "
                    "{\"matcher\", \"hooks\": [...]}; left as it is",
                    ev->string, file);
         return 0;
@@ -384,38 +384,40 @@ static void print_list(const char *sign, const cJSON *list) {
 /* ---- the command -------------------------------------------------------------- */
 
 static int parse(install_run *r, int argc, char **argv) {
-  const hook_opt opts[] = {
-      {"--user", &r->user, NULL},
-      {"--project", &r->project, NULL},
-      {"--local", &r->local, NULL},
-      {"--dry-run", &r->dry_run, NULL},
-      {"--start-daemon", &r->start_daemon, NULL},
-      {"--policies", NULL, &r->policies},
-      {"--command", NULL, &r->command},
-      {"--on-error", NULL, &r->on_error},
-      {"--deadline-ms", NULL, &r->deadline},
-      {"--settings", NULL, &r->settings},
+  static const char *const names[] = {"AGENT"};
+  const char *pos[1] = {NULL};
+  const opt_spec specs[] = {
+      {"--user", OPT_FLAG, &r->user, NULL},
+      {"--project", OPT_FLAG, &r->project, NULL},
+      {"--local", OPT_FLAG, &r->local, NULL},
+      {"--dry-run", OPT_FLAG, &r->dry_run, NULL},
+      {"--start-daemon", OPT_FLAG, &r->start_daemon, NULL},
+      {"--policies", OPT_VALUE, NULL, &r->policies},
+      {"--command", OPT_VALUE, NULL, &r->command},
+      {"--on-error", OPT_VALUE, NULL, &r->on_error},
+      {"--deadline-ms", OPT_VALUE, NULL, &r->deadline},
+      {"--settings", OPT_VALUE, NULL, &r->settings},
   };
-  const char *pos[1];
-  int npos;
   const char *cmd = r->uninstall ? "hook uninstall" : "hook install";
-  int rc = hook_opts_parse(cmd, opts, sizeof opts / sizeof *opts, argc, argv,
-                           pos, 1, &npos);
-  if (rc == 1) {
+  const opt_parser p = {cmd, specs, sizeof specs / sizeof *specs, pos, 0, 1,
+                        names, r->uninstall ? "hook uninstall AGENT [options]"
+                                            : "hook install AGENT [options]"};
+  int npos, rc = opt_parse(&p, argc, argv, &npos);
+  if (rc == OPT_PARSE_HELP) {
     fputs(cmd_hook_usage, stdout);
     return HOOK_EXIT_OK;
   }
-  if (rc < 0) return HOOK_EXIT_USAGE;
+  if (rc != OPT_PARSE_OK) return HOOK_EXIT_USAGE;
   if (!npos || !tg_hook_agent_known(pos[0])) {
-    hook_error("%s: which agent? claude-code or codex", cmd);
+    cli_error("%s: which agent? claude-code or codex", cmd);
     return HOOK_EXIT_USAGE;
   }
   r->agent = pos[0];
   uint64_t ms;
   if (!tg_hook_on_error_known(r->on_error) ||
-      (r->deadline && hook_opt_number(cmd, "--deadline-ms", r->deadline, 0, &ms) < 0)) {
+      (r->deadline && opt_millis(cmd, "--deadline-ms", r->deadline, &ms) < 0)) {
     if (!tg_hook_on_error_known(r->on_error))
-      hook_error("%s: --on-error is deny, ask or allow", cmd);
+      cli_error("%s: --on-error is deny, ask or allow", cmd);
     return HOOK_EXIT_USAGE;
   }
   if (r->on_error && !strcmp(r->on_error, "deny")) r->on_error = NULL;
@@ -460,7 +462,7 @@ int hook_install(int argc, char **argv, int uninstall) {
       rc = write_settings(r.file, withnl, exists, backup, sizeof backup);
     }
     if (rc < 0) {
-      hook_error("%s: cannot write '%s': %s", uninstall ? "hook uninstall"
+      cli_error("%s: cannot write '%s': %s", uninstall ? "hook uninstall"
                  : "hook install", r.file, strerror(-rc));
       code = HOOK_EXIT_FAILED;
     } else {

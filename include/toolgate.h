@@ -745,6 +745,29 @@ TG_API char *tg_json_print_sorted(const struct cJSON *v);
  * takes numbers within a relative epsilon as equal. Both NULL: 1. */
 TG_API int tg_json_equal(const struct cJSON *a, const struct cJSON *b);
 
+/* ---- what a file-touching action touches --------------------------------
+ * A judge never re-parses what an executor parses: these are the code
+ * that acts, for rules and hosts to read what it will touch. */
+
+/* The files a unified diff touches, as apply_patch's own parser reads
+ * them: a JSON array of {"op": "modify" | "create" | "delete" | "rename",
+ * "path": the file it leaves (for a delete: the one it removes), "from":
+ * the old name of a rename, "mode": git's new mode when given}. NULL with
+ * err when apply_patch would refuse the text (it then touches nothing).
+ * cJSON_Delete it. */
+TG_API struct cJSON *tg_patch_files(const char *text, size_t len, char *err,
+                                    size_t errlen);
+
+/* Where path leads from the absolute folder cwd (unused for an absolute
+ * path) when a program opens or creates it, as the kernel walks it:
+ * symlinks followed (a dangling one to where a create lands), `..`
+ * applied to the real parent, names below a missing folder as written.
+ * Only lstat and readlink. A malloc'd absolute path, or NULL with why: a
+ * symlink loop, a component that is not a directory, a /proc/self link
+ * (it names the files of whichever process opens it). */
+TG_API char *tg_path_resolve(const char *cwd, const char *path, char *why,
+                             size_t whylen);
+
 /* The number as tg_json_print writes it, into buf (at least
  * TG_JSON_NUMBER_MAX bytes). Returns buf. */
 #define TG_JSON_NUMBER_MAX 32

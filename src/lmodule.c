@@ -2193,7 +2193,11 @@ static void open_schema(lua_State *L) {
   lua_setfield(L, -2, "schema");
 }
 
-static const luaL_Reg module_fns[] = {{"new", l_new}, {NULL, NULL}};
+static const luaL_Reg module_fns[] = {
+    {"new", l_new},
+    {"patch_files", tg__lm_patch_files},   /* lmodule_paths.c */
+    {"resolve_path", tg__lm_resolve_path},
+    {NULL, NULL}};
 
 int luaopen_toolgate(lua_State *L);
 int luaopen_toolgate(lua_State *L) {

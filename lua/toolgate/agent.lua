@@ -158,7 +158,8 @@ local function header(l)
 end
 
 -- Codex's own patch envelope ("*** Begin Patch" ... "*** End Patch") as a
--- unified diff, and the paths it touches (made relative to cwd). Returns
+-- unified diff (its names relative to cwd), and the paths it touches as
+-- the envelope gives them. Returns
 -- nil, why when it is not one: a patch toolgate cannot read is not judged
 -- as if it said nothing. Read as Codex reads it (codex-rs apply-patch's
 -- parser): lines split by Rust's lines(), which drops the CR of a CRLF;
@@ -173,10 +174,11 @@ function M.codex_patch(text, cwd)
     return nil, "the patch does not start with '*** Begin Patch'"
   end
   local out, paths, seen = {}, {}, {}
+  -- the diff names files relative to cwd; the list keeps them as Codex
+  -- got them, for agent.map to resolve as the kernel will
   local function path_of(p)
-    p = M.rel(p, cwd)
     if not seen[p] then seen[p] = true; paths[#paths + 1] = p end
-    return p
+    return M.rel(p, cwd)
   end
   local hunk -- {start index in out, old count, new count}
   local function close_hunk()
@@ -325,6 +327,13 @@ function M.map(name, ev)
     return nil, err or ("the mapping of " .. tool_name .. " gave no args")
   end
   local paths = e.paths and e.paths(input, ev) or nil
+  if type(paths) == "table" then -- where each leads, from the event's cwd
+    local facts = {}
+    for _, p in ipairs(paths) do
+      if type(p) == "string" then facts[#facts + 1] = M.resolve(M.home(p), ev.cwd) end
+    end
+    paths = facts
+  end
   local out = { tool = tool, args = args, read_only = e.read_only == true,
     paths = paths, agent_tool = tool_name, mapped = not e.own and not e.mcp }
   if ev.tool_response ~= nil then
@@ -366,32 +375,103 @@ function M.of(call)
   return type(m) == "table" and type(m.agent) == "string" and m.agent or nil
 end
 
--- The files a call touches, as paths relative to the agent's cwd (or
--- absolute outside it): what the mapping found for an agent's call, else
--- args.path, else the file names of an apply_patch diff.
+-- The files a call touches, where they are: each path as the kernel
+-- resolves it (symlinks followed, `..` applied to the real parent),
+-- relative to the agent's cwd when inside it ("src/a.c"), else absolute
+-- ("/etc/hosts"). For an agent's call, what its mapping found; for
+-- toolgate's own file tools, args.path, or every file of an apply_patch
+-- diff as apply_patch's own parser reads it (renames: both names).
+-- A path that cannot be resolved safely (a symlink loop, a component
+-- that is not a directory) is given as written, and listed in the
+-- second result: {{path = as written, why = ...}...} (agent.unresolved).
 function M.paths(call)
-  local m = type(call) == "table" and call.metadata
-  if type(m) == "table" and type(m.agent_paths) == "table" then
-    local t = {}
-    for _, p in ipairs(m.agent_paths) do t[#t + 1] = p end
-    return t
+  local t, bad = {}, {}
+  for _, e in ipairs(M.path_facts(call)) do
+    t[#t + 1] = e.path
+    if e.error then bad[#bad + 1] = { path = e.written, why = e.error } end
   end
-  local args = type(call) == "table" and call.args or {}
-  if type(args.path) == "string" then return { args.path } end
-  local t, seen = {}, {}
-  if type(args.patch) == "string" then
-    for l in (args.patch .. "\n"):gmatch("([^\n]*)\n") do
-      local p = match(l, "^%+%+%+ (.+)$") or match(l, "^%-%-%- (.+)$")
-      if p then
-        p = gsub(p, "\t.*$", "")
-        if p ~= "/dev/null" then
-          p = match(p, "^[ab]/(.+)$") or p
-          if not seen[p] then seen[p] = true; t[#t + 1] = p end
-        end
-      end
-    end
+  return t, bad
+end
+
+-- The paths agent.paths could not resolve: {{path=, why=}...}, empty when
+-- every one was. The shipped policies ask about such a call.
+function M.unresolved(call)
+  local _, bad = M.paths(call)
+  return bad
+end
+
+local function toolgate_api()
+  local ok, tg = pcall(require, "toolgate")
+  if not ok or type(tg) ~= "table" or type(tg.resolve_path) ~= "function" then
+    error("toolgate.agent: paths are resolved in the policies' own state "
+      .. "(tg.resolve_path), which this Lua state is not", 0)
+  end
+  return tg
+end
+
+-- abs, relative to cwd (already resolved) when inside it.
+local function shown(abs, cwd)
+  if not cwd then return abs end
+  if abs == cwd then return "." end
+  if cwd == "/" then return sub(abs, 2) end
+  if sub(abs, 1, #cwd + 1) == cwd .. "/" then return sub(abs, #cwd + 2) end
+  return abs
+end
+
+-- {path = where it leads (shown relative to cwd when inside), written =
+-- as the call wrote it, resolved = absolute or nil, error = why not}.
+function M.resolve(written, cwd)
+  local tg = toolgate_api()
+  local real_cwd = cwd and tg.resolve_path(cwd, "/") or tg.resolve_path(".")
+  local abs, why = tg.resolve_path(written, cwd)
+  if not abs then
+    return { path = written, written = written, error = why }
+  end
+  return { path = shown(abs, real_cwd), written = written, resolved = abs }
+end
+
+-- The files of a unified diff as apply_patch will touch them: its own
+-- parser's list (tg.patch_files). A diff it cannot parse is refused by
+-- the tool and touches nothing.
+function M.patch_paths(patch)
+  local files = toolgate_api().patch_files(patch)
+  local t = {}
+  for _, f in ipairs(files or {}) do
+    if f.from then t[#t + 1] = f.from end
+    t[#t + 1] = f.path
   end
   return t
+end
+
+-- Every path of agent.paths with its facts (see agent.resolve).
+function M.path_facts(call)
+  local m = type(call) == "table" and call.metadata
+  local out = {}
+  if type(m) == "table" and type(m.agent_paths) == "table" then
+    for _, e in ipairs(m.agent_paths) do
+      if type(e) == "table" then out[#out + 1] = e
+      elseif type(e) == "string" then out[#out + 1] = { path = e, written = e } end
+    end
+    return out
+  end
+  local args = type(call) == "table" and call.args or {}
+  local written = {}
+  if type(args.path) == "string" then written = { args.path }
+  elseif type(args.patch) == "string" then written = M.patch_paths(args.patch) end
+  for _, p in ipairs(written) do out[#out + 1] = M.resolve(p) end
+  return out
+end
+
+-- Whether path is folder or inside it, by whole components ("srcx" is
+-- not inside "src"). Both as agent.paths gives them: resolved, relative
+-- to the cwd or absolute; "." is the cwd.
+function M.inside(path, folder)
+  if type(path) ~= "string" or type(folder) ~= "string" then return false end
+  path, folder = M.norm(path), M.norm(folder)
+  if folder == "." then return sub(path, 1, 1) ~= "/" and sub(path, 1, 3) ~= "../" and path ~= ".." end
+  if path == folder then return true end
+  if folder == "/" then return sub(path, 1, 1) == "/" end
+  return sub(path, 1, #folder + 1) == folder .. "/"
 end
 
 -- Adds text for the model to read with the agent's answer

@@ -27,7 +27,7 @@
 #include "tools/fs_confine.h"
 #include "tools/fs_tools.h"
 #include "tools/fs_io.h"
-#include "tools/patch.h"
+#include "base/patch.h"
 #include "policy/sandbox.h"
 #include "policy/sandbox_pattern.h"
 #include "lua/luajson.h"

@@ -102,14 +102,6 @@ static ran run_fd(const char *const *argv, int in_fd, int timeout_ms) {
   return r;
 }
 
-static ran run_file(const char *const *argv, const char *input) {
-  int fd = open(input, O_RDONLY);
-  if (fd < 0) TG_FAIL("cannot open %s: %s", input, strerror(errno));
-  ran r = run_fd(argv, fd, 20000);
-  close(fd);
-  return r;
-}
-
 static ran run_text(const char *const *argv, const char *text) {
   char p[] = "/tmp/tg-hook-in-XXXXXX";
   int fd = mkstemp(p);
@@ -234,10 +226,62 @@ static int is_event(const struct dirent *e) {
   return n > 6 && !strcmp(e->d_name + n - 6, ".event");
 }
 
+/* The folder the symlink fixtures' events are in (their "@TREE@"):
+ * made here, since a symlink to / in the repository would lead every
+ * tree walk over it through the whole filesystem.
+ *   src/ok.c, .env, policies/10_x.lua   plain files
+ *   src/lnk -> /            inside -> outside
+ *   src/pol -> ../policies  into a policies folder
+ *   out -> src              outside -> inside
+ *   src/cfg -> ../.env      a secret under another name
+ *   src/loop -> loop        a loop: no end to find */
+static char *symlink_tree(const char *tmp) {
+  char *t = path_join(tmp, "tree");
+  char p[600];
+  ASSERT_INT_EQ(mkdir(t, 0755), 0);
+  snprintf(p, sizeof p, "%s/src", t);
+  ASSERT_INT_EQ(mkdir(p, 0755), 0);
+  snprintf(p, sizeof p, "%s/policies", t);
+  ASSERT_INT_EQ(mkdir(p, 0755), 0);
+  put_file(t, "src/ok.c", "int ok;\n");
+  put_file(t, ".env", "KEY=1\n");
+  put_file(t, "policies/10_x.lua", "-- a policy\n");
+  static const char *const links[][2] = {
+      {"src/lnk", "/"}, {"src/pol", "../policies"}, {"out", "src"},
+      {"src/cfg", "../.env"}, {"src/loop", "loop"}};
+  for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+    snprintf(p, sizeof p, "%s/%s", t, links[i][0]);
+    ASSERT_INT_EQ(symlink(links[i][1], p), 0);
+  }
+  char *real = realpath(t, NULL);
+  ASSERT_NOT_NULL(real);
+  free(t);
+  return real;
+}
+
+/* text with every "@TREE@" replaced by tree (malloc'd). */
+static char *with_tree(const char *text, const char *tree) {
+  size_t n = strlen(text), tl = strlen(tree), k = 0;
+  char *out = malloc(n * (tl + 1) + 1), *o = out;
+  ASSERT_NOT_NULL(out);
+  while (text[k]) {
+    if (!strncmp(text + k, "@TREE@", 6)) {
+      memcpy(o, tree, tl);
+      o += tl;
+      k += 6;
+    } else {
+      *o++ = text[k++];
+    }
+  }
+  *o = '\0';
+  return out;
+}
+
 /* Every fixture of agent, in-process and through a daemon: the expected
  * answer, the same both ways. Returns how many ran. */
 static int run_fixtures(const char *agent) {
   char *tmp = temp_dir();
+  char *tree = symlink_tree(tmp);
   char dir[512], missing[512];
   snprintf(dir, sizeof dir, "%s/%s", FIXTURES, agent);
   snprintf(missing, sizeof missing, "%s/no-such-policies", tmp);
@@ -251,14 +295,18 @@ static int run_fixtures(const char *agent) {
     snprintf(name, sizeof name, "%s/%.*s", agent,
              (int)strlen(list[i]->d_name) - 6, list[i]->d_name);
     snprintf(exp, sizeof exp, "%.*s.expect", (int)strlen(ev) - 6, ev);
-    char *text = read_text(exp);
+    char *raw = read_text(exp), *text = with_tree(raw, tree);
     cJSON *want = cJSON_Parse(text);
     if (!want) TG_FAIL("%s: the .expect file is not JSON", name);
     const char *here[] = {"hook", agent, "--policies", POLICIES,
                           "--no-resident", NULL};
     const char *resident[] = {"hook", agent, "--policies", missing,
                               "--socket", d.sock, NULL};
-    ran a = run_file(here, ev), b = run_file(resident, ev);
+    char *evraw = read_text(ev), *evtext = with_tree(evraw, tree);
+    ran a = run_text(here, evtext), b = run_text(resident, evtext);
+    free(evraw);
+    free(evtext);
+    free(raw);
     check_expect(name, &a, want);
     check_expect(name, &b, want);
     if (strcmp(a.out, b.out) || a.code != b.code || strcmp(a.err, b.err))
@@ -273,6 +321,7 @@ static int run_fixtures(const char *agent) {
   }
   free(list);
   stop_daemon(&d);
+  free(tree);
   remove_tree(tmp);
   return n;
 }

@@ -1,14 +1,25 @@
 -- spec/lua/agent_spec.lua — toolgate.agent and the agents' mapping tables
 -- (lua/toolgate/agent.lua, lua/toolgate/agents/*.lua): how a coding
--- agent's tool call becomes toolgate's, and a rewrite goes back. Pure Lua:
--- runs without the toolgate module (spec/c/test_hooks.c runs them inside
--- the policies' sandbox, through `toolgate hook`). From the repository
--- root: lua5.4 /usr/bin/busted spec/lua/agent_spec.lua
+-- agent's tool call becomes toolgate's, and a rewrite goes back. The
+-- paths are resolved by the toolgate module's resolve_path (the policies'
+-- tg.resolve_path: spec/c/test_hooks.c runs the tables inside the
+-- policies' sandbox, through `toolgate hook`). From the repository root,
+-- with the module built: LUA_CPATH="build/lua/?.so;;" lua5.4
+-- /usr/bin/busted spec/lua/agent_spec.lua
 
 package.path = "lua/?.lua;" .. package.path
 local agent = require "toolgate.agent"
 
 local CWD = "/home/dev/proj"
+
+-- The paths of a mapped call as agent.paths shows them (each resolved
+-- where it leads: spec/lua/agent_paths_spec.lua has the symlinks).
+local function shown(m)
+  if not m.paths then return nil end
+  local t = {}
+  for i, e in ipairs(m.paths) do t[i] = e.path end
+  return t
+end
 
 local function event(tool, input, extra)
   local ev = { hook_event_name = "PreToolUse", cwd = CWD, session_id = "s",
@@ -60,7 +71,7 @@ describe("diffs", function()
       "*** End of File",
       "*** Delete File: /home/dev/proj/old.txt",
       "*** End Patch", "" }, "\n"), CWD)
-    assert.are.same({ "docs/new.md", "src/a.c", "src/b.c", "old.txt" }, paths)
+    assert.are.same({ "docs/new.md", "src/a.c", "src/b.c", CWD .. "/old.txt" }, paths) -- as written: agent.map resolves them
     assert.are.equal(table.concat({
       "--- /dev/null", "+++ b/docs/new.md", "@@ -0,0 +1,1 @@", "+hello",
       "--- a/src/a.c", "+++ b/src/b.c", "@@ -1,2 +1,2 @@", " ctx", "-old", "+new",
@@ -119,6 +130,7 @@ describe("Claude Code's tools", function()
   local function map(tool, input)
     local m, why = agent.map("claude-code", event(tool, input))
     assert.is_table(m, why)
+    m.facts, m.paths = m.paths, shown(m)
     return m
   end
 
@@ -154,14 +166,18 @@ describe("Claude Code's tools", function()
       new_source = "x" }).paths)
     assert.are.same({ "/etc/x.ipynb" }, map("NotebookRead", { notebook_path = "/etc/x.ipynb" }).paths)
     assert.are.same({ home .. "/.aws" }, map("Grep", { pattern = "key", path = "~/.aws" }).paths)
-    assert.are.same({ "src" }, map("Glob", { pattern = "*.c", path = CWD .. "/src" }).paths)
-    assert.is_nil(map("Glob", { pattern = "*.c" }).paths) -- the cwd
-    -- a pattern that reaches past path is given too
-    assert.are.same({ home .. "/.ssh/*" }, map("Glob", { pattern = "~/.ssh/*" }).paths)
-    assert.are.same({ "/etc/*.conf" }, map("Glob", { pattern = "/etc/*.conf" }).paths)
-    assert.are.same({ "src", agent.rel(CWD .. "/src/../../**/.env", CWD) },
+    -- a search looks in its folder, the cwd without one, and where its
+    -- pattern reaches; Grep's glob matches names at any depth below it
+    assert.are.same({ ".", "**/.env" }, map("Grep", { pattern = "KEY", glob = ".env" }).paths)
+    assert.are.same({ "src", "src/a/*.c" }, map("Grep", { pattern = "x", path = "src", glob = "a/*.c" }).paths)
+    assert.are.same({ "." }, map("Grep", { pattern = "KEY" }).paths)
+    assert.are.same({ "src", "src/*.c" }, map("Glob", { pattern = "*.c", path = CWD .. "/src" }).paths)
+    assert.are.same({ ".", "*.c" }, map("Glob", { pattern = "*.c" }).paths)
+    assert.are.same({ ".", home .. "/.ssh/*" }, map("Glob", { pattern = "~/.ssh/*" }).paths)
+    assert.are.same({ ".", "/etc/*.conf" }, map("Glob", { pattern = "/etc/*.conf" }).paths)
+    assert.are.same({ "src", "/home/dev/**/.env" },
       map("Glob", { pattern = "../../**/.env", path = CWD .. "/src" }).paths)
-    assert.are.same({ agent.rel(CWD .. "/../x/*", CWD) }, map("Glob", { pattern = "../x/*" }).paths)
+    assert.are.same({ ".", "/home/dev/x/*" }, map("Glob", { pattern = "../x/*" }).paths)
     assert.is_nil(map("WebFetch", { url = "https://x", prompt = "p" }).paths)
   end)
 
@@ -234,7 +250,7 @@ describe("Codex's tools", function()
     local p = agent.map("codex", event("apply_patch",
       { command = "*** Begin Patch\n*** Add File: src/x.c\n+int x;\n*** End Patch\n" }))
     assert.are.equal("apply_patch", p.tool)
-    assert.are.same({ "src/x.c" }, p.paths)
+    assert.are.same({ "src/x.c" }, shown(p))
     assert.is_truthy(p.args.patch:find("+++ b/src/x.c", 1, true))
     local bad, why = agent.map("codex", event("apply_patch", { command = "rm -rf /" }))
     assert.is_nil(bad)
@@ -250,19 +266,26 @@ describe("Codex's tools", function()
     assert.is_nil(m)
     assert.is_truthy(why:find("disagree", 1, true), why)
     m = agent.map("codex", event("apply_patch", { command = ok, patch = ok }))
-    assert.are.same({ "src/x.c" }, m.paths)
+    assert.are.same({ "src/x.c" }, shown(m))
     -- a field that is not a string is no patch, and the paths come from the same one
     m = agent.map("codex", event("apply_patch", { command = 5, patch = ok }))
-    assert.are.same({ "src/x.c" }, m.paths)
+    assert.are.same({ "src/x.c" }, shown(m))
   end)
 end)
 
 describe("for policies", function()
   it("says which agent made a call and what it touches", function()
-    local call = { tool = "apply_patch", args = { patch = "--- a/x.c\n+++ b/y.c\n--- /dev/null\n+++ b/z.c\n" },
-      metadata = {} }
+    -- apply_patch's own parser: a rename gives both names, a section
+    -- with --- x.c / +++ y.c changes y.c (what the tool writes)
+    local patch = table.concat({ "--- a/x.c", "+++ b/y.c", "@@ -1 +1 @@", "-a", "+b",
+      "--- /dev/null", "+++ b/z.c", "@@ -0,0 +1 @@", "+z",
+      "diff --git a/src/ok.c b/policies/evil.lua", "similarity index 100%",
+      "rename from src/ok.c", "rename to policies/evil.lua", "" }, "\n")
+    local call = { tool = "apply_patch", args = { patch = patch }, metadata = {} }
     assert.is_nil(agent.of(call))
-    assert.are.same({ "x.c", "y.c", "z.c" }, agent.paths(call))
+    local cwd = require("toolgate").resolve_path(".")
+    assert.are.same({ "y.c", "z.c", "src/ok.c", "policies/evil.lua" }, agent.paths(call))
+    assert.are.equal(cwd .. "/y.c", agent.path_facts(call)[1].resolved)
     call.metadata = { agent = "codex", agent_paths = { "src/a.c" } }
     assert.are.equal("codex", agent.of(call))
     assert.are.same({ "src/a.c" }, agent.paths(call))

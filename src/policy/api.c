@@ -14,6 +14,7 @@
 #include "chat.h"
 #include "api_memory.h"
 #include "api_redact.h"
+#include "api_paths.h"
 #include "generation.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
@@ -502,6 +503,7 @@ static int l_json_decode(lua_State *L) {
 static const luaL_Reg data_api[] = {
     {"array", l_array},   {"object", l_object},
     {"json_encode", l_json_encode}, {"json_decode", l_json_decode},
+    {"patch_files", tg__l_patch_files}, {"resolve_path", tg__l_resolve_path},
     {NULL, NULL}};
 
 void tg__policy_data_api_open(lua_State *L) {
@@ -535,6 +537,8 @@ static const luaL_Reg api[] = {
     {"route_model", tg__l_route_model}, {"budget", tg__l_budget},
     {"budget_status", tg__l_budget_status}, {"notify", tg__l_notify},
     {"redact", tg__l_redact},                   /* api_redact.c */
+    {"patch_files", tg__l_patch_files},         /* api_paths.c */
+    {"resolve_path", tg__l_resolve_path},
     {NULL, NULL}};
 
 void tg__policy_api_open(tg_generation *g) {

@@ -19,7 +19,7 @@
 #include <string.h>
 #include "fs_io.h"
 #include "fs_tools.h"
-#include "patch.h"
+#include "base/patch.h"
 
 typedef struct {
   tg_fs_path p;

@@ -9,8 +9,9 @@
 --   * after an edit, the test command's output goes to the model.
 --   * past a daily token budget, shell commands ask first.
 --
--- Put this file (and 10_shell.lua from toolgate's policies/, for the
--- destructive commands) in the project's policies/ folder, then
+-- Put this file (and 10_shell.lua and 20_paths.lua from toolgate's
+-- policies/, for destructive commands and paths that lead nowhere) in the
+-- project's policies/ folder, then
 -- `toolgate hook install claude-code` (or codex). TEST_COMMAND below is
 -- the project's own.
 local tg = require "toolgate"
@@ -42,13 +43,17 @@ tg.rule {
   end,
 }
 
+-- agent.paths gives where each file is, symlinks followed as the kernel
+-- follows them: src/lnk/etc/x is /etc/x when src/lnk -> /. A path whose
+-- end cannot be found (a symlink loop) is listed by agent.unresolved and
+-- asked about by the shipped policies/20_paths.lua.
 tg.rule {
   name = "edits-outside-src",
   priority = 100,
   tools = { "write_file", "apply_patch" },
   check = function(call)
     for _, path in ipairs(agent.paths(call)) do
-      if not path:match("^src/") then
+      if not agent.inside(path, "src") then
         return tg.ask("the agent wants to change " .. path .. ", outside src/")
       end
     end

@@ -12,10 +12,13 @@ local abs, copy = agent.abs, agent.copy
 local function rel(path, cwd) return agent.rel(agent.home(path), cwd) end
 M.rel = rel
 
--- agent.paths of a tool whose input names one file or folder in `field`.
+-- agent.paths of a tool whose input names one file or folder in `field`:
+-- the path as the agent gave it ("~" expanded), which agent.map resolves
+-- from the event's cwd as the kernel will (never cleaned as text first:
+-- "lnk/../x" is not "x" when lnk is a symlink).
 local function path_in(field)
-  return function(input, ev)
-    return type(input[field]) == "string" and { rel(input[field], ev.cwd) } or nil
+  return function(input)
+    return type(input[field]) == "string" and { agent.home(input[field]) } or nil
   end
 end
 local file_path = path_in("file_path")
@@ -95,26 +98,44 @@ local function own(name, read_only, field)
   t.paths = field and path_in(field) or nil
   return t
 end
--- A glob pattern that is absolute, starts at the home folder or climbs
--- with ".." reaches past `path`: it is given too, from where the search
--- starts, so that a rule sees "/home/u/.ssh/*" where the search looks.
-local function search_paths(input, ev)
-  local paths = path_in("path")(input, ev) or {}
-  local pat = input.pattern
-  if type(pat) == "string" then
-    local first = pat:sub(1, 1)
-    if first == "/" or first == "~" then
-      paths[#paths + 1] = rel(pat, ev.cwd)
-    elseif pat:find("..", 1, true) then
-      local root = type(input.path) == "string" and agent.home(input.path) or ev.cwd
-      paths[#paths + 1] = rel(root .. "/" .. pat, ev.cwd)
-    end
+-- Where a search looks: its folder (`path`, else the cwd) and, for a
+-- pattern, the folder joined with the pattern ("src/**/*.c"; an absolute
+-- or "~" pattern as it is), so a rule sees "/home/u/.ssh/*" or "**/.env"
+-- where the search reaches. Grep's `glob` without a "/" matches a file
+-- name at any depth (ripgrep's --glob): it is given below "**/".
+local function search_root(input, ev)
+  if type(input.path) == "string" and input.path ~= "" then return agent.home(input.path) end
+  return type(ev.cwd) == "string" and ev.cwd or "."
+end
+
+local function under(root, pat)
+  local first = pat:sub(1, 1)
+  if first == "/" or first == "~" then return agent.home(pat) end
+  return root .. "/" .. pat
+end
+
+local function glob_paths(input, ev)
+  local root = search_root(input, ev)
+  local paths = { root }
+  if type(input.pattern) == "string" and input.pattern ~= "" then
+    paths[2] = under(root, input.pattern)
   end
-  return #paths > 0 and paths or nil
+  return paths
+end
+
+local function grep_paths(input, ev)
+  local root = search_root(input, ev)
+  local paths = { root }
+  local g = input.glob
+  if type(g) == "string" and g ~= "" then
+    paths[2] = under(root, (g:find("/", 1, true) or g:find("^~")) and g or "**/" .. g)
+  end
+  return paths
 end
 M.tools.Glob = own("glob", true)
-M.tools.Glob.paths = search_paths
-M.tools.Grep = own("grep", true, "path")
+M.tools.Glob.paths = glob_paths
+M.tools.Grep = own("grep", true)
+M.tools.Grep.paths = grep_paths
 M.tools.NotebookRead = own("notebook_read", true, "notebook_path")
 M.tools.TodoWrite = own("todo_write", true)
 M.tools.WebFetch = own("web_fetch", false)

@@ -226,6 +226,31 @@ function tg.json_encode(v) end
 ---@return string? err
 function tg.json_decode(s) end
 
+---A file a patch touches, as apply_patch's own parser reads it.
+---@class tg.patch_file
+---@field op "modify"|"create"|"delete"|"rename"
+---@field path string the file the section leaves (for a delete: the one it removes)
+---@field from? string the old name of a rename
+---@field mode? integer git's new mode, when given (0100644, 0100755)
+
+---The files a unified diff touches, from apply_patch's own parser: what
+---the tool will read, create, delete and rename. nil, why when the tool
+---would refuse the patch (it then touches nothing).
+---@param text string
+---@return tg.patch_file[]? files
+---@return string? err
+function tg.patch_files(text) end
+
+---Where path leads when a program opens or creates it, as the kernel
+---walks it from cwd (default: the first workspace root, else the process's cwd): symlinks followed (a dangling one to
+---where a create lands), `..` applied to the real parent. nil, why for a
+---symlink loop, a name below a file, a /proc/self link.
+---@param path string
+---@param cwd? string an absolute folder
+---@return string? path absolute
+---@return string? err
+function tg.resolve_path(path, cwd) end
+
 -- ---- the chat side (SPEC §6) ------------------------------------------------
 
 ---What a chat layer is given (a table of its own for each layer).

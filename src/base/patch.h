@@ -4,7 +4,9 @@
  * `new file mode`/`deleted file mode`, `old mode`/`new mode` (a section
  * may change only the mode), `\ No newline at end of file`) and
  * applying hunks to a buffer in memory. No file I/O here: apply_patch
- * (fs_patch.c) does that, all or nothing.
+ * (tools/fs_patch.c) does that, all or nothing. In base/ because the
+ * judge reads the same parse as the executor: tg_patch_files
+ * (patch_files.c) gives rules the files apply_patch will touch.
  *
  * Matching is exact: every context and removed line must match the file
  * byte for byte (newline included). A hunk may land at another line than

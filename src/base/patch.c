@@ -62,46 +62,154 @@ static pline *split_lines(char *buf, size_t len, size_t *n) {
 
 /* ---- paths ------------------------------------------------------------ */
 
-/* The path of a ---/+++ line: up to a tab (a timestamp follows), without
- * a trailing '\r'; "..." quoted paths (git) are unquoted. */
-static char *header_path(const pline *l, size_t skip) {
+/* git's C-style quoting of a name ("b/\303\251t\303\251 x"): the escapes
+ * git writes (quote_c_style) are decoded, anything else is refused — the
+ * name the tool touches must be the one the rules read, so a name the
+ * parser would have to guess at is no name. s[0] is the opening quote.
+ * Returns the name (malloc'd) and the bytes read in *used, or NULL with
+ * *why set. */
+static char *unquote(const char *s, size_t n, size_t *used, const char **why) {
+  char *out = malloc(n), *o = out;
+  if (!out) {
+    *why = "out of memory";
+    return NULL;
+  }
+  for (size_t i = 1; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"') {
+      *o = '\0';
+      *used = i + 1;
+      return out;
+    }
+    if (c == '\\') {
+      if (++i >= n) break;
+      const char *from = "abfnrtv\\\"", *to = "\a\b\f\n\r\t\v\\\"";
+      const char *k = strchr(from, s[i]);
+      if (k && *k) c = (unsigned char)to[k - from];
+      else if (i + 2 < n && s[i] >= '0' && s[i] <= '3' && s[i + 1] >= '0' &&
+               s[i + 1] <= '7' && s[i + 2] >= '0' && s[i + 2] <= '7') {
+        c = (unsigned char)((s[i] - '0') * 64 + (s[i + 1] - '0') * 8 +
+                            (s[i + 2] - '0'));
+        i += 2;
+      } else {
+        free(out);
+        *why = "a quoted name has an escape git does not write (\\a \\b \\f "
+               "\\n \\r \\t \\v \\\\ \\\" or three octal digits)";
+        return NULL;
+      }
+      if (c == '\0') {
+        free(out);
+        *why = "a quoted name holds a NUL byte (\\000)";
+        return NULL;
+      }
+    }
+    *o++ = (char)c;
+  }
+  free(out);
+  *why = "a quoted name has no closing '\"'";
+  return NULL;
+}
+
+/* The path of a ---/+++ (or rename from/to) line: up to a tab (a
+ * timestamp follows), without a trailing '\r' or blanks; a "..." quoted
+ * path (git) is unquoted, and may be followed only by a tab and a
+ * timestamp. NULL with err filled when the name cannot be read. */
+static char *header_path(const pline *l, size_t skip, size_t ln, char *err,
+                         size_t errlen) {
   const char *s = l->s + skip;
   size_t n = l->len - skip;
   if (n && s[0] == '"') {
-    char *out = malloc(n), *o = out;
-    if (!out) return NULL;
-    for (size_t i = 1; i < n && s[i] != '"'; i++) {
-      char c = s[i];
-      if (c == '\\' && i + 1 < n) {
-        c = s[++i];
-        c = c == 'n' ? '\n' : c == 't' ? '\t' : c;
-      }
-      *o++ = c;
+    const char *why = NULL;
+    size_t used = 0;
+    char *out = unquote(s, n, &used, &why);
+    if (out && used < n && s[used] != '\t' &&
+        strspn(s + used, " \r") != n - used) {
+      free(out);
+      out = NULL;
+      why = "a quoted name is followed by more than a tab and a timestamp";
     }
-    *o = '\0';
+    if (!out) failf(err, errlen, "patch line %zu: %s", ln, why);
     return out;
   }
   const char *tab = memchr(s, '\t', n);
   if (tab) n = (size_t)(tab - s);
   while (n && (s[n - 1] == '\r' || s[n - 1] == ' ')) n--;
   char *p = malloc(n + 1);
-  if (!p) return NULL;
+  if (!p) {
+    failf(err, errlen, "out of memory");
+    return NULL;
+  }
   memcpy(p, s, n);
   p[n] = '\0';
   return p;
 }
 
-/* "diff --git a/X b/Y" -> "a/X", "b/Y" (fallback names for sections with
- * no ---/+++, such as an empty new file or a pure rename). */
+/* One name of a "diff --git" line at s (quoted or not, up to `end` for an
+ * unquoted one). */
+static char *git_name(const char *s, size_t n, size_t *used) {
+  const char *why;
+  if (n && s[0] == '"') return unquote(s, n, used, &why);
+  *used = n;
+  return strndup(s, n);
+}
+
+/* "diff --git a/X b/Y" -> "a/X", "b/Y": fallback names for sections with
+ * no ---/+++, such as an empty new file or a mode change, where git
+ * writes the same name twice. Unquoted names with blanks are split where
+ * both halves name the same file; a line that splits no single way gives
+ * no names (the section is then refused for naming no file rather than
+ * applied to a guess). */
 static void git_names(section *sec, const pline *l) {
   const char *s = l->s + 11;
-  size_t n = l->len - 11;
-  for (size_t i = 0; i + 3 <= n; i++)
-    if (memcmp(s + i, " b/", 3) == 0) {
-      sec->git_a = strndup(s, i);
-      sec->git_b = strndup(s + i + 1, n - i - 1);
+  size_t n = l->len - 11, used = 0;
+  while (n && s[n - 1] == '\r') n--;
+  if (n && s[0] == '"') {
+    char *a = git_name(s, n, &used);
+    if (!a || used + 1 >= n || s[used] != ' ') {
+      free(a);
       return;
     }
+    size_t rest = n - used - 1;
+    char *b = git_name(s + used + 1, rest, &used);
+    if (!b || used != rest) {
+      free(a);
+      free(b);
+      return;
+    }
+    sec->git_a = a;
+    sec->git_b = b;
+    return;
+  }
+  const char *q = memchr(s, '"', n);
+  if (q && q > s && q[-1] == ' ') { /* a/X "b/Y" */
+    size_t rest = (size_t)(s + n - q);
+    char *b = git_name(q, rest, &used);
+    if (!b || used != rest) {
+      free(b);
+      return;
+    }
+    sec->git_a = strndup(s, (size_t)(q - s - 1));
+    sec->git_b = b;
+    return;
+  }
+  if (n >= 5 && (n - 5) % 2 == 0) { /* a/X b/X */
+    size_t x = (n - 5) / 2;
+    if (!memcmp(s, "a/", 2) && !memcmp(s + 2 + x, " b/", 3) &&
+        !memcmp(s + 2, s + 5 + x, x)) {
+      sec->git_a = strndup(s, 2 + x);
+      sec->git_b = strndup(s + 3 + x, 2 + x);
+      return;
+    }
+  }
+  const char *at = NULL; /* a/X b/Y: only where " b/" occurs once */
+  for (size_t i = 0; i + 3 <= n; i++)
+    if (memcmp(s + i, " b/", 3) == 0) {
+      if (at) return;
+      at = s + i;
+    }
+  if (!at) return;
+  sec->git_a = strndup(s, (size_t)(at - s));
+  sec->git_b = strndup(at + 1, (size_t)(s + n - at - 1));
 }
 
 static int is_null(const char *p) { return p && strcmp(p, "/dev/null") == 0; }
@@ -125,6 +233,24 @@ static void section_clear(section *s) {
   memset(s, 0, sizeof *s);
 }
 
+/* A rename the section describes two ways, or half of: git writes
+ * `rename from` and `rename to` together, and ---/+++ (when there are
+ * hunks) with the same two names. Which name would the tool take when
+ * they differ? Neither: the section is refused. */
+static const char *rename_mismatch(const section *s, const char *a,
+                                   const char *b, int strip_ab) {
+  if (!s->rename_from != !s->rename_to)
+    return "'rename from' and 'rename to' come together; this section has "
+           "only one of them";
+  if (!s->rename_from || !s->has_minus) return NULL;
+  const char *sa = a && strip_ab && !strncmp(a, "a/", 2) ? a + 2 : a;
+  const char *sb = b && strip_ab && !strncmp(b, "b/", 2) ? b + 2 : b;
+  if (!sa || !sb || strcmp(sa, s->rename_from) || strcmp(sb, s->rename_to))
+    return "the ---/+++ names of a renamed file differ from its 'rename "
+           "from'/'rename to' names; give the same two names";
+  return NULL;
+}
+
 static int finish_section(tg_patch *p, section *s, char *err, size_t n) {
   tg_patch_file *f = s->f;
   if (!f) return 0;
@@ -133,6 +259,12 @@ static int finish_section(tg_patch *p, section *s, char *err, size_t n) {
   const char *b = s->plus ? s->plus : s->git_b;
   int strip_ab = s->git || ((!a || is_null(a) || !strncmp(a, "a/", 2)) &&
                             (!b || is_null(b) || !strncmp(b, "b/", 2)));
+  const char *bad = rename_mismatch(s, a, b, strip_ab);
+  if (bad) {
+    section_clear(s);
+    p->nfiles++;
+    return failf(err, n, "patch line %zu: %s", ln, bad);
+  }
   if (s->rename_from && s->rename_to) {
     f->op = TG_PATCH_RENAME;
     f->old_path = strdup(s->rename_from);
@@ -365,12 +497,15 @@ static int git_meta(section *s, const pline *l, char *err, size_t n, size_t ln,
     s->mode = mode;
   } else if (starts(l, "deleted file mode ")) s->mode_deleted = 1;
   else if (starts(l, "new mode ")) s->mode = mode;
-  else if (starts(l, "rename from ")) {
-    free(s->rename_from);
-    s->rename_from = header_path(l, 12);
-  } else if (starts(l, "rename to ")) {
-    free(s->rename_to);
-    s->rename_to = header_path(l, 10);
+  else if (starts(l, "rename from ") || starts(l, "rename to ")) {
+    int from = starts(l, "rename from ");
+    char **slot = from ? &s->rename_from : &s->rename_to;
+    if (*slot) { /* which of two would the tool take? neither */
+      *failed = failf(err, n, "patch line %zu: a second 'rename %s' line in "
+                      "one file section", ln, from ? "from" : "to");
+      return 1;
+    }
+    if (!(*slot = header_path(l, from ? 12 : 10, ln, err, n))) *failed = -1;
   }
   else if (starts(l, "copy from ") || starts(l, "copy to "))
     *failed = failf(err, n, "patch line %zu: copies are not supported; write "
@@ -403,9 +538,10 @@ static int parse_lines(tg_patch *p, const pline *lines, size_t nl, char *err,
     } else if (starts(l, "--- ") && i + 1 < nl && starts(&lines[i + 1], "+++ ")) {
       if ((!s.f || !s.git || s.has_minus) && begin_section(p, &s, ln, err, n) < 0)
         goto fail;
-      s.minus = header_path(l, 4);
-      s.plus = header_path(&lines[i + 1], 4);
+      s.minus = header_path(l, 4, ln, err, n);
+      s.plus = s.minus ? header_path(&lines[i + 1], 4, ln + 1, err, n) : NULL;
       s.has_minus = 1;
+      if (!s.plus) goto fail;
       i += 2;
     } else if (starts(l, "@@ ")) {
       if (!s.f || !s.has_minus) {

@@ -443,10 +443,36 @@ function M.patch_paths(patch)
   return t
 end
 
+-- The paths of an agent's call as it stands: a pre-hook may have
+-- rewritten its args since the event was mapped (Write's path, say), and
+-- the rules that judge the rewrite must see where the rewrite goes. So
+-- the args are given back as the agent's input (the mapping's input
+-- function) and its paths taken again. nil when that cannot be done (no
+-- input function: such a rewrite is refused anyway).
+local function agent_paths_now(call, m)
+  if type(m.agent_input) ~= "table" or type(m.agent_tool) ~= "string" then return nil end
+  local t = load_table(m.agent)
+  local e = t and entry_for(t, m.agent_tool)
+  if not (e and e.paths) then return nil end
+  local ev = { tool_name = m.agent_tool, tool_input = m.agent_input, cwd = m.agent_cwd }
+  local input = M.unmap(m.agent, ev, call.tool, call.args)
+  if type(input) ~= "table" then return nil end
+  local written = e.paths(input, ev)
+  local out = {}
+  for _, p in ipairs(type(written) == "table" and written or {}) do
+    if type(p) == "string" then out[#out + 1] = M.resolve(M.home(p), ev.cwd) end
+  end
+  return out
+end
+
 -- Every path of agent.paths with its facts (see agent.resolve).
 function M.path_facts(call)
   local m = type(call) == "table" and call.metadata
   local out = {}
+  if type(m) == "table" and type(m.agent) == "string" then
+    local now = agent_paths_now(call, m)
+    if now then return now end
+  end
   if type(m) == "table" and type(m.agent_paths) == "table" then
     for _, e in ipairs(m.agent_paths) do
       if type(e) == "table" then out[#out + 1] = e

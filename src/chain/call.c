@@ -19,6 +19,7 @@
 #include "exec/exec.h"
 #include "lua/luajson.h"
 #include "policy/sandbox.h"
+#include "policy/call_facts.h"
 
 void tg__call_fail(tg_call *c, tg_status st, tg_phase phase, tg_error_code code,
                    int retryable, const char *fmt, ...) {
@@ -133,6 +134,7 @@ void tg__call_push_table(tg_call *c) {
   set_call_facts(c, L, t, keys);
   if (!c->metadata || tg__json_push(L, c->metadata) < 0) lua_newtable(L);
   set_key(L, t, keys, K_METADATA);
+  tg__call_facts_attach(L, t); /* call.paths, call.commands */
   lua_remove(L, keys);
   lua_pushvalue(L, -1);
   c->call_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -141,8 +143,9 @@ void tg__call_push_table(tg_call *c) {
 void tg__call_restore_table(tg_call *c) {
   lua_State *L = c->gen->L;
   tg__call_push_table(c);
-  lua_pushnil(L);
-  lua_setmetatable(L, -2); /* no __index may stand in for a fact */
+  /* only the facts' own __index stands in for a fact, and what it found
+   * for the args before the rewrite is forgotten */
+  tg__call_facts_reset(L, -1);
   int t = lua_gettop(L);
   set_call_facts(c, L, t, push_keys(c, L));
   lua_settop(L, t - 1);
@@ -194,7 +197,7 @@ int tg__call_facts_intact(tg_call *c) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->call_ref);
   int t = lua_gettop(L);
   int keys = push_keys(c, L);
-  int ok = !lua_getmetatable(L, t);
+  int ok = tg__call_facts_untouched(L, t);
   ok = ok && string_fact(L, t, keys, K_ID, c->id) &&
        string_fact(L, t, keys, K_TOOL, c->tool_name) &&
        string_fact(L, t, keys, K_SESSION, c->session) &&

@@ -1,0 +1,117 @@
+/*
+ * call_facts.c — the call tables' metatable (call_facts.h): __index
+ * answers `paths` and `commands` through require("toolgate.facts"),
+ * inside the rule's own protected call and limits.
+ *
+ * The answers are kept beside the table, in a weak registry table keyed
+ * by it, not in it: a rule that stores its own `paths` in the call table
+ * has then written a fact (tg__call_facts_untouched sees it), where a
+ * cache in the table could not be told from a forgery.
+ */
+#include <string.h>
+#include "call_facts.h"
+
+#define CALL_MT "toolgate.call"
+#define CACHE "toolgate.call_facts" /* call table -> {paths=, commands=} */
+
+static const char *const facts[] = {"paths", "commands", NULL};
+
+static int is_fact(lua_State *L, int idx) {
+  if (lua_type(L, idx) != LUA_TSTRING) return 0;
+  const char *k = lua_tostring(L, idx);
+  for (int i = 0; facts[i]; i++)
+    if (!strcmp(k, facts[i])) return 1;
+  return 0;
+}
+
+/* Pushes the cache's entry for the table at idx (made on demand). */
+static void push_entry(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_getfield(L, LUA_REGISTRYINDEX, CACHE);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, CACHE);
+  }
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, idx);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+  }
+  lua_remove(L, -2);
+}
+
+/* __index(call, key) */
+static int facts_index(lua_State *L) {
+  if (!is_fact(L, 2)) return 0;
+  push_entry(L, 1); /* 3 */
+  lua_pushvalue(L, 2);
+  lua_rawget(L, 3);
+  if (!lua_isnil(L, -1)) return 1;
+  lua_pop(L, 1);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "toolgate.facts");
+  lua_call(L, 1, 1);
+  if (!lua_istable(L, -1))
+    return luaL_error(L, "require \"toolgate.facts\" did not give a table");
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  lua_pushvalue(L, 2);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, 3); /* kept: nil keeps nothing */
+  return 1;
+}
+
+void tg__call_facts_attach(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (luaL_newmetatable(L, CALL_MT)) {
+    lua_pushcfunction(L, facts_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+  }
+  lua_setmetatable(L, idx);
+}
+
+void tg__call_facts_reset(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  for (int i = 0; facts[i]; i++) { /* a rule's own, stored in the table */
+    lua_pushstring(L, facts[i]);
+    lua_pushnil(L);
+    lua_rawset(L, idx);
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, CACHE);
+  if (lua_istable(L, -1)) {
+    lua_pushvalue(L, idx);
+    lua_pushnil(L);
+    lua_rawset(L, -3);
+  }
+  lua_pop(L, 1);
+  tg__call_facts_attach(L, idx);
+}
+
+int tg__call_facts_untouched(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  if (!lua_getmetatable(L, idx)) return 0;
+  luaL_getmetatable(L, CALL_MT);
+  int ok = lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  for (int i = 0; ok && facts[i]; i++) {
+    lua_pushstring(L, facts[i]);
+    lua_rawget(L, idx);
+    ok = lua_isnil(L, -1);
+    lua_pop(L, 1);
+  }
+  return ok;
+}

@@ -1,0 +1,29 @@
+/*
+ * call_facts.h — call.paths and call.commands: what a call touches and
+ * what it runs, computed by toolgate.facts (lua/toolgate/facts.lua) when
+ * a rule first reads them, and kept in the call table until a rewrite.
+ *
+ * Why lazily: most calls are read by no rule that asks (a Lua tool's,
+ * an MCP tool's), and resolving paths costs system calls; the facts come
+ * from the same code the executor or the kernel follows (apply_patch's
+ * parser, the kernel's walk of a path, the shell analysis), never a
+ * second reading in the rule.
+ */
+#ifndef TG_CALL_FACTS_H
+#define TG_CALL_FACTS_H
+
+#include "lua/luacompat.h"
+
+/* Gives the call table at idx the facts' metatable (protected: a policy
+ * cannot replace it, getmetatable shows false). */
+void tg__call_facts_attach(lua_State *L, int idx);
+
+/* Forgets the facts computed for the call table at idx (after a rewrite
+ * its args are new) and attaches the metatable again. */
+void tg__call_facts_reset(lua_State *L, int idx);
+
+/* 1 when the call table at idx has the facts' metatable and no fact of
+ * a rule's own stored in it. */
+int tg__call_facts_untouched(lua_State *L, int idx);
+
+#endif

@@ -18,6 +18,7 @@
 #include "call.h"
 #include "base/schema.h"
 #include "lua/luajson.h"
+#include "policy/sandbox.h"
 
 /* ---- the request ------------------------------------------------------ */
 
@@ -232,6 +233,47 @@ static void add_notes(cJSON *j, int hooks_run, int has_pre) {
         "judged by the rules again"));
 }
 
+/* ---- what the call touches and runs ----------------------------------- */
+
+/* [call] -> {paths = call.paths, commands = call.commands} */
+static int read_facts(lua_State *L) {
+  lua_createtable(L, 0, 2);
+  lua_getfield(L, 1, "paths");
+  lua_setfield(L, -2, "paths");
+  lua_getfield(L, 1, "commands");
+  lua_setfield(L, -2, "commands");
+  return 1;
+}
+
+/* call.paths and call.commands as the rules read them (call_facts.h):
+ * each path written and resolved, each command with its wrappers and
+ * why it is opaque. Read after the rules, so a rule that read them has
+ * them computed once; computed here (in the rules' limits) otherwise. */
+static void add_facts(tg_call *c, cJSON *j) {
+  lua_State *L = c->gen->L;
+  int top = lua_gettop(L);
+  lua_pushcfunction(L, read_facts);
+  tg__call_push_table(c);
+  char why[300] = "";
+  if (tg__sandbox_pcall(c->gen->sb, L, 1, 1) != LUA_OK) {
+    if (!tg__sandbox_describe_stop(c->gen->sb, "call.paths / call.commands",
+                                   why, sizeof why))
+      snprintf(why, sizeof why, "%s", lua_type(L, -1) == LUA_TSTRING
+                                          ? lua_tostring(L, -1)
+                                          : "an error that is not a string");
+    cJSON_AddStringToObject(j, "facts_error", why);
+  } else {
+    cJSON *f = tg__json_from_lua(L, -1, why, sizeof why);
+    if (!f) cJSON_AddStringToObject(j, "facts_error", why);
+    cJSON *p = f ? cJSON_DetachItemFromObject(f, "paths") : NULL;
+    cJSON *k = f ? cJSON_DetachItemFromObject(f, "commands") : NULL;
+    if (p) cJSON_AddItemToObject(j, "paths", p);
+    if (k) cJSON_AddItemToObject(j, "commands", k);
+    cJSON_Delete(f);
+  }
+  lua_settop(L, top);
+}
+
 /* ---- putting it together ---------------------------------------------- */
 
 static cJSON *explain(tg_call *c) {
@@ -255,6 +297,7 @@ static cJSON *explain(tg_call *c) {
     cJSON_AddStringToObject(j, "approval",
                             approval_outcome(c->ch, remembered));
   cJSON_AddItemToObject(j, "validation", explain_validation(c));
+  add_facts(c, j);
   cJSON *pre = tg__hooks_describe(g, 0, c->tool_name); /* the chain's order */
   cJSON_AddItemToObject(j, "pre_hooks", pre);
   cJSON_AddItemToObject(j, "post_hooks", tg__hooks_describe(g, 1, c->tool_name));

@@ -188,6 +188,41 @@ static void print_decision(FILE *f, const cJSON *j, int color) {
     fprintf(f, "schema    the args do not match: %s\n", str(val, "error"));
 }
 
+/* call.paths: each as written -> where it leads (or why it cannot be
+ * told); call.commands: each simple command, its wrappers and why the
+ * analysis could not see through it. */
+static void print_facts(FILE *f, const cJSON *j) {
+  const cJSON *e, *paths = cJSON_GetObjectItem(j, "paths");
+  const char *label = "paths     ";
+  cJSON_ArrayForEach(e, paths) {
+    if (str(e, "error"))
+      fprintf(f, "%s%s: cannot tell where it leads: %s\n", label,
+              str(e, "written"), str(e, "error"));
+    else
+      fprintf(f, "%s%s -> %s\n", label, str(e, "written"), str(e, "resolved"));
+    label = "          ";
+  }
+  label = "commands  ";
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "commands")) {
+    fputs(label, f);
+    const cJSON *w;
+    int n = 0;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItem(e, "argv"))
+      if (cJSON_IsString(w)) fprintf(f, "%s%s", n++ ? " " : "", w->valuestring);
+    if (!n) fputs("(no command)", f);
+    n = 0;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItem(e, "wrappers"))
+      if (cJSON_IsString(w))
+        fprintf(f, "%s%s", n++ ? " > " : "   (inside ", w->valuestring);
+    if (n) fputc(')', f);
+    if (str(e, "opaque")) fprintf(f, "   OPAQUE: %s", str(e, "opaque"));
+    fputc('\n', f);
+    label = "          ";
+  }
+  if (str(j, "facts_error"))
+    fprintf(f, "facts     could not be read: %s\n", str(j, "facts_error"));
+}
+
 static void print_explanation(FILE *f, const cJSON *j, int color) {
   char *args = tg_json_print(cJSON_GetObjectItem(j, "args"), 0);
   const cJSON *ti = cJSON_GetObjectItem(j, "tool_info");
@@ -208,6 +243,7 @@ static void print_explanation(FILE *f, const cJSON *j, int color) {
   if (!cJSON_GetArraySize(cJSON_GetObjectItem(j, "rules"))) fputs("  none\n", f);
   fputc('\n', f);
   print_decision(f, j, color);
+  print_facts(f, j);
   fputc('\n', f);
   int run = cJSON_IsTrue(cJSON_GetObjectItem(j, "hooks_run"));
   print_hooks(f, run ? "pre-hooks, in run order:"

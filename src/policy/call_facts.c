@@ -78,8 +78,6 @@ void tg__call_facts_attach(lua_State *L, int idx) {
   if (luaL_newmetatable(L, CALL_MT)) {
     lua_pushcfunction(L, facts_index);
     lua_setfield(L, -2, "__index");
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "__metatable");
   }
   lua_setmetatable(L, idx);
 }

@@ -14,8 +14,10 @@
 
 #include "lua/luacompat.h"
 
-/* Gives the call table at idx the facts' metatable (protected: a policy
- * cannot replace it, getmetatable shows false). */
+/* Gives the call table at idx the facts' metatable. Policy code cannot
+ * read it (the sandbox's getmetatable shows false for the runtime's); a
+ * rule that replaces it has changed the call (tg__call_facts_untouched),
+ * and a pre-hook's is undone before the rules judge again. */
 void tg__call_facts_attach(lua_State *L, int idx);
 
 /* Forgets the facts computed for the call table at idx (after a rewrite

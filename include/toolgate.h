@@ -840,7 +840,7 @@ TG_API int tg_digest_equal(const uint8_t *a, const uint8_t *b, size_t n);
  * cannot be used: corrupt, locked, unwritable, or from a newer toolgate. */
 
 /* The schema version this toolgate writes (PRAGMA user_version). */
-#define TG_DB_SCHEMA_VERSION 4
+#define TG_DB_SCHEMA_VERSION 5
 
 /* The default database path into buf: ${XDG_STATE_HOME:-$HOME/.local/
  * state}/toolgate/toolgate.db. Makes no folder. -ENOENT when neither

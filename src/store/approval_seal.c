@@ -140,6 +140,7 @@ static int seal_pattern_rows(sqlite3 *db, int64_t now_ms, char *err,
   while (rc == SQLITE_OK && (rc = sqlite3_step(sel)) == SQLITE_ROW) {
     char *arg = tg__redact_builtin((const char *)sqlite3_column_text(sel, 1));
     char *glob = tg__redact_builtin((const char *)sqlite3_column_text(sel, 2));
+    rc = SQLITE_OK;
     if (arg || glob) {
       sqlite3_bind_int64(upd, 1, sqlite3_column_int64(sel, 0));
       tg__bind_str(upd, 2, arg);

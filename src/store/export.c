@@ -3,8 +3,9 @@
  * (lossless: {format, version, session, messages, calls}; the rows' own
  * ids are left out, so export -> import -> export gives the same bytes,
  * the session's id aside when it had to change), the import (every value
- * checked before anything is written, then one SAVEPOINT: all or
- * nothing), and the renderings (render.c) from the same document.
+ * checked and masked (core/redact.h) before anything is written, then one
+ * SAVEPOINT: all or nothing), and the renderings (render.c) from the same
+ * document.
  */
 #include <errno.h>
 #include <math.h>
@@ -505,6 +506,10 @@ int tg_store_import(tg_store *st, const char *text, size_t len,
     if (!c.skipped) tg__errf(err, TG_ERRMSG, "out of memory");
     return c.skipped ? -EINVAL : -ENOMEM;
   }
+  /* an export was masked when written, but a file from elsewhere (made
+   * by hand, or by a toolgate with other redactors) may hold credentials
+   * the audit masks: masked before they are stored, like every row */
+  tg__redact_tree(st->core ? &st->core->redact : NULL, doc);
   int64_t rc = tg__store_write(st, import_all, &im, err);
   cJSON_Delete(doc);
   if (rc < 0) {

@@ -498,6 +498,11 @@ int tg_store_import(tg_store *st, const char *text, size_t len,
     tg__errf(err, TG_ERRMSG, "not JSON: %s", why);
     return -EINVAL;
   }
+  /* an export was masked when written, but a file from elsewhere (made
+   * by hand, or by a toolgate with other redactors) may hold credentials
+   * the audit masks: masked before they are checked (the checker keeps
+   * pointers into the document) and stored, like every row */
+  tg__redact_tree(st->core ? &st->core->redact : NULL, doc);
   importer im = {.doc = doc};
   checker c = {err, cJSON_CreateArray(), ""};
   if (!c.skipped || check_doc(&c, doc, &im.s) < 0) {
@@ -506,10 +511,6 @@ int tg_store_import(tg_store *st, const char *text, size_t len,
     if (!c.skipped) tg__errf(err, TG_ERRMSG, "out of memory");
     return c.skipped ? -EINVAL : -ENOMEM;
   }
-  /* an export was masked when written, but a file from elsewhere (made
-   * by hand, or by a toolgate with other redactors) may hold credentials
-   * the audit masks: masked before they are stored, like every row */
-  tg__redact_tree(st->core ? &st->core->redact : NULL, doc);
   int64_t rc = tg__store_write(st, import_all, &im, err);
   cJSON_Delete(doc);
   if (rc < 0) {

@@ -1159,31 +1159,42 @@ TEST(an_answer_always_with_a_secret_pattern_is_refused) {
   remove_tree(dir);
 }
 
-/* A version 4 file whose approvals hold args and a pattern in clear (as
- * toolgate wrote them before version 5) is sealed by the upgrade. */
+/* The fixture (spec/fixtures/make_db_v4.sh) is what steps 1 to 4 make. */
+TEST(fixture_v4_matches_schema_step_4) {
+  const char *fixture = TG_SOURCE_DIR "/spec/fixtures/toolgate-v4.db";
+  ASSERT_INT_EQ(sql_int(fixture, "PRAGMA user_version"), 4);
+  char *dir = temp_dir(), *path = db_in(dir, "v4.db");
+  char err[TG_ERRMSG] = "";
+  sqlite3 *mine = NULL, *theirs = NULL;
+  ASSERT_INT_EQ(sqlite3_open(path, &mine), SQLITE_OK);
+  if (tg__schema_ensure(mine, path, 4, err) < 0) TG_FAIL("%s", err);
+  ASSERT_INT_EQ(sqlite3_open_v2(fixture, &theirs, SQLITE_OPEN_READONLY, NULL), 0);
+  const char *q = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM "
+                  "sqlite_master ORDER BY name)";
+  sqlite3_stmt *x = NULL, *y = NULL;
+  ASSERT_INT_EQ(sqlite3_prepare_v2(mine, q, -1, &x, NULL), 0);
+  ASSERT_INT_EQ(sqlite3_prepare_v2(theirs, q, -1, &y, NULL), 0);
+  ASSERT_INT_EQ(sqlite3_step(x), SQLITE_ROW);
+  ASSERT_INT_EQ(sqlite3_step(y), SQLITE_ROW);
+  ASSERT_STR_EQ((const char *)sqlite3_column_text(x, 0),
+                (const char *)sqlite3_column_text(y, 0));
+  sqlite3_finalize(x);
+  sqlite3_finalize(y);
+  sqlite3_close(mine);
+  sqlite3_close(theirs);
+  free(path);
+  remove_tree(dir);
+}
+
+/* The version 4 fixture's approvals hold args and a pattern in clear (as
+ * toolgate wrote them before version 5): sealed by the upgrade. */
 TEST(version_4_approvals_are_sealed_by_the_upgrade) {
   char *dir = temp_dir(), *path = db_in(dir, "v4.db");
   put_file(dir, "10_ask.lua", ask_policy);
-  sqlite3 *db = NULL;
-  char err[TG_ERRMSG] = "";
-  ASSERT_INT_EQ(sqlite3_open(path, &db), SQLITE_OK);
-  if (tg__schema_ensure(db, path, 4, err) < 0) TG_FAIL("%s", err);
-  cJSON *args = cJSON_CreateObject();
-  cJSON_AddStringToObject(args, "command", "echo AKIAQWERTYUIOPASDF12 Bearer "
-                          "sEcReTtOkEn.12345");
-  char *key = tg_json_print_sorted(args);
-  sqlite3_stmt *st = NULL;
-  ASSERT_INT_EQ(sqlite3_prepare_v2(db,
-      "INSERT INTO approvals (tool, scope, args_key, arg, glob, place, session,"
-      " created, by) VALUES ('sh', 'args', ?1, NULL, NULL, 'session', 's', 1,"
-      " 'call-1'), ('sh', 'pattern', NULL, 'command', 'x Bearer "
-      "sEcReTtOkEn.12345*', 'session', 's', 1, 'call-2'), ('sh', 'pattern',"
-      " NULL, 'command', 'npm test*', 'session', 's', 1, 'call-3')", -1, &st,
-      NULL), SQLITE_OK);
-  sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-  ASSERT_INT_EQ(sqlite3_step(st), SQLITE_DONE);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
+  char cmd[2200], err[TG_ERRMSG] = "";
+  snprintf(cmd, sizeof cmd, "cp '%s/spec/fixtures/toolgate-v4.db' '%s' && "
+           "chmod 600 '%s'", TG_SOURCE_DIR, path, path);
+  ASSERT_INT_EQ(system(cmd), 0);
   tg_store *s = tg_store_open(path, 0, err);
   if (!s) TG_FAIL("%s", err);
   ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), TG_DB_SCHEMA_VERSION);
@@ -1193,21 +1204,29 @@ TEST(version_4_approvals_are_sealed_by_the_upgrade) {
                         "WHERE scope = 'args'"), 64);
   /* the pattern with a credential: masked and revoked; the other stays */
   ASSERT_INT_EQ(sql_int(path, "SELECT revoked IS NOT NULL FROM approvals "
-                        "WHERE by = 'call-2'"), 1);
+                        "WHERE id = 2"), 1);
   ASSERT_INT_EQ(sql_int(path, "SELECT revoked IS NULL FROM approvals "
-                        "WHERE by = 'call-3'"), 1);
+                        "WHERE id = 3"), 1);
   list_is_masked(s);
   tg_store_close(s);
   db_files_have_no_secret(path);
-  /* the sealed row still covers those args */
+  /* the sealed row still covers those args: the digest is of the same
+   * canonical text the old row held */
   always_approver rejects = {0, NULL};
   tg_runtime *rt = ask_rt(dir, path, "s", dir, &rejects);
-  ASSERT_INT_EQ(run_sh(rt, "echo AKIAQWERTYUIOPASDF12 Bearer sEcReTtOkEn.12345"),
+  ASSERT_INT_EQ(run_sh(rt, "deploy AKIAQWERTYUIOPASDF12 "
+                           "ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8 "
+                           "github_pat_11ABCDEFG0123456789_abcdefghijklmnop "
+                           "Bearer sEcReTtOkEn.12345 "
+                           "-----BEGIN RSA PRIVATE KEY-----\\nMIIEsecretpemBODYxyz"
+                           "\\n-----END RSA PRIVATE KEY-----"),
                 TG_STATUS_OK);
   ASSERT_INT_EQ(rejects.n, 0);
+  ASSERT_INT_EQ(run_sh(rt, "npm test"), TG_STATUS_OK); /* the plain pattern */
+  ASSERT_INT_EQ(run_sh(rt, "curl -H Bearer sEcReTtOkEn.12345 x"),
+                TG_STATUS_REJECTED); /* the revoked one */
   tg_runtime_free(rt);
-  free(key);
-  cJSON_Delete(args);
+  db_files_have_no_secret(path);
   free(path);
   remove_tree(dir);
 }
@@ -1423,6 +1442,7 @@ TEST_MAIN(TEST_ENTRY(schema_created_in_a_new_private_wal_file),
           TEST_ENTRY(answer_always_checks_its_spec),
           TEST_ENTRY(approvals_of_args_keep_no_secret_in_the_file_its_wal_or_the_list),
           TEST_ENTRY(an_answer_always_with_a_secret_pattern_is_refused),
+          TEST_ENTRY(fixture_v4_matches_schema_step_4),
           TEST_ENTRY(version_4_approvals_are_sealed_by_the_upgrade),
           TEST_ENTRY(a_dangling_symlink_is_refused_not_followed),
           TEST_ENTRY(a_database_through_a_symlinked_folder_is_private_with_its_wal_and_shm),

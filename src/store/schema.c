@@ -10,8 +10,8 @@
  * Adding a version: write step N (CREATE / ALTER ... ADD COLUMN, never a
  * rewrite of an older step), add it to `steps` (and what it must do in C
  * to `step_code`), bump TG_DB_SCHEMA_VERSION
- * (toolgate.h). spec/fixtures/make_db_v1.sh makes a version 1 file that
- * the tests upgrade; spec/c/test_store.c checks it matches step 1 here.
+ * (toolgate.h). spec/fixtures/make_db_v1.sh (v2, v4) makes a version 1
+ * (2, 4) file that the tests upgrade; they check it matches the steps here.
  */
 #include <stdio.h>
 #include <string.h>

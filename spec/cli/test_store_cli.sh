@@ -321,6 +321,44 @@ EOF
          and o["session"] == "tty" and o["until"] > 0 for o in objs)'
   run call sh '{"command":"make -j2"}' "${P[@]}" --session tty --approve=deny
   expect "the tty's approval covers the next matching call" 0
+  # a pattern holding a credential is refused, and the prompt asks again
+  python3 - "$TG" "$WORK" >"$WORK/pty2.out" 2>&1 <<'EOF'
+import os, pty, sys, time, select
+tg, work = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(work)
+    os.execv(tg, [tg, "call", "sh", '{"command":"curl -H Bearer sEcReTtOkEn.12345"}',
+                  "--policies", work + "/pol", "--session", "tty2", "--db",
+                  work + "/tty2.db"])
+out = b""
+def until(text, after=0, timeout=10):
+    global out
+    end = time.time() + timeout
+    while text.encode() not in out[after:] and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try: out += os.read(fd, 4096)
+            except OSError: break
+    if text.encode() not in out[after:]:
+        print("never saw %r in %r" % (text, out)); sys.exit(1)
+for prompt, answer in [("approve?", "A"), ("[t/a/p]", "p"),
+                       ("ARG=GLOB", "command=curl -H Bearer sEcReTtOkEn.12345*"),
+                       ("[s/p]", "s"), ("until", "")]:
+    until(prompt)
+    mark = len(out)
+    os.write(fd, (answer + "\n").encode())
+until("credential", mark)
+until("approve?", mark)
+os.write(fd, b"y\n")
+until("status")
+_, st = os.waitpid(pid, 0)
+sys.exit(os.WEXITSTATUS(st))
+EOF
+  RC=$?
+  if [ "$RC" -eq 0 ]; then pass "the tty prompt: a pattern with a credential is refused, then asked again"
+  else fail "the tty prompt: a pattern with a credential is refused, then asked again" "$(cat "$WORK/pty2.out")"; fi
+  no_secret_in "... and the database holds no credential" "$WORK/tty2.db"
 else
   echo "skip the tty prompt (python3 has no pty module)"
 fi

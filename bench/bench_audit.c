@@ -347,7 +347,8 @@ static void bench_lookup(const char *lua, long calls) {
   /* a stream of calls keeps the writer committing while we look up */
   for (long i = 0; i < calls; i++) {
     if (tg_call_start(rt, &req, count_done, &done, err) < 0) exit(1);
-    tg_approval_query q = {"sh", "default", NULL, args, 1, NULL, 0};
+    tg_approval_query q = {.tool = "sh", .session = "default", .args = args,
+                           .now_ms = 1};
     int64_t id = 0;
     uint64_t t0 = uv_hrtime();
     int hit = tg__approval_find(st, &q, &id);

@@ -863,7 +863,7 @@ TG_API int tg_digest_equal(const uint8_t *a, const uint8_t *b, size_t n);
  * cannot be used: corrupt, locked, unwritable, or from a newer toolgate. */
 
 /* The schema version this toolgate writes (PRAGMA user_version). */
-#define TG_DB_SCHEMA_VERSION 4
+#define TG_DB_SCHEMA_VERSION 5
 
 /* The default database path into buf: ${XDG_STATE_HOME:-$HOME/.local/
  * state}/toolgate/toolgate.db. Makes no folder. -ENOENT when neither
@@ -910,7 +910,8 @@ typedef struct {
 /* Answers an ask with approve-always as spec says (its tool, args,
  * session and project fields are ignored: they are the call's). -EINVAL
  * with err for a bad spec (a pattern without arg or glob, a malformed
- * glob, an until in the past); -ENOENT as tg_approval_answer.
+ * glob, an until in the past, a pattern holding what the redactors mask);
+ * -ENOENT as tg_approval_answer.
  * tg_approval_answer(..., TG_ANSWER_ALWAYS, scope, ...) is this with
  * where SESSION and until 0 (a PATTERN scope needs this function). */
 TG_API int tg_approval_answer_always(tg_runtime *rt, uint64_t approval_id,
@@ -959,7 +960,11 @@ typedef struct tg_store tg_store;
 
 /* Opens (create 1: creating it and its folder if missing) the database at
  * path (NULL: the default), upgrading an older schema in place. NULL with
- * err naming the file and the problem. */
+ * err naming the file and the problem. The file is made 0600 and must stay
+ * private: a dangling symlink at path, a file (or -wal, -shm, -journal)
+ * of another user, and a folder another user owns or anyone may write to
+ * (unless sticky, like /tmp) are refused; a file of ours others may read
+ * is made 0600. */
 TG_API tg_store *tg_store_open(const char *path, int create, char err[TG_ERRMSG]);
 /* Closes a store from tg_store_open (not a runtime's). Safe with NULL. */
 TG_API void tg_store_close(tg_store *st);
@@ -992,10 +997,15 @@ TG_API struct cJSON *tg_store_audit(tg_store *st, const tg_audit_filter *f,
 
 /* Remembered approvals as a JSON array of {id, tool, scope, args?, arg?,
  * glob?, where, session?, project?, created, until?, revoked?, by}; all 0:
- * only those in force (not revoked, not expired). */
+ * only those in force (not revoked, not expired). args is a copy with the
+ * audit's masks: the database keeps of exact args only that and their
+ * keyed digest (HMAC-SHA256 under a random key of the database's own),
+ * which calls are matched by. */
 TG_API struct cJSON *tg_store_approvals(tg_store *st, int all, char err[TG_ERRMSG]);
 /* Stores an approval as spec says (tool required). Returns its id (> 0),
- * or a negative code with err. */
+ * or a negative code with err: -EINVAL too for a pattern whose argument
+ * name or glob holds what the redactors mask (a credential would be kept
+ * as text: approve the exact args instead). */
 TG_API int64_t tg_store_grant(tg_store *st, const tg_always_spec *spec,
                        char err[TG_ERRMSG]);
 /* Revokes approval id: calls it covered are asked again. -ENOENT when no

@@ -4,7 +4,8 @@
  * alone; a secret printed by a command (exec `echo AKIA...`) reaches no
  * event, no audit row and no export; the host's redactor
  * (tg_runtime_set_redactor) and the policies' (tg.redact) see every
- * string and may mask more; a redactor that raises masks the whole string.
+ * string and may mask more; a redactor that raises masks the whole string;
+ * an imported session is masked before it is stored.
  * A real SQLite file.
  */
 #include "helpers.h"
@@ -189,6 +190,41 @@ TEST(a_redactor_that_fails_masks_the_whole_string) {
   remove_tree(dir);
 }
 
+/* An import file from elsewhere holding credentials (hand-made, or from a
+ * toolgate with other redactors) is masked before it is stored: neither
+ * the database nor its WAL holds them. */
+TEST(an_imported_session_is_masked_before_it_is_stored) {
+  char *dir = temp_dir(), *db = path_join(dir, "imp.db");
+  char err[TG_ERRMSG] = "";
+  tg_store *st = tg_store_open(db, 1, err);
+  if (!st) TG_FAIL("%s", err);
+  static const char doc[] =
+      "{\"format\":\"toolgate-session\",\"version\":1,\"session\":{\"id\":"
+      "\"imp\",\"title\":\"key " AWS "\",\"started\":1},"
+      "\"messages\":[{\"role\":\"user\",\"content\":\"use " GH "\",\"ts\":1}],"
+      "\"calls\":[{\"call_id\":\"c\",\"tool\":\"sh\",\"status\":\"ok\","
+      "\"ts\":1,\"args\":{\"h\":\"Authorization: Bearer swordfish.123\"},"
+      "\"result\":{\"out\":\"" AWS "\"}}]}";
+  tg_import_report rep;
+  ASSERT_INT_EQ(tg_store_import(st, doc, strlen(doc), &rep, err), 0);
+  cJSON_Delete(rep.skipped);
+  char *x = tg_store_export(st, "imp", TG_EXPORT_JSON, err);
+  ASSERT_NOT_NULL(x);
+  ASSERT_CONTAINS(x, "[REDACTED:aws-access-key]");
+  ASSERT_CONTAINS(x, "[REDACTED:github-token]");
+  ASSERT_CONTAINS(x, "Bearer [REDACTED]");
+  free(x);
+  char cmd[2200];
+  snprintf(cmd, sizeof cmd, "grep -a -c -e AKIA -e swordfish -e ghp_ '%s' "
+           "'%s-wal' 2>/dev/null | grep -v ':0$' | grep -q .", db, db);
+  ASSERT_INT_EQ(system(cmd) == 0, 0); /* with the WAL in use */
+  tg_store_close(st);
+  ASSERT_INT_EQ(system(cmd) == 0, 0);
+  free(db);
+  remove_tree(dir);
+}
+
 TEST_MAIN(TEST_ENTRY(builtin_masks_common_credential_shapes_and_nothing_else),
+          TEST_ENTRY(an_imported_session_is_masked_before_it_is_stored),
           TEST_ENTRY(a_secret_printed_by_a_command_reaches_no_event_no_audit_and_no_export),
           TEST_ENTRY(a_redactor_that_fails_masks_the_whole_string))

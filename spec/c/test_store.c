@@ -4,7 +4,10 @@
  * version 1 fixture, refused when newer, corrupt, locked, unwritable or
  * another program's), the audit record of a call and its commit before
  * done, completeness after kill -9, remembered approvals across runtimes
- * (scopes, places, expiry, revoke), the usage ledger, ":memory:" and
+ * (scopes, places, expiry, revoke) and no secret of theirs in the file,
+ * its WAL or the list (sealed args, refused patterns, a version 4 file
+ * sealed by the upgrade), the file private however its path is reached
+ * (links, folders, other users' files), the usage ledger, ":memory:" and
  * storage off. Files are real SQLite files in temp folders.
  */
 #include "helpers.h"
@@ -230,7 +233,7 @@ TEST(newer_schema_is_refused_naming_both_versions) {
   ASSERT_CONTAINS(msg, path);
   ASSERT_CONTAINS(msg, "schema version 7");
   ASSERT_CONTAINS(msg, "newer toolgate");
-  ASSERT_CONTAINS(msg, "up to version 4");
+  ASSERT_CONTAINS(msg, "up to version 5");
   ASSERT_TRUE(!tg_store_open(path, 0, err));
   ASSERT_CONTAINS(err, "schema version 7");
   ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), 7); /* untouched */
@@ -295,8 +298,10 @@ TEST(unwritable_file_is_refused) {
   tg_store_close(tg_store_open(path, 1, err));
   ASSERT_INT_EQ(chmod(path, 0444), 0);
   ASSERT_INT_EQ(chmod(dir, 0755), 0);
-  /* root writes anywhere: be nobody for this test (its own process) */
+  /* root writes anywhere: be nobody for this test (its own process), on
+   * a file of nobody's (someone else's file is refused before) */
   if (geteuid() == 0) {
+    ASSERT_INT_EQ(chown(path, 65534, 65534), 0);
     ASSERT_INT_EQ(setgid(65534), 0);
     ASSERT_INT_EQ(setuid(65534), 0);
   }
@@ -1016,6 +1021,331 @@ TEST(answer_always_checks_its_spec) {
   remove_tree(dir);
 }
 
+/* ---- nothing secret is stored raw ------------------------------------- */
+
+/* One credential of each shape the audit masks (core/redact.c), and the
+ * part of each that must never be found in the file. */
+#define SECRET_CMD                                                        \
+  "echo AKIAQWERTYUIOPASDF12 ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8 "   \
+  "github_pat_11ABCDEFG0123456789_abcdefghijklmnop Bearer sEcReTtOkEn.12345 " \
+  "-----BEGIN RSA PRIVATE KEY-----\\nMIIEsecretpemBODYxyz\\n"            \
+  "-----END RSA PRIVATE KEY-----"
+static const char *const secret_parts[] = {
+    "AKIAQWERTYUIOPASDF12", "ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8",
+    "github_pat_11ABCDEFG0123456789", "sEcReTtOkEn.12345",
+    "MIIEsecretpemBODYxyz", NULL};
+
+/* Fails when file (if it exists) holds any secret part. */
+static void file_has_no_secret(const char *file) {
+  FILE *f = fopen(file, "rb");
+  if (!f) return;
+  size_t cap = 1 << 16, n = 0, r;
+  char *buf = malloc(cap);
+  while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
+    n += r;
+    if (n == cap) buf = realloc(buf, cap *= 2);
+  }
+  fclose(f);
+  for (int i = 0; secret_parts[i]; i++)
+    if (memmem(buf, n, secret_parts[i], strlen(secret_parts[i])))
+      TG_FAIL("%s holds '%s'", file, secret_parts[i]);
+  free(buf);
+}
+
+static void db_files_have_no_secret(const char *path) {
+  char side[4096];
+  file_has_no_secret(path);
+  snprintf(side, sizeof side, "%s-wal", path);
+  file_has_no_secret(side);
+  snprintf(side, sizeof side, "%s-journal", path);
+  file_has_no_secret(side);
+}
+
+static void text_has_no_secret(const char *text) {
+  for (int i = 0; secret_parts[i]; i++)
+    if (strstr(text, secret_parts[i]))
+      TG_FAIL("'%s' in: %s", secret_parts[i], text);
+}
+
+/* The approvals list (all) as text: no secret, the masks in it. */
+static void list_is_masked(tg_store *st) {
+  char err[TG_ERRMSG] = "";
+  cJSON *all = tg_store_approvals(st, 1, err);
+  if (!all) TG_FAIL("%s", err);
+  char *text = tg_json_print(all, 0);
+  text_has_no_secret(text);
+  ASSERT_CONTAINS(text, "[REDACTED:aws-access-key]");
+  ASSERT_CONTAINS(text, "Bearer [REDACTED]");
+  free(text);
+  cJSON_Delete(all);
+}
+
+TEST(approvals_of_args_keep_no_secret_in_the_file_its_wal_or_the_list) {
+  char *dir = temp_dir(), *path = db_in(dir, "sealed.db");
+  put_file(dir, "10_ask.lua", ask_policy);
+  tg_always_spec args = {.scope = TG_SCOPE_ARGS};
+  always_approver grants = {0, &args}, rejects = {0, NULL};
+  tg_runtime *a = ask_rt(dir, path, "s", dir, &grants);
+  ASSERT_INT_EQ(run_sh(a, SECRET_CMD), TG_STATUS_OK);
+  ASSERT_INT_EQ(grants.n, 1);
+  char err[TG_ERRMSG] = "";
+  cJSON_Delete(tg_store_approvals(tg_runtime_store(a), 0, err)); /* stored */
+  /* the stored digest covers the same args (the in-memory copy is gone
+   * once stored), and nothing else */
+  ASSERT_INT_EQ(run_sh(a, SECRET_CMD), TG_STATUS_OK);
+  ASSERT_INT_EQ(grants.n, 1);
+  ASSERT_INT_EQ(run_sh(a, "echo AKIAQWERTYUIOPASDF13"), TG_STATUS_OK);
+  ASSERT_INT_EQ(grants.n, 2);
+  /* another runtime on the file matches it too */
+  tg_runtime *b = ask_rt(dir, path, "s", dir, &rejects);
+  ASSERT_INT_EQ(run_sh(b, SECRET_CMD), TG_STATUS_OK);
+  ASSERT_INT_EQ(rejects.n, 0);
+  /* a grant of exact args: sealed as well; a pattern with a secret: refused */
+  tg_store *admin = tg_store_open(path, 0, err);
+  cJSON *gargs = cJSON_CreateObject();
+  cJSON_AddStringToObject(gargs, "command", "curl -H 'Authorization: Bearer "
+                          "sEcReTtOkEn.12345' AKIAQWERTYUIOPASDF12");
+  tg_always_spec g = {.scope = TG_SCOPE_ARGS, .tool = "sh", .args = gargs,
+                      .where = TG_WHERE_SESSION, .session = "s"};
+  ASSERT_TRUE(tg_store_grant(admin, &g, err) > 0);
+  tg_always_spec pat = {.scope = TG_SCOPE_PATTERN, .tool = "sh",
+                        .arg = "command", .glob = "curl *Bearer sEcReTtOkEn.12345*",
+                        .where = TG_WHERE_SESSION, .session = "s"};
+  ASSERT_INT_EQ(tg_store_grant(admin, &pat, err), -EINVAL);
+  ASSERT_CONTAINS(err, "credential");
+  ASSERT_CONTAINS(err, "exact args");
+  text_has_no_secret(err);
+  pat.glob = "curl *Bearer *"; /* without the secret: taken */
+  ASSERT_TRUE(tg_store_grant(admin, &pat, err) > 0);
+  list_is_masked(admin);
+  db_files_have_no_secret(path); /* with the WAL in use */
+  tg_store_close(admin);
+  cJSON_Delete(gargs);
+  tg_runtime_free(a);
+  tg_runtime_free(b);
+  db_files_have_no_secret(path);
+  free(path);
+  remove_tree(dir);
+}
+
+TEST(an_answer_always_with_a_secret_pattern_is_refused) {
+  char *dir = temp_dir();
+  put_file(dir, "10_ask.lua", ask_policy);
+  approver ap = {0};
+  tg_config cfg;
+  tg_config_init(&cfg);
+  cfg.policies_dir = dir;
+  cfg.db = ":memory:";
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_runtime_set_approver(rt, approver_cb, &ap);
+  outcome o;
+  memset(&o, 0, sizeof o);
+  start_call(rt, NULL, "sh", "{\"command\":\"echo ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8\"}", &o);
+  run_until(rt, &ap.n, 1);
+  char err[TG_ERRMSG] = "";
+  tg_always_spec secret = {.scope = TG_SCOPE_PATTERN, .arg = "command",
+                           .glob = "echo ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8"};
+  ASSERT_INT_EQ(tg_approval_answer_always(rt, ap.last_id, &secret, err), -EINVAL);
+  ASSERT_CONTAINS(err, "credential");
+  text_has_no_secret(err);
+  ASSERT_INT_EQ(o.n, 0); /* still waiting for a good answer */
+  tg_always_spec good = {.scope = TG_SCOPE_ARGS};
+  ASSERT_INT_EQ(tg_approval_answer_always(rt, ap.last_id, &good, err), 0);
+  run_until(rt, &o.n, 1);
+  ASSERT_INT_EQ(o.status, TG_STATUS_OK);
+  outcome_free(&o);
+  approver_free(&ap);
+  tg_runtime_free(rt);
+  remove_tree(dir);
+}
+
+/* The fixture (spec/fixtures/make_db_v4.sh) is what steps 1 to 4 make. */
+TEST(fixture_v4_matches_schema_step_4) {
+  const char *fixture = TG_SOURCE_DIR "/spec/fixtures/toolgate-v4.db";
+  ASSERT_INT_EQ(sql_int(fixture, "PRAGMA user_version"), 4);
+  char *dir = temp_dir(), *path = db_in(dir, "v4.db");
+  char err[TG_ERRMSG] = "";
+  sqlite3 *mine = NULL, *theirs = NULL;
+  ASSERT_INT_EQ(sqlite3_open(path, &mine), SQLITE_OK);
+  if (tg__schema_ensure(mine, path, 4, err) < 0) TG_FAIL("%s", err);
+  ASSERT_INT_EQ(sqlite3_open_v2(fixture, &theirs, SQLITE_OPEN_READONLY, NULL), 0);
+  const char *q = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM "
+                  "sqlite_master ORDER BY name)";
+  sqlite3_stmt *x = NULL, *y = NULL;
+  ASSERT_INT_EQ(sqlite3_prepare_v2(mine, q, -1, &x, NULL), 0);
+  ASSERT_INT_EQ(sqlite3_prepare_v2(theirs, q, -1, &y, NULL), 0);
+  ASSERT_INT_EQ(sqlite3_step(x), SQLITE_ROW);
+  ASSERT_INT_EQ(sqlite3_step(y), SQLITE_ROW);
+  ASSERT_STR_EQ((const char *)sqlite3_column_text(x, 0),
+                (const char *)sqlite3_column_text(y, 0));
+  sqlite3_finalize(x);
+  sqlite3_finalize(y);
+  sqlite3_close(mine);
+  sqlite3_close(theirs);
+  free(path);
+  remove_tree(dir);
+}
+
+/* The version 4 fixture's approvals hold args and a pattern in clear (as
+ * toolgate wrote them before version 5): sealed by the upgrade. */
+TEST(version_4_approvals_are_sealed_by_the_upgrade) {
+  char *dir = temp_dir(), *path = db_in(dir, "v4.db");
+  put_file(dir, "10_ask.lua", ask_policy);
+  char cmd[2200], err[TG_ERRMSG] = "";
+  snprintf(cmd, sizeof cmd, "cp '%s/spec/fixtures/toolgate-v4.db' '%s' && "
+           "chmod 600 '%s'", TG_SOURCE_DIR, path, path);
+  ASSERT_INT_EQ(system(cmd), 0);
+  tg_store *s = tg_store_open(path, 0, err);
+  if (!s) TG_FAIL("%s", err);
+  ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), TG_DB_SCHEMA_VERSION);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM approvals WHERE "
+                        "args_key IS NOT NULL"), 0);
+  ASSERT_INT_EQ(sql_int(path, "SELECT length(args_digest) FROM approvals "
+                        "WHERE scope = 'args'"), 64);
+  /* the pattern with a credential: masked and revoked; the other stays */
+  ASSERT_INT_EQ(sql_int(path, "SELECT revoked IS NOT NULL FROM approvals "
+                        "WHERE id = 2"), 1);
+  ASSERT_INT_EQ(sql_int(path, "SELECT revoked IS NULL FROM approvals "
+                        "WHERE id = 3"), 1);
+  list_is_masked(s);
+  tg_store_close(s);
+  db_files_have_no_secret(path);
+  /* the sealed row still covers those args: the digest is of the same
+   * canonical text the old row held */
+  always_approver rejects = {0, NULL};
+  tg_runtime *rt = ask_rt(dir, path, "s", dir, &rejects);
+  ASSERT_INT_EQ(run_sh(rt, "deploy AKIAQWERTYUIOPASDF12 "
+                           "ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8 "
+                           "github_pat_11ABCDEFG0123456789_abcdefghijklmnop "
+                           "Bearer sEcReTtOkEn.12345 "
+                           "-----BEGIN RSA PRIVATE KEY-----\\nMIIEsecretpemBODYxyz"
+                           "\\n-----END RSA PRIVATE KEY-----"),
+                TG_STATUS_OK);
+  ASSERT_INT_EQ(rejects.n, 0);
+  ASSERT_INT_EQ(run_sh(rt, "npm test"), TG_STATUS_OK); /* the plain pattern */
+  ASSERT_INT_EQ(run_sh(rt, "curl -H Bearer sEcReTtOkEn.12345 x"),
+                TG_STATUS_REJECTED); /* the revoked one */
+  tg_runtime_free(rt);
+  db_files_have_no_secret(path);
+  free(path);
+  remove_tree(dir);
+}
+
+/* ---- the file is private however its path is reached ------------------ */
+
+static void mode_is(const char *file, unsigned mode) {
+  struct stat s;
+  if (stat(file, &s) < 0) TG_FAIL("%s: %s", file, strerror(errno));
+  if ((s.st_mode & 0777) != mode)
+    TG_FAIL("%s: mode %03o, not %03o", file, s.st_mode & 0777, mode);
+}
+
+TEST(a_dangling_symlink_is_refused_not_followed) {
+  char *dir = temp_dir(), *link = db_in(dir, "link.db");
+  char *target = db_in(dir, "target.db");
+  ASSERT_INT_EQ(symlink(target, link), 0);
+  char err[TG_ERRMSG] = "";
+  ASSERT_TRUE(!tg_store_open(link, 1, err));
+  ASSERT_CONTAINS(err, "symbolic link");
+  ASSERT_CONTAINS(err, target);
+  struct stat s;
+  ASSERT_INT_EQ(lstat(target, &s), -1); /* nothing made there */
+  /* a link to an existing database of ours is followed, and it and its
+   * -wal (beside the target, where SQLite keeps it) are 0600 */
+  tg_store_close(tg_store_open(target, 1, err));
+  ASSERT_INT_EQ(chmod(target, 0644), 0); /* as an older toolgate left it */
+  tg_store *st = tg_store_open(link, 0, err);
+  if (!st) TG_FAIL("%s", err);
+  mode_is(target, 0600);
+  char wal[4096];
+  snprintf(wal, sizeof wal, "%s-wal", target);
+  mode_is(wal, 0600);
+  tg_store_close(st);
+  free(link);
+  free(target);
+  remove_tree(dir);
+}
+
+TEST(a_database_through_a_symlinked_folder_is_private_with_its_wal_and_shm) {
+  char *dir = temp_dir(), *real = db_in(dir, "real"), *via = db_in(dir, "via");
+  ASSERT_INT_EQ(mkdir(real, 0755), 0);
+  ASSERT_INT_EQ(symlink(real, via), 0);
+  char *path = db_in(via, "x.db");
+  mode_t old = umask(0); /* the worst umask: SQLite would make 0666 */
+  char err[TG_ERRMSG] = "";
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  umask(old);
+  static const char *const names[] = {"x.db", "x.db-wal", "x.db-shm"};
+  for (int i = 0; i < 3; i++) {
+    char *f = db_in(real, names[i]);
+    mode_is(f, 0600);
+    free(f);
+  }
+  tg_runtime_free(rt);
+  (void)err;
+  free(path);
+  free(real);
+  free(via);
+  remove_tree(dir);
+}
+
+TEST(files_of_another_user_or_a_folder_open_to_all_are_refused) {
+  if (geteuid() != 0) {
+    printf("  skipped: needs root (to give a file to another user)\n");
+    return;
+  }
+  char *dir = temp_dir(), *path = db_in(dir, "theirs.db");
+  char err[TG_ERRMSG] = "";
+  /* a file planted by another user (say in a shared /tmp) */
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+  ASSERT_TRUE(fd >= 0);
+  close(fd);
+  ASSERT_INT_EQ(chown(path, 65534, 65534), 0);
+  ASSERT_TRUE(!tg_store_open(path, 1, err));
+  ASSERT_CONTAINS(err, "belongs to another user");
+  ASSERT_INT_EQ(unlink(path), 0);
+  /* our file, but a -wal planted beside it by another user */
+  tg_store_close(tg_store_open(path, 1, err));
+  char wal[4096];
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  fd = open(wal, O_WRONLY | O_CREAT | O_EXCL, 0666);
+  ASSERT_TRUE(fd >= 0);
+  close(fd);
+  ASSERT_INT_EQ(chown(wal, 65534, 65534), 0);
+  ASSERT_TRUE(!tg_store_open(path, 0, err));
+  ASSERT_CONTAINS(err, "-wal belongs to another user");
+  ASSERT_INT_EQ(unlink(wal), 0);
+  /* a -shm that is a link */
+  char shm[4096];
+  snprintf(shm, sizeof shm, "%s-shm", path);
+  ASSERT_INT_EQ(symlink("/tmp/elsewhere", shm), 0);
+  ASSERT_TRUE(!tg_store_open(path, 0, err));
+  ASSERT_CONTAINS(err, "not a regular file");
+  ASSERT_INT_EQ(unlink(shm), 0);
+  /* a folder another user owns, or everyone may write without the sticky bit */
+  char *sub = db_in(dir, "sub"), *in_sub = db_in(sub, "x.db");
+  ASSERT_INT_EQ(mkdir(sub, 0777), 0);
+  ASSERT_INT_EQ(chmod(sub, 0777), 0);
+  ASSERT_TRUE(!tg_store_open(in_sub, 1, err));
+  ASSERT_CONTAINS(err, "writable by everyone");
+  ASSERT_INT_EQ(chmod(sub, 0755), 0);
+  ASSERT_INT_EQ(chown(sub, 65534, 65534), 0);
+  ASSERT_TRUE(!tg_store_open(in_sub, 1, err));
+  ASSERT_CONTAINS(err, "belongs to another user");
+  ASSERT_INT_EQ(chmod(sub, 01777), 0); /* like /tmp: sticky is fine... */
+  ASSERT_INT_EQ(chown(sub, 0, 0), 0);
+  tg_store *st = tg_store_open(in_sub, 1, err);
+  if (!st) TG_FAIL("%s", err);
+  mode_is(in_sub, 0600);
+  tg_store_close(st);
+  /* ... and the file is still ours: someone else's copy is refused */
+  free(sub);
+  free(in_sub);
+  free(path);
+  remove_tree(dir);
+}
+
 /* ---- usage ---------------------------------------------------------------- */
 
 TEST(usage_records_are_summed_per_period_and_filter) {
@@ -1110,5 +1440,12 @@ TEST_MAIN(TEST_ENTRY(schema_created_in_a_new_private_wal_file),
           TEST_ENTRY(approvals_expire),
           TEST_ENTRY(approvals_stay_in_memory_with_storage_off),
           TEST_ENTRY(answer_always_checks_its_spec),
+          TEST_ENTRY(approvals_of_args_keep_no_secret_in_the_file_its_wal_or_the_list),
+          TEST_ENTRY(an_answer_always_with_a_secret_pattern_is_refused),
+          TEST_ENTRY(fixture_v4_matches_schema_step_4),
+          TEST_ENTRY(version_4_approvals_are_sealed_by_the_upgrade),
+          TEST_ENTRY(a_dangling_symlink_is_refused_not_followed),
+          TEST_ENTRY(a_database_through_a_symlinked_folder_is_private_with_its_wal_and_shm),
+          TEST_ENTRY(files_of_another_user_or_a_folder_open_to_all_are_refused),
           TEST_ENTRY(usage_records_are_summed_per_period_and_filter),
           TEST_ENTRY(time_parse_takes_durations_and_dates_and_refuses_the_rest))

@@ -2,8 +2,10 @@
 # test_store_cli.sh — the storage commands of the `toolgate` command line,
 # black box: the audit trail (`toolgate log`, with --follow from another
 # process), remembered approvals (`toolgate approvals`, the tty prompt's
-# scopes through a pseudo-terminal), --db / --no-db, and bad input to
-# each (exit 2 with a message that says what was wrong).
+# scopes through a pseudo-terminal; no credential of theirs in the file,
+# its WAL or the list), the file private however its path is reached,
+# --db / --no-db, and bad input to each (exit 2 with a message that says
+# what was wrong).
 #
 #   spec/cli/test_store_cli.sh PATH/TO/toolgate
 #
@@ -204,6 +206,81 @@ expect "approvals without a subcommand: exit 2" 2 "missing"
 run approvals list --db "$WORK/none.db"
 expect "approvals list on a missing database: exit 2" 2 "there is no such file"
 
+# ---- no secret of an approval is kept raw ----------------------------------
+# One credential of each shape the audit masks; the database, its WAL (held
+# open by a follower meanwhile) and approvals list must hold none of them.
+
+SDB=$WORK/secret.db
+SECRETS=(AKIAQWERTYUIOPASDF12 ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8
+  github_pat_11ABCDEFG0123456789 sEcReTtOkEn.12345 MIIEsecretpemBODYxyz)
+SECRET_ARGS='{"command":"deploy AKIAQWERTYUIOPASDF12 ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8 github_pat_11ABCDEFG0123456789_abcdefghijklmnop -H \"Authorization: Bearer sEcReTtOkEn.12345\" -----BEGIN RSA PRIVATE KEY-----\nMIIEsecretpemBODYxyz\n-----END RSA PRIVATE KEY-----"}'
+no_secret_in() { # name file...
+  local name=$1 s f
+  shift
+  for f in "$@"; do
+    [ -f "$f" ] || continue
+    for s in "${SECRETS[@]}"; do
+      if grep -aqF -- "$s" "$f"; then fail "$name" "$f holds $s"; return; fi
+    done
+  done
+  pass "$name"
+}
+run approvals grant sh --db "$SDB"  # makes the file
+(cd "$WORK" && exec "$TG" log --follow --db "$SDB" >/dev/null 2>&1) &
+SECRET_FOLLOWER=$!
+at_exit 'kill "$SECRET_FOLLOWER" 2>/dev/null'
+run approvals revoke 1 --db "$SDB"
+run approvals grant sh --args "$SECRET_ARGS" --session s --db "$SDB"
+expect "approvals grant --args with credentials in them" 0 "granted approval 2" stdout
+run call sh "$SECRET_ARGS" "${P[@]}" --session s --approve=deny --db "$SDB"
+expect "the sealed grant covers the same args (matched by digest)" 0
+run call sh '{"command":"deploy AKIAQWERTYUIOPASDF13"}' "${P[@]}" --session s --approve=deny --db "$SDB"
+expect "... and no other args" 1
+run approvals grant sh --pattern 'command=curl *Bearer sEcReTtOkEn.12345*' --db "$SDB"
+expect "approvals grant --pattern with a bearer token: refused" 2 "credential"
+if grep -qF "exact args" "$WORK/stderr" && ! grep -qF sEcReTtOkEn "$WORK/stderr"; then
+  pass "the refusal says what to do, without echoing the secret"
+else fail "the refusal says what to do, without echoing the secret" "$ERR"; fi
+run approvals grant sh --pattern 'command=*AKIAQWERTYUIOPASDF12*' --db "$SDB"
+expect "approvals grant --pattern with an AWS key id: refused" 2 "credential"
+run approvals list --json --all --db "$SDB"
+cp "$WORK/stdout" "$WORK/list.json"
+json_ok "approvals list --json shows the args masked" \
+  'objs[1]["scope"] == "args" and "[REDACTED:aws-access-key]" in objs[1]["args"]["command"]
+   and "Bearer [REDACTED]" in objs[1]["args"]["command"]
+   and "[REDACTED:private-key]" in objs[1]["args"]["command"]'
+run approvals list --db "$SDB"
+cp "$WORK/stdout" "$WORK/list.txt"
+no_secret_in "approvals list (--json and table) shows no credential" \
+  "$WORK/list.json" "$WORK/list.txt"
+if [ -s "$SDB-wal" ]; then pass "the WAL is in use while checked"
+else fail "the WAL is in use while checked" "no $SDB-wal"; fi
+no_secret_in "neither the database nor its WAL holds a credential" \
+  "$SDB" "$SDB-wal" "$SDB-journal"
+kill "$SECRET_FOLLOWER" 2>/dev/null; wait "$SECRET_FOLLOWER" 2>/dev/null
+no_secret_in "... nor the database once checkpointed and closed" "$SDB" "$SDB-wal"
+
+# ---- the database is private however its path is reached -----------------
+
+ln -s "$WORK/made-through-link.db" "$WORK/dangling.db"
+run approvals grant sh --db "$WORK/dangling.db"
+expect "a database path that is a dangling symlink: refused" 2 "symbolic link"
+if [ ! -e "$WORK/made-through-link.db" ]; then pass "... and nothing made at its target"
+else fail "... and nothing made at its target" "$(ls -l "$WORK/made-through-link.db")"; fi
+mkdir -p "$WORK/realdir" && ln -s "$WORK/realdir" "$WORK/linkdir"
+(umask 000; cd "$WORK" && "$TG" approvals grant sh --db "$WORK/linkdir/x.db" >/dev/null 2>&1)
+if [ "$(stat -c %a "$WORK/realdir/x.db")" = 600 ]; then
+  pass "a database made through a symlinked folder under umask 0 is 0600"
+else fail "a database made through a symlinked folder under umask 0 is 0600" \
+  "$(ls -l "$WORK/realdir")"; fi
+if [ "$(id -u)" = 0 ]; then
+  : >"$WORK/planted.db" && chmod 666 "$WORK/planted.db" && chown 65534 "$WORK/planted.db"
+  run approvals grant sh --db "$WORK/planted.db"
+  expect "a database file of another user: refused" 2 "belongs to another user"
+else
+  pass "a database file of another user: skipped (needs root)"
+fi
+
 # ---- the tty prompt offers the scopes ------------------------------------
 
 if python3 -c 'import pty' 2>/dev/null; then
@@ -244,6 +321,44 @@ EOF
          and o["session"] == "tty" and o["until"] > 0 for o in objs)'
   run call sh '{"command":"make -j2"}' "${P[@]}" --session tty --approve=deny
   expect "the tty's approval covers the next matching call" 0
+  # a pattern holding a credential is refused, and the prompt asks again
+  python3 - "$TG" "$WORK" >"$WORK/pty2.out" 2>&1 <<'EOF'
+import os, pty, sys, time, select
+tg, work = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(work)
+    os.execv(tg, [tg, "call", "sh", '{"command":"curl -H Bearer sEcReTtOkEn.12345"}',
+                  "--policies", work + "/pol", "--session", "tty2", "--db",
+                  work + "/tty2.db"])
+out = b""
+def until(text, after=0, timeout=10):
+    global out
+    end = time.time() + timeout
+    while text.encode() not in out[after:] and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try: out += os.read(fd, 4096)
+            except OSError: break
+    if text.encode() not in out[after:]:
+        print("never saw %r in %r" % (text, out)); sys.exit(1)
+for prompt, answer in [("approve?", "A"), ("[t/a/p]", "p"),
+                       ("ARG=GLOB", "command=curl -H Bearer sEcReTtOkEn.12345*"),
+                       ("[s/p]", "s"), ("until", "")]:
+    until(prompt)
+    mark = len(out)
+    os.write(fd, (answer + "\n").encode())
+until("credential", mark)
+until("approve?", mark)
+os.write(fd, b"y\n")
+until("status")
+_, st = os.waitpid(pid, 0)
+sys.exit(os.WEXITSTATUS(st))
+EOF
+  RC=$?
+  if [ "$RC" -eq 0 ]; then pass "the tty prompt: a pattern with a credential is refused, then asked again"
+  else fail "the tty prompt: a pattern with a credential is refused, then asked again" "$(cat "$WORK/pty2.out")"; fi
+  no_secret_in "... and the database holds no credential" "$WORK/tty2.db"
 else
   echo "skip the tty prompt (python3 has no pty module)"
 fi

@@ -195,6 +195,40 @@ await run("session", async (check) => {
   check("approve-always for these args: the same call is not asked again",
     !r.isError && !r2.isError && answers.length === asked, { asked, now: answers.length });
 
+  // approve-always for args holding credentials: the database keeps their
+  // keyed digest and a masked copy, never the credentials (one of each
+  // shape the audit masks); checked in the file, its WAL (serve holds it
+  // open) and `toolgate approvals list --json`
+  const SECRETS = ["AKIAQWERTYUIOPASDF12", "ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8",
+    "github_pat_11ABCDEFG0123456789", "hIdDeNtOkEn.12345", "MIIEhiddenpemBODYxyz"];
+  const secretNote = "aws=AKIAQWERTYUIOPASDF12 gh=ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8 " +
+    "pat=github_pat_11ABCDEFG0123456789_abcdefghijklmnop auth=Bearer hIdDeNtOkEn.12345 " +
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEhiddenpemBODYxyz\n-----END RSA PRIVATE KEY-----";
+  queue.push({ action: "accept", content: { decision: "always_args" } });
+  const askedBefore = answers.length;
+  r = await b.client.callTool({ name: "note", arguments: { text: secretNote } });
+  const db = path.join(process.env.XDG_STATE_HOME, "toolgate", "toolgate.db");
+  const listed = () => spawnSync(TOOLGATE, ["approvals", "list", "--json", "--db", db],
+    { encoding: "utf8" }).stdout;
+  await until(() => /REDACTED:aws-access-key/.test(listed()));
+  const r3 = await b.client.callTool({ name: "note", arguments: { text: secretNote } });
+  check("always_args on args with credentials: stored, and the same call is not asked again",
+    !r.isError && !r3.isError && answers.length === askedBefore + 1,
+    { r, r3, asked: answers.length - askedBefore });
+  const list = listed();
+  check("approvals list --json shows those args masked, no credential in clear",
+    /\[REDACTED:aws-access-key\]/.test(list) && /Bearer \[REDACTED\]/.test(list) &&
+    !SECRETS.some((s) => list.includes(s)), list);
+  const held = [db, db + "-wal"].filter((f) => fs.existsSync(f))
+    .map((f) => [f, fs.readFileSync(f).toString("latin1")]);
+  check("neither the database nor its WAL holds any of those credentials",
+    held.length === 2 && fs.statSync(db + "-wal").size > 0 &&
+    !held.some(([, t]) => SECRETS.some((s) => t.includes(s))),
+    held.map(([f, t]) => [f, t.length, SECRETS.filter((s) => t.includes(s))]));
+  check("the database and its WAL are private (0600)",
+    [db, db + "-wal", db + "-shm"].every((f) => (fs.statSync(f).mode & 0o777) === 0o600),
+    [db, db + "-wal", db + "-shm"].map((f) => (fs.statSync(f).mode & 0o777).toString(8)));
+
   // cancelling while the question is open withdraws it
   const ac2 = new AbortController();
   let heldQuestion = null;

@@ -35,8 +35,9 @@ static void always_free(tg_always *e) {
 }
 
 int tg__always_covers(tg_call *c) {
-  tg_approval_query q = {c->tool_name, c->session, tg__call_project(c),
-                         c->args, (int64_t)tg__wall_ms(), NULL, 0};
+  tg_approval_query q = {.tool = c->tool_name, .session = c->session,
+                         .project = tg__call_project(c), .args = c->args,
+                         .now_ms = (int64_t)tg__wall_ms()};
   const tg_sink *sink = &c->core->sink;
   int hit = 0;
   int64_t id = 0;
@@ -69,14 +70,17 @@ static tg_always *always_new(tg_call *c, const tg_always_spec *s) {
   if (!e) return NULL;
   int pat = s->scope == TG_SCOPE_PATTERN, proj = s->where == TG_WHERE_PROJECT;
   e->ch = c->ch;
-  e->a = (tg_approval){0, s->scope, tg__strdup(c->tool_name),
-                       s->scope == TG_SCOPE_ARGS ? tg_json_print_sorted(c->args)
-                                                 : NULL,
-                       pat ? tg__strdup(s->arg) : NULL,
-                       pat ? tg__strdup(s->glob) : NULL, s->where,
-                       proj ? NULL : tg__strdup(c->session),
-                       proj ? tg__strdup(tg__call_project(c)) : NULL,
-                       s->until_ms};
+  e->a = (tg_approval){
+      .scope = s->scope,
+      .tool = tg__strdup(c->tool_name),
+      .args_key = s->scope == TG_SCOPE_ARGS ? tg_json_print_sorted(c->args)
+                                            : NULL,
+      .arg = pat ? tg__strdup(s->arg) : NULL,
+      .glob = pat ? tg__strdup(s->glob) : NULL,
+      .where = s->where,
+      .session = proj ? NULL : tg__strdup(c->session),
+      .project = proj ? tg__strdup(tg__call_project(c)) : NULL,
+      .until_ms = s->until_ms};
   /* an entry missing its args or glob would cover more than was said */
   if (!e->a.tool || (s->scope == TG_SCOPE_ARGS && !e->a.args_key) ||
       (pat && (!e->a.arg || !e->a.glob)) || (!proj && !e->a.session) ||
@@ -278,7 +282,8 @@ int tg__chain_answer_always(tg_chain *ch, uint64_t approval_id,
              "or cancelled)", (unsigned long long)approval_id);
     return -ENOENT;
   }
-  int rc = tg__always_spec_check(spec, (int64_t)tg__wall_ms(), err);
+  int rc = tg__always_spec_check(spec, &c->core->redact,
+                                  (int64_t)tg__wall_ms(), err);
   if (rc < 0) return rc;
   const char *project = tg__call_project(c);
   if (spec->where == TG_WHERE_PROJECT && (!project || !*project)) {

@@ -87,6 +87,8 @@ static void print_request(tty_approver *a, const tg_approval_request *req) {
 
 /* ---- answering ------------------------------------------------------ */
 
+static int start_reading(tty_approver *a);
+
 static void answer(tty_approver *a, tg_answer ans, tg_always_scope scope,
                    const char *guidance) {
   uint64_t id = a->approval_id;
@@ -203,11 +205,22 @@ static void on_until_line(tty_approver *a, const char *s) {
   if (a->tty_open) uv_read_stop((uv_stream_t *)&a->tty);
   /* The call may run (and end) inside this. */
   int rc = tg_approval_answer_always(a->rt, id, &a->always, err);
-  if (rc == -ENOENT)
+  if (rc == -ENOENT) {
     cli_error("too late: the approval timed out (or the call ended) before "
               "the answer; the call was not approved");
-  else if (rc < 0)
+  } else if (rc < 0) {
+    /* refused (a pattern holding a credential): the call still waits for
+     * an answer; ask again rather than leave it to time out */
     cli_error("the answer was refused: %s", err);
+    if (start_reading(a) < 0) {
+      tg_approval_answer(a->rt, id, TG_ANSWER_REJECT, TG_SCOPE_TOOL, NULL);
+      return;
+    }
+    a->approval_id = id;
+    a->state = ASK_ANSWER;
+    a->len = 0;
+    prompt(a, "approve? [y]es / [A]lways / [n]o: ");
+  }
 }
 
 /* Trims blanks both ends, in place. */

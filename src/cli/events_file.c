@@ -4,9 +4,11 @@
  * call runs, and must be complete even if the process is killed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "events_file.h"
 #include "output.h"
 
@@ -23,7 +25,12 @@ events_file *events_file_open(const char *path) {
     return NULL;
   }
   int to_stderr = strcmp(path, "-") == 0;
-  ef->f = to_stderr ? stderr : fopen(path, "a");
+  /* made 0600, not 0666 & ~umask: events carry the calls' (masked) args
+   * and results, as private as the audit */
+  int fd = to_stderr ? -1 : open(path, O_WRONLY | O_APPEND | O_CREAT |
+                                           O_CLOEXEC, 0600);
+  ef->f = to_stderr ? stderr : fd >= 0 ? fdopen(fd, "a") : NULL;
+  if (!ef->f && fd >= 0) close(fd);
   if (!ef->f) {
     cli_error("--events: cannot open '%s' for appending: %s", path,
               strerror(errno));

@@ -12,13 +12,21 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "core/redact.h"
 
 /* One approval; the strings are borrowed (their owner keeps them). */
 typedef struct {
   int64_t id;                /* the database row; 0: in memory only */
   tg_always_scope scope;
   const char *tool;
-  const char *args_key;      /* ARGS: canonical JSON (tg_json_print_sorted) */
+  const char *args_key;      /* ARGS, in memory: canonical JSON
+                                (tg_json_print_sorted) */
+  /* ARGS, as the database keeps it: never the args themselves (they may
+   * hold a credential), but the keyed digest of args_key (hex
+   * HMAC-SHA256 under the database's key, store/approval_seal.c), and
+   * args_key with the audit's masks for people to read (approvals list) */
+  const char *args_digest;
+  const char *args_preview;
   const char *arg, *glob;    /* PATTERN: args[arg] is a string glob matches */
   tg_always_where where;
   const char *session;       /* where SESSION */
@@ -27,16 +35,23 @@ typedef struct {
 } tg_approval;
 
 /* The call an approval may cover. args_key starts NULL and is made on
- * first need (free it with tg__approval_query_done). */
+ * first need (free it with tg__approval_query_done); so is args_digest,
+ * under digest_key (set by whoever holds digested approvals: the store). */
 typedef struct {
   const char *tool, *session, *project;
   const cJSON *args;
   int64_t now_ms;
   char *args_key;
   int nomem;                 /* the key could not be made */
+  const uint8_t *digest_key; /* TG_SHA256_SIZE bytes, or NULL */
+  char args_digest[2 * TG_SHA256_SIZE + 1]; /* "" until made */
 } tg_approval_query;
 
 int tg__approval_covers(const tg_approval *a, tg_approval_query *q);
+/* The keyed digest of canonical args text, as stored: lowercase hex of
+ * HMAC-SHA256(key, text), into hex. */
+void tg__args_digest(const uint8_t key[TG_SHA256_SIZE], const char *text,
+                     char hex[2 * TG_SHA256_SIZE + 1]);
 void tg__approval_query_done(tg_approval_query *q);
 
 /* "tool", "args", "pattern"; "session", "project" — as stored and shown. */
@@ -47,8 +62,11 @@ int tg__scope_of(const char *name);
 int tg__where_of(const char *name);
 
 /* Checks what a spec asks to remember (scope, arg and glob, where, until)
- * before anything is remembered. -EINVAL with what is wrong in err. */
-int tg__always_spec_check(const tg_always_spec *s, int64_t now_ms,
-                          char err[TG_ERRMSG]);
+ * before anything is remembered. A pattern is kept as text (it is matched
+ * as a glob, so it cannot be digested): one the redactors r (NULL: the
+ * built-in masks) would mask holds a credential and is refused. -EINVAL
+ * with what is wrong in err. */
+int tg__always_spec_check(const tg_always_spec *s, tg_redactor *r,
+                          int64_t now_ms, char err[TG_ERRMSG]);
 
 #endif

@@ -43,9 +43,10 @@ mcp_log *mcp_log_open(const char *path, mcp_log_level level, char *err,
   log->level = level;
   log->f = stderr;
   if (path) {
-    /* O_NONBLOCK: a FIFO nobody reads fails here (ENXIO), not blocks */
+    /* O_NONBLOCK: a FIFO nobody reads fails here (ENXIO), not blocks;
+     * 0600: the log holds what upstreams and policies said, unmasked */
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC,
-                  0644);
+                  0600);
     log->f = fd >= 0 ? fdopen(fd, "a") : NULL;
     if (!log->f) {
       snprintf(err, errlen, "cannot open the log file %s: %s", path,

@@ -9,7 +9,9 @@
  * and when another connection changed them — it polls PRAGMA data_version
  * and the `approvals` counter that triggers keep in `meta`, every 100 ms
  * when idle and after every batch (writer.c). Each entry is judged by the
- * rule every approval follows (core/approval.c).
+ * rule every approval follows (core/approval.c). An approval of exact
+ * args is stored as a digest and a masked copy (approval_seal.c): the
+ * lookup digests the call's args under the database's key.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,7 +36,7 @@ void tg__snap_free(tg_snap *s) {
   for (size_t i = 0; i < s->n; i++) {
     tg_approval *a = &s->a[i];
     free((char *)a->tool);
-    free((char *)a->args_key);
+    free((char *)a->args_digest);
     free((char *)a->arg);
     free((char *)a->glob);
     free((char *)a->session);
@@ -59,7 +61,7 @@ static int row_approval(sqlite3_stmt *st, tg_approval *a, int *nomem) {
   *a = (tg_approval){.id = sqlite3_column_int64(st, 0),
                      .scope = (tg_always_scope)scope,
                      .tool = dup_col(st, 1, nomem),
-                     .args_key = dup_col(st, 3, nomem),
+                     .args_digest = dup_col(st, 3, nomem),
                      .arg = dup_col(st, 4, nomem),
                      .glob = dup_col(st, 5, nomem),
                      .where = (tg_always_where)where,
@@ -90,8 +92,8 @@ static int snap_add(tg_snap *s, size_t *cap, sqlite3_stmt *st) {
 
 tg_snap *tg__snap_load(sqlite3 *db, int64_t now_ms) {
   static const char sql[] =
-      "SELECT id, tool, scope, args_key, arg, glob, place, session, project,"
-      " expires FROM approvals WHERE revoked IS NULL"
+      "SELECT id, tool, scope, args_digest, arg, glob, place, session,"
+      " project, expires FROM approvals WHERE revoked IS NULL"
       " AND (expires IS NULL OR expires > ?1)";
   tg_snap *s = calloc(1, sizeof *s);
   sqlite3_stmt *st = NULL;
@@ -137,22 +139,28 @@ int64_t tg__approvals_version(sqlite3 *db) {
 }
 
 int tg__approval_find(tg_store *st, tg_approval_query *q, int64_t *id) {
+  q->digest_key = st->seal_key;
   return tg__snap_find(st->snap, q, id);
 }
 
 int64_t tg__approval_insert(sqlite3 *db, const tg_approval *a, const char *by,
                             int64_t now_ms, char *err, size_t errlen) {
   static const char sql[] =
-      "INSERT INTO approvals (tool, scope, args_key, arg, glob, place,"
-      " session, project, created, expires, by)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+      "INSERT INTO approvals (tool, scope, args_digest, arg, glob, place,"
+      " session, project, created, expires, by, args_preview)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
   sqlite3_stmt *st = NULL;
+  if (a->scope == TG_SCOPE_ARGS && !a->args_digest) {
+    snprintf(err, errlen, "storing the approval: its args are not sealed");
+    return -EINVAL;
+  }
   int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
   if (rc == SQLITE_OK) {
     int proj = a->where == TG_WHERE_PROJECT;
     tg__bind_str(st, 1, a->tool);
     tg__bind_str(st, 2, tg__scope_name(a->scope));
-    tg__bind_str(st, 3, a->scope == TG_SCOPE_ARGS ? a->args_key : NULL);
+    int args = a->scope == TG_SCOPE_ARGS;
+    tg__bind_str(st, 3, args ? a->args_digest : NULL); /* never args_key */
     tg__bind_str(st, 4, a->scope == TG_SCOPE_PATTERN ? a->arg : NULL);
     tg__bind_str(st, 5, a->scope == TG_SCOPE_PATTERN ? a->glob : NULL);
     tg__bind_str(st, 6, tg__where_name(a->where));
@@ -161,6 +169,7 @@ int64_t tg__approval_insert(sqlite3 *db, const tg_approval *a, const char *by,
     sqlite3_bind_int64(st, 9, now_ms);
     if (a->until_ms) sqlite3_bind_int64(st, 10, a->until_ms);
     tg__bind_str(st, 11, by);
+    tg__bind_str(st, 12, args ? a->args_preview : NULL);
     rc = sqlite3_step(st);
   }
   int64_t id = rc == SQLITE_DONE ? sqlite3_last_insert_rowid(db) : 0;
@@ -220,8 +229,8 @@ static cJSON *approval_json(sqlite3_stmt *st) {
 cJSON *tg__approvals_query(sqlite3 *db, int all, int64_t now_ms,
                            char err[TG_ERRMSG]) {
   static const char sql[] =
-      "SELECT id, tool, scope, args_key, arg, glob, place, session, project,"
-      " created, expires, revoked, by FROM approvals"
+      "SELECT id, tool, scope, args_preview, arg, glob, place, session,"
+      " project, created, expires, revoked, by FROM approvals"
       " WHERE ?1 OR (revoked IS NULL AND (expires IS NULL OR expires > ?2))"
       " ORDER BY id";
   sqlite3_stmt *st = NULL;

@@ -7,8 +7,8 @@
  * checkpoint (README, "Storage").
  *
  * Whatever is wrong with the file is said at open, naming it: missing, not
- * a regular file, unwritable, not a database, corrupt, locked, someone
- * else's, or from a newer toolgate (schema.c).
+ * a regular file, not private (db_private.c), unwritable, not a database,
+ * corrupt, locked, someone else's, or from a newer toolgate (schema.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -123,37 +123,6 @@ int tg__db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen) {
   return rc;
 }
 
-/* A new database is made 0600 (SQLite would make it 0644, and the -wal
- * and -shm files after it): the audit holds every call's args. */
-static int create_private(const char *path, char err[TG_ERRMSG]) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd >= 0) return close(fd);
-  if (errno == EEXIST) return 0; /* made meanwhile: SQLite checks it */
-  tg__errf(err, TG_ERRMSG, "database %s: cannot create it: %s", path,
-           strerror(errno));
-  return -1;
-}
-
-/* The path names a regular file, or nothing yet (when we may create). */
-static int check_file(const char *path, int create, char err[TG_ERRMSG]) {
-  struct stat st;
-  if (stat(path, &st) < 0) {
-    if (errno == ENOENT && create) return create_private(path, err);
-    if (errno == ENOENT)
-      tg__errf(err, TG_ERRMSG, "database %s: there is no such file "
-               "(nothing recorded yet? --db names another)", path);
-    else
-      tg__errf(err, TG_ERRMSG, "database %s: %s", path, strerror(errno));
-    return -1;
-  }
-  if (!S_ISREG(st.st_mode)) { /* a FIFO would block the open forever */
-    tg__errf(err, TG_ERRMSG, "database %s: it is not a regular file (a "
-             "directory, device, FIFO or socket)", path);
-    return -1;
-  }
-  return 0;
-}
-
 /* One text result of a pragma, into buf. SQLite's result code. */
 static int pragma_text(sqlite3 *db, const char *sql, char *buf, size_t len) {
   sqlite3_stmt *st = NULL;
@@ -196,7 +165,10 @@ static int configure(sqlite3 *db, const char *path, int memory,
       return -1;
     }
   }
-  if (tg__db_exec(db, "PRAGMA synchronous=NORMAL", NULL, 0) != SQLITE_OK) {
+  /* what is deleted or replaced is zeroed, not left in free space: a
+   * secret masked after the fact (approval_seal.c) leaves no copy */
+  if (tg__db_exec(db, "PRAGMA synchronous=NORMAL;PRAGMA secure_delete=ON",
+                  NULL, 0) != SQLITE_OK) {
     tg__db_error(db, path, "cannot set it up", err);
     return -1;
   }
@@ -206,7 +178,7 @@ static int configure(sqlite3 *db, const char *path, int memory,
 sqlite3 *tg__db_open(const char *path, int create, int shared,
                      char err[TG_ERRMSG]) {
   int memory = tg__db_is_memory(path);
-  if (!memory && check_file(path, create, err) < 0) return NULL;
+  if (!memory && tg__db_private(path, create, err) < 0) return NULL;
   int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) |
               (shared ? SQLITE_OPEN_FULLMUTEX : SQLITE_OPEN_NOMUTEX);
   sqlite3 *db = NULL;

@@ -3,8 +3,9 @@
  * (lossless: {format, version, session, messages, calls}; the rows' own
  * ids are left out, so export -> import -> export gives the same bytes,
  * the session's id aside when it had to change), the import (every value
- * checked before anything is written, then one SAVEPOINT: all or
- * nothing), and the renderings (render.c) from the same document.
+ * checked and masked (core/redact.h) before anything is written, then one
+ * SAVEPOINT: all or nothing), and the renderings (render.c) from the same
+ * document.
  */
 #include <errno.h>
 #include <math.h>
@@ -497,6 +498,11 @@ int tg_store_import(tg_store *st, const char *text, size_t len,
     tg__errf(err, TG_ERRMSG, "not JSON: %s", why);
     return -EINVAL;
   }
+  /* an export was masked when written, but a file from elsewhere (made
+   * by hand, or by a toolgate with other redactors) may hold credentials
+   * the audit masks: masked before they are checked (the checker keeps
+   * pointers into the document) and stored, like every row */
+  tg__redact_tree(st->core ? &st->core->redact : NULL, doc);
   importer im = {.doc = doc};
   checker c = {err, cJSON_CreateArray(), ""};
   if (!c.skipped || check_doc(&c, doc, &im.s) < 0) {

@@ -8,9 +8,10 @@
  * toolgate mark).
  *
  * Adding a version: write step N (CREATE / ALTER ... ADD COLUMN, never a
- * rewrite of an older step), add it to `steps`, bump TG_DB_SCHEMA_VERSION
- * (toolgate.h). spec/fixtures/make_db_v1.sh makes a version 1 file that
- * the tests upgrade; spec/c/test_store.c checks it matches step 1 here.
+ * rewrite of an older step), add it to `steps` (and what it must do in C
+ * to `step_code`), bump TG_DB_SCHEMA_VERSION
+ * (toolgate.h). spec/fixtures/make_db_v1.sh (v2, v4) makes a version 1
+ * (2, 4) file that the tests upgrade; they check it matches the steps here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -179,8 +180,22 @@ static const char step4[] =
     "ALTER TABLE sessions ADD COLUMN turn INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE sessions ADD COLUMN transcript_mark TEXT;";
 
+/* Version 5: approvals of exact args keep a keyed digest and a masked
+ * copy of the args, never the args (approval_seal.c); the key is in
+ * `keys`. The column args_key stays, empty (the upgrade empties it). */
+static const char step5[] =
+    "CREATE TABLE keys (name TEXT PRIMARY KEY, key BLOB NOT NULL);"
+    "ALTER TABLE approvals ADD COLUMN args_digest TEXT;"
+    "ALTER TABLE approvals ADD COLUMN args_preview TEXT;";
+
 static const char *const steps[TG_DB_SCHEMA_VERSION + 1] = {
-    NULL, step1, step2, step3, step4};
+    NULL, step1, step2, step3, step4, step5};
+
+/* What a step does that SQL cannot (random bytes, a digest), after its
+ * SQL, in the same transaction. */
+typedef int (*step_fn)(sqlite3 *db, char *err, size_t errlen);
+static const step_fn step_code[TG_DB_SCHEMA_VERSION + 1] = {
+    [5] = tg__seal_upgrade};
 
 static int int_pragma(sqlite3 *db, const char *sql, int *out) {
   sqlite3_stmt *st = NULL;
@@ -238,7 +253,8 @@ static int upgrade(sqlite3 *db, const char *path, int target,
   if (foreign(db, path, app, v, err)) return -1;
   if (v > TG_DB_SCHEMA_VERSION) return newer(path, v, err);
   for (int k = v + 1; k <= target; k++) {
-    if (tg__db_exec(db, steps[k], why, sizeof why) != SQLITE_OK) {
+    if (tg__db_exec(db, steps[k], why, sizeof why) != SQLITE_OK ||
+        (step_code[k] && step_code[k](db, why, sizeof why) < 0)) {
       tg__errf(err, TG_ERRMSG, "database %s: upgrading its schema to "
                "version %d failed: %s", path, k, why);
       return -1;
@@ -277,5 +293,9 @@ int tg__schema_ensure(sqlite3 *db, const char *path, int target,
     tg__db_exec(db, "ROLLBACK", NULL, 0);
     return -1;
   }
+  /* an upgrade may have replaced text that must leave no copy (version 5:
+   * approvals' args): the WAL's old frames go; best effort (a reader of
+   * another process may hold them: its next checkpoint does it) */
+  if (v > 0) tg__db_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, 0);
   return 0;
 }

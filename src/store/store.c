@@ -39,6 +39,12 @@ static tg_store *store_new(char *path, int create, int shared,
     store_free(st);
     return NULL;
   }
+  if (tg__seal_key_load(st->db, st->seal_key) < 0) {
+    tg__errf(err, TG_ERRMSG, "database %s: it has no approval key (the "
+             "'keys' table was edited): move it aside", path);
+    store_free(st);
+    return NULL;
+  }
   return st;
 }
 
@@ -91,21 +97,31 @@ static int sink_find(void *ud, tg_approval_query *q, int64_t *id) {
   return tg__approval_find(ud, q, id);
 }
 
-/* A grant job with its own copies of a's strings. */
-static tg_job *grant_job(const tg_approval *a, const char *by) {
+/* A grant job with its own copies of a's strings; the args (a->args_key)
+ * sealed: their digest and masked copy, never the text (approval_seal.c).
+ * Made on the caller's thread: the policies' redactor runs there. */
+static tg_job *grant_job(tg_store *st, const tg_approval *a, const char *by) {
   tg_job *j = calloc(1, sizeof *j);
   if (!j) return NULL;
   j->kind = TG_JOB_GRANT;
   j->now_ms = now_ms();
   j->approval = *a;
   j->approval.tool = tg__strdup(a->tool);
-  j->approval.args_key = tg__strdup(a->args_key);
+  j->approval.args_key = j->approval.args_digest = NULL;
+  j->approval.args_preview = NULL;
+  char *digest = NULL, *preview = NULL;
+  if (a->args_key &&
+      tg__seal_args(st->seal_key, st->core ? &st->core->redact : NULL,
+                    a->args_key, &digest, &preview) == 0) {
+    j->approval.args_digest = digest;
+    j->approval.args_preview = preview;
+  }
   j->approval.arg = tg__strdup(a->arg);
   j->approval.glob = tg__strdup(a->glob);
   j->approval.session = tg__strdup(a->session);
   j->approval.project = tg__strdup(a->project);
   j->by = tg__strdup(by);
-  if (!j->approval.tool || (a->args_key && !j->approval.args_key) ||
+  if (!j->approval.tool || (a->args_key && !j->approval.args_digest) ||
       (a->arg && !j->approval.arg) || (a->glob && !j->approval.glob) ||
       (a->session && !j->approval.session) ||
       (a->project && !j->approval.project) || (by && !j->by)) {
@@ -118,7 +134,7 @@ static tg_job *grant_job(const tg_approval *a, const char *by) {
 static int sink_add(void *ud, const tg_approval *a, const char *call_id,
                     void (*stored)(void *arg, int64_t id), void *arg) {
   tg_store *st = ud;
-  tg_job *j = grant_job(a, call_id);
+  tg_job *j = grant_job(st, a, call_id);
   if (!j) return -1;
   j->stored = stored;
   j->arg = arg;
@@ -236,9 +252,11 @@ int64_t tg__store_write(tg_store *st, tg_job_fn fn, void *arg,
 
 /* What spec asks to store, as an approval (project and key malloc'd into
  * *project and *key). */
-static int spec_approval(const tg_always_spec *s, tg_approval *a,
-                         char **project, char **key, char err[TG_ERRMSG]) {
-  int rc = tg__always_spec_check(s, now_ms(), err);
+static int spec_approval(tg_store *st, const tg_always_spec *s,
+                         tg_approval *a, char **project, char **key,
+                         char err[TG_ERRMSG]) {
+  int rc = tg__always_spec_check(s, st->core ? &st->core->redact : NULL,
+                                 now_ms(), err);
   if (rc < 0) return rc;
   if (!s->tool || !*s->tool) {
     tg__errf(err, TG_ERRMSG, "an approval needs the tool it is for");
@@ -260,8 +278,10 @@ static int spec_approval(const tg_always_spec *s, tg_approval *a,
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;
   }
-  *a = (tg_approval){0, s->scope, s->tool, *key, s->arg, s->glob, s->where,
-                     s->session, *project, s->until_ms};
+  *a = (tg_approval){.scope = s->scope, .tool = s->tool, .args_key = *key,
+                     .arg = s->arg, .glob = s->glob, .where = s->where,
+                     .session = s->session, .project = *project,
+                     .until_ms = s->until_ms};
   return 0;
 }
 
@@ -269,8 +289,8 @@ int64_t tg_store_grant(tg_store *st, const tg_always_spec *spec,
                        char err[TG_ERRMSG]) {
   char *project = NULL, *key = NULL;
   tg_approval a;
-  int64_t rc = spec_approval(spec, &a, &project, &key, err);
-  tg_job *j = rc < 0 ? NULL : grant_job(&a, "grant");
+  int64_t rc = spec_approval(st, spec, &a, &project, &key, err);
+  tg_job *j = rc < 0 ? NULL : grant_job(st, &a, "grant");
   if (rc == 0 && !j) {
     tg__errf(err, TG_ERRMSG, "out of memory");
     rc = -ENOMEM;

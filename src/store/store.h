@@ -41,6 +41,8 @@ struct tg_store {
                                 loop's lookups (approvals.c) */
   tg_writer *w;              /* a runtime's writer thread, or NULL */
   tg_core *core;             /* a runtime's, or NULL */
+  /* the key approvals of exact args are digested under (approval_seal.c) */
+  uint8_t seal_key[TG_SHA256_SIZE];
 };
 
 #define TG_DB_BUSY_MS 5000   /* busy_timeout: how long a lock is waited for */
@@ -63,6 +65,10 @@ char *tg__db_resolve(const char *path, int create, char err[TG_ERRMSG]);
 sqlite3 *tg__db_open(const char *path, int create, int shared,
                      char err[TG_ERRMSG]);
 int tg__db_is_memory(const char *path);
+/* db_private.c: path is a private file of ours (made 0600 when missing
+ * and create), in a folder nobody else can swap it in, with the -wal and
+ * -shm beside it ours too; refused otherwise. 0, or -1 with err. */
+int tg__db_private(const char *path, int create, char err[TG_ERRMSG]);
 /* "database PATH: " + what SQLite says of the last failure on db. */
 void tg__db_error(sqlite3 *db, const char *path, const char *doing,
                   char err[TG_ERRMSG]);
@@ -107,6 +113,18 @@ int tg__snap_find(const tg_snap *s, tg_approval_query *q, int64_t *id);
 void tg__snap_free(tg_snap *s);
 /* The counter the triggers bump on any change to approvals; -1 on error. */
 int64_t tg__approvals_version(sqlite3 *db);
+
+/* ---- approval_seal.c: approvals of exact args, digested ---------------- */
+
+/* The database's approval key into key; -ENOENT when it has none. */
+int tg__seal_key_load(sqlite3 *db, uint8_t key[TG_SHA256_SIZE]);
+/* What is stored of args_key (canonical args): its digest under key and
+ * its text through the redactors r (NULL: the built-in masks), both
+ * malloc'd. -ENOMEM. */
+int tg__seal_args(const uint8_t key[TG_SHA256_SIZE], tg_redactor *r,
+                  const char *args_key, char **digest, char **preview);
+/* Schema version 5's code: makes the key, seals the rows stored before. */
+int tg__seal_upgrade(sqlite3 *db, char *err, size_t errlen);
 
 /* ---- usage.c ---------------------------------------------------------- */
 

@@ -94,6 +94,8 @@ void tg__job_free(tg_job *j) {
   free((char *)j->usage.model);
   free((char *)j->approval.tool);
   free((char *)j->approval.args_key);
+  free((char *)j->approval.args_digest);
+  free((char *)j->approval.args_preview);
   free((char *)j->approval.arg);
   free((char *)j->approval.glob);
   free((char *)j->approval.session);

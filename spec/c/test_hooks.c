@@ -541,7 +541,10 @@ TEST(context_tools_are_cut_at_the_deadline) {
     ASSERT_CONTAINS(r.out, "edited src/slow.c: run the tests");
     ASSERT_CONTAINS(r.out, "$ sleep 30:");
     ASSERT_CONTAINS(r.out, "(cancelled: ");
-    ASSERT_TRUE(r.ms < 1500);
+    /* cut, not waited for: far below the sleep's 30 s, with room for a
+     * loaded machine (the answer itself comes at the 1.5 s deadline plus
+     * the start of the process, which a busy 2-core machine stretches) */
+    ASSERT_TRUE(r.ms < 20000);
     ran_free(&r);
   }
   stop_daemon(&d);

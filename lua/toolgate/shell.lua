@@ -1431,8 +1431,9 @@ end
 
 local function take_assigns(c, k)
   local argv, assigns = c.argv, {}
-  while argv[k] and match(argv[k], "^[%a_][%w_]*=") do
-    local name = match(argv[k], "^([%a_][%w_]*)=")
+  -- env and sudo take any word with a = as NAME=value (BASH_FUNC_f%%=…)
+  while argv[k] and match(argv[k], "^[^=-][^=]*=") do
+    local name = match(argv[k], "^([^=]+)=")
     assigns[#assigns + 1] = { name = name, value = sub(argv[k], #name + 2),
       dynamic = c.info[k] and true or nil }
     k = k + 1
@@ -1470,9 +1471,16 @@ for _, sh in ipairs(SHELLS) do
         elseif w == "--rcfile" or w == "--init-file" then
           set_opaque(c, name .. " " .. w .. " runs a script file")
           k = k + 1
+        elseif w == "--login" or w == "--interactive" then
+          set_opaque(c, name .. " " .. w .. " first runs its startup scripts "
+            .. "(/etc/profile, ~/.profile, ~/.bashrc)")
         end
       else
         if find(w, "c", 2, true) then has_c = true end
+        if find(w, "[il]", 2) and lead == "-" then
+          set_opaque(c, name .. " " .. w .. " first runs its startup scripts "
+            .. "(/etc/profile, ~/.profile, ~/.bashrc)")
+        end
         if find(w, "s", 2, true) and lead == "-" then from_stdin = true end
         if find(w, "[oO]", 2) then k = k + 1 end -- -o option takes a name
       end
@@ -2252,7 +2260,7 @@ local function analyze(cmdline, opts)
   if type(cmdline) ~= "string" then
     return nil, "the command must be a string (got " .. type(cmdline) .. ")"
   end
-  opts = opts or {}
+  if type(opts) ~= "table" then opts = {} end
   local max_len = opts.max_length or M.MAX_LENGTH
   if #cmdline > max_len then
     return nil, format("the command is %d bytes long; the splitter reads at most %d",
@@ -2286,7 +2294,7 @@ M.analyze = analyze
 -- max_brace_words.
 function M.split(cmdline, opts)
   local o = {}
-  for k, v in pairs(opts or {}) do o[k] = v end
+  for k, v in pairs(type(opts) == "table" and opts or {}) do o[k] = v end
   o.env = nil
   return analyze(cmdline, o)
 end

@@ -1335,8 +1335,8 @@ local function inner_text(p, c, text, exps, label, glob)
     return set_opaque(c, label .. " runs code made from a file name pattern")
   end
   if p.placeholder and find(text, p.placeholder, 1, true) then
-    return set_opaque(c, label .. " runs code made from the names "
-      .. p.placeholder_from .. " finds (" .. p.placeholder .. ")")
+    return set_opaque(c, label .. " runs code made from " .. p.placeholder_from
+      .. " (" .. p.placeholder .. ")")
   end
   local texts, why = materialize(p, text, exps)
   if not texts then
@@ -1709,7 +1709,7 @@ W.xargs = function(p, argv, name, c)
   if k > #argv then return end -- echo
   if replace then
     local old, from = p.placeholder, p.placeholder_from
-    p.placeholder, p.placeholder_from = replace, "xargs reads from its input"
+    p.placeholder, p.placeholder_from = replace, "the words xargs reads from its input"
     inner_argv(p, c, k, name)
     p.placeholder, p.placeholder_from = old, from
   else
@@ -1803,7 +1803,7 @@ W.find = function(p, argv, _, c)
         j = j + 1
       end
       local old, from = p.placeholder, p.placeholder_from
-      p.placeholder, p.placeholder_from = "{}", "find"
+      p.placeholder, p.placeholder_from = "{}", "the file names find finds"
       inner_argv(p, c, k + 1, "find " .. w, { last = j - 1 })
       p.placeholder, p.placeholder_from = old, from
       k = j
@@ -2155,8 +2155,8 @@ function emit_one(p, c)
       .. "matches against file names")
   end
   if p.placeholder and find(c.argv[1], p.placeholder, 1, true) then
-    set_opaque(c, "the command name comes from the names " .. p.placeholder_from
-      .. " finds (" .. p.placeholder .. ")")
+    set_opaque(c, "the command name comes from " .. p.placeholder_from
+      .. " (" .. p.placeholder .. ")")
   end
   note_builtin(p, c, name)
   emit(p, c)

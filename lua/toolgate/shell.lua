@@ -72,6 +72,7 @@ local function new_parser(ctx, s, depth, wrappers, where, stdin)
     ctx = ctx, s = s, n = #s, i = 1, la = nil,
     depth = depth, wrappers = wrappers, wrapper = wrappers[#wrappers],
     where = where or "", heredocs = {}, test_mode = false, stdin = stdin,
+    in_function = 0, scopes = {},
   }, Parser)
   -- ${X=v} and ${X:=v} assign X wherever they sit
   for name in s:gmatch("%${([%a_][%w_]*):?=") do ctx.found.dynamic[name] = true end
@@ -340,6 +341,8 @@ function dollar(p, i, parts, masks, in_dq)
     j = param(p, i + 2)
     local text = sub(s, i, j - 1)
     add_exp(parts, masks, text, match(text, "^%${([%a_][%w_]*)}$"), in_dq)
+    -- ${X@P} expands X as a prompt: the $( … ) in its value run
+    if find(text, "@P}$") then parts.exps[#parts.exps].runs = true end
     return j
   elseif d == "'" and not in_dq then
     return ansi_c(p, i, parts, masks)
@@ -406,7 +409,11 @@ local function lex_word(p)
   -- <( … ) and >( … ) start a word
   local c0 = sub(s, i, i)
   if (c0 == "<" or c0 == ">") and sub(s, i + 1, i + 1) == "(" then
+    -- what runs in >( … ) reads what another command writes to it
+    local outer = p.stdin
+    if c0 == ">" then p.stdin = { unknown = "what a command writes into >( … )" } end
     i = paren_subst(p, i + 2, c0 .. "(", i)
+    p.stdin = outer
     add_exp(parts, masks, sub(s, start, i - 1), nil, false)
   end
   while i <= n do
@@ -737,19 +744,27 @@ end
 
 -- Redirections after a compound command (`} > f`, `done < list`) are
 -- listed as a command with an empty argv.
-local function trailing_redirects(p)
+local refeed -- forward declaration
+
+-- Redirections after a compound command (`} > f`, `done < list`) are
+-- listed as a command with an empty argv. n0: the number of commands
+-- listed before the compound began; those inside it that read their
+-- input read what a redirection of 0 gives.
+local function trailing_redirects(p, n0)
   local list = {}
   while p:peek().t == "redir" do read_redirect(p, p:take(), list) end
   if #list > 0 then
     local c = new_cmd(p)
     c.redirects = list
     emit(p, c)
+    if n0 then refeed(p, c, n0) end
   end
 end
 
 local parse_command, parse_coproc_compound
 
 local function parse_subshell(p)
+  local n0 = #p.ctx.out
   local open = p:take()
   enter(p)
   local t = parse_list(p, function(tok) return tok.t == "op" and tok.v == ")" end)
@@ -758,7 +773,7 @@ local function parse_subshell(p)
   end
   p:take()
   leave(p)
-  trailing_redirects(p)
+  trailing_redirects(p, n0)
 end
 
 -- "((": an arithmetic command in bash, two nested subshells in dash. Both
@@ -771,6 +786,7 @@ local function parse_dparen(p, open)
 end
 
 local function parse_group(p)
+  local n0 = #p.ctx.out
   local open = p:take()
   enter(p)
   local t = parse_list(p, function(tok) return is_kw(tok, "}") end)
@@ -779,7 +795,7 @@ local function parse_group(p)
   end
   p:take()
   leave(p)
-  trailing_redirects(p)
+  trailing_redirects(p, n0)
 end
 
 local function parse_for(p)
@@ -803,6 +819,7 @@ local function parse_for(p)
 end
 
 local function parse_case(p)
+  local n0 = #p.ctx.out
   local kw = p:take()
   if p:take().t ~= "word" then
     fail(p, "`case` at character %d needs a word", kw.pos)
@@ -820,7 +837,7 @@ local function parse_case(p)
     local t = p:peek()
     if is_kw(t, "esac") then
       p:take()
-      trailing_redirects(p)
+      trailing_redirects(p, n0)
       return
     end
     if t.t == "eof" then
@@ -846,11 +863,15 @@ local function parse_case(p)
   end
 end
 
+-- A function's body: what it reads is the input of each call, unknown
+-- here (p.in_function says so to commands that read their input).
 local function parse_body(p, name)
   skip_newlines(p)
+  p.in_function = p.in_function + 1
   if not parse_command(p) then
     fail(p, "the function `%s` has no body", name)
   end
+  p.in_function = p.in_function - 1
 end
 
 local function parse_function(p)
@@ -881,6 +902,9 @@ local function parse_test(p)
     if t.t == "word" then
       c.argv[#c.argv + 1] = t.text
       if is_kw(t, "]]") then break end
+      if not t.exps and find(t.text, "%[.*[%$`]") then
+        c.opaque = "`" .. t.text .. "` names an array element whose subscript runs a command"
+      end
     elseif not (t.t == "op" and t.v == "\n") then
       p.test_mode = false
       fail(p, "unexpected %s inside [[ ]]", describe(t))
@@ -979,6 +1003,7 @@ local PREFIX = { ["if"] = true, ["then"] = true, ["elif"] = true,
   ["else"] = true, ["while"] = true, ["until"] = true, ["do"] = true,
   ["!"] = true }
 local CLOSER = { fi = true, done = true, esac = true }
+local OPENER = { ["if"] = true, ["while"] = true, ["until"] = true }
 
 -- One command (simple or compound). Keywords that only join commands
 -- (if, then, do, …) are stepped over: a rule wants the commands, not the
@@ -990,6 +1015,7 @@ function parse_command(p)
     if t.t == "word" and t.plain and PREFIX[t.text] then
       p:take()
       consumed = true
+      if OPENER[t.text] then p.scopes[#p.scopes + 1] = #p.ctx.out end
     else
       break
     end
@@ -1003,16 +1029,34 @@ function parse_command(p)
     local w = t.text
     if w == "{" then parse_group(p); return true end
     if w == "}" then fail(p, "unexpected } at character %d: no { to close", t.pos) end
-    if CLOSER[w] then p:take(); trailing_redirects(p); return true end
-    if w == "for" or w == "select" then parse_for(p); return true end
+    if CLOSER[w] then
+      p:take()
+      local n0 = p.scopes[#p.scopes]
+      p.scopes[#p.scopes] = nil
+      trailing_redirects(p, n0)
+      return true
+    end
+    if w == "for" or w == "select" then
+      p.scopes[#p.scopes + 1] = #p.ctx.out
+      parse_for(p)
+      return true
+    end
     if w == "case" then parse_case(p); return true end
     if w == "function" then parse_function(p); return true end
     if w == "[[" then parse_test(p); return true end
   end
   if t.t == "word" and t.plain and t.text == "coproc" then
+    -- a coprocess reads what the script later writes to it
     p:take()
-    if attempt(p, parse_coproc_compound) then return true end
-    if p:peek().t ~= "word" then fail(p, "`coproc` at character %d needs a command", t.pos) end
+    local outer = p.stdin
+    p.stdin = { unknown = "what the script writes to the coprocess" }
+    local ok = attempt(p, parse_coproc_compound)
+    if not ok and p:peek().t ~= "word" then
+      fail(p, "`coproc` at character %d needs a command", t.pos)
+    end
+    if not ok then parse_simple(p) end
+    p.stdin = outer
+    return true
   end
   if t.t == "word" or t.t == "redir" then
     local c = parse_simple(p)
@@ -1100,6 +1144,7 @@ function sub_split(p, str, label, where, stdin, wrappers)
     wrappers = list
   end
   local q = new_parser(p.ctx, str, p.depth + 1, wrappers, where, stdin)
+  q.in_function = p.in_function
   parse_list(q, nil)
 end
 
@@ -1182,7 +1227,7 @@ local function materialize(p, text, exps)
   for _, e in ipairs(exps) do
     local lit = sub(text, pos, e.a - 1)
     local src = sub(text, e.a, e.b)
-    if not e.var then
+    if not e.var or e.runs then
       return nil, (src ~= "" and "`" .. src .. "`" or "an expansion")
         .. " stands for text the analysis cannot know"
     end
@@ -1233,8 +1278,10 @@ end
 
 local function command_stdin(p, c)
   local src = p.stdin
+  c.inherits_stdin = true
   for _, r in ipairs(c.redirects) do
     if r.fd == 0 then
+      c.inherits_stdin = nil
       if r.op == "<<<" then
         src = { text = r.target .. "\n", exps = r.exps }
       elseif r.op == "<<" or r.op == "<<-" then
@@ -1355,6 +1402,14 @@ end
 
 -- A shell reading its commands from its standard input.
 local function shell_reads(p, c, name)
+  if c.inherits_stdin then
+    -- a redirection after the compound around it may feed it: refeed
+    c.reads_stdin = function(q, d) return shell_reads(q, d, name) end
+  end
+  if c.stdin == nil and p.in_function > 0 then
+    return set_opaque(c, name .. " runs commands from the input its function "
+      .. "is called with")
+  end
   with_text(p, c.stdin, function(t)
     if t == nil then return end
     if t.unknown then
@@ -1375,6 +1430,24 @@ local function shell_reads(p, c, name)
         nil, c.wrappers)
     end
   end)
+end
+
+-- A compound command with a redirection of 0 (c) ends: the commands in it
+-- since n0 that read the input they inherit read what c gives too.
+function refeed(p, c, n0)
+  local src
+  for _, r in ipairs(c.redirects) do
+    if r.fd == 0 then src = command_stdin(p, c) end
+  end
+  if not src then return end
+  local out = p.ctx.out
+  for k = n0 + 1, #out - 1 do
+    local d = out[k]
+    if d.reads_stdin then
+      d.stdin, d.inherits_stdin = src, nil
+      d.reads_stdin(p, d)
+    end
+  end
 end
 
 ---------------------------------------------------------------------------
@@ -1422,6 +1495,7 @@ local function inner_argv(p, c, k, label, o)
   end
   inner.assigns = o.assigns or {}
   inner.stdin, inner.has_stdin, inner.open = c.stdin, true, o.open
+  inner.inherits_stdin = c.inherits_stdin
   enter(p)
   inner.depth = p.depth
   finish(p, inner)
@@ -1447,6 +1521,8 @@ local function opts_then_argv(spec)
     inner_argv(p, c, k + (spec.operands or 0), name)
   end
 end
+
+local has_shell_flag -- forward declaration
 
 local function shq(w) return "'" .. gsub(w, "'", "'\\''") .. "'" end
 
@@ -1569,15 +1645,35 @@ W.sudo = function(p, argv, name, c)
     ["command-timeout"] = true, ["other-user"] = true, user = true } })
   local assigns
   assigns, k = take_assigns(c, k)
-  inner_argv(p, c, k, name, { assigns = assigns })
+  if not inner_argv(p, c, k, name, { assigns = assigns }) and has_shell_flag(argv, k) then
+    shell_reads(p, c, name .. " -s") -- sudo -s, sudo -i: a shell on its input
+  end
 end
-W.doas = opts_then_argv({ arg = "uC" })
+W.doas = function(p, argv, name, c)
+  local k = skip_opts(argv, 2, { arg = "uC" })
+  if not inner_argv(p, c, k, name) and has_shell_flag(argv, k) then
+    shell_reads(p, c, name .. " -s")
+  end
+end
 W.pkexec = opts_then_argv({ long_arg = { user = true } })
 W.run0 = opts_then_argv({ arg = "uDg", long_arg = { user = true,
   group = true, chdir = true, machine = true, description = true,
   ["slice"] = true, property = true, nice = true, setenv = true } })
 
--- su -c STRING, runuser -c STRING; runuser -u USER cmd …
+-- Whether the options before argv[k] hold -s or -i (sudo, doas: run a shell).
+function has_shell_flag(argv, k)
+  for j = 2, k - 1 do
+    local w = argv[j]
+    if w == "--shell" or w == "--login" or (sub(w, 1, 1) == "-" and sub(w, 2, 2) ~= "-"
+        and find(w, "[si]", 2)) then
+      return true
+    end
+  end
+  return false
+end
+
+-- su -c STRING, runuser -c STRING; runuser -u USER cmd …; else a shell
+-- that reads its input.
 local function su_like(p, argv, name, c)
   local k = 2
   while k <= #argv do
@@ -1595,6 +1691,7 @@ local function su_like(p, argv, name, c)
     end
     k = k + 1
   end
+  shell_reads(p, c, name)
 end
 W.su = su_like
 W.runuser = su_like
@@ -1645,7 +1742,19 @@ W.env = function(p, argv, name, c)
   inner_argv(p, c, k, name, { assigns = assigns })
 end
 
-W.exec = opts_then_argv({ arg = "a" })
+-- exec with only redirections changes what the rest of the script reads.
+W.exec = function(p, argv, name, c)
+  local k = skip_opts(argv, 2, { arg = "a" })
+  if k > #argv then
+    for _, r in ipairs(c.redirects) do
+      if r.fd == 0 then
+        return set_opaque(c, "exec " .. r.op .. " " .. r.target .. " changes what "
+          .. "the commands after it read; the analysis does not follow it")
+      end
+    end
+  end
+  inner_argv(p, c, k, name)
+end
 W.builtin = opts_then_argv({})
 W.nohup = opts_then_argv({})
 W.unbuffer = opts_then_argv({})
@@ -1815,41 +1924,54 @@ end
 ---------------------------------------------------------------------------
 -- Interpreters given code: their program is not shell, so it is not read.
 
+local STDIN_FILE = { ["-"] = true, ["/dev/stdin"] = true, ["/dev/fd/0"] = true,
+  ["/proc/self/fd/0"] = true }
+
 -- code: short options (letters) or long ones that take a program text.
-local function interpreter(code, long)
+-- takes: short options that take an argument (the next word).
+local function interpreter(code, long, takes)
+  takes = takes or ""
   return function(_, argv, name, c)
-    local operand = false
-    for k = 2, #argv do
+    local operand, k = nil, 2
+    while k <= #argv do -- every word: python script.py -c x asks, so be it
       local w = argv[k]
-      if w == "--" then operand = argv[k + 1] ~= nil; break end
+      if w == "--" then operand = operand or argv[k + 1] or false; break end
       if sub(w, 1, 2) == "--" then
         local l = match(w, "^%-%-([^=]*)")
         if long and long[l] then
           return set_opaque(c, name .. " " .. w .. " runs code the analysis does not read")
         end
-        if l == "version" or l == "help" then operand = true end
+        if l == "version" or l == "help" then operand = operand or w end
       elseif sub(w, 1, 1) == "-" and #w > 1 then
         if code ~= "" and find(sub(w, 2), "[" .. code .. "]") then
           return set_opaque(c, name .. " " .. w .. " runs code the analysis does not read")
         end
-        if find(w, "^%-[mVh]") then operand = true end
+        if find(w, "^%-[mVh]") then operand = operand or w end
+        if #w == 2 and find(takes, sub(w, 2, 2), 1, true) then k = k + 1 end
       else
-        operand = true
+        operand = operand or w
       end
+      k = k + 1
     end
-    if not operand and c.stdin then
-      set_opaque(c, name .. " reads its program from its input")
+    if not operand or STDIN_FILE[operand] then
+      if c.stdin then return set_opaque(c, name .. " reads its program from its input") end
+      if c.inherits_stdin then
+        c.reads_stdin = function(_, d)
+          set_opaque(d, name .. " reads its program from its input")
+        end
+      end
     end
   end
 end
 
 local INTERPRETERS = {
-  python = interpreter("c"), pypy = interpreter("c"),
-  node = interpreter("ep", { eval = true, print = true }),
-  perl = interpreter("eE"), ruby = interpreter("e"), php = interpreter("r", { run = true }),
-  lua = interpreter("e"), luajit = interpreter("e"), tclsh = interpreter(""),
-  Rscript = interpreter("e"), R = interpreter("e"), osascript = interpreter("e"),
-  pwsh = interpreter("cC", { command = true }),
+  python = interpreter("c", nil, "WXQ"), pypy = interpreter("c", nil, "WXQ"),
+  node = interpreter("ep", { eval = true, print = true }, "r"),
+  perl = interpreter("eE", nil, "IMmx"), ruby = interpreter("e", nil, "Ir"),
+  php = interpreter("r", { run = true }, "cdz"),
+  lua = interpreter("e", nil, "l"), luajit = interpreter("e", nil, "lbj"),
+  tclsh = interpreter(""), Rscript = interpreter("e"), R = interpreter("e"),
+  osascript = interpreter("e"), pwsh = interpreter("cC", { command = true }),
 }
 INTERPRETERS.nodejs = INTERPRETERS.node
 
@@ -1985,6 +2107,38 @@ end
 W.sed = sed_w
 W.gsed = sed_w
 
+-- Options with which a program runs a command given in them (tar
+-- --to-command=…, rsync -e …, vim -c …): the command is opaque.
+local RUN_OPTS = {
+  tar = { "--to-command", "--checkpoint-action", "-I", "--use-compress-program",
+    "--rsh-command", "--info-script", "-F", "--new-volume-script" },
+  rsync = { "-e", "--rsh", "--rsync-path" },
+  ssh = { "-oProxyCommand", "-oLocalCommand", "-oKnownHostsCommand",
+    "-oPermitLocalCommand" },
+  scp = { "-S", "-oProxyCommand" }, sftp = { "-S", "-oProxyCommand" },
+  vim = { "-c", "+", "--cmd", "-S" }, vi = { "-c", "+", "--cmd", "-S" },
+  nvim = { "-c", "+", "--cmd", "-S" }, ex = { "-c", "+", "-S" },
+  gdb = { "-ex", "-x", "--command", "--eval-command", "-iex" },
+  zip = { "-TT", "--unzip-command" }, man = { "-P", "--pager", "-H", "--html" },
+  less = { "+!" }, nmap = { "--script" }, mapfile = { "-C" }, readarray = { "-C" },
+  compgen = { "-C" }, complete = { "-C" }, ["git-upload-pack"] = {},
+}
+
+local function run_opts_w(p, argv, name, c)
+  local list = RUN_OPTS[name]
+  for k = 2, #argv do
+    -- ssh -o ProxyCommand=…: join the two words
+    local w = argv[k] == "-o" and argv[k + 1] and "-o" .. argv[k + 1] or argv[k]
+    for _, opt in ipairs(list) do
+      if sub(w, 1, #opt) == opt and (sub(opt, 1, 1) ~= "-" or #w == #opt or
+          find(sub(w, #opt + 1, #opt + 1), "[=%w ]") or #opt <= 2) then
+        return set_opaque(c, name .. " " .. w .. " makes " .. name .. " run a command")
+      end
+    end
+  end
+end
+for name in pairs(RUN_OPTS) do W[name] = run_opts_w end
+
 -- git -c may set a command git runs (a pager, an editor, an alias with !).
 W.git = function(_, argv, _, c)
   for k = 2, #argv - 1 do
@@ -2035,9 +2189,19 @@ local function check_env(p, c, name, value, dynamic)
   end
 end
 
+-- a[$(cmd)]: bash runs cmd when it reads the subscript, in arithmetic
+-- or where a builtin takes a variable name.
+local function runs_subscript(text)
+  return find(text, "%[.*[%$`]") ~= nil
+end
+
 local function note_assign(p, c, name, value, dynamic)
   local ctx = p.ctx
   ctx.seen[name] = true
+  if runs_subscript(value) then
+    set_opaque(c, "the value of " .. name .. " holds an array subscript with a "
+      .. "command in it; bash runs it where " .. name .. " is read as a number")
+  end
   if dynamic then ctx.found.dynamic[name] = true
   else add_value(ctx.found, name, value) end
   check_env(p, c, name, value, dynamic)
@@ -2049,8 +2213,21 @@ local DECLARE = { declare = true, typeset = true, ["local"] = true,
 local VAR_SINK = { read = true, mapfile = true, readarray = true,
   printf = true, getopts = true, unset = true, let = true, wait = true }
 
+local SUBSCRIPT_BUILTINS = { read = true, printf = true, mapfile = true,
+  readarray = true, declare = true, typeset = true, ["local"] = true,
+  export = true, readonly = true, unset = true, let = true, test = true,
+  ["["] = true, wait = true, getopts = true, ["[["] = true }
+
 local function note_builtin(p, c, name)
   local found = p.ctx.found
+  if SUBSCRIPT_BUILTINS[name] then
+    for k = 2, #c.argv do
+      if not c.info[k] and runs_subscript(c.argv[k]) then
+        set_opaque(c, "`" .. c.argv[k] .. "` names an array element whose "
+          .. "subscript runs a command")
+      end
+    end
+  end
   if DECLARE[name] then
     for k = 2, #c.argv do
       local w = c.argv[k]
@@ -2150,6 +2327,11 @@ end
 function emit_one(p, c)
   local name = M.basename(c.argv[1])
   local info = c.info[1]
+  for _, i in pairs(c.info) do
+    for _, e in ipairs(i.exps or {}) do
+      if e.runs then set_opaque(c, "${…@P} runs the commands in a variable's value") end
+    end
+  end
   if info and info.glob then
     set_opaque(c, "the command name `" .. c.argv[1] .. "` is a pattern the shell "
       .. "matches against file names")
@@ -2251,6 +2433,7 @@ local MAX_PASSES = 4
 local function clean(out)
   for _, c in ipairs(out) do
     c.info, c.stdin, c.has_stdin, c.open, c.noted = nil, nil, nil, nil, nil
+    c.inherits_stdin, c.reads_stdin = nil, nil
     for _, r in ipairs(c.redirects) do r.text, r.exps, r.pending = nil, nil, nil end
   end
   return out

@@ -35,6 +35,7 @@ M.MAX_LENGTH = 65536   -- bytes of command line split at most
 M.MAX_DEPTH = 16       -- nesting of ( ) { } $( ) ` ` and wrappers
 M.MAX_COMMANDS = 4096  -- simple commands in one command line
 M.MAX_BRACE_WORDS = 1024 -- words one brace expansion may make
+M.MAX_READ_FACTOR = 16   -- bytes of code read in all, in MAX_LENGTHs
 
 local sub, find, match, gsub, gmatch = string.sub, string.find, string.match,
   string.gsub, string.gmatch
@@ -1136,6 +1137,12 @@ end
 function sub_split(p, str, label, where, stdin, wrappers)
   enter(p) -- checks the bound
   leave(p)
+  -- values put in code are parsed again: a bound on all that is read
+  p.ctx.budget = p.ctx.budget - #str
+  if p.ctx.budget < 0 then
+    fail_limit(p, "the command line makes more than %d bytes of shell code to "
+      .. "read (strings given to sh -c, eval, variables' values)", p.ctx.max_read)
+  end
   wrappers = wrappers or p.wrappers
   if label then
     local list = {}
@@ -2361,7 +2368,9 @@ end
 
 -- The options of split and analyze, with their defaults.
 local function new_ctx(opts)
+  local max_read = M.MAX_READ_FACTOR * (opts.max_length or M.MAX_LENGTH)
   return { out = {}, max_depth = opts.max_depth or M.MAX_DEPTH,
+    budget = max_read, max_read = max_read,
     max_commands = opts.max_commands or M.MAX_COMMANDS,
     max_brace = opts.max_brace_words or M.MAX_BRACE_WORDS,
     env = {}, facts = new_facts(), found = new_facts(), seen = {} }
@@ -2369,10 +2378,11 @@ end
 
 -- opts.env: a table NAME -> value (the exec tool's env), or a list of
 -- "NAME=value" strings. Non-string entries are ignored.
-local function read_env(env)
+local function read_env(env, max_len)
   local out = {}
   if type(env) ~= "table" then return out end
   for k, v in pairs(env) do
+    if type(v) == "string" and #v > max_len then v = nil end -- then unknown
     if type(k) == "string" and type(v) == "string" then
       if match(k, "^[%a_][%w_]*$") then out[k] = v end
     elseif type(k) == "number" and type(v) == "string" then
@@ -2449,7 +2459,7 @@ local function analyze(cmdline, opts)
     return nil, format("the command is %d bytes long; the splitter reads at most %d",
       #cmdline, max_len)
   end
-  local env = read_env(opts.env)
+  local env = read_env(opts.env, max_len)
   local stdin = type(opts.stdin) == "string" and opts.stdin ~= ""
     and { text = opts.stdin } or nil
   local facts = new_facts()

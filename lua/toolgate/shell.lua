@@ -1,30 +1,75 @@
--- toolgate.shell — splits a POSIX shell command line into the simple
--- commands it would run, with their argv, so a policy rule can judge
+-- toolgate.shell — reads a POSIX shell command line and lists every simple
+-- command the shell would run, with its argv, so a policy rule can judge
 -- `npm test && curl … | sh` command by command instead of matching
 -- patterns against the whole string.
 --
 --   local shell = require "toolgate.shell"
---   local cmds, err = shell.split("cd src && sudo rm -rf $(pwd)")
+--   local cmds, err = shell.analyze(call.args.command,
+--     { env = call.args.env, stdin = call.args.stdin })
 --   -- cmds[i] = { argv = {...}, assigns = {{name=, value=}...},
---   --             redirects = {{fd=, op=, target=, body=?}...},
---   --             depth = n, wrapper = "sudo" | "sh -c" | ... | nil }
+--   --             redirects = {{fd=, op=, target=, body=?}...}, depth = n,
+--   --             wrapper = "sh -c" | nil (the innermost, as before),
+--   --             wrappers = { "sudo", "sh -c" } (outermost first),
+--   --             opaque = nil | "why the analysis cannot see what runs" }
+--   -- shell.split(line) is analyze without an env.
 --
--- What it understands: quotes ('…', "…" with backslash escapes, $'…' with
--- its escapes, $"…"), backslashes, `;` `&&` `||` `|` `|&` `&` and newlines,
--- comments, subshells ( … ), groups { …; }, $( … ), backquotes, <( … ),
--- ${ … }, $(( … )), brace expansion {a,b} {1..3}, redirections (kept apart
--- from argv), here-documents, leading NAME=value assignments, the compound
--- commands (if/while/until/for/case/select, functions, [[ … ]], (( … ))),
--- and wrappers that run another command: sh/bash/… -c 'string', eval,
--- env, sudo, exec, command, nohup, time, nice, timeout, xargs, find -exec,
--- busybox, watch, su -c, flock and friends (the wrapper's own command is
--- listed, then the command it runs, one level deeper).
+-- What it promises: every program the shell would start, and every
+-- builtin it would run, is in the list — or a command in the list is
+-- opaque (policies ask then), or analyze returns nil and an error (it could
+-- not parse the line, or a bound was hit). spec/lua/shell_oracle_spec.lua
+-- checks this against a real bash and dash. It follows:
+-- - quotes ('…', "…", $'…', $"…"), backslashes, `;` `&&` `||` `|` `|&` `&`,
+--   newlines, comments, brace expansion {a,b} {1..3}, redirections (kept
+--   apart from argv), leading NAME=value assignments;
+-- - subshells, groups, $( … ), backquotes, <( … ) and >( … ), ${ … },
+--   $(( … )), if/while/until/for/case/select bodies, `!`, `&`, [[ … ]],
+--   (( … )), function bodies (listed where defined: a function named like
+--   a command, `ls() { rm …; }`, shows its rm), coproc (both forms);
+-- - code handed to a shell: sh/bash/dash/zsh/ksh -c STRING, eval (and its
+--   --), trap 'STRING' SIGS, alias values, env -S, watch, su/flock -c,
+--   variables some program runs as a command (GIT_PAGER, EDITOR, …);
+-- - input fed to a shell reading it (sh, sh -s, sh -, bash -s -- args,
+--   sudo -s, su): here-strings, here-documents (an unquoted one with its
+--   expansions made), a pipe from echo/printf/cat of literal text, the exec
+--   tool's stdin, a redirection after a compound command around the shell;
+-- - wrappers: env, sudo/doas/pkexec/run0, exec (-a), command (-p),
+--   builtin, nice, nohup, timeout, time, setsid, stdbuf, chroot, xargs,
+--   find -exec/-execdir/-ok, busybox, watch, flock, ionice, chrt, taskset,
+--   unshare, nsenter, strace, … (the wrapper is listed, then the command it
+--   runs, one level deeper);
+-- - variables as command name: $X or ${X} (quoted or not) whose value is
+--   known — from the exec tool's env or from an assignment on the line
+--   (X=…, declare/export/local X=…) — stands for the words that value
+--   splits into, every value X may hold on the line counted.
 --
--- What it cannot know: the values of variables, the output of command
--- substitutions, globs, aliases and functions defined elsewhere, what a
--- script on disk or an interpreter (python -c) does. A word that contains
--- a substitution keeps its source text ("$(pwd)"); the commands inside the
--- substitution are listed on their own.
+-- What it marks opaque, and why (the reason is in the user's terms):
+-- - a command name it cannot resolve: $(…), `…`, ${X:-…}, "${a[@]}", $1,
+--   $@, a variable not set on the line nor in the env, or set by read,
+--   for, printf -v, mapfile, ${X:=…}, declare -n, or split by a changed
+--   IFS; a command name that is a glob (/bin/r?);
+-- - code it cannot read: eval/sh -c/trap/a here-document or here-string
+--   whose text holds such an expansion (its value is code), a shell fed
+--   by a pipe from anything but literal echo/printf/cat (curl … | sh), a
+--   shell or source running a script file, bash -l/-i (startup scripts),
+--   exec < … (what later commands read), a shell in a function body, in
+--   >( … ) or a coprocess reading its input;
+-- - interpreters given code: python -c, node -e/-p, perl -e/-E, ruby -e,
+--   php -r, lua -e, or reading their program from their input; awk
+--   programs with system(), a pipe or @load; sed with its e command or
+--   s///e; tar --to-command, rsync -e, ssh -o ProxyCommand, vim -c, gdb
+--   -ex, mapfile/compgen -C, git -c pager/alias/…, hash -p, enable -f, fc;
+-- - find/xargs names ({}, -I R) in a command name or a shell's code,
+--   xargs adding its input to a wrapper (xargs env, xargs sh -c);
+-- - variables that load code: LD_PRELOAD, BASH_ENV, ENV, BASH_FUNC_*,
+--   PS4, NODE_OPTIONS, PYTHONPATH, …; ${X@P}; array subscripts holding
+--   $( … ) where bash evaluates them.
+--
+-- What it does not promise: what a program on disk does (./build.sh, a
+-- Makefile, python script.py), the arguments xargs appends, words after
+-- the command name that hold expansions (they keep their source text,
+-- "$(pwd)"; the commands inside substitutions are listed on their own).
+-- Bounds (MAX_LENGTH, MAX_DEPTH, MAX_COMMANDS, MAX_BRACE_WORDS,
+-- MAX_READ_FACTOR) keep every path finite; hitting one is an error.
 --
 -- Pure Lua (5.1, 5.4, LuaJIT), no globals, no I/O: policies load it with
 -- require "toolgate.shell" inside their sandbox.

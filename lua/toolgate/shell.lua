@@ -1583,7 +1583,7 @@ local W = {}
 -- sh -c STRING runs the string; sh -s, sh - and a bare sh read their
 -- input; sh FILE runs a script on disk.
 local SHELLS = { "sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "ash",
-  "yash", "posh", "fish", "rbash" }
+  "yash", "posh", "fish", "rbash", "csh", "tcsh", "elvish", "nu" }
 for _, sh in ipairs(SHELLS) do
   W[sh] = function(p, argv, name, c)
     local k, has_c, from_stdin = 2, false, false
@@ -1732,7 +1732,7 @@ local function su_like(p, argv, name, c)
     local w = argv[k]
     local cmd = match(w, "^%-%-command=(.*)")
     if cmd then return inner_text(p, c, cmd, nil, name .. " -c") end
-    if w == "-c" or w == "--command" then
+    if w == "--command" or match(w, "^%-[^-]*c$") then -- -c, -lc
       if argv[k + 1] then inner_word(p, c, k + 1, name .. " -c") end
       return
     end
@@ -1934,12 +1934,15 @@ W.flock = function(p, argv, name, c)
 end
 
 W.script = function(p, argv, name, c)
-  for k = 2, #argv - 1 do
-    if argv[k] == "-c" or argv[k] == "--command" then
-      return inner_word(p, c, k + 1, name .. " -c")
+  for k = 2, #argv do
+    local cmd = match(argv[k], "^%-%-command=(.*)")
+    if cmd then return inner_text(p, c, cmd, nil, name .. " -c") end
+    if (argv[k] == "--command" or match(argv[k], "^%-[^-]*c$")) and argv[k + 1] then
+      return inner_word(p, c, k + 1, name .. " -c") -- -c, -qc
     end
   end
 end
+
 
 W.parallel = function(_, _, _, c)
   set_opaque(c, "parallel builds its commands from its arguments and input")
@@ -2024,6 +2027,7 @@ local INTERPRETERS = {
   lua = interpreter("e", nil, "l"), luajit = interpreter("e", nil, "lbj"),
   tclsh = interpreter(""), Rscript = interpreter("e"), R = interpreter("e"),
   osascript = interpreter("e"), pwsh = interpreter("cC", { command = true }),
+  expect = interpreter("c"), wish = interpreter(""),
 }
 INTERPRETERS.nodejs = INTERPRETERS.node
 
@@ -2172,7 +2176,8 @@ local RUN_OPTS = {
   nvim = { "-c", "+", "--cmd", "-S" }, ex = { "-c", "+", "-S" },
   gdb = { "-ex", "-x", "--command", "--eval-command", "-iex" },
   zip = { "-TT", "--unzip-command" }, man = { "-P", "--pager", "-H", "--html" },
-  less = { "+!" }, nmap = { "--script" }, mapfile = { "-C" }, readarray = { "-C" },
+  less = { "+!" }, nmap = { "--script" },
+  emacs = { "--eval", "-eval", "-l", "--load", "-f", "--funcall", "-x", "--script" }, mapfile = { "-C" }, readarray = { "-C" },
   compgen = { "-C" }, complete = { "-C" }, ["git-upload-pack"] = {},
 }
 
@@ -2402,9 +2407,108 @@ function emit_one(p, c)
   end
 end
 
+-- ssh HOST COMMAND…: the words after the host are joined and run by the
+-- remote shell (localhost is this machine).
+W.ssh = function(p, argv, name, c)
+  run_opts_w(p, argv, name, c)
+  local k = skip_opts(argv, 2, { arg = "BbcDEeFIiJLlmOoPpQRSWw" })
+  if argv[k] and argv[k + 1] then
+    local text, exps, glob = join_words(c, k + 1, #argv)
+    inner_text(p, c, text, exps, name, glob)
+  end
+end
+
+-- sg GROUP -c CMD, sg GROUP CMD…: run by /bin/sh -c.
+W.sg = function(p, argv, name, c)
+  local k = 3
+  if argv[k] == "-c" then k = k + 1 end
+  if argv[k] then
+    local text, exps, glob = join_words(c, k, #argv)
+    inner_text(p, c, text, exps, name, glob)
+  end
+end
+
+-- capsh … -- ARGS: runs bash ARGS.
+W.capsh = function(p, argv, name, c)
+  for k = 2, #argv do
+    if argv[k] == "--" then
+      local d = with_head(c, { "bash" })
+      d.argv, d.info = { "bash" }, {}
+      for j = k + 1, #argv do
+        d.argv[#d.argv + 1], d.info[#d.argv + 1] = argv[j], c.info[j]
+      end
+      return W.bash(p, d.argv, name .. " --", d)
+    end
+  end
+end
+
+W["systemd-run"] = opts_then_argv({ arg = "pEuMHG", long_arg = { unit = true,
+  property = true, setenv = true, uid = true, gid = true, machine = true,
+  host = true, description = true, slice = true, ["working-directory"] = true,
+  nice = true, ["service-type"] = true, ["on-calendar"] = true,
+  ["on-active"] = true, ["timer-property"] = true, ["path-property"] = true,
+  ["socket-property"] = true } })
+
+-- the dynamic loader run as a program runs the program it is given
+local function ldso_w(p, argv, name, c)
+  local k = 2
+  while k <= #argv do
+    local w = argv[k]
+    if w == "--preload" or w == "--audit" then
+      return set_opaque(c, name .. " " .. w .. " loads a library into the program")
+    end
+    if w == "--library-path" or w == "--argv0" or w == "--inhibit-rpath" then
+      k = k + 2
+    elseif sub(w, 1, 2) == "--" then
+      k = k + 1
+    else
+      break
+    end
+  end
+  inner_argv(p, c, k, name)
+end
+
+-- tmux and screen run commands in sessions: those that start one are opaque.
+local TMUX_RUNS = { ["new-session"] = true, new = true, ["split-window"] = true,
+  splitw = true, ["new-window"] = true, neww = true, ["send-keys"] = true,
+  send = true, ["run-shell"] = true, run = true, ["respawn-pane"] = true,
+  respawnp = true, ["respawn-window"] = true, respawnw = true,
+  ["display-popup"] = true, popup = true, ["if-shell"] = true, ["if"] = true,
+  ["source-file"] = true, source = true, ["pipe-pane"] = true, pipep = true }
+W.tmux = function(_, argv, name, c)
+  for k = 2, #argv do
+    if TMUX_RUNS[argv[k]] then
+      return set_opaque(c, name .. " " .. argv[k] .. " runs commands in a session "
+        .. "the analysis does not follow")
+    end
+  end
+end
+W.screen = function(_, argv, name, c)
+  for k = 2, #argv do
+    if sub(argv[k], 1, 1) ~= "-" or argv[k] == "-X" then
+      return set_opaque(c, name .. " runs commands in a session the analysis does "
+        .. "not follow")
+    end
+  end
+end
+
+-- make -f - (or /dev/stdin), --eval: recipes from text the analysis does
+-- not read as make.
+W.make = function(_, argv, name, c)
+  for k = 2, #argv do
+    local w = argv[k]
+    if (w == "-f" or w == "--file" or w == "--makefile") and STDIN_FILE[argv[k + 1] or ""]
+        or find(w, "^%-%-eval") or w == "-E" then
+      return set_opaque(c, name .. " runs recipes the analysis does not read")
+    end
+  end
+end
+W.gmake = W.make
+
 function unwrap(p, c)
   local name = M.basename(c.argv[1])
   local w = W[name] or interpreter_of(name)
+    or (match(name, "^ld[%-.].*%.so") and ldso_w)
   if w then w(p, c.argv, name, c) end
 end
 

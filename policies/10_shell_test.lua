@@ -102,7 +102,7 @@ for _, command in ipairs {
   "echo `rm -rf x`", "(cd /; rm -rf x)", "find . | xargs rm -rf",
   "nohup nice -n 5 rm -rf x &", [[eval 'rm -rf x']], "busybox rm -rf x",
   "sudo sh -c 'rm -rf x'", "timeout 5 bash <<< 'rm -rf x'", "cat <<EOF | sh\nrm -rf x\nEOF",
-  [[$'\x72m' -rf x]], "X=rm; \"$X\" -rf x",
+  [[$'\x72m' -rf x]], "F=-rf; rm $F x", "X=rm; \"$X\" -rf x",
 } do
   cases[#cases + 1] = { name = "denied: " .. command, tool = "exec",
     args = { command = command }, expect = "deny", rule = DENY }

@@ -2359,11 +2359,44 @@ end
 
 local emit_one
 
+-- The words of a whole-word $NAME / ${NAME} with exactly one known value
+-- (nil when it has none, several, or a changed IFS would split it).
+local function single_value_words(p, info, word)
+  local e = info.exps and #info.exps == 1 and info.exps[1]
+  if not (e and e.var and not e.runs and e.a == 1 and e.b == #word) then return nil end
+  local vals = var_values(p, e.var)
+  if not vals or #vals ~= 1 then return nil end
+  if e.q then return { vals[1] } end
+  if ifs_changed(p.ctx) or find(vals[1], "[*?[]") then return nil end
+  local words = {}
+  for w in gmatch(vals[1], "[^ \t\n]+") do words[#words + 1] = w end
+  return words
+end
+
+-- Words after the command name that are a variable with one known value
+-- are put in its place (rm $F /x with F=-rf is rm -rf /x); the others keep
+-- their source text.
+local function resolve_args(p, c)
+  local argv, info, changed = { c.argv[1] }, { c.info[1] }, false
+  for k = 2, #c.argv do
+    local words = c.info[k] and single_value_words(p, c.info[k], c.argv[k])
+    if words then
+      changed = true
+      for _, w in ipairs(words) do argv[#argv + 1] = w end
+    else
+      argv[#argv + 1] = c.argv[k]
+      info[#argv] = c.info[k]
+    end
+  end
+  if changed then c.argv, c.info = argv, info end
+end
+
 function finish(p, c)
   if not c.has_stdin then c.stdin, c.has_stdin = command_stdin(p, c), true end
   if not c.noted then
     c.noted = true
     for _, a in ipairs(c.assigns) do note_assign(p, c, a.name, a.value, a.dynamic) end
+    if c.argv[1] ~= nil then resolve_args(p, c) end
   end
   if c.argv[1] == nil then return emit(p, c) end
   local info = c.info[1]

@@ -84,11 +84,10 @@ describe("shell.analyze", function()
     assert.are.same({ ": rm -rf /x" }, lines("$X", { env = { X = "rm -rf /x" } }))
     assert.are.same({ ": rm -rf /x" }, lines("${X}", { env = { "X=rm -rf /x" } }))
     assert.are.same({ ": 'rm -rf /x'" }, lines('"$X"', { env = { X = "rm -rf /x" } }))
-    -- only the command name is resolved; the words after it keep their text
-    assert.are.same({ ": sudo '$Y'", "sudo: rm" }, lines("$X $Y", { env = { X = "sudo", Y = "rm" } }))
-    assert.are.same({ ": eval '$X'", "eval: ", "eval: rm x" },
+    assert.are.same({ ": sudo rm", "sudo: rm" }, lines("$X $Y", { env = { X = "sudo", Y = "rm" } }))
+    assert.are.same({ ": eval 'a=1; rm x'", "eval: ", "eval: rm x" },
       lines('eval "$X"', { env = { X = "a=1; rm x" } }))
-    assert.are.same({ ": sh -c '$X'", "sh -c: rm x" }, lines('sh -c "$X"', { env = { X = "rm x" } }))
+    assert.are.same({ ": sh -c 'rm x'", "sh -c: rm x" }, lines('sh -c "$X"', { env = { X = "rm x" } }))
   end)
 
   it("uses the values a variable is given on the line", function()
@@ -99,6 +98,13 @@ describe("shell.analyze", function()
     assert.are.same({ ": ", ": rm", ": ls" }, lines("X=ls; $X", { env = { X = "rm" } }))
     -- an empty value runs the next word
     assert.are.same({ ": ", ": rm -rf /x" }, lines("E=; $E rm -rf /x"))
+  end)
+
+  it("puts a variable's only known value in place of a word after the name", function()
+    assert.are.same({ ": ", ": rm -rf /x" }, lines("F=-rf; rm $F /x"))
+    assert.are.same({ ": rm 'a b'" }, lines('rm "$F"', { env = { F = "a b" } }))
+    assert.are.same({ ": ", ": ", ": rm '$F' /x" }, lines("F=-rf; F=-i; rm $F /x"))
+    assert.are.same({ ": rm '$F'" }, lines("rm $F"))
   end)
 
   it("calls a command name it cannot resolve opaque, with the reason", function()

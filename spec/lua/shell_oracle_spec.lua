@@ -54,7 +54,8 @@ local PASS = { sh = DASH, bash = BASH, dash = DASH, env = "/usr/bin/env",
   stdbuf = "/usr/bin/stdbuf", flock = "/usr/bin/flock", cat = "/usr/bin/cat",
   awk = "/usr/bin/awk", sed = "/usr/bin/sed" }
 
-local LOG = 'printf "%s\\n" "${0##*/} $*" >> "$ORACLE_LOG"\n'
+-- one record per run, each opened by \036 (arguments may hold newlines)
+local LOG = 'printf "\\036%s %s\\n" "${0##*/}" "$*" >> "$ORACLE_LOG"\n'
 
 local function make_bin(dir)
   os.execute("mkdir -p " .. sh_quote(dir))
@@ -125,6 +126,12 @@ local function generated_cases()
       end
     end
   end
+  -- one way of feeding inside another
+  for _, i in ipairs { 2, 4, 6, 7, 8, 11, 12, 14 } do
+    for _, j in ipairs { 2, 4, 6, 7, 8, 11, 12, 14 } do
+      out[#out + 1] = { line = FEEDS[i]("", FEEDS[j]("", "rm -rf victim")) }
+    end
+  end
   -- the exec tool's env and stdin carry commands too
   for _, v in ipairs { "rm -rf victim", "sh -c 'rm -rf victim'", "eval rm -rf victim" } do
     out[#out + 1] = { line = "$X", env = { X = v } }
@@ -175,8 +182,8 @@ end
 -- The programs a log file names.
 local function ran(path)
   local out = {}
-  for line in (read(path) or ""):gmatch("[^\n]+") do
-    out[#out + 1] = line:match("^(%S+)")
+  for record in (read(path) or ""):gmatch("\30([^\30]*)") do
+    out[#out + 1] = record:match("^(%S+)")
   end
   return out
 end

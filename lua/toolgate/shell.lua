@@ -1714,7 +1714,7 @@ W.run0 = opts_then_argv({ arg = "uDg", long_arg = { user = true,
 
 -- Whether the options before argv[k] hold -s or -i (sudo, doas: run a shell).
 function has_shell_flag(argv, k)
-  for j = 2, k - 1 do
+  for j = 2, math.min(k - 1, #argv) do
     local w = argv[j]
     if w == "--shell" or w == "--login" or (sub(w, 1, 1) == "-" and sub(w, 2, 2) ~= "-"
         and find(w, "[si]", 2)) then

@@ -997,9 +997,16 @@ local function parse_simple(p)
       if #c.argv == 0 and match(t.raw, ASSIGN_START) then
         p:take()
         local name, plus = match(t.raw, "^([%a_][%w_]*)(%+?)=")
+        -- X+=…, X=( … ) and values made by expansions are not followed
         c.assigns[#c.assigns + 1] = { name = name,
           value = sub(t.text, #name + #plus + 2), append = plus == "+" or nil,
-          dynamic = (t.exps or find(t.raw, "=(", 1, true)) and true or nil }
+          dynamic = (t.exps or plus == "+" or find(t.raw, "=(", 1, true)) and true or nil }
+      elseif #c.argv == 0 and match(t.raw, "^[%a_][%w_]*%[[^%]]*%]%+?=") then
+        -- X[i]=…: an element of the array X ($X is its first)
+        p:take()
+        local name = match(t.raw, "^([%a_][%w_]*)")
+        c.assigns[#c.assigns + 1] = { name = name, dynamic = true, element = true,
+          value = match(t.text, "%]%+?=(.*)$") or "" }
       elseif t.plain and COMPOUND_START[t.text] and only_time(c) then
         return parse_command(p)
       else
@@ -1240,8 +1247,8 @@ local function var_values(p, name)
       .. name .. " may hold anything"
   end
   if facts.dynamic[name] then
-    return nil, "$" .. name .. " is set by a command (read, for, printf -v, …) "
-      .. "whose result the analysis cannot know"
+    return nil, "$" .. name .. " is set in a way the analysis does not follow "
+      .. "(read, for, printf -v, X+=, an array, …)"
   end
   local list, seen = {}, {}
   local env = ctx.env[name]

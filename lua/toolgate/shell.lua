@@ -1392,8 +1392,9 @@ end
 local PRINTF_ESC = { n = "\n", t = "\t", ["\\"] = "\\", ['"'] = '"', ["'"] = "'" }
 
 local function printf_text(c)
-  local fmt = c.argv[2]
-  if not fmt or c.info[2] then return nil end
+  local k = c.argv[2] == "--" and 3 or 2
+  local fmt = c.argv[k]
+  if not fmt or c.info[k] or sub(fmt, 1, 1) == "-" then return nil end
   local out, i = {}, 1
   while i <= #fmt do
     local ch, nx = sub(fmt, i, i), sub(fmt, i + 1, i + 1)

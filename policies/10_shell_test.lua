@@ -72,6 +72,8 @@ cases[#cases + 1] = { name = "denied: the exec env carries the command", tool = 
 cases[#cases + 1] = { name = "denied: the exec stdin feeds sh", tool = "exec",
   args = { command = "sh", stdin = "rm -rf /x" }, expect = "deny", rule = DENY,
   reason_match = "inside sh %(stdin%)" }
+cases[#cases + 1] = { name = "a variable from the runtime's environment in sh -c is a word",
+  tool = "exec", args = { command = "sh -c \"cd $HOME && make\"" }, expect = "ask", rule = false }
 cases[#cases + 1] = { name = "the exec env's harmless value is left to the default",
   tool = "exec", args = { command = "$X", env = { X = "ls -l" } }, expect = "ask", rule = false }
 
@@ -86,7 +88,8 @@ for _, c in ipairs {
   { "awk 'BEGIN { system(\"id\") }'", "may run commands" },
   { "echo a | sed 's/a/id/e'", "e command" },
   { "LD_PRELOAD=./x.so ls", "LD_PRELOAD" },
-  { "eval \"$X\"", "eval runs code" },
+  { "eval \"$X\"", "value of %$X is not known" },
+  { "read -r X; eval \"ls $X\"", "eval runs code the analysis cannot see" },
   { "find . -exec {} \\;", "file names find finds" },
   { "echo 'rm -rf x' | xargs -I{} sh -c {}", "words xargs reads" },
 } do

@@ -37,10 +37,14 @@
 --   find -exec/-execdir/-ok, busybox, watch, flock, ionice, chrt, taskset,
 --   unshare, nsenter, strace, … (the wrapper is listed, then the command it
 --   runs, one level deeper);
--- - variables as command name: $X or ${X} (quoted or not) whose value is
---   known — from the exec tool's env or from an assignment on the line
---   (X=…, declare/export/local X=…) — stands for the words that value
---   splits into, every value X may hold on the line counted.
+-- - variables: $X or ${X} (quoted or not) whose value is known — from the
+--   exec tool's env or from an assignment on the line (X=…, declare/
+--   export/local X=…) — stands for the words that value splits into, every
+--   value X may hold on the line counted (as the command name; after it,
+--   when X has one value); in code (eval "$X", sh -c "…$X…", an unquoted
+--   here-document) the value is code and is parsed. A variable that
+--   nothing on the line nor the exec env sets comes from toolgate's own
+--   environment, which the agent cannot set: in code it stays a word.
 --
 -- What it marks opaque, and why (the reason is in the user's terms):
 -- - a command name it cannot resolve: $(…), `…`, ${X:-…}, "${a[@]}", $1,
@@ -396,6 +400,8 @@ function dollar(p, i, parts, masks, in_dq)
     return dq_scan(p, i + 2, parts, masks, '"')
   elseif d ~= "" and find("$#?!@*-0123456789", d, 1, true) then
     add_exp(parts, masks, "$" .. d, nil, in_dq) -- $$, $?, $1 …: "$${" is $$ then {
+    -- $$ $? $# $! $- are numbers and flags, never code
+    if find("$#?!-", d, 1, true) then parts.exps[#parts.exps].inert = true end
     return i + 2
   elseif match(d, "^[%a_]") then
     local name = match(s, "^[%a_][%w_]*", i + 1)
@@ -1280,22 +1286,37 @@ end
 -- they may take: the list of texts the shell may get | nil, why not.
 local MAX_TEXTS = 16
 
+-- Whether nothing on the line nor in the exec env sets $name: its value
+-- comes from toolgate's own environment, which the agent cannot set.
+local function from_runtime_env(p, name)
+  local ctx = p.ctx
+  local facts = ctx.facts
+  return not (facts.all_unknown or facts.nameref or facts.dynamic[name] or
+    facts.values[name] or ctx.env[name] or ctx.found.dynamic[name] or
+    ctx.found.values[name] or ctx.seen[name] or ctx.found.nameref)
+end
+
 local function materialize(p, text, exps)
   if not exps or #exps == 0 then return { text } end
   local out, pos = { "" }, 1
   for _, e in ipairs(exps) do
     local lit = sub(text, pos, e.a - 1)
     local src = sub(text, e.a, e.b)
-    if not e.var or e.runs then
+    local vals, why
+    if e.inert or (e.var and not e.runs and from_runtime_env(p, e.var)) then
+      -- kept as an expansion: the code that reads it sees a word, not code
+      vals = { src }
+    elseif not e.var or e.runs then
       return nil, (src ~= "" and "`" .. src .. "`" or "an expansion")
         .. " stands for text the analysis cannot know"
+    else
+      vals, why = var_values(p, e.var)
     end
-    local vals, why = var_values(p, e.var)
     if not vals then return nil, why end
     local nxt = {}
     for _, o in ipairs(out) do
       for _, v in ipairs(vals) do
-        if not e.q and find(v, "[*?[]") then
+        if not e.q and find(v, "[*?[]") and v ~= src then
           return nil, "$" .. e.var .. " holds a file name pattern"
         end
         nxt[#nxt + 1] = o .. lit .. v

@@ -2356,30 +2356,91 @@ local function with_head(c, words)
   return d
 end
 
--- The command name argv[1] is $NAME or ${NAME} (quoted or not): the list
--- of commands it stands for | nil, why not.
+-- Field splitting of one word: literal text is never split; the value of
+-- an unquoted expansion is, on blanks, tabs and newlines (IFS as the shell
+-- sets it; a line that changes IFS is not followed).
+local function split_fields(text, exps, values)
+  local fields, cur, pos = {}, nil, 1
+  local function push() if cur then fields[#fields + 1] = cur; cur = nil end end
+  for i, e in ipairs(exps) do
+    if e.a > pos then cur = (cur or "") .. sub(text, pos, e.a - 1) end
+    local v = values[i]
+    if e.q then
+      cur = (cur or "") .. v
+    else
+      if find(v, "^[ \t\n]") then push() end
+      local first = true
+      for w in gmatch(v, "[^ \t\n]+") do
+        if not first then push() end
+        cur, first = (cur or "") .. w, false
+      end
+      if find(v, "[ \t\n]$") then push() end
+    end
+    pos = e.b + 1
+  end
+  if pos <= #text then cur = (cur or "") .. sub(text, pos) end
+  push()
+  return fields
+end
+
+-- The ways a word with expansions may come out: a list of field lists |
+-- nil, why not. Every expansion must be a variable whose values are known.
+local function expand_word(p, word, info)
+  local exps = info.exps
+  local choices, n = {}, 1
+  for i, e in ipairs(exps) do
+    local vals, why
+    if e.var and not e.runs then
+      if e.var == "IFS" and not ifs_changed(p.ctx) then
+        vals = { " \t\n" }
+      else
+        vals, why = var_values(p, e.var)
+      end
+    end
+    if not vals then
+      return nil, why or ("`" .. sub(word, e.a, e.b) .. "` stands for text the "
+        .. "analysis cannot know")
+    end
+    if not e.q and ifs_changed(p.ctx) then
+      return nil, "IFS is changed, so $" .. e.var .. " splits in unknown places"
+    end
+    for _, v in ipairs(vals) do
+      if not e.q and find(v, "[*?[]") then
+        return nil, "$" .. e.var .. " holds a file name pattern"
+      end
+    end
+    choices[i], n = vals, n * #vals
+    if n > MAX_TEXTS then return nil, "its variables take too many values" end
+  end
+  local out = {}
+  for k = 0, n - 1 do -- each combination of values
+    local values, rest = {}, k
+    for i, vals in ipairs(choices) do
+      values[i] = vals[rest % #vals + 1]
+      rest = floor(rest / #vals)
+    end
+    out[#out + 1] = split_fields(word, exps, values)
+  end
+  return out
+end
+
+-- The command name argv[1] holds expansions: the list of commands it
+-- stands for | nil, why not.
 local function resolve_head(p, c)
   local info = c.info[1]
-  local e = info.exps and #info.exps == 1 and info.exps[1]
-  if not (e and e.var and e.a == 1 and e.b == #c.argv[1]) then
+  local alts, why = expand_word(p, c.argv[1], info)
+  if not alts then
+    local e = info.exps[1]
+    if #info.exps == 1 and e.var and e.a == 1 and e.b == #c.argv[1] then
+      return nil, why -- $X: what is not known of X
+    end
     return nil, "the command name `" .. c.argv[1] .. "` comes from an expansion "
       .. "the analysis cannot resolve"
   end
-  local vals, why = var_values(p, e.var)
-  if not vals then return nil, why end
-  if not e.q and ifs_changed(p.ctx) then
-    return nil, "IFS is changed, so $" .. e.var .. " splits in unknown places"
-  end
   local out = {}
-  for _, v in ipairs(vals) do
-    local words = {}
-    if e.q then
-      words[1] = v
-    else
-      for w in gmatch(v, "[^ \t\n]+") do words[#words + 1] = w end
-      if words[1] and find(words[1], "[*?[]") then
-        return nil, "$" .. e.var .. " holds a file name pattern"
-      end
+  for _, words in ipairs(alts) do
+    if info.glob or (words[1] and find(words[1], "[*?[]")) then
+      return nil, "the command name `" .. c.argv[1] .. "` is a file name pattern"
     end
     out[#out + 1] = with_head(c, words)
   end
@@ -2388,27 +2449,15 @@ end
 
 local emit_one
 
--- The words of a whole-word $NAME / ${NAME} with exactly one known value
--- (nil when it has none, several, or a changed IFS would split it).
-local function single_value_words(p, info, word)
-  local e = info.exps and #info.exps == 1 and info.exps[1]
-  if not (e and e.var and not e.runs and e.a == 1 and e.b == #word) then return nil end
-  local vals = var_values(p, e.var)
-  if not vals or #vals ~= 1 then return nil end
-  if e.q then return { vals[1] } end
-  if ifs_changed(p.ctx) or find(vals[1], "[*?[]") then return nil end
-  local words = {}
-  for w in gmatch(vals[1], "[^ \t\n]+") do words[#words + 1] = w end
-  return words
-end
-
--- Words after the command name that are a variable with one known value
--- are put in its place (rm $F /x with F=-rf is rm -rf /x); the others keep
--- their source text.
+-- Words after the command name whose expansions have one known value each
+-- are put in their place, split as the shell splits them (rm $F /x with
+-- F=-rf is rm -rf /x); the others keep their source text.
 local function resolve_args(p, c)
   local argv, info, changed = { c.argv[1] }, { c.info[1] }, false
   for k = 2, #c.argv do
-    local words = c.info[k] and single_value_words(p, c.info[k], c.argv[k])
+    local wi = c.info[k]
+    local alts = wi and wi.exps and not wi.glob and expand_word(p, c.argv[k], wi)
+    local words = alts and #alts == 1 and alts[1]
     if words then
       changed = true
       for _, w in ipairs(words) do argv[#argv + 1] = w end

@@ -84,7 +84,7 @@ M.MAX_LENGTH = 65536   -- bytes of command line split at most
 M.MAX_DEPTH = 16       -- nesting of ( ) { } $( ) ` ` and wrappers
 M.MAX_COMMANDS = 4096  -- simple commands in one command line
 M.MAX_BRACE_WORDS = 1024 -- words one brace expansion may make
-M.MAX_READ_FACTOR = 16   -- bytes of code read in all, in MAX_LENGTHs
+M.MAX_READ_FACTOR = 4    -- bytes of code read in all, in MAX_LENGTHs
 
 local sub, find, match, gsub, gmatch = string.sub, string.find, string.match,
   string.gsub, string.gmatch
@@ -173,6 +173,16 @@ local function emit(p, c)
 end
 
 local parse_list, sub_split, unwrap, lex_target -- forward declarations
+
+-- Strings given to sh -c and eval, and variables' values put in words and
+-- code, are read again: one bound on all the bytes read and made.
+local function charge(p, n)
+  p.ctx.budget = p.ctx.budget - n
+  if p.ctx.budget < 0 then
+    fail_limit(p, "the command line makes more than %d bytes of shell code to "
+      .. "read (strings given to sh -c, eval, variables' values)", p.ctx.max_read)
+  end
+end
 
 ---------------------------------------------------------------------------
 -- Lexing. A word is collected as pieces of text, each with a mask of the
@@ -1195,12 +1205,7 @@ end
 function sub_split(p, str, label, where, stdin, wrappers)
   enter(p) -- checks the bound
   leave(p)
-  -- values put in code are parsed again: a bound on all that is read
-  p.ctx.budget = p.ctx.budget - #str
-  if p.ctx.budget < 0 then
-    fail_limit(p, "the command line makes more than %d bytes of shell code to "
-      .. "read (strings given to sh -c, eval, variables' values)", p.ctx.max_read)
-  end
+  charge(p, #str)
   wrappers = wrappers or p.wrappers
   if label then
     local list = {}
@@ -1320,6 +1325,7 @@ local function materialize(p, text, exps)
           return nil, "$" .. e.var .. " holds a file name pattern"
         end
         nxt[#nxt + 1] = o .. lit .. v
+        charge(p, #nxt[#nxt])
       end
     end
     if #nxt > MAX_TEXTS then return nil, "its variables take too many values" end
@@ -2420,6 +2426,7 @@ local function expand_word(p, word, info)
       rest = floor(rest / #vals)
     end
     out[#out + 1] = split_fields(word, exps, values)
+    for _, f in ipairs(out[#out]) do charge(p, #f + 1) end
   end
   return out
 end

@@ -10,7 +10,9 @@
 --   --             redirects = {{fd=, op=, target=, body=?}...}, depth = n,
 --   --             wrapper = "sh -c" | nil (the innermost, as before),
 --   --             wrappers = { "sudo", "sh -c" } (outermost first),
---   --             opaque = nil | "why the analysis cannot see what runs" }
+--   --             opaque = nil | "why the analysis cannot see what runs",
+--   --             unresolved = nil | { k, … } (argv words holding an
+--   --               expansion not resolved: "$1", "$(pwd)", a glob) }
 --   -- shell.split(line) is analyze without an env.
 --
 -- What it promises: every program the shell would start, and every
@@ -412,6 +414,7 @@ function dollar(p, i, parts, masks, in_dq)
     add_exp(parts, masks, "$" .. d, nil, in_dq) -- $$, $?, $1 …: "$${" is $$ then {
     -- $$ $? $# $! $- are numbers and flags, never code
     if find("$#?!-", d, 1, true) then parts.exps[#parts.exps].inert = true end
+    if find("@*0123456789", d, 1, true) then parts.exps[#parts.exps].pos = d end
     return i + 2
   elseif match(d, "^[%a_]") then
     local name = match(s, "^[%a_][%w_]*", i + 1)
@@ -1202,7 +1205,7 @@ end
 -- Splits str (the inside of a backquote, the string of sh -c, …) one
 -- level deeper than p. label: the wrapper it runs in, added to wrappers
 -- (default p's); stdin: what its commands read (nil: nothing).
-function sub_split(p, str, label, where, stdin, wrappers)
+function sub_split(p, str, label, where, stdin, wrappers, positional)
   enter(p) -- checks the bound
   leave(p)
   charge(p, #str)
@@ -1214,7 +1217,7 @@ function sub_split(p, str, label, where, stdin, wrappers)
     wrappers = list
   end
   local q = new_parser(p.ctx, str, p.depth + 1, wrappers, where, stdin)
-  q.in_function = p.in_function
+  q.in_function, q.positional = p.in_function, positional
   parse_list(q, nil)
 end
 
@@ -1464,7 +1467,7 @@ end
 -- fed to bash, …). Its expansions are made first, so their values are
 -- code too: each possible text is parsed, or the command is opaque.
 
-local function inner_text(p, c, text, exps, label, glob)
+local function inner_text(p, c, text, exps, label, glob, positional)
   if glob then
     return set_opaque(c, label .. " runs code made from a file name pattern")
   end
@@ -1477,14 +1480,27 @@ local function inner_text(p, c, text, exps, label, glob)
     return set_opaque(c, label .. " runs code the analysis cannot see: " .. why)
   end
   for _, t in ipairs(texts) do
-    sub_split(p, t, label, " in the `" .. label .. "` string", c.stdin, c.wrappers)
+    -- set and shift change $1 …: then they are not known
+    local pos = positional and not find(t, "set", 1, true) and not find(t, "shift", 1, true)
+      and positional or nil
+    sub_split(p, t, label, " in the `" .. label .. "` string", c.stdin, c.wrappers, pos)
   end
 end
 
--- argv[k] of c as code.
-local function inner_word(p, c, k, label)
+-- argv[k] of c as code; positional: its $0, $1 … when known.
+local function inner_word(p, c, k, label, positional)
   local info = c.info[k] or {}
-  return inner_text(p, c, c.argv[k], info.exps, label, info.glob)
+  return inner_text(p, c, c.argv[k], info.exps, label, info.glob, positional)
+end
+
+-- sh -c STRING NAME ARGS…: $0 is NAME, $1 … the ARGS, when all are known.
+local function shell_positional(c, k)
+  local pos = { [0] = c.argv[k] or "sh" }
+  for j = k, #c.argv do
+    if c.info[j] then return nil end
+    if j > k then pos[#pos + 1] = c.argv[j] end
+  end
+  return pos
 end
 
 -- A shell reading its commands from its standard input.
@@ -1650,7 +1666,7 @@ for _, sh in ipairs(SHELLS) do
       k = k + 1
     end
     if has_c then
-      if argv[k] then inner_word(p, c, k, name .. " -c") end
+      if argv[k] then inner_word(p, c, k, name .. " -c", shell_positional(c, k + 1)) end
     elseif from_stdin or not argv[k] then
       shell_reads(p, c, name)
     else
@@ -2396,7 +2412,17 @@ local function expand_word(p, word, info)
   local choices, n = {}, 1
   for i, e in ipairs(exps) do
     local vals, why
-    if e.var and not e.runs then
+    local pos = e.pos and p.in_function == 0 and p.positional
+    if pos and e.pos == "@" and e.q and #exps == 1 and e.a == 1 and e.b == #word then
+      -- "$@": one word per argument
+      local fields = {}
+      for j = 1, #pos do fields[j] = pos[j] end
+      return { fields }
+    elseif pos and (e.pos == "@" or e.pos == "*") and not (e.q and e.pos == "@") then
+      vals = { concat(pos, " ") }
+    elseif pos and e.pos ~= "@" and e.pos ~= "*" then
+      vals = { pos[tonumber(e.pos)] or "" }
+    elseif e.var and not e.runs then
       if e.var == "IFS" and not ifs_changed(p.ctx) then
         vals = { " \t\n" }
       else
@@ -2407,12 +2433,13 @@ local function expand_word(p, word, info)
       return nil, why or ("`" .. sub(word, e.a, e.b) .. "` stands for text the "
         .. "analysis cannot know")
     end
+    local shown = sub(word, e.a, e.b)
     if not e.q and ifs_changed(p.ctx) then
-      return nil, "IFS is changed, so $" .. e.var .. " splits in unknown places"
+      return nil, "IFS is changed, so " .. shown .. " splits in unknown places"
     end
     for _, v in ipairs(vals) do
       if not e.q and find(v, "[*?[]") then
-        return nil, "$" .. e.var .. " holds a file name pattern"
+        return nil, shown .. " holds a file name pattern"
       end
     end
     choices[i], n = vals, n * #vals
@@ -2706,9 +2733,17 @@ end
 
 local MAX_PASSES = 4
 
--- Drops the analysis' own fields from the commands it returns.
+-- Drops the analysis' own fields from the commands it returns, and lists
+-- in c.unresolved the argv indexes of words that hold an expansion it did
+-- not resolve (or a glob): their text is not what the program gets.
 local function clean(out)
   for _, c in ipairs(out) do
+    local list = {}
+    for k = 1, #c.argv do
+      local info = c.info and c.info[k]
+      if info and (info.exps or info.glob) then list[#list + 1] = k end
+    end
+    c.unresolved = #list > 0 and list or nil
     c.info, c.stdin, c.has_stdin, c.open, c.noted = nil, nil, nil, nil, nil
     c.inherits_stdin, c.reads_stdin = nil, nil
     for _, r in ipairs(c.redirects) do r.text, r.exps, r.pending = nil, nil, nil end

@@ -110,6 +110,24 @@ describe("shell.analyze", function()
     assert.are.same({ ": ", ": ls xa 'ba by'" }, lines([[X="a b"; ls x$X"$X"y]]))
   end)
 
+  it("knows $0, $1, \"$@\" of sh -c STRING NAME ARGS", function()
+    local function last(line)
+      local cmds = analyze(line)
+      return shell.join(cmds[#cmds].argv)
+    end
+    assert.are.equal("rm -rf /x", last([[sh -c 'rm "$@"' sh -rf /x]]))
+    assert.are.equal("rm -rf /x", last([[sh -c '$0 -rf /x' rm]]))
+    assert.are.equal("rm -rf /x", last([[sh -c '"$@"' sh rm -rf /x]]))
+    assert.are.equal("rm ''", last([[sh -c 'rm "$1"']]))
+    -- not in a function's body, nor after set or shift
+    assert.are.equal("rm '$1'", analyze([[sh -c 'f() { rm "$1"; }; f x' sh -rf]])[2].argv[1]
+      and shell.join(analyze([[sh -c 'f() { rm "$1"; }; f x' sh -rf]])[2].argv))
+    assert.are.equal("rm '$@'", last([[sh -c 'shift; rm "$@"' sh a -rf]]))
+    local cmds = analyze([[sh -c 'shift; rm "$@" x' sh a -rf]])
+    assert.are.same({ 2 }, cmds[#cmds].unresolved)
+    assert.is_nil(cmds[1].unresolved)
+  end)
+
   it("calls a command name it cannot resolve opaque, with the reason", function()
     opaque("$X", "value of $X is not known")
     opaque("$(echo rm) -rf /x", "comes from an expansion")

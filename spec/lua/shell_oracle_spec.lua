@@ -1,7 +1,9 @@
 -- spec/lua/shell_oracle_spec.lua — an oracle for toolgate.shell: command
 -- lines run under a real bash and a real dash, in a throwaway folder where
 -- every program on PATH is a logging stand-in, and every program the shell
--- actually ran must be among the commands shell.analyze reported — or the
+-- actually ran must be among the commands shell.analyze reported (an rm
+-- that ran with -r, as a recursive rm — what the shell policy denies — or
+-- one with words it could not resolve, c.unresolved) — or the
 -- analysis marked a command opaque, or could not parse the line (the shell
 -- policy asks then). Builtins (echo, cd, …) run without a program: they are
 -- not logged, and need not be.
@@ -180,28 +182,48 @@ local function driver(root, cases, sh)
   return table.concat(lines, "\n") .. "\n"
 end
 
--- The programs a log file names.
+-- The runs a log file records: { name =, args = "…" }.
 local function ran(path)
   local out = {}
   for record in (read(path) or ""):gmatch("\30([^\30]*)") do
-    out[#out + 1] = record:match("^(%S+)")
+    local name, args = record:match("^(%S+) ?(.*)$")
+    out[#out + 1] = { name = name, args = args or "" }
   end
   return out
 end
 
--- nil when the analysis covers what ran, else a description.
-local function judge(case, programs)
-  if #programs == 0 then return nil end
+local function recursive_rm(args)
+  for w in args:gmatch("%S+") do
+    if w:match("^%-[^-]*[rR]") or w:match("^%-%-rec") then return true end
+  end
+  return false
+end
+
+-- nil when the analysis covers what ran, else a description: every
+-- program that ran is reported, and an rm that ran with -r is reported
+-- with it (what the shell policy denies).
+local function judge(case, runs)
+  if #runs == 0 then return nil end
   local cmds = analyze(case.line, { env = case.env, stdin = case.stdin })
   if not cmds then return nil end -- a parse error: the policy asks
-  local reported = {}
+  local reported, rm_r = {}, false
   for _, c in ipairs(cmds) do
     if c.opaque then return nil end
-    reported[shell.basename(c.argv[1])] = true
+    local name = shell.basename(c.argv[1])
+    reported[name] = true
+    -- an rm whose words are not all known may be recursive
+    if name == "rm" and (c.unresolved or
+        shell.has_flag(c.argv, "rR", "recursive", { abbrev = 1 })) then
+      rm_r = true
+    end
   end
   local missed = {}
-  for _, p in ipairs(programs) do
-    if not reported[p] then missed[#missed + 1] = p end
+  for _, r in ipairs(runs) do
+    if not reported[r.name] then
+      missed[#missed + 1] = r.name
+    elseif r.name == "rm" and recursive_rm(r.args) and not rm_r then
+      missed[#missed + 1] = "rm " .. r.args .. " (its -r)"
+    end
   end
   if #missed == 0 then return nil end
   return "ran " .. table.concat(missed, ", ") .. " unreported"
@@ -241,9 +263,9 @@ describe("shell.analyze against a real bash and dash", function()
     local failures, runs = {}, 0
     for i, case in ipairs(cases) do
       for _, sh in ipairs { "bash", "dash" } do
-        local programs = ran(root .. "/log/" .. sh .. "." .. i)
-        if #programs > 0 then runs = runs + 1 end
-        local why = judge(case, programs)
+        local done = ran(root .. "/log/" .. sh .. "." .. i)
+        if #done > 0 then runs = runs + 1 end
+        local why = judge(case, done)
         if why then
           local extra = case.env and " (env)" or case.stdin and " (stdin)" or ""
           failures[#failures + 1] = sh .. ": " .. case.line:gsub("\n", "¶") .. extra

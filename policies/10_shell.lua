@@ -5,10 +5,23 @@
 -- simple commands by toolgate.shell; each check below is a small function
 -- over one simple command that returns what it matched, or nil.
 --
+-- The command line is read with shell.analyze, together with the exec
+-- tool's `env` (a command may be `$X` with X set there) and `stdin` (a
+-- bare `sh` runs what it is given): every simple command the shell would
+-- run is judged, also those given to sh -c, eval, trap, coproc, fed to a
+-- shell by a here-string, a here-document or a pipe, or named by a
+-- variable whose value is known.
+--
+-- Where the analysis cannot see what runs — a command name made by $(…) or
+-- an unknown variable, `curl … | sh`, `sh script.sh`, `source x`,
+-- `python -c`, `awk` with system(), `sed` with its e command, LD_PRELOAD=…
+-- — the command is "opaque" and this policy asks, with the reason; set
+-- OPAQUE below to "deny" to refuse those outright instead.
+--
 -- It is a seat-belt, not a sandbox: it judges the text of the command, and
--- text can hide what runs ($(printf 'r''m') -rf, a script written to disk
--- and run, python -c, aliases). See "The default shell policy" in
--- README.md for what to use for real isolation.
+-- a program on disk (./build.sh, a Makefile, python script.py) can do what
+-- it likes. See "The default shell policy" in README.md for what to use for
+-- real isolation.
 --
 -- It only denies or asks: a command that passes every check gets no answer
 -- here, so the next rules — or the default verdict (ask, for exec) — decide.
@@ -16,6 +29,10 @@
 -- pass, since only rm's -r deletes recursively.
 local tg = require "toolgate"
 local shell = require "toolgate.shell"
+
+-- What to answer for a command the analysis cannot see through: "ask"
+-- (the user decides) or "deny".
+local OPAQUE = "ask"
 
 local has_flag, basename = shell.has_flag, shell.basename
 
@@ -134,9 +151,48 @@ local checks = {
   end },
 }
 
--- Where a command sat, for the reason: "", " (inside sh -c)".
+-- Where a command sat, for the reason, innermost first: "",
+-- " (inside sh -c, in sudo)".
 local function where(c)
-  return c.wrapper and (" (inside " .. c.wrapper .. ")") or ""
+  local chain = c.wrappers or { c.wrapper }
+  if #chain == 0 then return "" end
+  local names = {}
+  for k = #chain, 1, -1 do names[#names + 1] = chain[k] end
+  return " (inside " .. table.concat(names, ", in ") .. ")"
+end
+
+local function shown(c)
+  return #c.argv > 0 and (" in `" .. shell.join(c.argv) .. "`") or ""
+end
+
+-- The first destructive command: a deny, or nil.
+local function destructive(cmds)
+  for _, c in ipairs(cmds) do
+    local name = basename(c.argv[1])
+    for _, check in ipairs(checks) do
+      local what = check[2](c, name)
+      if what then
+        return tg.deny("blocked by the default shell policy [" .. check[1] .. "]: "
+          .. what .. where(c) .. shown(c)
+          .. "; do it another way, or ask the user to run it")
+      end
+    end
+  end
+end
+
+-- The first command the analysis could not see through: OPAQUE's answer.
+local function opaque(cmds)
+  for _, c in ipairs(cmds) do
+    if c.opaque then
+      local text = "the default shell policy cannot see what this command runs: "
+        .. c.opaque .. where(c) .. shown(c)
+      if OPAQUE == "deny" then
+        return tg.deny("blocked by the default shell policy [opaque]: " .. c.opaque
+          .. where(c) .. shown(c) .. "; spell out the commands it runs instead")
+      end
+      return tg.ask(text .. "; approve only if you know what it does")
+    end
+  end
 end
 
 tg.rule {
@@ -146,22 +202,11 @@ tg.rule {
   check = function(call)
     local line = call.args.command
     if type(line) ~= "string" then return end -- the tool's schema says what is wrong
-    local cmds, err = shell.split(line)
+    local cmds, err = shell.analyze(line, { env = call.args.env, stdin = call.args.stdin })
     if not cmds then
       return tg.ask("could not parse the command (" .. err .. "); a command the "
         .. "shell policy cannot read may hide anything: approve only if you can")
     end
-    for _, c in ipairs(cmds) do
-      local name = basename(c.argv[1])
-      for _, check in ipairs(checks) do
-        local what = check[2](c, name)
-        if what then
-          local text = #c.argv > 0 and (" in `" .. shell.join(c.argv) .. "`") or ""
-          return tg.deny("blocked by the default shell policy [" .. check[1] .. "]: "
-            .. what .. where(c) .. text
-            .. "; do it another way, or ask the user to run it")
-        end
-      end
-    end
+    return destructive(cmds) or opaque(cmds)
   end,
 }

@@ -9,7 +9,8 @@
 --                  call an agent's hook made; nil for other tools.
 --   call.commands  for exec: every simple command the shell would run
 --                  (toolgate.shell's analysis of args.command with
---                  args.env), each {argv, wrappers, opaque, ...}; a
+--                  args.env and args.stdin), each {argv, wrappers,
+--                  opaque, unresolved, ...}; a
 --                  command line it cannot read is one opaque command.
 --
 -- Both come from the code that acts or its exact model, never from a
@@ -39,7 +40,8 @@ function M.commands(call)
   local shell = require "toolgate.shell"
   local analyze = shell.analyze or shell.split
   local env = type(args.env) == "table" and args.env or nil
-  local cmds, err = analyze(args.command, { env = env })
+  local cmds, err = analyze(args.command, { env = env,
+    stdin = type(args.stdin) == "string" and args.stdin or nil })
   if not cmds then
     return { { argv = {}, assigns = {}, redirects = {}, depth = 0, wrappers = {},
       opaque = "the shell analysis cannot read the command line: " .. tostring(err) } }

@@ -403,6 +403,30 @@ static int sb_table_move(lua_State *L) {
   return 1;
 }
 
+/* string.rep(s, n [, sep]) that returns "" at once when the result is
+ * empty: the builtin copies zero bytes n times, so string.rep("", 2^62)
+ * runs for ages inside one C call that neither runs a Lua instruction nor
+ * allocates a byte — no limit could stop it. Any other result is built by
+ * the builtin (upvalue 1), whose work is the result's size: bounded by the
+ * memory cap. The arguments are checked here, as the builtin checks them,
+ * so that the builtin, called from C, raises no argument error (it would
+ * name no function). (LuaJIT's string.rep copies nothing when the result
+ * is empty: it stays.) */
+static int sb_string_rep(lua_State *L) {
+  size_t l, lsep;
+  luaL_checklstring(L, 1, &l);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  luaL_optlstring(L, 3, "", &lsep);
+  if (n <= 0 || (l == 0 && (lsep == 0 || n == 1))) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
 /* The length table.insert and table.remove shift over: of a table, or of a
  * value with __index, __newindex and __len (the builtin's checks). A __len
  * can say anything: the shifts below poll every MOVE_PIECE elements. */
@@ -790,15 +814,19 @@ static void restrict_library(lua_State *L) {
 
 /* The functions that could run long inside one C call, made to poll:
  * string.find, match, gmatch and gsub (sandbox_pattern.c; also the
- * strings' methods, whose __index is the string table), table.move,
- * insert and remove (5.4: LuaJIT's take the raw length, bounded by memory,
- * or are bytecode) and table.sort (LuaJIT). Trusted policies get them
+ * strings' methods, whose __index is the string table), string.rep,
+ * table.move, insert and remove (5.4: LuaJIT's take the raw length,
+ * bounded by memory, or are bytecode; LuaJIT's string.rep does no work
+ * for an empty result) and table.sort (LuaJIT). What C functions do by
+ * calling functions (metamethods, comparators) is stopped by the stop
+ * hook, which is a call hook too (sandbox.c). Trusted policies get them
  * too: the bound is a limit, like the time limit, not a restriction. */
 static void install_bounded_functions(lua_State *L) {
   lua_getglobal(L, "string");
   tg__pattern_register(L, tg__sandbox_poll);
   lua_pop(L, 1);
 #if TG_LUA54
+  wrap_field(L, "string", "rep", sb_string_rep);
   wrap_field(L, "table", "move", sb_table_move);
   lua_getglobal(L, "table");
   lua_pushcfunction(L, sb_table_insert);

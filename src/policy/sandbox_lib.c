@@ -201,6 +201,31 @@ static const char *chunk_reader(lua_State *L, void *ud, size_t *size) {
   return p;
 }
 
+/* lua_load's reader over a string, in pieces of LOAD_PIECE bytes with a
+ * poll between them: compiling a text of tens of MB takes seconds inside
+ * one C call (the parser runs no Lua instruction), so load(text) could
+ * run past the time limit by that much. */
+#define LOAD_PIECE ((size_t)64 << 10)
+
+typedef struct {
+  const char *s;
+  size_t left;
+  int started;
+} text_reader;
+
+static const char *text_piece(lua_State *L, void *ud, size_t *size) {
+  text_reader *r = ud;
+  if (r->started) tg__sandbox_poll(L);
+  r->started = 1;
+  *size = 0;
+  if (r->left == 0) return NULL;
+  *size = r->left < LOAD_PIECE ? r->left : LOAD_PIECE;
+  const char *p = r->s;
+  r->s += *size;
+  r->left -= *size;
+  return p;
+}
+
 /* load(chunk [, name [, mode [, env]]]): Lua source only, whatever mode
  * says; without env the chunk gets an environment of its own. */
 static int sb_load(lua_State *L) {
@@ -217,7 +242,8 @@ static int sb_load(lua_State *L) {
       lua_pushstring(L, BINARY_REFUSED);
       return 2;
     }
-    st = luaL_loadbufferx(L, s, len, name, "t");
+    text_reader r = {s, len, 0}; /* s stays anchored at 1 */
+    st = tg_load(L, text_piece, &r, name, "t");
   } else {
     const char *name = luaL_optstring(L, 2, "=(load)");
     luaL_checktype(L, 1, LUA_TFUNCTION);

@@ -46,6 +46,7 @@
 #include "sandbox.h"
 #include "sandbox_lib.h"
 #include "base/watchdog.h"
+#include "lua/luajson.h"
 #if !TG_LUA54
 #include <luajit.h>
 #endif
@@ -378,6 +379,10 @@ lua_State *tg__sandbox_new(const tg_config *cfg, const char *policy_dir,
 #endif
   tg__sandbox_lib_open(L, policy_dir, cfg->trusted_policies);
   tg__sandbox_flow_open(L);
+  /* a value referenced many times converts to JSON once per reference */
+  size_t json_max = sb->cap <= SIZE_MAX / TG_JSON_MEMORY_FACTOR
+                        ? sb->cap * TG_JSON_MEMORY_FACTOR : SIZE_MAX;
+  tg__json_set_max_memory(L, json_max);
   *out = sb;
   return L;
 }

@@ -15,6 +15,7 @@
  * the functions that poll the call's bound (install_bounded_functions).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -434,9 +435,9 @@ static int sb_table_move(lua_State *L) {
  * runs for ages inside one C call that neither runs a Lua instruction nor
  * allocates a byte — no limit could stop it. Any other result is built by
  * the builtin (upvalue 1), whose work is the result's size: bounded by the
- * memory cap. The arguments are checked here, as the builtin checks them,
- * so that the builtin, called from C, raises no argument error (it would
- * name no function). (LuaJIT's string.rep copies nothing when the result
+ * memory cap. The arguments and the size are checked here, as the builtin
+ * checks them, so that the builtin, called from C, raises no error of its
+ * own but running out of memory (it would name no line). (LuaJIT's string.rep copies nothing when the result
  * is empty: it stays.) */
 static int sb_string_rep(lua_State *L) {
   size_t l, lsep;
@@ -447,6 +448,10 @@ static int sb_string_rep(lua_State *L) {
     lua_pushliteral(L, "");
     return 1;
   }
+  /* the builtin's own check (MAXSIZE), here so that the error names the
+   * caller's line */
+  if (l + lsep < l || l + lsep > (size_t)INT_MAX / (lua_Unsigned)n)
+    return luaL_error(L, "resulting string too large");
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);

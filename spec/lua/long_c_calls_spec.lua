@@ -81,6 +81,12 @@ local CASES = {
   local s = tg.json_encode(t)]],
     cap = 8 * 1024 * 1024,
     expect = "the value's JSON would take more than 32 MiB of memory (a table or a string in it referenced many times?)" },
+  { name = "tg.json_decode of a text of 2 million values (its parse tree is malloc'd, outside the cap)",
+    code = [[
+  local text = "[" .. ("0,"):rep(2000000) .. "0]"
+  local v, err = tg.json_decode(text) assert(v, err)]],
+    cap = 16 * 1024 * 1024,
+    expect = "the text holds too many values: parsed, they would take more than 64 MiB of memory" },
 }
 
 local function lines(s) return select(2, s:gsub("\n", "")) + 1 end

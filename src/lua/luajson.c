@@ -194,9 +194,43 @@ int tg__json_push(lua_State *L, const cJSON *j) {
   return st == LUA_ERRMEM ? TG_JSON_NO_MEMORY : TG_JSON_TOO_DEEP;
 }
 
+static size_t max_memory(lua_State *L);
+
+/* An upper bound on what parsing text takes: a cJSON node per value (a
+ * value but the first follows a '[', '{', ',' or ':' outside strings)
+ * and a copy of the text's strings. One pass, no allocation. */
+static size_t parse_memory(const char *text, size_t len) {
+  size_t marks = 1;
+  int in_string = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') i++;
+      else if (c == '"') in_string = 0;
+    } else if (c == '"') {
+      in_string = 1;
+    } else if (c == '[' || c == '{' || c == ',' || c == ':') {
+      marks++;
+    }
+  }
+  return marks * sizeof(cJSON) + len;
+}
+
 int tg__json_decode_lua(lua_State *L, const char *text, size_t len) {
   char err[300];
   luaL_checkstack(L, 4, NULL); /* before anything is ours to free */
+  /* the parse tree is malloc'd, outside the memory cap, and built in
+   * one C call: a text of many small values ("[0,0,0,...]") would take
+   * some 20 times its size and seconds */
+  size_t max = max_memory(L);
+  if (max && parse_memory(text, len) > max) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "the text holds too many values: parsed, they would "
+                    "take more than %d MiB of memory; decode less at a "
+                    "time, or raise policy_memory_cap (the limit is %d "
+                    "times it)", (int)(max >> 20), TG_JSON_MEMORY_FACTOR);
+    return 2;
+  }
   cJSON *j = tg_json_parse(text, len, NULL, err, sizeof err);
   if (!j) {
     lua_pushnil(L);
@@ -238,6 +272,16 @@ void tg__json_set_max_memory(lua_State *L, size_t max) {
   lua_pushlightuserdata(L, (void *)&max_memory_key);
   lua_pushnumber(L, (lua_Number)max);
   lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+/* The state's limit (0: none). Needs one free stack slot; raises
+ * nothing. */
+static size_t max_memory(lua_State *L) {
+  lua_pushlightuserdata(L, (void *)&max_memory_key);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  size_t max = (size_t)lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  return max;
 }
 
 typedef struct {
@@ -451,10 +495,7 @@ cJSON *tg__json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
   idx = lua_absindex(L, idx);
   if (!lua_checkstack(L, STACK_NEEDED))
     return conv_fail(&cv, NULL, "the Lua stack is exhausted");
-  lua_pushlightuserdata(L, (void *)&max_memory_key); /* raises nothing */
-  lua_rawget(L, LUA_REGISTRYINDEX);
-  cv.max_mem = (size_t)lua_tonumber(L, -1);
-  lua_pop(L, 1);
+  cv.max_mem = max_memory(L);
   return from_lua(L, idx, &cv, NULL, 0);
 }
 

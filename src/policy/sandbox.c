@@ -149,20 +149,28 @@ static void raise_stop(lua_State *L, tg_sandbox *sb) {
   lua_error(L);
 }
 
+/* A line of the policy's: not of a C function, nor of the sandbox's own
+ * Lua code (TG_SANDBOX_CHUNK). */
+static int policy_line(lua_State *L, lua_Debug *ar) {
+  return lua_getinfo(L, "Sl", ar) && ar->currentline > 0 &&
+         strncmp(ar->source, TG_SANDBOX_CHUNK,
+                 sizeof TG_SANDBOX_CHUNK - 1) != 0;
+}
+
 /* The policy's file:line: of the running Lua function (ar, from a count
- * hook), else of the nearest Lua function on the stack from `level` up (a
- * call hook's callee, or a C function that polls, is no place in a
- * policy). */
+ * hook), else of the nearest policy line on the stack from `level` up (a
+ * call hook's callee, a C function that polls, the sandbox's own Lua code
+ * are no place in a policy). */
 static void note_where(tg_sandbox *sb, lua_State *L, lua_Debug *ar,
                        int level) {
   lua_Debug here;
-  if (ar && lua_getinfo(L, "Sl", ar) && ar->currentline > 0) {
+  if (ar && policy_line(L, ar)) {
     snprintf(sb->where, sizeof sb->where, "%s:%d", ar->short_src,
              ar->currentline);
     return;
   }
   for (int i = level; i < level + 64 && lua_getstack(L, i, &here); i++)
-    if (lua_getinfo(L, "Sl", &here) && here.currentline > 0) {
+    if (policy_line(L, &here)) {
       snprintf(sb->where, sizeof sb->where, "%s:%d", here.short_src,
                here.currentline);
       return;

@@ -547,6 +547,125 @@ static int sb_table_sort(lua_State *L) {
 }
 #endif
 
+#if !TG_LUA54
+/* LuaJIT reads a line with fgets and measures what it got with strlen: a
+ * run of NUL bytes adds nothing, so the buffer never grows and reading a
+ * line of a file of zeros loops inside one C call for as long as the file
+ * lasts, allocating nothing. /proc/self/pagemap, a regular file anyone
+ * can read, holds hundreds of GB of them: f:read("l") on it hung the
+ * runtime. Lines are read here instead, in Lua (where the time limit
+ * reaches): pieces of the builtin read(n), which uses fread, up to the
+ * newline, and a seek back over what followed it. Installed on the file
+ * handles' method table (read, lines) and as io.lines, so that every way
+ * to read a line goes through it. */
+static const char LINES[] =
+    "local read, seek, open, close, find, sub, concat, type, select, error,\n"
+    "  iotype = ...\n"
+    "local unpack = unpack\n"
+    "local function check(f)\n" /* the builtin's message, without a place */
+    "  if iotype(f) == 'closed file' then\n"
+    "    error('attempt to use a closed file', 0)\n"
+    "  end\n"
+    "end\n"
+    "local function line(f, keep)\n"
+    "  local parts, size = {}, 128\n"
+    "  while true do\n"
+    "    local piece = read(f, size)\n"
+    "    if not piece then\n"
+    "      if #parts == 0 then return nil end\n"
+    "      return concat(parts)\n"
+    "    end\n"
+    "    local nl = find(piece, '\\n', 1, true)\n"
+    "    if nl then\n"
+    "      if nl < #piece then seek(f, 'cur', nl - #piece) end\n"
+    "      parts[#parts + 1] = sub(piece, 1, keep and nl or nl - 1)\n"
+    "      return concat(parts)\n"
+    "    end\n"
+    "    parts[#parts + 1] = piece\n"
+    "    if size < 65536 then size = size * 2 end\n"
+    "  end\n"
+    "end\n"
+    "local function one(f, fmt)\n"
+    "  if type(fmt) == 'string' then\n"
+    "    local c = sub(fmt, 1, 1) == '*' and sub(fmt, 2, 2) or sub(fmt, 1, 1)\n"
+    "    if c == 'l' then return line(f, false) end\n"
+    "    if c == 'L' then return line(f, true) end\n"
+    "  end\n"
+    "  return read(f, fmt)\n"
+    "end\n"
+    "local function readall(f, n, fmt, ...)\n"
+    "  local v = one(f, fmt)\n"
+    "  if v == nil or n <= 1 then return v end\n"
+    "  return v, readall(f, n - 1, ...)\n"
+    "end\n"
+    "local function fread(f, ...)\n"
+    "  check(f)\n"
+    "  local n = select('#', ...)\n"
+    "  if n == 0 then return line(f, false) end\n"
+    "  return readall(f, n, ...)\n"
+    "end\n"
+    "local function iterate(f, closing, ...)\n"
+    "  local n, fmts = select('#', ...), { ... }\n"
+    "  local function finish(v, ...)\n"
+    "    if v == nil and closing then close(f) end\n"
+    "    return v, ...\n"
+    "  end\n"
+    "  return function()\n"
+    "    if n == 0 then return finish(fread(f)) end\n"
+    "    return finish(fread(f, unpack(fmts, 1, n)))\n"
+    "  end\n"
+    "end\n"
+    "local function flines(f, ...)\n"
+    "  check(f)\n"
+    "  read(f, 0)\n" /* raises on what is not a file, as lines does */
+    "  return iterate(f, false, ...)\n"
+    "end\n"
+    "local function io_lines(path, ...)\n"
+    "  if path == nil then error('io.lines: give a file name', 2) end\n"
+    "  local f, err = open(path, 'r')\n"
+    "  if not f then error(err, 2) end\n"
+    "  return iterate(f, true, ...)\n"
+    "end\n"
+    "return fread, flines, io_lines\n";
+
+/* Replaces the file methods read and lines, and io.lines (trusted
+ * policies' too: io.lines(nil) reads standard input with the builtin). */
+static void install_line_reading(lua_State *L) {
+  int top = lua_gettop(L);
+  lua_getglobal(L, "io");
+  lua_getfield(L, -1, "stderr");
+  int ok = lua_getmetatable(L, -1);
+  if (ok) lua_getfield(L, -1, "__index");
+  if (!ok || !lua_istable(L, -1) ||
+      luaL_loadbuffer(L, LINES, sizeof LINES - 1,
+                      TG_SANDBOX_CHUNK "io") != LUA_OK) {
+    lua_settop(L, top); /* only out of memory */
+    return;
+  }
+  int methods = lua_gettop(L) - 1, io = methods - 3;
+  lua_getfield(L, methods, "read");
+  lua_getfield(L, methods, "seek");
+  lua_getfield(L, io, "open");
+  lua_getfield(L, methods, "close");
+  lua_getglobal(L, "string");
+  lua_getfield(L, -1, "find");
+  lua_getfield(L, -2, "sub");
+  lua_remove(L, -3);
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "concat");
+  lua_remove(L, -2);
+  lua_getglobal(L, "type");
+  lua_getglobal(L, "select");
+  lua_getglobal(L, "error");
+  lua_getfield(L, io, "type");
+  lua_call(L, 11, 3);
+  lua_setfield(L, io, "lines");
+  lua_setfield(L, methods, "lines");
+  lua_setfield(L, methods, "read");
+  lua_settop(L, top);
+}
+#endif
+
 /* ---- require ---------------------------------------------------------------- */
 
 /* "lib.shell", "my-helpers": names, not paths. */
@@ -866,6 +985,7 @@ static void install_bounded_functions(lua_State *L) {
   lua_setfield(L, -2, "remove");
   lua_pop(L, 1);
 #else
+  install_line_reading(L);
   lua_getglobal(L, "table");
   lua_getfield(L, -1, "sort");
   *(unsigned *)lua_newuserdata(L, sizeof(unsigned)) = 0;

@@ -68,8 +68,8 @@ int tg__json_equal_lua(lua_State *L, int idx, const cJSON *j);
  * (returns 1), or pushes nil and "invalid JSON: $.path: what (byte N)"
  * (returns 2), or nil and "the text holds too many values ..." when its
  * parse tree could take more than the state's limit
- * (tg__json_set_max_memory). Called from Lua: it raises only a memory error, after
- * freeing the parsed tree. */
+ * (tg__json_set_max_memory). Called from Lua: it raises only a memory
+ * error, after freeing the parsed tree. */
 int tg__json_decode_lua(lua_State *L, const char *text, size_t len);
 
 /* tg.json_encode(v) for the value at idx: pushes its JSON text

@@ -7,8 +7,9 @@
  * ..." through the table's metatable, instead of a puzzling nil.
  *
  * Replaced: print (to stderr: stdout belongs to the host's JSON output),
- * load (text only), collectgarbage ("count" only), io.open (read modes
- * only), io.lines (files only, not stdin), require (the shipped lua/
+ * load (text only, compiled in pieces that poll the bound),
+ * collectgarbage ("count" only), io.open (read modes only), io.lines
+ * (files only, not stdin), require (the shipped lua/
  * library and the policy folder, Lua source only), setmetatable (no __gc)
  * and getmetatable (policy code's own metatables only). trusted_policies
  * keeps the full library; package.cpath is empty either way, and so are
@@ -437,8 +438,8 @@ static int sb_table_move(lua_State *L) {
  * the builtin (upvalue 1), whose work is the result's size: bounded by the
  * memory cap. The arguments and the size are checked here, as the builtin
  * checks them, so that the builtin, called from C, raises no error of its
- * own but running out of memory (it would name no line). (LuaJIT's string.rep copies nothing when the result
- * is empty: it stays.) */
+ * own but running out of memory (it would name no line). (LuaJIT's
+ * string.rep copies nothing when the result is empty: it stays.) */
 static int sb_string_rep(lua_State *L) {
   size_t l, lsep;
   luaL_checklstring(L, 1, &l);
@@ -967,10 +968,11 @@ static void restrict_library(lua_State *L) {
  * strings' methods, whose __index is the string table), string.rep,
  * table.move, insert and remove (5.4: LuaJIT's take the raw length,
  * bounded by memory, or are bytecode; LuaJIT's string.rep does no work
- * for an empty result) and table.sort (LuaJIT). What C functions do by
- * calling functions (metamethods, comparators) is stopped by the stop
- * hook, which is a call hook too (sandbox.c). Trusted policies get them
- * too: the bound is a limit, like the time limit, not a restriction. */
+ * for an empty result), table.sort (LuaJIT) and reading lines (LuaJIT:
+ * file:read, file:lines, io.lines). What C functions do by calling
+ * functions (metamethods, comparators) is stopped by the stop hook,
+ * which is a call hook too (sandbox.c). Trusted policies get them too:
+ * the bound is a limit, like the time limit, not a restriction. */
 static void install_bounded_functions(lua_State *L) {
   lua_getglobal(L, "string");
   tg__pattern_register(L, tg__sandbox_poll);

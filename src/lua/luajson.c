@@ -194,9 +194,43 @@ int tg__json_push(lua_State *L, const cJSON *j) {
   return st == LUA_ERRMEM ? TG_JSON_NO_MEMORY : TG_JSON_TOO_DEEP;
 }
 
+static size_t max_memory(lua_State *L);
+
+/* An upper bound on what parsing text takes: a cJSON node per value (a
+ * value but the first follows a '[', '{', ',' or ':' outside strings)
+ * and a copy of the text's strings. One pass, no allocation. */
+static size_t parse_memory(const char *text, size_t len) {
+  size_t marks = 1;
+  int in_string = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') i++;
+      else if (c == '"') in_string = 0;
+    } else if (c == '"') {
+      in_string = 1;
+    } else if (c == '[' || c == '{' || c == ',' || c == ':') {
+      marks++;
+    }
+  }
+  return marks * sizeof(cJSON) + len;
+}
+
 int tg__json_decode_lua(lua_State *L, const char *text, size_t len) {
   char err[300];
   luaL_checkstack(L, 4, NULL); /* before anything is ours to free */
+  /* the parse tree is malloc'd, outside the memory cap, and built in
+   * one C call: a text of many small values ("[0,0,0,...]") would take
+   * some 20 times its size and seconds */
+  size_t max = max_memory(L);
+  if (max && parse_memory(text, len) > max) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "the text holds too many values: parsed, they would "
+                    "take more than %d MiB of memory; decode less at a "
+                    "time, or raise policy_memory_cap (the limit is %d "
+                    "times it)", (int)(max >> 20), TG_JSON_MEMORY_FACTOR);
+    return 2;
+  }
   cJSON *j = tg_json_parse(text, len, NULL, err, sizeof err);
   if (!j) {
     lua_pushnil(L);
@@ -232,10 +266,29 @@ int tg__json_encode_lua(lua_State *L, int idx) {
 
 /* ---- Lua -> JSON ------------------------------------------------------ */
 
+static const char max_memory_key = 'm';
+
+void tg__json_set_max_memory(lua_State *L, size_t max) {
+  lua_pushlightuserdata(L, (void *)&max_memory_key);
+  lua_pushnumber(L, (lua_Number)max);
+  lua_rawset(L, LUA_REGISTRYINDEX);
+}
+
+/* The state's limit (0: none). Needs one free stack slot; raises
+ * nothing. */
+static size_t max_memory(lua_State *L) {
+  lua_pushlightuserdata(L, (void *)&max_memory_key);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  size_t max = (size_t)lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  return max;
+}
+
 typedef struct {
   char *err;
   size_t errlen;
   size_t bytes, max_bytes; /* about the JSON text's size; 0: no limit */
+  size_t mem, max_mem;     /* what the cJSON tree takes; 0: no limit */
 } conv;
 
 static cJSON *conv_fail(conv *cv, const tg_json_seg *path, const char *fmt,
@@ -259,6 +312,22 @@ static int over_budget(conv *cv, const tg_json_seg *path, size_t n) {
   cv->bytes += n;
   if (!cv->max_bytes || cv->bytes <= cv->max_bytes) return 0;
   conv_fail(cv, path, "over the size limit of %zu bytes", cv->max_bytes);
+  return 1;
+}
+
+/* Counts n bytes of the cJSON tree toward the state's limit (set by
+ * tg__json_set_max_memory): 0 while under it, 1 after reporting. A table
+ * or a string referenced many times is converted once per reference, so
+ * a value of a few KB in Lua can stand for terabytes of JSON ({t, t}
+ * nested 40 deep): without the limit one conversion, a C loop no time
+ * limit sees, would run for days and take the host's memory. */
+static int over_memory(conv *cv, const tg_json_seg *path, size_t n) {
+  cv->mem += n;
+  if (!cv->max_mem || cv->mem <= cv->max_mem) return 0;
+  conv_fail(cv, path, "the value's JSON would take more than %zu MiB of "
+            "memory (a table or a string in it referenced many times?); "
+            "send less, or raise policy_memory_cap (the limit is %d times "
+            "it)", cv->max_mem >> 20, TG_JSON_MEMORY_FACTOR);
   return 1;
 }
 
@@ -330,7 +399,8 @@ static int member_from(lua_State *L, cJSON *o, conv *cv,
   size_t klen;
   const char *k = lua_tolstring(L, -2, &klen);
   tg_json_seg s = {path, k, klen, 0};
-  if (bad_text(cv, &s, k, klen, "a key") || over_budget(cv, &s, klen + 4))
+  if (bad_text(cv, &s, k, klen, "a key") || over_budget(cv, &s, klen + 4) ||
+      over_memory(cv, &s, klen + 1))
     return -1;
   cJSON *v = from_lua(L, lua_gettop(L), cv, &s, depth);
   if (!v) return -1;
@@ -394,6 +464,7 @@ static cJSON *number_from(lua_State *L, int idx, conv *cv,
 
 static cJSON *from_lua(lua_State *L, int idx, conv *cv,
                        const tg_json_seg *path, int depth) {
+  if (over_memory(cv, path, sizeof(cJSON))) return NULL;
   switch (lua_type(L, idx)) {
     case LUA_TNIL: return made(cv, path, cJSON_CreateNull());
     case LUA_TBOOLEAN:
@@ -402,7 +473,7 @@ static cJSON *from_lua(lua_State *L, int idx, conv *cv,
     case LUA_TSTRING: {
       size_t len;
       const char *s = lua_tolstring(L, idx, &len);
-      if (over_budget(cv, path, len + 3) ||
+      if (over_budget(cv, path, len + 3) || over_memory(cv, path, len + 1) ||
           bad_text(cv, path, s, len, "a string"))
         return NULL;
       return made(cv, path, cJSON_CreateString(s));
@@ -419,10 +490,12 @@ static cJSON *from_lua(lua_State *L, int idx, conv *cv,
 cJSON *tg__json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
                             char *err, size_t errlen) {
   char dummy[8];
-  conv cv = {err ? err : dummy, err ? errlen : sizeof dummy, 0, max_bytes};
+  conv cv = {err ? err : dummy, err ? errlen : sizeof dummy, 0, max_bytes,
+             0, 0};
   idx = lua_absindex(L, idx);
   if (!lua_checkstack(L, STACK_NEEDED))
     return conv_fail(&cv, NULL, "the Lua stack is exhausted");
+  cv.max_mem = max_memory(L);
   return from_lua(L, idx, &cv, NULL, 0);
 }
 

@@ -49,6 +49,16 @@ cJSON *tg__json_from_lua(lua_State *L, int idx, char *err, size_t errlen);
 cJSON *tg__json_from_lua_max(lua_State *L, int idx, size_t max_bytes,
                             char *err, size_t errlen);
 
+/* Caps what one conversion of a value of L (tg__json_from_lua and _max,
+ * tg.json_encode) may allocate for its cJSON tree: past max bytes it
+ * fails with "... would take more than N MiB of memory ...". Tables and
+ * strings referenced many times are converted once per reference, so the
+ * tree of a small Lua value can be unbounded. The sandbox sets it to
+ * TG_JSON_MEMORY_FACTOR times the policy memory cap; without it (hosts'
+ * states) there is no limit. */
+#define TG_JSON_MEMORY_FACTOR 4
+void tg__json_set_max_memory(lua_State *L, size_t max);
+
 /* Does the Lua value at idx convert to a JSON value equal to j? Answers
  * without allocating (the hot path: did a hook change the args?). A value
  * that would not convert is "not equal". Reads raw; does not raise. */
@@ -56,8 +66,10 @@ int tg__json_equal_lua(lua_State *L, int idx, const cJSON *j);
 
 /* tg.json_decode(text): parses with tg_json_parse and pushes the value
  * (returns 1), or pushes nil and "invalid JSON: $.path: what (byte N)"
- * (returns 2). Called from Lua: it raises only a memory error, after
- * freeing the parsed tree. */
+ * (returns 2), or nil and "the text holds too many values ..." when its
+ * parse tree could take more than the state's limit
+ * (tg__json_set_max_memory). Called from Lua: it raises only a memory
+ * error, after freeing the parsed tree. */
 int tg__json_decode_lua(lua_State *L, const char *text, size_t len);
 
 /* tg.json_encode(v) for the value at idx: pushes its JSON text

@@ -10,7 +10,13 @@
  * count hook of period 1 on the thread running policy code — lua_sethook
  * is safe to call asynchronously, as lua.c does from its SIGINT handler.
  * The hook then raises at every instruction, so a pcall inside the policy
- * cannot swallow the stop; back in C the hook is removed.
+ * cannot swallow the stop; back in C the hook is removed. It is a call hook
+ * too (STOP_MASK): it also raises at every call of a function, C functions
+ * included, so work that C code does by calling C functions — a
+ * table.concat or table.unpack whose __index is a C function, a sort
+ * whose comparator or __lt is one — is stopped although it runs no Lua
+ * instruction. Loops inside one C function that call nothing and allocate
+ * nothing are bounded where they are (sandbox_lib.c: string.rep).
  *
  * Coroutines: hooks are per thread in Lua 5.4, so the sandbox tracks the
  * thread that runs policy code (`running`): every switch — a call from C,
@@ -40,6 +46,7 @@
 #include "sandbox.h"
 #include "sandbox_lib.h"
 #include "base/watchdog.h"
+#include "lua/luajson.h"
 #if !TG_LUA54
 #include <luajit.h>
 #endif
@@ -66,6 +73,10 @@ struct tg_sandbox {
 
 #define MEMORY_SLACK ((size_t)256 << 10)
 
+/* The stop hook's events: every instruction, and every call (of a Lua or
+ * a C function: both Luas call hooks for C functions too). */
+#define STOP_MASK (LUA_MASKCOUNT | LUA_MASKCALL)
+
 static void stop_hook(lua_State *L, lua_Debug *ar);
 static lua_State *hook_target(tg_sandbox *sb, lua_State *run);
 
@@ -80,7 +91,7 @@ static int past_cap(tg_sandbox *sb, size_t grow) {
   if (!sb->mem_pending && run) {
     sb->mem_pending = 1;
     /* lua_sethook only sets fields and marks Lua frames: safe here */
-    lua_sethook(hook_target(sb, run), stop_hook, LUA_MASKCOUNT, 1);
+    lua_sethook(hook_target(sb, run), stop_hook, STOP_MASK, 1);
   }
   return over <= MEMORY_SLACK;
 }
@@ -138,21 +149,41 @@ static void raise_stop(lua_State *L, tg_sandbox *sb) {
   lua_error(L);
 }
 
-static void note_where(tg_sandbox *sb, lua_State *L, lua_Debug *ar) {
+/* A line of the policy's: not of a C function, nor of the sandbox's own
+ * Lua code (TG_SANDBOX_CHUNK). */
+static int policy_line(lua_State *L, lua_Debug *ar) {
+  return lua_getinfo(L, "Sl", ar) && ar->currentline > 0 &&
+         strncmp(ar->source, TG_SANDBOX_CHUNK,
+                 sizeof TG_SANDBOX_CHUNK - 1) != 0;
+}
+
+/* The policy's file:line: of the running Lua function (ar, from a count
+ * hook), else of the nearest policy line on the stack from `level` up (a
+ * call hook's callee, a C function that polls, the sandbox's own Lua code
+ * are no place in a policy). */
+static void note_where(tg_sandbox *sb, lua_State *L, lua_Debug *ar,
+                       int level) {
   lua_Debug here;
-  if (!ar && lua_getstack(L, 1, &here)) ar = &here; /* from a C function */
-  if (ar && lua_getinfo(L, "Sl", ar))
+  if (ar && policy_line(L, ar)) {
     snprintf(sb->where, sizeof sb->where, "%s:%d", ar->short_src,
              ar->currentline);
-  else
-    snprintf(sb->where, sizeof sb->where, "?");
+    return;
+  }
+  for (int i = level; i < level + 64 && lua_getstack(L, i, &here); i++)
+    if (policy_line(L, &here)) {
+      snprintf(sb->where, sizeof sb->where, "%s:%d", here.short_src,
+               here.currentline);
+      return;
+    }
+  snprintf(sb->where, sizeof sb->where, "?");
 }
 
 /* Notes what stopped the call and where, once per call. */
-static void mark_stopped(tg_sandbox *sb, lua_State *L, lua_Debug *ar) {
+static void mark_stopped(tg_sandbox *sb, lua_State *L, lua_Debug *ar,
+                         int level) {
   if (sb->where[0]) return;
   if (!sb->mem_pending) sb->stop = TG_STOP_BUDGET;
-  note_where(sb, L, ar);
+  note_where(sb, L, ar, level);
 }
 
 /* Set only while a call is being stopped; raises at every instruction. A
@@ -164,7 +195,9 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
     lua_sethook(L, NULL, 0, 0);
     return;
   }
-  mark_stopped(sb, L, ar);
+  /* at a call, the place is the caller's: level 0 is the callee */
+  int call = ar->event != LUA_HOOKCOUNT;
+  mark_stopped(sb, L, call ? NULL : ar, call ? 1 : 0);
   raise_stop(L, sb);
 }
 
@@ -173,7 +206,7 @@ int tg__sandbox_stopping(lua_State *L) { return stopping(sandbox_of(L)); }
 void tg__sandbox_poll(lua_State *L) {
   tg_sandbox *sb = sandbox_of(L);
   if (!stopping(sb)) return;
-  mark_stopped(sb, L, NULL);
+  mark_stopped(sb, L, NULL, 1); /* level 1: the C function's caller */
   raise_stop(L, sb);
 }
 
@@ -193,14 +226,15 @@ static void on_overrun(void *ud, uint64_t epoch) {
   /* once in place, the hook is left alone: lua_sethook from this thread
    * races with the loop thread's own updates of the hook state (LuaJIT
    * keeps flags in the same byte), so it is called as rarely as it can be */
-  int hooked = lua_gethook(t) == stop_hook && lua_gethookcount(t) == 1;
+  int hooked = lua_gethook(t) == stop_hook && lua_gethookcount(t) == 1 &&
+               lua_gethookmask(t) == STOP_MASK;
   if (!hooked && atomic_load(&sb->running) == run)
-    lua_sethook(t, stop_hook, LUA_MASKCOUNT, 1);
+    lua_sethook(t, stop_hook, STOP_MASK, 1);
   atomic_store(&sb->firing, NULL);
 }
 
 static void hook_if_stopping(tg_sandbox *sb, lua_State *run) {
-  if (stopping(sb)) lua_sethook(hook_target(sb, run), stop_hook, LUA_MASKCOUNT, 1);
+  if (stopping(sb)) lua_sethook(hook_target(sb, run), stop_hook, STOP_MASK, 1);
 }
 
 /* The loop thread: policy code now runs on `run`. Publishes it, then
@@ -353,6 +387,10 @@ lua_State *tg__sandbox_new(const tg_config *cfg, const char *policy_dir,
 #endif
   tg__sandbox_lib_open(L, policy_dir, cfg->trusted_policies);
   tg__sandbox_flow_open(L);
+  /* a value referenced many times converts to JSON once per reference */
+  size_t json_max = sb->cap <= SIZE_MAX / TG_JSON_MEMORY_FACTOR
+                        ? sb->cap * TG_JSON_MEMORY_FACTOR : SIZE_MAX;
+  tg__json_set_max_memory(L, json_max);
   *out = sb;
   return L;
 }

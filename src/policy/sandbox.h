@@ -70,6 +70,10 @@ void tg__sandbox_poll(lua_State *L);
 void tg__sandbox_switch_to(lua_State *run);
 void tg__sandbox_switch_from(lua_State *left, lua_State *to);
 
+/* The chunk name prefix of Lua code the sandbox installs: a stop names
+ * the policy's line that called into it, never a line of it. */
+#define TG_SANDBOX_CHUNK "=[toolgate] "
+
 /* Installs the coroutine functions that announce their switches, and the
  * xpcall whose message handler a stop gets through (sandbox_flow.c). */
 void tg__sandbox_flow_open(lua_State *L);

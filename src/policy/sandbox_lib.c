@@ -7,14 +7,16 @@
  * ..." through the table's metatable, instead of a puzzling nil.
  *
  * Replaced: print (to stderr: stdout belongs to the host's JSON output),
- * load (text only), collectgarbage ("count" only), io.open (read modes
- * only), io.lines (files only, not stdin), require (the shipped lua/
+ * load (text only, compiled in pieces that poll the bound),
+ * collectgarbage ("count" only), io.open (read modes only), io.lines
+ * (files only, not stdin), require (the shipped lua/
  * library and the policy folder, Lua source only), setmetatable (no __gc)
  * and getmetatable (policy code's own metatables only). trusted_policies
  * keeps the full library; package.cpath is empty either way, and so are
  * the functions that poll the call's bound (install_bounded_functions).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -201,6 +203,31 @@ static const char *chunk_reader(lua_State *L, void *ud, size_t *size) {
   return p;
 }
 
+/* lua_load's reader over a string, in pieces of LOAD_PIECE bytes with a
+ * poll between them: compiling a text of tens of MB takes seconds inside
+ * one C call (the parser runs no Lua instruction), so load(text) could
+ * run past the time limit by that much. */
+#define LOAD_PIECE ((size_t)64 << 10)
+
+typedef struct {
+  const char *s;
+  size_t left;
+  int started;
+} text_reader;
+
+static const char *text_piece(lua_State *L, void *ud, size_t *size) {
+  text_reader *r = ud;
+  if (r->started) tg__sandbox_poll(L);
+  r->started = 1;
+  *size = 0;
+  if (r->left == 0) return NULL;
+  *size = r->left < LOAD_PIECE ? r->left : LOAD_PIECE;
+  const char *p = r->s;
+  r->s += *size;
+  r->left -= *size;
+  return p;
+}
+
 /* load(chunk [, name [, mode [, env]]]): Lua source only, whatever mode
  * says; without env the chunk gets an environment of its own. */
 static int sb_load(lua_State *L) {
@@ -217,7 +244,8 @@ static int sb_load(lua_State *L) {
       lua_pushstring(L, BINARY_REFUSED);
       return 2;
     }
-    st = luaL_loadbufferx(L, s, len, name, "t");
+    text_reader r = {s, len, 0}; /* s stays anchored at 1 */
+    st = tg_load(L, text_piece, &r, name, "t");
   } else {
     const char *name = luaL_optstring(L, 2, "=(load)");
     luaL_checktype(L, 1, LUA_TFUNCTION);
@@ -403,6 +431,34 @@ static int sb_table_move(lua_State *L) {
   return 1;
 }
 
+/* string.rep(s, n [, sep]) that returns "" at once when the result is
+ * empty: the builtin copies zero bytes n times, so string.rep("", 2^62)
+ * runs for ages inside one C call that neither runs a Lua instruction nor
+ * allocates a byte — no limit could stop it. Any other result is built by
+ * the builtin (upvalue 1), whose work is the result's size: bounded by the
+ * memory cap. The arguments and the size are checked here, as the builtin
+ * checks them, so that the builtin, called from C, raises no error of its
+ * own but running out of memory (it would name no line). (LuaJIT's
+ * string.rep copies nothing when the result is empty: it stays.) */
+static int sb_string_rep(lua_State *L) {
+  size_t l, lsep;
+  luaL_checklstring(L, 1, &l);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  luaL_optlstring(L, 3, "", &lsep);
+  if (n <= 0 || (l == 0 && (lsep == 0 || n == 1))) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  /* the builtin's own check (MAXSIZE), here so that the error names the
+   * caller's line */
+  if (l + lsep < l || l + lsep > (size_t)INT_MAX / (lua_Unsigned)n)
+    return luaL_error(L, "resulting string too large");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
 /* The length table.insert and table.remove shift over: of a table, or of a
  * value with __index, __newindex and __len (the builtin's checks). A __len
  * can say anything: the shifts below poll every MOVE_PIECE elements. */
@@ -489,6 +545,125 @@ static int sb_table_sort(lua_State *L) {
   lua_insert(L, 1);
   lua_call(L, 2, 0);
   return 0;
+}
+#endif
+
+#if !TG_LUA54
+/* LuaJIT reads a line with fgets and measures what it got with strlen: a
+ * run of NUL bytes adds nothing, so the buffer never grows and reading a
+ * line of a file of zeros loops inside one C call for as long as the file
+ * lasts, allocating nothing. /proc/self/pagemap, a regular file anyone
+ * can read, holds hundreds of GB of them: f:read("l") on it hung the
+ * runtime. Lines are read here instead, in Lua (where the time limit
+ * reaches): pieces of the builtin read(n), which uses fread, up to the
+ * newline, and a seek back over what followed it. Installed on the file
+ * handles' method table (read, lines) and as io.lines, so that every way
+ * to read a line goes through it. */
+static const char LINES[] =
+    "local read, seek, open, close, find, sub, concat, type, select, error,\n"
+    "  iotype = ...\n"
+    "local unpack = unpack\n"
+    "local function check(f)\n" /* the builtin's message, without a place */
+    "  if iotype(f) == 'closed file' then\n"
+    "    error('attempt to use a closed file', 0)\n"
+    "  end\n"
+    "end\n"
+    "local function line(f, keep)\n"
+    "  local parts, size = {}, 128\n"
+    "  while true do\n"
+    "    local piece = read(f, size)\n"
+    "    if not piece then\n"
+    "      if #parts == 0 then return nil end\n"
+    "      return concat(parts)\n"
+    "    end\n"
+    "    local nl = find(piece, '\\n', 1, true)\n"
+    "    if nl then\n"
+    "      if nl < #piece then seek(f, 'cur', nl - #piece) end\n"
+    "      parts[#parts + 1] = sub(piece, 1, keep and nl or nl - 1)\n"
+    "      return concat(parts)\n"
+    "    end\n"
+    "    parts[#parts + 1] = piece\n"
+    "    if size < 65536 then size = size * 2 end\n"
+    "  end\n"
+    "end\n"
+    "local function one(f, fmt)\n"
+    "  if type(fmt) == 'string' then\n"
+    "    local c = sub(fmt, 1, 1) == '*' and sub(fmt, 2, 2) or sub(fmt, 1, 1)\n"
+    "    if c == 'l' then return line(f, false) end\n"
+    "    if c == 'L' then return line(f, true) end\n"
+    "  end\n"
+    "  return read(f, fmt)\n"
+    "end\n"
+    "local function readall(f, n, fmt, ...)\n"
+    "  local v = one(f, fmt)\n"
+    "  if v == nil or n <= 1 then return v end\n"
+    "  return v, readall(f, n - 1, ...)\n"
+    "end\n"
+    "local function fread(f, ...)\n"
+    "  check(f)\n"
+    "  local n = select('#', ...)\n"
+    "  if n == 0 then return line(f, false) end\n"
+    "  return readall(f, n, ...)\n"
+    "end\n"
+    "local function iterate(f, closing, ...)\n"
+    "  local n, fmts = select('#', ...), { ... }\n"
+    "  local function finish(v, ...)\n"
+    "    if v == nil and closing then close(f) end\n"
+    "    return v, ...\n"
+    "  end\n"
+    "  return function()\n"
+    "    if n == 0 then return finish(fread(f)) end\n"
+    "    return finish(fread(f, unpack(fmts, 1, n)))\n"
+    "  end\n"
+    "end\n"
+    "local function flines(f, ...)\n"
+    "  check(f)\n"
+    "  read(f, 0)\n" /* raises on what is not a file, as lines does */
+    "  return iterate(f, false, ...)\n"
+    "end\n"
+    "local function io_lines(path, ...)\n"
+    "  if path == nil then error('io.lines: give a file name', 2) end\n"
+    "  local f, err = open(path, 'r')\n"
+    "  if not f then error(err, 2) end\n"
+    "  return iterate(f, true, ...)\n"
+    "end\n"
+    "return fread, flines, io_lines\n";
+
+/* Replaces the file methods read and lines, and io.lines (trusted
+ * policies' too: io.lines(nil) reads standard input with the builtin). */
+static void install_line_reading(lua_State *L) {
+  int top = lua_gettop(L);
+  lua_getglobal(L, "io");
+  lua_getfield(L, -1, "stderr");
+  int ok = lua_getmetatable(L, -1);
+  if (ok) lua_getfield(L, -1, "__index");
+  if (!ok || !lua_istable(L, -1) ||
+      luaL_loadbuffer(L, LINES, sizeof LINES - 1,
+                      TG_SANDBOX_CHUNK "io") != LUA_OK) {
+    lua_settop(L, top); /* only out of memory */
+    return;
+  }
+  int methods = lua_gettop(L) - 1, io = methods - 3;
+  lua_getfield(L, methods, "read");
+  lua_getfield(L, methods, "seek");
+  lua_getfield(L, io, "open");
+  lua_getfield(L, methods, "close");
+  lua_getglobal(L, "string");
+  lua_getfield(L, -1, "find");
+  lua_getfield(L, -2, "sub");
+  lua_remove(L, -3);
+  lua_getglobal(L, "table");
+  lua_getfield(L, -1, "concat");
+  lua_remove(L, -2);
+  lua_getglobal(L, "type");
+  lua_getglobal(L, "select");
+  lua_getglobal(L, "error");
+  lua_getfield(L, io, "type");
+  lua_call(L, 11, 3);
+  lua_setfield(L, io, "lines");
+  lua_setfield(L, methods, "lines");
+  lua_setfield(L, methods, "read");
+  lua_settop(L, top);
 }
 #endif
 
@@ -790,15 +965,20 @@ static void restrict_library(lua_State *L) {
 
 /* The functions that could run long inside one C call, made to poll:
  * string.find, match, gmatch and gsub (sandbox_pattern.c; also the
- * strings' methods, whose __index is the string table), table.move,
- * insert and remove (5.4: LuaJIT's take the raw length, bounded by memory,
- * or are bytecode) and table.sort (LuaJIT). Trusted policies get them
- * too: the bound is a limit, like the time limit, not a restriction. */
+ * strings' methods, whose __index is the string table), string.rep,
+ * table.move, insert and remove (5.4: LuaJIT's take the raw length,
+ * bounded by memory, or are bytecode; LuaJIT's string.rep does no work
+ * for an empty result), table.sort (LuaJIT) and reading lines (LuaJIT:
+ * file:read, file:lines, io.lines). What C functions do by calling
+ * functions (metamethods, comparators) is stopped by the stop hook,
+ * which is a call hook too (sandbox.c). Trusted policies get them too:
+ * the bound is a limit, like the time limit, not a restriction. */
 static void install_bounded_functions(lua_State *L) {
   lua_getglobal(L, "string");
   tg__pattern_register(L, tg__sandbox_poll);
   lua_pop(L, 1);
 #if TG_LUA54
+  wrap_field(L, "string", "rep", sb_string_rep);
   wrap_field(L, "table", "move", sb_table_move);
   lua_getglobal(L, "table");
   lua_pushcfunction(L, sb_table_insert);
@@ -807,6 +987,7 @@ static void install_bounded_functions(lua_State *L) {
   lua_setfield(L, -2, "remove");
   lua_pop(L, 1);
 #else
+  install_line_reading(L);
   lua_getglobal(L, "table");
   lua_getfield(L, -1, "sort");
   *(unsigned *)lua_newuserdata(L, sizeof(unsigned)) = 0;

@@ -186,8 +186,10 @@ tg.tool { name = "seen", read_only = true, run = function() return seen end }
 local tg = require "toolgate"
 local ran = 0
 tg.before_chat(function() while true do end end)
--- big pieces: the cap, not the time limit, stops it even under ASan on a busy machine
-tg.before_chat(function() local t = {} for i = 1, 1e9 do t[i] = ("x"):rep(65536) .. i end end)
+-- 1 MiB pieces: the 16 MiB cap, not the time limit, stops it within a few
+-- dozen allocations, even under ASan on a busy machine (64 KiB pieces took
+-- 230 ms there, past the 200 ms limit)
+tg.before_chat(function() local t = {} for i = 1, 1e9 do t[i] = ("x"):rep(1048576) .. i end end)
 tg.before_chat(function() coroutine.yield() end)
 tg.before_chat(function() error(setmetatable({}, { __tostring = function() error("no") end })) end)
 tg.before_chat(function() ran = ran + 1 end)

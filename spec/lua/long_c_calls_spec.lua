@@ -88,6 +88,10 @@ local CASES = {
   local f = assert(io.open("/proc/self/pagemap"))
   local l = f:read("l") .. f:read("L") for l in f:lines() do end for l in io.lines("/proc/self/pagemap") do end]],
     limit = 1000, cap = 4 * 1024 * 1024, expect = "bounded", needs = "/proc/self/pagemap" },
+  { name = "os.date of a format of 10 MB (5.4 converts it slowly, in one C call)",
+    code = [[
+  local s = os.date(("%n"):rep(5000000))]],
+    expect = "os.date: the format is 10000000 bytes long, over the 4096 a date may take" },
   { name = "tg.json_decode of a text of 2 million values (its parse tree is malloc'd, outside the cap)",
     code = [[
   local text = "[" .. ("0,"):rep(2000000) .. "0]"

@@ -35,6 +35,7 @@
 #include "lua/luacompat.h"
 #include "lua/luajson.h"
 #include "lua/luaoutcome.h"
+#include "lua/luapaths.h"
 #include "lua/luaraw.h"
 #include <uv.h>
 #include <cjson/cJSON.h>
@@ -2193,10 +2194,13 @@ static void open_schema(lua_State *L) {
   lua_setfield(L, -2, "schema");
 }
 
+/* toolgate.resolve_path: relative to the host's cwd. */
+static int l_resolve_path(lua_State *L) { return tg__lua_resolve_path(L, NULL); }
+
 static const luaL_Reg module_fns[] = {
     {"new", l_new},
-    {"patch_files", tg__lm_patch_files},   /* lmodule_paths.c */
-    {"resolve_path", tg__lm_resolve_path},
+    {"patch_files", tg__lua_patch_files},   /* lua/luapaths.c */
+    {"resolve_path", l_resolve_path},
     {NULL, NULL}};
 
 int luaopen_toolgate(lua_State *L);

@@ -33,10 +33,6 @@ int tg__lm_fail(lua_State *L, const char *err, const char *code);
  * errors, rt:tool. The module table is on top. */
 void tg__lm_conventions(lua_State *L);
 
-/* toolgate.patch_files, toolgate.resolve_path (lmodule_paths.c). */
-int tg__lm_patch_files(lua_State *L);
-int tg__lm_resolve_path(lua_State *L);
-
 /* rt:tool{...} (lmodule_tool.c). */
 int tg__lm_tool(lua_State *L);
 

@@ -1717,21 +1717,19 @@ W.alias = function(p, argv, _, c)
   end
 end
 
-W.hash = function(p, argv, _, c)
-  for k = 2, #argv do
-    if sub(argv[k], 1, 1) == "-" and find(argv[k], "p", 2, true) then
-      return set_opaque(c, "hash -p makes a command name run another program")
+-- A builtin whose short option `letter` makes later command names run
+-- code it was not given as a command: opaque, with `reason`.
+local function opaque_with_flag(letter, reason)
+  return function(_, argv, _, c)
+    for k = 2, #argv do
+      if sub(argv[k], 1, 1) == "-" and find(argv[k], letter, 2, true) then
+        return set_opaque(c, reason)
+      end
     end
   end
 end
-
-W.enable = function(p, argv, _, c)
-  for k = 2, #argv do
-    if sub(argv[k], 1, 1) == "-" and find(argv[k], "f", 2, true) then
-      return set_opaque(c, "enable -f loads a builtin command from a library file")
-    end
-  end
-end
+W.hash = opaque_with_flag("p", "hash -p makes a command name run another program")
+W.enable = opaque_with_flag("f", "enable -f loads a builtin command from a library file")
 
 W.fc = function(_, _, _, c)
   set_opaque(c, "fc runs commands again from the shell's history")

@@ -373,6 +373,25 @@ static int sb_io_lines(lua_State *L) {
   return lua_error(L);
 }
 
+/* os.date([format [, time]]) with a format of at most OS_DATE_MAX bytes:
+ * the builtin (upvalue 1) converts the format in one C call, slowly per
+ * byte on 5.4 (a 40 MB format of "%n" took 1.6 s, past any time limit,
+ * allocating only what the cap allowed). No date needs a longer format. */
+#define OS_DATE_MAX 4096
+
+static int sb_os_date(lua_State *L) {
+  size_t n = 0;
+  if (lua_type(L, 1) == LUA_TSTRING) lua_tolstring(L, 1, &n);
+  if (n > OS_DATE_MAX)
+    return luaL_error(L, "os.date: the format is %d bytes long, over the "
+                      "%d a date may take; format the pieces one by one",
+                      (int)(n > INT_MAX ? INT_MAX : n), OS_DATE_MAX);
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 #if TG_LUA54
 #define MOVE_PIECE 1024
 
@@ -457,25 +476,6 @@ static int sb_string_rep(lua_State *L) {
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);
   return 1;
-}
-
-/* os.date([format [, time]]) with a format of at most OS_DATE_MAX bytes:
- * the builtin (upvalue 1) converts the format in one C call, slowly per
- * byte on 5.4 (a 40 MB format of "%n" took 1.6 s, past any time limit,
- * allocating only what the cap allowed). No date needs a longer format. */
-#define OS_DATE_MAX 4096
-
-static int sb_os_date(lua_State *L) {
-  size_t n = 0;
-  if (lua_type(L, 1) == LUA_TSTRING) lua_tolstring(L, 1, &n);
-  if (n > OS_DATE_MAX)
-    return luaL_error(L, "os.date: the format is %d bytes long, over the "
-                      "%d a date may take; format the pieces one by one",
-                      (int)(n > INT_MAX ? INT_MAX : n), OS_DATE_MAX);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-  return lua_gettop(L);
 }
 
 /* The length table.insert and table.remove shift over: of a table, or of a

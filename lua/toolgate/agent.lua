@@ -178,7 +178,7 @@ function M.codex_patch(text, cwd)
   -- got them, for agent.map to resolve as the kernel will
   local function path_of(p)
     if not seen[p] then seen[p] = true; paths[#paths + 1] = p end
-    return M.rel(p, cwd)
+    return M.where(p, cwd)
   end
   local hunk -- {start index in out, old count, new count}
   local function close_hunk()
@@ -428,6 +428,17 @@ function M.resolve(written, cwd)
     return { path = written, written = written, error = why }
   end
   return { path = shown(abs, real_cwd), written = written, resolved = abs }
+end
+
+-- A path of an agent's input as toolgate's args give it: where it leads
+-- (agent.resolve), relative to cwd inside it, so that a rule reading
+-- call.args.path reads the file the kernel will open; as text (agent.rel)
+-- when it cannot be resolved — agent.paths then says so.
+function M.where(path, cwd)
+  if type(path) ~= "string" or path == "" then return path end
+  local f = M.resolve(path, cwd)
+  if f.error then return M.rel(path, cwd) end
+  return f.path
 end
 
 -- The files of a unified diff as apply_patch will touch them: its own

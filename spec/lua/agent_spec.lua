@@ -273,6 +273,71 @@ describe("Codex's tools", function()
   end)
 end)
 
+-- Through a real tree: what a rule reads of a path — agent.paths and
+-- call.args.path alike — is where the kernel lands it.
+describe("paths through symlinks", function()
+  local dir
+  setup(function()
+    dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p '" .. dir .. "/src' && ln -s / '" .. dir .. "/src/lnk'"
+      .. " && ln -s loop '" .. dir .. "/src/loop'"))
+    dir = require("toolgate").resolve_path(dir)
+  end)
+  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+
+  local function ev(tool, input)
+    return { hook_event_name = "PreToolUse", cwd = dir, session_id = "s",
+      tool_name = tool, tool_input = input }
+  end
+
+  it("gives the args and the paths where the write lands", function()
+    local m = assert(agent.map("claude-code", ev("Write",
+      { file_path = dir .. "/src/lnk/etc/cron.d/x", content = "x" })))
+    assert.are.equal("/etc/cron.d/x", m.args.path)
+    assert.are.same({ "/etc/cron.d/x" }, shown(m))
+    m = assert(agent.map("claude-code", ev("Edit",
+      { file_path = dir .. "/src/lnk/../x.c", old_string = "a", new_string = "b" })))
+    assert.are.same({ "/x.c" }, shown(m))
+    assert.is_truthy(m.args.patch:find("+++ /x.c", 1, true), m.args.patch)
+    m = assert(agent.map("codex", ev("apply_patch",
+      { command = "*** Begin Patch\n*** Add File: src/lnk/tmp/y\n+y\n*** End Patch\n" })))
+    assert.are.same({ "/tmp/y" }, shown(m))
+    assert.is_truthy(m.args.patch:find("+++ /tmp/y", 1, true), m.args.patch)
+  end)
+
+  it("says which paths cannot be resolved", function()
+    local m = assert(agent.map("claude-code", ev("Write",
+      { file_path = dir .. "/src/loop/x", content = "x" })))
+    assert.are.equal("src/loop/x", m.args.path) -- as text
+    local call = { tool = "write_file", args = m.args, metadata = { agent = "claude-code",
+      agent_tool = "Write", agent_input = { file_path = dir .. "/src/loop/x", content = "x" },
+      agent_cwd = dir, agent_paths = m.paths } }
+    local bad = agent.unresolved(call)
+    assert.are.equal(1, #bad)
+    assert.is_truthy(bad[1].why:find("too many levels of symbolic links", 1, true), bad[1].why)
+  end)
+
+  it("takes an agent call's paths again after a rewrite", function()
+    local input = { file_path = dir .. "/src/a.c", content = "x" }
+    local m = assert(agent.map("claude-code", ev("Write", input)))
+    local call = { tool = "write_file", args = { path = "src/lnk/etc/passwd", content = "x" },
+      metadata = { agent = "claude-code", agent_tool = "Write", agent_input = input,
+        agent_cwd = dir, agent_paths = m.paths } }
+    assert.are.same({ "/etc/passwd" }, (agent.paths(call)))
+  end)
+
+  it("tells inside from beside", function()
+    assert.is_true(agent.inside("src/a.c", "src"))
+    assert.is_true(agent.inside("src", "src"))
+    assert.is_false(agent.inside("srcx/a.c", "src"))
+    assert.is_false(agent.inside("/etc/x", "src"))
+    assert.is_true(agent.inside("a/b", "."))
+    assert.is_false(agent.inside("/a", "."))
+    assert.is_true(agent.inside("/etc/x", "/"))
+  end)
+end)
+
 describe("for policies", function()
   it("says which agent made a call and what it touches", function()
     -- apply_patch's own parser: a rename gives both names, a section

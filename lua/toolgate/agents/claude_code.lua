@@ -8,8 +8,10 @@ local common = require "toolgate.agents.common"
 local M = agent.table("claude-code")
 local abs, copy = agent.abs, agent.copy
 
--- Claude Code's file tools read "~/x" as the home folder's x.
-local function rel(path, cwd) return agent.rel(agent.home(path), cwd) end
+-- A path of Claude Code's input as toolgate's args give it: "~/x" is the
+-- home folder's x (as its file tools read it), and the path is where it
+-- leads (symlinks followed), relative to the cwd inside it.
+local function rel(path, cwd) return agent.where(agent.home(path), cwd) end
 M.rel = rel
 
 -- agent.paths of a tool whose input names one file or folder in `field`:

@@ -35,6 +35,11 @@ M.MAX_LENGTH = 65536   -- bytes of command line split at most
 M.MAX_DEPTH = 16       -- nesting of ( ) { } $( ) ` ` and wrappers
 M.MAX_COMMANDS = 4096  -- simple commands in one command line
 M.MAX_BRACE_WORDS = 1024 -- words one brace expansion may make
+-- Readings of ambiguous input ($(( and (( are read two ways) tried in one
+-- split, at most: the length of the command line plus this. A plain line
+-- tries each at most twice per three bytes; nesting them multiplies the
+-- readings (2^n for n levels), which this bounds.
+M.ATTEMPTS_SLACK = 256
 
 local sub, find, match, gsub = string.sub, string.find, string.match, string.gsub
 local format, rep, char, byte = string.format, string.rep, string.char, string.byte
@@ -84,7 +89,13 @@ local function leave(p) p.depth = p.depth - 1 end
 -- Runs fn(p, ...) as one reading of ambiguous input. On a parse error
 -- (not a bound) everything it did is undone and false, err is returned.
 local function attempt(p, fn, ...)
-  local out = p.ctx.out
+  local ctx = p.ctx
+  ctx.attempts = ctx.attempts + 1
+  if ctx.attempts > ctx.max_attempts then
+    fail_limit(p, "the command is too ambiguous to read: more than %d readings of "
+      .. "$(( and (( tried; simplify it", ctx.max_attempts)
+  end
+  local out = ctx.out
   local n_out, i, la, depth, nhd = #out, p.i, p.la, p.depth, #p.heredocs
   local ok, res = pcall(fn, p, ...)
   if ok then return true, res end
@@ -1261,7 +1272,7 @@ end
 -- Public API.
 
 -- shell.split(cmdline [, opts]) -> list of simple commands | nil, message
--- opts: max_length, max_depth, max_commands, max_brace_words.
+-- opts: max_length, max_depth, max_commands, max_brace_words, max_attempts.
 function M.split(cmdline, opts)
   if type(cmdline) ~= "string" then
     return nil, "the command must be a string (got " .. type(cmdline) .. ")"
@@ -1274,7 +1285,8 @@ function M.split(cmdline, opts)
   end
   local ctx = { out = {}, max_depth = opts.max_depth or M.MAX_DEPTH,
     max_commands = opts.max_commands or M.MAX_COMMANDS,
-    max_brace = opts.max_brace_words or M.MAX_BRACE_WORDS }
+    max_brace = opts.max_brace_words or M.MAX_BRACE_WORDS,
+    attempts = 0, max_attempts = opts.max_attempts or #cmdline + M.ATTEMPTS_SLACK }
   local p = new_parser(ctx, cmdline, 0, nil, "")
   local ok, err = pcall(parse_list, p, nil)
   if not ok then

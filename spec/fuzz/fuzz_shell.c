@@ -17,8 +17,8 @@
 #include "fuzz.h"
 
 /* One split may run at most this many Lua instructions (a 64 KiB line
- * takes a few million) and hold this much memory. */
-#define BUDGET_INSTRUCTIONS 400000000L
+ * takes a few million, README) and hold this much memory. */
+#define BUDGET_INSTRUCTIONS 50000000L
 #define BUDGET_BYTES (512u << 20)
 #define HOOK_EVERY 100000
 

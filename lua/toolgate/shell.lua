@@ -86,6 +86,11 @@ M.MAX_LENGTH = 65536   -- bytes of command line split at most
 M.MAX_DEPTH = 16       -- nesting of ( ) { } $( ) ` ` and wrappers
 M.MAX_COMMANDS = 4096  -- simple commands in one command line
 M.MAX_BRACE_WORDS = 1024 -- words one brace expansion may make
+-- Readings of ambiguous input ($(( and (( are read two ways) tried in one
+-- pass, at most: the longest command line plus this. A plain line tries
+-- each at most twice per three bytes; nesting them multiplies the readings
+-- (2^n for n levels), which this bounds (found by spec/fuzz/fuzz_shell).
+M.ATTEMPTS_SLACK = 256
 M.MAX_READ_FACTOR = 4    -- bytes of code read in all, in MAX_LENGTHs
 
 local sub, find, match, gsub, gmatch = string.sub, string.find, string.match,
@@ -153,7 +158,13 @@ local function leave(p) p.depth = p.depth - 1 end
 -- Runs fn(p, ...) as one reading of ambiguous input. On a parse error
 -- (not a bound) everything it did is undone and false, err is returned.
 local function attempt(p, fn, ...)
-  local out = p.ctx.out
+  local ctx = p.ctx
+  ctx.attempts = ctx.attempts + 1
+  if ctx.attempts > ctx.max_attempts then
+    fail_limit(p, "the command is too ambiguous to read: more than %d readings of "
+      .. "$(( and (( tried; simplify it", ctx.max_attempts)
+  end
+  local out = ctx.out
   local n_out, i, la, depth, nhd = #out, p.i, p.la, p.depth, #p.heredocs
   local stdin = p.stdin
   local ok, res = pcall(fn, p, ...)
@@ -2665,6 +2676,7 @@ local function new_ctx(opts)
     budget = max_read, max_read = max_read,
     max_commands = opts.max_commands or M.MAX_COMMANDS,
     max_brace = opts.max_brace_words or M.MAX_BRACE_WORDS,
+    attempts = 0, max_attempts = opts.max_attempts or M.ATTEMPTS_SLACK,
     env = {}, facts = new_facts(), found = new_facts(), seen = {} }
 end
 
@@ -2711,6 +2723,7 @@ end
 -- One pass over the line with the facts known so far.
 local function run_pass(cmdline, opts, env, facts, stdin)
   local ctx = new_ctx(opts)
+  ctx.max_attempts = opts.max_attempts or #cmdline + M.ATTEMPTS_SLACK
   ctx.env, ctx.facts = env, facts
   local top = new_parser(ctx, "", 0, {}, "", nil)
   local names = {}

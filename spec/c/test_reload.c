@@ -895,6 +895,57 @@ TEST(control_socket_refuses_nul) {
   remove_tree(dir);
 }
 
+/* A hook request whose line ends at EOF, with no newline (found by
+ * spec/fuzz/fuzz_control): the event it announces can no longer come, so
+ * the connection closes at once — it was held until the idle timeout
+ * (10 s), after copying from a NULL "rest of the input" (undefined
+ * behaviour; UBSan stops there). From a child: connect, send the line,
+ * shut the sending side, time the close. */
+TEST(control_socket_hook_line_at_eof) {
+  char *dir = temp_dir();
+  save_ver(dir, "one", put_file);
+  tg_runtime *rt = reload_runtime(dir, 0, NULL);
+  char sock[300], path[320], err[TG_ERRMSG];
+  snprintf(sock, sizeof sock, "%s/c.sock", dir);
+  snprintf(path, sizeof path, "%s.took", sock);
+  ASSERT_OK(tg_runtime_listen(rt, sock, err), err);
+  pid_t pid = fork();
+  if (pid == 0) {
+    static const char line[] = "{\"cmd\":\"hook\",\"agent\":\"codex\",\"bytes\":5}";
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path, sock, strlen(sock) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) _exit(1);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (write(fd, line, sizeof line - 1) != (ssize_t)(sizeof line - 1)) _exit(2);
+    shutdown(fd, SHUT_WR);
+    char buf[512];
+    ssize_t n, got = 0;
+    while ((n = read(fd, buf, sizeof buf)) > 0) got += n;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "%ld %zd", (long)((t1.tv_sec - t0.tv_sec) * 1000 +
+                                 (t1.tv_nsec - t0.tv_nsec) / 1000000), got);
+    fclose(f);
+    _exit(0);
+  }
+  int st;
+  while (waitpid(pid, &st, WNOHANG) == 0) run_for(rt, 2);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  char *took = read_text(path);
+  ASSERT_NOT_NULL(took);
+  long ms = -1, bytes = -1;
+  ASSERT_INT_EQ(sscanf(took, "%ld %ld", &ms, &bytes), 2);
+  if (ms > 3000) TG_FAIL("the connection was held %ld ms after EOF", ms);
+  ASSERT_INT_EQ(bytes, 0); /* closed: the client has left */
+  free(took);
+  tg_runtime_free(rt);
+  remove_tree(dir);
+}
+
 /* A server that answers each of `n` connections with replies[i], in a
  * child; `dir` is the test's, freed in the child's copy of the heap. */
 static pid_t fake_instance(char *dir, const char *sock,
@@ -1325,6 +1376,7 @@ TEST_MAIN(TEST_ENTRY(reload_200_times_under_load),
           TEST_ENTRY(control_socket_protocol),
           TEST_ENTRY(control_socket_flood),
           TEST_ENTRY(control_socket_refuses_nul),
+          TEST_ENTRY(control_socket_hook_line_at_eof),
           TEST_ENTRY(toolgate_reload_odd_replies),
           TEST_ENTRY(toolgate_watch_end_to_end),
           TEST_ENTRY(explain_shows_rules_hooks_and_the_decider),

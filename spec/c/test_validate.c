@@ -772,6 +772,20 @@ TEST(pattern_refuses_what_ecma262_lacks) {
             "offset 3)");
 }
 
+/* A pattern that ends in \p or \P (no {Name}) is refused by PCRE2; the
+ * rewrite of property names once looked for the '}' from past the end of
+ * the string (found by spec/fuzz/fuzz_schema; caught under ASan and
+ * valgrind). */
+TEST(pattern_ending_in_backslash_p) {
+  const char *bad[] = {"{\"pattern\":\"^if\\\\p\"}", "{\"pattern\":\"\\\\P\"}",
+                       "{\"pattern\":\"[\\\\p\"}", "{\"pattern\":\"\\\\p{\"}"};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    char e[512] = "";
+    ASSERT_INT_EQ(check(bad[k], e, sizeof e), -1);
+    ASSERT_CONTAINS(e, "does not compile");
+  }
+}
+
 /* Agents supply the strings: a catastrophic pattern fails fast. */
 TEST(pattern_catastrophic_backtracking_is_bounded) {
   char value[4096];
@@ -1110,6 +1124,7 @@ TEST_MAIN(TEST_ENTRY(type_each_name), TEST_ENTRY(type_integer_vs_number),
           TEST_ENTRY(dynamic_ref_recursion_is_bounded),
           TEST_ENTRY(pattern_is_ecma262),
           TEST_ENTRY(pattern_refuses_what_ecma262_lacks),
+          TEST_ENTRY(pattern_ending_in_backslash_p),
           TEST_ENTRY(pattern_catastrophic_backtracking_is_bounded),
           TEST_ENTRY(pattern_time_budget_per_validation),
           TEST_ENTRY(pattern_long_value_ordinary_pattern),

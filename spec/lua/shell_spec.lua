@@ -336,6 +336,30 @@ describe("shell.split", function()
       assert.are.equal(3000, #cmds)
       assert.is_true(os.clock() - t0 < 2, "took " .. (os.clock() - t0) .. " s")
     end)
+
+    -- Found by spec/fuzz/fuzz_shell: each $(( is read as arithmetic, then
+    -- as $( ( …; nested, the readings doubled with each level (131 bytes
+    -- took 1.6 s, past a policy's time limit). They are bounded.
+    it("bounds the readings it tries of nested $(( and ((", function()
+      local ran = 0
+      for _, line in ipairs({ "((" .. ("$(("):rep(11) .. ";[[($(($((($(((",
+        "$((do $((*($((((*($(($((($((ac\neac((do $((*($((((*($(($((($((ac\n" ..
+        "es$((($(((;[[($((ac\nes$((s$((($(((;[[($((ac\nes$((($(((;[[[\200(}&sh -c " }) do
+        debug.sethook(function() ran = ran + 1000 end, "", 1000)
+        local err = fails(line, "too ambiguous to read")
+        debug.sethook()
+        assert.is_truthy(err:find("simplify it", 1, true))
+      end
+      assert.is_true(ran < 2e6, ran .. " instructions")
+      -- what a command line really holds is read as before
+      local s = "1"
+      for _ = 1, 12 do s = "$(( " .. s .. " + 1 ))" end
+      assert.are.equal(1, #assert(shell.split("echo " .. s)))
+      local c = "echo hi"
+      for _ = 1, 7 do c = "$((" .. c .. ") | cat)" end
+      assert.are.equal(15, #assert(shell.split("echo " .. c)))
+      assert.are.equal(4000, #assert(shell.split(("(( i++ )); echo $((cat) | wc); "):rep(1000))))
+    end)
   end)
 end)
 

@@ -124,8 +124,11 @@ static const char *const gc_names[][2] = {
  * rest: \p{L}, \p{Greek}, \p{Script=Greek}). */
 static size_t rewrite_property(xbuf *b, const char *p, size_t i) {
   static const char *const prefixes[] = {"gc=", "General_Category="};
+  /* p[i + 2] first: a pattern may end right after \p (name would then
+   * start past its NUL) */
+  if (p[i + 2] != '{') return 0;
   const char *name = p + i + 3, *end = strchr(name, '}');
-  if (p[i + 2] != '{' || !end) return 0;
+  if (!end) return 0;
   for (size_t k = 0; k < 2; k++)
     if (!strncmp(name, prefixes[k], strlen(prefixes[k])))
       name += strlen(prefixes[k]);

@@ -426,7 +426,7 @@ static void begin_body(tg_conn *c, cJSON *req, const char *rest, size_t n) {
     return;
   }
   c->body_len = n < c->body_want ? n : c->body_want;
-  memcpy(c->body, rest, c->body_len);
+  if (c->body_len) memcpy(c->body, rest, c->body_len); /* rest: NULL at EOF */
   if (c->body_len == c->body_want) body_complete(c);
 }
 
@@ -516,6 +516,9 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   if (nl) *nl = '\0';
   request_line(c, c->in, len, nl ? nl + 1 : NULL,
                nl ? c->len - len - 1 : 0);
+  /* a hook request's line at EOF: its event can no longer come (as in
+   * body_read), rather than the connection held until the idle timeout */
+  if (eof && c->body && !c->closing && !c->answering) conn_close(c);
 }
 
 /* ---- the answer to a hook request ------------------------------------------- */

@@ -151,7 +151,9 @@ describe("embedding in a host loop", function()
       local h = assert(rt:call("slow", { ms = 300 }))
       assert.is_true(rt:run_once())
       local ms = rt:timeout()
-      assert.is_true(ms > 150 and ms <= 300, "timeout " .. ms)
+      -- the 300 ms sleep's timer, however long the machine took to get
+      -- here: above nothing (not -1, not 0), at most what the timer was
+      assert.is_true(ms > 0 and ms <= 300, "timeout " .. ms)
       local out = h:wait()
       assert.are.equal("ok", out.status)
       assert.is_false(rt:run_once())

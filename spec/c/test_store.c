@@ -150,18 +150,22 @@ TEST(default_path_is_under_xdg_state_home_made_private) {
   remove_tree(dir);
 }
 
-/* The fixture (spec/fixtures/make_db_v1.sh) is what step 1 of the schema
- * makes, so upgrading it tests the path real version 1 files take. */
-TEST(fixture_v1_matches_schema_step_1) {
-  const char *fixture = TG_SOURCE_DIR "/spec/fixtures/toolgate-v1.db";
-  ASSERT_INT_EQ(sql_int(fixture, "PRAGMA user_version"), 1);
-  char *dir = temp_dir(), *path = db_in(dir, "v1.db");
-  /* a version 1 file made by the store's own first step (tg_store_open
-   * goes on to the current version: the internal entry stops at 1) */
+/* The fixture spec/fixtures/toolgate-vN.db (made by make_db_vN.sh) is
+ * what steps 1 to N of the schema make, so upgrading it tests the path
+ * real version N files take. */
+static void fixture_matches_schema_step(int n) {
+  char fixture[512], name[32];
+  snprintf(fixture, sizeof fixture, "%s/spec/fixtures/toolgate-v%d.db",
+           TG_SOURCE_DIR, n);
+  snprintf(name, sizeof name, "v%d.db", n);
+  ASSERT_INT_EQ(sql_int(fixture, "PRAGMA user_version"), n);
+  char *dir = temp_dir(), *path = db_in(dir, name);
+  /* a version n file made by the store's own steps (tg_store_open goes on
+   * to the current version: the internal entry stops at n) */
   char err[TG_ERRMSG] = "";
   sqlite3 *mine = NULL, *theirs = NULL;
   ASSERT_INT_EQ(sqlite3_open(path, &mine), SQLITE_OK);
-  if (tg__schema_ensure(mine, path, 1, err) < 0) TG_FAIL("%s", err);
+  if (tg__schema_ensure(mine, path, n, err) < 0) TG_FAIL("%s", err);
   ASSERT_INT_EQ(sqlite3_open_v2(fixture, &theirs, SQLITE_OPEN_READONLY, NULL), 0);
   const char *q = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM "
                   "sqlite_master ORDER BY name)";
@@ -179,6 +183,8 @@ TEST(fixture_v1_matches_schema_step_1) {
   free(path);
   remove_tree(dir);
 }
+
+TEST(fixture_v1_matches_schema_step_1) { fixture_matches_schema_step(1); }
 
 TEST(version_1_file_is_upgraded_in_place_keeping_its_calls) {
   char *dir = temp_dir(), *path = db_in(dir, "old.db");
@@ -1159,32 +1165,7 @@ TEST(an_answer_always_with_a_secret_pattern_is_refused) {
   remove_tree(dir);
 }
 
-/* The fixture (spec/fixtures/make_db_v4.sh) is what steps 1 to 4 make. */
-TEST(fixture_v4_matches_schema_step_4) {
-  const char *fixture = TG_SOURCE_DIR "/spec/fixtures/toolgate-v4.db";
-  ASSERT_INT_EQ(sql_int(fixture, "PRAGMA user_version"), 4);
-  char *dir = temp_dir(), *path = db_in(dir, "v4.db");
-  char err[TG_ERRMSG] = "";
-  sqlite3 *mine = NULL, *theirs = NULL;
-  ASSERT_INT_EQ(sqlite3_open(path, &mine), SQLITE_OK);
-  if (tg__schema_ensure(mine, path, 4, err) < 0) TG_FAIL("%s", err);
-  ASSERT_INT_EQ(sqlite3_open_v2(fixture, &theirs, SQLITE_OPEN_READONLY, NULL), 0);
-  const char *q = "SELECT group_concat(sql, ';') FROM (SELECT sql FROM "
-                  "sqlite_master ORDER BY name)";
-  sqlite3_stmt *x = NULL, *y = NULL;
-  ASSERT_INT_EQ(sqlite3_prepare_v2(mine, q, -1, &x, NULL), 0);
-  ASSERT_INT_EQ(sqlite3_prepare_v2(theirs, q, -1, &y, NULL), 0);
-  ASSERT_INT_EQ(sqlite3_step(x), SQLITE_ROW);
-  ASSERT_INT_EQ(sqlite3_step(y), SQLITE_ROW);
-  ASSERT_STR_EQ((const char *)sqlite3_column_text(x, 0),
-                (const char *)sqlite3_column_text(y, 0));
-  sqlite3_finalize(x);
-  sqlite3_finalize(y);
-  sqlite3_close(mine);
-  sqlite3_close(theirs);
-  free(path);
-  remove_tree(dir);
-}
+TEST(fixture_v4_matches_schema_step_4) { fixture_matches_schema_step(4); }
 
 /* The version 4 fixture's approvals hold args and a pattern in clear (as
  * toolgate wrote them before version 5): sealed by the upgrade. */

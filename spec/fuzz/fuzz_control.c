@@ -38,15 +38,10 @@ static void remove_socket(void) {
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  tg_config cfg;
-  tg_config_init(&cfg);
-  cfg.policies_dir = TG_SOURCE_DIR "/spec/fuzz/policies";
-  cfg.db_off = 1;
-  cfg.seed = 1;
+  rt = fuzz_runtime("fuzz_control", NULL);
   char err[TG_ERRMSG] = "";
-  rt = tg_runtime_new(&cfg, NULL, err);
-  if (!rt || !mkdtemp(dir)) {
-    fprintf(stderr, "fuzz_control: %s\n", rt ? strerror(errno) : err);
+  if (!mkdtemp(dir)) {
+    fprintf(stderr, "fuzz_control: %s\n", strerror(errno));
     abort();
   }
   snprintf(sock, sizeof sock, "%s/c.sock", dir);

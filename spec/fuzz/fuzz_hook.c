@@ -46,17 +46,7 @@ static void done(tg_runtime *r, const tg_hook_result *res, void *ud) {
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  tg_config cfg;
-  tg_config_init(&cfg);
-  cfg.policies_dir = TG_SOURCE_DIR "/spec/fuzz/policies";
-  cfg.db_off = 1;
-  cfg.seed = 1;
-  char err[TG_ERRMSG] = "";
-  rt = tg_runtime_new(&cfg, NULL, err);
-  if (!rt) {
-    fprintf(stderr, "fuzz_hook: %s\n", err);
-    abort();
-  }
+  rt = fuzz_runtime("fuzz_hook", NULL);
   return 0;
 }
 

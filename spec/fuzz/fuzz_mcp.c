@@ -29,21 +29,16 @@ static void on_end(mcp_server *s, void *ud) {
   *(int *)ud = 1;
 }
 
+/* No built-in tools (exec would run), and calls and approvals that end
+ * within an input's time. */
+static void mcp_config(tg_config *cfg) {
+  cfg->builtin_tools = 0;
+  cfg->timeout_ms = 2000;
+  cfg->approval_timeout_ms = 2000;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  tg_config cfg;
-  tg_config_init(&cfg);
-  cfg.policies_dir = TG_SOURCE_DIR "/spec/fuzz/policies";
-  cfg.db_off = 1;
-  cfg.builtin_tools = 0;
-  cfg.seed = 1;
-  cfg.timeout_ms = 2000;
-  cfg.approval_timeout_ms = 2000;
-  char err[TG_ERRMSG] = "";
-  rt = tg_runtime_new(&cfg, NULL, err);
-  if (!rt) {
-    fprintf(stderr, "fuzz_mcp: %s\n", err);
-    abort();
-  }
+  rt = fuzz_runtime("fuzz_mcp", mcp_config);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_patch.c — the unified-diff parser and the hunk applier of
- * apply_patch (src/tools/patch.c: tg__patch_parse, tg__patch_apply), the
+ * apply_patch (src/base/patch.c: tg__patch_parse, tg__patch_apply), the
  * bytes an agent sends as a patch. Input: CONTENT NUL PATCH (no NUL: all
  * of it is the patch, the content empty). Every file section parsed is
  * applied twice: to CONTENT, and to the text the section's hunks expect
@@ -11,7 +11,7 @@
  */
 #include <string.h>
 #include "fuzz.h"
-#include "tools/patch.h"
+#include "base/patch.h"
 
 /* The old side of f's hunks, one after another (malloc'd). */
 static char *old_side(const tg_patch_file *f, size_t *len) {

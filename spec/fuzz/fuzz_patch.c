@@ -10,6 +10,7 @@
  * length; a parse that fails frees cleanly.
  */
 #include <string.h>
+#include <cjson/cJSON.h>
 #include "fuzz.h"
 #include "base/patch.h"
 
@@ -47,6 +48,34 @@ static void apply(const tg_patch_file *f, const char *content, size_t len) {
   }
 }
 
+/* What the judge reads (tg_patch_files) is the executor's parse: refused
+ * together, and one entry per file section, naming the file it leaves (a
+ * delete: the one it removes) and a rename's old name. */
+static void judge_reads_the_parse(const char *text, size_t size,
+                                  const tg_patch *p, int parsed) {
+  char err[512] = "";
+  cJSON *list = tg_patch_files(text, size, err, sizeof err);
+  FUZZ_ASSERT(!list == !parsed, "tg_patch_files %s what the parser %s",
+              list ? "lists" : "refuses", parsed ? "takes" : "refuses");
+  if (!list) return;
+  FUZZ_ASSERT((size_t)cJSON_GetArraySize(list) == p->nfiles,
+              "%d entries for %zu sections", cJSON_GetArraySize(list),
+              p->nfiles);
+  for (size_t i = 0; i < p->nfiles; i++) {
+    const tg_patch_file *f = &p->files[i];
+    const cJSON *e = cJSON_GetArrayItem(list, (int)i);
+    const char *want = f->op == TG_PATCH_DELETE ? f->old_path : f->new_path;
+    const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+    FUZZ_ASSERT(want && path && !strcmp(want, path), "entry %zu names '%s', "
+                "the section '%s'", i, path ? path : "(none)",
+                want ? want : "(none)");
+    const char *from = cJSON_GetStringValue(cJSON_GetObjectItem(e, "from"));
+    FUZZ_ASSERT(f->op != TG_PATCH_RENAME || (from && !strcmp(from, f->old_path)),
+                "a rename's entry %zu lacks its old name", i);
+  }
+  cJSON_Delete(list);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *text = (const char *)data, *content = "";
   size_t clen = 0;
@@ -62,8 +91,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (tg__patch_parse(text, size, &p, err, sizeof err) < 0) {
     FUZZ_ASSERT(err[0] != '\0', "refused without a reason");
     tg__patch_free(&p);
+    judge_reads_the_parse(text, size, NULL, 0);
     return 0;
   }
+  judge_reads_the_parse(text, size, &p, 1);
   for (size_t i = 0; i < p.nfiles; i++) {
     const tg_patch_file *f = &p.files[i];
     apply(f, content, clen);

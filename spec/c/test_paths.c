@@ -121,6 +121,11 @@ TEST(paths_lead_where_the_kernel_goes) {
   ASSERT_STR_EQ(lands(t, t, "src/lnk/../x"), "/x");
   ASSERT_STR_EQ(lands(t, t, "src/up/.env"), ".env");
   ASSERT_STR_EQ(lands(t, t, "src/cfg"), ".env");
+  /* below a missing folder names are as written, until a .. climbs back
+   * to what exists: once `new` is made, new/../src/lnk is the symlink */
+  ASSERT_STR_EQ(lands(t, t, "new/../src/lnk/etc/hosts"), "/etc/hosts");
+  ASSERT_STR_EQ(lands(t, t, "new/a/../../src/up/.env"), ".env");
+  ASSERT_STR_EQ(lands(t, t, "new/a/../b"), "new/b");
   /* a dangling symlink: where a create through it lands */
   ASSERT_STR_EQ(lands(t, t, "src/dangling"), "made/here.c");
   /* absolute paths ignore cwd; relative ones need one */

@@ -6,8 +6,9 @@
  * folder, to a file, in a loop and dangling.
  *
  * Properties: a refusal says why; a result is absolute and clean (no
- * empty, "." or ".." component, no trailing '/'); and where the whole
- * path exists, realpath(3) — the kernel's own answer — is the same path
+ * empty, "." or ".." component, no trailing '/') with no symlink left
+ * on the way (realpath(3) of it is itself); and where the whole path
+ * exists, realpath(3) — the kernel's own answer — is the same path
  * (/proc, /sys and /dev are left out: their links name the process that
  * reads them).
  */
@@ -104,6 +105,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   struct stat st;
   if (!system_folder(r) && lstat(r, &st) == 0) {
+    /* what the walk gives has no symlink left on the way: the kernel
+     * resolves it to itself (whatever the path it came from) */
+    FUZZ_ASSERT(!S_ISLNK(st.st_mode), "'%s' from %s: the walk stops at the "
+                "symlink '%s'", path, cwd, r);
+    char *self = realpath(r, NULL);
+    if (self && !system_folder(self))
+      FUZZ_ASSERT(!strcmp(self, r), "'%s' from %s: the walk says '%s', "
+                  "which still goes through a symlink to '%s'", path, cwd,
+                  r, self);
+    free(self);
     char joined[PATH_MAX * 2];
     snprintf(joined, sizeof joined, "%s%s%s", path[0] == '/' ? "" : cwd,
              path[0] == '/' ? "" : "/", path);

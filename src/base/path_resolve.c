@@ -57,7 +57,7 @@ char *tg_path_resolve(const char *cwd, const char *path, char *why,
   char *todo = path[0] == '/' ? strdup(path) : joined(cwd, strlen(cwd), path);
   if (!todo) return refuse(why, whylen, NULL, "%sthe path is too long", "");
   char res[PATH_MAX] = "";
-  size_t rl = 0;
+  size_t rl = 0, exists_to = 0; /* res[0, exists_to) exists when missing */
   int links = 0, missing = 0;
   const char *p = todo;
   for (;;) {
@@ -73,12 +73,16 @@ char *tg_path_resolve(const char *cwd, const char *path, char *why,
       char *slash = strrchr(res, '/');
       rl = slash ? (size_t)(slash - res) : 0;
       res[rl] = '\0';
+      /* back up where things exist ("new/../lnk/x", once `new` is made,
+       * goes through the symlink lnk): walk them again */
+      if (missing && rl <= exists_to) missing = 0;
       p = after;
       continue;
     }
     if (rl + 1 + n >= sizeof res)
       return refuse(why, whylen, todo, "'%s' leads to a path longer than "
                     "the kernel takes", path);
+    size_t parent = rl;
     res[rl] = '/';
     memcpy(res + rl + 1, p, n);
     rl += 1 + n;
@@ -94,6 +98,7 @@ char *tg_path_resolve(const char *cwd, const char *path, char *why,
     if (lstat(res, &st) < 0) {
       if (errno == ENOENT) {
         missing = 1;
+        exists_to = parent;
         p = after;
         continue;
       }

@@ -951,7 +951,9 @@ TEST(control_socket_hook_line_at_eof) {
   ASSERT_NOT_NULL(took);
   long ms = -1, bytes = -1;
   ASSERT_INT_EQ(sscanf(took, "%ld %ld", &ms, &bytes), 2);
-  if (ms > 3000) TG_FAIL("the connection was held %ld ms after EOF", ms);
+  /* closed at EOF, not at the 10 s idle timeout (TG_CONTROL_IDLE_MS): 8 s
+   * leaves room for valgrind on a loaded machine */
+  if (ms > 8000) TG_FAIL("the connection was held %ld ms after EOF", ms);
   ASSERT_INT_EQ(bytes, 0); /* closed: the client has left */
   free(took);
   tg_runtime_free(rt);

@@ -137,6 +137,23 @@ static int pragma_text(sqlite3 *db, const char *sql, char *buf, size_t len) {
   return rc;
 }
 
+/* PRAGMA journal_mode=WAL, asked again while the answer is BUSY, for up
+ * to TG_DB_BUSY_MS. Two processes opening a new database at once (a hook
+ * and the daemon it starts, hooks of parallel prompts) both read it, a
+ * shared lock each, and both ask to switch it, which needs it alone:
+ * SQLite answers one of them BUSY at once rather than wait on a deadlock,
+ * so the busy timeout does not help. Once the other has switched, asking
+ * again finds "wal". */
+static int switch_to_wal(sqlite3 *db, char *mode, size_t len) {
+  int rc = SQLITE_BUSY;
+  for (int waited = 0; waited <= TG_DB_BUSY_MS; waited += 10) {
+    rc = pragma_text(db, "PRAGMA journal_mode=WAL", mode, len);
+    if ((rc & 0xff) != SQLITE_BUSY) break;
+    sqlite3_sleep(10);
+  }
+  return rc;
+}
+
 /* Settings, and the first read of the file: a corrupt header, a file of
  * another kind or a lock show here. */
 static int configure(sqlite3 *db, const char *path, int memory,
@@ -154,8 +171,7 @@ static int configure(sqlite3 *db, const char *path, int memory,
     return -1;
   }
   if (!memory) {
-    if (pragma_text(db, "PRAGMA journal_mode=WAL", mode, sizeof mode) !=
-        SQLITE_OK) {
+    if (switch_to_wal(db, mode, sizeof mode) != SQLITE_OK) {
       tg__db_error(db, path, "cannot switch it to WAL", err);
       return -1;
     }

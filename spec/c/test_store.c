@@ -983,20 +983,28 @@ TEST(approvals_stay_in_memory_with_storage_off) {
   remove_tree(dir);
 }
 
-TEST(answer_always_checks_its_spec) {
-  char *dir = temp_dir();
+/* A runtime on dir whose ask policy has a call of sh with args_json
+ * waiting for its approver (ap), storage in memory; o gets the outcome. */
+static tg_runtime *asked_in_memory(const char *dir, const char *args_json,
+                                   approver *ap, outcome *o) {
   put_file(dir, "10_ask.lua", ask_policy);
-  approver ap = {0};
   tg_config cfg;
   tg_config_init(&cfg);
   cfg.policies_dir = dir;
   cfg.db = ":memory:";
   tg_runtime *rt = new_runtime(&cfg);
-  tg_runtime_set_approver(rt, approver_cb, &ap);
+  tg_runtime_set_approver(rt, approver_cb, ap);
+  memset(o, 0, sizeof *o);
+  start_call(rt, NULL, "sh", args_json, o);
+  run_until(rt, &ap->n, 1);
+  return rt;
+}
+
+TEST(answer_always_checks_its_spec) {
+  char *dir = temp_dir();
+  approver ap = {0};
   outcome o;
-  memset(&o, 0, sizeof o);
-  start_call(rt, NULL, "sh", "{\"command\":\"x\"}", &o);
-  run_until(rt, &ap.n, 1);
+  tg_runtime *rt = asked_in_memory(dir, "{\"command\":\"x\"}", &ap, &o);
   char err[TG_ERRMSG] = "";
   tg_always_spec bad = {.scope = TG_SCOPE_PATTERN, .arg = "command",
                         .glob = "[x"};
@@ -1136,18 +1144,9 @@ TEST(approvals_of_args_keep_no_secret_in_the_file_its_wal_or_the_list) {
 
 TEST(an_answer_always_with_a_secret_pattern_is_refused) {
   char *dir = temp_dir();
-  put_file(dir, "10_ask.lua", ask_policy);
   approver ap = {0};
-  tg_config cfg;
-  tg_config_init(&cfg);
-  cfg.policies_dir = dir;
-  cfg.db = ":memory:";
-  tg_runtime *rt = new_runtime(&cfg);
-  tg_runtime_set_approver(rt, approver_cb, &ap);
   outcome o;
-  memset(&o, 0, sizeof o);
-  start_call(rt, NULL, "sh", "{\"command\":\"echo ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8\"}", &o);
-  run_until(rt, &ap.n, 1);
+  tg_runtime *rt = asked_in_memory(dir, "{\"command\":\"echo ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8\"}", &ap, &o);
   char err[TG_ERRMSG] = "";
   tg_always_spec secret = {.scope = TG_SCOPE_PATTERN, .arg = "command",
                            .glob = "echo ghp_a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8"};

@@ -1,5 +1,5 @@
 /*
- * bench_audit.c — what the audit trail costs (SPEC §5), in one run, audit
+ * bench_audit.c — what the audit trail costs, in one run, audit
  * on (a real file, WAL) beside audit off (tg_config.db_off):
  *
  *   1. throughput: calls/s of a no-op C tool through the whole chain with

@@ -1,5 +1,5 @@
 /*
- * bench_chat.c — what the chat side costs (SPEC §6): tg_route with 0, 1
+ * bench_chat.c — what the chat side costs: tg_route with 0, 1
  * and 10 routing hooks, a usage record with 0 and 10 budgets, and a whole
  * chat (tg_chat_begin + tg_chat_end with usage) with 10 budgets, beside a
  * bare chain call (a no-op C tool, no rule) measured in the same run.

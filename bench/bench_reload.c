@@ -1,5 +1,5 @@
 /*
- * bench_reload.c — what hot reload costs (SPEC §2):
+ * bench_reload.c — what hot reload costs:
  *
  *   1. building and swapping a generation of 1, 10 and 100 small policy
  *      files (one rule and one pre-hook each) with tg_runtime_load_policies:

@@ -1,5 +1,5 @@
 /*
- * test_chain_approve.c — approvals through the C API (SPEC §1 "approve"):
+ * test_chain_approve.c — approvals through the C API:
  * an approver that answers later, approve-always for the tool or for the
  * exact args (per session), reject with guidance, the approval timeout,
  * and the non-interactive approve modes.

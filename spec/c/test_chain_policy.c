@@ -1,5 +1,5 @@
 /*
- * test_chain_policy.c — policy folders driven from C (SPEC §2 hot reload)
+ * test_chain_policy.c — policy folders driven from C (hot reload)
  * and runtime teardown with calls still in flight.
  */
 #include "helpers.h"

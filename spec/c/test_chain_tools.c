@@ -1,7 +1,7 @@
 /*
  * test_chain_tools.c — C tools through the public API (include/toolgate.h):
  * finishing now or later, retries, progress, timeouts with and without a
- * cancel function, and cancelling a call by id (SPEC §1).
+ * cancel function, and cancelling a call by id.
  */
 #include "helpers.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_chat.c — the chat side from C (SPEC §6): C layers around chats and
+ * test_chat.c — the chat side from C: C layers around chats and
  * tools, turns on calls, model routing with its fallback and availability
  * on an injected clock, budgets (each level once per period, again after
  * the period rolls, not again after a restart on the same ledger), and

@@ -1,5 +1,5 @@
 /*
- * test_fs.c — the built-in file tools on real files (SPEC §3): read_file,
+ * test_fs.c — the built-in file tools on real files: read_file,
  * list_dir, write_file, apply_patch; confinement to the workspace roots
  * (every escape we know of), atomic writes under SIGKILL, all-or-nothing
  * patches. File-change tracking is in test_fs_changes.c.

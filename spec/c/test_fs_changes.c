@@ -1,5 +1,5 @@
 /*
- * test_fs_changes.c — file-change tracking (SPEC §3): glob matching,
+ * test_fs_changes.c — file-change tracking: glob matching,
  * subscribers told after call_end, `file_change` events, the ring of
  * recent changes, and policy tg.on_file_change handlers.
  */

@@ -1,5 +1,5 @@
 /*
- * test_reload.c — hot reload (SPEC §2) and `explain`, through the public C
+ * test_reload.c — hot reload and `explain`, through the public C
  * API and the real `toolgate` binary:
  *
  *   - 200 rewrites of the policy files, valid and broken alternately,

@@ -1,5 +1,5 @@
 /*
- * test_store.c — storage (SPEC §5) through the public API: the database
+ * test_store.c — storage through the public API: the database
  * file (created 0600 in WAL mode, schema by user_version, upgraded from a
  * version 1 fixture, refused when newer, corrupt, locked, unwritable or
  * another program's), the audit record of a call and its commit before

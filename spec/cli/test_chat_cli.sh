@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_chat_cli.sh — the chat side on the command line (SPEC §6):
+# test_chat_cli.sh — the chat side on the command line:
 # `toolgate route` (like explain, for model requests), notifications on
 # stderr, and what `toolgate check` lists of layers, routing hooks and
 # budgets.

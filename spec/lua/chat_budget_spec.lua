@@ -1,5 +1,5 @@
 -- The chat side, part 2: routing, budgets, notifications and the progress
--- manager through the host module (SPEC §6). The runtime's clock is set by
+-- manager through the host module. The runtime's clock is set by
 -- the spec (rt:set_clock), so periods roll when the spec says; local
 -- times come from os.time, which uses the same time zone as the runtime.
 local H = require "spec.lua.helpers"

@@ -1,4 +1,4 @@
--- The chat side, part 1: turns and layers (SPEC §6). A session's turn rises
+-- The chat side, part 1: turns and layers. A session's turn rises
 -- exactly once per user turn, before any layer sees it; calls made during
 -- the turn carry it; layers run around chats and tools in registration
 -- order, host layers before the policies'; a layer that raises or overruns

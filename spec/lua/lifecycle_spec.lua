@@ -1,4 +1,4 @@
--- The call lifecycle as events show it (SPEC §1) and describe().
+-- The call lifecycle as events show it and describe().
 local H = require "spec.lua.helpers"
 
 describe("stage order", function()

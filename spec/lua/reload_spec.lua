@@ -1,4 +1,4 @@
--- Hot reload (SPEC §2) and rt:explain, through the host Lua module.
+-- Hot reload and rt:explain, through the host Lua module.
 local H = require "spec.lua.helpers"
 local toolgate = H.toolgate
 

@@ -1,4 +1,4 @@
--- The policy sandbox (SPEC §2, "Safety of policy code"): the restricted
+-- The policy sandbox: the restricted
 -- standard library, trusted_policies, the time limit per call into policy
 -- code and the memory cap per generation. Small limits keep it fast.
 local H = require "spec.lua.helpers"

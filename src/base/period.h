@@ -1,5 +1,5 @@
 /*
- * period.h — the periods budgets count in (SPEC §6): a calendar day,
+ * period.h — the periods budgets count in: a calendar day,
  * week (from Monday) or month in the local time of the process (TZ), or
  * the whole of a session, or all time. Calendar periods roll at local
  * midnight; a day with a daylight-saving change is 23 or 25 hours long.

@@ -1,5 +1,5 @@
 /*
- * approval.h — what a remembered approve-always covers (SPEC §1): these
+ * approval.h — what a remembered approve-always covers: these
  * exact args, a glob on one named argument, or the whole tool; in one
  * session or in one project; until a time or forever. The chain keeps
  * approvals in memory (storage off, or not yet stored), the store keeps

@@ -1,6 +1,6 @@
 /*
  * layers.h — the layers added from C (tg_layer_add): four optional
- * functions around model calls and tool calls (SPEC §6). They run in
+ * functions around model calls and tool calls. They run in
  * registration order; one that fails is told as a layer_error event and
  * the next runs — a layer never stops what it wraps. The policies' own
  * layers (tg.before_chat / tg.after_chat) are the policy layer's

@@ -1,5 +1,5 @@
 /*
- * notify.h — notifications (SPEC §6): a bounded list of short messages for
+ * notify.h — notifications: a bounded list of short messages for
  * the user, each with a level, a title, an optional message, duration and
  * action; dismissed by id, expired by the runtime clock, the oldest
  * dropped past TG_NOTIFY_MAX. Showing one is a `notification` event, and

@@ -1,5 +1,5 @@
 /*
- * progress.h — the progress manager (SPEC §6): named items of work in
+ * progress.h — the progress manager: named items of work in
  * progress — indeterminate, determinate (current of total) or steps (i of
  * n, each labelled) — that may be cancellable, with subscribers told of
  * every change and given the live list. Hosts start their own items

@@ -16,7 +16,7 @@
 #include "core/approval.h"
 #include "core/error.h"
 
-/* A call's audit record (SPEC §5). Every pointer borrows the call's own
+/* A call's audit record. Every pointer borrows the call's own
  * memory: the call neither changes nor frees any of it until committed()
  * has run, so the store reads them (on its writer thread) without a copy. */
 typedef struct tg_audit_rec {

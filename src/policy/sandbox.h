@@ -1,6 +1,7 @@
 /*
- * sandbox.h — the limits policy code runs under (SPEC §2, "Safety of policy
- * code"): each generation's lua_State gets
+ * sandbox.h — the limits policy code runs under (a policy file is untrusted
+ * until proven otherwise: a rule must not hang, exhaust or escape the
+ * host): each generation's lua_State gets
  *   - a counting allocator that refuses to grow past policy_memory_cap
  *     while policy code runs (Lua 5.4 and LuaJIT alike: it wraps the
  *     state's own allocator, so LuaJIT keeps its low-memory arena);

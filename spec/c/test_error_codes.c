@@ -1,7 +1,7 @@
 /*
  * test_error_codes.c — the one list of error codes (TG_ERROR_CODE_MAP in
  * include/toolgate.h): the functions made from it agree with each other,
- * the README's "Error codes" table says what the list says (same codes,
+ * docs/errors.md (the error codes table) says what the list says (same codes,
  * same order, same phases, same meaning once the table's backticks are
  * dropped), and a code the runtime emits is looked up in it.
  */
@@ -96,10 +96,10 @@ static unsigned phases_of(const char *cell, const char *code) {
 }
 
 TEST(the_readme_table_says_what_the_list_says) {
-  char *readme = read_all(TG_SOURCE_DIR "/README.md");
+  char *readme = read_all(TG_SOURCE_DIR "/docs/errors.md");
   const char *head = "\n| code | phase | meaning |\n| --- | --- | --- |\n";
   const char *p = strstr(readme, head);
-  if (!p) TG_FAIL("README.md has no table headed '| code | phase | meaning |'");
+  if (!p) TG_FAIL("docs/errors.md has no table headed '| code | phase | meaning |'");
   ASSERT_TRUE(strstr(p + 1, head) == NULL); /* one table, not two to pick from */
   p += strlen(head);
   int i = TG_E_NONE + 1;

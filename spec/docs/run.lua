@@ -3,7 +3,7 @@
 -- Usage: INTERP spec/docs/run.lua SOURCE_DIR TOOLGATE LUA_MODULE_DIR [SANITIZE]
 -- (the ctest `docs`; INTERP is the Lua the module was built for).
 --
--- Three checks, each reported by file and line:
+-- Four checks, each reported by file and line:
 --   1. Runnable blocks. A fenced block preceded by the line `<!-- run -->`
 --      runs: ```sh with bash -e, ```lua with INTERP and the built module on
 --      LUA_CPATH. The blocks of one file run in order in one temp folder
@@ -19,6 +19,8 @@
 --      OTHER_FLAGS below).
 --   3. Error codes. docs/errors.md lists exactly the codes of the code's
 --      table (TG_ERROR_CODE_MAP, made into src/core/error_codes.c).
+--   4. Links. Every relative link of README.md, docs/*.md and lua/README.md
+--      names a file of the repository, and its #fragment a heading there.
 -- Exit 0 when all hold, 1 with every failure listed.
 local src, toolgate, moddir, sanitize = arg[1], arg[2], arg[3], arg[4]
 if not (src and toolgate and moddir) then
@@ -219,8 +221,56 @@ for name in pairs(code_names) do
   if not documented[name] then fail("docs/errors.md", "does not list " .. name) end
 end
 
+-- ---- 4. links ----------------------------------------------------------------
+-- Every relative link of README.md, docs/*.md and lua/README.md names a file
+-- of the repository, and a #fragment into a Markdown file one of its
+-- headings (GitHub's anchors: lower case, punctuation dropped, spaces to -).
+local function anchors_of(path)
+  local set = {}
+  local blocks, lines = blocks_of(read(path) or "")
+  local fenced = {}
+  for _, b in ipairs(blocks) do
+    local n = select(2, b.body:gsub("\n", ""))
+    for k = b.line, b.line + n + 1 do fenced[k] = true end
+  end
+  for i, l in ipairs(lines) do
+    local h = not fenced[i] and l:match("^#+%s+(.-)%s*$")
+    if h then
+      local a = h:lower():gsub("[^%w%s%-_]", ""):gsub("%s", "-")
+      set[a] = true
+    end
+  end
+  return set
+end
+local linked = { "lua/README.md" }
+for _, d in ipairs(docs) do linked[#linked + 1] = d end
+for _, doc in ipairs(linked) do
+  local base = doc:match("^(.*)/[^/]*$")
+  local text = read(src .. "/" .. doc) or ""
+  local n = 0
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    for target in line:gmatch("%]%(([^)%s]+)%)") do
+      if not target:match("^%a+:") then
+        local file, frag = target:match("^([^#]*)#?(.*)$")
+        local path = file == "" and doc or ((base and base .. "/" or "") .. file)
+        local parts = {}
+        for p in path:gmatch("[^/]+") do
+          if p == ".." then parts[#parts] = nil elseif p ~= "." then parts[#parts + 1] = p end
+        end
+        path = table.concat(parts, "/")
+        if not run_ok("test -e " .. q(src .. "/" .. path)) then
+          fail(doc .. ":" .. n, "links to " .. target .. ", which is not in the repository")
+        elseif frag ~= "" and path:match("%.md$") and not anchors_of(src .. "/" .. path)[frag] then
+          fail(doc .. ":" .. n, "links to " .. target .. ", but " .. path .. " has no heading #" .. frag)
+        end
+      end
+    end
+  end
+end
+
 if #failures > 0 then
   io.stderr:write(table.concat(failures, "\n\n"), "\n\n", #failures, " failure(s)\n")
   os.exit(1)
 end
-print("docs: " .. #docs .. " files: runnable blocks, flags and error codes hold")
+print("docs: " .. #docs .. " files: runnable blocks, flags, error codes and links hold")

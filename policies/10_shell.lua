@@ -20,7 +20,7 @@
 --
 -- It is a seat-belt, not a sandbox: it judges the text of the command, and
 -- a program on disk (./build.sh, a Makefile, python script.py) can do what
--- it likes. See "The default shell policy" in README.md for what to use for
+-- it likes. See "The default shell policy" in docs/policies.md for what to use for
 -- real isolation.
 --
 -- It only denies or asks: a command that passes every check gets no answer

@@ -1,7 +1,7 @@
 -- toolgate.agent — coding agents' own tools (Claude Code's Bash, Edit,
 -- Read..., Codex's shell and apply_patch) seen as toolgate's, so that
 -- `toolgate hook` judges them with the same rules as every other call
--- (README "Agent hooks").
+-- (docs/agent-hooks.md).
 --
 -- Two sides:
 --   * for policies: agent.of(call), agent.paths(call), agent.context(call,

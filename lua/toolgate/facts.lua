@@ -14,7 +14,7 @@
 --                  command line it cannot read is one opaque command.
 --
 -- Both come from the code that acts or its exact model, never from a
--- rule's own reading of the text (README, "Security").
+-- rule's own reading of the text (docs/security.md).
 
 local agent = require "toolgate.agent"
 

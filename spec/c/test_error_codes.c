@@ -1,7 +1,7 @@
 /*
  * test_error_codes.c — the one list of error codes (TG_ERROR_CODE_MAP in
  * include/toolgate.h): the functions made from it agree with each other,
- * the README's "Error codes" table says what the list says (same codes,
+ * docs/errors.md (the error codes table) says what the list says (same codes,
  * same order, same phases, same meaning once the table's backticks are
  * dropped), and a code the runtime emits is looked up in it.
  */
@@ -48,7 +48,7 @@ TEST(the_functions_agree_with_the_list) {
   ASSERT_STR_EQ(tg_error_code_name(TG_E_UNKNOWN_TOOL), "UNKNOWN_TOOL");
 }
 
-/* ---- the README table ---------------------------------------------------- */
+/* ---- the docs/errors.md table ------------------------------------------- */
 
 static char *read_all(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -89,17 +89,17 @@ static unsigned phases_of(const char *cell, const char *code) {
     int found = -1;
     for (int p = 0; p < TG_PHASE__COUNT; p++)
       if (strcmp(phase_names[p], tok) == 0) found = p;
-    if (found < 0) TG_FAIL("README, code %s: '%s' is not a phase", code, tok);
+    if (found < 0) TG_FAIL("docs/errors.md, code %s: '%s' is not a phase", code, tok);
     bits |= 1u << found;
   }
   return bits;
 }
 
-TEST(the_readme_table_says_what_the_list_says) {
-  char *readme = read_all(TG_SOURCE_DIR "/README.md");
+TEST(the_docs_table_says_what_the_list_says) {
+  char *readme = read_all(TG_SOURCE_DIR "/docs/errors.md");
   const char *head = "\n| code | phase | meaning |\n| --- | --- | --- |\n";
   const char *p = strstr(readme, head);
-  if (!p) TG_FAIL("README.md has no table headed '| code | phase | meaning |'");
+  if (!p) TG_FAIL("docs/errors.md has no table headed '| code | phase | meaning |'");
   ASSERT_TRUE(strstr(p + 1, head) == NULL); /* one table, not two to pick from */
   p += strlen(head);
   int i = TG_E_NONE + 1;
@@ -111,20 +111,20 @@ TEST(the_readme_table_says_what_the_list_says) {
     p = strchr(p, '\n');
     p = p ? p + 1 : "";
     if (i >= TG_E__COUNT)
-      TG_FAIL("README lists %s, which is not in TG_ERROR_CODE_MAP", code);
+      TG_FAIL("docs/errors.md lists %s, which is not in TG_ERROR_CODE_MAP", code);
     tg_error_code c = (tg_error_code)i;
     if (strcmp(code, tg_error_code_name(c)) != 0)
-      TG_FAIL("README row %d is %s; the list has %s there (same codes, same "
+      TG_FAIL("docs/errors.md row %d is %s; the list has %s there (same codes, same "
               "order)", i, code, tg_error_code_name(c));
     if (phases_of(phase, code) != tg_error_code_phases(c))
-      TG_FAIL("README, code %s: phases '%s' differ from the list's", code,
+      TG_FAIL("docs/errors.md, code %s: phases '%s' differ from the list's", code,
               phase);
     if (strcmp(meaning, tg_error_code_doc(c)) != 0)
-      TG_FAIL("README, code %s: the meaning\n  '%s'\ndiffers from the list's"
+      TG_FAIL("docs/errors.md, code %s: the meaning\n  '%s'\ndiffers from the list's"
               "\n  '%s'", code, meaning, tg_error_code_doc(c));
   }
   if (i != TG_E__COUNT)
-    TG_FAIL("README lists %d codes; TG_ERROR_CODE_MAP has %d (the first "
+    TG_FAIL("docs/errors.md lists %d codes; TG_ERROR_CODE_MAP has %d (the first "
             "missing: %s)", i - 1, TG_E__COUNT - 1, tg_error_code_name(i));
   free(readme);
 }
@@ -154,5 +154,5 @@ TEST(an_unknown_tool_ends_with_the_listed_code) {
 }
 
 TEST_MAIN(TEST_ENTRY(the_functions_agree_with_the_list),
-          TEST_ENTRY(the_readme_table_says_what_the_list_says),
+          TEST_ENTRY(the_docs_table_says_what_the_list_says),
           TEST_ENTRY(an_unknown_tool_ends_with_the_listed_code))

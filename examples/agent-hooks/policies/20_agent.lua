@@ -1,6 +1,6 @@
 -- Guard-rails for a coding agent (Claude Code or Codex) through
 -- `toolgate hook`: the agent's Bash, Edit, Write and apply_patch arrive as
--- toolgate's exec, apply_patch and write_file (README "Agent hooks"), so
+-- toolgate's exec, apply_patch and write_file (docs/agent-hooks.md), so
 -- these rules are written against toolgate's tools and hold for every
 -- front — an MCP client, a Lua host, the agents' hooks.
 --
@@ -81,7 +81,7 @@ tg.after_tool({ "write_file", "apply_patch" }, function(call, res)
 end)
 
 -- What the agent's model read and wrote today, as its Stop hook read it
--- from the transcript (README "Agent hooks", Records): past the limit,
+-- from the transcript (docs/agent-hooks.md, "Records"): past the limit,
 -- each shell command asks the user first. A budget in tokens, since the
 -- transcript has no prices.
 tg.budget { name = "agent-tokens-today", unit = "tokens", limit = 20e6, period = "day" }

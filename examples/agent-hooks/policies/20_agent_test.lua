@@ -1,6 +1,6 @@
 -- Tests of 20_agent.lua, run by `toolgate test examples/agent-hooks/policies`:
 -- each case is a call as an agent's hook makes it (the mapping gives
--- call.metadata.agent_paths; see README "Agent hooks"), judged by the real
+-- call.metadata.agent_paths; see docs/agent-hooks.md), judged by the real
 -- rules; nothing runs.
 local cases = {
   { name = "git push --force is denied", tool = "exec",

@@ -497,7 +497,7 @@ function runtime:generation() end
 ---@return { generation: integer, files: table, rules: table[], hooks: table, tools: table[], event_handlers: table[], warnings: table }
 function runtime:describe() end
 
--- ---- the chat side (SPEC §6) -------------------------------------------------
+-- ---- the chat side: turns, layers, routing, budgets, notifications -------
 
 ---@class toolgate.models
 ---@field routes? table<string, string> task_weight -> model

@@ -251,7 +251,7 @@ function tg.patch_files(text) end
 ---@return string? err
 function tg.resolve_path(path, cwd) end
 
--- ---- the chat side (SPEC §6) ------------------------------------------------
+-- ---- the chat side: turns, layers, routing, budgets, notifications ------
 
 ---What a chat layer is given (a table of its own for each layer).
 ---@class tg.chat_ctx

@@ -394,14 +394,15 @@ static void start_call(hook_job *j, int64_t turn) {
 }
 
 /* The event, read strictly; NULL with why for a malformed one. */
-static cJSON *read_event(const tg_hook_request *req, char *why, size_t len) {
-  if (!req->event || req->event_len > TG_HOOK_MAX_EVENT) {
+cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
+                           size_t len) {
+  if (!text || n > TG_HOOK_MAX_EVENT) {
     snprintf(why, len, "the hook event is %zu bytes, over the limit of %u",
-             req->event ? req->event_len : 0, TG_HOOK_MAX_EVENT);
+             text ? n : 0, TG_HOOK_MAX_EVENT);
     return NULL;
   }
   char msg[400];
-  cJSON *ev = tg_json_parse(req->event, req->event_len, NULL, msg, sizeof msg);
+  cJSON *ev = tg_json_parse(text, n, NULL, msg, sizeof msg);
   if (!ev) {
     snprintf(why, len, "the hook event is not valid JSON: %s", msg);
     return NULL;
@@ -415,10 +416,14 @@ static cJSON *read_event(const tg_hook_request *req, char *why, size_t len) {
   return ev;
 }
 
-int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
-                   tg_hook_done_cb done, void *ud, char err[TG_ERRMSG]) {
+/* The answer to the event read (taken), or, when it could not be (NULL),
+ * the fail-safe one with why. */
+static int answer_event(tg_runtime *rt, const tg_hook_request *req,
+                        cJSON *event, const char *why, tg_hook_done_cb done,
+                        void *ud, char err[TG_ERRMSG]) {
   const tg_hook_agent *agent = req ? tg__hook_agent(req->agent) : NULL;
   if (!rt || !agent || !done || !tg_hook_on_error_known(req->on_error)) {
+    cJSON_Delete(event);
     tg__errf(err, TG_ERRMSG, !req || !done ? "a hook answer needs a request "
              "and a done callback" : !agent ? "unknown agent '%s' (known: "
              "claude-code, codex)" : "on_error is deny, ask or allow, not '%s'",
@@ -428,6 +433,7 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
   }
   hook_job *j = calloc(1, sizeof *j);
   if (!j) {
+    cJSON_Delete(event);
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;
   }
@@ -440,8 +446,7 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
   j->deadline_ms = req->deadline_ms;
   j->done = done;
   j->ud = ud;
-  char why[TG_ERRMSG];
-  j->event = read_event(req, why, sizeof why);
+  j->event = event;
   if (!j->event) {
     fail_safe(j, why);
     return 0;
@@ -462,4 +467,23 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
   start_call(j, req->turn ? req->turn
                           : tg__hooksvc_turn(rt, str(j->event, "session_id")));
   return 0;
+}
+
+int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
+                   tg_hook_done_cb done, void *ud, char err[TG_ERRMSG]) {
+  char why[TG_ERRMSG] = "";
+  cJSON *event = req ? tg__hook_read_event(req->event, req->event_len, why,
+                                           sizeof why)
+                     : NULL;
+  return answer_event(rt, req, event, why, done, ud, err);
+}
+
+int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
+                         cJSON *event, tg_hook_done_cb done, void *ud,
+                         char err[TG_ERRMSG]) {
+  if (!event) {
+    tg__errf(err, TG_ERRMSG, "no event to answer");
+    return -EINVAL;
+  }
+  return answer_event(rt, req, event, NULL, done, ud, err);
 }

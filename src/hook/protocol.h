@@ -24,6 +24,19 @@
 #include "toolgate.h"
 #include "kit/hook_services.h"
 
+/* ---- answer.c ------------------------------------------------------------ */
+
+/* The event in text[0, n), read once with the strict parser (a key twice,
+ * 1e400, bad UTF-8: malformed): an object with a hook_event_name. NULL
+ * with why for a malformed one. */
+cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
+                           size_t len);
+/* tg_hook_answer for an event already read (tg__hook_read_event; taken,
+ * whatever is returned): req->event is not read again. */
+int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
+                         cJSON *event, tg_hook_done_cb done, void *ud,
+                         char err[TG_ERRMSG]);
+
 /* The agents and what their hooks can say: one table (reply.c). */
 typedef struct {
   const char *name;            /* "claude-code", "codex" */

@@ -38,6 +38,10 @@ lua_State *tg__hooksvc_policy_state(tg_runtime *rt, size_t *max_json) {
 int tg__hooksvc_policy_pcall(tg_runtime *rt, int nargs, int nres,
                              const char *what, char *err, size_t errlen) {
   tg_generation *g = rt->chain.gen;
+  if (!g) {
+    snprintf(err, errlen, "%s: no policies are loaded", what);
+    return -1;
+  }
   lua_State *L = g->L;
   if (tg__sandbox_pcall(g->sb, L, nargs, nres) == LUA_OK) return 0;
   if (!tg__sandbox_describe_stop(g->sb, what, err, errlen))

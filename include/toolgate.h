@@ -1431,7 +1431,7 @@ TG_API void tg_runtime_set_redactor(tg_runtime *rt, tg_redactor_fn fn, void *ud)
  * answered from the policies: the agent's tool call is mapped onto
  * toolgate's (Bash -> exec, Edit -> apply_patch, mcp__s__t -> s__t, ...:
  * the Lua tables toolgate.agents.*, which policies may extend) and run
- * through the chain with a fixture for its tool (nothing runs): before
+ * through the chain without its tool (nothing runs here): before
  * the tool (PreToolUse, PermissionRequest) the rules, the pre-hooks and
  * the rules again after a rewrite; after it (PostToolUse,
  * PostToolUseFailure) the post-hooks on the agent's own result. The

@@ -3,7 +3,7 @@
  * into (everything else goes through include/toolgate.h). The one place
  * a spec names a path under src/: when a source file moves, fix it here.
  *
- *   runtime/control.h       test_reload    tg_control_request, _path
+ *   control/control.h       test_reload    tg_control_request, _path
  *   base/json.h             test_json      the parser and printer
  *   base/jsonnum.h          test_jsonnum   JSON number -> C integer
  *   runtime/runtime.h       test_fs, test_exec  rt->core (fs, config)
@@ -22,7 +22,7 @@
 #include "base/schema.h"
 #include "proc/capture.h"
 #include "proc/command.h"
-#include "runtime/control.h"
+#include "control/control.h"
 #include "runtime/runtime.h"
 #include "tools/fs_confine.h"
 #include "tools/fs_tools.h"

@@ -1,8 +1,8 @@
 /*
  * fuzz_control.c — the control socket's protocol, as a resident instance
- * (`toolgate daemon`, `serve`, `watch`) reads it (src/runtime/control.c:
+ * (`toolgate daemon`, `serve`, `watch`) reads it (src/control/server.c:
  * the request line, its strict parse, reload / status / hook, the hook
- * request's announced body; control_hook.c and the hook answer behind
+ * request's announced body; hook_request.c and the hook answer behind
  * it). The runtime (policies of spec/fuzz/policies, no database) listens
  * on a socket in a temporary folder made once; each input is sent by a
  * real client connection, which then shuts its side and reads the reply

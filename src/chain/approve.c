@@ -205,11 +205,12 @@ static void ask(tg_call *c) {
 
 tg_step tg__stage_approve(tg_call *c) {
   if (c->verdict != TG_VERDICT_ASK) return TG_NEXT;
+  tg_ask_how asking = c->how ? c->how->ask : TG_ASK_APPROVER;
   /* an agent's hook: the agent asks its user itself */
-  if (c->fixture && c->fixture->mode == TG_FIXTURE_JUDGE) return TG_NEXT;
+  if (asking == TG_ASK_LEFT) return TG_NEXT;
   if (!c->approve_answer && !c->approval_id) {
     tg_approve_mode m = c->core->cfg.approve_mode;
-    if (c->fixture) { /* toolgate test: nobody to ask, the case goes on */
+    if (asking == TG_ASK_APPROVED) { /* toolgate test: the case goes on */
       c->approve_answer = TG_ANSWER_APPROVE;
       emit_answer(c, TG_ANSWER_APPROVE, "test", NULL, NULL);
     } else if (m == TG_APPROVE_ALLOW) {

@@ -346,7 +346,7 @@ static const tg_err *redacted_error(tg_call *c) {
  * timer's close callback when it has one. */
 static void end_call(tg_call *c) {
   tg_outcome o = outcome_of(c);
-  if (c->fixture && !c->fixture_recorded) tg__fixture_record(c);
+  if (c->how && !c->how_recorded) tg__strategy_record(c);
   emit_call_end(c, &o);
   unlink_call(c);
   tg__progress_call_ended(c->core, c->core->progress, c->id,
@@ -409,8 +409,8 @@ static int finish(tg_call *c) {
   }
   /* what policy code left in the call table (call.metadata) is read
    * before the table goes */
-  if (c->fixture) tg__fixture_record(c);
-  c->fixture_recorded = 1;
+  if (c->how) tg__strategy_record(c);
+  c->how_recorded = 1;
   /* no policy code sees the call again: its table goes now, not after
    * the commit (a burst of calls would pile them up in the generation) */
   if (c->call_ref != LUA_NOREF) luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);
@@ -499,13 +499,12 @@ static const stage_def stages[] = {
                              TG_STAGE_END},
 };
 
-/* After its start, an agent's call whose tool already ran (AFTER) goes
- * straight to the result: the agent judged it, and what it ran is what
- * the post-hooks look at. */
+/* After its start, a call its caller judged already (an agent's tool
+ * that ran) goes straight to the tool stage: what it gave is what the
+ * post-hooks look at. */
 static tg_stage next_stage(tg_call *c, const stage_def *d, tg_step s) {
   if (s == TG_END) return d->on_end;
-  if (d->next == TG_STAGE_AUTHORIZE && c->fixture &&
-      c->fixture->mode == TG_FIXTURE_AFTER) {
+  if (d->next == TG_STAGE_AUTHORIZE && c->how && c->how->judged) {
     c->verdict = TG_VERDICT_ALLOW;
     return TG_STAGE_EXECUTE;
   }
@@ -692,7 +691,7 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
 }
 
 static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
-                      tg_fixture *fixture, tg_done_cb done, void *ud,
+                      tg_call_strategy *how, tg_done_cb done, void *ud,
                       char err[TG_ERRMSG]) {
   int rc = check_request(ch, req, err);
   if (rc < 0) return rc;
@@ -720,10 +719,15 @@ static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
   c->done = done;
   c->done_ud = ud;
   c->depth = depth;
-  c->fixture = fixture;
-  if (!c->tool && fixture && fixture->stand_in &&
-      strcmp(fixture->stand_in->name, c->tool_name) == 0)
-    c->tool = fixture->stand_in; /* an agent's own tool: judged, never run */
+  c->how = how;
+  if (how && how->own_tool) { /* an agent's own tool: judged, never run */
+    c->own_tool.name = (char *)how->own_tool;
+    c->own_tool.read_only = how->own_tool_read_only;
+    c->own_tool.where = (char *)"agent";
+    c->own_tool.retry.attempts = 1;
+    c->own_tool.run_ref = c->own_tool.retryable_ref = LUA_NOREF;
+  }
+  if (!c->tool) c->tool = tg__call_find_tool(c, c->tool_name);
   c->next = ch->calls;
   if (ch->calls) ch->calls->prev = c;
   ch->calls = c;
@@ -736,10 +740,17 @@ int tg__chain_call_start(tg_chain *ch, const tg_call_request *req, tg_done_cb do
   return start_call(ch, req, 0, NULL, done, ud, err);
 }
 
-int tg__chain_call_fixture(tg_chain *ch, const tg_call_request *req,
-                           tg_fixture *f, tg_done_cb done, void *ud,
-                           char err[TG_ERRMSG]) {
-  return start_call(ch, req, 0, f, done, ud, err);
+int tg__chain_call_with(tg_chain *ch, const tg_call_request *req,
+                        tg_call_strategy *how, tg_done_cb done, void *ud,
+                        char err[TG_ERRMSG]) {
+  return start_call(ch, req, 0, how, done, ud, err);
+}
+
+const tg_tool *tg__call_find_tool(tg_call *c, const char *name) {
+  const tg_tool *t = tg__chain_find_tool(c->ch, c->gen, name);
+  if (!t && c->own_tool.name && strcmp(c->own_tool.name, name) == 0)
+    t = &c->own_tool;
+  return t;
 }
 
 int tg__call_start_nested(tg_chain *ch, const tg_call_request *req,

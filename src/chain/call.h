@@ -16,6 +16,7 @@
 #include "base/util.h"
 #include "policy/generation.h"
 #include "lua/luaraw.h"
+#include "chain/strategy.h"
 
 typedef enum { TG_NEXT, TG_WAIT, TG_END } tg_step;
 
@@ -36,49 +37,6 @@ typedef enum {
 typedef struct tg_exec tg_exec;
 typedef struct tg_call tg_call;
 
-/* A call run with a fixture instead of its tool (toolgate test): every
- * stage is the chain's own — rules, pre-hooks, rules again after a
- * rewrite, validation, post-hooks, events — but an ask is approved
- * without asking, and the execute stage takes the fixture's result or
- * error instead of running the tool (one attempt, no retry). With
- * neither, the call ends after approval: no tool "ran", so no post-hook
- * runs. What the outcome does not carry is recorded here when the call
- * ends (fixture.c). */
-typedef enum {
-  TG_FIXTURE_TEST = 0,  /* toolgate test: the whole chain, asks approved */
-  TG_FIXTURE_JUDGE,     /* an agent's hook before its tool runs (issue 14):
-                           rules, pre-hooks, rules again, validation; an
-                           ask is left to the agent (no approval stage) */
-  TG_FIXTURE_AFTER      /* an agent's hook after its tool ran: the tool's
-                           result (or error) goes straight to the
-                           post-hooks; the agent judged the call already */
-} tg_fixture_mode;
-
-typedef struct {
-  tg_fixture_mode mode;
-  const cJSON *result;  /* what the tool returns (any JSON value), or */
-  const cJSON *error;   /* {code, message?, retryable?}: how it fails */
-  int has_result;       /* result given (JSON null is a result) */
-  /* The tool the call stands for when no tool has its name (an agent's
-   * own tool, like Claude Code's Glob): never run, so only its name,
-   * read_only and (NULL) schema count. May be NULL. */
-  const struct tg_tool *stand_in;
-  /* filled in when the call ends, owned by the fixture's user: */
-  char *reason;         /* the deciding rule's reason or prompt */
-  char *rule_where;     /* the deciding rule's file:line */
-  cJSON *args;          /* the args after the pre-hooks */
-  char *tool;           /* the tool after the pre-hooks */
-  int no_tool;          /* the call reached the tool with neither result
-                           nor error to give: the post-hooks are skipped */
-  int remembered;       /* a remembered approve-always allowed it */
-  int short_circuit;    /* a pre-hook answered with tg.result */
-  cJSON *short_result;  /* ... this value */
-  cJSON *metadata;      /* call.metadata as policy code left it (JUDGE and
-                           AFTER only; NULL when it was not JSON) */
-} tg_fixture;
-
-/* Frees what the call recorded in f. */
-void tg__fixture_clear(tg_fixture *f);
 typedef struct tg_always tg_always;
 
 /* The chain's state in one runtime (the runtime embeds it). */
@@ -139,9 +97,14 @@ struct tg_call {
   tg_closer closer;              /* its wait timer (base/closer.h) */
   int depth;                     /* 0, or how deep inside ctx.call nesting */
   int dry_run;                   /* explain's call: judged, never started */
-  tg_fixture *fixture;           /* toolgate test's call: see tg_fixture */
+  tg_call_strategy *how;         /* how it meets its tool (strategy.h);
+                                    NULL: the tool runs, the approver asks */
+  tg_tool own_tool;              /* how->own_tool as a tool: judged, never
+                                    run */
+  int no_tool;                   /* ended where the tool would run, with
+                                    nothing to give: no post-hook runs */
   char *project;                 /* the request's, or NULL: the runtime's */
-  int fixture_recorded;          /* taken before the audit (finish) */
+  int how_recorded;              /* how->seen taken before the audit */
   char *bad_args;                /* why the args were refused (owned): the
                                   * call ends VALIDATE INVALID_ARGS at start */
   /* What the audit record adds (storage on: core->sink.audit). */
@@ -312,15 +275,17 @@ void tg__hooks_log(tg_call *c, const char *stage, const char *where,
 /* The public entry points (the runtime's api.c calls them). */
 int tg__chain_call_start(tg_chain *ch, const tg_call_request *req,
                          tg_done_cb done, void *ud, char err[TG_ERRMSG]);
-/* A call with fixture f in place of its tool (f must outlive it; a fixture
- * call never waits, so it has ended when this returns 0). */
-int tg__chain_call_fixture(tg_chain *ch, const tg_call_request *req,
-                           tg_fixture *f, tg_done_cb done, void *ud,
-                           char err[TG_ERRMSG]);
-/* fixture.c: the execute stage of a fixture call, and what it records
- * when it ends. */
-tg_step tg__fixture_execute(tg_call *c);
-void tg__fixture_record(tg_call *c);
+/* A call run the way how says (how must outlive it: how->seen is filled
+ * in when it ends, before done). One whose tool does not run never waits
+ * (without storage, it has ended when this returns 0). */
+int tg__chain_call_with(tg_chain *ch, const tg_call_request *req,
+                        tg_call_strategy *how, tg_done_cb done, void *ud,
+                        char err[TG_ERRMSG]);
+/* strategy.c: the tool stage of a call whose tool does not run here
+ * (TG_TOOL_ELSEWHERE, TG_TOOL_GIVEN), and how->seen filled in when it
+ * ends. */
+tg_step tg__strategy_execute(tg_call *c);
+void tg__strategy_record(tg_call *c);
 int tg__chain_cancel(tg_chain *ch, const char *call_id);
 int tg__chain_answer(tg_chain *ch, uint64_t approval_id, tg_answer answer,
                      tg_always_scope scope, const char *guidance);
@@ -333,6 +298,9 @@ cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,
 /* The tool named `name`: C tools first, then gen's Lua tools. */
 const tg_tool *tg__chain_find_tool(tg_chain *ch, tg_generation *gen,
                                    const char *name);
+/* The tool named `name` for call c: tg__chain_find_tool's, else the
+ * strategy's own tool of that name (an agent's), else NULL. */
+const tg_tool *tg__call_find_tool(tg_call *c, const char *name);
 
 /* The C layers around the tool (core/layers.h): before_tool once, before
  * the first attempt; after_tool when such a call ends (tool_layers.c). */

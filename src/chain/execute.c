@@ -147,18 +147,17 @@ static tg_step attempt_finished(tg_call *c) {
 }
 
 tg_step tg__stage_execute(tg_call *c) {
-  /* an agent's hook before its tool: the call ends here, tg.result kept */
-  if (c->fixture && c->fixture->mode == TG_FIXTURE_JUDGE) {
-    c->fixture->no_tool = 1;
-    return TG_NEXT;
-  }
+  tg_tool_how how = c->how ? c->how->tool : TG_TOOL_RUNS;
+  /* the tool runs elsewhere (an agent's, after the answer): the call
+   * ends here, a pre-hook's tg.result kept */
+  if (how == TG_TOOL_ELSEWHERE) return tg__strategy_execute(c);
   if (c->has_short) { /* a pre-hook answered for the tool */
     c->result = c->short_result;
     c->short_result = NULL;
     c->status = TG_STATUS_OK;
     return TG_NEXT;
   }
-  if (c->fixture) return tg__fixture_execute(c); /* toolgate test */
+  if (how == TG_TOOL_GIVEN) return tg__strategy_execute(c); /* given */
   /* Called again by every event that moves the attempt loop on: the
    * attempt's end, the back-off timer. */
   if (c->exec_state == TG_EXEC_BACKOFF) return TG_WAIT;

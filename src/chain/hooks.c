@@ -88,10 +88,7 @@ static int apply_args(tg_call *c, const tg_hook *h, lua_State *L, int v) {
     if (!c->first_name) c->first_name = c->tool_name;
     else free(c->tool_name);
     c->tool_name = copy;
-    c->tool = tg__chain_find_tool(c->ch, c->gen, copy);
-    if (!c->tool && c->fixture && c->fixture->stand_in &&
-        strcmp(c->fixture->stand_in->name, copy) == 0)
-      c->tool = c->fixture->stand_in; /* back to an agent's own tool */
+    c->tool = tg__call_find_tool(c, copy); /* an agent's own tool too */
     c->rewritten = 1;
     tg__hooks_log(c, "before", h->where, "tool");
   }
@@ -341,8 +338,8 @@ static int post_answer(tg_call *c, const tg_hook *h, lua_State *L, int v,
 }
 
 tg_step tg__stage_post_hooks(tg_call *c) {
-  /* a test case that gave no result: no tool "ran", nothing to look at */
-  if (c->fixture && c->fixture->no_tool) return TG_NEXT;
+  /* no tool ran and nothing was given: nothing to look at */
+  if (c->no_tool) return TG_NEXT;
   tg_generation *g = c->gen;
   tg_hook_walk w;
   tg__hook_walk_start(&w, g, 1, c->tool_name);

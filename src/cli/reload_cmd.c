@@ -1,7 +1,7 @@
 /*
  * reload_cmd.c — `toolgate reload`: asks the instance running for a
  * policies folder to reload it, through its control socket
- * (src/runtime/control.h: where the socket is, what is said).
+ * (src/control/control.h: where the socket is, what is said).
  */
 #include <errno.h>
 #include <stdio.h>

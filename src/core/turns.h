@@ -30,7 +30,7 @@ typedef struct tg_session_state {
   cJSON *request;
   double chat_start_ms;        /* monotonic */
   /* an agent's transcript read up to here (a JSON mark), when no
-   * database keeps it (runtime/hook_record.c) */
+   * database keeps it (runtime/hook_services.c) */
   char *agent_mark;
 } tg_session_state;
 

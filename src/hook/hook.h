@@ -12,6 +12,10 @@
  *   watchdog.c   the deadline: the fail-safe answer, whatever is running
  *   install.c    `toolgate hook install|uninstall`: the agents' settings
  *   daemon_cmd.c `toolgate daemon`: a resident instance for hooks
+ *
+ * The protocol these commands speak (the event read, mapped, judged and
+ * answered in the agent's words) is this front's library half, built
+ * into libtoolgate behind tg_hook_answer: protocol.h.
  */
 #ifndef TOOLGATE_HOOK_H
 #define TOOLGATE_HOOK_H

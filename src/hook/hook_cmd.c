@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
 #include "hook.h"
+#include "protocol.h"
 
 #define DEFAULT_DEADLINE_MS 10000
 /* kept back from the deadline for the fail-safe answer itself */
@@ -186,8 +187,9 @@ static void start_daemon(hook_run *h) {
   _exit(127);
 }
 
+/* Answers in-process the event read (*ev, taken: not parsed again). */
 static int answer_here(hook_run *h, const tg_hook_request *req,
-                       const char *event) {
+                       const char *event, cJSON **ev) {
   struct stat st;
   char err[TG_ERRMSG] = "", why[TG_ERRMSG + 100];
   if (stat(h->policies, &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -204,19 +206,27 @@ static int answer_here(hook_run *h, const tg_hook_request *req,
   tg_hook_request here = *req;
   double left = left_ms(h);
   here.deadline_ms = left > 1 ? (uint64_t)left : 1;
-  if (tg_hook_answer(rt, &here, answered, &p, err) < 0) {
+  /* the answer takes the tree (event names a string in it): the name
+   * is kept for a fail-safe answer after it */
+  char *name = strdup(event);
+  cJSON *tree = *ev;
+  *ev = NULL;
+  int code = p.code;
+  if (tg__hook_answer_read(rt, &here, tree, answered, &p, err) < 0) {
     tg_runtime_free(rt);
-    return fail_safe(h, event, err);
+    code = fail_safe(h, name, err);
+  } else {
+    /* a policy's context call may still run: the loop finishes it */
+    while (!p.done && tg_runtime_run(rt, TG_RUN_ONCE)) {}
+    tg_runtime_free(rt);
+    code = p.done ? p.code : fail_safe(h, name, "the answer never came");
   }
-  /* a policy's context call may still run: the loop finishes it */
-  while (!p.done && tg_runtime_run(rt, TG_RUN_ONCE)) {}
-  tg_runtime_free(rt);
-  if (!p.done) return fail_safe(h, event, "the answer never came");
-  return p.code;
+  free(name);
+  return code;
 }
 
 static int answer_event(hook_run *h, const char *text, size_t len,
-                        const char *event) {
+                        const char *event, cJSON **ev) {
   tg_hook_request req;
   memset(&req, 0, sizeof req);
   req.agent = h->agent;
@@ -252,7 +262,7 @@ static int answer_event(hook_run *h, const char *text, size_t len,
       }
     }
   }
-  return answer_here(h, &req, event);
+  return answer_here(h, &req, event, ev);
 }
 
 /* ---- the command ---------------------------------------------------------- */
@@ -319,20 +329,17 @@ int cmd_hook(int argc, char **argv) {
              : "stdin cannot be read", TG_HOOK_MAX_EVENT);
     return fail_safe(&h, NULL, why);
   }
-  char msg[400];
-  cJSON *ev = tg_json_parse(text, len, NULL, msg, sizeof msg);
+  /* read once: the in-process answer takes the tree, not the text */
+  cJSON *ev = tg__hook_read_event(text, len, why, sizeof why);
   const char *event = str(ev, "hook_event_name");
-  if (!ev || !cJSON_IsObject(ev) || !event) {
-    snprintf(why, sizeof why, !ev ? "the hook event is not valid JSON: %s"
-             : !cJSON_IsObject(ev) ? "the hook event is not a JSON object"
-                                   : "the hook event has no hook_event_name",
-             msg);
+  if (!ev) {
     code = fail_safe(&h, NULL, why);
   } else {
     set_watchdog(&h, event, deadline);
     /* the events toolgate neither answers nor records are passed over
      * without loading anything (the protocols grow) */
-    code = tg_hook_event_known(event) ? answer_event(&h, text, len, event) : 0;
+    code = tg_hook_event_known(event)
+               ? answer_event(&h, text, len, event, &ev) : 0;
   }
   watchdog_hold(); /* answered: the deadline no longer applies */
   cJSON_Delete(ev);

@@ -1,8 +1,8 @@
 /*
  * policy_test.c — tg_policy_test, the runner behind `toolgate test`: every
  * case of the policies folder's test files (policy/policy_tests.c) runs
- * through the real chain of the current generation with a fixture in place
- * of the tool (chain/fixture.c) — rules, pre-hooks, rules again after a
+ * through the real chain of the current generation with the case's fixture
+ * given in place of the tool (chain/strategy.c) — rules, pre-hooks, rules again after a
  * rewrite, validation, post-hooks — and is compared with what it expects.
  * No tool runs; an ask is approved without asking.
  */
@@ -52,7 +52,7 @@ static void json_text(const cJSON *v, char *buf, size_t len) {
 
 /* "allow by rule 'r' (file:line): reason", "allow by default", or that
  * the call never reached the rules. */
-static void decision_text(const cJSON *d, const tg_fixture *f, char *buf,
+static void decision_text(const cJSON *d, const tg_call_seen *f, char *buf,
                           size_t len) {
   const char *v = str(d, "verdict"), *rule = str(d, "rule");
   if (rule)
@@ -71,7 +71,7 @@ typedef struct {
   tg_policy_tests *t;
   const cJSON *cs;                /* the case */
   const cJSON *out;               /* the outcome */
-  const tg_fixture *f;
+  const tg_call_seen *f;
   cJSON *fails;
 } checking;
 
@@ -172,7 +172,7 @@ static void fill_request(tg_call_request *req, const cJSON *cs) {
 }
 
 /* What the case saw, for the report. */
-static void describe_run(cJSON *o, const cJSON *out, const tg_fixture *f) {
+static void describe_run(cJSON *o, const cJSON *out, const tg_call_seen *f) {
   const cJSON *d = cJSON_GetObjectItem(out, "decision");
   cJSON *dec = cJSON_AddObjectToObject(o, "decision");
   cJSON_AddStringToObject(dec, "verdict", str(d, "verdict"));
@@ -201,16 +201,19 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
   cJSON_AddStringToObject(o, "where", where);
   cJSON_AddStringToObject(o, "tool", str(cs, "tool"));
   cJSON *fails = cJSON_CreateArray();
-  tg_fixture f;
-  memset(&f, 0, sizeof f);
-  f.result = cJSON_GetObjectItem(cs, "result");
-  f.has_result = f.result != NULL;
-  f.error = cJSON_GetObjectItem(cs, "error");
+  tg_call_strategy how; /* the case's fixture given; an ask approved */
+  memset(&how, 0, sizeof how);
+  how.tool = TG_TOOL_GIVEN;
+  how.ask = TG_ASK_APPROVED;
+  how.result = cJSON_GetObjectItem(cs, "result");
+  how.has_result = how.result != NULL;
+  how.error = cJSON_GetObjectItem(cs, "error");
+  const tg_call_seen *f = &how.seen;
   tg_call_request req;
   fill_request(&req, cs);
   case_run r = {0, NULL};
   char err[TG_ERRMSG] = "";
-  if (tg__chain_call_fixture(&rt->chain, &req, &f, case_done, &r, err) < 0)
+  if (tg__chain_call_with(&rt->chain, &req, &how, case_done, &r, err) < 0)
     failure(fails, "the call could not start: %s", err);
   /* a fixture call never waits; the loop turns only if that ever changes */
   while (!r.done && !err[0])
@@ -219,18 +222,18 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
       break;
     }
   if (r.outcome) {
-    checking k = {t, cs, r.outcome, &f, fails};
+    checking k = {t, cs, r.outcome, f, fails};
     check_decision(&k);
     check_reason(&k);
     check_rewrite(&k);
     check_result(&k);
     check_error(&k);
-    describe_run(o, r.outcome, &f);
+    describe_run(o, r.outcome, f);
   }
   cJSON_AddBoolToObject(o, "passed", cJSON_GetArraySize(fails) == 0);
   cJSON_AddItemToObject(o, "failures", fails);
   cJSON_Delete(r.outcome);
-  tg__fixture_clear(&f);
+  tg__call_seen_clear(&how.seen);
   return o;
 }
 

@@ -16,7 +16,6 @@
 #include "policy/chat.h"
 #include "policy/api_redact.h"
 #include "watch.h"
-#include "control.h"
 #include "embed.h"
 #include "store/store.h"
 #include "base/project.h"
@@ -249,7 +248,7 @@ void tg_runtime_free(tg_runtime *rt) {
   /* Triggers first: no reload may start while the runtime comes apart. */
   tg__watch_stop(rt);
   tg__reload_signal_stop(rt);
-  tg__control_stop(rt);
+  if (rt->control_stop) rt->control_stop(rt);
   tg__embed_stop(rt);
   /* Cancel what still runs, then let the loop finish their endings and
    * close callbacks: nothing is freed under a live handle. */

@@ -29,11 +29,12 @@ struct tg_runtime {
   char *session;
   char *policies_dir;
   uint64_t gen_counter;      /* number of the last generation built */
-  /* Reload triggers (watch.c, control.c); NULL: off. Their handles are
+  /* Reload triggers (watch.c, the control front src/control/); NULL: off. Their handles are
    * unref'd: they never keep a host's loop alive. */
   tg_watch *watch;           /* the policies folder watch + debounce */
   uv_signal_t *reload_signal; /* SIGHUP, only when asked for */
-  tg_control *control;       /* the control socket server */
+  tg_control *control;       /* the control socket server (src/control/) */
+  void (*control_stop)(tg_runtime *rt); /* how it stops (set with it) */
   tg_embed *embed;           /* embed.c: the pump a host's loop turns us
                                 with; NULL until a host asks */
   /* Storage (store/store.h): NULL when off. core.cfg.db and .project

@@ -3,7 +3,7 @@
  * folder (uv_fs_event, debounced with a uv_timer) and a signal (SIGHUP,
  * only when the host asks for it). Both call tg__reload on the loop, so a
  * reload never runs in the middle of a stage. The third trigger, the
- * control socket, is src/runtime/control.c.
+ * control socket, is the control front (src/control/server.c).
  *
  * Their handles are unref'd: watching never keeps a loop alive on its
  * own, so a host's uv_run / rt:run() returns when no call is pending. A

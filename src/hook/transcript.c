@@ -1,5 +1,5 @@
 /*
- * hook_transcript.c — what a turn cost: on Stop, the model and tokens the agent
+ * transcript.c — what a turn cost: on Stop, the model and tokens the agent
  * wrote to its transcript since the last Stop, so budgets see real spend.
  *
  * Claude Code: JSON lines; each assistant message carries
@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
-#include "hook.h"
+#include "protocol.h"
 
 typedef struct {
   tg_hook_usage *u;

@@ -1,28 +1,43 @@
 /*
- * hook.h — agent hooks (issue 14) inside the runtime: one code path
- * answers a hook event, whether the event came over the control socket
- * (a resident instance) or from `toolgate hook` answering in-process.
+ * protocol.h — the agent hook protocol (issue 14), the hook front's
+ * library half: one code path answers a hook event, whether the event
+ * came over the control socket (a resident instance, src/control/) or
+ * from `toolgate hook` answering in-process (hook_cmd.c). What it needs
+ * of the runtime is kit/hook_services.h.
  *
- *   hook.c       tg_hook_answer: the event parsed, its tool call mapped,
- *                run through the chain with a fixture, the outcome read
- *   hook_map.c   the mapping, in Lua (toolgate.agent) in the generation
- *   hook_reply.c the agent's wire format (one place for both agents),
+ *   answer.c     tg_hook_answer: the event parsed, its tool call mapped,
+ *                run through the chain with the agent's strategy, the
+ *                outcome read
+ *   map.c        the mapping, in Lua (toolgate.agent) in the generation
+ *   reply.c      the agent's wire format (one place for both agents),
  *                and the fail-safe answers (tg_hook_fallback)
- *   hook_text.c  the texts of an answer; a stable key order
- *   hook_context.c  tools run for the model's context (context_from)
- *   hook_record.c   the events that are not tool calls: prompts (turns),
+ *   text.c       the texts of an answer; a stable key order
+ *   context.c    tools run for the model's context (context_from)
+ *   record.c     the events that are not tool calls: prompts (turns),
  *                stops (usage), sessions — in the database when there is
- *   hook_transcript.c  the model and tokens an agent wrote to its transcript
- *   control_hook.c  the same over the control socket (both sides)
+ *   transcript.c the model and tokens an agent wrote to its transcript
  */
-#ifndef TG_HOOK_H
-#define TG_HOOK_H
+#ifndef TG_HOOK_PROTOCOL_H
+#define TG_HOOK_PROTOCOL_H
 
 #include <cjson/cJSON.h>
 #include "toolgate.h"
-#include "policy/generation.h"
+#include "kit/hook_services.h"
 
-/* The agents and what their hooks can say: one table (hook_reply.c). */
+/* ---- answer.c ------------------------------------------------------------ */
+
+/* The event in text[0, n), read once with the strict parser (a key twice,
+ * 1e400, bad UTF-8: malformed): an object with a hook_event_name. NULL
+ * with why for a malformed one. */
+cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
+                           size_t len);
+/* tg_hook_answer for an event already read (tg__hook_read_event; taken,
+ * whatever is returned): req->event is not read again. */
+int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
+                         cJSON *event, tg_hook_done_cb done, void *ud,
+                         char err[TG_ERRMSG]);
+
+/* The agents and what their hooks can say: one table (reply.c). */
 typedef struct {
   const char *name;            /* "claude-code", "codex" */
   int pre_allow_plain;         /* PreToolUse "allow" without updatedInput */
@@ -38,7 +53,7 @@ typedef enum {
   TG_HOOK_EV_PERMISSION,       /* PermissionRequest */
   TG_HOOK_EV_POST,             /* PostToolUse */
   TG_HOOK_EV_POST_FAILURE,     /* PostToolUseFailure */
-  /* recorded, nothing to judge (hook_record.c) */
+  /* recorded, nothing to judge (record.c) */
   TG_HOOK_EV_PROMPT,           /* UserPromptSubmit */
   TG_HOOK_EV_STOP,             /* Stop, SubagentStop */
   TG_HOOK_EV_SESSION_START,    /* SessionStart */
@@ -77,7 +92,7 @@ typedef struct {
 /* Renders `say` into res (output, message, exit code). -ENOMEM. */
 int tg__hook_render(const tg_hook_say *say, tg_hook_result *res);
 
-/* The agent's tool call as toolgate's (hook_map.c). */
+/* The agent's tool call as toolgate's (map.c). */
 typedef struct {
   char *tool;
   cJSON *args;                 /* an object */
@@ -87,19 +102,19 @@ typedef struct {
   cJSON *result;               /* POST: what post-hooks see, or NULL */
 } tg_hook_mapped;
 
-/* agent.map(agent, event) in generation g. -1 with why in err: the event
- * cannot be mapped (odd input), or the mapping raised (a policy error):
- * *raised tells which. */
-int tg__hook_map(tg_generation *g, const char *agent, const cJSON *event,
+/* agent.map(agent, event) in rt's current generation. -1 with why in
+ * err: the event cannot be mapped (odd input), or the mapping raised (a
+ * policy error): *raised tells which. */
+int tg__hook_map(tg_runtime *rt, const char *agent, const cJSON *event,
                  tg_hook_mapped *out, int *raised, char *err, size_t errlen);
 /* agent.unmap(...): the agent's input for a rewritten call, or NULL with
  * why in err. */
-cJSON *tg__hook_unmap(tg_generation *g, const char *agent,
+cJSON *tg__hook_unmap(tg_runtime *rt, const char *agent,
                       const cJSON *event, const char *tool,
                       const cJSON *args, char *err, size_t errlen);
 void tg__hook_mapped_clear(tg_hook_mapped *m);
 
-/* hook_text.c: the texts agent.context added (metadata.agent_context), in
+/* text.c: the texts agent.context added (metadata.agent_context), in
  * order, as one (malloc'd; NULL: none); v as text for a message (a string
  * as itself, JSON else; cut; malloc'd); v's object keys in the order like
  * has them (then the new ones sorted), at every depth. */
@@ -107,7 +122,7 @@ char *tg__hook_context_text(const cJSON *meta);
 char *tg__hook_shown(const cJSON *v);
 void tg__hook_order_like(cJSON *v, const cJSON *like, int depth);
 
-/* hook_context.c: starts the calls policy code asked for in
+/* context.c: starts the calls policy code asked for in
  * meta.agent_context_calls (agent.context_from); done gets their text
  * (malloc'd, may be NULL) once all ended or were cut at deadline_ms —
  * maybe before this returns. 0: none asked (done is not called), 1:
@@ -116,7 +131,7 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
                            const cJSON *event, uint64_t deadline_ms,
                            void (*done)(void *ud, char *text), void *ud);
 
-/* ---- hook_record.c ------------------------------------------------------ */
+/* ---- record.c ----------------------------------------------------------- */
 
 /* Records the prompt, stop or session's start or end (kind) that event
  * ev (named name, of agent) tells of; other kinds: nothing. 0, or -1 with
@@ -127,11 +142,8 @@ int tg__hook_record(tg_runtime *rt, const char *agent, tg_hook_event kind,
 /* The project of the event's session: its cwd's real path (malloc'd), or
  * NULL when it has none that is a folder here. */
 char *tg__hook_project(const cJSON *ev);
-/* The session's turn: as the database counted it (another hook process
- * may have), else as this runtime did; 0 before its first prompt. */
-int64_t tg__hook_turn(tg_runtime *rt, const char *session);
 
-/* ---- hook_transcript.c --------------------------------------------------- */
+/* ---- transcript.c -------------------------------------------------------- */
 
 /* How far a transcript was read (kept per session, as JSON). */
 typedef struct {
@@ -149,7 +161,7 @@ typedef struct {
   int64_t messages;
 } tg_hook_usage;
 
-#define TG_HOOK_MAX_USAGE_MODELS 8
+#define TG_HOOK_MAX_USAGE_MODELS TG_HOOKSVC_MAX_SPEND
 /* Reads what the agent appended to its transcript since *mark (updated):
  * usage per model into u (at most TG_HOOK_MAX_USAGE_MODELS), *n of them.
  * At most max bytes are read per call (the rest waits for the next Stop);

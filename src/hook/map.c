@@ -1,5 +1,5 @@
 /*
- * hook_map.c — an agent's tool call as toolgate's, and a rewrite back:
+ * map.c — an agent's tool call as toolgate's, and a rewrite back:
  * the Lua library's toolgate.agent (map, unmap), run in the current
  * generation's own state, so that a policy file can extend the mapping
  * tables (they are that generation's modules) and the mapping runs under
@@ -8,11 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hook.h"
-#include "base/util.h"
+#include "protocol.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
-#include "policy/sandbox.h"
 
 /* fn, args... -> require("toolgate.agent")[fn](args...), two results. */
 static int l_agent_call(lua_State *L) {
@@ -33,21 +31,25 @@ static int l_agent_call(lua_State *L) {
 }
 
 /* Calls agent[fn] with nargs values already pushed above the function
- * and its name (pushed by the caller through push_call). Leaves two
- * results on success (0); -1 with the error in err (*raised set). */
-static int run(tg_generation *g, int nargs, int *raised, char *err,
+ * and its name (pushed by the caller through push_call), in the policy
+ * sandbox. Leaves two results on success (0); -1 with the error in err
+ * (*raised set). */
+static int run(tg_runtime *rt, int nargs, int *raised, char *err,
                size_t errlen) {
-  lua_State *L = g->L;
-  if (tg__sandbox_pcall(g->sb, L, nargs + 1, 2) == LUA_OK) return 0;
+  if (tg__hooksvc_policy_pcall(rt, nargs + 1, 2,
+                               "the agent mapping (toolgate.agent)", err,
+                               errlen) == 0)
+    return 0;
   *raised = 1;
-  if (!tg__sandbox_describe_stop(g->sb, "the agent mapping (toolgate.agent)",
-                                 err, errlen))
-    snprintf(err, errlen, "the agent mapping (toolgate.agent) failed: %s",
-             lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
-                                            : "an error that is not a string");
-  lua_pop(L, 1);
   return -1;
 }
+
+/* The current generation's state, and how big a JSON value read from it
+ * may be. */
+typedef struct {
+  lua_State *L;
+  size_t max_json;
+} policy_state;
 
 static void push_call(lua_State *L, const char *fn, const char *agent) {
   lua_pushcfunction(L, l_agent_call);
@@ -61,15 +63,15 @@ static void refused(lua_State *L, const char *what, char *err, size_t errlen) {
   snprintf(err, errlen, "%s: %s", what, why ? why : "no reason given");
 }
 
-static cJSON *json_at(tg_generation *g, int idx, char *err, size_t errlen) {
+static cJSON *json_at(const policy_state *g, int idx, char *err,
+                      size_t errlen) {
   char why[300];
-  cJSON *j = tg__json_from_lua_max(g->L, idx, g->core->cfg.max_args_bytes,
-                                   why, sizeof why);
+  cJSON *j = tg__json_from_lua_max(g->L, idx, g->max_json, why, sizeof why);
   if (!j) snprintf(err, errlen, "%s", why);
   return j;
 }
 
-static int read_mapped(tg_generation *g, int t, tg_hook_mapped *m, char *err,
+static int read_mapped(const policy_state *g, int t, tg_hook_mapped *m, char *err,
                        size_t errlen) {
   lua_State *L = g->L;
   const char *tool = tg__rawgetstring(L, t, "tool");
@@ -113,20 +115,25 @@ static int read_mapped(tg_generation *g, int t, tg_hook_mapped *m, char *err,
   return m->tool ? 0 : -1;
 }
 
-int tg__hook_map(tg_generation *g, const char *agent, const cJSON *event,
+int tg__hook_map(tg_runtime *rt, const char *agent, const cJSON *event,
                  tg_hook_mapped *out, int *raised, char *err, size_t errlen) {
-  lua_State *L = g->L;
-  int top = lua_gettop(L);
+  policy_state ps, *g = &ps;
   memset(out, 0, sizeof *out);
   *raised = 0;
   err[0] = '\0';
+  if (!(ps.L = tg__hooksvc_policy_state(rt, &ps.max_json))) {
+    snprintf(err, errlen, "no policies are loaded");
+    return -1;
+  }
+  lua_State *L = ps.L;
+  int top = lua_gettop(L);
   push_call(L, "map", agent);
   if (tg__json_push(L, event) < 0) {
     lua_settop(L, top);
     snprintf(err, errlen, "the event does not fit in the policies' memory");
     return -1;
   }
-  if (run(g, 2, raised, err, errlen) < 0) {
+  if (run(rt, 2, raised, err, errlen) < 0) {
     lua_settop(L, top);
     return -1;
   }
@@ -140,12 +147,17 @@ int tg__hook_map(tg_generation *g, const char *agent, const cJSON *event,
   return rc;
 }
 
-cJSON *tg__hook_unmap(tg_generation *g, const char *agent,
+cJSON *tg__hook_unmap(tg_runtime *rt, const char *agent,
                       const cJSON *event, const char *tool,
                       const cJSON *args, char *err, size_t errlen) {
-  lua_State *L = g->L;
-  int top = lua_gettop(L), raised = 0;
+  policy_state ps, *g = &ps;
   err[0] = '\0';
+  if (!(ps.L = tg__hooksvc_policy_state(rt, &ps.max_json))) {
+    snprintf(err, errlen, "no policies are loaded");
+    return NULL;
+  }
+  lua_State *L = ps.L;
+  int top = lua_gettop(L), raised = 0;
   push_call(L, "unmap", agent);
   int pushed = tg__json_push(L, event);
   if (pushed == 0) {
@@ -157,7 +169,7 @@ cJSON *tg__hook_unmap(tg_generation *g, const char *agent,
     snprintf(err, errlen, "the call does not fit in the policies' memory");
     return NULL;
   }
-  if (run(g, 4, &raised, err, errlen) < 0) {
+  if (run(rt, 4, &raised, err, errlen) < 0) {
     lua_settop(L, top);
     return NULL;
   }

@@ -1,17 +1,20 @@
 /*
- * fixture.c — a call whose tool is replaced by what a test case says it
- * returns (call.h, tg_fixture; toolgate test). The chain is the same one:
- * only the execute stage differs (here) and an ask is approved without
- * asking (approve.c), so what a test sees is what a real call would do,
- * rules and hooks included.
+ * strategy.c — a call whose tool does not run here (strategy.h): its
+ * caller runs it elsewhere (an agent, after the answer), or gives what it
+ * returned (an agent's result after its tool; a test case's fixture, for
+ * toolgate test). The chain is the same one: only the tool stage differs
+ * (here), and how an ask is met (approve.c), so what a test or an agent's
+ * hook sees is what a real call would do, rules and hooks included. When
+ * the call ends, what its caller reads beside the outcome is kept in
+ * how->seen.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
 #include "lua/luajson.h"
 
-/* The case's error {code, message?, retryable?} as the attempt's. */
-static void fixture_error(tg_call *c, const cJSON *e) {
+/* The given error {code, message?, retryable?} as the attempt's. */
+static void given_error(tg_call *c, const cJSON *e) {
   const char *code = cJSON_GetStringValue(cJSON_GetObjectItem(e, "code"));
   const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(e, "message"));
   tg__err_clear(&c->error);
@@ -22,10 +25,10 @@ static void fixture_error(tg_call *c, const cJSON *e) {
   c->status = TG_STATUS_ERROR;
 }
 
-tg_step tg__fixture_execute(tg_call *c) {
-  tg_fixture *f = c->fixture;
-  if (!f->has_result && !f->error) { /* no tool "runs" */
-    f->no_tool = 1;
+tg_step tg__strategy_execute(tg_call *c) {
+  const tg_call_strategy *f = c->how;
+  if (f->tool == TG_TOOL_ELSEWHERE || (!f->has_result && !f->error)) {
+    c->no_tool = 1; /* no tool "runs" */
     return TG_NEXT;
   }
   c->attempt = 1;
@@ -39,7 +42,7 @@ tg_step tg__fixture_execute(tg_call *c) {
   cJSON_Delete(c->result);
   c->result = f->has_result ? cJSON_Duplicate(f->result, 1) : NULL;
   if (f->error) {
-    fixture_error(c, f->error); /* the result, if any, is partial output */
+    given_error(c, f->error); /* the result, if any, is partial output */
   } else {
     tg__err_clear(&c->error);
     c->status = TG_STATUS_OK;
@@ -69,9 +72,10 @@ static cJSON *metadata_left(tg_call *c) {
   return m;
 }
 
-void tg__fixture_record(tg_call *c) {
-  tg_fixture *f = c->fixture;
-  tg__fixture_clear(f);
+void tg__strategy_record(tg_call *c) {
+  tg_call_seen *f = &c->how->seen;
+  tg__call_seen_clear(f);
+  f->no_tool = c->no_tool;
   f->reason = tg__strdup(c->reason);
   f->args = cJSON_Duplicate(c->args, 1);
   f->tool = tg__strdup(c->tool_name);
@@ -79,13 +83,13 @@ void tg__fixture_record(tg_call *c) {
   f->short_circuit = c->has_short;
   if (c->has_short && c->short_result)
     f->short_result = cJSON_Duplicate(c->short_result, 1);
-  if (f->mode != TG_FIXTURE_TEST) f->metadata = metadata_left(c);
+  if (c->how->keep_metadata) f->metadata = metadata_left(c);
   for (size_t i = 0; c->rule && i < c->gen->nrules; i++)
     if (strcmp(c->gen->rules[i].name, c->rule) == 0)
       f->rule_where = tg__strdup(c->gen->rules[i].where);
 }
 
-void tg__fixture_clear(tg_fixture *f) {
+void tg__call_seen_clear(tg_call_seen *f) {
   free(f->reason);
   free(f->rule_where);
   cJSON_Delete(f->args);
@@ -94,5 +98,5 @@ void tg__fixture_clear(tg_fixture *f) {
   cJSON_Delete(f->metadata);
   f->reason = f->rule_where = f->tool = NULL;
   f->args = f->short_result = f->metadata = NULL;
-  f->remembered = f->short_circuit = 0;
+  f->remembered = f->short_circuit = f->no_tool = 0;
 }

@@ -1,12 +1,11 @@
 /*
- * hook_text.c — the texts of an agent's answer: the context policies
+ * text.c — the texts of an agent's answer: the context policies
  * added, a value shown in a message, and JSON that came back from Lua put
  * in a stable key order (the same answer whoever gives it).
  */
 #include <stdlib.h>
 #include <string.h>
-#include "hook.h"
-#include "base/util.h"
+#include "protocol.h"
 
 /* Text for the model, at most this much in all (agent.context adds up). */
 #define HOOK_MAX_CONTEXT 100000

@@ -1,7 +1,7 @@
 /*
- * control.c — the control socket (protocol and location in control.h):
+ * server.c — the control socket (protocol and location in control.h):
  * the server on the runtime's loop. (The small blocking client that
- * `toolgate reload` and `toolgate hook` use is control_client.c.)
+ * `toolgate reload` and `toolgate hook` use is client.c.)
  *
  * Replies are written with send(MSG_NOSIGNAL) straight on the socket
  * rather than uv_write: a client that has gone away must not kill the host
@@ -26,11 +26,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "control.h"
-#include "base/closer.h"
-#include "base/json.h"
-#include "runtime.h"
-
-typedef struct tg_conn tg_conn;
 
 typedef struct tg_writer tg_writer;
 
@@ -275,7 +270,7 @@ static void write_later(tg_control *ctl, int fd, char *buf, size_t len,
   w->off = off;
   w->ctl = ctl;
   w->closer.closed = writer_closed;
-  uv_loop_t *loop = ctl->rt->core.loop;
+  uv_loop_t *loop = tg_runtime_loop(ctl->rt);
   uv_timer_init(loop, &w->timer);
   w->timer.data = w;
   if (uv_poll_init(loop, &w->poll, dup_fd) < 0) {
@@ -340,8 +335,8 @@ static cJSON *error_reply(tg_runtime *rt, const char *msg) {
 
 static cJSON *do_reload(tg_runtime *rt) {
   char err[TG_ERRMSG] = "";
-  tg_reload_info info;
-  if (tg__reload(rt, NULL, "control", &info, err) < 0)
+  tg_control_reloaded info;
+  if (tg__control_reload(rt, &info, err) < 0)
     return error_reply(rt, err);
   cJSON *j = cJSON_CreateObject();
   cJSON_AddTrueToObject(j, "ok");
@@ -355,7 +350,8 @@ static cJSON *do_status(tg_runtime *rt) {
   cJSON *j = cJSON_CreateObject();
   cJSON_AddTrueToObject(j, "ok");
   cJSON_AddNumberToObject(j, "generation", (double)tg_runtime_generation(rt));
-  if (rt->policies_dir) cJSON_AddStringToObject(j, "policies", rt->policies_dir);
+  const char *dir = tg__control_policies(rt);
+  if (dir) cJSON_AddStringToObject(j, "policies", dir);
   cJSON_AddNumberToObject(j, "pid", (double)getpid());
   return j;
 }
@@ -580,7 +576,7 @@ static void emit_busy(tg_control *ctl) {
   cJSON_AddNumberToObject(d, "dropped", ctl->dropped);
   cJSON_AddNumberToObject(d, "limit", TG_CONTROL_MAX_CONNS);
   ctl->dropped = 0;
-  tg__emit(&ctl->rt->core, NULL, "control_busy", NULL, d);
+  tg__control_emit(ctl->rt, "control_busy", d);
 }
 
 /* A second after an event: another for what was dropped since, if any. */
@@ -622,8 +618,8 @@ static void on_connection(uv_stream_t *server, int status) {
   make_room(ctl);
   tg_conn *c = calloc(1, sizeof *c);
   if (!c) return;
-  uv_pipe_init(ctl->rt->core.loop, &c->pipe, 0);
-  uv_timer_init(ctl->rt->core.loop, &c->idle);
+  uv_pipe_init(tg_runtime_loop(ctl->rt), &c->pipe, 0);
+  uv_timer_init(tg_runtime_loop(ctl->rt), &c->idle);
   c->pipe.data = c->idle.data = c;
   c->closer.closed = conn_closed;
   c->ctl = ctl;
@@ -686,9 +682,9 @@ static void server_close(tg_control *ctl) {
 }
 
 void tg__control_stop(tg_runtime *rt) {
-  tg_control *ctl = rt->control;
+  tg_control *ctl = tg__control_get(rt);
   if (!ctl) return;
-  rt->control = NULL;
+  tg__control_set(rt, NULL, NULL);
   while (ctl->oldest) conn_close(ctl->oldest);
   while (ctl->answering) conn_close(ctl->answering);
   while (ctl->writers) writer_close(ctl->writers);
@@ -723,11 +719,12 @@ static int bind_and_listen(tg_control *ctl, const char *path, char *err) {
 int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
   char buf[PATH_MAX];
   struct sockaddr_un a;
-  if (rt->control) {
-    tg__errf(err, TG_ERRMSG, "already listening on '%s'", rt->control->path);
+  if (tg__control_get(rt)) {
+    tg__errf(err, TG_ERRMSG, "already listening on '%s'",
+             tg__control_get(rt)->path);
     return -EALREADY;
   }
-  int rc = path ? 0 : default_path(rt->policies_dir, buf, sizeof buf, 1, err);
+  int rc = path ? 0 : default_path(tg__control_policies(rt), buf, sizeof buf, 1, err);
   if (!path) path = buf;
   if (rc == 0) rc = tg__control_addr(&a, path, err);
   if (rc == 0) rc = clear_stale(path, err);
@@ -739,8 +736,8 @@ int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
     return -ENOMEM;
   }
   ctl->rt = rt;
-  uv_pipe_init(rt->core.loop, &ctl->server, 0);
-  uv_timer_init(rt->core.loop, &ctl->busy);
+  uv_pipe_init(tg_runtime_loop(rt), &ctl->server, 0);
+  uv_timer_init(tg_runtime_loop(rt), &ctl->busy);
   ctl->server.data = ctl->busy.data = ctl;
   ctl->closer.closed = server_closed;
   rc = bind_and_listen(ctl, path, err);
@@ -751,10 +748,11 @@ int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
   /* listening alone must not keep the host's loop running */
   uv_unref((uv_handle_t *)&ctl->server);
   uv_unref((uv_handle_t *)&ctl->busy);
-  rt->control = ctl;
+  tg__control_set(rt, ctl, tg__control_stop);
   return 0;
 }
 
 const char *tg_runtime_control_path(tg_runtime *rt) {
-  return rt->control ? rt->control->path : NULL;
+  tg_control *ctl = tg__control_get(rt);
+  return ctl ? ctl->path : NULL;
 }

@@ -1,5 +1,5 @@
 /*
- * hook_reply.c — what toolgate says to a coding agent, in the agent's
+ * reply.c — what toolgate says to a coding agent, in the agent's
  * words: the JSON its hook protocol reads on stdout and the exit code.
  * One place for both agents (their differences are the table below), for
  * the answers of the chain and for the fail-safe ones the front gives
@@ -16,8 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hook.h"
-#include "base/util.h"
+#include "protocol.h"
 
 /* Claude Code takes every PreToolUse decision and a PermissionRequest
  * rewrite. Codex (its hooks' output parser) refuses PreToolUse "allow"

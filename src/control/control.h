@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/control_services.h"
 
 /* The longest request line read; longer ones get an error reply. */
 #define TG_CONTROL_MAX_LINE 4096
@@ -56,20 +57,20 @@ void tg__control_stop(tg_runtime *rt);
  * what tg_hook_answer gave, byte for byte. */
 typedef struct tg_conn tg_conn;
 
-/* control_hook.c: answers the request head (with its body) on c; calls
+/* hook_request.c: answers the request head (with its body) on c; calls
  * tg__control_answer_hook or _error once, now or later. */
 void tg__control_hook(tg_runtime *rt, tg_conn *c, const cJSON *head,
                       const char *body, size_t len);
-/* control.c: the answer goes out and the connection closes. */
+/* server.c: the answer goes out and the connection closes. */
 void tg__control_answer_hook(tg_conn *c, const tg_hook_result *res);
 void tg__control_answer_error(tg_conn *c, const char *msg);
 
-/* control.c: the address of the socket at path; -ENAMETOOLONG with err
+/* server.c: the address of the socket at path; -ENAMETOOLONG with err
  * when it does not fit. */
 struct sockaddr_un;
 int tg__control_addr(struct sockaddr_un *a, const char *path, char *err);
 
-/* control_client.c: connects to path, sends req, reads the reply up
+/* client.c: connects to path, sends req, reads the reply up
  * to EOF (at most max bytes) before the deadline. reply is malloc'd and
  * NUL-terminated. */
 int tg__control_exchange(const char *path, const char *req, size_t len,

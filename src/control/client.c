@@ -1,5 +1,5 @@
 /*
- * control_client.c — the client side of the control socket (control.h):
+ * client.c — the client side of the control socket (control.h):
  * small and blocking, for a process that only asks — `toolgate reload`,
  * and `toolgate hook` talking to a resident instance (which must not load
  * Lua or policies to do so). Every wait is bounded by a deadline.
@@ -14,7 +14,6 @@
 #include <sys/un.h>
 #include <uv.h>
 #include "control.h"
-#include "base/util.h"
 
 /* ---- the client ------------------------------------------------------ */
 

@@ -1,16 +1,17 @@
 /*
- * hook.c — tg_hook_answer: one hook event of a coding agent, answered by
+ * answer.c — tg_hook_answer: one hook event of a coding agent, answered by
  * the current generation. The one code path behind both `toolgate hook`
  * answering in-process and a resident instance answering over its
  * control socket, so the same event gets the same answer either way.
  *
  * The event is read with the strict parser (a key twice, 1e400, bad
  * UTF-8: malformed); its tool call is mapped onto toolgate's
- * (hook_map.c); the call runs through the chain with a fixture for the
- * tool (chain/fixture.c): before the tool, rules, pre-hooks and the rules
- * again after a rewrite, the tool never runs and an ask is left to the
- * agent; after it, the post-hooks on the agent's result. What came of it
- * is put in the agent's words (hook_reply.c). Whatever cannot be judged —
+ * (map.c); the call runs through the chain with the agent's strategy
+ * (kit/hook_services.h): before the tool, rules, pre-hooks and the rules
+ * again after a rewrite, the tool does not run here and an ask is left to
+ * the agent; after it, the post-hooks judge the agent's result. What came
+ * of it (the typed outcome) is put in the agent's words (reply.c).
+ * Whatever cannot be judged —
  * a malformed event, a rule or hook that failed, a mapping that raised —
  * gets the answer on_error names, never a crash and never silence.
  */
@@ -18,11 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hook.h"
-#include "runtime.h"
-#include "base/util.h"
-#include "core/tool.h"
-#include "store/store.h"
+#include "protocol.h"
 
 
 typedef struct {
@@ -34,8 +31,8 @@ typedef struct {
   int toolgate_defaults;
   cJSON *event;
   tg_hook_mapped m;
-  tg_tool stand_in;            /* the agent's own tool, when toolgate has none */
-  tg_fixture f;
+  tg_call_strategy how;        /* how the chain meets the agent's tool; what
+                                  it saw (how.seen) once the call ended */
   uint64_t deadline_ms;
   tg_hook_done_cb done;
   void *ud;
@@ -57,7 +54,7 @@ static void job_free(hook_job *j) {
   cJSON_Delete(j->k_mcp);
   cJSON_Delete(j->event);
   tg__hook_mapped_clear(&j->m);
-  tg__fixture_clear(&j->f);
+  tg__call_seen_clear(&j->how.seen);
   free(j);
 }
 
@@ -113,7 +110,7 @@ static void context_done(void *ud, char *text) {
 /* Says s, after the tools policy code asked to run for the model's
  * context, if any: then s is kept (its own copies) until they end. */
 static void answer(hook_job *j, const tg_hook_say *s) {
-  if (!cJSON_GetObjectItem(j->f.metadata, "agent_context_calls")) {
+  if (!cJSON_GetObjectItem(j->how.seen.metadata, "agent_context_calls")) {
     finish(j, s);
     return;
   }
@@ -126,43 +123,62 @@ static void answer(hook_job *j, const tg_hook_say *s) {
       s->updated_input ? cJSON_Duplicate(s->updated_input, 1) : NULL;
   j->kept.updated_mcp_output = j->k_mcp =
       s->updated_mcp_output ? cJSON_Duplicate(s->updated_mcp_output, 1) : NULL;
-  if (!tg__hook_context_start(j->rt, j->f.metadata, j->event, j->deadline_ms,
+  if (!tg__hook_context_start(j->rt, j->how.seen.metadata, j->event, j->deadline_ms,
                               context_done, j))
     finish(j, &j->kept);
 }
 
 /* ---- reading the outcome ---------------------------------------------- */
 
-static int policy_failure(const char *code) {
-  return code && (!strcmp(code, "RULE_ERROR") || !strcmp(code, "BAD_VERDICT") ||
-                  !strcmp(code, "HOOK_ERROR") || !strcmp(code, "NOMEM"));
+/* The outcome's error: its code (TG_E_NONE: none, or a tool's own), its
+ * message ("" when it has none). A code that went missing is out of
+ * memory. */
+typedef struct {
+  int failed;
+  tg_error_code code;
+  const char *message;
+} outcome_error;
+
+static outcome_error error_of(const tg_outcome *o) {
+  outcome_error e = {0, TG_E_NONE, NULL};
+  if (o->error.phase == TG_PHASE_NONE) return e;
+  e.failed = 1;
+  e.code = o->error.code ? tg_error_code_of(o->error.code) : TG_E_NOMEM;
+  e.message = o->error.message ? o->error.message : "";
+  return e;
+}
+
+/* A rule or hook that failed: nothing judged the call. */
+static int policy_failure(tg_error_code code) {
+  return code == TG_E_RULE_ERROR || code == TG_E_BAD_VERDICT ||
+         code == TG_E_HOOK_ERROR || code == TG_E_NOMEM;
 }
 
 /* Before the tool: what the rules and pre-hooks decided, for the agent. */
-static void judged(hook_job *j, cJSON *out) {
-  const cJSON *e = cJSON_GetObjectItem(out, "error");
-  const cJSON *d = cJSON_GetObjectItem(out, "decision");
-  const char *code = str(e, "code"), *msg = str(e, "message");
-  const char *verdict = str(d, "verdict"), *rule = str(d, "rule");
-  if (policy_failure(code) || (code && !strcmp(str(e, "phase"), "INTERNAL"))) {
+static void judged(hook_job *j, const tg_outcome *o) {
+  const tg_call_seen *f = &j->how.seen;
+  outcome_error e = error_of(o);
+  const char *msg = e.message, *rule = o->rule;
+  if (policy_failure(e.code) ||
+      (e.failed && o->error.phase == TG_PHASE_INTERNAL)) {
     fail_safe(j, msg ? msg : "a policy failed");
     return;
   }
   char reason[2048];
-  char *ctx = tg__hook_context_text(j->f.metadata), *result = NULL;
+  char *ctx = tg__hook_context_text(f->metadata), *result = NULL;
   cJSON *input = NULL;
   tg_hook_say s = {.agent = j->agent, .event = j->kind};
   s.context = ctx;
-  if (code) { /* denied, aborted, args refused, rerouted nowhere */
+  if (e.failed) { /* denied, aborted, args refused, rerouted nowhere */
     s.verdict = TG_HOOK_DENY;
     s.reason = msg;
     answer(j, &s);
     free(ctx);
     return;
   }
-  if (j->f.short_circuit) { /* a pre-hook answered for the tool */
-    tg__hook_order_like(j->f.short_result, NULL, 1);
-    result = tg__hook_shown(j->f.short_result);
+  if (f->short_circuit) { /* a pre-hook answered for the tool */
+    tg__hook_order_like(f->short_result, NULL, 1);
+    result = tg__hook_shown(f->short_result);
     snprintf(reason, sizeof reason, "toolgate answered this call itself (a "
              "pre-hook's result), so the tool did not run. Its answer: %s",
              result ? result : "(none)");
@@ -173,12 +189,12 @@ static void judged(hook_job *j, cJSON *out) {
     free(ctx);
     return;
   }
-  int rewritten = (j->f.tool && strcmp(j->f.tool, j->m.tool)) ||
-                  (j->f.args && !tg_json_equal(j->f.args, j->m.args));
+  int rewritten = (f->tool && strcmp(f->tool, j->m.tool)) ||
+                  (f->args && !tg_json_equal(f->args, j->m.args));
   char why[TG_ERRMSG] = "";
   if (rewritten) {
-    input = tg__hook_unmap(j->rt->chain.gen, j->agent->name, j->event,
-                           j->f.tool, j->f.args, why, sizeof why);
+    input = tg__hook_unmap(j->rt, j->agent->name, j->event,
+                           f->tool, f->args, why, sizeof why);
     if (!input) {
       snprintf(reason, sizeof reason, "the tool did not run: toolgate's "
                "pre-hooks rewrote this call, and %s", why);
@@ -191,26 +207,26 @@ static void judged(hook_job *j, cJSON *out) {
     tg__hook_order_like(input, cJSON_GetObjectItem(j->event, "tool_input"), 1);
     s.updated_input = input;
   }
-  int ask = verdict && !strcmp(verdict, "ask");
-  int by_default = !rule && !j->f.remembered;
+  int ask = o->verdict == TG_VERDICT_ASK;
+  int by_default = !rule && !f->remembered;
   s.verdict = ask ? TG_HOOK_ASK : TG_HOOK_ALLOW;
-  if (j->f.remembered) {
+  if (f->remembered) {
     snprintf(reason, sizeof reason, "allowed by toolgate: approved before "
              "(remembered)");
   } else if (!by_default) {
-    const char *r = j->f.reason;
+    const char *r = f->reason;
     if (ask)
       snprintf(reason, sizeof reason, "toolgate (rule '%s'): %s", rule,
                r && *r ? r : "asks for your approval");
     else
       snprintf(reason, sizeof reason, "allowed by toolgate rule '%s' (%s)%s%s",
-               rule, j->f.rule_where ? j->f.rule_where : "?",
+               rule, f->rule_where ? f->rule_where : "?",
                r && *r ? ": " : "", r ? r : "");
   } else if (j->toolgate_defaults) {
     snprintf(reason, sizeof reason, ask ? "toolgate: no rule decides '%s', "
              "which is not read-only: approve it or not"
              : "allowed by toolgate: no rule decides '%s', which is read-only",
-             j->f.tool ? j->f.tool : j->m.tool);
+             f->tool ? f->tool : j->m.tool);
   } else if (rewritten) {
     /* a rewrite needs a decision to travel with: toolgate's default (an
      * agent that cannot ask takes it as an allow, its own checks after) */
@@ -228,23 +244,29 @@ static void judged(hook_job *j, cJSON *out) {
 }
 
 /* After the tool: what the post-hooks made of the agent's result. */
-static void after(hook_job *j, cJSON *out) {
-  const cJSON *e = cJSON_GetObjectItem(out, "error");
-  const char *code = str(e, "code"), *msg = str(e, "message");
-  if (policy_failure(code)) {
+static void after(hook_job *j, const tg_outcome *o) {
+  outcome_error e = error_of(o);
+  const char *msg = e.message;
+  if (policy_failure(e.code)) {
     fail_safe(j, msg ? msg : "a post-hook failed");
     return;
   }
-  char *ctx = tg__hook_context_text(j->f.metadata), *note = NULL, *all = NULL;
+  /* our own copy of the result, put in the order the agent wrote it
+   * (none: null) */
+  cJSON *res = o->result ? cJSON_Duplicate(o->result, 1) : cJSON_CreateNull();
+  if (!res) {
+    fail_safe(j, "out of memory");
+    return;
+  }
+  char *ctx = tg__hook_context_text(j->how.seen.metadata), *note = NULL, *all = NULL;
   tg_hook_say s = {.agent = j->agent, .event = j->kind};
-  if (code && !strcmp(code, "ABORTED")) {
+  if (e.code == TG_E_ABORTED) {
     s.block = 1;
     s.reason = msg;
   }
-  cJSON *res = cJSON_GetObjectItem(out, "result"); /* ours: out is */
   tg__hook_order_like(res, cJSON_GetObjectItem(j->event, "tool_response"), 1);
-  int ok = !strcmp(str(out, "status"), "ok");
-  int cut = cJSON_IsTrue(cJSON_GetObjectItem(out, "truncated"));
+  int ok = o->status == TG_STATUS_OK;
+  int cut = o->truncated;
   /* a failure the post-hooks turned into a result, or a result they
    * replaced (an event without tool_response had null) */
   int changed = ok && !cut &&
@@ -271,6 +293,7 @@ static void after(hook_job *j, cJSON *out) {
   }
   s.context = all ? all : note ? note : ctx;
   answer(j, &s);
+  cJSON_Delete(res);
   free(ctx);
   free(note);
   free(all);
@@ -278,16 +301,10 @@ static void after(hook_job *j, cJSON *out) {
 
 static void call_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
   hook_job *j = ud;
-  cJSON *out = tg_outcome_to_json(o);
-  if (!out) {
-    fail_safe(j, "out of memory");
-    return;
-  }
   if (j->kind == TG_HOOK_EV_PRE || j->kind == TG_HOOK_EV_PERMISSION)
-    judged(j, out);
+    judged(j, o);
   else
-    after(j, out);
-  cJSON_Delete(out);
+    after(j, o);
 }
 
 /* ---- the call ------------------------------------------------------------ */
@@ -321,38 +338,40 @@ static cJSON *metadata_of(hook_job *j) {
 static void start_call(hook_job *j, int64_t turn) {
   char err[TG_ERRMSG] = "";
   int raised = 0;
-  if (tg__hook_map(j->rt->chain.gen, j->agent->name, j->event, &j->m, &raised,
+  if (tg__hook_map(j->rt, j->agent->name, j->event, &j->m, &raised,
                    err, sizeof err) < 0) {
     fail_safe(j, err);
     return;
   }
   const char *session = str(j->event, "session_id");
-  if (session && tg__session_id_check(session, err) < 0) {
+  if (session && tg__hooksvc_session_check(session, err) < 0) {
     char bad[TG_ERRMSG + 40];
     snprintf(bad, sizeof bad, "the event's session_id: %s", err);
     fail_safe(j, bad);
     return;
   }
-  j->stand_in.name = j->m.tool;
-  j->stand_in.read_only = j->m.read_only;
-  j->stand_in.where = (char *)"agent";
-  j->stand_in.retry.attempts = 1;
-  j->stand_in.run_ref = j->stand_in.retryable_ref = LUA_NOREF;
-  j->f.stand_in = &j->stand_in;
+  /* the agent's own tool, when toolgate has none by its name: judged,
+   * never run; what policy code leaves for the agent is read back */
+  j->how.own_tool = j->m.tool;
+  j->how.own_tool_read_only = j->m.read_only;
+  j->how.keep_metadata = 1;
+  j->how.ask = TG_ASK_LEFT; /* the agent asks its user itself */
   cJSON *fail = NULL;
   if (j->kind == TG_HOOK_EV_PRE || j->kind == TG_HOOK_EV_PERMISSION) {
-    j->f.mode = TG_FIXTURE_JUDGE;
+    j->how.tool = TG_TOOL_ELSEWHERE; /* the agent runs it, after us */
   } else {
-    j->f.mode = TG_FIXTURE_AFTER;
+    /* the agent ran it and judged it: the post-hooks judge its result */
+    j->how.tool = TG_TOOL_GIVEN;
+    j->how.judged = 1;
     if (j->kind == TG_HOOK_EV_POST_FAILURE) {
       const char *why = str(j->event, "error");
       fail = cJSON_CreateObject();
       cJSON_AddStringToObject(fail, "code", "TOOL_ERROR");
       cJSON_AddStringToObject(fail, "message", why ? why : "the tool failed");
-      j->f.error = fail;
+      j->how.error = fail;
     } else {
-      j->f.result = j->m.result;
-      j->f.has_result = 1;
+      j->how.result = j->m.result;
+      j->how.has_result = 1;
     }
   }
   cJSON *meta = metadata_of(j);
@@ -365,24 +384,25 @@ static void start_call(hook_job *j, int64_t turn) {
   req.metadata = meta;
   /* none: no project's approvals cover it, not even the runtime's */
   req.project = str(meta, "agent_project") ? str(meta, "agent_project") : "";
-  /* the call never waits for a person (a fixture, no approval); done may
-   * come before this returns (with storage on, after the audit commit):
-   * the job is not touched after it */
-  int rc = tg__chain_call_fixture(&j->rt->chain, &req, &j->f, call_done, j, err);
+  /* the call never waits for a person (no tool here, no approval); done
+   * may come before this returns (with storage on, after the audit
+   * commit): the job is not touched after it */
+  int rc = tg__hooksvc_call(j->rt, &req, &j->how, call_done, j, err);
   cJSON_Delete(meta);
   cJSON_Delete(fail); /* the call copied what it keeps */
   if (rc < 0) fail_safe(j, err);
 }
 
 /* The event, read strictly; NULL with why for a malformed one. */
-static cJSON *read_event(const tg_hook_request *req, char *why, size_t len) {
-  if (!req->event || req->event_len > TG_HOOK_MAX_EVENT) {
+cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
+                           size_t len) {
+  if (!text || n > TG_HOOK_MAX_EVENT) {
     snprintf(why, len, "the hook event is %zu bytes, over the limit of %u",
-             req->event ? req->event_len : 0, TG_HOOK_MAX_EVENT);
+             text ? n : 0, TG_HOOK_MAX_EVENT);
     return NULL;
   }
   char msg[400];
-  cJSON *ev = tg_json_parse(req->event, req->event_len, NULL, msg, sizeof msg);
+  cJSON *ev = tg_json_parse(text, n, NULL, msg, sizeof msg);
   if (!ev) {
     snprintf(why, len, "the hook event is not valid JSON: %s", msg);
     return NULL;
@@ -396,10 +416,14 @@ static cJSON *read_event(const tg_hook_request *req, char *why, size_t len) {
   return ev;
 }
 
-int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
-                   tg_hook_done_cb done, void *ud, char err[TG_ERRMSG]) {
+/* The answer to the event read (taken), or, when it could not be (NULL),
+ * the fail-safe one with why. */
+static int answer_event(tg_runtime *rt, const tg_hook_request *req,
+                        cJSON *event, const char *why, tg_hook_done_cb done,
+                        void *ud, char err[TG_ERRMSG]) {
   const tg_hook_agent *agent = req ? tg__hook_agent(req->agent) : NULL;
   if (!rt || !agent || !done || !tg_hook_on_error_known(req->on_error)) {
+    cJSON_Delete(event);
     tg__errf(err, TG_ERRMSG, !req || !done ? "a hook answer needs a request "
              "and a done callback" : !agent ? "unknown agent '%s' (known: "
              "claude-code, codex)" : "on_error is deny, ask or allow, not '%s'",
@@ -409,6 +433,7 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
   }
   hook_job *j = calloc(1, sizeof *j);
   if (!j) {
+    cJSON_Delete(event);
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;
   }
@@ -421,8 +446,7 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
   j->deadline_ms = req->deadline_ms;
   j->done = done;
   j->ud = ud;
-  char why[TG_ERRMSG];
-  j->event = read_event(req, why, sizeof why);
+  j->event = event;
   if (!j->event) {
     fail_safe(j, why);
     return 0;
@@ -441,6 +465,25 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
     return 0;
   }
   start_call(j, req->turn ? req->turn
-                          : tg__hook_turn(rt, str(j->event, "session_id")));
+                          : tg__hooksvc_turn(rt, str(j->event, "session_id")));
   return 0;
+}
+
+int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
+                   tg_hook_done_cb done, void *ud, char err[TG_ERRMSG]) {
+  char why[TG_ERRMSG] = "";
+  cJSON *event = req ? tg__hook_read_event(req->event, req->event_len, why,
+                                           sizeof why)
+                     : NULL;
+  return answer_event(rt, req, event, why, done, ud, err);
+}
+
+int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
+                         cJSON *event, tg_hook_done_cb done, void *ud,
+                         char err[TG_ERRMSG]) {
+  if (!event) {
+    tg__errf(err, TG_ERRMSG, "no event to answer");
+    return -EINVAL;
+  }
+  return answer_event(rt, req, event, NULL, done, ud, err);
 }

@@ -1,5 +1,5 @@
 /*
- * hook_context.c — tools a policy asked to run for the model's context
+ * context.c — tools a policy asked to run for the model's context
  * (agent.context_from(call, tool, args, label) in a hook): after the
  * event's own hooks, each runs through the chain as a call of its own —
  * judged by the rules like any call; an ask is refused, nobody being there
@@ -11,10 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hook.h"
-#include "base/closer.h"
-#include "base/util.h"
-#include "runtime.h"
+#include <uv.h>
+#include "protocol.h"
 
 #define MAX_CALLS 4           /* per event */
 #define MAX_SHOWN 8000        /* bytes of one call's output: its end */
@@ -166,7 +164,7 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
   r->done = done;
   r->ud = ud;
   r->closer.closed = run_closed;
-  uv_timer_init(rt->core.loop, &r->timer);
+  uv_timer_init(tg_runtime_loop(rt), &r->timer);
   r->timer.data = r;
   const char *session = cJSON_GetStringValue(cJSON_GetObjectItem(event, "session_id"));
   const char *cwd = cJSON_GetStringValue(cJSON_GetObjectItem(event, "cwd"));
@@ -216,7 +214,7 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
     all_ended(r);
     return 1;
   }
-  uv_update_time(rt->core.loop);
+  uv_update_time(tg_runtime_loop(rt));
   uv_timer_start(&r->timer, deadline_cb, deadline_ms ? deadline_ms : 10000, 0);
   return 1;
 }

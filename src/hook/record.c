@@ -1,5 +1,5 @@
 /*
- * hook_record.c — what an agent's hooks tell of besides tool calls:
+ * record.c — what an agent's hooks tell of besides tool calls:
  *
  *   UserPromptSubmit   the session's turn goes up by one (tool calls
  *                      after it carry it: call.turn, the audit), the chat
@@ -11,22 +11,18 @@
  *   SessionStart/End   the session begun, ended
  *
  * With a database, the session, its turn and how far its transcript was
- * read live there (store/agent_sessions.c): each hook event may be its own
- * process, and a resident instance and an in-process answer share them.
- * Without one, this runtime's memory keeps them (a resident instance).
- * Usage reaches the budgets either way (tg__runtime_usage_commit); with a
- * database it is written in one transaction with the transcript mark.
+ * read live there: each hook event may be its own process, and a
+ * resident instance and an in-process answer share them. Without one,
+ * the runtime's memory keeps them (a resident instance). Where they are
+ * kept is the runtime's to know (kit/hook_services.h); usage reaches the
+ * budgets either way, and with a database it is written in one
+ * transaction with the transcript mark.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hook.h"
-#include "runtime.h"
-#include "base/project.h"
-#include "base/util.h"
-#include "core/turns.h"
-#include "store/store.h"
+#include "protocol.h"
 
 /* the transcript read per stop, at most (the rest waits for the next): a
  * resident instance reads it on its loop, so this bounds the pause */
@@ -34,15 +30,6 @@
 
 static const char *str(const cJSON *o, const char *k) {
   return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
-}
-
-int64_t tg__hook_turn(tg_runtime *rt, const char *session) {
-  char err[TG_ERRMSG];
-  int64_t turn = 0;
-  if (!session) return 0;
-  if (rt->store && tg__agent_read(rt->store, session, &turn, NULL, err) == 0)
-    return turn;
-  return tg_turn_current(rt, session);
 }
 
 /* ---- the transcript mark, as JSON text ------------------------------------ */
@@ -93,64 +80,6 @@ typedef struct {
   const cJSON *ev;
 } recording;
 
-/* The mark as it is kept now (malloc'd; NULL: none) and the session's
- * turn: one read of the session's row. */
-static int mark_get(const recording *r, char **old, int64_t *turn,
-                    char *err) {
-  *old = NULL;
-  if (r->rt->store)
-    return tg__agent_read(r->rt->store, r->session, turn, old, err);
-  *turn = tg_turn_current(r->rt, r->session);
-  tg_session_state *s = tg__session_state(&r->rt->core, r->session, 0);
-  if (s && s->agent_mark && !(*old = tg__strdup(s->agent_mark))) return -ENOMEM;
-  return 0;
-}
-
-typedef struct {
-  const recording *r;
-  const char *old, *neu;
-  tg_usage_rec *recs;
-  size_t n;
-  char *err;
-} stop_commit;
-
-/* Moves the mark from old to neu and writes the usage, together: in the
- * database, or in memory without one. 1, or 0 when another reader moved
- * it first (that reader counts the usage). */
-static int move_mark(stop_commit *c) {
-  const recording *r = c->r;
-  if (r->rt->store) {
-    tg_usage u[TG_HOOK_MAX_USAGE_MODELS];
-    for (size_t i = 0; i < c->n; i++)
-      u[i] = (tg_usage){c->recs[i].session, c->recs[i].turn, c->recs[i].model,
-                        c->recs[i].input_tokens, c->recs[i].output_tokens,
-                        c->recs[i].cost, c->recs[i].ts_ms};
-    return tg__agent_stop(r->rt->store, r->session, r->agent, r->project,
-                          c->old, c->neu, u, c->n, c->err);
-  }
-  tg_session_state *s = tg__session_state(&r->rt->core, r->session, 1);
-  char *copy = tg__strdup(c->neu);
-  if (!s || !copy) {
-    free(copy);
-    snprintf(c->err, TG_ERRMSG, "out of memory");
-    return -ENOMEM;
-  }
-  free(s->agent_mark);
-  s->agent_mark = copy;
-  return 1;
-}
-
-/* tg__runtime_usage_commit's commit: the mark and the usage, then the
- * ledger told of what is written (it keeps its own copies). */
-static int commit_stop(void *ud) {
-  stop_commit *c = ud;
-  const tg_usage_ledger *l = &c->r->rt->core.usage;
-  int rc = move_mark(c);
-  for (size_t i = 0; rc > 0 && l->stored && i < c->n; i++)
-    l->stored(l->ud, &c->recs[i]);
-  return rc;
-}
-
 static int record_stop(const recording *r, char *err) {
   const char *path = str(r->ev, "transcript_path");
   if (!path || !*path) return 0; /* nothing to read */
@@ -159,7 +88,7 @@ static int record_stop(const recording *r, char *err) {
   tg_hook_usage u[TG_HOOK_MAX_USAGE_MODELS];
   int n = 0;
   int64_t turn = 0;
-  int rc = mark_get(r, &old, &turn, err);
+  int rc = tg__hooksvc_mark_get(r->rt, r->session, &old, &turn, err);
   if (rc == 0) {
     mark_parse(old, &mark);
     rc = tg__hook_transcript_usage(r->agent, path, str(r->ev, "model"), &mark,
@@ -169,17 +98,17 @@ static int record_stop(const recording *r, char *err) {
     snprintf(err, TG_ERRMSG, "out of memory");
     rc = -ENOMEM;
   }
-  tg_usage_rec recs[TG_HOOK_MAX_USAGE_MODELS];
+  tg_hook_spend spend[TG_HOOK_MAX_USAGE_MODELS];
   for (int i = 0; rc == 0 && i < n; i++)
     /* the ledger's input is all the model read: fresh, written to the
      * cache, read from it */
-    recs[i] = (tg_usage_rec){r->session, r->project, u[i].model, turn,
-                             u[i].input_tokens + u[i].cache_creation_input_tokens +
-                                 u[i].cache_read_input_tokens,
-                             u[i].output_tokens, 0, 0};
-  stop_commit c = {r, old, neu, recs, (size_t)n, err};
-  if (rc == 0) rc = tg__runtime_usage_commit(r->rt, recs, (size_t)n,
-                                             commit_stop, &c);
+    spend[i] = (tg_hook_spend){u[i].model,
+                               u[i].input_tokens + u[i].cache_creation_input_tokens +
+                                   u[i].cache_read_input_tokens,
+                               u[i].output_tokens};
+  if (rc == 0)
+    rc = tg__hooksvc_stop_commit(r->rt, r->session, r->agent, r->project,
+                                 turn, old, neu, spend, (size_t)n, err);
   free(old);
   free(neu);
   return rc < 0 ? -1 : 0;
@@ -211,35 +140,21 @@ static int prompt_layers(const recording *r, char *err) {
 }
 
 static int record_prompt(const recording *r, char *err) {
-  int64_t turn = 0;
-  if (r->rt->store) {
-    turn = tg__agent_session(r->rt->store, r->session, r->agent, r->project,
-                             TG_AGENT_TURN, err);
-    if (turn < 0) return -1;
-  }
-  if (tg__turn_set(r->rt, r->session, turn) < 0) {
-    snprintf(err, TG_ERRMSG, "out of memory");
+  if (tg__hooksvc_prompt_counted(r->rt, r->session, r->agent, r->project,
+                                 err) < 0 ||
+      prompt_layers(r, err) < 0)
     return -1;
-  }
-  if (prompt_layers(r, err) < 0) return -1;
-  const char *prompt = str(r->ev, "prompt");
-  if (!r->rt->store || !prompt) return 0;
-  tg_message m = {r->session, "user", prompt, NULL, 0};
-  return tg_message_record(r->rt->store, &m, err) < 0 ? -1 : 0;
+  return tg__hooksvc_prompt_kept(r->rt, r->session, str(r->ev, "prompt"),
+                                 err);
 }
 
 static int record_session(const recording *r, int start, char *err) {
-  if (!r->rt->store) return 0; /* a session is a database's record */
-  return tg__agent_session(r->rt->store, r->session, r->agent, r->project,
-                           start ? TG_AGENT_START : TG_AGENT_END, err) < 0
-             ? -1 : 0;
+  return tg__hooksvc_session_noted(r->rt, r->session, r->agent, r->project,
+                                   start, err);
 }
 
 char *tg__hook_project(const cJSON *ev) {
-  const char *cwd = str(ev, "cwd");
-  char err[TG_ERRMSG];
-  /* a relative or missing cwd is no project (never the runtime's own) */
-  return cwd && *cwd == '/' ? tg__project_dir(cwd, err) : NULL;
+  return tg__hooksvc_project(str(ev, "cwd"));
 }
 
 int tg__hook_record(tg_runtime *rt, const char *agent, tg_hook_event kind,
@@ -250,7 +165,7 @@ int tg__hook_record(tg_runtime *rt, const char *agent, tg_hook_event kind,
   int rc = 0;
   if (kind < TG_HOOK_EV_PROMPT || !session || !*session)
     return 0; /* nothing to record, or nothing to keep it under */
-  if (tg__session_id_check(session, why) < 0) {
+  if (tg__hooksvc_session_check(session, why) < 0) {
     snprintf(err, errlen, "%s not recorded: %s", name, why);
     return -1;
   }

@@ -1,5 +1,5 @@
 /*
- * control_hook.c — hook events over the control socket (the protocol is
+ * hook_request.c — hook events over the control socket (the protocol is
  * in control.h): the resident instance's side, which answers with the
  * same tg_hook_answer as `toolgate hook` in-process, and the client's,
  * tg_hook_remote, which is all a hook process does when an instance runs:
@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "control.h"
-#include "base/util.h"
 
 /* The answer with its stdout and stderr: room for an event's rewrite. */
 #define HOOK_MAX_REPLY ((size_t)TG_HOOK_MAX_EVENT * 4 + 4096)

@@ -1,0 +1,92 @@
+/*
+ * hook_services.h — the runtime's narrow API for the agent hooks front
+ * (src/hook/), which reaches it through kit/hook_services.h: run a call
+ * the way a strategy says, run a function in the current generation's
+ * policy sandbox, and record what an agent's hooks tell of (turns, usage,
+ * sessions) in the store, or in memory without one. Declared here, in
+ * the runtime's layer, so that hook_services.c (its implementation) sees
+ * its own prototypes; the front never sees the runtime's object.
+ */
+#ifndef TG_RUNTIME_HOOK_SERVICES_H
+#define TG_RUNTIME_HOOK_SERVICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include "toolgate.h"
+#include "chain/strategy.h"
+
+struct lua_State;
+
+/* ---- calls --------------------------------------------------------------- */
+
+/* Starts req through the chain of the current generation the way how
+ * says (how must outlive the call: its seen is filled in when the call
+ * ends, before done). done gets the outcome, maybe before this returns.
+ * 0, or a negative errno with err (then done is not called). */
+int tg__hooksvc_call(tg_runtime *rt, const tg_call_request *req,
+                     tg_call_strategy *how, tg_done_cb done, void *ud,
+                     char err[TG_ERRMSG]);
+
+/* ---- the policy sandbox ---------------------------------------------------- */
+
+/* The current generation's Lua state (NULL: none loaded) and the largest
+ * JSON value (bytes) read back from it, as for args. */
+struct lua_State *tg__hooksvc_policy_state(tg_runtime *rt, size_t *max_json);
+/* Runs the function below nargs values on top of that state under the
+ * policies' time limit and memory cap, leaving nres results: 0; or -1
+ * with why in err, `what` naming the code that failed (the error popped). */
+int tg__hooksvc_policy_pcall(tg_runtime *rt, int nargs, int nres,
+                             const char *what, char *err, size_t errlen);
+
+/* ---- what is recorded -------------------------------------------------------- */
+
+/* 0 when id is a session id the store takes, else -EINVAL with why. */
+int tg__hooksvc_session_check(const char *id, char err[TG_ERRMSG]);
+/* The project folder of an agent's cwd (its real path, malloc'd), or NULL
+ * when it is not a folder here. */
+char *tg__hooksvc_project(const char *cwd);
+/* The session's turn: as the database counted it (another hook process
+ * may have), else as this runtime did; 0 before its first prompt. */
+int64_t tg__hooksvc_turn(tg_runtime *rt, const char *session);
+/* A prompt: the session's turn goes up by one (in the database with one,
+ * where the session is noted as agent's in project, else in memory). 0,
+ * or -1 with err. */
+int tg__hooksvc_prompt_counted(tg_runtime *rt, const char *session,
+                               const char *agent, const char *project,
+                               char err[TG_ERRMSG]);
+/* The prompt kept as the session's user message (with a database only).
+ * 0, or -1 with err. */
+int tg__hooksvc_prompt_kept(tg_runtime *rt, const char *session,
+                            const char *prompt, char err[TG_ERRMSG]);
+/* The session's start (start 1) or end noted (with a database only). 0,
+ * or -1 with err. */
+int tg__hooksvc_session_noted(tg_runtime *rt, const char *session,
+                              const char *agent, const char *project,
+                              int start, char err[TG_ERRMSG]);
+/* How far the session's transcript was read (the text the front wrote,
+ * malloc'd; NULL: not yet) and its turn: one read of its row. 0, or a
+ * negative errno with err. */
+int tg__hooksvc_mark_get(tg_runtime *rt, const char *session, char **mark,
+                         int64_t *turn, char err[TG_ERRMSG]);
+
+/* One model's spend read from a transcript. */
+typedef struct {
+  const char *model;
+  int64_t input_tokens;   /* all the model read: fresh and cached */
+  int64_t output_tokens;
+} tg_hook_spend;
+/* At most this many spends (models) are recorded for one stop. */
+#define TG_HOOKSVC_MAX_SPEND 8
+
+/* Moves the session's mark from old to neu and records the n spends
+ * (turn turn) as usage the budgets count: together, in one transaction
+ * with a database. 0 (also when another reader moved the mark first: it
+ * counts them), or a negative errno with err. */
+int tg__hooksvc_stop_commit(tg_runtime *rt, const char *session,
+                            const char *agent, const char *project,
+                            int64_t turn, const char *old, const char *neu,
+                            const tg_hook_spend *spend, size_t n,
+                            char err[TG_ERRMSG]);
+
+#endif

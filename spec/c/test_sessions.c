@@ -9,7 +9,7 @@
  */
 #include "helpers.h"
 #include <sqlite3.h>
-#include "store/store.h"
+#include "store/sqlite/sqlite_store.h"
 
 static char *copy_fixture(const char *dir, const char *name) {
   char *path = path_join(dir, "copy.db"), cmd[2400];

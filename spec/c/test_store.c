@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
-#include "store/store.h"
+#include "store/sqlite/sqlite_store.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "store.h"
+#include "sqlite_store.h"
 #include "base/util.h"
 
 /* The one INSERT of a call row: the audit and import (export.c) share it. */

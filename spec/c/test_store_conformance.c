@@ -92,6 +92,29 @@ static void on_each_store(void (*body)(tg_store *st, tg_runtime *rt)) {
   F->gone(addr);
 }
 
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A policy's memory, through the runtime (its session and project). */
+static int64_t remember(tg_runtime *rt, const char *scope, const char *text) {
+  char err[TG_ERRMSG] = "";
+  tg_memory m = {"fact", text, NULL, scope, NULL, NULL};
+  int64_t id = tg_runtime_remember(rt, &m, err);
+  if (id <= 0) TG_FAIL("remember %s: %s", text, err);
+  return id;
+}
+
+static cJSON *recall(tg_runtime *rt, const char *q, const char *scope) {
+  char err[TG_ERRMSG] = "";
+  tg_recall_filter f = {q, scope, NULL, NULL, 0, 0, 0};
+  cJSON *a = tg_runtime_recall(rt, &f, err);
+  if (!a) TG_FAIL("recall %s: %s", q, err);
+  return a;
+}
+
 static int array_size(const cJSON *a) {
   ASSERT_TRUE(cJSON_IsArray(a));
   return cJSON_GetArraySize(a);
@@ -269,6 +292,54 @@ TEST(sessions_keep_their_messages_in_order_and_are_searched) {
   on_each_store(sessions_body);
 }
 
+TEST(sessions_begin_resume_and_end) {
+  char *dir = temp_dir(), *addr = F->fresh();
+  tg_store *st = open_at(addr);
+  char err[TG_ERRMSG] = "", id[TG_SESSION_ID_MAX], id2[TG_SESSION_ID_MAX];
+  tg_session_spec s = {NULL, dir, "first", 1000};
+  ASSERT_INT_EQ(tg_session_begin(st, &s, id, err), 0);
+  ASSERT_STARTS_WITH(id, "s-");
+  ASSERT_INT_EQ(strlen(id), 18);
+  ASSERT_INT_EQ(tg_session_begin(st, &s, id2, err), 0);
+  ASSERT_TRUE(strcmp(id, id2) != 0);
+  ASSERT_INT_EQ(tg_session_end(st, id, err), 0);
+  cJSON *one = tg_store_session(st, id, err);
+  ASSERT_NOT_NULL(one);
+  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(one, "ended")));
+  ASSERT_STR_EQ(str_at(one, "title"), "first");
+  ASSERT_STR_EQ(str_at(one, "project"), dir);
+  cJSON_Delete(one);
+  /* resumed: its end cleared, its title kept */
+  tg_session_spec again = {id, NULL, NULL, 0};
+  ASSERT_INT_EQ(tg_session_begin(st, &again, id2, err), 0);
+  ASSERT_STR_EQ(id2, id);
+  one = tg_store_session(st, id, err);
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(one, "ended")));
+  ASSERT_STR_EQ(str_at(one, "title"), "first");
+  ASSERT_NUM_EQ(cJSON_GetObjectItem(one, "started")->valuedouble, 1000);
+  cJSON_Delete(one);
+  cJSON *all = tg_store_sessions(st, 0, err);
+  ASSERT_INT_EQ(cJSON_GetArraySize(all), 2);
+  cJSON_Delete(all);
+  /* hostile */
+  tg_session_spec bad = {"a\nb", NULL, NULL, 0};
+  ASSERT_INT_EQ(tg_session_begin(st, &bad, id2, err), -EINVAL);
+  ASSERT_CONTAINS(err, "control character");
+  bad.id = "";
+  ASSERT_INT_EQ(tg_session_begin(st, &bad, id2, err), -EINVAL);
+  char big[300];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  bad.id = big;
+  ASSERT_INT_EQ(tg_session_begin(st, &bad, id2, err), -EINVAL);
+  ASSERT_INT_EQ(tg_session_end(st, "nope", err), -ENOENT);
+  ASSERT_CONTAINS(err, "no session 'nope'");
+  ASSERT_NULL(tg_store_session(st, "nope", err));
+  tg_store_close(st);
+  F->gone(addr);
+  remove_tree(dir);
+}
+
 /* ---- approvals ------------------------------------------------------------------ */
 
 /* Is a call of tool with args (JSON text) in session covered, at now_ms? */
@@ -294,9 +365,7 @@ static int64_t grant(tg_store *st, tg_always_spec s) {
 
 static void approvals_body(tg_store *st, tg_runtime *rt) {
   char err[TG_ERRMSG] = "";
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  int64_t now = now_ms();
 
   int64_t pat = grant(st, (tg_always_spec){.scope = TG_SCOPE_PATTERN,
                                            .arg = "command",
@@ -438,6 +507,60 @@ TEST(usage_records_are_summed_by_session_model_and_time) {
   on_each_store(usage_body);
 }
 
+TEST(usage_records_are_summed_per_period_and_filter) {
+  char *addr = F->fresh();
+  tg_config cfg = config_allowing();
+  cfg.db = addr;
+  cfg.session = "main";
+  tg_runtime *rt = new_runtime(&cfg);
+  char err[TG_ERRMSG] = "";
+  int64_t now = now_ms();
+  tg_usage a = {.model = "big", .input_tokens = 1000, .output_tokens = 200,
+                .cost = 0.5, .turn = 1};
+  tg_usage b = {.session = "side", .model = "small", .input_tokens = 10,
+                .output_tokens = 5, .cost = 0.01};
+  tg_usage old = {.model = "big", .input_tokens = 7, .cost = 9,
+                  .ts_ms = now - 40LL * 86400000};
+  ASSERT_INT_EQ(tg_record_usage(rt, &a, err), 0);
+  ASSERT_INT_EQ(tg_record_usage(rt, &a, err), 0);
+  ASSERT_INT_EQ(tg_record_usage(rt, &b, err), 0);
+  ASSERT_INT_EQ(tg_record_usage(rt, &old, err), 0);
+  tg_store *st = tg_runtime_store(rt); /* reads the runtime's own writes */
+  tg_usage_total t;
+  ASSERT_INT_EQ(tg_store_usage(st, NULL, &t, err), 0);
+  ASSERT_INT_EQ(t.records, 4);
+  ASSERT_INT_EQ(t.input_tokens, 2017);
+  tg_usage_filter day = {.period = "day"};
+  ASSERT_INT_EQ(tg_store_usage(st, &day, &t, err), 0);
+  ASSERT_INT_EQ(t.records, 3);
+  ASSERT_INT_EQ(t.output_tokens, 405);
+  ASSERT_TRUE(t.cost > 1.0099 && t.cost < 1.0101);
+  ASSERT_TRUE(t.since_ms <= now && t.since_ms > now - 86400000 - 3600000);
+  tg_usage_filter mine = {.period = "month", .session = "main", .model = "big"};
+  ASSERT_INT_EQ(tg_store_usage(st, &mine, &t, err), 0);
+  ASSERT_INT_EQ(t.records, 2);
+  tg_usage_filter week = {.period = "week"};
+  ASSERT_INT_EQ(tg_store_usage(st, &week, &t, err), 0);
+  ASSERT_INT_EQ(t.records, 3);
+  tg_usage_filter bad = {.period = "fortnight"};
+  ASSERT_INT_EQ(tg_store_usage(st, &bad, &t, err), -EINVAL);
+  ASSERT_CONTAINS(err, "fortnight");
+  tg_usage nomodel = {.input_tokens = 1};
+  ASSERT_INT_EQ(tg_record_usage(rt, &nomodel, err), -EINVAL);
+  ASSERT_CONTAINS(err, "model");
+  tg_usage negative = {.model = "m", .output_tokens = -1};
+  ASSERT_INT_EQ(tg_record_usage(rt, &negative, err), -EINVAL);
+  tg_runtime_free(rt);
+  if (F->shared) { /* and from another store's point of view */
+    tg_store *other = open_at(addr);
+    tg_usage_filter main_only = {.session = "main"};
+    ASSERT_INT_EQ(tg_store_usage(other, &main_only, &t, err), 0);
+    ASSERT_INT_EQ(t.records, 3);
+    tg_store_close(other);
+  }
+  F->gone(addr);
+}
+
 /* ---- memories ---------------------------------------------------------------------- */
 
 static void memory_body(tg_store *st, tg_runtime *rt) {
@@ -497,6 +620,70 @@ static void memory_body(tg_store *st, tg_runtime *rt) {
 
 TEST(memories_are_recalled_within_their_session_or_project) {
   on_each_store(memory_body);
+}
+
+TEST(recall_ranks_by_relevance_and_honours_limit_score_and_tokens) {
+  char *dir = temp_dir(), *addr = F->fresh();
+  tg_config cfg = config_allowing();
+  cfg.db = addr;
+  cfg.session = "s";
+  cfg.project = dir;
+  tg_runtime *rt = new_runtime(&cfg);
+  remember(rt, "session", "penguins penguins penguins live in the south");
+  remember(rt, "session", "a long note that mentions penguins once among "
+                          "many many other words about birds and the sea");
+  remember(rt, "session", "nothing relevant here");
+  cJSON *got = recall(rt, "penguins", NULL);
+  ASSERT_INT_EQ(cJSON_GetArraySize(got), 2);
+  ASSERT_CONTAINS(str_at(cJSON_GetArrayItem(got, 0), "content"), "penguins penguins");
+  double s0 = cJSON_GetObjectItem(cJSON_GetArrayItem(got, 0), "score")->valuedouble;
+  double s1 = cJSON_GetObjectItem(cJSON_GetArrayItem(got, 1), "score")->valuedouble;
+  ASSERT_TRUE(s0 > s1 && s1 > 0);
+  cJSON_Delete(got);
+  char err[TG_ERRMSG] = "";
+  tg_recall_filter f = {"penguins", NULL, NULL, NULL, 1, 0, 0};
+  got = tg_runtime_recall(rt, &f, err);
+  ASSERT_INT_EQ(cJSON_GetArraySize(got), 1);
+  cJSON_Delete(got);
+  f.limit = 0;
+  f.min_score = (s0 + s1) / 2;
+  got = tg_runtime_recall(rt, &f, err);
+  ASSERT_INT_EQ(cJSON_GetArraySize(got), 1);
+  cJSON_Delete(got);
+  f.min_score = 0;
+  f.max_tokens = 12; /* the first is 11 tokens, the second 25 */
+  got = tg_runtime_recall(rt, &f, err);
+  ASSERT_INT_EQ(cJSON_GetArraySize(got), 1);
+  cJSON_Delete(got);
+  /* natural text with FTS5 syntax in it: words, never an error */
+  got = recall(rt, "what's \"up\" with (penguins) AND OR NOT * : ^", NULL);
+  ASSERT_INT_EQ(cJSON_GetArraySize(got), 2);
+  cJSON_Delete(got);
+  got = recall(rt, "!!! ???", NULL);
+  ASSERT_INT_EQ(cJSON_GetArraySize(got), 0);
+  cJSON_Delete(got);
+  /* bad input */
+  tg_memory bad = {"", "x", NULL, NULL, NULL, NULL};
+  ASSERT_INT_EQ(tg_runtime_remember(rt, &bad, err), -EINVAL);
+  bad.kind = "fact";
+  bad.scope = "world";
+  ASSERT_INT_EQ(tg_runtime_remember(rt, &bad, err), -EINVAL);
+  ASSERT_CONTAINS(err, "scope");
+  tg_recall_filter bf = {"x", "galaxy", NULL, NULL, 0, 0, 0};
+  ASSERT_NULL(tg_runtime_recall(rt, &bf, err));
+  ASSERT_CONTAINS(err, "scope");
+  /* metadata comes back as JSON */
+  cJSON *meta = cJSON_Parse("{\"source\":\"test\",\"n\":[1,2]}");
+  tg_memory withmeta = {"fact", "albatross wingspan", meta, NULL, NULL, NULL};
+  ASSERT_TRUE(tg_runtime_remember(rt, &withmeta, err) > 0);
+  cJSON_Delete(meta);
+  got = recall(rt, "albatross", NULL);
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(cJSON_GetArrayItem(got, 0),
+                                           "metadata"), "source"), "test");
+  cJSON_Delete(got);
+  tg_runtime_free(rt);
+  F->gone(addr);
+  remove_tree(dir);
 }
 
 /* ---- what an agent's hooks keep ------------------------------------------------------ */
@@ -636,10 +823,13 @@ int main(int argc, char **argv) {
   static const tg_test_entry tests[] = {
       TEST_ENTRY(audit_appends_are_answered_then_read_back_oldest_first),
       TEST_ENTRY(sessions_keep_their_messages_in_order_and_are_searched),
+      TEST_ENTRY(sessions_begin_resume_and_end),
       TEST_ENTRY(approvals_are_granted_looked_up_revoked_and_expire),
       TEST_ENTRY(an_approval_queued_on_the_loop_answers_through_its_callback),
       TEST_ENTRY(usage_records_are_summed_by_session_model_and_time),
+      TEST_ENTRY(usage_records_are_summed_per_period_and_filter),
       TEST_ENTRY(memories_are_recalled_within_their_session_or_project),
+      TEST_ENTRY(recall_ranks_by_relevance_and_honours_limit_score_and_tokens),
       TEST_ENTRY(agent_sessions_count_turns_and_usage_once),
       TEST_ENTRY(an_export_imports_back_as_the_same_session),
       TEST_ENTRY(stores_opened_at_once_on_one_database_see_each_other),

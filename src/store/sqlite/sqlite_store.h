@@ -120,7 +120,7 @@ int tg__seal_upgrade(sqlite3 *db, char *err, size_t errlen);
 /* ---- usage.c ---------------------------------------------------------- */
 
 int tg__usage_insert(sqlite3 *db, const tg_usage *u, char *err, size_t errlen);
-/* f's period is already since_ms (store.c). */
+/* f's period is already since_ms (store/store.c). */
 int tg__usage_sum(sqlite3 *db, const tg_usage_filter *f, tg_usage_total *out,
                   char err[TG_ERRMSG]);
 

@@ -142,7 +142,8 @@ struct tg_store_backend {
    * -ENOENT when the session is unknown. */
   int64_t (*message_add)(tg_store *st, const tg_message *m,
                          const char *tool_calls, char err[TG_ERRMSG]);
-  /* As tg_store_session (NULL with -ENOENT-like err: *missing set). */
+  /* As tg_store_session; NULL with *missing set (err left to the caller)
+   * when there is no such session, NULL with err on a failure. */
   cJSON *(*session_read)(tg_store *st, const char *id, int *missing,
                          char err[TG_ERRMSG]);
   cJSON *(*sessions_read)(tg_store *st, size_t limit, char err[TG_ERRMSG]);

@@ -9,7 +9,7 @@
  */
 #include "helpers.h"
 #include <sqlite3.h>
-#include "store/store.h"
+#include "store/sqlite/sqlite_store.h"
 
 static const char policy[] =
     "local tg = require 'toolgate'\n"
@@ -20,7 +20,7 @@ static int64_t count(tg_store *st, const char *table) {
   char sql[128];
   snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
   sqlite3_stmt *q = NULL;
-  ASSERT_INT_EQ(sqlite3_prepare_v2(st->db, sql, -1, &q, NULL), SQLITE_OK);
+  ASSERT_INT_EQ(sqlite3_prepare_v2(tg__sq(st)->db, sql, -1, &q, NULL), SQLITE_OK);
   ASSERT_INT_EQ(sqlite3_step(q), SQLITE_ROW);
   int64_t n = sqlite3_column_int64(q, 0);
   sqlite3_finalize(q);

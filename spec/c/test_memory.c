@@ -2,9 +2,10 @@
  * test_memory.c — memories through the public API: recorded for a session
  * or a project, recalled by full-text relevance; project scope is shared
  * by the sessions of one project and never seen by another project;
- * session scope by its session only; limit, min_score, max_tokens;
- * natural-language queries with FTS5 syntax characters are words, not
- * errors; bad input refused. Two runtimes on one real SQLite file.
+ * session scope by its session only; storage off. Two runtimes on one
+ * real SQLite file. (Ranking, limit, min_score, max_tokens, queries with
+ * FTS5 syntax characters, bad input: the conformance suite's,
+ * test_store_conformance.c.)
  */
 #include "helpers.h"
 #include "store/store.h"
@@ -88,74 +89,20 @@ TEST(project_memories_are_shared_within_a_project_and_never_across) {
   remove_tree(dir);
 }
 
-TEST(recall_ranks_by_relevance_and_honours_limit_score_and_tokens) {
-  char *dir = temp_dir(), *db = path_join(dir, "m.db");
-  tg_runtime *rt = rt_in(db, "s", dir);
-  remember(rt, "session", "penguins penguins penguins live in the south");
-  remember(rt, "session", "a long note that mentions penguins once among "
-                          "many many other words about birds and the sea");
-  remember(rt, "session", "nothing relevant here");
-  cJSON *got = recall(rt, "penguins", NULL);
-  ASSERT_INT_EQ(cJSON_GetArraySize(got), 2);
-  ASSERT_CONTAINS(str_at(cJSON_GetArrayItem(got, 0), "content"), "penguins penguins");
-  double s0 = cJSON_GetObjectItem(cJSON_GetArrayItem(got, 0), "score")->valuedouble;
-  double s1 = cJSON_GetObjectItem(cJSON_GetArrayItem(got, 1), "score")->valuedouble;
-  ASSERT_TRUE(s0 > s1 && s1 > 0);
-  cJSON_Delete(got);
+
+TEST(remember_and_recall_say_so_with_storage_off) {
   char err[TG_ERRMSG] = "";
-  tg_recall_filter f = {"penguins", NULL, NULL, NULL, 1, 0, 0};
-  got = tg_runtime_recall(rt, &f, err);
-  ASSERT_INT_EQ(cJSON_GetArraySize(got), 1);
-  cJSON_Delete(got);
-  f.limit = 0;
-  f.min_score = (s0 + s1) / 2;
-  got = tg_runtime_recall(rt, &f, err);
-  ASSERT_INT_EQ(cJSON_GetArraySize(got), 1);
-  cJSON_Delete(got);
-  f.min_score = 0;
-  f.max_tokens = 12; /* the first is 11 tokens, the second 25 */
-  got = tg_runtime_recall(rt, &f, err);
-  ASSERT_INT_EQ(cJSON_GetArraySize(got), 1);
-  cJSON_Delete(got);
-  /* natural text with FTS5 syntax in it: words, never an error */
-  got = recall(rt, "what's \"up\" with (penguins) AND OR NOT * : ^", NULL);
-  ASSERT_INT_EQ(cJSON_GetArraySize(got), 2);
-  cJSON_Delete(got);
-  got = recall(rt, "!!! ???", NULL);
-  ASSERT_INT_EQ(cJSON_GetArraySize(got), 0);
-  cJSON_Delete(got);
-  /* bad input */
-  tg_memory bad = {"", "x", NULL, NULL, NULL, NULL};
-  ASSERT_INT_EQ(tg_runtime_remember(rt, &bad, err), -EINVAL);
-  bad.kind = "fact";
-  bad.scope = "world";
-  ASSERT_INT_EQ(tg_runtime_remember(rt, &bad, err), -EINVAL);
-  ASSERT_CONTAINS(err, "scope");
-  tg_recall_filter bf = {"x", "galaxy", NULL, NULL, 0, 0, 0};
-  ASSERT_NULL(tg_runtime_recall(rt, &bf, err));
-  ASSERT_CONTAINS(err, "scope");
-  /* metadata comes back as JSON */
-  cJSON *meta = cJSON_Parse("{\"source\":\"test\",\"n\":[1,2]}");
-  tg_memory withmeta = {"fact", "albatross wingspan", meta, NULL, NULL, NULL};
-  ASSERT_TRUE(tg_runtime_remember(rt, &withmeta, err) > 0);
-  cJSON_Delete(meta);
-  got = recall(rt, "albatross", NULL);
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(cJSON_GetArrayItem(got, 0),
-                                           "metadata"), "source"), "test");
-  cJSON_Delete(got);
-  tg_runtime_free(rt);
-  /* storage off */
   tg_config cfg;
   tg_config_init(&cfg);
   cfg.db_off = 1;
-  rt = new_runtime(&cfg);
-  ASSERT_INT_EQ(tg_runtime_remember(rt, &withmeta, err), -ENOTSUP);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_memory m = {"fact", "albatross wingspan", NULL, NULL, NULL, NULL};
+  ASSERT_INT_EQ(tg_runtime_remember(rt, &m, err), -ENOTSUP);
+  tg_recall_filter f = {"penguins", NULL, NULL, NULL, 1, 0, 0};
   ASSERT_NULL(tg_runtime_recall(rt, &f, err));
   ASSERT_CONTAINS(err, "storage is off");
   tg_runtime_free(rt);
-  free(db);
-  remove_tree(dir);
 }
 
 TEST_MAIN(TEST_ENTRY(project_memories_are_shared_within_a_project_and_never_across),
-          TEST_ENTRY(recall_ranks_by_relevance_and_honours_limit_score_and_tokens))
+          TEST_ENTRY(remember_and_recall_say_so_with_storage_off))

@@ -9,7 +9,7 @@
  */
 #include "helpers.h"
 #include <sqlite3.h>
-#include "store/store.h"
+#include "store/sqlite/sqlite_store.h"
 
 static char *copy_fixture(const char *dir, const char *name) {
   char *path = path_join(dir, "copy.db"), cmd[2400];
@@ -102,53 +102,6 @@ TEST(version_2_file_is_upgraded_with_its_calls_searchable) {
   remove_tree(dir);
 }
 
-TEST(sessions_begin_resume_and_end) {
-  char *dir = temp_dir(), *path = path_join(dir, "s.db");
-  tg_store *st = open_store(path);
-  char err[TG_ERRMSG] = "", id[TG_SESSION_ID_MAX], id2[TG_SESSION_ID_MAX];
-  tg_session_spec s = {NULL, dir, "first", 1000};
-  ASSERT_INT_EQ(tg_session_begin(st, &s, id, err), 0);
-  ASSERT_STARTS_WITH(id, "s-");
-  ASSERT_INT_EQ(strlen(id), 18);
-  ASSERT_INT_EQ(tg_session_begin(st, &s, id2, err), 0);
-  ASSERT_TRUE(strcmp(id, id2) != 0);
-  ASSERT_INT_EQ(tg_session_end(st, id, err), 0);
-  cJSON *one = tg_store_session(st, id, err);
-  ASSERT_NOT_NULL(one);
-  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(one, "ended")));
-  ASSERT_STR_EQ(str_at(one, "title"), "first");
-  ASSERT_STR_EQ(str_at(one, "project"), dir);
-  cJSON_Delete(one);
-  /* resumed: its end cleared, its title kept */
-  tg_session_spec again = {id, NULL, NULL, 0};
-  ASSERT_INT_EQ(tg_session_begin(st, &again, id2, err), 0);
-  ASSERT_STR_EQ(id2, id);
-  one = tg_store_session(st, id, err);
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(one, "ended")));
-  ASSERT_STR_EQ(str_at(one, "title"), "first");
-  ASSERT_NUM_EQ(cJSON_GetObjectItem(one, "started")->valuedouble, 1000);
-  cJSON_Delete(one);
-  cJSON *all = tg_store_sessions(st, 0, err);
-  ASSERT_INT_EQ(cJSON_GetArraySize(all), 2);
-  cJSON_Delete(all);
-  /* hostile */
-  tg_session_spec bad = {"a\nb", NULL, NULL, 0};
-  ASSERT_INT_EQ(tg_session_begin(st, &bad, id2, err), -EINVAL);
-  ASSERT_CONTAINS(err, "control character");
-  bad.id = "";
-  ASSERT_INT_EQ(tg_session_begin(st, &bad, id2, err), -EINVAL);
-  char big[300];
-  memset(big, 'x', sizeof big - 1);
-  big[sizeof big - 1] = 0;
-  bad.id = big;
-  ASSERT_INT_EQ(tg_session_begin(st, &bad, id2, err), -EINVAL);
-  ASSERT_INT_EQ(tg_session_end(st, "nope", err), -ENOENT);
-  ASSERT_CONTAINS(err, "no session 'nope'");
-  ASSERT_NULL(tg_store_session(st, "nope", err));
-  tg_store_close(st);
-  free(path);
-  remove_tree(dir);
-}
 
 /* Through a runtime: messages go through its writer; its calls are
  * indexed as they are committed. */
@@ -260,6 +213,5 @@ TEST(bad_search_syntax_is_a_clear_error_not_a_crash) {
 
 TEST_MAIN(TEST_ENTRY(fixture_v2_matches_schema_step_2),
           TEST_ENTRY(version_2_file_is_upgraded_with_its_calls_searchable),
-          TEST_ENTRY(sessions_begin_resume_and_end),
           TEST_ENTRY(messages_and_calls_of_a_runtime_are_searched_with_bm25_and_snippets),
           TEST_ENTRY(bad_search_syntax_is_a_clear_error_not_a_crash))

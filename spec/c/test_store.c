@@ -7,8 +7,8 @@
  * (scopes, places, expiry, revoke) and no secret of theirs in the file,
  * its WAL or the list (sealed args, refused patterns, a version 4 file
  * sealed by the upgrade), the file private however its path is reached
- * (links, folders, other users' files), the usage ledger, ":memory:" and
- * storage off. Files are real SQLite files in temp folders.
+ * (links, folders, other users' files), ":memory:" and storage off (the
+ * usage ledger's sums are the conformance suite's, test_store_conformance.c). Files are real SQLite files in temp folders.
  */
 #include "helpers.h"
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
-#include "store/store.h"
+#include "store/sqlite/sqlite_store.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -1328,54 +1328,6 @@ TEST(files_of_another_user_or_a_folder_open_to_all_are_refused) {
 
 /* ---- usage ---------------------------------------------------------------- */
 
-TEST(usage_records_are_summed_per_period_and_filter) {
-  char *dir = temp_dir(), *path = db_in(dir, "usage.db");
-  tg_config cfg = db_cfg(path);
-  cfg.session = "main";
-  tg_runtime *rt = new_runtime(&cfg);
-  char err[TG_ERRMSG] = "";
-  int64_t now = now_ms();
-  tg_usage a = {.model = "big", .input_tokens = 1000, .output_tokens = 200,
-                .cost = 0.5, .turn = 1};
-  tg_usage b = {.session = "side", .model = "small", .input_tokens = 10,
-                .output_tokens = 5, .cost = 0.01};
-  tg_usage old = {.model = "big", .input_tokens = 7, .cost = 9,
-                  .ts_ms = now - 40LL * 86400000};
-  ASSERT_INT_EQ(tg_record_usage(rt, &a, err), 0);
-  ASSERT_INT_EQ(tg_record_usage(rt, &a, err), 0);
-  ASSERT_INT_EQ(tg_record_usage(rt, &b, err), 0);
-  ASSERT_INT_EQ(tg_record_usage(rt, &old, err), 0);
-  tg_store *st = tg_runtime_store(rt); /* reads the runtime's own writes */
-  tg_usage_total t;
-  ASSERT_INT_EQ(tg_store_usage(st, NULL, &t, err), 0);
-  ASSERT_INT_EQ(t.records, 4);
-  ASSERT_INT_EQ(t.input_tokens, 2017);
-  tg_usage_filter day = {.period = "day"};
-  ASSERT_INT_EQ(tg_store_usage(st, &day, &t, err), 0);
-  ASSERT_INT_EQ(t.records, 3);
-  ASSERT_INT_EQ(t.output_tokens, 405);
-  ASSERT_TRUE(t.cost > 1.0099 && t.cost < 1.0101);
-  ASSERT_TRUE(t.since_ms <= now && t.since_ms > now - 86400000 - 3600000);
-  tg_usage_filter mine = {.period = "month", .session = "main", .model = "big"};
-  ASSERT_INT_EQ(tg_store_usage(st, &mine, &t, err), 0);
-  ASSERT_INT_EQ(t.records, 2);
-  tg_usage_filter week = {.period = "week"};
-  ASSERT_INT_EQ(tg_store_usage(st, &week, &t, err), 0);
-  ASSERT_INT_EQ(t.records, 3);
-  tg_usage_filter bad = {.period = "fortnight"};
-  ASSERT_INT_EQ(tg_store_usage(st, &bad, &t, err), -EINVAL);
-  ASSERT_CONTAINS(err, "fortnight");
-  tg_usage nomodel = {.input_tokens = 1};
-  ASSERT_INT_EQ(tg_record_usage(rt, &nomodel, err), -EINVAL);
-  ASSERT_CONTAINS(err, "model");
-  tg_usage negative = {.model = "m", .output_tokens = -1};
-  ASSERT_INT_EQ(tg_record_usage(rt, &negative, err), -EINVAL);
-  tg_runtime_free(rt);
-  /* and from another process's point of view */
-  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM usage WHERE session = 'main'"), 3);
-  free(path);
-  remove_tree(dir);
-}
 
 TEST(time_parse_takes_durations_and_dates_and_refuses_the_rest) {
   int64_t now = 1750000000000, t = 0;
@@ -1427,5 +1379,4 @@ TEST_MAIN(TEST_ENTRY(schema_created_in_a_new_private_wal_file),
           TEST_ENTRY(a_dangling_symlink_is_refused_not_followed),
           TEST_ENTRY(a_database_through_a_symlinked_folder_is_private_with_its_wal_and_shm),
           TEST_ENTRY(files_of_another_user_or_a_folder_open_to_all_are_refused),
-          TEST_ENTRY(usage_records_are_summed_per_period_and_filter),
           TEST_ENTRY(time_parse_takes_durations_and_dates_and_refuses_the_rest))

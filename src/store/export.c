@@ -3,9 +3,9 @@
  * (lossless: {format, version, session, messages, calls}; the rows' own
  * ids are left out, so export -> import -> export gives the same bytes,
  * the session's id aside when it had to change), the import (every value
- * checked and masked (core/redact.h) before anything is written, then one
- * SAVEPOINT: all or nothing), and the renderings (render.c) from the same
- * document.
+ * checked and masked (core/redact.h) before anything is written, then the
+ * backend stores it all or nothing), and the renderings (render.c) from
+ * the same document.
  */
 #include <errno.h>
 #include <math.h>
@@ -66,7 +66,7 @@ char *tg_store_export(tg_store *st, const char *session,
   if (!doc) return NULL;
   /* stored rows were masked on the way in; the redactors may have grown
    * since (and a file from elsewhere was not): mask again on the way out */
-  tg__redact_tree(st->core ? &st->core->redact : NULL, doc);
+  tg__redact_tree(tg__store_redactor(st), doc);
   char *out = format == TG_EXPORT_JSON       ? json_text(doc)
               : format == TG_EXPORT_MARKDOWN ? tg__render_markdown(doc)
                                              : tg__render_html(doc);
@@ -145,13 +145,8 @@ static int want_bool(checker *c, const cJSON *o, const char *k, int *out) {
 
 #define TIME_MAX 9.0e15
 
-typedef struct {
-  const char *id, *project, *title, *agent;
-  int64_t started, ended, turn;
-  int ended_null;
-} imp_session;
 
-static int check_session(checker *c, const cJSON *s, imp_session *out) {
+static int check_session(checker *c, const cJSON *s, tg_import_session *out) {
   static const char *const known[] = {"id", "project", "title", "started",
                                       "ended", "agent", "turn", NULL};
   snprintf(c->path, sizeof c->path, "$.session");
@@ -275,7 +270,7 @@ static int check_list(checker *c, const cJSON *doc, const char *key,
   return 0;
 }
 
-static int check_doc(checker *c, const cJSON *doc, imp_session *s) {
+static int check_doc(checker *c, const cJSON *doc, tg_import_session *s) {
   static const char *const known[] = {"format", "version", "session",
                                       "messages", "calls", NULL};
   snprintf(c->path, sizeof c->path, "$");
@@ -309,182 +304,6 @@ static int check_doc(checker *c, const cJSON *doc, imp_session *s) {
              : 0;
 }
 
-/* ---- import: writing ---------------------------------------------------- */
-
-typedef struct {
-  const cJSON *doc;
-  imp_session s;
-  char id[TG_SESSION_ID_MAX];
-  int renamed;
-  int64_t messages, calls;
-} importer;
-
-static void bind_s(sqlite3_stmt *st, int i, const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (cJSON_IsString(v))
-    sqlite3_bind_text(st, i, v->valuestring, -1, SQLITE_STATIC);
-  else sqlite3_bind_null(st, i);
-}
-
-static void bind_n(sqlite3_stmt *st, int i, const cJSON *o, const char *k,
-                   int real) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (!cJSON_IsNumber(v)) sqlite3_bind_null(st, i);
-  else if (real) sqlite3_bind_double(st, i, v->valuedouble);
-  else sqlite3_bind_int64(st, i, (sqlite3_int64)v->valuedouble);
-}
-
-static void bind_b(sqlite3_stmt *st, int i, const cJSON *o, const char *k) {
-  sqlite3_bind_int(st, i, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k)));
-}
-
-/* A JSON member as stored text: a cut one as its string, null or absent
- * as NULL, any other value printed. -1 when out of memory. */
-static int bind_j(sqlite3_stmt *st, int i, const cJSON *o, const char *k,
-                  int cut) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (!v || cJSON_IsNull(v)) return sqlite3_bind_null(st, i), 0;
-  if (cut) return sqlite3_bind_text(st, i, v->valuestring, -1, SQLITE_STATIC), 0;
-  char *t = tg_json_print(v, 0);
-  if (!t) return -1;
-  sqlite3_bind_text(st, i, t, -1, free);
-  return 0;
-}
-
-static int step_done(sqlite3_stmt *st) {
-  int rc = sqlite3_step(st);
-  sqlite3_reset(st);
-  return rc == SQLITE_DONE ? 0 : -1;
-}
-
-static int put_messages(sqlite3 *db, importer *im) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, "INSERT INTO messages (session, role, content,"
-                         " tool_calls, ts) VALUES (?1, ?2, ?3, ?4, ?5)", -1,
-                         &st, NULL) != SQLITE_OK)
-    return -1;
-  int rc = 0;
-  const cJSON *m;
-  cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(im->doc, "messages")) {
-    sqlite3_bind_text(st, 1, im->id, -1, SQLITE_STATIC);
-    bind_s(st, 2, m, "role");
-    bind_s(st, 3, m, "content");
-    if (bind_j(st, 4, m, "tool_calls", 0) < 0 ||
-        (bind_n(st, 5, m, "ts", 0), step_done(st) < 0)) {
-      rc = -1;
-      break;
-    }
-    im->messages++;
-  }
-  sqlite3_finalize(st);
-  return rc;
-}
-
-static int put_call(sqlite3_stmt *st, const char *session, const cJSON *k) {
-  const cJSON *d = cJSON_GetObjectItemCaseSensitive(k, "decision");
-  const cJSON *e = cJSON_GetObjectItemCaseSensitive(k, "error");
-  int args_cut = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "args_cut"));
-  int res_cut = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "result_cut"));
-  bind_s(st, 1, k, "call_id");
-  sqlite3_bind_text(st, 2, session, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 3, 0);
-  bind_n(st, 3, k, "turn", 0);
-  if (!cJSON_GetObjectItemCaseSensitive(k, "turn")) sqlite3_bind_int(st, 3, 0);
-  bind_s(st, 4, k, "tool");
-  if (bind_j(st, 5, k, "args", args_cut) < 0) return -1;
-  bind_n(st, 6, k, "args_bytes", 0);
-  sqlite3_bind_int(st, 7, args_cut);
-  bind_s(st, 8, d, "verdict");
-  bind_s(st, 9, d, "rule");
-  bind_s(st, 10, d, "where");
-  bind_s(st, 11, d, "reason");
-  bind_s(st, 12, d, "approval");
-  bind_n(st, 13, d, "approval_id", 0);
-  if (bind_j(st, 14, k, "hooks", 0) < 0) return -1;
-  bind_n(st, 15, k, "attempts", 0);
-  if (!cJSON_GetObjectItemCaseSensitive(k, "attempts")) sqlite3_bind_int(st, 15, 0);
-  bind_s(st, 16, k, "status");
-  int has_e = cJSON_IsObject(e);
-  bind_s(st, 17, has_e ? e : NULL, "phase");
-  bind_s(st, 18, has_e ? e : NULL, "code");
-  bind_s(st, 19, has_e ? e : NULL, "message");
-  bind_s(st, 20, has_e ? e : NULL, "suggestion");
-  if (has_e) bind_b(st, 21, e, "retryable");
-  else sqlite3_bind_null(st, 21);
-  if (bind_j(st, 22, k, "result", res_cut) < 0) return -1;
-  bind_n(st, 23, k, "result_bytes", 0);
-  sqlite3_bind_int(st, 24, res_cut);
-  bind_b(st, 25, k, "truncated");
-  bind_n(st, 26, k, "ts", 0);
-  bind_n(st, 27, k, "duration_ms", 1);
-  bind_n(st, 28, k, "generation", 0);
-  bind_s(st, 29, k, "parent_call");
-  return step_done(st);
-}
-
-static int put_calls(sqlite3 *db, importer *im) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, tg__audit_insert_sql, -1, &st, NULL) != SQLITE_OK) return -1;
-  int rc = 0;
-  const cJSON *k;
-  cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(im->doc, "calls")) {
-    if (put_call(st, im->id, k) < 0) {
-      rc = -1;
-      break;
-    }
-    im->calls++;
-  }
-  sqlite3_finalize(st);
-  return rc;
-}
-
-/* The session's id, or a fresh one when the file has it already. */
-static int pick_id(sqlite3 *db, importer *im) {
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sessions WHERE id = ?1", -1,
-                              &st, NULL);
-  if (rc != SQLITE_OK) return -1;
-  snprintf(im->id, sizeof im->id, "%s", im->s.id);
-  for (int tries = 0; tries < 8; tries++) {
-    sqlite3_bind_text(st, 1, im->id, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_ROW) break;
-    im->renamed = 1;
-    tg__session_fresh_id(im->id);
-  }
-  sqlite3_finalize(st);
-  return rc == SQLITE_DONE ? 0 : -1;
-}
-
-static int put_session(sqlite3 *db, importer *im) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, "INSERT INTO sessions (id, project, title,"
-                         " started, ended, agent, turn) VALUES (?1, ?2, ?3,"
-                         " ?4, ?5, ?6, ?7)", -1, &st, NULL) != SQLITE_OK)
-    return -1;
-  sqlite3_bind_text(st, 1, im->id, -1, SQLITE_STATIC);
-  if (im->s.project) sqlite3_bind_text(st, 2, im->s.project, -1, SQLITE_STATIC);
-  if (im->s.title) sqlite3_bind_text(st, 3, im->s.title, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 4, im->s.started);
-  if (!im->s.ended_null) sqlite3_bind_int64(st, 5, im->s.ended);
-  if (im->s.agent) sqlite3_bind_text(st, 6, im->s.agent, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 7, im->s.turn);
-  int rc = step_done(st);
-  sqlite3_finalize(st);
-  return rc;
-}
-
-static int64_t import_all(sqlite3 *db, void *arg, char *err, size_t errlen) {
-  importer *im = arg;
-  if (tg__savepoint(db, err, errlen) < 0) return -EIO;
-  int ok = pick_id(db, im) == 0 && put_session(db, im) == 0 &&
-           put_messages(db, im) == 0 && put_calls(db, im) == 0;
-  if (!ok) snprintf(err, errlen, "importing: %s", sqlite3_errmsg(db));
-  tg__savepoint_end(db, ok);
-  return ok ? 0 : -EIO;
-}
-
 int tg_store_import(tg_store *st, const char *text, size_t len,
                     tg_import_report *rep, char err[TG_ERRMSG]) {
   memset(rep, 0, sizeof *rep);
@@ -502,25 +321,22 @@ int tg_store_import(tg_store *st, const char *text, size_t len,
    * by hand, or by a toolgate with other redactors) may hold credentials
    * the audit masks: masked before they are checked (the checker keeps
    * pointers into the document) and stored, like every row */
-  tg__redact_tree(st->core ? &st->core->redact : NULL, doc);
-  importer im = {.doc = doc};
+  tg__redact_tree(tg__store_redactor(st), doc);
+  tg_import_session is = {0};
   checker c = {err, cJSON_CreateArray(), ""};
-  if (!c.skipped || check_doc(&c, doc, &im.s) < 0) {
+  if (!c.skipped || check_doc(&c, doc, &is) < 0) {
     cJSON_Delete(c.skipped);
     cJSON_Delete(doc);
     if (!c.skipped) tg__errf(err, TG_ERRMSG, "out of memory");
     return c.skipped ? -EINVAL : -ENOMEM;
   }
-  int64_t rc = tg__store_write(st, import_all, &im, err);
+  int rc = st->be->session_import(st, doc, &is, rep, err);
   cJSON_Delete(doc);
   if (rc < 0) {
     cJSON_Delete(c.skipped);
-    return (int)rc;
+    memset(rep, 0, sizeof *rep);
+    return rc;
   }
-  snprintf(rep->session, sizeof rep->session, "%s", im.id);
-  rep->renamed = im.renamed;
-  rep->messages = im.messages;
-  rep->calls = im.calls;
   rep->skipped = c.skipped;
   return 0;
 }

@@ -1,145 +1,139 @@
 /*
  * store.c — a store as the public API sees it (tg_store_*: a database
- * opened on the caller's thread) and as a runtime uses it (the writer
- * thread, the sink the chain reaches it through).
+ * opened on the caller's thread) and as a runtime uses it (the sink the
+ * chain reaches it through, the usage it queues), whatever the backend:
+ * which backend opens a path, the checks and the sealing every backend
+ * relies on, then a call through the backend's table (store.h).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "store.h"
 #include "base/project.h"
+#include "base/timeparse.h"
 #include "base/util.h"
 
 #define AUDIT_ARGS_MAX (64u << 10)
 #define AUDIT_RESULT_MAX (16u << 10)
 
+/* The backends built in, tried in order: the first that claims a path
+ * opens it; one without claims (the default) takes what is left. */
+static const tg_store_backend *const backends[] = {&tg__sqlite_backend};
+
 static int64_t now_ms(void) { return (int64_t)tg__wall_ms(); }
 
-static void store_free(tg_store *st) {
-  if (!st) return;
-  tg__writer_stop(st->w);
-  tg__snap_free(st->snap);
-  sqlite3_close(st->db);
-  free(st->path);
-  free(st);
+static const tg_store_backend *backend_for(const char *path) {
+  const tg_store_backend *fallback = NULL;
+  for (size_t i = 0; i < sizeof backends / sizeof *backends; i++) {
+    if (!backends[i]->claims) {
+      if (!fallback) fallback = backends[i];
+    } else if (path && backends[i]->claims(path)) {
+      return backends[i];
+    }
+  }
+  return fallback;
 }
 
-/* A store with its caller's connection open on path (made by resolve). */
-static tg_store *store_new(char *path, int create, int shared,
-                           char err[TG_ERRMSG]) {
-  tg_store *st = calloc(1, sizeof *st);
-  if (!st) {
-    free(path);
-    tg__errf(err, TG_ERRMSG, "out of memory");
+static tg_store *open_store(const char *path, int create, tg_core *core,
+                            const tg_audit_caps *caps, char err[TG_ERRMSG]) {
+  const tg_store_backend *be = backend_for(path);
+  if (!be) {
+    tg__errf(err, TG_ERRMSG, "database %s: no storage backend takes it",
+             path ? path : "(default)");
     return NULL;
   }
-  st->path = path;
-  st->db = tg__db_open(path, create, shared, err);
-  if (!st->db) {
-    store_free(st);
-    return NULL;
-  }
-  if (tg__seal_key_load(st->db, st->seal_key) < 0) {
-    tg__errf(err, TG_ERRMSG, "database %s: it has no approval key (the "
-             "'keys' table was edited): move it aside", path);
-    store_free(st);
-    return NULL;
-  }
-  return st;
+  return be->open(path, create, core, caps, err);
 }
 
 tg_store *tg_store_open(const char *path, int create, char err[TG_ERRMSG]) {
-  char *p = tg__db_resolve(path, create, err);
-  return p ? store_new(p, create, 0, err) : NULL;
+  return open_store(path, create, NULL, NULL, err);
 }
 
 void tg_store_close(tg_store *st) {
-  if (st && !st->core) store_free(st); /* a runtime's is the runtime's */
+  if (st && !st->core) st->be->close(st); /* a runtime's is the runtime's */
 }
 
 const char *tg_store_path(const tg_store *st) { return st->path; }
 
+tg_redactor *tg__store_redactor(tg_store *st) {
+  return st->core ? &st->core->redact : NULL;
+}
+
 /* ---- a runtime's store ---------------------------------------------------- */
 
 tg_store *tg__store_start(tg_core *core, char err[TG_ERRMSG]) {
-  char *p = tg__db_resolve(core->cfg.db, 1, err);
-  if (!p) return NULL;
-  int memory = tg__db_is_memory(p);
-  tg_store *st = store_new(p, 1, memory, err);
-  if (!st) return NULL;
-  st->core = core;
-  /* the loop's connection only reads: writes are the writer's */
-  if (!memory) tg__db_exec(st->db, "PRAGMA query_only=1", NULL, 0);
-  sqlite3 *wdb = memory ? st->db : tg__db_open(st->path, 1, 0, err);
   tg_audit_caps caps = {core->cfg.audit_args_max, core->cfg.audit_result_max};
   if (!caps.args_max) caps.args_max = AUDIT_ARGS_MAX;
   if (!caps.result_max) caps.result_max = AUDIT_RESULT_MAX;
-  st->w = wdb ? tg__writer_start(st, wdb, &caps, err) : NULL; /* owns wdb */
-  if (!st->w) {
-    st->core = NULL;
-    store_free(st);
-    return NULL;
-  }
-  return st;
+  return open_store(core->cfg.db, 1, core, &caps, err);
 }
 
 void tg__store_drain(tg_store *st) {
-  if (st) tg__writer_drain(st->w);
+  if (st) st->be->drain(st);
 }
 
-void tg__store_free(tg_store *st) { store_free(st); }
+void tg__store_free(tg_store *st) {
+  if (st) st->be->close(st);
+}
 
 static void sink_audit(void *ud, tg_audit_rec *rec) {
-  tg__writer_audit(((tg_store *)ud)->w, rec);
+  tg_store *st = ud;
+  st->be->audit_append(st, rec);
+}
+
+int tg__approval_find(tg_store *st, tg_approval_query *q, int64_t *id) {
+  q->digest_key = st->seal_key;
+  return st->be->approval_find(st, q, id);
 }
 
 static int sink_find(void *ud, tg_approval_query *q, int64_t *id) {
   return tg__approval_find(ud, q, id);
 }
 
-/* A grant job with its own copies of a's strings; the args (a->args_key)
- * sealed: their digest and masked copy, never the text (approval_seal.c).
+int tg__seal_args(const uint8_t key[TG_SHA256_SIZE], tg_redactor *r,
+                  const char *args_key, char **digest, char **preview) {
+  *digest = malloc(2 * TG_SHA256_SIZE + 1);
+  *preview = tg__redact_str(r, args_key);
+  if (!*preview) *preview = tg__strdup(args_key);
+  if (!*digest || !*preview) {
+    free(*digest);
+    free(*preview);
+    *digest = *preview = NULL;
+    return -ENOMEM;
+  }
+  tg__args_digest(key, args_key, *digest);
+  return 0;
+}
+
+/* a as a backend stores it: the args (a->args_key) sealed into their
+ * digest and masked copy, never the text (*digest, *preview malloc'd).
  * Made on the caller's thread: the policies' redactor runs there. */
-static tg_job *grant_job(tg_store *st, const tg_approval *a, const char *by) {
-  tg_job *j = calloc(1, sizeof *j);
-  if (!j) return NULL;
-  j->kind = TG_JOB_GRANT;
-  j->now_ms = now_ms();
-  j->approval = *a;
-  j->approval.tool = tg__strdup(a->tool);
-  j->approval.args_key = j->approval.args_digest = NULL;
-  j->approval.args_preview = NULL;
-  char *digest = NULL, *preview = NULL;
+static int sealed(tg_store *st, const tg_approval *a, tg_approval *out,
+                  char **digest, char **preview) {
+  *out = *a;
+  out->args_key = out->args_digest = out->args_preview = NULL;
+  *digest = *preview = NULL;
   if (a->args_key &&
-      tg__seal_args(st->seal_key, st->core ? &st->core->redact : NULL,
-                    a->args_key, &digest, &preview) == 0) {
-    j->approval.args_digest = digest;
-    j->approval.args_preview = preview;
-  }
-  j->approval.arg = tg__strdup(a->arg);
-  j->approval.glob = tg__strdup(a->glob);
-  j->approval.session = tg__strdup(a->session);
-  j->approval.project = tg__strdup(a->project);
-  j->by = tg__strdup(by);
-  if (!j->approval.tool || (a->args_key && !j->approval.args_digest) ||
-      (a->arg && !j->approval.arg) || (a->glob && !j->approval.glob) ||
-      (a->session && !j->approval.session) ||
-      (a->project && !j->approval.project) || (by && !j->by)) {
-    tg__job_free(j);
-    return NULL;
-  }
-  return j;
+      tg__seal_args(st->seal_key, tg__store_redactor(st), a->args_key, digest,
+                    preview) < 0)
+    return -ENOMEM;
+  out->args_digest = *digest;
+  out->args_preview = *preview;
+  return 0;
 }
 
 static int sink_add(void *ud, const tg_approval *a, const char *call_id,
                     void (*stored)(void *arg, int64_t id), void *arg) {
   tg_store *st = ud;
-  tg_job *j = grant_job(st, a, call_id);
-  if (!j) return -1;
-  j->stored = stored;
-  j->arg = arg;
-  tg__writer_job(st->w, j);
-  return 0;
+  tg_approval s;
+  char *digest, *preview;
+  int rc = sealed(st, a, &s, &digest, &preview) < 0
+               ? -1
+               : st->be->approval_add(st, &s, call_id, stored, arg);
+  free(digest);
+  free(preview);
+  return rc;
 }
 
 /* A policy's memory: the runtime's session and project unless given. */
@@ -164,90 +158,52 @@ void tg__store_sink(tg_store *st, tg_sink *out) {
                    sink_recall};
 }
 
+int tg__usage_check(const tg_usage *u, char err[TG_ERRMSG]) {
+  if (!u || !u->model || !*u->model) {
+    tg__errf(err, TG_ERRMSG, "a usage record needs the model's name");
+    return -EINVAL;
+  }
+  if (u->input_tokens < 0 || u->output_tokens < 0 || !isfinite(u->cost) ||
+      u->cost < 0 || u->ts_ms < 0) {
+    tg__errf(err, TG_ERRMSG, "a usage record's tokens, cost and time are "
+             "numbers >= 0");
+    return -EINVAL;
+  }
+  return 0;
+}
+
 int tg__store_record_usage(tg_store *st, const tg_usage *u,
                            char err[TG_ERRMSG]) {
   int rc = tg__usage_check(u, err);
   if (rc < 0) return rc;
-  tg_job *j = calloc(1, sizeof *j);
-  if (!j) goto nomem;
-  j->kind = TG_JOB_USAGE;
-  j->usage = *u;
-  j->usage.session = tg__strdup(u->session ? u->session : st->core->cfg.session);
-  j->usage.model = tg__strdup(u->model);
-  if (!j->usage.ts_ms) j->usage.ts_ms = now_ms();
-  if (!j->usage.session || !j->usage.model) goto nomem;
-  tg__writer_job(st->w, j);
-  return 0;
-nomem:
-  tg__job_free(j);
-  tg__errf(err, TG_ERRMSG, "out of memory");
-  return -ENOMEM;
+  tg_usage c = *u;
+  if (!c.session) c.session = st->core->cfg.session;
+  if (!c.ts_ms) c.ts_ms = now_ms();
+  return st->be->usage_append(st, &c, err);
 }
 
 /* ---- reads and administration (toolgate.h) -------------------------------- */
 
-/* A runtime's store first writes what its runtime queued (a host reads
- * its own writes) and takes in approvals others changed. */
-int tg__store_flushed(tg_store *st, char err[TG_ERRMSG]) {
-  if (!st->w || tg__writer_flush(st->w) == 0) return 0;
-  tg__errf(err, TG_ERRMSG, "out of memory");
-  return -ENOMEM;
-}
-
 cJSON *tg_store_audit(tg_store *st, const tg_audit_filter *f,
                       char err[TG_ERRMSG]) {
-  return tg__store_flushed(st, err) < 0 ? NULL : tg__audit_query(st->db, f, err);
+  return st->be->audit_read(st, f, err);
 }
 
 cJSON *tg_store_approvals(tg_store *st, int all, char err[TG_ERRMSG]) {
-  return tg__store_flushed(st, err) < 0 ? NULL
-                              : tg__approvals_query(st->db, all, now_ms(), err);
+  return st->be->approvals_read(st, all, err);
 }
 
 int tg_store_usage(tg_store *st, const tg_usage_filter *f,
                    tg_usage_total *out, char err[TG_ERRMSG]) {
-  int rc = tg__store_flushed(st, err);
-  return rc < 0 ? rc : tg__usage_sum(st->db, f, now_ms(), out, err);
-}
-
-/* Runs a job now: through the writer (waiting for it) or on our own
- * connection. Returns its rc; the job is freed. */
-static int run_now(tg_store *st, tg_job *j, char err[TG_ERRMSG]) {
-  int rc;
-  if (st->w) {
-    j->sync = 1;
-    tg__writer_job(st->w, j);
-    tg__writer_wait(st->w, j);
-    rc = j->rc;
-  } else if (j->kind == TG_JOB_CALL) {
-    j->id = j->fn(st->db, j->fn_arg, j->err, sizeof j->err);
-    rc = j->id < 0 ? (int)j->id : 0;
-  } else if (j->kind == TG_JOB_GRANT) {
-    j->id = tg__approval_insert(st->db, &j->approval, j->by, j->now_ms,
-                                j->err, sizeof j->err);
-    rc = j->id > 0 ? 0 : (int)j->id;
-  } else {
-    rc = tg__approval_revoke(st->db, j->id, j->now_ms, j->err, sizeof j->err);
+  static const tg_usage_filter none;
+  tg_usage_filter g = f ? *f : none;
+  if (g.period && (g.since_ms = tg__period_start(g.period, now_ms())) < 0) {
+    tg__errf(err, TG_ERRMSG, "unknown period '%s' (" TG_PERIODS ")",
+             g.period);
+    return -EINVAL;
   }
-  if (rc < 0) tg__errf(err, TG_ERRMSG, "%s", j->err);
-  return rc;
-}
-
-int64_t tg__store_write(tg_store *st, tg_job_fn fn, void *arg,
-                        char err[TG_ERRMSG]) {
-  tg_job *j = calloc(1, sizeof *j);
-  if (!j) {
-    tg__errf(err, TG_ERRMSG, "out of memory");
-    return -ENOMEM;
-  }
-  j->kind = TG_JOB_CALL;
-  j->fn = fn;
-  j->fn_arg = arg;
-  j->now_ms = now_ms();
-  int64_t rc = run_now(st, j, err);
-  if (rc == 0) rc = j->id;
-  tg__job_free(j);
-  return rc;
+  g.period = NULL;
+  return st->be->usage_sum(st, &g, out, err);
 }
 
 /* What spec asks to store, as an approval (project and key malloc'd into
@@ -255,8 +211,7 @@ int64_t tg__store_write(tg_store *st, tg_job_fn fn, void *arg,
 static int spec_approval(tg_store *st, const tg_always_spec *s,
                          tg_approval *a, char **project, char **key,
                          char err[TG_ERRMSG]) {
-  int rc = tg__always_spec_check(s, st->core ? &st->core->redact : NULL,
-                                 now_ms(), err);
+  int rc = tg__always_spec_check(s, tg__store_redactor(st), now_ms(), err);
   if (rc < 0) return rc;
   if (!s->tool || !*s->tool) {
     tg__errf(err, TG_ERRMSG, "an approval needs the tool it is for");
@@ -287,34 +242,21 @@ static int spec_approval(tg_store *st, const tg_always_spec *s,
 
 int64_t tg_store_grant(tg_store *st, const tg_always_spec *spec,
                        char err[TG_ERRMSG]) {
-  char *project = NULL, *key = NULL;
-  tg_approval a;
+  char *project = NULL, *key = NULL, *digest = NULL, *preview = NULL;
+  tg_approval a, s;
   int64_t rc = spec_approval(st, spec, &a, &project, &key, err);
-  tg_job *j = rc < 0 ? NULL : grant_job(st, &a, "grant");
-  if (rc == 0 && !j) {
+  if (rc == 0 && sealed(st, &a, &s, &digest, &preview) < 0) {
     tg__errf(err, TG_ERRMSG, "out of memory");
     rc = -ENOMEM;
   }
-  if (j) {
-    rc = run_now(st, j, err);
-    if (rc == 0) rc = j->id;
-  }
-  tg__job_free(j);
+  if (rc == 0) rc = st->be->approval_grant(st, &s, "grant", err);
+  free(digest);
+  free(preview);
   free(project);
   free(key);
   return rc;
 }
 
 int tg_store_revoke(tg_store *st, int64_t id, char err[TG_ERRMSG]) {
-  tg_job *j = calloc(1, sizeof *j);
-  if (!j) {
-    tg__errf(err, TG_ERRMSG, "out of memory");
-    return -ENOMEM;
-  }
-  j->kind = TG_JOB_REVOKE;
-  j->id = id;
-  j->now_ms = now_ms();
-  int rc = run_now(st, j, err);
-  tg__job_free(j);
-  return rc;
+  return st->be->approval_revoke(st, id, err);
 }

@@ -1,237 +1,225 @@
 /*
- * store.h — the database (SPEC §5): one SQLite file holding the audit
- * trail, remembered approvals and the usage ledger (phase 2 adds sessions,
- * messages and memories as new schema steps, schema.c).
+ * store.h — the storage interface: what the layers above ask of a
+ * database — the audit trail, sessions with their messages and search,
+ * remembered approvals, the usage ledger, memories, agent sessions — as
+ * a table of functions a backend fills (tg_store_backend). The SQLite
+ * backend (store/sqlite/) is the one built in; another (PostgreSQL) adds
+ * a table and a line in store.c's list, and passes the conformance suite
+ * (spec/c/test_store_conformance.c) unchanged.
  *
- * Two ways in:
- *   - a runtime's store (tg__store_start): a writer thread owns one
- *     connection and commits what the loop queues — audit records, usage
- *     records, approvals — in batches, one transaction each, and hands each
- *     item back to the loop (uv_async) once it is committed; the loop keeps
- *     a second connection for the few reads it makes itself (an approval
- *     lookup when a call asks: an indexed read, README "Storage");
- *   - a store opened on its own (tg_store_open): one connection, every
- *     query on the caller's thread (the CLI's log and approvals).
- * SQLite never runs on the loop thread for a write, and the chain never
- * sees this header: it reaches the store through core/sink.h, which the
- * runtime fills in.
+ * Who calls what: the public tg_store_* / tg_session_* / tg_message_* /
+ * tg_memory_* functions (store.c, session_api.c, memory_api.c, export.c)
+ * check their arguments, mask what leaves the runtime (core/redact.h),
+ * seal approvals of exact args, then call the backend; the chain reaches
+ * the store through core/sink.h (tg__store_sink fills it); the runtime
+ * through tg__store_start / drain / free and the tg__agent_* functions.
+ * No caller sees a backend's own types.
  *
- * Ownership: the store owns its connections, statements, thread and queue;
- * queued audit records belong to their calls (sink.h) and come back
- * through their committed callback; jobs (usage, approvals) are the
- * store's own and freed once answered.
+ * The backend's side of the contract:
+ *   - a store opened with a core is a runtime's: the loop thread never
+ *     waits on I/O for audit_append, approval_add and usage_append — they
+ *     queue and finish through their callback on the loop (rec->committed,
+ *     stored) like a libuv request, never before they return; a write that
+ *     fails is told to the callback (ok 0 / id 0) and in a store_error
+ *     event (tg__emit), never lost in silence. approval_find runs on the
+ *     loop and does no I/O (the backend keeps what is in force at hand).
+ *     Every other function blocks its caller and first makes what the
+ *     runtime queued visible (a host reads its own writes);
+ *   - a store opened without a core is its caller's: every function runs
+ *     on the calling thread;
+ *   - arguments arrive checked and masked; strings are borrowed for the
+ *     call (a backend copies what it queues); results are cJSON the
+ *     caller frees, in the shapes toolgate.h documents;
+ *   - errors: a negative errno code with err filled ("database PATH: ..."
+ *     or what failed); -ENOENT where a row is missing (the caller words
+ *     it), -EINVAL for a query the backend cannot parse.
+ * Taint: the store keeps none today (no slot: a backend has nothing to
+ * fill).
  */
 #ifndef TG_STORE_H
 #define TG_STORE_H
 
-#include <sqlite3.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "core/core.h"
 #include "core/sink.h"
 
-typedef struct tg_writer tg_writer;
-typedef struct tg_snap tg_snap;
+typedef struct tg_store_backend tg_store_backend;
 
+/* What every store starts with; a backend's own struct embeds it first. */
 struct tg_store {
-  char *path;                /* as given, or the default; ":memory:" */
-  sqlite3 *db;               /* the caller's connection (the host's, for a
-                                runtime): reads; writes when w is NULL */
-  tg_snap *snap;             /* a runtime's approvals in force, for the
-                                loop's lookups (approvals.c) */
-  tg_writer *w;              /* a runtime's writer thread, or NULL */
-  tg_core *core;             /* a runtime's, or NULL */
-  /* the key approvals of exact args are digested under (approval_seal.c) */
+  const tg_store_backend *be;
+  char *path;                /* as resolved: shown in errors, tg_store_path */
+  tg_core *core;             /* a runtime's, or NULL: the caller's thread */
+  /* the key approvals of exact args are digested under: the backend
+   * keeps it with the approvals and loads it here at open */
   uint8_t seal_key[TG_SHA256_SIZE];
 };
 
-#define TG_DB_BUSY_MS 5000   /* busy_timeout: how long a lock is waited for */
-
-/* Binds s (borrowed until the statement is reset), or NULL for NULL. */
-static inline void tg__bind_str(sqlite3_stmt *st, int i, const char *s) {
-  if (s) sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-  else sqlite3_bind_null(st, i);
-}
-
-/* ---- db.c: opening a connection -------------------------------------- */
-
-/* The path to use: path, or the default (its folder made 0700). */
-char *tg__db_resolve(const char *path, int create, char err[TG_ERRMSG]);
-/* Opens path (creating it when create) with the pragmas every connection
- * takes (busy timeout, synchronous=NORMAL; WAL for files) and checks it
- * can be used: writable, a database, not someone else's, not newer than
- * us; brings the schema up to date. shared: one connection two threads use
- * (":memory:"). NULL with "database PATH: what is wrong" in err. */
-sqlite3 *tg__db_open(const char *path, int create, int shared,
-                     char err[TG_ERRMSG]);
-int tg__db_is_memory(const char *path);
-/* db_private.c: path is a private file of ours (made 0600 when missing
- * and create), in a folder nobody else can swap it in, with the -wal and
- * -shm beside it ours too; refused otherwise. 0, or -1 with err. */
-int tg__db_private(const char *path, int create, char err[TG_ERRMSG]);
-/* "database PATH: " + what SQLite says of the last failure on db. */
-void tg__db_error(sqlite3 *db, const char *path, const char *doing,
-                  char err[TG_ERRMSG]);
-/* Runs sql (no results). SQLite's result code; err filled on failure. */
-int tg__db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
-
-/* ---- schema.c --------------------------------------------------------- */
-
-/* Brings db's schema to version target (<= TG_DB_SCHEMA_VERSION) through
- * the ensure steps; refuses a newer one, or a database of something else.
- * 0, or -1 with err. */
-int tg__schema_ensure(sqlite3 *db, const char *path, int target,
-                      char err[TG_ERRMSG]);
-int tg__schema_version(sqlite3 *db);
-
-/* ---- audit.c ---------------------------------------------------------- */
-
+/* How much of a call's args and result the audit keeps (bytes of text). */
 typedef struct {
   size_t args_max, result_max;
 } tg_audit_caps;
 
-/* Prepares the insert on db (the writer's), binds and runs one record. */
-int tg__audit_prepare(sqlite3 *db, sqlite3_stmt **st);
-int tg__audit_insert(sqlite3_stmt *st, const tg_audit_rec *r,
-                     const tg_audit_caps *caps);
-cJSON *tg__audit_query(sqlite3 *db, const tg_audit_filter *f,
-                       char err[TG_ERRMSG]);
+/* A session to make, or resume (its end cleared, title kept unless
+ * given, project kept when it has one). */
+typedef struct {
+  const char *id, *project, *title;  /* project, title: NULL for none */
+  int64_t started_ms;
+} tg_session_row;
 
-/* ---- approvals.c ------------------------------------------------------ */
+/* A session of an export, checked (export.c). */
+typedef struct {
+  const char *id, *project, *title, *agent;
+  int64_t started, ended, turn;
+  int ended_null;
+} tg_import_session;
 
-int64_t tg__approval_insert(sqlite3 *db, const tg_approval *a, const char *by,
-                            int64_t now_ms, char *err, size_t errlen);
-int tg__approval_revoke(sqlite3 *db, int64_t id, int64_t now_ms, char *err,
-                        size_t errlen);
-cJSON *tg__approvals_query(sqlite3 *db, int all, int64_t now_ms,
-                           char err[TG_ERRMSG]);
-/* The sink's lookup: in st->snap, no I/O. */
-int tg__approval_find(tg_store *st, tg_approval_query *q, int64_t *id);
-/* The approvals in force at now_ms, read from db; NULL on failure. */
-tg_snap *tg__snap_load(sqlite3 *db, int64_t now_ms);
-int tg__snap_find(const tg_snap *s, tg_approval_query *q, int64_t *id);
-void tg__snap_free(tg_snap *s);
-/* The counter the triggers bump on any change to approvals; -1 on error. */
-int64_t tg__approvals_version(sqlite3 *db);
-
-/* ---- approval_seal.c: approvals of exact args, digested ---------------- */
-
-/* The database's approval key into key; -ENOENT when it has none. */
-int tg__seal_key_load(sqlite3 *db, uint8_t key[TG_SHA256_SIZE]);
-/* What is stored of args_key (canonical args): its digest under key and
- * its text through the redactors r (NULL: the built-in masks), both
- * malloc'd. -ENOMEM. */
-int tg__seal_args(const uint8_t key[TG_SHA256_SIZE], tg_redactor *r,
-                  const char *args_key, char **digest, char **preview);
-/* Schema version 5's code: makes the key, seals the rows stored before. */
-int tg__seal_upgrade(sqlite3 *db, char *err, size_t errlen);
-
-/* ---- usage.c ---------------------------------------------------------- */
-
-int tg__usage_insert(sqlite3 *db, const tg_usage *u, char *err, size_t errlen);
-int tg__usage_sum(sqlite3 *db, const tg_usage_filter *f, int64_t now_ms,
-                  tg_usage_total *out, char err[TG_ERRMSG]);
-/* Checks a record before it is queued. */
-int tg__usage_check(const tg_usage *u, char err[TG_ERRMSG]);
-
-/* ---- writer.c: a runtime's writer thread ------------------------------ */
-
-typedef enum {
-  TG_JOB_USAGE,
-  TG_JOB_GRANT,
-  TG_JOB_REVOKE,
-  TG_JOB_SYNC,               /* nothing: a batch to wait for (flush) */
-  TG_JOB_CALL                /* fn(db, fn_arg): sessions, messages, imports */
-} tg_job_kind;
-
-/* A TG_JOB_CALL's work, on the writer's connection inside its batch's
- * transaction (or on a store's own connection, in none: fn makes a
- * SAVEPOINT when it writes more than one statement). The id (> 0) it
- * made, 0, or a negative code with err. */
-typedef int64_t (*tg_job_fn)(sqlite3 *db, void *arg, char *err, size_t errlen);
-
-typedef struct tg_job {
-  tg_job_kind kind;
-  struct tg_job *next;
-  int sync;                  /* a caller waits for it (tg__writer_wait) */
-  int finished;              /* sync: written (or failed) */
-  int rc;                    /* 0, or a negative code with err */
-  int64_t id;                /* GRANT: the new row; REVOKE: the row */
-  int64_t now_ms;
-  char err[TG_ERRMSG];
-  /* USAGE */
-  tg_usage usage;            /* strings owned by the job */
-  /* GRANT: an approval with owned strings */
-  tg_approval approval;
-  char *by;
-  void (*stored)(void *arg, int64_t id); /* on the loop; may be NULL */
-  void *arg;
-  /* CALL: run on the writer; fn_arg stays the caller's (sync only) */
-  tg_job_fn fn;
-  void *fn_arg;
-} tg_job;
-
-/* Starts the writer on db (its own, or st->db for ":memory:"), which it
- * owns from here, failure included. NULL with err. */
-tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
-                            const tg_audit_caps *caps, char err[TG_ERRMSG]);
-void tg__writer_audit(tg_writer *w, tg_audit_rec *rec);
-/* Queues job (taken). Not sync: freed once answered on the loop. */
-void tg__writer_job(tg_writer *w, tg_job *job);
-/* Blocks until job (sync) is written, and takes the approvals as they
- * are then; the caller frees the job. On the loop thread. */
-void tg__writer_wait(tg_writer *w, tg_job *job);
-/* Blocks until everything queued so far is written and the approvals
- * are up to date (a host reads its own writes, and others'). -ENOMEM. */
-int tg__writer_flush(tg_writer *w);
-/* Runs the loop until every queued item has been answered on it. */
-void tg__writer_drain(tg_writer *w);
-/* Stops the thread (after the queue is written) and frees the writer;
- * its connection is closed unless it is the store's own (shared). */
-void tg__writer_stop(tg_writer *w);
-void tg__job_free(tg_job *job);
-
-/* ---- store.c: a runtime's store --------------------------------------- */
-
-/* Opens core->cfg.db (NULL: the default) for a runtime and starts its
- * writer. NULL with err naming the file and the problem. */
-tg_store *tg__store_start(tg_core *core, char err[TG_ERRMSG]);
-/* The sink the chain reaches the store through. */
-void tg__store_sink(tg_store *st, tg_sink *out);
-/* Runs the loop until every record queued is committed and answered. */
-void tg__store_drain(tg_store *st);
-/* Stops the writer and closes everything (call tg__store_drain first). */
-void tg__store_free(tg_store *st);
-/* Queues a usage record. */
-int tg__store_record_usage(tg_store *st, const tg_usage *u,
-                           char err[TG_ERRMSG]);
-
-/* Runs fn now, where writes go: on a runtime's writer (waiting for it),
- * or on the store's own connection. fn's result; err filled on failure. */
-int64_t tg__store_write(tg_store *st, tg_job_fn fn, void *arg,
-                        char err[TG_ERRMSG]);
-/* Waits until what a runtime queued is written (reads see it). */
-int tg__store_flushed(tg_store *st, char err[TG_ERRMSG]);
-
-/* ---- sessions.c: sessions, messages, search ------------------------- */
-
-/* A SAVEPOINT around several writes: begin, then end(ok). */
-int tg__savepoint(sqlite3 *db, char *err, size_t errlen);
-int tg__savepoint_end(sqlite3 *db, int ok);
-/* Is id a session id (1 to TG_SESSION_ID_MAX - 1 bytes, no control
- * character)? 0, or -EINVAL with what is wrong. */
-int tg__session_id_check(const char *id, char err[TG_ERRMSG]);
-/* A fresh session id: "s-" and 16 random hex digits. */
-void tg__session_fresh_id(char id[TG_SESSION_ID_MAX]);
-
-/* ---- agent_sessions.c: what an agent's hooks keep of a session ---------- */
-
+/* What an agent's hooks do to a session (agent_session). */
 typedef enum {
   TG_AGENT_NOTE,             /* the session made if new, nothing else */
   TG_AGENT_START,            /* SessionStart: (re)opened */
   TG_AGENT_END,              /* SessionEnd: ended now */
   TG_AGENT_TURN              /* a prompt: one more turn, returned */
 } tg_agent_op;
+
+struct tg_store_backend {
+  const char *name;          /* "sqlite" */
+  /* Is path one of this backend's (a URL scheme, say)? NULL: the default,
+   * which takes every path no other backend claims. */
+  int (*claims)(const char *path);
+  /* Opens path (create: made when missing), its schema brought up to
+   * date. core: a runtime's store (queues, callbacks on core->loop; caps
+   * then given), or NULL. NULL with err naming the database. */
+  tg_store *(*open)(const char *path, int create, tg_core *core,
+                    const tg_audit_caps *caps, char err[TG_ERRMSG]);
+  /* A runtime's: runs the loop until everything queued is answered. */
+  void (*drain)(tg_store *st);
+  /* Writes what is queued, stops, frees st (after drain, for a runtime). */
+  void (*close)(tg_store *st);
+
+  /* ---- audit ---- */
+  /* Queues rec (a runtime's store); rec->committed runs on the loop once
+   * it is written (ok 1) or could not be (ok 0). */
+  void (*audit_append)(tg_store *st, tg_audit_rec *rec);
+  /* Records as tg_store_audit says, oldest first. */
+  cJSON *(*audit_read)(tg_store *st, const tg_audit_filter *f,
+                       char err[TG_ERRMSG]);
+
+  /* ---- approvals (args sealed: args_digest, args_preview; never
+   *      args_key) ---- */
+  /* On the loop, no I/O: is q covered by an approval in force? 1 with its
+   * id, else 0. q->digest_key is set by the caller. */
+  int (*approval_find)(tg_store *st, tg_approval_query *q, int64_t *id);
+  /* Queues a (a runtime's store): 0, then stored(arg, id) on the loop
+   * (id 0: not stored); -1 when it cannot be queued (no callback). */
+  int (*approval_add)(tg_store *st, const tg_approval *a, const char *by,
+                      void (*stored)(void *arg, int64_t id), void *arg);
+  /* Stores a now: its id (> 0), or a negative code. */
+  int64_t (*approval_grant)(tg_store *st, const tg_approval *a,
+                            const char *by, char err[TG_ERRMSG]);
+  /* Revokes approval id now: 0, -ENOENT when none in force has it. */
+  int (*approval_revoke)(tg_store *st, int64_t id, char err[TG_ERRMSG]);
+  /* As tg_store_approvals: those in force, or all (all 1). */
+  cJSON *(*approvals_read)(tg_store *st, int all, char err[TG_ERRMSG]);
+
+  /* ---- usage ledger ---- */
+  /* Queues u (checked; session and ts filled) on a runtime's store, or
+   * writes it now on a caller's. */
+  int (*usage_append)(tg_store *st, const tg_usage *u, char err[TG_ERRMSG]);
+  /* Sums the records f selects (period already turned into since_ms). */
+  int (*usage_sum)(tg_store *st, const tg_usage_filter *f,
+                   tg_usage_total *out, char err[TG_ERRMSG]);
+
+  /* ---- sessions, messages, search ---- */
+  int (*session_put)(tg_store *st, const tg_session_row *s,
+                     char err[TG_ERRMSG]);
+  /* Ends session id at ended_ms: 0, -ENOENT. */
+  int (*session_end)(tg_store *st, const char *id, int64_t ended_ms,
+                     char err[TG_ERRMSG]);
+  /* Adds m (ts set; tool_calls as JSON text or NULL): its id (> 0),
+   * -ENOENT when the session is unknown. */
+  int64_t (*message_add)(tg_store *st, const tg_message *m,
+                         const char *tool_calls, char err[TG_ERRMSG]);
+  /* As tg_store_session; NULL with *missing set (err left to the caller)
+   * when there is no such session, NULL with err on a failure. */
+  cJSON *(*session_read)(tg_store *st, const char *id, int *missing,
+                         char err[TG_ERRMSG]);
+  cJSON *(*sessions_read)(tg_store *st, size_t limit, char err[TG_ERRMSG]);
+  /* As tg_store_search (f->limit set): -EINVAL for a query it refuses. */
+  int (*search)(tg_store *st, const tg_search_filter *f, cJSON **out,
+                char err[TG_ERRMSG]);
+  /* Stores a checked export (doc; s its session) all or nothing, under
+   * s->id or a fresh id when that one is taken; fills rep's session,
+   * renamed, messages and calls. */
+  int (*session_import)(tg_store *st, const cJSON *doc,
+                        const tg_import_session *s, tg_import_report *rep,
+                        char err[TG_ERRMSG]);
+
+  /* ---- what an agent's hooks keep of a session (agent_session.c) ---- */
+  int64_t (*agent_session)(tg_store *st, const char *id, const char *agent,
+                           const char *project, tg_agent_op op,
+                           char err[TG_ERRMSG]);
+  int (*agent_read)(tg_store *st, const char *id, int64_t *turn, char **mark,
+                    char err[TG_ERRMSG]);
+  int (*agent_stop)(tg_store *st, const char *id, const char *agent,
+                    const char *project, const char *old_mark,
+                    const char *new_mark, const tg_usage *u, size_t n,
+                    char err[TG_ERRMSG]);
+
+  /* ---- memories ---- */
+  /* Stores m (checked, masked; scope "session" or "project", project the
+   * real path for the latter; metadata as JSON text or NULL): its id. */
+  int64_t (*memory_add)(tg_store *st, const tg_memory *m,
+                        const char *project, const char *metadata,
+                        char err[TG_ERRMSG]);
+  /* As tg_memory_recall; f checked, project the real path (NULL: none). */
+  cJSON *(*memory_recall)(tg_store *st, const tg_recall_filter *f,
+                          const char *project, char err[TG_ERRMSG]);
+};
+
+/* The backends built in (store.c lists them). */
+extern const tg_store_backend tg__sqlite_backend;
+
+/* ---- store.c: a runtime's store -------------------------------------- */
+
+/* Opens core->cfg.db (NULL: the default) for a runtime, its queue running.
+ * NULL with err naming the database and the problem. */
+tg_store *tg__store_start(tg_core *core, char err[TG_ERRMSG]);
+/* The sink the chain reaches the store through. */
+void tg__store_sink(tg_store *st, tg_sink *out);
+/* Runs the loop until every record queued is committed and answered. */
+void tg__store_drain(tg_store *st);
+/* Stops the queue and closes everything (call tg__store_drain first). */
+void tg__store_free(tg_store *st);
+/* The sink's lookup: is q covered by an approval in force (on the loop,
+ * no I/O)? 1 with its id, else 0. */
+int tg__approval_find(tg_store *st, tg_approval_query *q, int64_t *id);
+/* Queues a usage record (session NULL: the runtime's). */
+int tg__store_record_usage(tg_store *st, const tg_usage *u,
+                           char err[TG_ERRMSG]);
+/* Checks a usage record before it is queued. */
+int tg__usage_check(const tg_usage *u, char err[TG_ERRMSG]);
+/* The redactors of a runtime's store, NULL for a caller's (the built-in
+ * masks). */
+tg_redactor *tg__store_redactor(tg_store *st);
+
+/* ---- approval sealing (store.c) -------------------------------------- */
+
+/* What is stored of args_key (canonical args): its digest under key and
+ * its text through the redactors r (NULL: the built-in masks), both
+ * malloc'd. -ENOMEM. */
+int tg__seal_args(const uint8_t key[TG_SHA256_SIZE], tg_redactor *r,
+                  const char *args_key, char **digest, char **preview);
+
+/* ---- session_api.c: sessions ------------------------------------------ */
+
+/* Is id a session id (1 to TG_SESSION_ID_MAX - 1 bytes, no control
+ * character)? 0, or -EINVAL with what is wrong. */
+int tg__session_id_check(const char *id, char err[TG_ERRMSG]);
+/* A fresh session id: "s-" and 16 random hex digits. */
+void tg__session_fresh_id(char id[TG_SESSION_ID_MAX]);
 
 /* Applies op to session id (made if new, with agent and project): the new
  * turn for TURN, else 0; -EINVAL (a bad id), -EIO with err. */
@@ -258,8 +246,5 @@ cJSON *tg__session_doc(tg_store *st, const char *id, char err[TG_ERRMSG]);
 /* The document as Markdown / one HTML page (malloc'd; NULL: no memory). */
 char *tg__render_markdown(const cJSON *doc);
 char *tg__render_html(const cJSON *doc);
-
-/* INSERT INTO calls (...), ?1..?29 in audit.c's order (audit.c). */
-extern const char tg__audit_insert_sql[];
 
 #endif

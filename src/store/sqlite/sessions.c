@@ -1,22 +1,17 @@
 /*
  * sessions.c — sessions (one conversation each), their messages, and the
  * full-text search over messages and calls (schema step 3: FTS5 tables
- * with external content, kept in step by triggers). Writes run where the
- * store writes (tg__store_write: a runtime's writer thread, or the
- * store's own connection); reads on the caller's connection.
+ * with external content, kept in step by triggers), for the backend's
+ * table (store.h; the checks and masks are store/session_api.c's). Writes
+ * run where the store writes (tg__sq_write: a runtime's writer thread, or
+ * the store's own connection); reads on the caller's connection.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include "store.h"
-#include "base/project.h"
+#include "sqlite_store.h"
 #include "base/util.h"
-
-static int64_t now_ms(void) { return (int64_t)tg__wall_ms(); }
 
 int tg__savepoint(sqlite3 *db, char *err, size_t errlen) {
   return tg__db_exec(db, "SAVEPOINT tg_write", err, errlen) == SQLITE_OK
@@ -29,64 +24,11 @@ int tg__savepoint_end(sqlite3 *db, int ok) {
   return tg__db_exec(db, "RELEASE tg_write", NULL, 0) == SQLITE_OK ? 0 : -EIO;
 }
 
-/* ---- checks ----------------------------------------------------------- */
-
-static int check_text(const char *what, const char *s, size_t max,
-                      int allow_nl, char err[TG_ERRMSG]) {
-  size_t n = strlen(s);
-  if (n == 0 || n > max) {
-    tg__errf(err, TG_ERRMSG, "a session's %s is 1 to %zu bytes, not %zu",
-             what, max, n);
-    return -EINVAL;
-  }
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if ((c < 0x20 && !(allow_nl && (c == '\n' || c == '\t'))) || c == 0x7f) {
-      tg__errf(err, TG_ERRMSG, "a session's %s has a control character "
-               "(byte %zu)", what, i);
-      return -EINVAL;
-    }
-  }
-  return 0;
-}
-
-int tg__session_id_check(const char *id, char err[TG_ERRMSG]) {
-  if (!id) {
-    tg__errf(err, TG_ERRMSG, "a session needs its id");
-    return -EINVAL;
-  }
-  return check_text("id", id, TG_SESSION_ID_MAX - 1, 0, err);
-}
-
-static const char *const roles[] = {"system", "user", "assistant", "tool"};
-
-static int known_role(const char *r) {
-  for (size_t i = 0; i < sizeof roles / sizeof *roles; i++)
-    if (r && strcmp(r, roles[i]) == 0) return 1;
-  return 0;
-}
-
-/* A fresh id: "s-" and 16 random hex digits (urandom, else time and pid). */
-void tg__session_fresh_id(char id[TG_SESSION_ID_MAX]) {
-  unsigned char b[8];
-  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  ssize_t got = fd >= 0 ? read(fd, b, sizeof b) : -1;
-  if (fd >= 0) close(fd);
-  if (got != (ssize_t)sizeof b) {
-    uint64_t v = (uint64_t)now_ms() * 6364136223846793005ull ^
-                 (uint64_t)getpid() ^ (uint64_t)clock();
-    memcpy(b, &v, sizeof b);
-  }
-  char *p = id;
-  p += snprintf(p, 3, "s-");
-  for (size_t i = 0; i < sizeof b; i++) p += snprintf(p, 3, "%02x", b[i]);
-}
-
 /* ---- sessions --------------------------------------------------------- */
 
 typedef struct {
-  const char *id, *project, *title;
-  int64_t started, ended;
+  const char *id;
+  int64_t ended;
 } session_w;
 
 static int64_t session_upsert(sqlite3 *db, void *arg, char *err,
@@ -95,14 +37,14 @@ static int64_t session_upsert(sqlite3 *db, void *arg, char *err,
       "INSERT INTO sessions (id, project, title, started) VALUES (?1, ?2,"
       " ?3, ?4) ON CONFLICT (id) DO UPDATE SET ended = NULL,"
       " title = coalesce(?3, title), project = coalesce(project, ?2)";
-  session_w *s = arg;
+  const tg_session_row *s = arg;
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
   if (rc == SQLITE_OK) {
     tg__bind_str(st, 1, s->id);
     tg__bind_str(st, 2, s->project);
     tg__bind_str(st, 3, s->title);
-    sqlite3_bind_int64(st, 4, s->started);
+    sqlite3_bind_int64(st, 4, s->started_ms);
     rc = sqlite3_step(st);
   }
   if (rc != SQLITE_DONE)
@@ -111,27 +53,9 @@ static int64_t session_upsert(sqlite3 *db, void *arg, char *err,
   return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-int tg_session_begin(tg_store *st, const tg_session_spec *s,
-                     char id[TG_SESSION_ID_MAX], char err[TG_ERRMSG]) {
-  static const tg_session_spec none;
-  if (!s) s = &none;
-  if (s->id && tg__session_id_check(s->id, err) < 0) return -EINVAL;
-  if (s->title && check_text("title", s->title, 4096, 0, err) < 0)
-    return -EINVAL;
-  if (s->started_ms < 0) {
-    tg__errf(err, TG_ERRMSG, "a session's start is a time >= 0");
-    return -EINVAL;
-  }
-  char *project = tg__project_dir(s->project, err);
-  if (!project) return -EINVAL;
-  if (s->id) snprintf(id, TG_SESSION_ID_MAX, "%s", s->id);
-  else tg__session_fresh_id(id);
-  char *title = tg__redact_str(st->core ? &st->core->redact : NULL, s->title);
-  session_w w = {id, project, title ? title : s->title,
-                 s->started_ms ? s->started_ms : now_ms(), 0};
-  int64_t rc = tg__store_write(st, session_upsert, &w, err);
-  free(title);
-  free(project);
+int tg__sq_session_put(tg_store *st, const tg_session_row *s,
+                       char err[TG_ERRMSG]) {
+  int64_t rc = tg__sq_write(tg__sq(st), session_upsert, (void *)s, err);
   return rc < 0 ? (int)rc : 0;
 }
 
@@ -153,8 +77,9 @@ static int64_t session_close(sqlite3 *db, void *arg, char *err,
 }
 
 /* Does session id exist (read on the caller's connection)? 1, 0, -EIO. */
-static int session_exists(tg_store *st, const char *id, char err[TG_ERRMSG]) {
-  if (tg__store_flushed(st, err) < 0) return -EIO;
+static int session_exists(tg_sqlite *st, const char *id,
+                          char err[TG_ERRMSG]) {
+  if (tg__sq_flushed(st, err) < 0) return -EIO;
   sqlite3_stmt *q = NULL;
   int rc = sqlite3_prepare_v2(st->db, "SELECT 1 FROM sessions WHERE id = ?1",
                               -1, &q, NULL);
@@ -165,24 +90,16 @@ static int session_exists(tg_store *st, const char *id, char err[TG_ERRMSG]) {
   sqlite3_finalize(q);
   if (rc == SQLITE_ROW) return 1;
   if (rc == SQLITE_DONE) return 0;
-  tg__db_error(st->db, st->path, "cannot read its sessions", err);
+  tg__db_error(st->db, st->base.path, "cannot read its sessions", err);
   return -EIO;
 }
 
-static int no_session(const char *id, char err[TG_ERRMSG]) {
-  tg__errf(err, TG_ERRMSG, "no session '%s' (begin it first)", id);
-  return -ENOENT;
-}
-
-int tg_session_end(tg_store *st, const char *id, char err[TG_ERRMSG]) {
-  if (!id || !*id) {
-    tg__errf(err, TG_ERRMSG, "ending a session needs its id");
-    return -EINVAL;
-  }
-  int have = session_exists(st, id, err);
-  if (have <= 0) return have < 0 ? have : no_session(id, err);
-  session_w w = {id, NULL, NULL, 0, now_ms()};
-  int64_t rc = tg__store_write(st, session_close, &w, err);
+int tg__sq_session_end(tg_store *st, const char *id, int64_t ended_ms,
+                       char err[TG_ERRMSG]) {
+  int have = session_exists(tg__sq(st), id, err);
+  if (have <= 0) return have < 0 ? have : -ENOENT;
+  session_w w = {id, ended_ms};
+  int64_t rc = tg__sq_write(tg__sq(st), session_close, &w, err);
   return rc < 0 ? (int)rc : 0;
 }
 
@@ -228,52 +145,12 @@ static int64_t message_insert(sqlite3 *db, void *arg, char *err,
   return rc == SQLITE_DONE ? (int64_t)sqlite3_last_insert_rowid(db) : -EIO;
 }
 
-int64_t tg_message_record(tg_store *st, const tg_message *m,
-                          char err[TG_ERRMSG]) {
-  if (!m || !m->session || !*m->session) {
-    tg__errf(err, TG_ERRMSG, "a message needs its session");
-    return -EINVAL;
-  }
-  if (!known_role(m->role)) {
-    tg__errf(err, TG_ERRMSG, "a message's role is system, user, assistant "
-             "or tool, not '%s'", m->role ? m->role : "(none)");
-    return -EINVAL;
-  }
-  if (m->ts_ms < 0) {
-    tg__errf(err, TG_ERRMSG, "a message's time is >= 0");
-    return -EINVAL;
-  }
-  if (m->content && strlen(m->content) > TG_MESSAGE_MAX) {
-    tg__errf(err, TG_ERRMSG, "a message's content is at most %u bytes",
-             TG_MESSAGE_MAX);
-    return -EINVAL;
-  }
-  int have = session_exists(st, m->session, err);
-  if (have <= 0) return have < 0 ? have : no_session(m->session, err);
-  char *calls = m->tool_calls ? tg_json_print(m->tool_calls, 0) : NULL;
-  if (m->tool_calls && !calls) {
-    tg__errf(err, TG_ERRMSG, "out of memory");
-    return -ENOMEM;
-  }
-  if (calls && strlen(calls) > TG_MESSAGE_MAX) {
-    free(calls);
-    tg__errf(err, TG_ERRMSG, "a message's tool calls are at most %u bytes "
-             "of JSON", TG_MESSAGE_MAX);
-    return -EINVAL;
-  }
-  /* what is stored leaves the runtime: masked first (core/redact.h) */
-  tg_redactor *r = st->core ? &st->core->redact : NULL;
-  char *content = tg__redact_str(r, m->content);
-  char *calls_red = tg__redact_str(r, calls);
-  tg_message masked = *m;
-  if (content) masked.content = content;
-  message_w w = {&masked, calls_red ? calls_red : calls,
-                 m->ts_ms ? m->ts_ms : now_ms()};
-  int64_t id = tg__store_write(st, message_insert, &w, err);
-  free(content);
-  free(calls_red);
-  free(calls);
-  return id;
+int64_t tg__sq_message_add(tg_store *st, const tg_message *m,
+                           const char *tool_calls, char err[TG_ERRMSG]) {
+  int have = session_exists(tg__sq(st), m->session, err);
+  if (have <= 0) return have < 0 ? have : -ENOENT;
+  message_w w = {m, tool_calls, m->ts_ms};
+  return tg__sq_write(tg__sq(st), message_insert, &w, err);
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -332,18 +209,17 @@ static void parse_tool_calls(cJSON *msgs) {
   }
 }
 
-cJSON *tg_store_session(tg_store *st, const char *id, char err[TG_ERRMSG]) {
-  if (!id || tg__store_flushed(st, err) < 0) {
-    if (!id) tg__errf(err, TG_ERRMSG, "which session? (no id)");
-    return NULL;
-  }
+cJSON *tg__sq_session_read(tg_store *store, const char *id, int *missing,
+                           char err[TG_ERRMSG]) {
+  tg_sqlite *st = tg__sq(store);
+  if (tg__sq_flushed(st, err) < 0) return NULL;
   cJSON *s = rows(st->db, "SELECT id, project, title, started, ended, agent,"
                   " turn FROM sessions WHERE id = ?1", id, 0, err);
   if (!s) return NULL;
   cJSON *one = cJSON_DetachItemFromArray(s, 0);
   cJSON_Delete(s);
   if (!one) {
-    no_session(id, err);
+    *missing = 1;
     return NULL;
   }
   cJSON *msgs = rows(st->db, "SELECT id, role, content, tool_calls, ts FROM"
@@ -361,14 +237,16 @@ cJSON *tg_store_session(tg_store *st, const char *id, char err[TG_ERRMSG]) {
   return one;
 }
 
-cJSON *tg_store_sessions(tg_store *st, size_t limit, char err[TG_ERRMSG]) {
-  if (tg__store_flushed(st, err) < 0) return NULL;
+cJSON *tg__sq_sessions_read(tg_store *store, size_t limit,
+                            char err[TG_ERRMSG]) {
+  tg_sqlite *st = tg__sq(store);
+  if (tg__sq_flushed(st, err) < 0) return NULL;
   return rows(st->db, "SELECT s.id, s.project, s.title, s.started, s.ended,"
               " s.agent, s.turn,"
               " (SELECT count(*) FROM messages m WHERE m.session = s.id) AS"
               " messages FROM sessions s WHERE ?1 IS NULL ORDER BY"
               " s.started DESC, s.rowid DESC LIMIT ?2", NULL,
-              (int64_t)(limit ? limit : 100), err);
+              (int64_t)limit, err);
 }
 
 /* ---- search ----------------------------------------------------------- */
@@ -408,7 +286,7 @@ static cJSON *hit(sqlite3_stmt *q) {
 /* One half's hits appended to a. 0; 1 when SQLite refused the query
  * (SQLITE_ERROR: its syntax, a column this index has not), its message
  * in why; -1 for any other failure, with err. */
-static int search_half(tg_store *st, const char *sql,
+static int search_half(tg_sqlite *st, const char *sql,
                        const tg_search_filter *f, cJSON *a, char *why,
                        size_t whylen, char err[TG_ERRMSG]) {
   sqlite3_stmt *q = NULL;
@@ -461,20 +339,12 @@ static cJSON *best(cJSON *a, size_t limit) {
   return a;
 }
 
-int tg_store_search(tg_store *st, const tg_search_filter *f, cJSON **out,
-                    char err[TG_ERRMSG]) {
+int tg__sq_search(tg_store *store, const tg_search_filter *f, cJSON **out,
+                  char err[TG_ERRMSG]) {
+  tg_sqlite *st = tg__sq(store);
   *out = NULL;
-  if (!f || !f->query || !*f->query) {
-    tg__errf(err, TG_ERRMSG, "search for what? (an empty query)");
-    return -EINVAL;
-  }
-  if (strlen(f->query) > 4096) {
-    tg__errf(err, TG_ERRMSG, "a search query is at most 4096 bytes");
-    return -EINVAL;
-  }
-  if (tg__store_flushed(st, err) < 0) return -EIO;
-  tg_search_filter g = *f;
-  if (!g.limit) g.limit = 20;
+  if (tg__sq_flushed(st, err) < 0) return -EIO;
+  const tg_search_filter g = *f;
   char why_m[256] = "", why_c[256] = "";
   cJSON *a = cJSON_CreateArray();
   if (!a) {

@@ -1,5 +1,7 @@
 /*
- * approval_seal.c — what the database keeps of an approval of exact args.
+ * approval_seal.c — what the database keeps of an approval of exact args
+ * (the digest itself is the store's, tg__seal_args in store/store.c; the
+ * key and the upgrade that seals old rows are this backend's).
  * The args may hold a credential the audit would mask (an approve-always
  * on write_file {"content": "aws=AKIA..."}), so the row never holds them:
  * it holds a keyed digest of their canonical text, which a call matches
@@ -29,7 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "store.h"
+#include "sqlite_store.h"
 #include "base/random.h"
 #include "base/util.h"
 
@@ -47,21 +49,6 @@ int tg__seal_key_load(sqlite3 *db, uint8_t key[TG_SHA256_SIZE]) {
   }
   sqlite3_finalize(st);
   return ok ? 0 : -ENOENT;
-}
-
-int tg__seal_args(const uint8_t key[TG_SHA256_SIZE], tg_redactor *r,
-                  const char *args_key, char **digest, char **preview) {
-  *digest = malloc(2 * TG_SHA256_SIZE + 1);
-  *preview = tg__redact_str(r, args_key);
-  if (!*preview) *preview = tg__strdup(args_key);
-  if (!*digest || !*preview) {
-    free(*digest);
-    free(*preview);
-    *digest = *preview = NULL;
-    return -ENOMEM;
-  }
-  tg__args_digest(key, args_key, *digest);
-  return 0;
 }
 
 /* ---- the upgrade to version 5 ---------------------------------------- */

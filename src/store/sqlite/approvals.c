@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "store.h"
+#include "sqlite_store.h"
 #include "base/util.h"
 
 /* ---- the snapshot the loop looks up ----------------------------------- */
@@ -136,11 +136,6 @@ int64_t tg__approvals_version(sqlite3 *db) {
     v = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
   return v;
-}
-
-int tg__approval_find(tg_store *st, tg_approval_query *q, int64_t *id) {
-  q->digest_key = st->seal_key;
-  return tg__snap_find(st->snap, q, id);
 }
 
 int64_t tg__approval_insert(sqlite3 *db, const tg_approval *a, const char *by,

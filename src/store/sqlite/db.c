@@ -17,7 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "store.h"
+#include "sqlite_store.h"
 #include "base/state_dir.h"
 #include "base/util.h"
 

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "store.h"
+#include "sqlite_store.h"
 #include "base/util.h"
 
 /* The folder holding file (a real path): ours or root's, and not open to

@@ -15,7 +15,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "store.h"
+#include "sqlite_store.h"
 #include "base/util.h"
 
 #define TG_APPLICATION_ID 0x74676174 /* "tgat" */

@@ -9,13 +9,14 @@
  * Every write makes the session when it is new (started now, the project
  * folder the agent gave, as given: it need not exist here), so a hook
  * installed in the middle of a session works. Session ids are the agent's
- * (hostile): checked like every session id, bound, never used as a path.
+ * (hostile): checked like every session id (store/session_api.c), bound,
+ * never used as a path.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "store.h"
+#include "sqlite_store.h"
 #include "base/util.h"
 
 typedef struct {
@@ -71,12 +72,11 @@ static int64_t agent_write(sqlite3 *db, void *arg, char *err, size_t errlen) {
   return rc;
 }
 
-int64_t tg__agent_session(tg_store *st, const char *id, const char *agent,
-                          const char *project, tg_agent_op op,
-                          char err[TG_ERRMSG]) {
-  if (tg__session_id_check(id, err) < 0) return -EINVAL;
+int64_t tg__sq_agent_session(tg_store *st, const char *id, const char *agent,
+                             const char *project, tg_agent_op op,
+                             char err[TG_ERRMSG]) {
   agent_w w = {id, agent, project, op, NULL, NULL, (int64_t)tg__wall_ms()};
-  return tg__store_write(st, agent_write, &w, err);
+  return tg__sq_write(tg__sq(st), agent_write, &w, err);
 }
 
 /* A Stop's usage and the mark it moves, in one savepoint: counted once
@@ -107,25 +107,22 @@ static int64_t stop_write(sqlite3 *db, void *arg, char *err, size_t errlen) {
   return rc < 0 ? rc : moved;
 }
 
-int tg__agent_stop(tg_store *st, const char *id, const char *agent,
-                   const char *project, const char *old_mark,
-                   const char *new_mark, const tg_usage *u, size_t n,
-                   char err[TG_ERRMSG]) {
-  if (tg__session_id_check(id, err) < 0) return -EINVAL;
+int tg__sq_agent_stop(tg_store *st, const char *id, const char *agent,
+                      const char *project, const char *old_mark,
+                      const char *new_mark, const tg_usage *u, size_t n,
+                      char err[TG_ERRMSG]) {
   stop_w s = {{id, agent, project, TG_AGENT_NOTE, old_mark, new_mark,
                (int64_t)tg__wall_ms()}, u, n};
-  int64_t rc = tg__store_write(st, stop_write, &s, err);
+  int64_t rc = tg__sq_write(tg__sq(st), stop_write, &s, err);
   return rc < 0 ? (int)rc : rc > 0;
 }
 
 /* Reads the session's turn and mark on the caller's connection. */
-int tg__agent_read(tg_store *st, const char *id, int64_t *turn, char **mark,
-                   char err[TG_ERRMSG]) {
-  if (turn) *turn = 0;
-  if (mark) *mark = NULL;
-  if (tg__session_id_check(id, err) < 0) return -EINVAL;
+int tg__sq_agent_read(tg_store *store, const char *id, int64_t *turn,
+                      char **mark, char err[TG_ERRMSG]) {
+  tg_sqlite *st = tg__sq(store);
   /* no flush: every write of these columns waited for its commit
-   * (tg__store_write), and a flush would take the write lock for a read */
+   * (tg__sq_write), and a flush would take the write lock for a read */
   sqlite3_stmt *q = NULL;
   int rc = sqlite3_prepare_v2(st->db, "SELECT turn, transcript_mark FROM"
                               " sessions WHERE id = ?1", -1, &q, NULL);
@@ -140,7 +137,7 @@ int tg__agent_read(tg_store *st, const char *id, int64_t *turn, char **mark,
     else rc = SQLITE_DONE;
   }
   if (rc != SQLITE_DONE)
-    tg__db_error(st->db, st->path, "cannot read its sessions", err);
+    tg__db_error(st->db, st->base.path, "cannot read its sessions", err);
   sqlite3_finalize(q);
   return rc == SQLITE_DONE ? 0 : -EIO;
 }

@@ -1,28 +1,12 @@
 /*
  * usage.c — the usage ledger: one row per model call (session, turn,
- * model, tokens, cost, time), summed per period for budgets (SPEC §6).
+ * model, tokens, cost, time), summed from a time for budgets.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "store.h"
-#include "base/timeparse.h"
+#include "sqlite_store.h"
 #include "base/util.h"
-
-int tg__usage_check(const tg_usage *u, char err[TG_ERRMSG]) {
-  if (!u || !u->model || !*u->model) {
-    tg__errf(err, TG_ERRMSG, "a usage record needs the model's name");
-    return -EINVAL;
-  }
-  if (u->input_tokens < 0 || u->output_tokens < 0 || !isfinite(u->cost) ||
-      u->cost < 0 || u->ts_ms < 0) {
-    tg__errf(err, TG_ERRMSG, "a usage record's tokens, cost and time are "
-             "numbers >= 0");
-    return -EINVAL;
-  }
-  return 0;
-}
 
 int tg__usage_insert(sqlite3 *db, const tg_usage *u, char *err,
                      size_t errlen) {
@@ -47,8 +31,8 @@ int tg__usage_insert(sqlite3 *db, const tg_usage *u, char *err,
   return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-int tg__usage_sum(sqlite3 *db, const tg_usage_filter *f, int64_t now_ms,
-                  tg_usage_total *out, char err[TG_ERRMSG]) {
+int tg__usage_sum(sqlite3 *db, const tg_usage_filter *f, tg_usage_total *out,
+                  char err[TG_ERRMSG]) {
   static const char sql[] =
       "SELECT count(*), total(input_tokens), total(output_tokens),"
       " total(cost) FROM usage WHERE ts >= ?1 AND (?2 = 0 OR ts < ?2)"
@@ -56,11 +40,6 @@ int tg__usage_sum(sqlite3 *db, const tg_usage_filter *f, int64_t now_ms,
   static const tg_usage_filter none;
   if (!f) f = &none;
   int64_t since = f->since_ms;
-  if (f->period && (since = tg__period_start(f->period, now_ms)) < 0) {
-    tg__errf(err, TG_ERRMSG, "unknown period '%s' (" TG_PERIODS ")",
-             f->period);
-    return -EINVAL;
-  }
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
   if (rc == SQLITE_OK) {

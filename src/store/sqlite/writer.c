@@ -38,7 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "store.h"
+#include "sqlite_store.h"
 #include "base/closer.h"
 #include "base/util.h"
 
@@ -57,7 +57,7 @@ typedef struct {
 } async_box;
 
 struct tg_writer {
-  tg_store *st;
+  tg_sqlite *st;
   sqlite3 *db;               /* the thread's connection */
   int shared;                /* db is st->db (":memory:") */
   sqlite3_stmt *insert;
@@ -323,13 +323,13 @@ static void writer_main(void *arg) {
 /* ---- on the loop -------------------------------------------------------- */
 
 static void report_failures(tg_writer *w, int n, const char *msg) {
-  cJSON *d = tg__event_data(w->st->core, NULL); /* NULL: nobody listens */
+  cJSON *d = tg__event_data(w->st->base.core, NULL); /* NULL: nobody listens */
   if (d) {
-    cJSON_AddStringToObject(d, "db", w->st->path);
+    cJSON_AddStringToObject(d, "db", w->st->base.path);
     cJSON_AddStringToObject(d, "error", msg);
     cJSON_AddNumberToObject(d, "lost", n);
   }
-  tg__emit(w->st->core, NULL, "store_error", NULL, d);
+  tg__emit(w->st->base.core, NULL, "store_error", NULL, d);
 }
 
 static void settle(tg_writer *w, size_t n) {
@@ -441,7 +441,7 @@ int tg__writer_flush(tg_writer *w) {
 }
 
 void tg__writer_drain(tg_writer *w) {
-  uv_loop_t *loop = w->st->core->loop;
+  uv_loop_t *loop = w->st->base.core->loop;
   while (w->pending) uv_run(loop, UV_RUN_ONCE);
 }
 
@@ -461,16 +461,16 @@ static int init_sync(tg_writer *w, char err[TG_ERRMSG]) {
   return 0;
 fail:
   tg__errf(err, TG_ERRMSG, "database %s: cannot set up its writer thread",
-           w->st->path);
+           w->st->base.path);
   return -1;
 }
 
 static int start_async(tg_writer *w, char err[TG_ERRMSG]) {
   async_box *b = calloc(1, sizeof *b);
-  if (!b || uv_async_init(w->st->core->loop, &b->async, async_cb) < 0) {
+  if (!b || uv_async_init(w->st->base.core->loop, &b->async, async_cb) < 0) {
     free(b);
     tg__errf(err, TG_ERRMSG, "database %s: cannot set up its writer "
-             "thread", w->st->path);
+             "thread", w->st->base.path);
     return -1;
   }
   b->w = w;
@@ -487,7 +487,7 @@ static void close_async(tg_writer *w) {
   w->box = NULL;
 }
 
-tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
+tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
                             const tg_audit_caps *caps, char err[TG_ERRMSG]) {
   tg_writer *w = calloc(1, sizeof *w);
   if (!w) {
@@ -507,7 +507,7 @@ tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
   tg__db_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, 0);
   sqlite3_wal_hook(db, wal_hook, w);
   if (tg__audit_prepare(db, &w->insert) != SQLITE_OK) {
-    tg__db_error(db, st->path, "cannot prepare its audit insert", err);
+    tg__db_error(db, st->base.path, "cannot prepare its audit insert", err);
     goto fail;
   }
   if (init_sync(w, err) < 0) goto fail;
@@ -515,7 +515,7 @@ tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
   w->data_version = int_query(db, "PRAGMA data_version");
   w->approvals_version = tg__approvals_version(db);
   if (!(st->snap = tg__snap_load(db, (int64_t)tg__wall_ms()))) {
-    tg__db_error(db, st->path, "cannot read its approvals", err);
+    tg__db_error(db, st->base.path, "cannot read its approvals", err);
     tg__writer_stop(w);
     return NULL;
   }
@@ -525,7 +525,7 @@ tg_writer *tg__writer_start(tg_store *st, sqlite3 *db,
   }
   if (uv_thread_create(&w->thread, writer_main, w) < 0) {
     tg__errf(err, TG_ERRMSG, "database %s: cannot start its writer thread",
-             st->path);
+             st->base.path);
     tg__writer_stop(w);
     return NULL;
   }

@@ -1,6 +1,8 @@
 /*
- * memory.c — memories: recorded for one session or one project, recalled
- * by full-text relevance (FTS5 bm25 over kind and content). A recall query
+ * memory.c — memories, for the backend's table (store.h; the checks and
+ * masks are store/memory_api.c's): recorded for one session or one
+ * project, recalled by full-text relevance (FTS5 bm25 over kind and
+ * content). A recall query
  * is natural text (an agent's question), so it is taken as words — each
  * quoted, any may match — never as FTS5 syntax that could fail to parse.
  * Project scope is matched on the project's real path, so two folders are
@@ -10,8 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "store.h"
-#include "base/project.h"
+#include "sqlite_store.h"
 #include "base/util.h"
 
 typedef struct {
@@ -44,62 +45,11 @@ static int64_t memory_insert(sqlite3 *db, void *arg, char *err,
   return rc == SQLITE_DONE ? (int64_t)sqlite3_last_insert_rowid(db) : -EIO;
 }
 
-/* "session" or "project" (NULL: session); NULL for anything else. */
-static const char *scope_of(const char *s) {
-  if (!s || !strcmp(s, "session")) return "session";
-  return !strcmp(s, "project") ? "project" : NULL;
-}
-
-int64_t tg_memory_record(tg_store *st, const tg_memory *m,
-                         char err[TG_ERRMSG]) {
-  const char *scope = m ? scope_of(m->scope) : NULL;
-  if (!m || !m->kind || !*m->kind || strlen(m->kind) > 256 || !m->content ||
-      !*m->content) {
-    tg__errf(err, TG_ERRMSG, "a memory needs its kind (1 to 256 bytes) and "
-             "its content");
-    return -EINVAL;
-  }
-  if (strlen(m->content) > TG_MESSAGE_MAX) {
-    tg__errf(err, TG_ERRMSG, "a memory's content is at most %u bytes",
-             TG_MESSAGE_MAX);
-    return -EINVAL;
-  }
-  if (!scope) {
-    tg__errf(err, TG_ERRMSG, "a memory's scope is \"session\" or "
-             "\"project\", not '%s'", m->scope);
-    return -EINVAL;
-  }
-  int project_scope = !strcmp(scope, "project");
-  if (!project_scope && (!m->session || !*m->session)) {
-    tg__errf(err, TG_ERRMSG, "a memory of a session needs the session");
-    return -EINVAL;
-  }
-  char *project = project_scope ? tg__project_dir(m->project, err) : NULL;
-  if (project_scope && !project) return -EINVAL;
-  char *meta = m->metadata ? tg_json_print(m->metadata, 0) : NULL;
-  int64_t rc;
-  if (m->metadata && !meta) {
-    tg__errf(err, TG_ERRMSG, "out of memory");
-    rc = -ENOMEM;
-  } else if (meta && strlen(meta) > TG_MESSAGE_MAX) {
-    tg__errf(err, TG_ERRMSG, "a memory's metadata is at most %u bytes of "
-             "JSON", TG_MESSAGE_MAX);
-    rc = -EINVAL;
-  } else {
-    tg_redactor *r = st->core ? &st->core->redact : NULL;
-    char *content = tg__redact_str(r, m->content);
-    char *meta_red = tg__redact_str(r, meta);
-    tg_memory masked = *m;
-    if (content) masked.content = content;
-    memory_w w = {&masked, scope, project, meta_red ? meta_red : meta,
-                  (int64_t)tg__wall_ms()};
-    rc = tg__store_write(st, memory_insert, &w, err);
-    free(content);
-    free(meta_red);
-  }
-  free(meta);
-  free(project);
-  return rc;
+int64_t tg__sq_memory_add(tg_store *st, const tg_memory *m,
+                          const char *project, const char *metadata,
+                          char err[TG_ERRMSG]) {
+  memory_w w = {m, m->scope, project, metadata, (int64_t)tg__wall_ms()};
+  return tg__sq_write(tg__sq(st), memory_insert, &w, err);
 }
 
 /* ---- recall ------------------------------------------------------------- */
@@ -175,24 +125,12 @@ static cJSON *memory_row(sqlite3_stmt *q) {
   return o;
 }
 
-cJSON *tg_memory_recall(tg_store *st, const tg_recall_filter *f,
-                        char err[TG_ERRMSG]) {
+cJSON *tg__sq_memory_recall(tg_store *store, const tg_recall_filter *f,
+                            const char *project, char err[TG_ERRMSG]) {
+  tg_sqlite *st = tg__sq(store);
   err[0] = '\0';
-  if (!f || !f->query) {
-    tg__errf(err, TG_ERRMSG, "recall what? (no query)");
-    return NULL;
-  }
   int want_s = !f->scope || !strcmp(f->scope, "session");
   int want_p = !f->scope || !strcmp(f->scope, "project");
-  if (!want_s && !want_p) {
-    tg__errf(err, TG_ERRMSG, "a recall's scope is \"session\" or "
-             "\"project\" (or none: both), not '%s'", f->scope);
-    return NULL;
-  }
-  if (strlen(f->query) > 65536) {
-    tg__errf(err, TG_ERRMSG, "a recall query is at most 65536 bytes");
-    return NULL;
-  }
   int nomem = 0;
   char *q = words_query(f->query, &nomem);
   if (nomem) {
@@ -201,9 +139,8 @@ cJSON *tg_memory_recall(tg_store *st, const tg_recall_filter *f,
   }
   cJSON *out = cJSON_CreateArray();
   if (!q || !out) return out; /* no words: nothing matches */
-  char *project = want_p ? tg__project_dir(f->project, NULL) : NULL;
   sqlite3_stmt *s = NULL;
-  int rc = tg__store_flushed(st, err) < 0 ? SQLITE_ERROR
+  int rc = tg__sq_flushed(st, err) < 0 ? SQLITE_ERROR
            : sqlite3_prepare_v2(st->db, recall_sql, -1, &s, NULL);
   if (rc == SQLITE_OK) {
     sqlite3_bind_text(s, 1, q, -1, SQLITE_STATIC);
@@ -229,7 +166,6 @@ cJSON *tg_memory_recall(tg_store *st, const tg_recall_filter *f,
     out = NULL;
   }
   sqlite3_finalize(s);
-  free(project);
   free(q);
   return out;
 }

@@ -1,8 +1,9 @@
 /*
  * audit.c — the audit trail: one row of `calls` per call, whatever its end
- * (SPEC §5). Rows are written by the writer thread (writer.c) from the
- * record the chain hands over (core/sink.h): the args and the result are
- * printed there, off the loop, and kept up to audit_args_max /
+ * (what was asked, how it was judged, how it ended). Rows are written by
+ * the writer thread (writer.c) from the record the chain hands over
+ * (core/sink.h): the args and the result are printed there, off the
+ * loop, and kept up to audit_args_max /
  * audit_result_max bytes (cut at a UTF-8 boundary, the full size kept
  * beside). Read back as JSON for `toolgate log` and hosts.
  */
@@ -10,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "store.h"
+#include "sqlite_store.h"
 #include "base/util.h"
 
-/* The one INSERT of a call row: the audit and import (export.c) share it. */
+/* The one INSERT of a call row: the audit and the import (import.c) share it. */
 const char tg__audit_insert_sql[] =
     "INSERT INTO calls (call_id, session, turn, tool, args, args_bytes,"
     " args_cut, verdict, rule, rule_where, reason, approval, approval_id,"

@@ -3,7 +3,7 @@
  * validated many times. The public functions (tg_schema_compile,
  * tg_schema_validate, tg_schema_errors, tg_schema_free) are declared in
  * include/toolgate.h; this adds what toolgate itself and its tests need.
- * What is supported, and how `pattern` reads: README.md, "JSON Schema".
+ * What is supported, and how `pattern` reads: docs/json-schema.md.
  */
 #ifndef TG_SCHEMA_H
 #define TG_SCHEMA_H

@@ -259,7 +259,7 @@ static int k_pattern(sc_compiler *c, sc_node *n, const cJSON *v,
 
 static int k_format(sc_compiler *c, sc_node *n, const cJSON *v,
                     const seg *at, const sc_scope *sc, int depth) {
-  /* an annotation only (README: "JSON Schema") */
+  /* an annotation only (docs/json-schema.md) */
   return cJSON_IsString(v) ? 0 : tg__sc_bad_kw(c, at, "format", "must be a string");
 }
 

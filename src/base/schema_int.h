@@ -76,7 +76,7 @@ void tg__sc_arena_free(sc_arena *a);
 typedef struct sc_regex sc_regex;
 typedef struct sc_matcher sc_matcher; /* per validation: match data */
 
-/* Compiles an ECMA-262 pattern (see the README's "JSON Schema"). NULL
+/* Compiles an ECMA-262 pattern (see docs/json-schema.md). NULL
  * with why in err when it does not compile or is not ECMA-262. */
 sc_regex *tg__sc_regex_new(const char *pattern, char *err, size_t errlen);
 void tg__sc_regex_free(sc_regex *re);

@@ -28,7 +28,7 @@
 #include "schema_int.h"
 #include "util.h"
 
-/* A few milliseconds of backtracking at most per match (README). */
+/* A few milliseconds of backtracking at most per match (docs/json-schema.md). */
 #define MATCH_LIMIT 200000
 #define DEPTH_LIMIT 10000
 #define HEAP_LIMIT_KIB 16384

@@ -4,8 +4,8 @@
  * approval_timeout_ms counts as a reject. The answer may come at once or
  * much later; other calls go on meanwhile.
  *
- * Approve-always is remembered as SPEC §1 says: these exact args, a glob
- * on one argument, or the whole tool; for the session or the project;
+ * Approve-always is remembered at the grain a person chose: these
+ * exact args, a glob on one argument, or the whole tool; for the session or the project;
  * until a time or forever (core/approval.h has the rule). With storage on
  * the store keeps it (core->sink) and every runtime on the database
  * honours it; until the store has it, and always with storage off, it is

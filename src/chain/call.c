@@ -2,7 +2,7 @@
  * call.c — starting a call, driving its stages in order, cancelling it,
  * and ending it: call_end event, outcome to the caller, memory freed.
  *
- * Stage order (SPEC §1): recover and events wrap everything here; then
+ * Stage order (docs/policies.md, "The chain"): recover and events wrap everything here; then
  * authorize, pre-hooks, (rules again after a rewrite), validate, approve,
  * execute (result limit, retry, timeout, progress, execute), post-hooks.
  */
@@ -473,7 +473,7 @@ static tg_step stage_rejudge(tg_call *c) {
   return tg__stage_authorize(c);
 }
 
-/* The stage order of SPEC §1, in one table: what runs, where the call
+/* The chain's stage order, in one table: what runs, where the call
  * goes next, and where it goes when the stage ends it (before validation
  * nothing has run, so straight to the end; after, post-hooks still run). */
 typedef struct {

@@ -1,6 +1,7 @@
 /*
- * call.h — one call's state machine. call.c drives the stages in SPEC §1
- * order; each stage lives in its own file and either finishes at once
+ * call.h — one call's state machine. call.c drives the stages in the
+ * chain's order (docs/policies.md, "The chain"); each stage lives in its
+ * own file and either finishes at once
  * (TG_NEXT), ends the call (TG_END), or returns TG_WAIT after arranging for
  * a callback (approval answer, back-off timer, tool finish) that resumes
  * the machine with tg__call_advance.

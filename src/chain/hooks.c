@@ -51,7 +51,7 @@ static void fail_hook(tg_call *c, const char *msg) {
 
 /* A post-hook that fails or aborts withholds the result: no copy of it
  * stays with the call, so neither the outcome nor a later event nor a later
- * post-hook can carry it (README, "Withheld results"). */
+ * post-hook can carry it (docs/policies.md). */
 static void withhold_result(tg_call *c) {
   cJSON_Delete(c->result);
   c->result = NULL;

@@ -1,6 +1,6 @@
 /*
- * tool_layers.c — the C layers around a call's tool (core/layers.h,
- * SPEC §6): before_tool once the call has passed the rules, hooks,
+ * tool_layers.c — the C layers around a call's tool (core/layers.h):
+ * before_tool once the call has passed the rules, hooks,
  * validation and approval, just before its first attempt; after_tool
  * when that call ends, with its status. A call that never reaches its
  * tool (denied, aborted, answered by a pre-hook) runs neither. With no

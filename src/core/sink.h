@@ -53,7 +53,7 @@ typedef struct tg_sink {
   /* Queues rec; rec->committed runs later, never before this returns. */
   void (*audit)(void *ud, tg_audit_rec *rec);
   /* Is q covered by a stored approval? 1 with its id in *id, else 0.
-   * Reads on the calling thread (an indexed lookup: README, "Storage"). */
+   * Reads on the calling thread (an indexed lookup: docs/storage.md). */
   int (*approval_find)(void *ud, tg_approval_query *q, int64_t *id);
   /* Queues a to be stored (strings copied): 0, and stored(arg, id) runs
    * later on the loop thread with its row id (0: it could not be stored);

@@ -1,5 +1,5 @@
 /*
- * chat.c — the chat side's entry points (SPEC §6, toolgate.h "the chat
+ * chat.c — the chat side's entry points (toolgate.h "the chat
  * side"): the clock, turns, chats and their layers, the usage that feeds
  * the budgets, notifications and the progress manager. The runtime is the
  * one place that sees both the C layers (core) and the policies' (the

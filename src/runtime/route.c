@@ -1,5 +1,5 @@
 /*
- * route.c — model routing (SPEC §6; toolgate.h tg_route): the host's
+ * route.c — model routing (toolgate.h tg_route): the host's
  * models configuration gives the baseline, the policies' routing hooks
  * adjust it in order, then the provider fallback routes around models
  * marked unavailable. The decision, with every hook that changed it and

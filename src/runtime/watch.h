@@ -1,5 +1,5 @@
 /*
- * watch.h — two of the reload triggers of SPEC §2: a watch on the policies
+ * watch.h — two of the reload triggers: a watch on the policies
  * folder (uv_fs_event, debounced with a uv_timer) and a signal (SIGHUP,
  * only when the host asks for it). Both call tg__reload on the loop, so a
  * reload never runs in the middle of a stage. The third trigger, the

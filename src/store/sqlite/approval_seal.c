@@ -12,7 +12,7 @@
  * schema reaches version 5 and kept in the database's `keys` table, which
  * only toolgate reads. Why in the database rather than a 0600 file beside
  * it: the key is no more exposed than the rows it keys (one private file,
- * README "Storage"), and it travels with them — a database copied, moved
+ * docs/storage.md), and it travels with them — a database copied, moved
  * or restored without a second file would otherwise lose every approval
  * of exact args, and a second file is one more path to create safely. What
  * the key buys: a digest seen outside the database (a row pasted in a bug

@@ -4,7 +4,7 @@
  * for a moment: `toolgate log --follow`, a second runtime),
  * synchronous=NORMAL and, for files, WAL: a commit is durable across a
  * crash of the process; a power loss may take the commits since the last
- * checkpoint (README, "Storage").
+ * checkpoint (docs/storage.md).
  *
  * Whatever is wrong with the file is said at open, naming it: missing, not
  * a regular file, not private (db_private.c), unwritable, not a database,

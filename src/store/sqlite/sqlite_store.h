@@ -10,7 +10,7 @@
  *     records, approvals — in batches, one transaction each, and hands each
  *     item back to the loop (uv_async) once it is committed; the loop keeps
  *     a second connection for the few reads it makes itself (an approval
- *     lookup when a call asks: an indexed read, README "Storage");
+ *     lookup when a call asks: an indexed read, docs/storage.md);
  *   - a store opened on its own: one connection, every query on the
  *     caller's thread (the CLI's log and approvals).
  * SQLite never runs on the loop thread for a write.

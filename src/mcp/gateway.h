@@ -38,7 +38,7 @@ typedef struct gw_relay {
 
 /* A client's prompts/get or resources/read, passed to an upstream. */
 typedef struct {
-  mcp_server *s;
+  mcp_session *ss;         /* the client that asked */
   cJSON *id;
   int stateless;
 } gw_pass;

@@ -1,9 +1,14 @@
 /*
  * mcp.h — what the MCP front is made of, shared by its files:
  *
- *   server.c    the server object, the client's stream, the method table,
- *               the handshake (initialize, server/discover, ping), each
- *               request's protocol era, log notifications
+ *   server.c    the protocol: the server object, the method table, the
+ *               handshake (initialize, server/discover, ping), each
+ *               request's protocol era, log notifications, the sessions
+ *   session.c   one client (one connection): its negotiated version and
+ *               capabilities, its calls in flight, our requests to it,
+ *               its log level; answering it through its transport
+ *   transport.h how messages reach a client (send, received, closed);
+ *               transport_stdio.c: stdin/stdout, the first transport
  *   tools.c     tools/list and tools/call: calls in flight, progress,
  *               cancellation, outcomes as CallToolResults
  *   approval.c  an `ask`: elicitation/create to the client (2025 era), an
@@ -12,12 +17,13 @@
  *   gateway.c   the upstream MCP servers' tools, prompts and resources
  *   forward.c   a call of an upstream tool, forwarded (gateway.h)
  *   upstream.c  one upstream server: its process, era, requests
- *   jsonrpc.c   newline-delimited JSON-RPC on a pair of streams
+ *   jsonrpc.c   JSON-RPC messages;  framing.c  newline-delimited
+ *               JSON-RPC on a pair of streams (stdio, upstream servers)
  *   config.c    toolgate.lua;  log.c  the log (stderr or a file)
  *
  * Two protocol eras share one server. The 2025 era (2025-06-18,
- * 2025-11-25) has a session: initialize negotiates the version and tells
- * the client's capabilities once. The stateless 2026-07-28 era carries
+ * 2025-11-25) has a session (mcp_session): initialize negotiates the
+ * version and tells the client's capabilities once. The stateless 2026-07-28 era carries
  * them in each request's params._meta (MCP_META_VERSION, MCP_META_CAPS):
  * a request is handled in the era it says it is in.
  */
@@ -29,6 +35,7 @@
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "jsonrpc.h"
+#include "transport.h"
 #include "log.h"
 #include "server.h"
 
@@ -47,6 +54,7 @@ typedef struct mcp_call mcp_call;
 typedef struct mcp_pending mcp_pending;
 typedef struct mcp_gateway mcp_gateway;
 typedef struct mcp_states mcp_states;
+typedef struct mcp_session mcp_session;
 
 /* One request as its handler sees it. */
 typedef struct {
@@ -60,9 +68,10 @@ typedef struct {
 } mcp_req;
 
 /* A server-to-client request waiting for its answer (elicitation). */
-typedef void (*mcp_answer_fn)(mcp_server *s, const cJSON *result,
+typedef void (*mcp_answer_fn)(mcp_session *ss, const cJSON *result,
                               const cJSON *error, void *ud);
 struct mcp_pending {
+  mcp_session *ss;       /* the client asked */
   double id;
   mcp_answer_fn fn;      /* NULL: withdrawn, the answer is dropped */
   void *ud;
@@ -71,7 +80,7 @@ struct mcp_pending {
 
 /* A tools/call in flight. */
 struct mcp_call {
-  mcp_server *s;
+  mcp_session *ss;       /* NULL: orphaned (the server has gone) */
   mcp_call *prev, *next;
   cJSON *id;             /* the request's id (a copy) */
   char call_id[48];      /* the chain's call id: "mcp-N" */
@@ -103,17 +112,17 @@ typedef struct {
   int have_digest;
 } mcp_tool_cache;
 
-struct mcp_server {
-  tg_runtime *rt;
-  uv_loop_t *loop;
-  mcp_options opt;
-  mcp_log *log;
-  jrpc_conn *conn;
-  int stopping, ended;
+/* One client: what it negotiated and what is in flight with it. The
+ * protocol state of a connection; the bytes are its transport's. */
+struct mcp_session {
+  mcp_server *s;
+  mcp_session *next;     /* s->sessions */
+  mcp_transport *t;
+  int ended;             /* the client has gone (its transport closed) */
   /* the 2025-era session */
   int initialized;       /* initialize was answered */
   char version[16];      /* the negotiated version */
-  cJSON *session_caps;   /* the client's capabilities (initialize) */
+  cJSON *caps;           /* the client's capabilities (initialize) */
   cJSON *meta_session, *meta_stateless; /* call.metadata of each era */
   char client_name[64];
   int log_level;         /* logging/setLevel; notifications at or above */
@@ -121,56 +130,87 @@ struct mcp_server {
   /* calls in flight and server-to-client requests */
   mcp_call *calls;
   size_t ncalls;
-  uint64_t next_call;
   mcp_pending *pending;
   double next_request;
   cJSON *held;           /* requests that came while the gateway settled
                             (an array of the messages) */
+  /* while the client does not read (the transport is congested): the
+   * list_changed notices owed to it (bits of session.c's `owed`), and
+   * how many progress and log notifications were dropped */
+  unsigned owed;
+  uint64_t dropped;
+};
+
+struct mcp_server {
+  tg_runtime *rt;
+  uv_loop_t *loop;
+  mcp_options opt;
+  mcp_log *log;
+  int stopping;
+  mcp_session *sessions; /* one per connected client */
+  uint64_t next_call;
   /* tools */
   mcp_tool_cache tools;
   unsigned tools_version; /* bumped when the C tools change (gateway) */
   int subscription;
   mcp_states *states;    /* requestState key and the used ones */
   mcp_gateway *gw;       /* NULL: no upstream servers */
-  /* while the client does not read (jrpc_congested): the list_changed
-   * notices owed to it (bits of server.c's `owed`), and how many progress
-   * and log notifications were dropped */
-  unsigned owed;
-  uint64_t dropped;
 };
 
 /* ---- server.c ------------------------------------------------------------ */
 
-/* Answers req with result (taken): resultType "complete" is added for a
- * 2026-07-28 request that has none. */
-void mcp_reply(mcp_server *s, const mcp_req *req, cJSON *result);
-void mcp_reply_error(mcp_server *s, const cJSON *id, int code,
-                     const char *message, cJSON *data);
-/* A notification to the client (params taken). */
-void mcp_notify(mcp_server *s, const char *method, cJSON *params);
-/* Sends a request to the client; fn gets its answer. Returns the pending
- * entry (to withdraw with mcp_withdraw), or NULL when it could not be
- * sent. */
-mcp_pending *mcp_ask_client(mcp_server *s, const char *method, cJSON *params,
-                            mcp_answer_fn fn, void *ud);
-/* The answer will not be wanted: it is dropped when it comes, and the
- * client is told (notifications/cancelled). */
-void mcp_withdraw(mcp_server *s, mcp_pending *p, const char *reason);
+/* A new session for a client that connected on t: t's events go to it
+ * from now on (transport.h). NULL when out of memory. */
+mcp_session *mcp_server_connect(mcp_server *s, mcp_transport *t);
+/* Starts the upstream servers (the gateway). */
+int mcp_server_start_upstreams(mcp_server *s, char err[TG_ERRMSG]);
+/* One message from the session's client: checked, then handled. */
+void mcp_server_handle(mcp_session *ss, cJSON *msg);
 /* The requests held while the gateway settled are handled now, in the
  * order they came. */
 void mcp_release_held(mcp_server *s);
 /* Does this request's client accept elicitation/create (form mode)? */
 int mcp_can_elicit(const mcp_req *req);
-/* A log line, and the same as a notifications/message to a 2025-era
+/* The session to put a question to that no request of a client caused
+ * (an upstream server's elicitation, its input_required): an initialized
+ * one whose client accepts elicitation, or NULL. */
+mcp_session *mcp_server_asker(mcp_server *s);
+/* A log line, and the same as a notifications/message to each 2025-era
  * client that wants that level. */
 void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A notification (no params) to each initialized 2025-era client. */
+void mcp_notify_sessions(mcp_server *s, const char *method);
+
+/* ---- session.c ----------------------------------------------------------- */
+
+mcp_session *mcp_session_new(mcp_server *s, mcp_transport *t);
+/* Frees the session: its calls still running are orphaned, its
+ * transport closed. */
+void mcp_session_free(mcp_session *ss);
+/* Answers req with result (taken): resultType "complete" is added for a
+ * 2026-07-28 request that has none. */
+void mcp_reply(mcp_session *ss, const mcp_req *req, cJSON *result);
+void mcp_reply_error(mcp_session *ss, const cJSON *id, int code,
+                     const char *message, cJSON *data);
+/* A notification to the client (params taken). */
+void mcp_notify(mcp_session *ss, const char *method, cJSON *params);
+/* Sends a request to the client; fn gets its answer. Returns the pending
+ * entry (to withdraw with mcp_withdraw), or NULL when it could not be
+ * sent. */
+mcp_pending *mcp_ask_client(mcp_session *ss, const char *method,
+                            cJSON *params, mcp_answer_fn fn, void *ud);
+/* The answer will not be wanted: it is dropped when it comes, and the
+ * client is told (notifications/cancelled). */
+void mcp_withdraw(mcp_pending *p, const char *reason);
+/* A response from the client to one of our requests. */
+void mcp_session_response(mcp_session *ss, const jrpc_msg *m);
 
 /* ---- tools.c ------------------------------------------------------------- */
 
-void mcp_tools_list(mcp_server *s, const mcp_req *req);
-void mcp_tools_call(mcp_server *s, const mcp_req *req);
-void mcp_cancelled(mcp_server *s, const cJSON *params);
+void mcp_tools_list(mcp_session *ss, const mcp_req *req);
+void mcp_tools_call(mcp_session *ss, const mcp_req *req);
+void mcp_cancelled(mcp_session *ss, const cJSON *params);
 /* Is name a tool the client may call (listed after the expose filter)? */
 int mcp_tool_exposed(mcp_server *s, const char *name);
 /* The tools as the client sees them (refreshed when the generation or the
@@ -179,9 +219,10 @@ const cJSON *mcp_tool_list(mcp_server *s);
 /* After a reload or an upstream change: tells a 2025-era client
  * notifications/tools/list_changed if the list it would get changed. */
 void mcp_tools_maybe_changed(mcp_server *s);
-/* Cancels every call in flight (stop). */
-void mcp_calls_cancel_all(mcp_server *s);
-void mcp_calls_free(mcp_server *s);
+/* Cancels every call of the session in flight (stop). */
+void mcp_calls_cancel_all(mcp_session *ss);
+/* Orphans the session's calls still running (their done frees them). */
+void mcp_calls_free(mcp_session *ss);
 
 /* The call a chain call id belongs to, or NULL. */
 mcp_call *mcp_call_by_call_id(mcp_server *s, const char *call_id);
@@ -191,12 +232,13 @@ mcp_call *mcp_call_by_call_id(mcp_server *s, const char *call_id);
 /* The runtime's approver (tg_runtime_set_approver(rt, mcp_approver, s)). */
 void mcp_approver(tg_runtime *rt, const tg_approval_request *req, void *ud);
 /* A call ends or is cancelled while its ask waits on the client. */
-void mcp_approval_drop(mcp_server *s, mcp_call *c);
+void mcp_approval_drop(mcp_call *c);
 /* The user's answer a retried 2026-07-28 tools/call carries with its
  * requestState (inputResponses), checked and set as c's preset answer.
  * 0 (also when there is none), or -1 when it has answered the request
  * with an error. */
-int mcp_read_input_response(mcp_server *s, const mcp_req *req, mcp_call *c);
+int mcp_read_input_response(mcp_session *ss, const mcp_req *req,
+                            mcp_call *c);
 
 /* ---- reqstate.c ---------------------------------------------------------- */
 
@@ -231,7 +273,7 @@ cJSON *mcp_gateway_tool(mcp_server *s, const char *name);
 int mcp_gateway_offered(const mcp_server *s, const char *tool);
 /* The prompts and resources methods: forwarded to the upstream that owns the
  * name; 0 when the gateway handled the method, -1 when it has none. */
-int mcp_gateway_request(mcp_server *s, const mcp_req *req);
+int mcp_gateway_request(mcp_session *ss, const mcp_req *req);
 /* The capabilities the gateway adds (prompts, resources) to cap. */
 void mcp_gateway_capabilities(mcp_server *s, cJSON *caps);
 /* Are upstream servers still having their first go at starting? The

@@ -1,6 +1,7 @@
 /*
  * server.h — the MCP server: toolgate's tools, and the tools of the MCP
- * servers it fronts, offered to an MCP client over stdio, every call
+ * servers it fronts, offered to MCP clients (over stdio: transport.h says
+ * how another transport plugs in), every call
  * started through the public API (include/toolgate.h) like the CLI's and
  * the Lua module's. This is the front's face to its command (`toolgate
  * serve`, src/cli/serve_cmd.c); what the server is made of is in mcp.h.
@@ -48,7 +49,8 @@ typedef struct {
  * approver and subscribes to its events. NULL with err on failure. */
 mcp_server *mcp_server_new(tg_runtime *rt, const mcp_options *o,
                            char err[TG_ERRMSG]);
-/* Starts serving on the descriptors (0 and 1), and the upstream servers. */
+/* Starts serving one client on the descriptors (0 and 1) with the stdio
+ * transport (transport_stdio.c), and the upstream servers. */
 int mcp_server_start(mcp_server *s, int in_fd, int out_fd,
                      char err[TG_ERRMSG]);
 /* Stops: cancels the calls in flight (they end as the loop turns), stops

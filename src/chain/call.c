@@ -691,8 +691,10 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
   return c;
 }
 
+/* approver: the call's own (NULL: the runtime's, if any). */
 static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
-                      tg_fixture *fixture, tg_done_cb done, void *ud,
+                      tg_fixture *fixture, tg_approver_cb approver,
+                      void *approver_ud, tg_done_cb done, void *ud,
                       char err[TG_ERRMSG]) {
   int rc = check_request(ch, req, err);
   if (rc < 0) return rc;
@@ -721,6 +723,8 @@ static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
   c->done_ud = ud;
   c->depth = depth;
   c->fixture = fixture;
+  c->approver = approver;
+  c->approver_ud = approver_ud;
   if (!c->tool && fixture && fixture->stand_in &&
       strcmp(fixture->stand_in->name, c->tool_name) == 0)
     c->tool = fixture->stand_in; /* an agent's own tool: judged, never run */
@@ -733,13 +737,20 @@ static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
 
 int tg__chain_call_start(tg_chain *ch, const tg_call_request *req, tg_done_cb done,
                   void *ud, char err[TG_ERRMSG]) {
-  return start_call(ch, req, 0, NULL, done, ud, err);
+  return start_call(ch, req, 0, NULL, NULL, NULL, done, ud, err);
+}
+
+int tg__chain_call_start_approved(tg_chain *ch, const tg_call_request *req,
+                                  tg_approver_cb approver, void *approver_ud,
+                                  tg_done_cb done, void *ud,
+                                  char err[TG_ERRMSG]) {
+  return start_call(ch, req, 0, NULL, approver, approver_ud, done, ud, err);
 }
 
 int tg__chain_call_fixture(tg_chain *ch, const tg_call_request *req,
                            tg_fixture *f, tg_done_cb done, void *ud,
                            char err[TG_ERRMSG]) {
-  return start_call(ch, req, 0, f, done, ud, err);
+  return start_call(ch, req, 0, f, NULL, NULL, done, ud, err);
 }
 
 int tg__call_start_nested(tg_chain *ch, const tg_call_request *req,
@@ -750,7 +761,8 @@ int tg__call_start_nested(tg_chain *ch, const tg_call_request *req,
              "itself?)", TG_MAX_CALL_DEPTH);
     return -ELOOP;
   }
-  return start_call(ch, req, parent_depth + 1, NULL, done, ud, err);
+  return start_call(ch, req, parent_depth + 1, NULL, NULL, NULL, done, ud,
+                    err);
 }
 
 int tg__chain_cancel(tg_chain *ch, const char *call_id) {

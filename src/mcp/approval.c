@@ -14,6 +14,12 @@
  *   a client that cannot be asked: the fallback (reject, saying approval
  *     was not possible here; or allow).
  *
+ * Each call the client makes carries its own approver (mcp_call_approver,
+ * given when the call starts): the call it asks for is at hand, with its
+ * session and what its request said. The runtime's approver (mcp_approver)
+ * hears only the calls a tool makes itself, which no client can be asked
+ * about.
+ *
  * The question is one form: decision (approve, always_args, always_tool,
  * reject) and optional guidance for the agent.
  */
@@ -232,11 +238,19 @@ static void fallback(mcp_server *s, uint64_t approval_id, const char *why) {
 }
 
 void mcp_approver(tg_runtime *rt, const tg_approval_request *r, void *ud) {
-  mcp_server *s = ud;
-  mcp_call *c = mcp_call_by_call_id(s, r->call_id);
-  if (!c)
-    return fallback(s, r->approval_id, "the call did not come from the MCP "
-                    "client (a tool's own call), so no one can be asked");
+  fallback(ud, r->approval_id, "the call did not come from the MCP client (a "
+           "tool's own call), so no one can be asked");
+}
+
+void mcp_call_approver(tg_runtime *rt, const tg_approval_request *r,
+                       void *ud) {
+  mcp_call *c = ud;
+  if (!c->ss) { /* orphaned: the server has gone */
+    tg_approval_answer(rt, r->approval_id, TG_ANSWER_UNAVAILABLE,
+                       TG_SCOPE_TOOL, "the MCP server has stopped");
+    return;
+  }
+  mcp_server *s = c->ss->s;
   if (c->cancelled)
     return unavailable(s, r->approval_id, "the call was cancelled");
   if (c->preset) { /* the user answered when the client sent the call again */

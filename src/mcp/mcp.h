@@ -224,13 +224,16 @@ void mcp_calls_cancel_all(mcp_session *ss);
 /* Orphans the session's calls still running (their done frees them). */
 void mcp_calls_free(mcp_session *ss);
 
-/* The call a chain call id belongs to, or NULL. */
-mcp_call *mcp_call_by_call_id(mcp_server *s, const char *call_id);
-
 /* ---- approval.c ---------------------------------------------------------- */
 
-/* The runtime's approver (tg_runtime_set_approver(rt, mcp_approver, s)). */
+/* The runtime's approver (tg_runtime_set_approver(rt, mcp_approver, s)):
+ * it hears only the calls that no client made (a tool's own), and answers
+ * with the fallback. */
 void mcp_approver(tg_runtime *rt, const tg_approval_request *req, void *ud);
+/* The approver of a client's call (ud: its mcp_call), given to the
+ * runtime when the call starts (tg_call_start_approved). */
+void mcp_call_approver(tg_runtime *rt, const tg_approval_request *req,
+                       void *ud);
 /* A call ends or is cancelled while its ask waits on the client. */
 void mcp_approval_drop(mcp_call *c);
 /* The user's answer a retried 2026-07-28 tools/call carries with its

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mcp.h"
+#include "kit/mcp_services.h"
 
 /* ---- the list -------------------------------------------------------------- */
 
@@ -176,12 +177,6 @@ static mcp_call *session_call(mcp_session *ss, const char *call_id) {
   return NULL;
 }
 
-mcp_call *mcp_call_by_call_id(mcp_server *s, const char *call_id) {
-  mcp_call *c = NULL;
-  for (mcp_session *ss = s->sessions; ss && !c; ss = ss->next)
-    c = session_call(ss, call_id);
-  return c;
-}
 
 static void link_call(mcp_session *ss, mcp_call *c) {
   c->next = ss->calls;
@@ -497,7 +492,8 @@ void mcp_tools_call(mcp_session *ss, const mcp_req *req) {
   link_call(ss, c);
   /* done may run before this returns (a call refused at once, or one
    * whose tool finished inside its start): c is not touched after */
-  int rc = tg_call_start(s->rt, &r, on_done, c, err);
+  int rc = tg_call_start_approved(s->rt, &r, mcp_call_approver, c, on_done, c,
+                                  err);
   if (rc < 0) {
     unlink_call(ss, c);
     mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, err, NULL);

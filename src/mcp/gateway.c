@@ -6,7 +6,10 @@
  * to policies), so the chain runs them like any other tool and knows
  * nothing of MCP: a tool's start function forwards the call, its progress
  * comes back through tg_exec_progress, its cancel function tells the
- * upstream notifications/cancelled. Its prompts and resources pass
+ * upstream notifications/cancelled. The server lists and calls them
+ * like the runtime's own tools: the gateway is a tool source to it
+ * (tool_source.h), one that passes the upstreams' CallToolResults on as
+ * they came. Its prompts and resources pass
  * through, named <server><separator><name>; a resource keeps its URI and
  * is read from the upstream that listed it. An upstream's elicitation
  * goes to the client when the client can answer it.
@@ -39,18 +42,25 @@ size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u) {
   return i;
 }
 
-int mcp_gateway_owns(const mcp_server *s, const char *tool) {
-  const gw_tool *t = tool_named(s->gw, tool);
-  return t && t->registered;
+/* ---- the gateway as a source of tools (tool_source.h) ------------------------------ */
+
+/* Every name it took is its own: an upstream tool whose name a Lua tool
+ * had taken first is not registered, and is never offered, so neither
+ * is that Lua tool under the upstream's name. */
+static int src_owns(void *ud, const char *tool) {
+  return tool_named(ud, tool) != NULL;
 }
 
-int mcp_gateway_offered(const mcp_server *s, const char *tool) {
-  const gw_tool *t = tool_named(s->gw, tool);
-  return !t || t->offered;
+static int src_offered(void *ud, const char *tool) {
+  const gw_tool *t = tool_named(ud, tool);
+  return t && t->offered;
 }
 
-cJSON *mcp_gateway_tool(mcp_server *s, const char *name) {
-  const gw_tool *t = tool_named(s->gw, name);
+/* The upstream's Tool, renamed. */
+static cJSON *src_describe(void *ud, const cJSON *described) {
+  const char *name =
+      cJSON_GetStringValue(cJSON_GetObjectItem(described, "name"));
+  const gw_tool *t = name ? tool_named(ud, name) : NULL;
   return t ? cJSON_Duplicate(t->def, 1) : NULL;
 }
 
@@ -481,6 +491,9 @@ int mcp_gateway_start(mcp_server *s, char err[TG_ERRMSG]) {
   }
   gw->s = s;
   s->gw = gw;
+  gw->src = (mcp_tool_source){"gateway", src_owns, src_offered, src_describe,
+                              1, gw};
+  mcp_tools_add_source(s, &gw->src);
   uv_timer_init(s->loop, &gw->startup);
   gw->startup.data = gw;
   gw->startup_open = 1;
@@ -538,6 +551,7 @@ void mcp_gateway_free(mcp_server *s) {
   free(gw->ups);
   free(gw->starts);
   free(gw->first_done);
+  mcp_tools_remove_source(s, &gw->src);
   s->gw = NULL;
   uv_close((uv_handle_t *)&gw->startup, startup_closed); /* frees gw */
 }

@@ -54,6 +54,7 @@ struct mcp_gateway {
   gw_fwd *fwds;
   gw_relay *relays;
   double next_token;
+  mcp_tool_source src;     /* its tools, to the server (tool_source.h) */
   uv_timer_t startup;
   int startup_open, settled, stopped;
 };

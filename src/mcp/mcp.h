@@ -36,6 +36,7 @@
 #include "toolgate.h"
 #include "jsonrpc.h"
 #include "transport.h"
+#include "tool_source.h"
 #include "log.h"
 #include "server.h"
 
@@ -85,6 +86,8 @@ struct mcp_call {
   cJSON *id;             /* the request's id (a copy) */
   char call_id[48];      /* the chain's call id: "mcp-N" */
   char *tool;
+  int passes_results;    /* its tool's source gives CallToolResults
+                            (an upstream's): decided when it starts */
   cJSON *args;           /* as the client sent them, for a 2026-07-28
                             request (a requestState binds them); NULL in
                             a session */
@@ -152,6 +155,8 @@ struct mcp_server {
   /* tools */
   mcp_tool_cache tools;
   unsigned tools_version; /* bumped when the C tools change (gateway) */
+  const mcp_tool_source *sources[4]; /* besides the runtime's own tools */
+  size_t nsources;
   int subscription;
   mcp_states *states;    /* requestState key and the used ones */
   mcp_gateway *gw;       /* NULL: no upstream servers */
@@ -219,6 +224,10 @@ const cJSON *mcp_tool_list(mcp_server *s);
 /* After a reload or an upstream change: tells a 2025-era client
  * notifications/tools/list_changed if the list it would get changed. */
 void mcp_tools_maybe_changed(mcp_server *s);
+/* A source of tools (tool_source.h), asked before the runtime's own
+ * tools; src must outlive its registration. -1 when there are too many. */
+int mcp_tools_add_source(mcp_server *s, const mcp_tool_source *src);
+void mcp_tools_remove_source(mcp_server *s, const mcp_tool_source *src);
 /* Cancels every call of the session in flight (stop). */
 void mcp_calls_cancel_all(mcp_session *ss);
 /* Orphans the session's calls still running (their done frees them). */
@@ -266,14 +275,6 @@ int mcp_gateway_start(mcp_server *s, char err[TG_ERRMSG]);
 void mcp_gateway_stop(mcp_server *s);
 int mcp_gateway_busy(const mcp_server *s);
 void mcp_gateway_free(mcp_server *s);
-/* Is the tool one the gateway forwards (its results are CallToolResults
- * already)? */
-int mcp_gateway_owns(const mcp_server *s, const char *tool);
-/* The MCP Tool the client sees for an upstream tool (new). */
-cJSON *mcp_gateway_tool(mcp_server *s, const char *name);
-/* Is the tool offered by its upstream right now (it may have gone with a
- * restart)? Tools that are not the gateway's are. */
-int mcp_gateway_offered(const mcp_server *s, const char *tool);
 /* The prompts and resources methods: forwarded to the upstream that owns the
  * name; 0 when the gateway handled the method, -1 when it has none. */
 int mcp_gateway_request(mcp_session *ss, const mcp_req *req);

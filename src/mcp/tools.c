@@ -2,7 +2,9 @@
  * tools.c — tools/list and tools/call.
  *
  * The list is what tg_runtime_describe gives (built-ins, Lua tools, the
- * gateway's upstream tools), through the expose filter, sorted by name
+ * gateway's upstream tools), each described by the source it belongs to
+ * (tool_source.h: the gateway's, or the runtime's own), through the
+ * expose filter, sorted by name
  * so that it is the same list every time; it is remade when the policy
  * generation or the C tools change. A call goes through the whole chain
  * with tg_call_start: its progress events become notifications/progress
@@ -17,6 +19,60 @@
 #include <string.h>
 #include "mcp.h"
 #include "kit/mcp_services.h"
+
+/* ---- the sources --------------------------------------------------------------- */
+
+int mcp_tools_add_source(mcp_server *s, const mcp_tool_source *src) {
+  if (s->nsources == sizeof s->sources / sizeof *s->sources) return -1;
+  s->sources[s->nsources++] = src;
+  s->tools_version++;
+  return 0;
+}
+
+void mcp_tools_remove_source(mcp_server *s, const mcp_tool_source *src) {
+  for (size_t i = 0; i < s->nsources; i++)
+    if (s->sources[i] == src) {
+      memmove(&s->sources[i], &s->sources[i + 1],
+              (s->nsources - i - 1) * sizeof *s->sources);
+      s->nsources--;
+      s->tools_version++;
+      return;
+    }
+}
+
+/* An MCP Tool from one tool of tg_runtime_describe. */
+static cJSON *runtime_tool(void *ud, const cJSON *t) {
+  (void)ud;
+  cJSON *o = cJSON_CreateObject();
+  const cJSON *schema = cJSON_GetObjectItem(t, "schema");
+  const char *desc = cJSON_GetStringValue(cJSON_GetObjectItem(t, "description"));
+  cJSON_AddStringToObject(o, "name", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
+  if (desc) cJSON_AddStringToObject(o, "description", desc);
+  /* inputSchema is always an object schema: a tool with none takes any */
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(schema, "type"));
+  if (schema && type && !strcmp(type, "object"))
+    cJSON_AddItemToObject(o, "inputSchema", cJSON_Duplicate(schema, 1));
+  else
+    cJSON_AddItemToObject(o, "inputSchema",
+                          cJSON_Parse("{\"type\":\"object\"}"));
+  cJSON *ann = cJSON_AddObjectToObject(o, "annotations");
+  cJSON_AddBoolToObject(ann, "readOnlyHint",
+                        cJSON_IsTrue(cJSON_GetObjectItem(t, "read_only")));
+  return o;
+}
+
+static int runtime_owns(void *ud, const char *tool) { return 1; }
+
+/* The runtime's own tools (built-ins, Lua tools): any tool no other
+ * source claims. */
+static const mcp_tool_source runtime_source = {
+    "runtime", runtime_owns, NULL, runtime_tool, 0, NULL};
+
+static const mcp_tool_source *source_of(const mcp_server *s, const char *tool) {
+  for (size_t i = 0; i < s->nsources; i++)
+    if (s->sources[i]->owns(s->sources[i]->ud, tool)) return s->sources[i];
+  return &runtime_source;
+}
 
 /* ---- the list -------------------------------------------------------------- */
 
@@ -34,26 +90,6 @@ static int hidden(const mcp_server *s, const char *name) {
     }
   }
   return positives && !in;
-}
-
-/* An MCP Tool from one tool of tg_runtime_describe. */
-static cJSON *mcp_tool(const cJSON *t) {
-  cJSON *o = cJSON_CreateObject();
-  const cJSON *schema = cJSON_GetObjectItem(t, "schema");
-  const char *desc = cJSON_GetStringValue(cJSON_GetObjectItem(t, "description"));
-  cJSON_AddStringToObject(o, "name", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
-  if (desc) cJSON_AddStringToObject(o, "description", desc);
-  /* inputSchema is always an object schema: a tool with none takes any */
-  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(schema, "type"));
-  if (schema && type && !strcmp(type, "object"))
-    cJSON_AddItemToObject(o, "inputSchema", cJSON_Duplicate(schema, 1));
-  else
-    cJSON_AddItemToObject(o, "inputSchema",
-                          cJSON_Parse("{\"type\":\"object\"}"));
-  cJSON *ann = cJSON_AddObjectToObject(o, "annotations");
-  cJSON_AddBoolToObject(ann, "readOnlyHint",
-                        cJSON_IsTrue(cJSON_GetObjectItem(t, "read_only")));
-  return o;
 }
 
 static int by_name(const void *a, const void *b) {
@@ -85,9 +121,10 @@ static cJSON *build_list(mcp_server *s) {
   cJSON_ArrayForEach(t, cJSON_GetObjectItem(d, "tools")) {
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
     const char *group = cJSON_GetStringValue(cJSON_GetObjectItem(t, "group"));
-    if (!name || hidden(s, name) || !mcp_gateway_offered(s, name)) continue;
-    cJSON *tool = mcp_gateway_owns(s, name) ? mcp_gateway_tool(s, name)
-                                            : mcp_tool(t);
+    if (!name || hidden(s, name)) continue;
+    const mcp_tool_source *src = source_of(s, name);
+    if (src->offered && !src->offered(src->ud, name)) continue;
+    cJSON *tool = src->describe(src->ud, t);
     if (tool && group) cJSON_AddStringToObject(tool, "server", group);
     if (tool) cJSON_AddItemToArray(list, tool);
   }
@@ -284,8 +321,8 @@ static int is_tool_result(const cJSON *r) {
   return cJSON_IsObject(r) && cJSON_IsArray(cJSON_GetObjectItem(r, "content"));
 }
 
-static cJSON *ok_result(mcp_server *s, const tg_outcome *o) {
-  if (mcp_gateway_owns(s, o->tool) && is_tool_result(o->result))
+static cJSON *ok_result(const mcp_call *c, const tg_outcome *o) {
+  if (c->passes_results && is_tool_result(o->result))
     return cJSON_Duplicate(o->result, 1); /* the upstream's, as it came */
   cJSON *r = cJSON_CreateObject();
   cJSON *content = cJSON_AddArrayToObject(r, "content");
@@ -305,8 +342,8 @@ static cJSON *ok_result(mcp_server *s, const tg_outcome *o) {
 /* The text the agent reads for a call that failed, was denied, rejected,
  * cancelled or timed out: the chain's message (it says whether the tool
  * ran), the suggestion, and any partial output. */
-static cJSON *error_result(mcp_server *s, const tg_outcome *o) {
-  int upstream = mcp_gateway_owns(s, o->tool) && is_tool_result(o->result);
+static cJSON *error_result(const mcp_call *c, const tg_outcome *o) {
+  int upstream = c->passes_results && is_tool_result(o->result);
   cJSON *r = upstream ? cJSON_Duplicate(o->result, 1) : cJSON_CreateObject();
   cJSON_DeleteItemFromObject(r, "structuredContent");
   cJSON *content = cJSON_GetObjectItem(r, "content");
@@ -346,7 +383,7 @@ static void on_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
   mcp_server *s = ss->s;
   mcp_approval_drop(c);
   if (!c->cancelled && !c->answered) {
-    cJSON *r = o->status == TG_STATUS_OK ? ok_result(s, o) : error_result(s, o);
+    cJSON *r = o->status == TG_STATUS_OK ? ok_result(c, o) : error_result(c, o);
     add_outcome_meta(r, o);
     mcp_req req = {c->id, "tools/call", NULL, c->stateless, NULL};
     mcp_reply(ss, &req, r);
@@ -401,6 +438,7 @@ static mcp_call *new_call(mcp_session *ss, const mcp_req *req, const char *name,
   c->progress_token = token ? cJSON_Duplicate(token, 1) : NULL;
   c->stateless = req->stateless;
   c->can_elicit = mcp_can_elicit(req);
+  c->passes_results = source_of(ss->s, name)->passes_results;
   snprintf(c->call_id, sizeof c->call_id, "mcp-%llu",
            (unsigned long long)++ss->s->next_call);
   if (!c->id || !c->tool || (req->stateless && !c->args) ||

@@ -147,8 +147,8 @@ static void elicit(mcp_server *s, mcp_call *c, const tg_approval_request *r) {
   if (!strcmp(c->ss->version, "2025-11-25"))
     cJSON_AddStringToObject(p, "mode", "form");
   c->approval_id = r->approval_id;
-  c->elicit = mcp_ask_client(c->ss, "elicitation/create", p, on_elicit_answer,
-                             c);
+  c->elicit = mcp_ask_client(c->ss, c->id, "elicitation/create", p,
+                             on_elicit_answer, c);
   if (c->elicit) return;
   c->approval_id = 0;
   unavailable(s, r->approval_id, "the client's stream is closed");

@@ -191,7 +191,7 @@ static int pose(gw_fwd *f, mcp_session *asker, const cJSON *requests,
     a->f = f;
     a->next = f->asks;
     f->asks = a;
-    a->pending = mcp_ask_client(asker, "elicitation/create", p,
+    a->pending = mcp_ask_client(asker, NULL, "elicitation/create", p,
                                 on_user_answer, a);
     if (!a->pending) {
       snprintf(why, len, "the client's stream is closed");

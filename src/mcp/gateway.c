@@ -322,7 +322,8 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
   *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
                   cJSON_Duplicate(id, 1), NULL, gw->relays};
   gw->relays = r;
-  r->pending = mcp_ask_client(asker, "elicitation/create", p, relay_answer, r);
+  r->pending = mcp_ask_client(asker, NULL, "elicitation/create", p,
+                              relay_answer, r);
   if (!r->pending) {
     refuse_relay(u, id, "toolgate's client is gone");
     drop_relay(gw, r);

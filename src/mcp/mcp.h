@@ -9,12 +9,14 @@
  *               its log level; answering it through its transport
  *   transport.h how messages reach a client (send, received, closed);
  *               transport_stdio.c: stdin/stdout, the first transport
- *   tools.c     tools/list and tools/call: calls in flight, progress,
+ *   tools.c     tools/list and tools/call: the tool sources
+ *               (tool_source.h), calls in flight, progress,
  *               cancellation, outcomes as CallToolResults
  *   approval.c  an `ask`: elicitation/create to the client (2025 era), an
  *               input_required result (2026-07-28), or the fallback
  *   reqstate.c  the integrity-protected requestState of input_required
- *   gateway.c   the upstream MCP servers' tools, prompts and resources
+ *   gateway.c   the upstream MCP servers' tools (a tool source),
+ *               prompts and resources
  *   forward.c   a call of an upstream tool, forwarded (gateway.h)
  *   upstream.c  one upstream server: its process, era, requests
  *   jsonrpc.c   JSON-RPC messages;  framing.c  newline-delimited
@@ -22,10 +24,12 @@
  *   config.c    toolgate.lua;  log.c  the log (stderr or a file)
  *
  * Two protocol eras share one server. The 2025 era (2025-06-18,
- * 2025-11-25) has a session (mcp_session): initialize negotiates the
- * version and tells the client's capabilities once. The stateless 2026-07-28 era carries
- * them in each request's params._meta (MCP_META_VERSION, MCP_META_CAPS):
- * a request is handled in the era it says it is in.
+ * 2025-11-25) has a session: initialize negotiates the version and tells
+ * the client's capabilities once (kept in its mcp_session). The stateless
+ * 2026-07-28 era carries them in each request's params._meta
+ * (MCP_META_VERSION, MCP_META_CAPS): a request is handled in the era it
+ * says it is in. Either way a client's messages come through one
+ * mcp_session, the state of its connection.
  */
 #ifndef TOOLGATE_MCP_H
 #define TOOLGATE_MCP_H
@@ -73,6 +77,8 @@ typedef void (*mcp_answer_fn)(mcp_session *ss, const cJSON *result,
                               const cJSON *error, void *ud);
 struct mcp_pending {
   mcp_session *ss;       /* the client asked */
+  cJSON *related;        /* the id of the client's request it asks for,
+                            or NULL (transport.h: send) */
   double id;
   mcp_answer_fn fn;      /* NULL: withdrawn, the answer is dropped */
   void *ud;
@@ -198,13 +204,16 @@ void mcp_session_free(mcp_session *ss);
 void mcp_reply(mcp_session *ss, const mcp_req *req, cJSON *result);
 void mcp_reply_error(mcp_session *ss, const cJSON *id, int code,
                      const char *message, cJSON *data);
-/* A notification to the client (params taken). */
-void mcp_notify(mcp_session *ss, const char *method, cJSON *params);
-/* Sends a request to the client; fn gets its answer. Returns the pending
- * entry (to withdraw with mcp_withdraw), or NULL when it could not be
- * sent. */
-mcp_pending *mcp_ask_client(mcp_session *ss, const char *method,
-                            cJSON *params, mcp_answer_fn fn, void *ud);
+/* A notification to the client (params taken); related: the id of the
+ * client's request it is about, or NULL (transport.h: send). */
+void mcp_notify(mcp_session *ss, const cJSON *related, const char *method,
+                cJSON *params);
+/* Sends a request to the client, for its request related (or NULL); fn
+ * gets its answer. Returns the pending entry (to withdraw with
+ * mcp_withdraw), or NULL when it could not be sent. */
+mcp_pending *mcp_ask_client(mcp_session *ss, const cJSON *related,
+                            const char *method, cJSON *params,
+                            mcp_answer_fn fn, void *ud);
 /* The answer will not be wanted: it is dropped when it comes, and the
  * client is told (notifications/cancelled). */
 void mcp_withdraw(mcp_pending *p, const char *reason);

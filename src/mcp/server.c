@@ -5,8 +5,8 @@
  * messages, never bytes: a session (session.c) brings them from its
  * transport (transport.h) and takes the answers back.
  *
- * Every message is checked before anything acts on it: a line that is not
- * a JSON-RPC message gets a JSON-RPC error and the server reads on; a
+ * Every message is checked before anything acts on it: what is not a
+ * JSON-RPC message gets a JSON-RPC error and the server reads on; a
  * request names its era (a session from initialize, or the 2026-07-28
  * version in its _meta) or is refused with the versions we speak.
  */
@@ -20,6 +20,8 @@
 
 static const char *const session_versions[] = {"2025-11-25", "2025-06-18"};
 #define NSESSION_VERSIONS (sizeof session_versions / sizeof *session_versions)
+
+/* ---- to the clients ------------------------------------------------------- */
 
 static void errorf(mcp_session *ss, const cJSON *id, int code,
                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -47,13 +49,13 @@ void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...) {
     cJSON_AddStringToObject(p, "level", mcp_log_level_name(level));
     cJSON_AddStringToObject(p, "logger", "toolgate");
     cJSON_AddStringToObject(p, "data", msg);
-    mcp_notify(ss, "notifications/message", p);
+    mcp_notify(ss, NULL, "notifications/message", p);
   }
 }
 
 void mcp_notify_sessions(mcp_server *s, const char *method) {
   for (mcp_session *ss = s->sessions; ss; ss = ss->next)
-    if (ss->initialized) mcp_notify(ss, method, NULL);
+    if (ss->initialized) mcp_notify(ss, NULL, method, NULL);
 }
 
 int mcp_can_elicit(const mcp_req *req) {

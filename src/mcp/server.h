@@ -30,7 +30,8 @@ typedef struct {
   mcp_fallback ask_fallback;
   uint64_t tools_ttl_ms;     /* tools/list's ttlMs (2026-07-28); 0: 60 s */
   uint64_t state_ttl_ms;     /* how long a requestState is good; 0: 10 min */
-  size_t max_calls;          /* tools/call in flight at once; 0: 256 */
+  size_t max_calls;          /* tools/call in flight at once, per
+                                session; 0: 256 */
   const char *const *expose; /* globs of tool names the client sees
                                 ("!glob" hides); NULL: all */
   /* The gateway (gateway.c): the upstream servers and the separator of
@@ -39,8 +40,9 @@ typedef struct {
   size_t nupstreams;
   const char *separator;
   mcp_log *log;              /* where the front logs (owned by the caller) */
-  /* Called once when the client has gone (stdin closed, stdout broken):
-   * the command stops its loop. */
+  /* Called once when the client has gone (stdin closed, stdout broken)
+   * on a transport that is the server's whole life (stdio): the command
+   * stops its loop. */
   void (*on_end)(mcp_server *s, void *ud);
   void *ud;
 } mcp_options;

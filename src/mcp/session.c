@@ -57,7 +57,7 @@ static void on_drained(void *ud) {
   unsigned owed = ss->owed;
   ss->owed = 0;
   for (size_t i = 0; i < NOWED; i++)
-    if (owed & (1u << i)) mcp_notify(ss, owed_notices[i], NULL);
+    if (owed & (1u << i)) mcp_notify(ss, NULL, owed_notices[i], NULL);
 }
 
 static const mcp_transport_events events = {on_message, on_bad, on_closed,
@@ -82,6 +82,7 @@ void mcp_session_free(mcp_session *ss) {
   while (ss->pending) {
     mcp_pending *p = ss->pending;
     ss->pending = p->next;
+    cJSON_Delete(p->related);
     free(p);
   }
   if (ss->t) ss->t->ops->close(ss->t);
@@ -94,9 +95,9 @@ void mcp_session_free(mcp_session *ss) {
 
 /* ---- answering ------------------------------------------------------------- */
 
-static int send_owned(mcp_session *ss, cJSON *msg) {
+static int send_owned(mcp_session *ss, cJSON *msg, const cJSON *related) {
   if (!msg) return UV_ENOMEM;
-  int rc = ss->t->ops->send(ss->t, msg);
+  int rc = ss->t->ops->send(ss->t, msg, related);
   cJSON_Delete(msg);
   return rc;
 }
@@ -107,12 +108,12 @@ void mcp_reply(mcp_session *ss, const mcp_req *req, cJSON *result) {
   if (!result) result = cJSON_CreateObject();
   if (req->stateless && result && !cJSON_HasObjectItem(result, "resultType"))
     cJSON_AddStringToObject(result, "resultType", "complete");
-  send_owned(ss, jrpc_result(req->id, result));
+  send_owned(ss, jrpc_result(req->id, result), req->id);
 }
 
 void mcp_reply_error(mcp_session *ss, const cJSON *id, int code,
                      const char *message, cJSON *data) {
-  send_owned(ss, jrpc_error(id, code, message, data));
+  send_owned(ss, jrpc_error(id, code, message, data), id);
 }
 
 /* Progress and log messages say how things stand now: a client that
@@ -122,7 +123,8 @@ static int droppable(const char *method) {
          !strcmp(method, "notifications/message");
 }
 
-void mcp_notify(mcp_session *ss, const char *method, cJSON *params) {
+void mcp_notify(mcp_session *ss, const cJSON *related, const char *method,
+                cJSON *params) {
   if (ss->ended) {
     cJSON_Delete(params);
     return;
@@ -143,17 +145,20 @@ void mcp_notify(mcp_session *ss, const char *method, cJSON *params) {
       return;
     }
   }
-  send_owned(ss, jrpc_notification(method, params));
+  send_owned(ss, jrpc_notification(method, params), related);
 }
 
 /* ---- server-to-client requests ------------------------------------------- */
 
-mcp_pending *mcp_ask_client(mcp_session *ss, const char *method,
-                            cJSON *params, mcp_answer_fn fn, void *ud) {
+mcp_pending *mcp_ask_client(mcp_session *ss, const cJSON *related,
+                            const char *method, cJSON *params,
+                            mcp_answer_fn fn, void *ud) {
   mcp_pending *p = calloc(1, sizeof *p);
   cJSON *msg = p ? jrpc_request(++ss->next_request, method, params) : NULL;
-  if (!p || !msg || ss->ended) {
+  if (p && related) p->related = cJSON_Duplicate(related, 1);
+  if (!p || !msg || ss->ended || (related && !p->related)) {
     if (!p) cJSON_Delete(params);
+    if (p) cJSON_Delete(p->related);
     free(p);
     cJSON_Delete(msg);
     return NULL;
@@ -164,7 +169,7 @@ mcp_pending *mcp_ask_client(mcp_session *ss, const char *method,
   p->ud = ud;
   p->next = ss->pending;
   ss->pending = p;
-  if (send_owned(ss, msg) < 0) {
+  if (send_owned(ss, msg, related) < 0) {
     p->fn = NULL; /* the stream is gone; the entry goes with the session */
     return NULL;
   }
@@ -177,7 +182,7 @@ void mcp_withdraw(mcp_pending *p, const char *reason) {
   cJSON *params = cJSON_CreateObject();
   cJSON_AddNumberToObject(params, "requestId", p->id);
   if (reason) cJSON_AddStringToObject(params, "reason", reason);
-  mcp_notify(p->ss, "notifications/cancelled", params);
+  mcp_notify(p->ss, p->related, "notifications/cancelled", params);
 }
 
 void mcp_session_response(mcp_session *ss, const jrpc_msg *m) {
@@ -194,5 +199,6 @@ void mcp_session_response(mcp_session *ss, const jrpc_msg *m) {
   }
   *pp = p->next;
   if (p->fn) p->fn(ss, m->result, m->error, p->ud);
+  cJSON_Delete(p->related);
   free(p);
 }

@@ -416,7 +416,7 @@ static void on_progress(tg_runtime *rt, const tg_event *ev, void *ud) {
   if (cJSON_IsNumber(cur) && cJSON_IsNumber(total))
     cJSON_AddNumberToObject(p, "total", total->valuedouble);
   if (msg && *msg) cJSON_AddStringToObject(p, "message", msg);
-  mcp_notify(c->ss, "notifications/progress", p);
+  mcp_notify(c->ss, c->id, "notifications/progress", p);
 }
 
 /* ---- tools/call ------------------------------------------------------------------ */

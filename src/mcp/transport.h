@@ -22,9 +22,14 @@ typedef struct mcp_transport mcp_transport;
 
 /* What a transport does for its session. */
 typedef struct {
-  /* Sends one message. 0, or a negative libuv error (the connection is
-   * going: on_closed follows). */
-  int (*send)(mcp_transport *t, const cJSON *msg);
+  /* Sends one message. related is the id of the client's request the
+   * message belongs to (its answer, its progress, a question asked or
+   * withdrawn for it), or NULL (a list_changed, a log message, a question
+   * no request caused): a transport with a stream per request sends it on
+   * that request's stream, and ends the stream with the answer; stdio
+   * has one stream and does not look. 0, or a negative libuv error (the
+   * connection is going: on_closed follows). */
+  int (*send)(mcp_transport *t, const cJSON *msg, const cJSON *related);
   /* Is the output backed up (the client is not reading)? Then what can
    * be dropped (progress, log messages) is, until on_drained. */
   int (*congested)(const mcp_transport *t);

@@ -16,7 +16,8 @@ typedef struct {
 
 /* ---- the transport's ops -------------------------------------------------- */
 
-static int st_send(mcp_transport *t, const cJSON *msg) {
+static int st_send(mcp_transport *t, const cJSON *msg, const cJSON *related) {
+  (void)related; /* one stream for everything */
   return jrpc_send(((stdio_transport *)t)->conn, msg);
 }
 

@@ -173,6 +173,11 @@ struct mcp_server {
 /* A new session for a client that connected on t: t's events go to it
  * from now on (transport.h). NULL when out of memory. */
 mcp_session *mcp_server_connect(mcp_server *s, mcp_transport *t);
+/* The client of ss has gone for good (a transport of many sessions: it
+ * ended the session, or the session expired): its calls are cancelled
+ * (those still running end unanswered), our requests to it fail, and ss
+ * and its transport are freed. */
+void mcp_server_disconnect(mcp_server *s, mcp_session *ss);
 /* Starts the upstream servers (the gateway). */
 int mcp_server_start_upstreams(mcp_server *s, char err[TG_ERRMSG]);
 /* One message from the session's client: checked, then handled. */
@@ -217,6 +222,9 @@ mcp_pending *mcp_ask_client(mcp_session *ss, const cJSON *related,
 /* The answer will not be wanted: it is dropped when it comes, and the
  * client is told (notifications/cancelled). */
 void mcp_withdraw(mcp_pending *p, const char *reason);
+/* Our requests still waiting on the client are answered with an error
+ * saying why (the client has gone): their owners let go of them. */
+void mcp_session_fail_pending(mcp_session *ss, const char *why);
 /* A response from the client to one of our requests. */
 void mcp_session_response(mcp_session *ss, const jrpc_msg *m);
 

@@ -403,6 +403,17 @@ mcp_session *mcp_server_connect(mcp_server *s, mcp_transport *t) {
   return ss;
 }
 
+void mcp_server_disconnect(mcp_server *s, mcp_session *ss) {
+  ss->ended = 1;
+  mcp_calls_cancel_all(ss);
+  mcp_session_fail_pending(ss, "the client has gone");
+  mcp_calls_free(ss);
+  mcp_session **pp = &s->sessions;
+  while (*pp && *pp != ss) pp = &(*pp)->next;
+  if (*pp) *pp = ss->next;
+  mcp_session_free(ss);
+}
+
 int mcp_server_start_upstreams(mcp_server *s, char err[TG_ERRMSG]) {
   return mcp_gateway_start(s, err);
 }

@@ -28,16 +28,26 @@ static void on_bad(void *ud, int code, const cJSON *id, const char *why) {
                   code == JRPC_PARSE_ERROR ? cJSON_CreateString(why) : NULL);
 }
 
+/* The client has gone. On stdio that is the end of serving (the answers
+ * of calls still running go out while the server stops: the output may
+ * well be open); a client of a transport of many goes alone, now. */
 static void on_closed(void *ud, int status) {
   mcp_session *ss = ud;
   mcp_server *s = ss->s;
   ss->ended = 1;
+  if (!ss->t->ends_server) {
+    mcp_logf(s->log, MCP_LOG_INFO, "client %s disconnected%s%s",
+             ss->client_name[0] ? ss->client_name : "(unnamed)",
+             status ? ": " : "", status ? uv_strerror(status) : "");
+    mcp_server_disconnect(s, ss);
+    return;
+  }
   if (status == 0)
     mcp_logf(s->log, MCP_LOG_INFO, "the client closed its end: stopping");
   else
     mcp_logf(s->log, MCP_LOG_INFO, "the client's stream failed (%s): stopping",
              uv_strerror(status));
-  if (ss->t->ends_server && s->opt.on_end) s->opt.on_end(s, s->opt.ud);
+  if (s->opt.on_end) s->opt.on_end(s, s->opt.ud);
 }
 
 /* The notices that mean "look again": while the client does not read,
@@ -174,6 +184,19 @@ mcp_pending *mcp_ask_client(mcp_session *ss, const cJSON *related,
     return NULL;
   }
   return p;
+}
+
+void mcp_session_fail_pending(mcp_session *ss, const char *why) {
+  for (mcp_pending *p = ss->pending; p; p = p->next) {
+    mcp_answer_fn fn = p->fn;
+    if (!fn) continue;
+    p->fn = NULL;
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddNumberToObject(e, "code", JRPC_INTERNAL_ERROR);
+    cJSON_AddStringToObject(e, "message", why);
+    fn(ss, NULL, e, p->ud);
+    cJSON_Delete(e);
+  }
 }
 
 void mcp_withdraw(mcp_pending *p, const char *reason) {

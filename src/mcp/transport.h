@@ -47,7 +47,10 @@ typedef struct {
    * one could be read. */
   void (*on_bad)(void *session, int code, const cJSON *id, const char *why);
   /* The client has gone (status 0: it closed its end; else a libuv
-   * error). Called once. */
+   * error). Called once. For a transport with ends_server set the session
+   * stays (the answers of calls still running go out while the server
+   * stops); otherwise the session goes at once, and closes the transport
+   * (ops->close) from inside this call. */
   void (*on_closed)(void *session, int status);
   /* The output was congested and has drained again. */
   void (*on_drained)(void *session);

@@ -1,8 +1,8 @@
 /*
  * fuzz_mcp.c — what an MCP client writes to `toolgate serve`, through the
- * server's real reading and dispatch (src/mcp/jsonrpc.c's line reader and
- * strict parse, src/mcp/server.c's classification, method table and
- * protocol eras, tools.c's tools/list and tools/call, approval.c's asks,
+ * server's real reading and dispatch (the stdio transport: src/mcp/
+ * framing.c's line reader and strict parse; session.c; server.c's
+ * classification, method table and protocol eras, tools.c's tools/list and tools/call, approval.c's asks,
  * reqstate.c's requestState): a fresh server per input, on one runtime
  * with the policies of spec/fuzz/policies (Lua tools only: no process,
  * no file written; no database), the input as its client's whole stdin

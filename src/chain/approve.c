@@ -2,7 +2,9 @@
  * approve.c — the human in the loop. After an ask, the approver answers
  * approve, approve-always or reject with guidance; no answer within
  * approval_timeout_ms counts as a reject. The answer may come at once or
- * much later; other calls go on meanwhile.
+ * much later; other calls go on meanwhile. The approver is the call's own
+ * when it was started with one (tg__chain_call_start_approved), else the
+ * runtime's.
  *
  * Approve-always is remembered at the grain a person chose: these
  * exact args, a glob on one argument, or the whole tool; for the session or the project;
@@ -200,7 +202,8 @@ static void ask(tg_call *c) {
   if (t) uv_timer_start(t, approval_timeout_cb, ch->core->cfg.approval_timeout_ms, 0);
   tg_approval_request req = {c->approval_id, c->id, c->tool_name, c->args,
                              c->session, c->reason, c->rule};
-  ch->approver(ch->core->rt, &req, ch->approver_ud);
+  if (c->approver) c->approver(ch->core->rt, &req, c->approver_ud);
+  else ch->approver(ch->core->rt, &req, ch->approver_ud);
 }
 
 tg_step tg__stage_approve(tg_call *c) {
@@ -216,7 +219,7 @@ tg_step tg__stage_approve(tg_call *c) {
     } else if (m == TG_APPROVE_ALLOW) {
       c->approve_answer = TG_ANSWER_APPROVE;
       emit_answer(c, TG_ANSWER_APPROVE, "mode", NULL, NULL);
-    } else if (m == TG_APPROVE_DENY || !c->ch->approver) {
+    } else if (m == TG_APPROVE_DENY || (!c->approver && !c->ch->approver)) {
       c->approve_answer = TG_ANSWER_REJECT;
       reject(c, m == TG_APPROVE_DENY
                     ? "approval needed, and the approver is set to deny "

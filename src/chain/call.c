@@ -690,8 +690,10 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
   return c;
 }
 
+/* approver: the call's own (NULL: the runtime's, if any). */
 static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
-                      tg_call_strategy *how, tg_done_cb done, void *ud,
+                      tg_call_strategy *how, tg_approver_cb approver,
+                      void *approver_ud, tg_done_cb done, void *ud,
                       char err[TG_ERRMSG]) {
   int rc = check_request(ch, req, err);
   if (rc < 0) return rc;
@@ -720,6 +722,8 @@ static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
   c->done_ud = ud;
   c->depth = depth;
   c->how = how;
+  c->approver = approver;
+  c->approver_ud = approver_ud;
   if (how && how->own_tool) { /* an agent's own tool: judged, never run */
     c->own_tool.name = (char *)how->own_tool;
     c->own_tool.read_only = how->own_tool_read_only;
@@ -737,13 +741,20 @@ static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
 
 int tg__chain_call_start(tg_chain *ch, const tg_call_request *req, tg_done_cb done,
                   void *ud, char err[TG_ERRMSG]) {
-  return start_call(ch, req, 0, NULL, done, ud, err);
+  return start_call(ch, req, 0, NULL, NULL, NULL, done, ud, err);
+}
+
+int tg__chain_call_start_approved(tg_chain *ch, const tg_call_request *req,
+                                  tg_approver_cb approver, void *approver_ud,
+                                  tg_done_cb done, void *ud,
+                                  char err[TG_ERRMSG]) {
+  return start_call(ch, req, 0, NULL, approver, approver_ud, done, ud, err);
 }
 
 int tg__chain_call_with(tg_chain *ch, const tg_call_request *req,
                         tg_call_strategy *how, tg_done_cb done, void *ud,
                         char err[TG_ERRMSG]) {
-  return start_call(ch, req, 0, how, done, ud, err);
+  return start_call(ch, req, 0, how, NULL, NULL, done, ud, err);
 }
 
 const tg_tool *tg__call_find_tool(tg_call *c, const char *name) {
@@ -761,7 +772,8 @@ int tg__call_start_nested(tg_chain *ch, const tg_call_request *req,
              "itself?)", TG_MAX_CALL_DEPTH);
     return -ELOOP;
   }
-  return start_call(ch, req, parent_depth + 1, NULL, done, ud, err);
+  return start_call(ch, req, parent_depth + 1, NULL, NULL, NULL, done, ud,
+                    err);
 }
 
 int tg__chain_cancel(tg_chain *ch, const char *call_id) {

@@ -90,6 +90,9 @@ struct tg_call {
   int cancel_handled;
   int rewritten;                 /* hooks changed the args or the tool */
   int approve_answer;            /* 0 pending, TG_ANSWER_* once answered */
+  tg_approver_cb approver;       /* the call's own approver (NULL: the
+                                    chain's) and its ud */
+  void *approver_ud;
   tg_exec_stage exec_state;
   double start_ms;
   tg_done_cb done;
@@ -276,6 +279,13 @@ void tg__hooks_log(tg_call *c, const char *stage, const char *where,
 /* The public entry points (the runtime's api.c calls them). */
 int tg__chain_call_start(tg_chain *ch, const tg_call_request *req,
                          tg_done_cb done, void *ud, char err[TG_ERRMSG]);
+/* A call with its own approver: its asks go to approver (with
+ * approver_ud) instead of the runtime's. Calls it starts (ctx.call) have
+ * none of their own. */
+int tg__chain_call_start_approved(tg_chain *ch, const tg_call_request *req,
+                                  tg_approver_cb approver, void *approver_ud,
+                                  tg_done_cb done, void *ud,
+                                  char err[TG_ERRMSG]);
 /* A call run the way how says (how must outlive it: how->seen is filled
  * in when it ends, before done). One whose tool does not run never waits
  * (without storage, it has ended when this returns 0). */

@@ -14,6 +14,12 @@
  *   a client that cannot be asked: the fallback (reject, saying approval
  *     was not possible here; or allow).
  *
+ * Each call the client makes carries its own approver (mcp_call_approver,
+ * given when the call starts): the call it asks for is at hand, with its
+ * session and what its request said. The runtime's approver (mcp_approver)
+ * hears only the calls a tool makes itself, which no client can be asked
+ * about.
+ *
  * The question is one form: decision (approve, always_args, always_tool,
  * reject) and optional guidance for the agent.
  */
@@ -117,8 +123,9 @@ static void unavailable(mcp_server *s, uint64_t approval_id, const char *why) {
 
 /* ---- the 2025 era: elicitation/create ----------------------------------------- */
 
-static void on_elicit_answer(mcp_server *s, const cJSON *result,
+static void on_elicit_answer(mcp_session *ss, const cJSON *result,
                              const cJSON *error, void *ud) {
+  mcp_server *s = ss->s;
   mcp_call *c = ud;
   uint64_t id = c->approval_id;
   c->elicit = NULL;
@@ -137,17 +144,19 @@ static void on_elicit_answer(mcp_server *s, const cJSON *result,
 
 static void elicit(mcp_server *s, mcp_call *c, const tg_approval_request *r) {
   cJSON *p = question(r);
-  if (!strcmp(s->version, "2025-11-25")) cJSON_AddStringToObject(p, "mode", "form");
+  if (!strcmp(c->ss->version, "2025-11-25"))
+    cJSON_AddStringToObject(p, "mode", "form");
   c->approval_id = r->approval_id;
-  c->elicit = mcp_ask_client(s, "elicitation/create", p, on_elicit_answer, c);
+  c->elicit = mcp_ask_client(c->ss, c->id, "elicitation/create", p,
+                             on_elicit_answer, c);
   if (c->elicit) return;
   c->approval_id = 0;
   unavailable(s, r->approval_id, "the client's stream is closed");
 }
 
-void mcp_approval_drop(mcp_server *s, mcp_call *c) {
+void mcp_approval_drop(mcp_call *c) {
   if (!c->elicit) return;
-  mcp_withdraw(s, c->elicit, "the tool call ended or was cancelled");
+  mcp_withdraw(c->elicit, "the tool call ended or was cancelled");
   c->elicit = NULL;
   c->approval_id = 0;
 }
@@ -167,7 +176,7 @@ static void input_required(mcp_server *s, mcp_call *c,
   cJSON_AddStringToObject(res, "requestState", state);
   free(state);
   mcp_req req = {c->id, "tools/call", NULL, 1, NULL};
-  mcp_reply(s, &req, res);
+  mcp_reply(c->ss, &req, res);
   c->answered = 1;
   mcp_logf(s->log, MCP_LOG_INFO, "%s %s: approval asked through the client "
            "(input_required)", c->call_id, c->tool);
@@ -176,7 +185,9 @@ static void input_required(mcp_server *s, mcp_call *c,
               "again with the answer");
 }
 
-int mcp_read_input_response(mcp_server *s, const mcp_req *req, mcp_call *c) {
+int mcp_read_input_response(mcp_session *ss, const mcp_req *req,
+                            mcp_call *c) {
+  mcp_server *s = ss->s;
   const cJSON *state = cJSON_GetObjectItemCaseSensitive(req->params, "requestState");
   const cJSON *in = cJSON_GetObjectItemCaseSensitive(req->params, "inputResponses");
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(in, "approval");
@@ -194,7 +205,7 @@ int mcp_read_input_response(mcp_server *s, const mcp_req *req, mcp_call *c) {
     bad = "tools/call: params.inputResponses.approval must be the user's "
           "ElicitResult ({\"action\": ..., \"content\": ...})";
   if (bad) {
-    mcp_reply_error(s, req->id, JRPC_INVALID_PARAMS, bad, NULL);
+    mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, bad, NULL);
     return -1;
   }
   char why[512];
@@ -204,7 +215,7 @@ int mcp_read_input_response(mcp_server *s, const mcp_req *req, mcp_call *c) {
     cJSON *data = cJSON_CreateObject();
     cJSON_AddStringToObject(data, "reason", reason);
     mcp_logf(s->log, MCP_LOG_WARNING, "tools/call %s refused: %s", c->tool, why);
-    mcp_reply_error(s, req->id, JRPC_INVALID_PARAMS, why, data);
+    mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, why, data);
     return -1;
   }
   user_answer u;
@@ -227,11 +238,19 @@ static void fallback(mcp_server *s, uint64_t approval_id, const char *why) {
 }
 
 void mcp_approver(tg_runtime *rt, const tg_approval_request *r, void *ud) {
-  mcp_server *s = ud;
-  mcp_call *c = mcp_call_by_call_id(s, r->call_id);
-  if (!c)
-    return fallback(s, r->approval_id, "the call did not come from the MCP "
-                    "client (a tool's own call), so no one can be asked");
+  fallback(ud, r->approval_id, "the call did not come from the MCP client (a "
+           "tool's own call), so no one can be asked");
+}
+
+void mcp_call_approver(tg_runtime *rt, const tg_approval_request *r,
+                       void *ud) {
+  mcp_call *c = ud;
+  if (!c->ss) { /* orphaned: the server has gone */
+    tg_approval_answer(rt, r->approval_id, TG_ANSWER_UNAVAILABLE,
+                       TG_SCOPE_TOOL, "the MCP server has stopped");
+    return;
+  }
+  mcp_server *s = c->ss->s;
   if (c->cancelled)
     return unavailable(s, r->approval_id, "the call was cancelled");
   if (c->preset) { /* the user answered when the client sent the call again */

@@ -60,7 +60,7 @@ static void drop_asks(gw_fwd *f, const char *why) {
   while (f->asks) {
     gw_ask *a = f->asks;
     f->asks = a->next;
-    mcp_withdraw(f->gw->s, a->pending, why);
+    mcp_withdraw(a->pending, why);
     free(a->key);
     free(a);
   }
@@ -151,8 +151,9 @@ static void on_answer(mcp_upstream *u, const cJSON *result, const cJSON *error,
 
 /* ---- input_required: the user answers, the call goes again ------------------------ */
 
-static void on_user_answer(mcp_server *s, const cJSON *result,
+static void on_user_answer(mcp_session *ss, const cJSON *result,
                            const cJSON *error, void *ud) {
+  (void)ss;
   gw_ask *a = ud;
   gw_fwd *f = a->f;
   gw_ask **pp = &f->asks;
@@ -167,8 +168,8 @@ static void on_user_answer(mcp_server *s, const cJSON *result,
 }
 
 /* The upstream's questions, to the user. 0, or -1 with why. */
-static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
-  mcp_server *s = f->gw->s;
+static int pose(gw_fwd *f, mcp_session *asker, const cJSON *requests,
+                char *why, size_t len) {
   const char *server = up_name(f->tool->up);
   const cJSON *q;
   cJSON_ArrayForEach(q, requests) {
@@ -190,7 +191,8 @@ static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
     a->f = f;
     a->next = f->asks;
     f->asks = a;
-    a->pending = mcp_ask_client(s, "elicitation/create", p, on_user_answer, a);
+    a->pending = mcp_ask_client(asker, NULL, "elicitation/create", p,
+                                on_user_answer, a);
     if (!a->pending) {
       snprintf(why, len, "the client's stream is closed");
       return -1;
@@ -204,7 +206,9 @@ static void ask_user(gw_fwd *f, const cJSON *result) {
   const char *server = up_name(f->tool->up);
   const cJSON *requests = cJSON_GetObjectItem(result, "inputRequests");
   const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(result, "requestState"));
-  mcp_req session = {NULL, NULL, NULL, 0, s->session_caps};
+  /* the client of the call's session would be the one to ask: with one
+   * session (stdio), it is the one that can be asked */
+  mcp_session *asker = mcp_server_asker(s);
   char why[300];
   if (!cJSON_IsObject(requests) || !requests->child || !f->args) {
     snprintf(why, sizeof why, "upstream server '%s' answered input_required "
@@ -212,7 +216,7 @@ static void ask_user(gw_fwd *f, const cJSON *result) {
                                    : "though it speaks the 2025 era");
     return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
   }
-  if (++f->rounds > MAX_ROUNDS || !s->initialized || !mcp_can_elicit(&session)) {
+  if (++f->rounds > MAX_ROUNDS || !asker) {
     snprintf(why, sizeof why, "upstream server '%s' asks the user for input, "
              "and %s", server, f->rounds > MAX_ROUNDS
                                    ? "has done so too many times for one call"
@@ -224,7 +228,7 @@ static void ask_user(gw_fwd *f, const cJSON *result) {
   cJSON_Delete(f->answers);
   f->state = state ? strdup(state) : NULL;
   f->answers = cJSON_CreateObject();
-  if (pose(f, requests, why, sizeof why) < 0)
+  if (pose(f, asker, requests, why, sizeof why) < 0)
     finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
 }
 

@@ -6,7 +6,10 @@
  * to policies), so the chain runs them like any other tool and knows
  * nothing of MCP: a tool's start function forwards the call, its progress
  * comes back through tg_exec_progress, its cancel function tells the
- * upstream notifications/cancelled. Its prompts and resources pass
+ * upstream notifications/cancelled. The server lists and calls them
+ * like the runtime's own tools: the gateway is a tool source to it
+ * (tool_source.h), one that passes the upstreams' CallToolResults on as
+ * they came. Its prompts and resources pass
  * through, named <server><separator><name>; a resource keeps its URI and
  * is read from the upstream that listed it. An upstream's elicitation
  * goes to the client when the client can answer it.
@@ -39,18 +42,25 @@ size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u) {
   return i;
 }
 
-int mcp_gateway_owns(const mcp_server *s, const char *tool) {
-  const gw_tool *t = tool_named(s->gw, tool);
-  return t && t->registered;
+/* ---- the gateway as a source of tools (tool_source.h) ------------------------------ */
+
+/* Every name it took is its own: an upstream tool whose name a Lua tool
+ * had taken first is not registered, and is never offered, so neither
+ * is that Lua tool under the upstream's name. */
+static int src_owns(void *ud, const char *tool) {
+  return tool_named(ud, tool) != NULL;
 }
 
-int mcp_gateway_offered(const mcp_server *s, const char *tool) {
-  const gw_tool *t = tool_named(s->gw, tool);
-  return !t || t->offered;
+static int src_offered(void *ud, const char *tool) {
+  const gw_tool *t = tool_named(ud, tool);
+  return t && t->offered;
 }
 
-cJSON *mcp_gateway_tool(mcp_server *s, const char *name) {
-  const gw_tool *t = tool_named(s->gw, name);
+/* The upstream's Tool, renamed. */
+static cJSON *src_describe(void *ud, const cJSON *described) {
+  const char *name =
+      cJSON_GetStringValue(cJSON_GetObjectItem(described, "name"));
+  const gw_tool *t = name ? tool_named(ud, name) : NULL;
   return t ? cJSON_Duplicate(t->def, 1) : NULL;
 }
 
@@ -215,9 +225,11 @@ static void on_listed(mcp_upstream *u, void *ud) {
   sync_tools(gw, u);
   first_done(gw, u);
   mcp_tools_maybe_changed(gw->s);
-  if (!first && gw->s->initialized) {
-    if (up_prompts(u)) mcp_notify(gw->s, "notifications/prompts/list_changed", NULL);
-    if (up_resources(u)) mcp_notify(gw->s, "notifications/resources/list_changed", NULL);
+  if (!first) {
+    if (up_prompts(u))
+      mcp_notify_sessions(gw->s, "notifications/prompts/list_changed");
+    if (up_resources(u))
+      mcp_notify_sessions(gw->s, "notifications/resources/list_changed");
   }
 }
 
@@ -244,14 +256,15 @@ static void on_notification(mcp_upstream *u, const char *method,
   const cJSON *id = cJSON_GetObjectItem(params, "requestId");
   for (gw_relay *r = gw->relays; r && id; r = r->next)
     if (r->up == u && tg_json_equal(r->id, id)) { /* it withdrew its question */
-      mcp_withdraw(gw->s, r->pending, "the upstream server withdrew it");
+      mcp_withdraw(r->pending, "the upstream server withdrew it");
       drop_relay(gw, r);
       return;
     }
 }
 
-static void relay_answer(mcp_server *s, const cJSON *result, const cJSON *error,
-                         void *ud) {
+static void relay_answer(mcp_session *ss, const cJSON *result,
+                         const cJSON *error, void *ud) {
+  (void)ss;
   gw_relay *r = ud;
   mcp_gateway *gw = r->gw;
   size_t i = gw_index_of(gw, r->up);
@@ -288,8 +301,9 @@ cJSON *gw_question(const mcp_upstream *u, const cJSON *params) {
 static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
                        const cJSON *params, void *ud) {
   mcp_gateway *gw = ud;
-  mcp_req session = {NULL, method, NULL, 0, gw->s->session_caps};
-  if (!gw->s->initialized || !mcp_can_elicit(&session))
+  (void)method;
+  mcp_session *asker = mcp_server_asker(gw->s);
+  if (!asker)
     return refuse_relay(u, id, "toolgate's client cannot answer elicitation "
                         "(it declared no elicitation capability)");
   size_t open = 0;
@@ -308,7 +322,8 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
   *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
                   cJSON_Duplicate(id, 1), NULL, gw->relays};
   gw->relays = r;
-  r->pending = mcp_ask_client(gw->s, "elicitation/create", p, relay_answer, r);
+  r->pending = mcp_ask_client(asker, NULL, "elicitation/create", p,
+                              relay_answer, r);
   if (!r->pending) {
     refuse_relay(u, id, "toolgate's client is gone");
     drop_relay(gw, r);
@@ -348,38 +363,39 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
     const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
     char msg[600];
     snprintf(msg, sizeof msg, "upstream server '%s': %.500s", up_name(u), m ? m : "error");
-    mcp_reply_error(p->s, p->id, jrpc_error_code(error, JRPC_INTERNAL_ERROR),
+    mcp_reply_error(p->ss, p->id, jrpc_error_code(error, JRPC_INTERNAL_ERROR),
                     msg, NULL);
   } else {
     cJSON *r = cJSON_Duplicate(result, 1);
     cJSON_DeleteItemFromObject(r, "resultType");
-    mcp_reply(p->s, &req, r);
+    mcp_reply(p->ss, &req, r);
   }
   cJSON_Delete(p->id);
   free(p);
 }
 
 /* Sends method with params (taken) to u; the answer goes to the client. */
-static void pass(mcp_server *s, const mcp_req *req, mcp_upstream *u,
+static void pass(mcp_session *ss, const mcp_req *req, mcp_upstream *u,
                  const char *method, cJSON *params) {
   gw_pass *p = calloc(1, sizeof *p);
-  if (p) *p = (gw_pass){s, cJSON_Duplicate(req->id, 1), req->stateless};
+  if (p) *p = (gw_pass){ss, cJSON_Duplicate(req->id, 1), req->stateless};
   if (!p || up_request(u, method, params, on_pass_answer, p) < 0) {
     if (p) cJSON_Delete(p->id);
     free(p);
     char msg[200];
     snprintf(msg, sizeof msg, "upstream server '%s' is not running: try again "
              "shortly", up_name(u));
-    mcp_reply_error(s, req->id, JRPC_INTERNAL_ERROR, msg, NULL);
+    mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, msg, NULL);
   }
 }
 
-static void get_prompt(mcp_server *s, const mcp_req *req) {
+static void get_prompt(mcp_session *ss, const mcp_req *req) {
+  mcp_server *s = ss->s;
   const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "name"));
   const char *orig = NULL;
   mcp_upstream *u = by_prefix(s->gw, name, &orig);
   if (!u) {
-    mcp_reply_error(s, req->id, JRPC_INVALID_PARAMS, "prompts/get: unknown "
+    mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, "prompts/get: unknown "
                     "prompt (prompts/list names them)", NULL);
     return;
   }
@@ -387,7 +403,7 @@ static void get_prompt(mcp_server *s, const mcp_req *req) {
   cJSON_AddStringToObject(p, "name", orig);
   const cJSON *args = cJSON_GetObjectItem(req->params, "arguments");
   if (cJSON_IsObject(args)) cJSON_AddItemToObject(p, "arguments", cJSON_Duplicate(args, 1));
-  pass(s, req, u, "prompts/get", p);
+  pass(ss, req, u, "prompts/get", p);
 }
 
 static int lists_uri(const mcp_upstream *u, const char *uri) {
@@ -404,29 +420,30 @@ static int lists_uri(const mcp_upstream *u, const char *uri) {
   return 0;
 }
 
-static void read_resource(mcp_server *s, const mcp_req *req) {
+static void read_resource(mcp_session *ss, const mcp_req *req) {
+  mcp_server *s = ss->s;
   const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "uri"));
   mcp_upstream *u = NULL;
   for (size_t i = 0; uri && !u && i < s->gw->nups; i++)
     if (lists_uri(s->gw->ups[i], uri)) u = s->gw->ups[i];
   if (!u) {
-    mcp_reply_error(s, req->id, JRPC_INVALID_PARAMS, "resources/read: no "
+    mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, "resources/read: no "
                     "upstream server lists this uri (resources/list)", NULL);
     return;
   }
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "uri", uri);
-  pass(s, req, u, "resources/read", p);
+  pass(ss, req, u, "resources/read", p);
 }
 
-int mcp_gateway_request(mcp_server *s, const mcp_req *req) {
-  mcp_gateway *gw = s->gw;
+int mcp_gateway_request(mcp_session *ss, const mcp_req *req) {
+  mcp_gateway *gw = ss->s->gw;
   if (!gw) return -1;
   const char *m = req->method;
   const char *key = NULL;
   cJSON *list = NULL;
-  if (!strcmp(m, "prompts/get")) return get_prompt(s, req), 0;
-  if (!strcmp(m, "resources/read")) return read_resource(s, req), 0;
+  if (!strcmp(m, "prompts/get")) return get_prompt(ss, req), 0;
+  if (!strcmp(m, "resources/read")) return read_resource(ss, req), 0;
   if (!strcmp(m, "prompts/list")) {
     key = "prompts";
     list = gather(gw, up_prompts, 1);
@@ -441,7 +458,7 @@ int mcp_gateway_request(mcp_server *s, const mcp_req *req) {
   }
   cJSON *r = cJSON_CreateObject();
   cJSON_AddItemToObject(r, key, list);
-  mcp_reply(s, req, r);
+  mcp_reply(ss, req, r);
   return 0;
 }
 
@@ -475,6 +492,9 @@ int mcp_gateway_start(mcp_server *s, char err[TG_ERRMSG]) {
   }
   gw->s = s;
   s->gw = gw;
+  gw->src = (mcp_tool_source){"gateway", src_owns, src_offered, src_describe,
+                              1, gw};
+  mcp_tools_add_source(s, &gw->src);
   uv_timer_init(s->loop, &gw->startup);
   gw->startup.data = gw;
   gw->startup_open = 1;
@@ -497,7 +517,7 @@ void mcp_gateway_stop(mcp_server *s) {
   gw->stopped = 1;
   settle(gw);
   while (gw->relays) {
-    mcp_withdraw(s, gw->relays->pending, "toolgate is stopping");
+    mcp_withdraw(gw->relays->pending, "toolgate is stopping");
     drop_relay(gw, gw->relays);
   }
   for (size_t i = 0; i < gw->nups; i++) up_stop(gw->ups[i]);
@@ -532,6 +552,7 @@ void mcp_gateway_free(mcp_server *s) {
   free(gw->ups);
   free(gw->starts);
   free(gw->first_done);
+  mcp_tools_remove_source(s, &gw->src);
   s->gw = NULL;
   uv_close((uv_handle_t *)&gw->startup, startup_closed); /* frees gw */
 }

@@ -38,7 +38,7 @@ typedef struct gw_relay {
 
 /* A client's prompts/get or resources/read, passed to an upstream. */
 typedef struct {
-  mcp_server *s;
+  mcp_session *ss;         /* the client that asked */
   cJSON *id;
   int stateless;
 } gw_pass;
@@ -54,6 +54,7 @@ struct mcp_gateway {
   gw_fwd *fwds;
   gw_relay *relays;
   double next_token;
+  mcp_tool_source src;     /* its tools, to the server (tool_source.h) */
   uv_timer_t startup;
   int startup_open, settled, stopped;
 };

@@ -1,25 +1,35 @@
 /*
  * mcp.h — what the MCP front is made of, shared by its files:
  *
- *   server.c    the server object, the client's stream, the method table,
- *               the handshake (initialize, server/discover, ping), each
- *               request's protocol era, log notifications
- *   tools.c     tools/list and tools/call: calls in flight, progress,
+ *   server.c    the protocol: the server object, the method table, the
+ *               handshake (initialize, server/discover, ping), each
+ *               request's protocol era, log notifications, the sessions
+ *   session.c   one client (one connection): its negotiated version and
+ *               capabilities, its calls in flight, our requests to it,
+ *               its log level; answering it through its transport
+ *   transport.h how messages reach a client (send, received, closed);
+ *               transport_stdio.c: stdin/stdout, the first transport
+ *   tools.c     tools/list and tools/call: the tool sources
+ *               (tool_source.h), calls in flight, progress,
  *               cancellation, outcomes as CallToolResults
  *   approval.c  an `ask`: elicitation/create to the client (2025 era), an
  *               input_required result (2026-07-28), or the fallback
  *   reqstate.c  the integrity-protected requestState of input_required
- *   gateway.c   the upstream MCP servers' tools, prompts and resources
+ *   gateway.c   the upstream MCP servers' tools (a tool source),
+ *               prompts and resources
  *   forward.c   a call of an upstream tool, forwarded (gateway.h)
  *   upstream.c  one upstream server: its process, era, requests
- *   jsonrpc.c   newline-delimited JSON-RPC on a pair of streams
+ *   jsonrpc.c   JSON-RPC messages;  framing.c  newline-delimited
+ *               JSON-RPC on a pair of streams (stdio, upstream servers)
  *   config.c    toolgate.lua;  log.c  the log (stderr or a file)
  *
  * Two protocol eras share one server. The 2025 era (2025-06-18,
  * 2025-11-25) has a session: initialize negotiates the version and tells
- * the client's capabilities once. The stateless 2026-07-28 era carries
- * them in each request's params._meta (MCP_META_VERSION, MCP_META_CAPS):
- * a request is handled in the era it says it is in.
+ * the client's capabilities once (kept in its mcp_session). The stateless
+ * 2026-07-28 era carries them in each request's params._meta
+ * (MCP_META_VERSION, MCP_META_CAPS): a request is handled in the era it
+ * says it is in. Either way a client's messages come through one
+ * mcp_session, the state of its connection.
  */
 #ifndef TOOLGATE_MCP_H
 #define TOOLGATE_MCP_H
@@ -29,6 +39,8 @@
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "jsonrpc.h"
+#include "transport.h"
+#include "tool_source.h"
 #include "log.h"
 #include "server.h"
 
@@ -47,6 +59,7 @@ typedef struct mcp_call mcp_call;
 typedef struct mcp_pending mcp_pending;
 typedef struct mcp_gateway mcp_gateway;
 typedef struct mcp_states mcp_states;
+typedef struct mcp_session mcp_session;
 
 /* One request as its handler sees it. */
 typedef struct {
@@ -60,9 +73,12 @@ typedef struct {
 } mcp_req;
 
 /* A server-to-client request waiting for its answer (elicitation). */
-typedef void (*mcp_answer_fn)(mcp_server *s, const cJSON *result,
+typedef void (*mcp_answer_fn)(mcp_session *ss, const cJSON *result,
                               const cJSON *error, void *ud);
 struct mcp_pending {
+  mcp_session *ss;       /* the client asked */
+  cJSON *related;        /* the id of the client's request it asks for,
+                            or NULL (transport.h: send) */
   double id;
   mcp_answer_fn fn;      /* NULL: withdrawn, the answer is dropped */
   void *ud;
@@ -71,11 +87,13 @@ struct mcp_pending {
 
 /* A tools/call in flight. */
 struct mcp_call {
-  mcp_server *s;
+  mcp_session *ss;       /* NULL: orphaned (the server has gone) */
   mcp_call *prev, *next;
   cJSON *id;             /* the request's id (a copy) */
   char call_id[48];      /* the chain's call id: "mcp-N" */
   char *tool;
+  int passes_results;    /* its tool's source gives CallToolResults
+                            (an upstream's): decided when it starts */
   cJSON *args;           /* as the client sent them, for a 2026-07-28
                             request (a requestState binds them); NULL in
                             a session */
@@ -103,17 +121,17 @@ typedef struct {
   int have_digest;
 } mcp_tool_cache;
 
-struct mcp_server {
-  tg_runtime *rt;
-  uv_loop_t *loop;
-  mcp_options opt;
-  mcp_log *log;
-  jrpc_conn *conn;
-  int stopping, ended;
+/* One client: what it negotiated and what is in flight with it. The
+ * protocol state of a connection; the bytes are its transport's. */
+struct mcp_session {
+  mcp_server *s;
+  mcp_session *next;     /* s->sessions */
+  mcp_transport *t;
+  int ended;             /* the client has gone (its transport closed) */
   /* the 2025-era session */
   int initialized;       /* initialize was answered */
   char version[16];      /* the negotiated version */
-  cJSON *session_caps;   /* the client's capabilities (initialize) */
+  cJSON *caps;           /* the client's capabilities (initialize) */
   cJSON *meta_session, *meta_stateless; /* call.metadata of each era */
   char client_name[64];
   int log_level;         /* logging/setLevel; notifications at or above */
@@ -121,56 +139,100 @@ struct mcp_server {
   /* calls in flight and server-to-client requests */
   mcp_call *calls;
   size_t ncalls;
-  uint64_t next_call;
   mcp_pending *pending;
   double next_request;
   cJSON *held;           /* requests that came while the gateway settled
                             (an array of the messages) */
-  /* tools */
-  mcp_tool_cache tools;
-  unsigned tools_version; /* bumped when the C tools change (gateway) */
-  int subscription;
-  mcp_states *states;    /* requestState key and the used ones */
-  mcp_gateway *gw;       /* NULL: no upstream servers */
-  /* while the client does not read (jrpc_congested): the list_changed
-   * notices owed to it (bits of server.c's `owed`), and how many progress
-   * and log notifications were dropped */
+  /* while the client does not read (the transport is congested): the
+   * list_changed notices owed to it (bits of session.c's `owed`), and
+   * how many progress and log notifications were dropped */
   unsigned owed;
   uint64_t dropped;
 };
 
+struct mcp_server {
+  tg_runtime *rt;
+  uv_loop_t *loop;
+  mcp_options opt;
+  mcp_log *log;
+  int stopping;
+  mcp_session *sessions; /* one per connected client */
+  uint64_t next_call;
+  /* tools */
+  mcp_tool_cache tools;
+  unsigned tools_version; /* bumped when the C tools change (gateway) */
+  const mcp_tool_source *sources[4]; /* besides the runtime's own tools */
+  size_t nsources;
+  int subscription;
+  mcp_states *states;    /* requestState key and the used ones */
+  mcp_gateway *gw;       /* NULL: no upstream servers */
+};
+
 /* ---- server.c ------------------------------------------------------------ */
 
-/* Answers req with result (taken): resultType "complete" is added for a
- * 2026-07-28 request that has none. */
-void mcp_reply(mcp_server *s, const mcp_req *req, cJSON *result);
-void mcp_reply_error(mcp_server *s, const cJSON *id, int code,
-                     const char *message, cJSON *data);
-/* A notification to the client (params taken). */
-void mcp_notify(mcp_server *s, const char *method, cJSON *params);
-/* Sends a request to the client; fn gets its answer. Returns the pending
- * entry (to withdraw with mcp_withdraw), or NULL when it could not be
- * sent. */
-mcp_pending *mcp_ask_client(mcp_server *s, const char *method, cJSON *params,
-                            mcp_answer_fn fn, void *ud);
-/* The answer will not be wanted: it is dropped when it comes, and the
- * client is told (notifications/cancelled). */
-void mcp_withdraw(mcp_server *s, mcp_pending *p, const char *reason);
+/* A new session for a client that connected on t: t's events go to it
+ * from now on (transport.h). NULL when out of memory. */
+mcp_session *mcp_server_connect(mcp_server *s, mcp_transport *t);
+/* The client of ss has gone for good (a transport of many sessions: it
+ * ended the session, or the session expired): its calls are cancelled
+ * (those still running end unanswered), our requests to it fail, and ss
+ * and its transport are freed. */
+void mcp_server_disconnect(mcp_server *s, mcp_session *ss);
+/* Starts the upstream servers (the gateway). */
+int mcp_server_start_upstreams(mcp_server *s, char err[TG_ERRMSG]);
+/* One message from the session's client: checked, then handled. */
+void mcp_server_handle(mcp_session *ss, cJSON *msg);
 /* The requests held while the gateway settled are handled now, in the
  * order they came. */
 void mcp_release_held(mcp_server *s);
 /* Does this request's client accept elicitation/create (form mode)? */
 int mcp_can_elicit(const mcp_req *req);
-/* A log line, and the same as a notifications/message to a 2025-era
+/* The session to put a question to that no request of a client caused
+ * (an upstream server's elicitation, its input_required): an initialized
+ * one whose client accepts elicitation, or NULL. */
+mcp_session *mcp_server_asker(mcp_server *s);
+/* A log line, and the same as a notifications/message to each 2025-era
  * client that wants that level. */
 void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* A notification (no params) to each initialized 2025-era client. */
+void mcp_notify_sessions(mcp_server *s, const char *method);
+
+/* ---- session.c ----------------------------------------------------------- */
+
+mcp_session *mcp_session_new(mcp_server *s, mcp_transport *t);
+/* Frees the session: its calls still running are orphaned, its
+ * transport closed. */
+void mcp_session_free(mcp_session *ss);
+/* Answers req with result (taken): resultType "complete" is added for a
+ * 2026-07-28 request that has none. */
+void mcp_reply(mcp_session *ss, const mcp_req *req, cJSON *result);
+void mcp_reply_error(mcp_session *ss, const cJSON *id, int code,
+                     const char *message, cJSON *data);
+/* A notification to the client (params taken); related: the id of the
+ * client's request it is about, or NULL (transport.h: send). */
+void mcp_notify(mcp_session *ss, const cJSON *related, const char *method,
+                cJSON *params);
+/* Sends a request to the client, for its request related (or NULL); fn
+ * gets its answer. Returns the pending entry (to withdraw with
+ * mcp_withdraw), or NULL when it could not be sent. */
+mcp_pending *mcp_ask_client(mcp_session *ss, const cJSON *related,
+                            const char *method, cJSON *params,
+                            mcp_answer_fn fn, void *ud);
+/* The answer will not be wanted: it is dropped when it comes, and the
+ * client is told (notifications/cancelled). */
+void mcp_withdraw(mcp_pending *p, const char *reason);
+/* Our requests still waiting on the client are answered with an error
+ * saying why (the client has gone): their owners let go of them. */
+void mcp_session_fail_pending(mcp_session *ss, const char *why);
+/* A response from the client to one of our requests. */
+void mcp_session_response(mcp_session *ss, const jrpc_msg *m);
 
 /* ---- tools.c ------------------------------------------------------------- */
 
-void mcp_tools_list(mcp_server *s, const mcp_req *req);
-void mcp_tools_call(mcp_server *s, const mcp_req *req);
-void mcp_cancelled(mcp_server *s, const cJSON *params);
+void mcp_tools_list(mcp_session *ss, const mcp_req *req);
+void mcp_tools_call(mcp_session *ss, const mcp_req *req);
+void mcp_cancelled(mcp_session *ss, const cJSON *params);
 /* Is name a tool the client may call (listed after the expose filter)? */
 int mcp_tool_exposed(mcp_server *s, const char *name);
 /* The tools as the client sees them (refreshed when the generation or the
@@ -179,24 +241,33 @@ const cJSON *mcp_tool_list(mcp_server *s);
 /* After a reload or an upstream change: tells a 2025-era client
  * notifications/tools/list_changed if the list it would get changed. */
 void mcp_tools_maybe_changed(mcp_server *s);
-/* Cancels every call in flight (stop). */
-void mcp_calls_cancel_all(mcp_server *s);
-void mcp_calls_free(mcp_server *s);
-
-/* The call a chain call id belongs to, or NULL. */
-mcp_call *mcp_call_by_call_id(mcp_server *s, const char *call_id);
+/* A source of tools (tool_source.h), asked before the runtime's own
+ * tools; src must outlive its registration. -1 when there are too many. */
+int mcp_tools_add_source(mcp_server *s, const mcp_tool_source *src);
+void mcp_tools_remove_source(mcp_server *s, const mcp_tool_source *src);
+/* Cancels every call of the session in flight (stop). */
+void mcp_calls_cancel_all(mcp_session *ss);
+/* Orphans the session's calls still running (their done frees them). */
+void mcp_calls_free(mcp_session *ss);
 
 /* ---- approval.c ---------------------------------------------------------- */
 
-/* The runtime's approver (tg_runtime_set_approver(rt, mcp_approver, s)). */
+/* The runtime's approver (tg_runtime_set_approver(rt, mcp_approver, s)):
+ * it hears only the calls that no client made (a tool's own), and answers
+ * with the fallback. */
 void mcp_approver(tg_runtime *rt, const tg_approval_request *req, void *ud);
+/* The approver of a client's call (ud: its mcp_call), given to the
+ * runtime when the call starts (tg_call_start_approved). */
+void mcp_call_approver(tg_runtime *rt, const tg_approval_request *req,
+                       void *ud);
 /* A call ends or is cancelled while its ask waits on the client. */
-void mcp_approval_drop(mcp_server *s, mcp_call *c);
+void mcp_approval_drop(mcp_call *c);
 /* The user's answer a retried 2026-07-28 tools/call carries with its
  * requestState (inputResponses), checked and set as c's preset answer.
  * 0 (also when there is none), or -1 when it has answered the request
  * with an error. */
-int mcp_read_input_response(mcp_server *s, const mcp_req *req, mcp_call *c);
+int mcp_read_input_response(mcp_session *ss, const mcp_req *req,
+                            mcp_call *c);
 
 /* ---- reqstate.c ---------------------------------------------------------- */
 
@@ -221,17 +292,9 @@ int mcp_gateway_start(mcp_server *s, char err[TG_ERRMSG]);
 void mcp_gateway_stop(mcp_server *s);
 int mcp_gateway_busy(const mcp_server *s);
 void mcp_gateway_free(mcp_server *s);
-/* Is the tool one the gateway forwards (its results are CallToolResults
- * already)? */
-int mcp_gateway_owns(const mcp_server *s, const char *tool);
-/* The MCP Tool the client sees for an upstream tool (new). */
-cJSON *mcp_gateway_tool(mcp_server *s, const char *name);
-/* Is the tool offered by its upstream right now (it may have gone with a
- * restart)? Tools that are not the gateway's are. */
-int mcp_gateway_offered(const mcp_server *s, const char *tool);
 /* The prompts and resources methods: forwarded to the upstream that owns the
  * name; 0 when the gateway handled the method, -1 when it has none. */
-int mcp_gateway_request(mcp_server *s, const mcp_req *req);
+int mcp_gateway_request(mcp_session *ss, const mcp_req *req);
 /* The capabilities the gateway adds (prompts, resources) to cap. */
 void mcp_gateway_capabilities(mcp_server *s, cJSON *caps);
 /* Are upstream servers still having their first go at starting? The

@@ -1,6 +1,7 @@
 /*
  * server.h — the MCP server: toolgate's tools, and the tools of the MCP
- * servers it fronts, offered to an MCP client over stdio, every call
+ * servers it fronts, offered to MCP clients (over stdio: transport.h says
+ * how another transport plugs in), every call
  * started through the public API (include/toolgate.h) like the CLI's and
  * the Lua module's. This is the front's face to its command (`toolgate
  * serve`, src/cli/serve_cmd.c); what the server is made of is in mcp.h.
@@ -29,7 +30,8 @@ typedef struct {
   mcp_fallback ask_fallback;
   uint64_t tools_ttl_ms;     /* tools/list's ttlMs (2026-07-28); 0: 60 s */
   uint64_t state_ttl_ms;     /* how long a requestState is good; 0: 10 min */
-  size_t max_calls;          /* tools/call in flight at once; 0: 256 */
+  size_t max_calls;          /* tools/call in flight at once, per
+                                session; 0: 256 */
   const char *const *expose; /* globs of tool names the client sees
                                 ("!glob" hides); NULL: all */
   /* The gateway (gateway.c): the upstream servers and the separator of
@@ -38,8 +40,9 @@ typedef struct {
   size_t nupstreams;
   const char *separator;
   mcp_log *log;              /* where the front logs (owned by the caller) */
-  /* Called once when the client has gone (stdin closed, stdout broken):
-   * the command stops its loop. */
+  /* Called once when the client has gone (stdin closed, stdout broken)
+   * on a transport that is the server's whole life (stdio): the command
+   * stops its loop. */
   void (*on_end)(mcp_server *s, void *ud);
   void *ud;
 } mcp_options;
@@ -48,7 +51,8 @@ typedef struct {
  * approver and subscribes to its events. NULL with err on failure. */
 mcp_server *mcp_server_new(tg_runtime *rt, const mcp_options *o,
                            char err[TG_ERRMSG]);
-/* Starts serving on the descriptors (0 and 1), and the upstream servers. */
+/* Starts serving one client on the descriptors (0 and 1) with the stdio
+ * transport (transport_stdio.c), and the upstream servers. */
 int mcp_server_start(mcp_server *s, int in_fd, int out_fd,
                      char err[TG_ERRMSG]);
 /* Stops: cancels the calls in flight (they end as the loop turns), stops

@@ -2,7 +2,9 @@
  * tools.c — tools/list and tools/call.
  *
  * The list is what tg_runtime_describe gives (built-ins, Lua tools, the
- * gateway's upstream tools), through the expose filter, sorted by name
+ * gateway's upstream tools), each described by the source it belongs to
+ * (tool_source.h: the gateway's, or the runtime's own), through the
+ * expose filter, sorted by name
  * so that it is the same list every time; it is remade when the policy
  * generation or the C tools change. A call goes through the whole chain
  * with tg_call_start: its progress events become notifications/progress
@@ -16,6 +18,61 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mcp.h"
+#include "kit/mcp_services.h"
+
+/* ---- the sources --------------------------------------------------------------- */
+
+int mcp_tools_add_source(mcp_server *s, const mcp_tool_source *src) {
+  if (s->nsources == sizeof s->sources / sizeof *s->sources) return -1;
+  s->sources[s->nsources++] = src;
+  s->tools_version++;
+  return 0;
+}
+
+void mcp_tools_remove_source(mcp_server *s, const mcp_tool_source *src) {
+  for (size_t i = 0; i < s->nsources; i++)
+    if (s->sources[i] == src) {
+      memmove(&s->sources[i], &s->sources[i + 1],
+              (s->nsources - i - 1) * sizeof *s->sources);
+      s->nsources--;
+      s->tools_version++;
+      return;
+    }
+}
+
+/* An MCP Tool from one tool of tg_runtime_describe. */
+static cJSON *runtime_tool(void *ud, const cJSON *t) {
+  (void)ud;
+  cJSON *o = cJSON_CreateObject();
+  const cJSON *schema = cJSON_GetObjectItem(t, "schema");
+  const char *desc = cJSON_GetStringValue(cJSON_GetObjectItem(t, "description"));
+  cJSON_AddStringToObject(o, "name", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
+  if (desc) cJSON_AddStringToObject(o, "description", desc);
+  /* inputSchema is always an object schema: a tool with none takes any */
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(schema, "type"));
+  if (schema && type && !strcmp(type, "object"))
+    cJSON_AddItemToObject(o, "inputSchema", cJSON_Duplicate(schema, 1));
+  else
+    cJSON_AddItemToObject(o, "inputSchema",
+                          cJSON_Parse("{\"type\":\"object\"}"));
+  cJSON *ann = cJSON_AddObjectToObject(o, "annotations");
+  cJSON_AddBoolToObject(ann, "readOnlyHint",
+                        cJSON_IsTrue(cJSON_GetObjectItem(t, "read_only")));
+  return o;
+}
+
+static int runtime_owns(void *ud, const char *tool) { return 1; }
+
+/* The runtime's own tools (built-ins, Lua tools): any tool no other
+ * source claims. */
+static const mcp_tool_source runtime_source = {
+    "runtime", runtime_owns, NULL, runtime_tool, 0, NULL};
+
+static const mcp_tool_source *source_of(const mcp_server *s, const char *tool) {
+  for (size_t i = 0; i < s->nsources; i++)
+    if (s->sources[i]->owns(s->sources[i]->ud, tool)) return s->sources[i];
+  return &runtime_source;
+}
 
 /* ---- the list -------------------------------------------------------------- */
 
@@ -33,26 +90,6 @@ static int hidden(const mcp_server *s, const char *name) {
     }
   }
   return positives && !in;
-}
-
-/* An MCP Tool from one tool of tg_runtime_describe. */
-static cJSON *mcp_tool(const cJSON *t) {
-  cJSON *o = cJSON_CreateObject();
-  const cJSON *schema = cJSON_GetObjectItem(t, "schema");
-  const char *desc = cJSON_GetStringValue(cJSON_GetObjectItem(t, "description"));
-  cJSON_AddStringToObject(o, "name", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
-  if (desc) cJSON_AddStringToObject(o, "description", desc);
-  /* inputSchema is always an object schema: a tool with none takes any */
-  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(schema, "type"));
-  if (schema && type && !strcmp(type, "object"))
-    cJSON_AddItemToObject(o, "inputSchema", cJSON_Duplicate(schema, 1));
-  else
-    cJSON_AddItemToObject(o, "inputSchema",
-                          cJSON_Parse("{\"type\":\"object\"}"));
-  cJSON *ann = cJSON_AddObjectToObject(o, "annotations");
-  cJSON_AddBoolToObject(ann, "readOnlyHint",
-                        cJSON_IsTrue(cJSON_GetObjectItem(t, "read_only")));
-  return o;
 }
 
 static int by_name(const void *a, const void *b) {
@@ -84,9 +121,10 @@ static cJSON *build_list(mcp_server *s) {
   cJSON_ArrayForEach(t, cJSON_GetObjectItem(d, "tools")) {
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
     const char *group = cJSON_GetStringValue(cJSON_GetObjectItem(t, "group"));
-    if (!name || hidden(s, name) || !mcp_gateway_offered(s, name)) continue;
-    cJSON *tool = mcp_gateway_owns(s, name) ? mcp_gateway_tool(s, name)
-                                            : mcp_tool(t);
+    if (!name || hidden(s, name)) continue;
+    const mcp_tool_source *src = source_of(s, name);
+    if (src->offered && !src->offered(src->ud, name)) continue;
+    cJSON *tool = src->describe(src->ud, t);
     if (tool && group) cJSON_AddStringToObject(tool, "server", group);
     if (tool) cJSON_AddItemToArray(list, tool);
   }
@@ -130,14 +168,17 @@ void mcp_tools_maybe_changed(mcp_server *s) {
   int changed = s->tools.have_digest && !tg_digest_equal(d, s->tools.digest, sizeof d);
   memcpy(s->tools.digest, d, sizeof d);
   s->tools.have_digest = 1;
-  if (!changed || !s->initialized) return;
+  int told = 0;
+  for (mcp_session *ss = s->sessions; ss; ss = ss->next) told |= ss->initialized;
+  if (!changed || !told) return;
   mcp_logf(s->log, MCP_LOG_INFO, "the tool list changed: telling the client");
-  mcp_notify(s, "notifications/tools/list_changed", NULL);
+  mcp_notify_sessions(s, "notifications/tools/list_changed");
 }
 
-void mcp_tools_list(mcp_server *s, const mcp_req *req) {
+void mcp_tools_list(mcp_session *ss, const mcp_req *req) {
+  mcp_server *s = ss->s;
   if (cJSON_GetObjectItemCaseSensitive(req->params, "cursor")) {
-    mcp_reply_error(s, req->id, JRPC_INVALID_PARAMS,
+    mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS,
                     "tools/list: unknown cursor (this server lists every tool "
                     "at once and gives no cursor)", NULL);
     return;
@@ -149,7 +190,7 @@ void mcp_tools_list(mcp_server *s, const mcp_req *req) {
     cJSON_AddNumberToObject(r, "ttlMs", (double)s->opt.tools_ttl_ms);
     cJSON_AddStringToObject(r, "cacheScope", "public");
   }
-  mcp_reply(s, req, r);
+  mcp_reply(ss, req, r);
 }
 
 /* ---- calls in flight --------------------------------------------------------- */
@@ -161,30 +202,31 @@ static int same_id(const cJSON *a, const cJSON *b) {
          a->valuedouble == b->valuedouble;
 }
 
-static mcp_call *call_by_request(mcp_server *s, const cJSON *id) {
-  for (mcp_call *c = s->calls; c; c = c->next)
+static mcp_call *call_by_request(mcp_session *ss, const cJSON *id) {
+  for (mcp_call *c = ss->calls; c; c = c->next)
     if (same_id(c->id, id)) return c;
   return NULL;
 }
 
-mcp_call *mcp_call_by_call_id(mcp_server *s, const char *call_id) {
-  for (mcp_call *c = s->calls; c && call_id; c = c->next)
+static mcp_call *session_call(mcp_session *ss, const char *call_id) {
+  for (mcp_call *c = ss->calls; c && call_id; c = c->next)
     if (!strcmp(c->call_id, call_id)) return c;
   return NULL;
 }
 
-static void link_call(mcp_server *s, mcp_call *c) {
-  c->next = s->calls;
-  if (s->calls) s->calls->prev = c;
-  s->calls = c;
-  s->ncalls++;
+
+static void link_call(mcp_session *ss, mcp_call *c) {
+  c->next = ss->calls;
+  if (ss->calls) ss->calls->prev = c;
+  ss->calls = c;
+  ss->ncalls++;
 }
 
-static void unlink_call(mcp_server *s, mcp_call *c) {
+static void unlink_call(mcp_session *ss, mcp_call *c) {
   if (c->prev) c->prev->next = c->next;
-  else s->calls = c->next;
+  else ss->calls = c->next;
   if (c->next) c->next->prev = c->prev;
-  s->ncalls--;
+  ss->ncalls--;
 }
 
 static void call_free(mcp_call *c) {
@@ -196,12 +238,13 @@ static void call_free(mcp_call *c) {
   free(c);
 }
 
-void mcp_calls_cancel_all(mcp_server *s) {
+void mcp_calls_cancel_all(mcp_session *ss) {
+  mcp_server *s = ss->s;
   size_t n = 0;
-  char (*ids)[48] = s->ncalls ? malloc(s->ncalls * sizeof *ids) : NULL;
-  for (mcp_call *c = s->calls; c; c = c->next) {
+  char (*ids)[48] = ss->ncalls ? malloc(ss->ncalls * sizeof *ids) : NULL;
+  for (mcp_call *c = ss->calls; c; c = c->next) {
     c->cancelled = 1;
-    mcp_approval_drop(s, c);
+    mcp_approval_drop(c);
     if (ids) memcpy(ids[n++], c->call_id, sizeof *ids);
   }
   /* by id: a call may end (and go) while another is cancelled. One the
@@ -209,7 +252,7 @@ void mcp_calls_cancel_all(mcp_server *s) {
    * record) is answered as it ended, not dropped. */
   for (size_t i = 0; i < n; i++)
     if (tg_call_cancel(s->rt, ids[i]) == -ENOENT) {
-      mcp_call *c = mcp_call_by_call_id(s, ids[i]);
+      mcp_call *c = session_call(ss, ids[i]);
       if (c) c->cancelled = 0;
     }
   free(ids);
@@ -218,17 +261,18 @@ void mcp_calls_cancel_all(mcp_server *s) {
 /* Calls still running when the server goes are orphaned, not freed: the
  * runtime still holds them and ends them (tg_runtime_free cancels and
  * waits); their done frees them then. */
-void mcp_calls_free(mcp_server *s) {
-  while (s->calls) {
-    mcp_call *c = s->calls;
-    unlink_call(s, c);
-    c->s = NULL;
+void mcp_calls_free(mcp_session *ss) {
+  while (ss->calls) {
+    mcp_call *c = ss->calls;
+    unlink_call(ss, c);
+    c->ss = NULL;
   }
 }
 
-void mcp_cancelled(mcp_server *s, const cJSON *params) {
+void mcp_cancelled(mcp_session *ss, const cJSON *params) {
+  mcp_server *s = ss->s;
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "requestId");
-  mcp_call *c = id ? call_by_request(s, id) : NULL;
+  mcp_call *c = id ? call_by_request(ss, id) : NULL;
   if (!c) { /* it may have ended already: the race the spec allows */
     mcp_logf(s->log, MCP_LOG_DEBUG, "cancel of a request not in flight");
     return;
@@ -237,7 +281,7 @@ void mcp_cancelled(mcp_server *s, const cJSON *params) {
   mcp_logf(s->log, MCP_LOG_INFO, "the client cancelled %s (%s)%s%s",
            c->call_id, c->tool, why ? ": " : "", why ? why : "");
   c->cancelled = 1;
-  mcp_approval_drop(s, c);
+  mcp_approval_drop(c);
   tg_call_cancel(s->rt, c->call_id);
 }
 
@@ -277,8 +321,8 @@ static int is_tool_result(const cJSON *r) {
   return cJSON_IsObject(r) && cJSON_IsArray(cJSON_GetObjectItem(r, "content"));
 }
 
-static cJSON *ok_result(mcp_server *s, const tg_outcome *o) {
-  if (mcp_gateway_owns(s, o->tool) && is_tool_result(o->result))
+static cJSON *ok_result(const mcp_call *c, const tg_outcome *o) {
+  if (c->passes_results && is_tool_result(o->result))
     return cJSON_Duplicate(o->result, 1); /* the upstream's, as it came */
   cJSON *r = cJSON_CreateObject();
   cJSON *content = cJSON_AddArrayToObject(r, "content");
@@ -298,8 +342,8 @@ static cJSON *ok_result(mcp_server *s, const tg_outcome *o) {
 /* The text the agent reads for a call that failed, was denied, rejected,
  * cancelled or timed out: the chain's message (it says whether the tool
  * ran), the suggestion, and any partial output. */
-static cJSON *error_result(mcp_server *s, const tg_outcome *o) {
-  int upstream = mcp_gateway_owns(s, o->tool) && is_tool_result(o->result);
+static cJSON *error_result(const mcp_call *c, const tg_outcome *o) {
+  int upstream = c->passes_results && is_tool_result(o->result);
   cJSON *r = upstream ? cJSON_Duplicate(o->result, 1) : cJSON_CreateObject();
   cJSON_DeleteItemFromObject(r, "structuredContent");
   cJSON *content = cJSON_GetObjectItem(r, "content");
@@ -331,22 +375,23 @@ static cJSON *error_result(mcp_server *s, const tg_outcome *o) {
 
 static void on_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
   mcp_call *c = ud;
-  mcp_server *s = c->s;
-  if (!s) { /* orphaned: the server has gone */
+  mcp_session *ss = c->ss;
+  if (!ss) { /* orphaned: the server has gone */
     call_free(c);
     return;
   }
-  mcp_approval_drop(s, c);
+  mcp_server *s = ss->s;
+  mcp_approval_drop(c);
   if (!c->cancelled && !c->answered) {
-    cJSON *r = o->status == TG_STATUS_OK ? ok_result(s, o) : error_result(s, o);
+    cJSON *r = o->status == TG_STATUS_OK ? ok_result(c, o) : error_result(c, o);
     add_outcome_meta(r, o);
     mcp_req req = {c->id, "tools/call", NULL, c->stateless, NULL};
-    mcp_reply(s, &req, r);
+    mcp_reply(ss, &req, r);
   }
   mcp_logf(s->log, MCP_LOG_DEBUG, "%s %s: %s%s%s (%.1f ms)", c->call_id,
            c->tool, tg_status_name(o->status), o->error.code ? " " : "",
            o->error.code ? o->error.code : "", o->duration_ms);
-  unlink_call(s, c);
+  unlink_call(ss, c);
   call_free(c);
 }
 
@@ -356,7 +401,7 @@ static void on_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
  * count when it gives one, else the seconds it has run. */
 static void on_progress(tg_runtime *rt, const tg_event *ev, void *ud) {
   mcp_call *c = ud;
-  if (!c->s || c->cancelled || c->answered || !c->progress_token) return;
+  if (!c->ss || c->cancelled || c->answered || !c->progress_token) return;
   const cJSON *cur = cJSON_GetObjectItem(ev->data, "current");
   const cJSON *total = cJSON_GetObjectItem(ev->data, "total");
   double v = cJSON_IsNumber(cur)
@@ -371,20 +416,20 @@ static void on_progress(tg_runtime *rt, const tg_event *ev, void *ud) {
   if (cJSON_IsNumber(cur) && cJSON_IsNumber(total))
     cJSON_AddNumberToObject(p, "total", total->valuedouble);
   if (msg && *msg) cJSON_AddStringToObject(p, "message", msg);
-  mcp_notify(c->s, "notifications/progress", p);
+  mcp_notify(c->ss, c->id, "notifications/progress", p);
 }
 
 /* ---- tools/call ------------------------------------------------------------------ */
 
-static void bad_params(mcp_server *s, const cJSON *id, const char *msg) {
-  mcp_reply_error(s, id, JRPC_INVALID_PARAMS, msg, NULL);
+static void bad_params(mcp_session *ss, const cJSON *id, const char *msg) {
+  mcp_reply_error(ss, id, JRPC_INVALID_PARAMS, msg, NULL);
 }
 
-static mcp_call *new_call(mcp_server *s, const mcp_req *req, const char *name,
+static mcp_call *new_call(mcp_session *ss, const mcp_req *req, const char *name,
                           const cJSON *args, const cJSON *token) {
   mcp_call *c = calloc(1, sizeof *c);
   if (!c) return NULL;
-  c->s = s;
+  c->ss = ss;
   c->id = cJSON_Duplicate(req->id, 1);
   c->tool = strdup(name);
   /* kept only where a requestState binds them (the chain has its own) */
@@ -393,8 +438,9 @@ static mcp_call *new_call(mcp_server *s, const mcp_req *req, const char *name,
   c->progress_token = token ? cJSON_Duplicate(token, 1) : NULL;
   c->stateless = req->stateless;
   c->can_elicit = mcp_can_elicit(req);
+  c->passes_results = source_of(ss->s, name)->passes_results;
   snprintf(c->call_id, sizeof c->call_id, "mcp-%llu",
-           (unsigned long long)++s->next_call);
+           (unsigned long long)++ss->s->next_call);
   if (!c->id || !c->tool || (req->stateless && !c->args) ||
       (token && !c->progress_token)) {
     call_free(c);
@@ -405,20 +451,20 @@ static mcp_call *new_call(mcp_server *s, const mcp_req *req, const char *name,
 
 /* call.metadata.mcp = {protocol, client?}: the same for every call of an
  * era, so made once (the chain copies it into each call). */
-static const cJSON *call_metadata(mcp_server *s, const mcp_req *req) {
-  cJSON **m = req->stateless ? &s->meta_stateless : &s->meta_session;
+static const cJSON *call_metadata(mcp_session *ss, const mcp_req *req) {
+  cJSON **m = req->stateless ? &ss->meta_stateless : &ss->meta_session;
   if (*m) return *m;
   *m = cJSON_CreateObject();
   cJSON *mcp = cJSON_AddObjectToObject(*m, "mcp");
   cJSON_AddStringToObject(mcp, "protocol", req->stateless ? MCP_STATELESS_VERSION
-                                                          : s->version);
-  if (!req->stateless && s->client_name[0])
-    cJSON_AddStringToObject(mcp, "client", s->client_name);
+                                                          : ss->version);
+  if (!req->stateless && ss->client_name[0])
+    cJSON_AddStringToObject(mcp, "client", ss->client_name);
   return *m;
 }
 
 /* Checks the request; the progress token in *token. -1: answered. */
-static int check_call(mcp_server *s, const mcp_req *req, const char **name,
+static int check_call(mcp_session *ss, const mcp_req *req, const char **name,
                       const cJSON **args, const cJSON **token) {
   const cJSON *p = req->params;
   const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
@@ -426,67 +472,69 @@ static int check_call(mcp_server *s, const mcp_req *req, const char **name,
   *token = cJSON_GetObjectItemCaseSensitive(
       cJSON_GetObjectItemCaseSensitive(p, "_meta"), "progressToken");
   if (!cJSON_IsString(n)) {
-    bad_params(s, req->id, "tools/call: params.name must be a string");
+    bad_params(ss, req->id, "tools/call: params.name must be a string");
     return -1;
   }
   *name = n->valuestring;
   if (*args && !cJSON_IsObject(*args) && !cJSON_IsNull(*args)) {
-    bad_params(s, req->id, "tools/call: params.arguments must be an object");
+    bad_params(ss, req->id, "tools/call: params.arguments must be an object");
     return -1;
   }
   if (*token && !cJSON_IsString(*token) && !cJSON_IsNumber(*token)) {
-    bad_params(s, req->id, "tools/call: params._meta.progressToken must be a "
+    bad_params(ss, req->id, "tools/call: params._meta.progressToken must be a "
                "string or a number");
     return -1;
   }
-  if (!mcp_tool_exposed(s, *name)) {
+  if (!mcp_tool_exposed(ss->s, *name)) {
     char msg[300];
     snprintf(msg, sizeof msg, "Unknown tool: %.200s (tools/list names the "
              "tools this server offers)", *name);
-    bad_params(s, req->id, msg);
+    bad_params(ss, req->id, msg);
     return -1;
   }
-  if (call_by_request(s, req->id)) {
-    mcp_reply_error(s, req->id, JRPC_INVALID_REQUEST, "tools/call: a call "
+  if (call_by_request(ss, req->id)) {
+    mcp_reply_error(ss, req->id, JRPC_INVALID_REQUEST, "tools/call: a call "
                     "with this request id is still in flight", NULL);
     return -1;
   }
-  if (s->ncalls >= s->opt.max_calls) {
+  if (ss->ncalls >= ss->s->opt.max_calls) {
     char msg[160];
     snprintf(msg, sizeof msg, "tools/call: %zu calls are in flight, the most "
-             "this server takes at once: wait for one to end", s->ncalls);
-    mcp_reply_error(s, req->id, JRPC_INTERNAL_ERROR, msg, NULL);
+             "this server takes at once: wait for one to end", ss->ncalls);
+    mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, msg, NULL);
     return -1;
   }
   return 0;
 }
 
-void mcp_tools_call(mcp_server *s, const mcp_req *req) {
+void mcp_tools_call(mcp_session *ss, const mcp_req *req) {
+  mcp_server *s = ss->s;
   const char *name;
   const cJSON *args, *token;
-  if (check_call(s, req, &name, &args, &token) < 0) return;
+  if (check_call(ss, req, &name, &args, &token) < 0) return;
   if (cJSON_IsNull(args)) args = NULL;
-  mcp_call *c = new_call(s, req, name, args, token);
+  mcp_call *c = new_call(ss, req, name, args, token);
   if (!c) {
-    mcp_reply_error(s, req->id, JRPC_INTERNAL_ERROR, "out of memory", NULL);
+    mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, "out of memory", NULL);
     return;
   }
-  if (mcp_read_input_response(s, req, c) < 0) {
+  if (mcp_read_input_response(ss, req, c) < 0) {
     call_free(c);
     return;
   }
   tg_call_request r = {.id = c->call_id, .tool = name, .args = args,
-                       .metadata = call_metadata(s, req),
+                       .metadata = call_metadata(ss, req),
                        .on_progress = token ? on_progress : NULL,
                        .events_ud = c};
   char err[TG_ERRMSG] = "";
-  link_call(s, c);
+  link_call(ss, c);
   /* done may run before this returns (a call refused at once, or one
    * whose tool finished inside its start): c is not touched after */
-  int rc = tg_call_start(s->rt, &r, on_done, c, err);
+  int rc = tg_call_start_approved(s->rt, &r, mcp_call_approver, c, on_done, c,
+                                  err);
   if (rc < 0) {
-    unlink_call(s, c);
-    mcp_reply_error(s, req->id, JRPC_INTERNAL_ERROR, err, NULL);
+    unlink_call(ss, c);
+    mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, err, NULL);
     call_free(c);
   }
 }

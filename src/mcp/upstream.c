@@ -22,6 +22,7 @@
 #include <string.h>
 #include "mcp.h"
 #include "upstream.h"
+#include "framing.h"
 
 #define HANDSHAKE_MS 20000   /* to answer the probe, initialize and lists */
 #define PROBE_MS 5000        /* to answer server/discover */

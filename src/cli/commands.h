@@ -1,7 +1,7 @@
 /*
  * commands.h — the `toolgate` commands. Each takes the words after its
  * name and returns the process exit code (output.h). Adding a command is
- * one function here and one entry in main.c's table.
+ * one function here and one entry in src/main.c's table.
  */
 #ifndef TOOLGATE_CLI_COMMANDS_H
 #define TOOLGATE_CLI_COMMANDS_H
@@ -19,9 +19,6 @@ int cmd_route(int argc, char **argv); /* the chat side */
 int cmd_search(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
-/* The agent hooks front (src/hook/hook.h declares them too). */
-int cmd_hook(int argc, char **argv);
-int cmd_daemon(int argc, char **argv);
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -37,7 +34,5 @@ extern const char cmd_route_usage[];
 extern const char cmd_search_usage[];
 extern const char cmd_export_usage[];
 extern const char cmd_import_usage[];
-extern const char cmd_hook_usage[];
-extern const char cmd_daemon_usage[];
 
 #endif

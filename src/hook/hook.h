@@ -22,11 +22,7 @@
 #include "cli/options.h" /* the command line's one option parser */
 #include "cli/output.h"
 
-/* The commands (main.c's table names them too, in cli/commands.h). */
-int cmd_hook(int argc, char **argv);
-int cmd_daemon(int argc, char **argv);
-extern const char cmd_hook_usage[];
-extern const char cmd_daemon_usage[];
+#include "commands.h" /* cmd_hook, cmd_daemon: src/main.c's table names them */
 
 enum { HOOK_EXIT_OK = 0, HOOK_EXIT_FAILED = 1, HOOK_EXIT_USAGE = 2 };
 

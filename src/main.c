@@ -9,9 +9,10 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/output.h"
 #include "cli/commands.h"
-#include "cli/output.h"
 #include "hook/commands.h"
+#include "mcp/commands.h"
 
 typedef struct {
   const char *name;

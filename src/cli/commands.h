@@ -12,7 +12,6 @@ int cmd_explain(int argc, char **argv);
 int cmd_reload(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_test(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_approvals(int argc, char **argv);
 int cmd_route(int argc, char **argv); /* the chat side */
@@ -27,7 +26,6 @@ extern const char cmd_explain_usage[];
 extern const char cmd_reload_usage[];
 extern const char cmd_watch_usage[];
 extern const char cmd_test_usage[];
-extern const char cmd_serve_usage[];
 extern const char cmd_log_usage[];
 extern const char cmd_approvals_usage[];
 extern const char cmd_route_usage[];

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 #include "describe_text.h"
-#include "output.h"
+#include "kit/output.h"
 
 static const char *str(const cJSON *o, const char *key, const char *dflt) {
   const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));

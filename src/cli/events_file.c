@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "events_file.h"
-#include "output.h"
+#include "kit/output.h"
 
 struct events_file {
   FILE *f;

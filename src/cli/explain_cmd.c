@@ -11,8 +11,8 @@
 #include "toolgate.h"
 #include "args_json.h"
 #include "commands.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 const char cmd_explain_usage[] =
     "usage: toolgate explain TOOL JSON [options]\n"

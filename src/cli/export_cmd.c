@@ -13,8 +13,8 @@
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "commands.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 const char cmd_export_usage[] =
     "usage: toolgate export SESSION [options]\n"

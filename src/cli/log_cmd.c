@@ -11,8 +11,8 @@
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "commands.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 #include "table.h"
 
 #define FOLLOW_POLL_MS 200

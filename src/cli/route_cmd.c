@@ -16,8 +16,8 @@
 #include "args_json.h"
 #include "commands.h"
 #include "notices.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 const char cmd_route_usage[] =
     "usage: toolgate route REQUEST [options]\n"

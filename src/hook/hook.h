@@ -1,9 +1,9 @@
 /*
  * hook.h — the `toolgate hook` front (issue 14): the hook command coding
  * agents run before and after their tool calls. A front: it sees the
- * public header (include/toolgate.h), and of the command line whose
- * commands these are, its option parser and error line (cli/options.h,
- * cli/output.h: one way to read options). Its parts:
+ * public header (include/toolgate.h) and the front kit (src/kit/: the
+ * option parser, the error line and exit codes every command shares). Its
+ * parts:
  *
  *   hook_cmd.c   `toolgate hook AGENT`: read the event, answer it (from a
  *                resident instance, else in-process), print, exit
@@ -19,15 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "toolgate.h"
-#include "cli/options.h" /* the command line's one option parser */
-#include "cli/output.h"
+#include "kit/options.h" /* the fronts' one option parser */
+#include "kit/output.h"
 
 #include "commands.h" /* cmd_hook, cmd_daemon: src/main.c's table names them */
 
-enum { HOOK_EXIT_OK = 0, HOOK_EXIT_FAILED = 1, HOOK_EXIT_USAGE = 2 };
-
 /* The policy sandbox and database options, as every command that loads
- * policies has (cli/options.h). */
+ * policies has (kit/options.h). */
 typedef struct {
   sandbox_options sb;
   db_options db;

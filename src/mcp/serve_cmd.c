@@ -18,12 +18,12 @@
 #include <uv.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/instance.h"
+#include "kit/options.h"
+#include "kit/output.h"
 #include "commands.h"
-#include "instance.h"
-#include "options.h"
-#include "output.h"
-#include "mcp/config.h"
-#include "mcp/server.h"
+#include "config.h"
+#include "server.h"
 
 #define DEFAULT_CONFIG "toolgate.lua"
 #define DEFAULT_POLICIES "policies"

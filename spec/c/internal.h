@@ -31,5 +31,6 @@
 #include "policy/sandbox.h"
 #include "policy/sandbox_pattern.h"
 #include "lua/luajson.h"
+#include "kit/kit.h"
 
 #endif

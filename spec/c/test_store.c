@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include "store/store.h"
+#include "internal.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "approver_tty.h"
 #include "kit/output.h"
+#include "kit/kit.h"
 
 typedef enum {
   ASK_IDLE,    /* nothing asked, not reading */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "args_json.h"
 #include "kit/output.h"
 

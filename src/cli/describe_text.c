@@ -6,6 +6,7 @@
 #include <string.h>
 #include "describe_text.h"
 #include "kit/output.h"
+#include "kit/kit.h"
 
 static const char *str(const cJSON *o, const char *key, const char *dflt) {
   const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "events_file.h"
 #include "kit/output.h"
+#include "kit/kit.h"
 
 struct events_file {
   FILE *f;

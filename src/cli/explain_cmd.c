@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "args_json.h"
 #include "commands.h"
 #include "kit/options.h"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "commands.h"
 #include "kit/options.h"
 #include "kit/output.h"

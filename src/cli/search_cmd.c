@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "commands.h"
 #include "kit/options.h"
 #include "kit/output.h"

@@ -21,6 +21,7 @@
 #include "toolgate.h"
 #include "kit/options.h" /* the fronts' one option parser */
 #include "kit/output.h"
+#include "kit/kit.h" /* JSON text, the database, ... */
 
 #include "commands.h" /* cmd_hook, cmd_daemon: src/main.c's table names them */
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "jsonrpc.h"
 
 #define DEFAULT_MAX_BYTES (4u << 20)

@@ -28,6 +28,7 @@
 #include <uv.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "server.h"

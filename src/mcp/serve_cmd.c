@@ -18,6 +18,7 @@
 #include <uv.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "kit/instance.h"
 #include "kit/options.h"
 #include "kit/output.h"

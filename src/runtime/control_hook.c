@@ -11,6 +11,7 @@
 #include <string.h>
 #include "control.h"
 #include "base/util.h"
+#include "base/json.h"
 
 /* The answer with its stdout and stderr: room for an event's rewrite. */
 #define HOOK_MAX_REPLY ((size_t)TG_HOOK_MAX_EVENT * 4 + 4096)

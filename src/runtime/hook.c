@@ -23,6 +23,7 @@
 #include "base/util.h"
 #include "core/tool.h"
 #include "store/store.h"
+#include "base/json.h"
 
 
 typedef struct {

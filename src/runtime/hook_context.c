@@ -15,6 +15,7 @@
 #include "base/closer.h"
 #include "base/util.h"
 #include "runtime.h"
+#include "base/json.h"
 
 #define MAX_CALLS 4           /* per event */
 #define MAX_SHOWN 8000        /* bytes of one call's output: its end */

@@ -27,6 +27,7 @@
 #include "base/util.h"
 #include "core/turns.h"
 #include "store/store.h"
+#include "base/json.h"
 
 /* the transcript read per stop, at most (the rest waits for the next): a
  * resident instance reads it on its loop, so this bounds the pause */

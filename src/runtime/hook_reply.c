@@ -18,6 +18,7 @@
 #include <string.h>
 #include "hook.h"
 #include "base/util.h"
+#include "base/json.h"
 
 /* Claude Code takes every PreToolUse decision and a PermissionRequest
  * rewrite. Codex (its hooks' output parser) refuses PreToolUse "allow"

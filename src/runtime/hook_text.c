@@ -7,6 +7,7 @@
 #include <string.h>
 #include "hook.h"
 #include "base/util.h"
+#include "base/json.h"
 
 /* Text for the model, at most this much in all (agent.context adds up). */
 #define HOOK_MAX_CONTEXT 100000

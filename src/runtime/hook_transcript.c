@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 #include "hook.h"
+#include "base/json.h"
 
 typedef struct {
   tg_hook_usage *u;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "store.h"
 #include "base/util.h"
+#include "base/json.h"
 
 /* The one INSERT of a call row: the audit and import (export.c) share it. */
 const char tg__audit_insert_sql[] =

@@ -13,6 +13,7 @@
 #include "store.h"
 #include "base/project.h"
 #include "base/util.h"
+#include "base/json.h"
 
 typedef struct {
   const tg_memory *m;

@@ -15,6 +15,7 @@
 #include "store.h"
 #include "base/project.h"
 #include "base/util.h"
+#include "base/json.h"
 
 static int64_t now_ms(void) { return (int64_t)tg__wall_ms(); }
 

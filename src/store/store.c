@@ -1,5 +1,5 @@
 /*
- * store.c — a store as the public API sees it (tg_store_*: a database
+ * store.c — a store as the fronts see it (tg_store_*, store_api.h: a database
  * opened on the caller's thread) and as a runtime uses it (the writer
  * thread, the sink the chain reaches it through).
  */
@@ -9,6 +9,7 @@
 #include "store.h"
 #include "base/project.h"
 #include "base/util.h"
+#include "base/json.h"
 
 #define AUDIT_ARGS_MAX (64u << 10)
 #define AUDIT_RESULT_MAX (16u << 10)

@@ -27,6 +27,7 @@
 #include <sqlite3.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "store/store_api.h"
 #include "core/core.h"
 #include "core/sink.h"
 

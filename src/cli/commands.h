@@ -1,7 +1,9 @@
 /*
- * commands.h — the `toolgate` commands. Each takes the words after its
- * name and returns the process exit code (output.h). Adding a command is
- * one function here and one entry in src/main.c's table.
+ * commands.h — the command line front's commands (the agent hooks' and
+ * MCP's are in src/hook/commands.h and src/mcp/commands.h). Each takes the
+ * words after its name and returns the process exit code
+ * (kit/exit_codes.h). Adding a command is one function here and one entry
+ * in src/main.c's table.
  */
 #ifndef TOOLGATE_CLI_COMMANDS_H
 #define TOOLGATE_CLI_COMMANDS_H

@@ -1,5 +1,5 @@
 /*
- * output.h — how the fronts' commands write: "toolgate: ..." messages on stderr,
+ * output.h — how the fronts' commands write: "toolgate: ..." on stderr,
  * colour only on a terminal without NO_COLOR, JSON lines for machines and
  * a readable rendering of a call's outcome for people.
  */

@@ -3,7 +3,7 @@
  * servers it fronts, offered to an MCP client over stdio, every call
  * started through the public API (include/toolgate.h) like the CLI's and
  * the Lua module's. This is the front's face to its command (`toolgate
- * serve`, src/cli/serve_cmd.c); what the server is made of is in mcp.h.
+ * serve`, serve_cmd.c); what the server is made of is in mcp.h.
  */
 #ifndef TOOLGATE_MCP_SERVER_H
 #define TOOLGATE_MCP_SERVER_H

@@ -799,7 +799,9 @@ TG_API int tg_approval_answer_always(tg_runtime *rt, uint64_t approval_id,
                               const tg_always_spec *spec,
                               char err[TG_ERRMSG]);
 
-/* Usage ledger: what model calls cost, for budgets. */
+/* Usage ledger: what model calls cost, for budgets. Public with the chat
+ * side (below): an embedder that calls a model outside tg_chat_begin /
+ * tg_chat_end still has its cost counted by the budgets this way. */
 typedef struct {
   const char *session;        /* NULL: the runtime's default session */
   int64_t turn;

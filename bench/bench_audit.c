@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include "bench_util.h"
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "lua/luacompat.h"
 #include "store/store.h"
 

@@ -15,6 +15,7 @@
 #include <uv.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 
 static const char SCHEMA_PLAIN[] =
     "{\"$schema\":\"http://json-schema.org/draft-07/schema#\","

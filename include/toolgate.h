@@ -575,13 +575,6 @@ TG_API void tg_changes_unsubscribe(tg_runtime *rt, int id);
  * Caller frees with cJSON_Delete. */
 TG_API struct cJSON *tg_changes_recent(tg_runtime *rt, size_t limit);
 
-/* 1 when path matches glob (syntax above), else 0 (also for a malformed
- * glob). */
-TG_API int tg_glob_match(const char *glob, const char *path);
-/* 0 when glob is well formed, else -EINVAL with what is wrong in err
- * (may be NULL). */
-TG_API int tg_glob_check(const char *glob, char *err, size_t errlen);
-
 /* ---- hot reload triggers (SPEC §2) ------------------------------------
  * Every trigger takes the path of tg_runtime_load_policies: a new
  * generation beside the old, swapped in only when every file loaded;
@@ -667,84 +660,6 @@ TG_API int tg_runtime_timeout(tg_runtime *rt);
  * (or other ref'd work) are pending, 0 when the runtime is idle. */
 TG_API int tg_runtime_run_once(tg_runtime *rt);
 
-/* ---- explain (dry run) -------------------------------------------------
- * What the chain would decide for a call, without running it: the rules
- * in evaluation order with what each answered (they are evaluated for
- * real, against the current generation — rules are judges and should
- * have no side effects; ones that do will have them), the rules not
- * consulted and why, the final verdict and the rule that made it (or the
- * default and why), whether the approver would be asked, the schema check,
- * and the pre-hooks and post-hooks that would run, in run order. Neither
- * the hooks nor the tool run; no event is emitted. Rules see
- * call.dry_run == true. Returns NULL with err for a malformed request or
- * an unknown tool. Caller frees with cJSON_Delete. Shape:
- * {tool, args, session, generation, tool_info {where, read_only},
- *  rules [{name, priority, where, status: "answered"|"no answer"|"error"|
- *          "skipped"|"not reached", answer?, reason?, error?, fail?}],
- *  decision {verdict, rule, where?, reason?, by_default, why, remembered?},
- *  approval?, validation {ok, error?}, pre_hooks [{tool, where}],
- *  post_hooks [...], hooks_run, notes [...]} */
-TG_API struct cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
-                                char err[TG_ERRMSG]);
-
-/* ---- policy tests (toolgate test) ---------------------------------------
- * Runs the policy unit tests of a policies folder against the runtime's
- * current generation: the cases of the *_test.lua files in dir and in
- * dir/tests/ (dir NULL: the folder the policies were loaded from). Each
- * case goes through the real chain — rules, pre-hooks, rules again after
- * a rewrite, schema, post-hooks, events — with the tool replaced by the
- * case's fixture (`result` or `error`; with neither, the call stops
- * before the tool and no post-hook runs); no tool runs, an ask is
- * approved without asking. run (may be NULL) is a Lua pattern a case's
- * name must match (string.find). Returns the report, or NULL with err
- * when a test file does not load or a case is malformed (file:line:
- * message), there is no test file, or no case matches run. Shape:
- * {dir, generation, files [...], passed, failed, filtered,
- *  cases [{name, file, line, where, tool, passed, failures [...],
- *          decision {verdict, rule, where?, reason?}, status, error,
- *          tool_run, args_run, result}]}. Caller frees with cJSON_Delete. */
-TG_API struct cJSON *tg_policy_test(tg_runtime *rt, const char *dir, const char *run,
-                      char err[TG_ERRMSG]);
-
-/* ---- JSON text ---------------------------------------------------------
- * The one way JSON text enters toolgate and the one way it leaves; hosts
- * and front ends that read an agent's JSON themselves use the same rules,
- * so what they see is what the rules judge. */
-
-/* How deep JSON values may nest (containers, the outermost counted as
- * 1): args, results, metadata, and what policies are given. */
-#define TG_JSON_MAX_DEPTH 128
-
-/* Parses exactly one JSON value from text[0, len) (NUL bytes inside count
- * as text, and are refused like any control character). Returns the tree
- * (cJSON_Delete it), or NULL with "$.a[2].command: what was wrong (byte
- * N)" in err; *at (may be NULL) receives that byte offset. Refused besides
- * syntax errors: duplicate names in an object, numbers beyond the range of
- * a double (1e400), invalid UTF-8 and lone surrogates (\ud800), \u0000,
- * raw control characters in strings, nesting deeper than
- * TG_JSON_MAX_DEPTH, and anything after the value. */
-TG_API struct cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
-                     size_t errlen);
-
-/* JSON text for v, compact (pretty 0) or indented by two spaces with
- * `"key": value` (pretty 1); free() it. Numbers are written with the
- * fewest digits that read back as the same double ("0.1",
- * "9007199254740991", "-0"), whatever the locale; NaN and infinities as
- * null. Bytes of a string that are not UTF-8 come out as U+FFFD, so the
- * text is always valid UTF-8. NULL when out of memory. */
-TG_API char *tg_json_print(const struct cJSON *v, int pretty);
-/* Compact JSON text for v with every object's members in key order: the
- * same value, written in any key order, gives the same text (what a
- * digest of args, or an approve-always for "these exact args", is taken
- * over). free() it; NULL when out of memory. */
-TG_API char *tg_json_print_sorted(const struct cJSON *v);
-
-/* Are a and b the same JSON value? Numbers only when they are the same
- * double (0 and -0 differ), strings byte for byte, objects whatever the
- * order of their members, arrays in order. cJSON_Compare is not this: it
- * takes numbers within a relative epsilon as equal. Both NULL: 1. */
-TG_API int tg_json_equal(const struct cJSON *a, const struct cJSON *b);
-
 /* ---- what a file-touching action touches --------------------------------
  * A judge never re-parses what an executor parses: these are the code
  * that acts, for rules and hosts to read what it will touch. */
@@ -767,11 +682,6 @@ TG_API struct cJSON *tg_patch_files(const char *text, size_t len, char *err,
  * (it names the files of whichever process opens it). */
 TG_API char *tg_path_resolve(const char *cwd, const char *path, char *why,
                              size_t whylen);
-
-/* The number as tg_json_print writes it, into buf (at least
- * TG_JSON_NUMBER_MAX bytes). Returns buf. */
-#define TG_JSON_NUMBER_MAX 32
-TG_API char *tg_json_number_text(double d, char *buf);
 
 /* ---- host tools and the version (issue 10) ----------------------------
  * What a host needs to serve tools of its own beside the policies' (the
@@ -836,20 +746,7 @@ TG_API struct cJSON *tg_schema_errors(const tg_schema *s, const struct cJSON *va
 
 TG_API void tg_schema_free(tg_schema *s);
 
-/* ---- digests -------------------------------------------------------------
- * SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), for fronts that hand out
- * tokens they must recognise when they come back (the MCP server's
- * requestState). */
-#define TG_SHA256_SIZE 32
-TG_API void tg_sha256(const void *data, size_t len,
-                      uint8_t out[TG_SHA256_SIZE]);
-TG_API void tg_hmac_sha256(const void *key, size_t keylen, const void *data,
-                           size_t len, uint8_t out[TG_SHA256_SIZE]);
-/* 1 when the n bytes at a and b are equal, in time that does not depend
- * on where they differ (compare MACs with this, not memcmp). */
-TG_API int tg_digest_equal(const uint8_t *a, const uint8_t *b, size_t n);
-
-/* ---- storage (SPEC §5) ------------------------------------------------
+/* ---- storage -----------------------------------------------------------
  * One SQLite database (tg_config.db) holds the audit trail — one record
  * per call, whatever its end — remembered approvals and the usage ledger.
  * The runtime writes from a thread of its own in batched transactions;
@@ -862,28 +759,11 @@ TG_API int tg_digest_equal(const uint8_t *a, const uint8_t *b, size_t n);
  * tg_runtime_new fails, naming the file and the problem, when the database
  * cannot be used: corrupt, locked, unwritable, or from a newer toolgate. */
 
-/* The schema version this toolgate writes (PRAGMA user_version). */
-#define TG_DB_SCHEMA_VERSION 5
-
-/* The default database path into buf: ${XDG_STATE_HOME:-$HOME/.local/
- * state}/toolgate/toolgate.db. Makes no folder. -ENOENT when neither
- * variable is set, -ENAMETOOLONG when it does not fit. */
-TG_API int tg_db_default_path(char *buf, size_t len, char err[TG_ERRMSG]);
-
-/* Parses a time as the CLI and the Lua module take it: "now"; a duration
- * counted back from now_ms (0: the wall clock now; dir < 0: "since") or
- * ahead of it (dir > 0:
- * "until") — "90s", "10m", "2h", "3d", "1w"; or a date "2025-06-01",
- * "2025-06-01T14:30[:05]" (a space for the T is fine) in local time, or
- * UTC with a trailing "Z". *out_ms is ms since the epoch. -EINVAL with
- * what is wrong in err. */
-TG_API int tg_time_parse(const char *text, int64_t now_ms, int dir, int64_t *out_ms,
-                  char err[TG_ERRMSG]);
-
 /* Remembered approvals. An approve-always answer says what it covers
  * (tg_always_scope: the whole tool, these exact args, or a glob on one
- * named argument — the glob of tg_glob_match, on the argument's string
- * value: `command` = "npm test*"; `*` stops at '/', `**` does not), where
+ * named argument — the glob of tg_changes_subscribe, on the argument's
+ * string value: `command` = "npm test*"; `*` stops at '/', `**` does
+ * not), where
  * (the call's session, or the runtime's project: tg_config.project) and
  * until when (0: forever). Stored in the database, it is honoured by every
  * runtime on that file; with storage off it lasts as long as the runtime.
@@ -900,7 +780,8 @@ typedef struct {
   const char *glob;           /* PATTERN: what its value must match */
   tg_always_where where;
   int64_t until_ms;           /* ms since the epoch; 0: forever */
-  /* tg_store_grant only (an answer takes them from its call): */
+  /* a grant without a call only (`toolgate approvals grant`); an answer
+   * takes them from its call: */
   const char *tool;
   const struct cJSON *args;          /* ARGS: the args (an object) */
   const char *session;        /* where SESSION: the session */
@@ -918,7 +799,9 @@ TG_API int tg_approval_answer_always(tg_runtime *rt, uint64_t approval_id,
                               const tg_always_spec *spec,
                               char err[TG_ERRMSG]);
 
-/* Usage ledger: what model calls cost, for budgets. */
+/* Usage ledger: what model calls cost, for budgets. Public with the chat
+ * side (below): an embedder that calls a model outside tg_chat_begin /
+ * tg_chat_end still has its cost counted by the budgets this way. */
 typedef struct {
   const char *session;        /* NULL: the runtime's default session */
   int64_t turn;
@@ -934,94 +817,15 @@ typedef struct {
  * model or with negative counts. */
 TG_API int tg_record_usage(tg_runtime *rt, const tg_usage *u, char err[TG_ERRMSG]);
 
-typedef struct {
-  const char *session;        /* NULL: every session */
-  const char *model;          /* NULL: every model */
-  const char *period;         /* "hour", "day", "week" (from Monday),
-                                 "month": since the start of the current
-                                 one, local time; NULL: use since_ms */
-  int64_t since_ms, until_ms; /* [since, until); 0: open-ended */
-} tg_usage_filter;
-
-typedef struct {
-  int64_t records, input_tokens, output_tokens;
-  double cost;
-  int64_t since_ms;           /* where the sum started (the period's start) */
-} tg_usage_total;
-
-/* ---- a database as a file: reads and administration --------------------
- * A tg_store is a database opened on the calling thread, for commands and
- * scripts (`toolgate log`, `toolgate approvals`), or a runtime's own
- * (tg_runtime_store). Every function here blocks for the query; on a
- * runtime's store each first waits until what the runtime queued is
- * written, so a host reads its own writes. Results are cJSON the caller
- * frees with cJSON_Delete. */
-typedef struct tg_store tg_store;
-
-/* Opens (create 1: creating it and its folder if missing) the database at
- * path (NULL: the default), upgrading an older schema in place. NULL with
- * err naming the file and the problem. The file is made 0600 and must stay
- * private: a dangling symlink at path, a file (or -wal, -shm, -journal)
- * of another user, and a folder another user owns or anyone may write to
- * (unless sticky, like /tmp) are refused; a file of ours others may read
- * is made 0600. */
-TG_API tg_store *tg_store_open(const char *path, int create, char err[TG_ERRMSG]);
-/* Closes a store from tg_store_open (not a runtime's). Safe with NULL. */
-TG_API void tg_store_close(tg_store *st);
-/* The runtime's database, or NULL when storage is off. Owned by the
- * runtime: do not close it. */
-TG_API tg_store *tg_runtime_store(tg_runtime *rt);
-/* The file's path (":memory:" for a private one). */
-TG_API const char *tg_store_path(const tg_store *st);
-
-typedef struct {
-  const char *session, *tool, *call_id;
-  const char *status;         /* "ok", "error", "denied", ... */
-  int64_t since_ms;           /* calls started at or after; 0: any */
-  int64_t after_id;           /* > 0: the calls recorded after the one with
-                                 this id, oldest first, at most limit (log
-                                 --follow); 0: the latest limit calls,
-                                 oldest first */
-  size_t limit;               /* 0: 100 */
-} tg_audit_filter;
-
-/* Audit records as a JSON array of {id, call_id, session, turn, tool,
- * args, args_bytes, args_cut?, decision {verdict, rule, where, reason,
- * approval, approval_id}, hooks?, attempts, status, error, result,
- * result_bytes, result_cut?, truncated?, ts, duration_ms, generation,
- * parent_call?}. args and result are JSON, or a string (the first
- * audit_*_max bytes of the text) when cut. NULL with err on failure;
- * -EINVAL-like bad filters (an unknown status) are failures too. */
-TG_API struct cJSON *tg_store_audit(tg_store *st, const tg_audit_filter *f,
-                      char err[TG_ERRMSG]);
-
-/* Remembered approvals as a JSON array of {id, tool, scope, args?, arg?,
- * glob?, where, session?, project?, created, until?, revoked?, by}; all 0:
- * only those in force (not revoked, not expired). args is a copy with the
- * audit's masks: the database keeps of exact args only that and their
- * keyed digest (HMAC-SHA256 under a random key of the database's own),
- * which calls are matched by. */
-TG_API struct cJSON *tg_store_approvals(tg_store *st, int all, char err[TG_ERRMSG]);
-/* Stores an approval as spec says (tool required). Returns its id (> 0),
- * or a negative code with err: -EINVAL too for a pattern whose argument
- * name or glob holds what the redactors mask (a credential would be kept
- * as text: approve the exact args instead). */
-TG_API int64_t tg_store_grant(tg_store *st, const tg_always_spec *spec,
-                       char err[TG_ERRMSG]);
-/* Revokes approval id: calls it covered are asked again. -ENOENT when no
- * approval in force has that id. */
-TG_API int tg_store_revoke(tg_store *st, int64_t id, char err[TG_ERRMSG]);
-
-/* Sums the usage records f selects (f may be NULL: all). */
-TG_API int tg_store_usage(tg_store *st, const tg_usage_filter *f,
-                   tg_usage_total *out, char err[TG_ERRMSG]);
-
-
-/* ---- the chat side (SPEC §6, issue 13) ---------------------------------
+/* ---- the chat side (issue 13) ------------------------------------------
  * Around the model calls of a conversation: a turn counter per session,
  * layers (before_chat, after_chat, before_tool, after_tool), model
  * routing, budgets over the usage of model calls, notifications and a
- * progress manager. README.md ("The chat side") has the whole picture. */
+ * progress manager. README.md ("The chat side") has the whole picture.
+ * Public because toolgate never calls a model itself: the embedder that
+ * does (an editor, an agent loop, the Lua module) is the only one who
+ * knows when a turn begins and a model call starts and ends, and it is
+ * the one who shows the notifications and progress to its user. */
 
 /* The runtime's wall clock, in ms since the epoch: budgets' periods (which
  * roll at local midnight, Monday, the 1st, in the process's time zone),
@@ -1269,161 +1073,6 @@ typedef void (*tg_progress_cb)(tg_runtime *rt, const char *change,
                                const struct cJSON *list, void *ud);
 TG_API int tg_progress_subscribe(tg_runtime *rt, tg_progress_cb cb, void *ud);
 TG_API void tg_progress_unsubscribe(tg_runtime *rt, int id);
-
-/* ---- sessions, messages, search --------------------------------------
- * A session is one conversation: an id, the project folder it ran in, a
- * title, when it started and ended. Its messages (role, content, the
- * tool calls the model asked for, as JSON) are recorded by the host.
- * Messages and the audit's calls (tool, args, result) are indexed for
- * full-text search (SQLite FTS5). On a runtime's store the writes go
- * through its writer thread and these calls wait for their commit. */
-
-#define TG_SESSION_ID_MAX 129  /* an id is 1..128 bytes, no control char */
-
-typedef struct {
-  const char *id;             /* NULL: a new session with a fresh id; an
-                                 id: that one, made or resumed (its end
-                                 cleared, title kept unless given) */
-  const char *project;        /* its folder; NULL: the cwd */
-  const char *title;          /* NULL: none (or the one it has) */
-  int64_t started_ms;         /* 0: now */
-} tg_session_spec;
-
-/* Begins (or resumes) a session; its id into id. 0, or -EINVAL (a bad
- * id or title), -EIO with err. */
-TG_API int tg_session_begin(tg_store *st, const tg_session_spec *s,
-                            char id[TG_SESSION_ID_MAX], char err[TG_ERRMSG]);
-/* Marks session id ended now. -ENOENT when there is no such session. */
-TG_API int tg_session_end(tg_store *st, const char *id, char err[TG_ERRMSG]);
-
-typedef struct {
-  const char *session;        /* required: a session begun before */
-  const char *role;           /* "system", "user", "assistant" or "tool" */
-  const char *content;        /* may be NULL (a message of tool calls) */
-  const struct cJSON *tool_calls; /* NULL, or any JSON (stored as text) */
-  int64_t ts_ms;              /* 0: now */
-} tg_message;
-
-#define TG_MESSAGE_MAX (16u << 20) /* content and tool_calls, bytes each */
-
-/* Records a message; returns its id (> 0). -ENOENT for an unknown
- * session; -EINVAL for a bad role or content over TG_MESSAGE_MAX. */
-TG_API int64_t tg_message_record(tg_store *st, const tg_message *m,
-                                 char err[TG_ERRMSG]);
-
-/* Session id as JSON {id, project, title, started, ended, agent, turn,
- * messages: [{id, role, content, tool_calls, ts}], calls: [audit records,
- * as tg_store_audit]} (agent: the coding agent whose hooks recorded it,
- * or null; turn: the prompts its hooks counted), or NULL with err (-ENOENT-like "no session"). */
-TG_API struct cJSON *tg_store_session(tg_store *st, const char *id,
-                                      char err[TG_ERRMSG]);
-/* The sessions, latest first, as [{id, project, title, started, ended,
- * agent, turn, messages}] (messages: their count); at most limit (0: 100). */
-TG_API struct cJSON *tg_store_sessions(tg_store *st, size_t limit,
-                                       char err[TG_ERRMSG]);
-
-typedef struct {
-  const char *query;          /* FTS5 query syntax: words, "phrases",
-                                 AND OR NOT, prefix*, column: filters */
-  const char *session;        /* NULL: every session */
-  size_t limit;               /* 0: 20 */
-} tg_search_filter;
-
-/* Full-text search over messages and calls, best first (bm25), into *out:
- * [{kind: "message"|"call", id, session, role?|tool?, call_id?, snippet,
- * score, ts}]; snippet marks the matches with [ and ]. -EINVAL with err
- * for a query FTS5 cannot parse; -EIO for others. */
-TG_API int tg_store_search(tg_store *st, const tg_search_filter *f,
-                           struct cJSON **out, char err[TG_ERRMSG]);
-
-/* ---- export and import of a session ------------------------------------ */
-
-typedef enum {
-  TG_EXPORT_JSON,             /* lossless: {format: "toolgate-session",
-                                 version: 1, session, messages, calls}
-                                 (the rows' own ids left out) */
-  TG_EXPORT_MARKDOWN,         /* for a terminal or a forge */
-  TG_EXPORT_HTML              /* one self-contained page, no script */
-} tg_export_format;
-
-/* Session id as text in format (malloc'd: free() it), or NULL with err. */
-TG_API char *tg_store_export(tg_store *st, const char *session,
-                             tg_export_format format, char err[TG_ERRMSG]);
-
-#define TG_IMPORT_MAX (256u << 20) /* bytes of an export file */
-
-typedef struct {
-  char session[TG_SESSION_ID_MAX]; /* the id it was stored under */
-  int renamed;                /* 1: the file had that id: a fresh one */
-  int64_t messages, calls;    /* how many were stored */
-  struct cJSON *skipped;      /* what was not read: ["$.calls[2].x
-                                 (unknown key)", ...]; cJSON_Delete it */
-} tg_import_report;
-
-/* Stores the session of a JSON export (text, len bytes): all of it in one
- * transaction, or nothing. -EINVAL with err naming the place for a file
- * that is not an export, of an unknown version, or with a wrong type, a
- * value out of range, a duplicate key or a string too long; -EIO. */
-TG_API int tg_store_import(tg_store *st, const char *text, size_t len,
-                           tg_import_report *rep, char err[TG_ERRMSG]);
-
-/* ---- memory ------------------------------------------------------------
- * What a host or a policy asks to keep (a fact, a preference, a summary),
- * found again by full-text relevance. A memory of scope "session" is seen
- * by that session only; one of scope "project" by every session of that
- * project (a folder, by its real path), never by another project. */
-typedef struct {
-  const char *kind;           /* required: "fact", "preference", ... */
-  const char *content;        /* required, at most TG_MESSAGE_MAX bytes */
-  const struct cJSON *metadata; /* NULL, or any JSON */
-  const char *scope;          /* "session" (NULL) or "project" */
-  const char *session;        /* scope session: required */
-  const char *project;        /* scope project: the folder; NULL: the cwd */
-} tg_memory;
-
-/* Stores a memory; its id (> 0), or -EINVAL / -EIO with err. */
-TG_API int64_t tg_memory_record(tg_store *st, const tg_memory *m,
-                                char err[TG_ERRMSG]);
-
-typedef struct {
-  const char *query;          /* words: any may match (they are taken as
-                                 words, never as FTS5 syntax) */
-  const char *scope;          /* NULL: both the session's and the
-                                 project's; "session"; "project" */
-  const char *session;        /* whose session memories (NULL: none) */
-  const char *project;        /* whose project memories; NULL: the cwd */
-  size_t limit;               /* 0: 10 */
-  double min_score;           /* only hits scoring at least this (score =
-                                 -bm25: higher is better); 0: any */
-  size_t max_tokens;          /* leave out what would take the contents
-                                 past about this many tokens (4 bytes
-                                 each); 0: no cap */
-} tg_recall_filter;
-
-/* The best memories for f->query, best first: [{id, kind, content,
- * metadata, scope, session, project, created, score}]. NULL with err. */
-TG_API struct cJSON *tg_memory_recall(tg_store *st, const tg_recall_filter *f,
-                                      char err[TG_ERRMSG]);
-/* The same on a runtime's store, the session and project left NULL being
- * the runtime's (tg_config.session, tg_config.project): what policies'
- * tg.memory does. -ENOTSUP / NULL with err when storage is off. */
-TG_API int64_t tg_runtime_remember(tg_runtime *rt, const tg_memory *m,
-                                   char err[TG_ERRMSG]);
-TG_API struct cJSON *tg_runtime_recall(tg_runtime *rt,
-                                       const tg_recall_filter *f,
-                                       char err[TG_ERRMSG]);
-
-/* ---- redaction ------------------------------------------------------------
- * Every string about to leave the runtime — events, audit rows, stored
- * messages and memories, exports — first goes through the built-in masks
- * (AWS access key ids AKIA..., GitHub tokens ghp_..., bearer tokens,
- * -----BEGIN ... PRIVATE KEY----- blocks), then the host's redactor, then
- * the policies' (tg.redact). A redactor returns NULL to keep s, or a
- * malloc'd replacement the runtime frees. On the loop thread. */
-typedef char *(*tg_redactor_fn)(void *ud, const char *s);
-/* Sets (fn NULL: removes) the host's redactor. */
-TG_API void tg_runtime_set_redactor(tg_runtime *rt, tg_redactor_fn fn, void *ud);
-
 
 /* ---- agent hooks (issue 14) --------------------------------------------
  * A coding agent's hook event — Claude Code's or Codex's JSON on the

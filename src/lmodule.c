@@ -41,6 +41,7 @@
 #include <cjson/cJSON.h>
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "lmodule.h"
 
 #define RT_MT "toolgate.runtime"

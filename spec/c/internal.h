@@ -13,6 +13,9 @@
  *   tools/fs_*.h, patch.h   test_fs        resolve, raw tools, patches
  *   policy/sandbox*.h       test_pattern   bounded Lua patterns
  *   lua/luajson.h           test_json      Lua value == JSON value
+ *   kit/kit.h               the fronts' extras: the database by path,
+ *                           sessions, export, memory, explain, policy
+ *                           tests, digests, JSON text (test_store, ...)
  */
 #ifndef TG_SPEC_INTERNAL_H
 #define TG_SPEC_INTERNAL_H
@@ -31,5 +34,6 @@
 #include "policy/sandbox.h"
 #include "policy/sandbox_pattern.h"
 #include "lua/luajson.h"
+#include "kit/kit.h"
 
 #endif

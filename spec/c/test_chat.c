@@ -8,6 +8,7 @@
  */
 #include "helpers.h"
 #include "runtime/runtime.h" /* the restart test hands a ledger over */
+#include "internal.h"
 
 /* ---- a clock the test moves ------------------------------------------------ */
 

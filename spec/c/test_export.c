@@ -10,6 +10,7 @@
 #include "helpers.h"
 #include <sqlite3.h>
 #include "store/sqlite/sqlite_store.h"
+#include "internal.h"
 
 static const char policy[] =
     "local tg = require 'toolgate'\n"

@@ -4,6 +4,7 @@
  * recent changes, and policy tg.on_file_change handlers.
  */
 #include "helpers.h"
+#include "internal.h"
 
 /* ---- globs ----------------------------------------------------------- */
 

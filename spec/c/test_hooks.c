@@ -23,6 +23,7 @@
 #include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include "internal.h"
 
 #define TOOLGATE TG_BINARY_DIR "/toolgate"
 #define POLICIES "spec/fixtures/hooks/policies" /* from TG_SOURCE_DIR */

@@ -9,6 +9,7 @@
  */
 #include "helpers.h"
 #include "store/store.h"
+#include "internal.h"
 
 static tg_runtime *rt_in(const char *db, const char *session,
                          const char *project) {

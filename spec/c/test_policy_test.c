@@ -1,10 +1,11 @@
 /*
- * test_policy_test.c — tg_policy_test (toolgate test) through the public C
+ * test_policy_test.c — tg_policy_test (toolgate test) through the fronts' C
  * API: cases run through the chain with a fixture for the tool, failures
  * say why, malformed test files are refused with file:line. Here so that
  * the runner also runs under valgrind in CI.
  */
 #include "helpers.h"
+#include "internal.h"
 
 static const char policy[] =
     "local tg = require 'toolgate'\n"

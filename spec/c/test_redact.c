@@ -10,6 +10,7 @@
  */
 #include "helpers.h"
 #include "core/redact.h"
+#include "internal.h"
 
 #define AWS "AKIAIOSFODNN7EXAMPLE"
 #define GH "ghp_" "1234567890abcdefghijABCDEFGHIJ123456"

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "base/schema.h"
+#include "internal.h"
 
 #define REMOTE "http://localhost:1234/"
 

@@ -10,6 +10,7 @@
 #include "helpers.h"
 #include <sqlite3.h>
 #include "store/sqlite/sqlite_store.h"
+#include "internal.h"
 
 static char *copy_fixture(const char *dir, const char *name) {
   char *path = path_join(dir, "copy.db"), cmd[2400];

@@ -4,6 +4,7 @@
  * RFC 4231's HMAC-SHA256 test cases; and the constant-time compare.
  */
 #include "helpers.h"
+#include "internal.h"
 
 static void hex(const uint8_t *d, size_t n, char *out) {
   for (size_t i = 0; i < n; i++) sprintf(out + 2 * i, "%02x", d[i]);

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include "store/sqlite/sqlite_store.h"
+#include "internal.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <time.h>
 #include "store/store.h"
+#include "internal.h"
 
 /* ---- the backends ---------------------------------------------------------- */
 

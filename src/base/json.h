@@ -23,8 +23,49 @@
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 
-/* TG_JSON_MAX_DEPTH, tg_json_parse, tg_json_print and tg_json_number_text
- * are public: include/toolgate.h. */
+/* ---- JSON text ---------------------------------------------------------
+ * The one way JSON text enters toolgate and the one way it leaves; the
+ * fronts that read an agent's JSON themselves use the same rules (through
+ * src/kit/kit.h), so what they see is what the rules judge. */
+
+/* How deep JSON values may nest (containers, the outermost counted as
+ * 1): args, results, metadata, and what policies are given. */
+#define TG_JSON_MAX_DEPTH 128
+
+/* Parses exactly one JSON value from text[0, len) (NUL bytes inside count
+ * as text, and are refused like any control character). Returns the tree
+ * (cJSON_Delete it), or NULL with "$.a[2].command: what was wrong (byte
+ * N)" in err; *at (may be NULL) receives that byte offset. Refused besides
+ * syntax errors: duplicate names in an object, numbers beyond the range of
+ * a double (1e400), invalid UTF-8 and lone surrogates (\ud800), \u0000,
+ * raw control characters in strings, nesting deeper than
+ * TG_JSON_MAX_DEPTH, and anything after the value. */
+struct cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
+              size_t errlen);
+
+/* JSON text for v, compact (pretty 0) or indented by two spaces with
+ * `"key": value` (pretty 1); free() it. Numbers are written with the
+ * fewest digits that read back as the same double ("0.1",
+ * "9007199254740991", "-0"), whatever the locale; NaN and infinities as
+ * null. Bytes of a string that are not UTF-8 come out as U+FFFD, so the
+ * text is always valid UTF-8. NULL when out of memory. */
+char *tg_json_print(const struct cJSON *v, int pretty);
+/* Compact JSON text for v with every object's members in key order: the
+ * same value, written in any key order, gives the same text (what a
+ * digest of args, or an approve-always for "these exact args", is taken
+ * over). free() it; NULL when out of memory. */
+char *tg_json_print_sorted(const struct cJSON *v);
+
+/* Are a and b the same JSON value? Numbers only when they are the same
+ * double (0 and -0 differ), strings byte for byte, objects whatever the
+ * order of their members, arrays in order. cJSON_Compare is not this: it
+ * takes numbers within a relative epsilon as equal. Both NULL: 1. */
+int tg_json_equal(const struct cJSON *a, const struct cJSON *b);
+
+/* The number as tg_json_print writes it, into buf (at least
+ * TG_JSON_NUMBER_MAX bytes). Returns buf. */
+#define TG_JSON_NUMBER_MAX 32
+char *tg_json_number_text(double d, char *buf);
 
 /* Holds a tree built in C (a host's tg_call_request.args) to the rules of
  * tg_json_parse: 0, or -1 with "$.path: what" in err. Raw and invalid

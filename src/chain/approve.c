@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
+#include "base/json.h"
 
 /* A remembered approval kept in memory: the strings are its own. */
 struct tg_always {

@@ -20,7 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "approver_tty.h"
-#include "output.h"
+#include "kit/output.h"
+#include "kit/kit.h"
 
 typedef enum {
   ASK_IDLE,    /* nothing asked, not reading */

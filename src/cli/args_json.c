@@ -8,8 +8,9 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "args_json.h"
-#include "output.h"
+#include "kit/output.h"
 
 static const char *type_name(const cJSON *v) {
   if (cJSON_IsArray(v)) return "an array";

@@ -21,8 +21,8 @@
 #include "notices.h"
 #include "interrupt.h"
 #include "spinner.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 #define DEFAULT_POLICIES "policies"
 

@@ -9,8 +9,8 @@
 #include "toolgate.h"
 #include "commands.h"
 #include "describe_text.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 const char cmd_check_usage[] =
     "usage: toolgate check [DIR | --policies DIR] [--json] [--strict]\n"

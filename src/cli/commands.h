@@ -1,7 +1,9 @@
 /*
- * commands.h — the `toolgate` commands. Each takes the words after its
- * name and returns the process exit code (output.h). Adding a command is
- * one function here and one entry in main.c's table.
+ * commands.h — the command line front's commands (the agent hooks' and
+ * MCP's are in src/hook/commands.h and src/mcp/commands.h). Each takes the
+ * words after its name and returns the process exit code
+ * (kit/exit_codes.h). Adding a command is one function here and one entry
+ * in src/main.c's table.
  */
 #ifndef TOOLGATE_CLI_COMMANDS_H
 #define TOOLGATE_CLI_COMMANDS_H
@@ -12,16 +14,12 @@ int cmd_explain(int argc, char **argv);
 int cmd_reload(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_test(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
 int cmd_log(int argc, char **argv);
 int cmd_approvals(int argc, char **argv);
 int cmd_route(int argc, char **argv); /* the chat side */
 int cmd_search(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
-/* The agent hooks front (src/hook/hook.h declares them too). */
-int cmd_hook(int argc, char **argv);
-int cmd_daemon(int argc, char **argv);
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -30,14 +28,11 @@ extern const char cmd_explain_usage[];
 extern const char cmd_reload_usage[];
 extern const char cmd_watch_usage[];
 extern const char cmd_test_usage[];
-extern const char cmd_serve_usage[];
 extern const char cmd_log_usage[];
 extern const char cmd_approvals_usage[];
 extern const char cmd_route_usage[];
 extern const char cmd_search_usage[];
 extern const char cmd_export_usage[];
 extern const char cmd_import_usage[];
-extern const char cmd_hook_usage[];
-extern const char cmd_daemon_usage[];
 
 #endif

@@ -5,7 +5,8 @@
  */
 #include <string.h>
 #include "describe_text.h"
-#include "output.h"
+#include "kit/output.h"
+#include "kit/kit.h"
 
 static const char *str(const cJSON *o, const char *key, const char *dflt) {
   const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));

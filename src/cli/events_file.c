@@ -10,7 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "events_file.h"
-#include "output.h"
+#include "kit/output.h"
+#include "kit/kit.h"
 
 struct events_file {
   FILE *f;

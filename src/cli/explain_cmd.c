@@ -9,10 +9,11 @@
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "args_json.h"
 #include "commands.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 const char cmd_explain_usage[] =
     "usage: toolgate explain TOOL JSON [options]\n"

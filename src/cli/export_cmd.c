@@ -12,9 +12,10 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "commands.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 const char cmd_export_usage[] =
     "usage: toolgate export SESSION [options]\n"

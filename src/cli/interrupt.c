@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "interrupt.h"
-#include "output.h"
+#include "kit/output.h"
 
 struct cli_interrupt {
   uv_signal_t sig;   /* sig.data points back here */

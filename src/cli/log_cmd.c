@@ -10,9 +10,10 @@
 #include <time.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "commands.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 #include "table.h"
 
 #define FOLLOW_POLL_MS 200

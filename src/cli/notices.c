@@ -3,7 +3,7 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "notices.h"
-#include "output.h"
+#include "kit/output.h"
 
 static const char *str(const cJSON *o, const char *k) {
   return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));

@@ -9,9 +9,10 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "commands.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 /* A reload takes milliseconds; an instance silent for seconds is stuck or
  * is a host that does not turn its loop: say so, do not hang the caller. */

@@ -13,11 +13,12 @@
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "args_json.h"
 #include "commands.h"
 #include "notices.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 const char cmd_route_usage[] =
     "usage: toolgate route REQUEST [options]\n"

@@ -10,9 +10,10 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "commands.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 #include "table.h"
 
 const char cmd_search_usage[] =

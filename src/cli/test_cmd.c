@@ -8,9 +8,10 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "commands.h"
-#include "options.h"
-#include "output.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 const char cmd_test_usage[] =
     "usage: toolgate test [DIR | --policies DIR] [--run PATTERN] [--json]\n"

@@ -19,9 +19,9 @@
 #include "toolgate.h"
 #include "commands.h"
 #include "events_file.h"
-#include "instance.h"
-#include "options.h"
-#include "output.h"
+#include "kit/instance.h"
+#include "kit/options.h"
+#include "kit/output.h"
 
 const char cmd_watch_usage[] =
     "usage: toolgate watch [--policies DIR] [--socket PATH] [--json] [--events]\n"

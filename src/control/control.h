@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "kit/control_services.h"
 
 /* The longest request line read; longer ones get an error reply. */

@@ -7,6 +7,8 @@
 #include <string.h>
 #include "approval.h"
 #include "base/util.h"
+#include "base/json.h"
+#include "base/glob.h"
 
 static int same(const char *a, const char *b) {
   return a && b && strcmp(a, b) == 0;

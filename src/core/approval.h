@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "base/sha256.h"
 #include "core/redact.h"
 
 /* One approval; the strings are borrowed (their owner keeps them). */

@@ -10,6 +10,15 @@
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 
+/* Every string about to leave the runtime — events, audit rows, stored
+ * messages and memories, exports — first goes through the built-in masks
+ * (AWS access key ids AKIA..., GitHub tokens ghp_..., bearer tokens,
+ * -----BEGIN ... PRIVATE KEY----- blocks), then the host's redactor
+ * (tg_runtime_set_redactor, runtime/front_api.h), then the policies'
+ * (tg.redact). A redactor returns NULL to keep s, or a malloc'd
+ * replacement the runtime frees. On the loop thread. */
+typedef char *(*tg_redactor_fn)(void *ud, const char *s);
+
 typedef struct tg_redactor {
   tg_redactor_fn c_fn;       /* the host's (tg_runtime_set_redactor) */
   void *c_ud;

@@ -15,6 +15,7 @@
 #include "toolgate.h"
 #include "core/approval.h"
 #include "core/error.h"
+#include "core/memory.h"
 
 /* A call's audit record. Every pointer borrows the call's own
  * memory: the call neither changes nor frees any of it until committed()
@@ -63,7 +64,7 @@ typedef struct tg_sink {
   /* Memory (tg.memory in policies): the read path and the write path of
    * the policy layer, on the loop thread, blocking for the commit or the
    * query. session NULL / project NULL: the runtime's. As
-   * tg_memory_record / tg_memory_recall (toolgate.h). */
+   * tg_memory_record / tg_memory_recall (store/store_api.h). */
   int64_t (*memory_record)(void *ud, const tg_memory *m, char *err);
   cJSON *(*memory_recall)(void *ud, const tg_recall_filter *f, char *err);
 } tg_sink;

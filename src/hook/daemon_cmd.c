@@ -61,9 +61,9 @@ int cmd_daemon(int argc, char **argv) {
   int npos, rc = opt_parse(&p, argc, argv, &npos);
   if (rc == OPT_PARSE_HELP) {
     fputs(cmd_daemon_usage, stdout);
-    return HOOK_EXIT_OK;
+    return CLI_EXIT_OK;
   }
-  if (rc != OPT_PARSE_OK) return HOOK_EXIT_USAGE;
+  if (rc != OPT_PARSE_OK) return CLI_EXIT_USAGE;
   char err[TG_ERRMSG] = "";
   daemon_run d;
   memset(&d, 0, sizeof d);
@@ -73,7 +73,7 @@ int cmd_daemon(int argc, char **argv) {
       tg_runtime_listen(d.rt, socket, err) < 0) {
     cli_error("daemon: %s", err);
     tg_runtime_free(d.rt);
-    return HOOK_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
   /* no event subscription: it would make every hook's call build its
    * events; a reload's error is told to `toolgate reload` */
@@ -85,5 +85,5 @@ int cmd_daemon(int argc, char **argv) {
   tg_runtime_run(d.rt, TG_RUN_DEFAULT);
   for (int i = 0; i < 2; i++) uv_close((uv_handle_t *)&d.stop[i], NULL);
   tg_runtime_free(d.rt);
-  return HOOK_EXIT_OK;
+  return CLI_EXIT_OK;
 }

@@ -1,9 +1,9 @@
 /*
  * hook.h — the `toolgate hook` front (issue 14): the hook command coding
  * agents run before and after their tool calls. A front: it sees the
- * public header (include/toolgate.h), and of the command line whose
- * commands these are, its option parser and error line (cli/options.h,
- * cli/output.h: one way to read options). Its parts:
+ * public header (include/toolgate.h) and the front kit (src/kit/: the
+ * option parser, the error line and exit codes every command shares). Its
+ * parts:
  *
  *   hook_cmd.c   `toolgate hook AGENT`: read the event, answer it (from a
  *                resident instance, else in-process), print, exit
@@ -23,19 +23,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "toolgate.h"
-#include "cli/options.h" /* the command line's one option parser */
-#include "cli/output.h"
+#include "kit/options.h" /* the fronts' one option parser */
+#include "kit/output.h"
+#include "kit/kit.h" /* JSON text, the database, ... */
 
-/* The commands (main.c's table names them too, in cli/commands.h). */
-int cmd_hook(int argc, char **argv);
-int cmd_daemon(int argc, char **argv);
-extern const char cmd_hook_usage[];
-extern const char cmd_daemon_usage[];
-
-enum { HOOK_EXIT_OK = 0, HOOK_EXIT_FAILED = 1, HOOK_EXIT_USAGE = 2 };
+#include "commands.h" /* cmd_hook, cmd_daemon: src/main.c's table names them */
 
 /* The policy sandbox and database options, as every command that loads
- * policies has (cli/options.h). */
+ * policies has (kit/options.h). */
 typedef struct {
   sandbox_options sb;
   db_options db;

@@ -285,18 +285,18 @@ static int parse(hook_run *h, int argc, char **argv) {
   int npos, rc = opt_parse(&p, argc, argv, &npos);
   if (rc == OPT_PARSE_HELP) {
     fputs(cmd_hook_usage, stdout);
-    return HOOK_EXIT_OK;
+    return CLI_EXIT_OK;
   }
-  if (rc != OPT_PARSE_OK) return HOOK_EXIT_USAGE;
+  if (rc != OPT_PARSE_OK) return CLI_EXIT_USAGE;
   if (!npos || !tg_hook_agent_known(pos[0])) {
     cli_error("hook: %s (known: claude-code, codex; or install, uninstall)",
               npos ? "unknown agent" : "which agent? ");
-    return HOOK_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
   h->agent = pos[0];
   if (!tg_hook_on_error_known(h->on_error)) {
     cli_error("hook: --on-error is deny, ask or allow, not '%s'", h->on_error);
-    return HOOK_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
   return -1;
 }
@@ -312,7 +312,7 @@ int cmd_hook(int argc, char **argv) {
   uint64_t deadline = DEFAULT_DEADLINE_MS;
   if (h.deadline &&
       opt_millis("hook", "--deadline-ms", h.deadline, &deadline) < 0)
-    return HOOK_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   h.deadline_at = hook_now_ms() + (double)deadline;
   set_watchdog(&h, NULL, deadline);
   if (watchdog_start(deadline) < 0)

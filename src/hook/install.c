@@ -405,12 +405,12 @@ static int parse(install_run *r, int argc, char **argv) {
   int npos, rc = opt_parse(&p, argc, argv, &npos);
   if (rc == OPT_PARSE_HELP) {
     fputs(cmd_hook_usage, stdout);
-    return HOOK_EXIT_OK;
+    return CLI_EXIT_OK;
   }
-  if (rc != OPT_PARSE_OK) return HOOK_EXIT_USAGE;
+  if (rc != OPT_PARSE_OK) return CLI_EXIT_USAGE;
   if (!npos || !tg_hook_agent_known(pos[0])) {
     cli_error("%s: which agent? claude-code or codex", cmd);
-    return HOOK_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
   r->agent = pos[0];
   uint64_t ms;
@@ -418,10 +418,10 @@ static int parse(install_run *r, int argc, char **argv) {
       (r->deadline && opt_millis(cmd, "--deadline-ms", r->deadline, &ms) < 0)) {
     if (!tg_hook_on_error_known(r->on_error))
       cli_error("%s: --on-error is deny, ask or allow", cmd);
-    return HOOK_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
   if (r->on_error && !strcmp(r->on_error, "deny")) r->on_error = NULL;
-  return settings_file(r) < 0 ? HOOK_EXIT_USAGE : -1;
+  return settings_file(r) < 0 ? CLI_EXIT_USAGE : -1;
 }
 
 int hook_install(int argc, char **argv, int uninstall) {
@@ -431,21 +431,21 @@ int hook_install(int argc, char **argv, int uninstall) {
   r.policies = "policies";
   int code = parse(&r, argc, argv);
   if (code >= 0) return code;
-  if (!uninstall && command_of(&r) < 0) return HOOK_EXIT_USAGE;
+  if (!uninstall && command_of(&r) < 0) return CLI_EXIT_USAGE;
   int exists;
   cJSON *settings = read_settings(r.file, &exists);
-  if (!settings) return HOOK_EXIT_USAGE;
+  if (!settings) return CLI_EXIT_USAGE;
   cJSON *hooks = cJSON_GetObjectItem(settings, "hooks");
   if (!shape_ok(hooks, r.file)) {
     cJSON_Delete(settings);
-    return HOOK_EXIT_USAGE;
+    return CLI_EXIT_USAGE;
   }
   cJSON *removed = cJSON_CreateArray(), *added = cJSON_CreateArray();
   int n = remove_ours(hooks, r.agent, removed);
   if (uninstall && hooks && !hooks->child && n)
     cJSON_DeleteItemFromObject(settings, "hooks"); /* we left it empty */
   if (!uninstall) add_ours(&r, settings, added);
-  code = HOOK_EXIT_OK;
+  code = CLI_EXIT_OK;
   if (uninstall && !n) {
     printf("no toolgate hook for %s in %s: nothing to do\n", r.agent, r.file);
   } else {
@@ -464,7 +464,7 @@ int hook_install(int argc, char **argv, int uninstall) {
     if (rc < 0) {
       cli_error("%s: cannot write '%s': %s", uninstall ? "hook uninstall"
                  : "hook install", r.file, strerror(-rc));
-      code = HOOK_EXIT_FAILED;
+      code = CLI_EXIT_FAILED;
     } else {
       if (!r.dry_run && backup[0])
         printf("%s the %s hooks in %s (the old file is kept as %s)\n",

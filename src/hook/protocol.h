@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "kit/hook_services.h"
 
 /* ---- answer.c ------------------------------------------------------------ */

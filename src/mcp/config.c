@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
+#include "kit/kit.h"
 #include "config.h"
 #include "log.h"
 #include "lua/luaraw.h"

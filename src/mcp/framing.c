@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "framing.h"
 
 #define DEFAULT_MAX_BYTES (4u << 20)

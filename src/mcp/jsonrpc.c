@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cjson/cJSON.h>
+#include "toolgate.h"
+#include "kit/kit.h"
 #include "jsonrpc.h"
 /* ---- messages -------------------------------------------------------------- */
 

@@ -38,6 +38,7 @@
 #include <uv.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 #include "jsonrpc.h"
 #include "transport.h"
 #include "tool_source.h"

@@ -4,7 +4,7 @@
  * how another transport plugs in), every call
  * started through the public API (include/toolgate.h) like the CLI's and
  * the Lua module's. This is the front's face to its command (`toolgate
- * serve`, src/cli/serve_cmd.c); what the server is made of is in mcp.h.
+ * serve`, serve_cmd.c); what the server is made of is in mcp.h.
  */
 #ifndef TOOLGATE_MCP_SERVER_H
 #define TOOLGATE_MCP_SERVER_H

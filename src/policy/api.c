@@ -22,6 +22,7 @@
 #include "base/jsonnum.h"
 #include "base/util.h"
 #include "core/changes.h"
+#include "base/glob.h"
 
 #define TG_DEFAULT_PRIORITY 1000
 

@@ -8,6 +8,7 @@
 #include "core/changes.h"
 #include "proc/process.h"
 #include "store/store.h"
+#include "runtime/front_api.h"
 
 int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
                   void *ud, char err[TG_ERRMSG]) {

@@ -17,6 +17,7 @@
 #include "core/turns.h"
 #include "policy/chat.h"
 #include "base/util.h"
+#include "base/json.h"
 
 /* ---- set-up ------------------------------------------------------------- */
 

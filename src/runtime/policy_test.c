@@ -13,6 +13,8 @@
 #include "runtime.h"
 #include "base/util.h"
 #include "policy/policy_tests.h"
+#include "base/json.h"
+#include "runtime/front_api.h"
 
 typedef struct {
   int done;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "store.h"
 #include "base/util.h"
+#include "base/json.h"
 
 #define EXPORT_FORMAT "toolgate-session"
 #define EXPORT_VERSION 1

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "store.h"
+#include "base/json.h"
 #include "base/project.h"
 #include "base/util.h"
 

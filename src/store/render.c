@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "store.h"
+#include "base/json.h"
 
 static const char *str(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);

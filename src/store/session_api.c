@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "store.h"
+#include "base/json.h"
 #include "base/project.h"
 #include "base/util.h"
 

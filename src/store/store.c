@@ -13,6 +13,7 @@
 #include "base/project.h"
 #include "base/timeparse.h"
 #include "base/util.h"
+#include "base/json.h"
 
 #define AUDIT_ARGS_MAX (64u << 10)
 #define AUDIT_RESULT_MAX (16u << 10)

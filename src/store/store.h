@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "store/store_api.h"
 #include "core/core.h"
 #include "core/sink.h"
 

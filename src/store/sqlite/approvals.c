@@ -19,6 +19,7 @@
 #include <string.h>
 #include "sqlite_store.h"
 #include "base/util.h"
+#include "base/json.h"
 
 /* ---- the snapshot the loop looks up ----------------------------------- */
 

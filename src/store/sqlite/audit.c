@@ -13,6 +13,7 @@
 #include <string.h>
 #include "sqlite_store.h"
 #include "base/util.h"
+#include "base/json.h"
 
 /* The one INSERT of a call row: the audit and the import (import.c) share it. */
 const char tg__audit_insert_sql[] =

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sqlite_store.h"
+#include "base/json.h"
 #include "base/util.h"
 
 typedef struct {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "sqlite_store.h"
 #include "base/util.h"
+#include "base/json.h"
 
 typedef struct {
   const tg_memory *m;

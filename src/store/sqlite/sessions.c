@@ -12,6 +12,7 @@
 #include <string.h>
 #include "sqlite_store.h"
 #include "base/util.h"
+#include "base/json.h"
 
 int tg__savepoint(sqlite3 *db, char *err, size_t errlen) {
   return tg__db_exec(db, "SAVEPOINT tg_write", err, errlen) == SQLITE_OK

@@ -1,7 +1,7 @@
 /*
  * serve_cmd.c — `toolgate serve`: the MCP server on stdio (src/mcp/), and
  * the long-running instance of a project: it reloads its policies on
- * every save, on SIGHUP and on `toolgate reload` (instance.h), and runs
+ * every save, on SIGHUP and on `toolgate reload` (kit/instance.h), and runs
  * until the client closes stdin or a SIGINT/SIGTERM comes. Then the calls
  * in flight are cancelled, the upstream servers stopped, and it exits 0.
  *
@@ -18,12 +18,13 @@
 #include <uv.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
+#include "kit/instance.h"
+#include "kit/options.h"
+#include "kit/output.h"
 #include "commands.h"
-#include "instance.h"
-#include "options.h"
-#include "output.h"
-#include "mcp/config.h"
-#include "mcp/server.h"
+#include "config.h"
+#include "server.h"
 
 #define DEFAULT_CONFIG "toolgate.lua"
 #define DEFAULT_POLICIES "policies"

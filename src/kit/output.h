@@ -1,22 +1,16 @@
 /*
- * output.h — how the CLI writes: "toolgate: ..." messages on stderr,
+ * output.h — how the fronts' commands write: "toolgate: ..." on stderr,
  * colour only on a terminal without NO_COLOR, JSON lines for machines and
  * a readable rendering of a call's outcome for people.
  */
-#ifndef TOOLGATE_CLI_OUTPUT_H
-#define TOOLGATE_CLI_OUTPUT_H
+#ifndef TOOLGATE_KIT_OUTPUT_H
+#define TOOLGATE_KIT_OUTPUT_H
 
 #include <stdio.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 
-/* Exit codes (SPEC §4). */
-enum {
-  CLI_EXIT_OK = 0,
-  CLI_EXIT_FAILED = 1,     /* the call failed, was denied, rejected, ... */
-  CLI_EXIT_USAGE = 2,      /* usage or configuration error */
-  CLI_EXIT_INTERRUPTED = 130 /* a second Ctrl-C */
-};
+#include "exit_codes.h" /* what a command returns after its error line */
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "output.h"
+#include "kit.h"
 
 #define LABEL_WIDTH 10
 

@@ -5,8 +5,8 @@
  * and collects the positional arguments. Errors name the option and go to
  * stderr as "toolgate: CMD: ...".
  */
-#ifndef TOOLGATE_CLI_OPTIONS_H
-#define TOOLGATE_CLI_OPTIONS_H
+#ifndef TOOLGATE_KIT_OPTIONS_H
+#define TOOLGATE_KIT_OPTIONS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,13 +1,18 @@
 /*
  * main.c — the `toolgate` command: finds the command named by the first
- * word and hands it the rest. Adding a command is one entry in `commands`.
+ * word and hands it the rest. The one file that knows every front: each
+ * front declares its commands in its own header (src/cli/commands.h,
+ * src/hook/commands.h, ...), and no front includes another. Adding a
+ * command is one entry in `commands`.
  */
 #include <stdio.h>
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
-#include "commands.h"
-#include "output.h"
+#include "kit/output.h"
+#include "cli/commands.h"
+#include "hook/commands.h"
+#include "mcp/commands.h"
 
 typedef struct {
   const char *name;

@@ -7,8 +7,8 @@
  * The runtime's reload handles do not keep the loop alive; the stop
  * signals do, which is what keeps such a command running until stopped.
  */
-#ifndef TOOLGATE_CLI_INSTANCE_H
-#define TOOLGATE_CLI_INSTANCE_H
+#ifndef TOOLGATE_KIT_INSTANCE_H
+#define TOOLGATE_KIT_INSTANCE_H
 
 #include <uv.h>
 #include <cjson/cJSON.h>

@@ -1,0 +1,77 @@
+/*
+ * front_api.h — what the runtime offers the fronts (the command line, the
+ * Lua module, the tests) beyond the embedder's API of include/toolgate.h:
+ * a dry run of a call (toolgate explain), the policy unit tests (toolgate
+ * test), the runtime's database and memory, the host's redactor. The
+ * fronts reach it through src/kit/kit.h; libtoolgate.so does not export
+ * it.
+ */
+#ifndef TG_RUNTIME_FRONT_API_H
+#define TG_RUNTIME_FRONT_API_H
+
+#include "toolgate.h"
+#include "core/memory.h"
+#include "core/redact.h"
+#include "store/store_api.h"
+
+/* ---- explain (dry run) -------------------------------------------------
+ * What the chain would decide for a call, without running it: the rules
+ * in evaluation order with what each answered (they are evaluated for
+ * real, against the current generation — rules are judges and should
+ * have no side effects; ones that do will have them), the rules not
+ * consulted and why, the final verdict and the rule that made it (or the
+ * default and why), whether the approver would be asked, the schema check,
+ * and the pre-hooks and post-hooks that would run, in run order. Neither
+ * the hooks nor the tool run; no event is emitted. Rules see
+ * call.dry_run == true. Returns NULL with err for a malformed request or
+ * an unknown tool. Caller frees with cJSON_Delete. Shape:
+ * {tool, args, session, generation, tool_info {where, read_only},
+ *  rules [{name, priority, where, status: "answered"|"no answer"|"error"|
+ *          "skipped"|"not reached", answer?, reason?, error?, fail?}],
+ *  decision {verdict, rule, where?, reason?, by_default, why, remembered?},
+ *  approval?, validation {ok, error?}, pre_hooks [{tool, where}],
+ *  post_hooks [...], hooks_run, notes [...]} */
+struct cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
+                         char err[TG_ERRMSG]);
+
+/* ---- policy tests (toolgate test) ---------------------------------------
+ * Runs the policy unit tests of a policies folder against the runtime's
+ * current generation: the cases of the *_test.lua files in dir and in
+ * dir/tests/ (dir NULL: the folder the policies were loaded from). Each
+ * case goes through the real chain — rules, pre-hooks, rules again after
+ * a rewrite, schema, post-hooks, events — with the tool replaced by the
+ * case's fixture (`result` or `error`; with neither, the call stops
+ * before the tool and no post-hook runs); no tool runs, an ask is
+ * approved without asking. run (may be NULL) is a Lua pattern a case's
+ * name must match (string.find). Returns the report, or NULL with err
+ * when a test file does not load or a case is malformed (file:line:
+ * message), there is no test file, or no case matches run. Shape:
+ * {dir, generation, files [...], passed, failed, filtered,
+ *  cases [{name, file, line, where, tool, passed, failures [...],
+ *          decision {verdict, rule, where?, reason?}, status, error,
+ *          tool_run, args_run, result}]}. Caller frees with cJSON_Delete. */
+struct cJSON *tg_policy_test(tg_runtime *rt, const char *dir, const char *run,
+               char err[TG_ERRMSG]);
+
+/* ---- the runtime's database and memory -------------------------------- */
+
+/* The runtime's database, or NULL when storage is off. Owned by the
+ * runtime: do not close it. */
+tg_store *tg_runtime_store(tg_runtime *rt);
+
+/* tg_memory_record and tg_memory_recall (store/store_api.h) on a
+ * runtime's store, the session and project left NULL being
+ * the runtime's (tg_config.session, tg_config.project): what policies'
+ * tg.memory does. -ENOTSUP / NULL with err when storage is off. */
+int64_t tg_runtime_remember(tg_runtime *rt, const tg_memory *m,
+                            char err[TG_ERRMSG]);
+struct cJSON *tg_runtime_recall(tg_runtime *rt,
+                                const tg_recall_filter *f,
+                                char err[TG_ERRMSG]);
+
+/* ---- redaction (core/redact.h says where a redactor runs) -------------- */
+
+/* Sets (fn NULL: removes) the host's redactor. */
+void tg_runtime_set_redactor(tg_runtime *rt, tg_redactor_fn fn, void *ud);
+
+#endif

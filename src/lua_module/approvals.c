@@ -14,8 +14,6 @@
 #include "lua/luajson.h"
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
-/* ---- approvals --------------------------------------------------------------- */
-
 static int parse_answer(lua_State *L, int idx, tg_answer *a) {
   if (tg__lm_is_str(L, idx, "approve") || tg__lm_is_str(L, idx, "allow"))
     *a = TG_ANSWER_APPROVE;
@@ -106,7 +104,8 @@ static int answer_opts(lua_State *L, int idx, lanswer *a, const char *fn,
     lua_pushnil(L);
     return -1;
   }
-  int o = tg__lm_copy_opts(L, idx, fn, answer_opt_names); /* stays: the anchor */
+  /* the copy stays: the anchor */
+  int o = tg__lm_copy_opts(L, idx, fn, answer_opt_names);
   return tg__lm_answer_fields(L, o, a, err);
 }
 
@@ -182,7 +181,8 @@ static void approver_cb(tg_runtime *rt, const tg_approval_request *q,
     return;
   }
   approver_arg a = {r, q, 0, 0};
-  lua_CFunction body = r->deferring ? tg__lm_defer_approver_body : approver_body;
+  lua_CFunction body =
+      r->deferring ? tg__lm_defer_approver_body : approver_body;
   if (tg__lm_protect(r, r->cur_L, body, &a) < 0) a.failed = 1;
   if (a.failed && !a.answered) /* a failed approver rejects, now */
     tg_approval_answer(rt, q->approval_id, TG_ANSWER_REJECT, TG_SCOPE_TOOL,
@@ -233,7 +233,8 @@ static int l_answer(lua_State *L) {
   lanswer la;
   char err[TG_ERRMSG] = "";
   if (parse_answer(L, 3, &a) < 0 || answer_opts(L, 4, &la, "rt:answer", err) < 0)
-    return luaL_error(L, "toolgate: rt:answer: %s", err[0] ? err : tg__lm_answer_usage);
+    return luaL_error(L, "toolgate: rt:answer: %s",
+                      err[0] ? err : tg__lm_answer_usage);
   lua_State *prev = tg__lm_enter(r, L);
   int rc = give_answer(r, (uint64_t)id, a, &la, err);
   tg__lm_leave(r, L, prev);

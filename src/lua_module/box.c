@@ -13,8 +13,6 @@
 #include "lua/luaraw.h"
 #include "lua/luajson.h"
 
-/* ---- the JSON box ----------------------------------------------------------- */
-
 void tg__lm_box_clear(json_box *b) {
   for (size_t i = 0; i < sizeof b->j / sizeof *b->j; i++) {
     cJSON_Delete(b->j[i]);
@@ -42,6 +40,7 @@ void tg__lm_box_open(lua_State *L) {
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);
 }
+
 cJSON **tg__lm_box(lua_State *L) { return &tg__lm_new_box(L)->j[0]; }
 
 void tg__lm_push_json(lua_State *L, cJSON *v, const char *fn) {

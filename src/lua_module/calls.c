@@ -16,8 +16,6 @@
 #include <uv.h>
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
-/* ---- call ends ----------------------------------------------------------- */
-
 typedef struct {
   lrt *r;
   lcall *c;
@@ -67,7 +65,8 @@ static void done_cb(tg_runtime *rt, const tg_outcome *o, void *ud) {
   if (refused_at_once(c, o)) return;
   if (!r || !r->cur_L) return; /* closing: the calls table goes whole */
   done_arg d = {r, c, o};
-  tg__lm_protect(r, r->cur_L, done_body, &d); /* the handle may be collected after */
+  /* the handle may be collected after */
+  tg__lm_protect(r, r->cur_L, done_body, &d);
 }
 
 /* A call's progress event, for the protected body that delivers it. */
@@ -267,7 +266,8 @@ static int l_call(lua_State *L) {
   tg__lm_leave(r, L, prev);
   char code[32];
   if (c->was_refused) return tg__lm_fail(L, err, "UNKNOWN_TOOL");
-  if (rc < 0) return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
+  if (rc < 0)
+    return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
   lua_pushvalue(L, h);
   return 1;
 }
@@ -285,8 +285,8 @@ static int l_call_cancel(lua_State *L) {
   int rc = tg_call_cancel(r->rt, c->id);
   tg__lm_leave(r, L, prev); /* r may be gone now (see leave) */
   if (rc < 0)
-    return tg__lm_fail(L, "the call is past the point where it can be cancelled",
-                "ENOENT");
+    return tg__lm_fail(
+        L, "the call is past the point where it can be cancelled", "ENOENT");
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -56,7 +56,8 @@ static int l_set_clock(lua_State *L) {
 }
 
 static int l_now(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)tg_runtime_now(tg__lm_runtime(tg__lm_check_rt(L, 1))));
+  lua_pushinteger(
+      L, (lua_Integer)tg_runtime_now(tg__lm_runtime(tg__lm_check_rt(L, 1))));
   return 1;
 }
 
@@ -65,7 +66,8 @@ static int l_now(lua_State *L) {
 /* rt:turn_begin([session]) -> the session's new turn */
 static int l_turn_begin(lua_State *L) {
   lrt *r = tg__lm_check_rt(L, 1);
-  const char *session = tg__lm_opt_str_arg(L, 2, "rt:turn_begin", "the session");
+  const char *session =
+      tg__lm_opt_str_arg(L, 2, "rt:turn_begin", "the session");
   lua_State *prev = tg__lm_enter(r, L);
   int64_t turn = tg_turn_begin(tg__lm_runtime(r), session);
   tg__lm_leave(r, L, prev);
@@ -199,8 +201,9 @@ static int l_model_unavailable(lua_State *L) {
   if (!(until == floor(until) && fabs(until) <= 9e15))
     return luaL_argerror(L, 3, "a whole number of ms since the epoch expected");
   char err[TG_ERRMSG] = "";
-  return tg__lm_ok_or_fail(L, tg_model_unavailable(tg__lm_runtime(r), name, (int64_t)until, err),
-                    err);
+  return tg__lm_ok_or_fail(
+      L, tg_model_unavailable(tg__lm_runtime(r), name, (int64_t)until, err),
+      err);
 }
 
 /* ---- budgets ------------------------------------------------------------------ */
@@ -210,7 +213,8 @@ static int l_budget_status(lua_State *L) {
   lrt *r = tg__lm_check_rt(L, 1);
   luaL_checkstring(L, 2);
   const char *name = tg__checknonul(L, 2, "rt:budget_status", "the name");
-  const char *session = tg__lm_opt_str_arg(L, 3, "rt:budget_status", "the session");
+  const char *session =
+      tg__lm_opt_str_arg(L, 3, "rt:budget_status", "the session");
   char err[TG_ERRMSG] = "";
   cJSON **st = tg__lm_box(L); /* first: nothing is taken if it raises */
   if (!(*st = tg_budget_status(tg__lm_runtime(r), name, session, err)))

@@ -4,7 +4,6 @@
  * notifications and the progress manager): the per-runtime chat state
  * and the state-table fields they keep host functions in.
  *
- *
  * Host code runs in two ways here. Subscribers (on_notification,
  * on_progress_change, a progress item's on_cancel) are callbacks like
  * on_event: an error they raise stops the loop and is raised again from
@@ -14,7 +13,7 @@
  *
  * Ownership: what C keeps a pointer to (a layer's {r, id}, the clock's
  * time) is a userdata anchored in the runtime's state table, which
- * outlives the C runtime (lmodule.c: close_now frees the runtime first).
+ * outlives the C runtime (runtime.c: close_now frees the runtime first).
  * Option tables are copied raw and read strictly (tg__lm_copy_opts).
  */
 #ifndef TG_LUA_MODULE_CHAT_H

@@ -17,8 +17,6 @@
 #include "lua/lualayer.h"
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
-/* ---- host layers ------------------------------------------------------------ */
-
 typedef struct {
   lrt *r;
   int id;
@@ -67,14 +65,17 @@ static int before_chat(tg_runtime *rt, const tg_layer_ctx *c, void *ud,
                        char err[TG_ERRMSG]) {
   return run_layer(0, c, ud, err);
 }
+
 static int after_chat(tg_runtime *rt, const tg_layer_ctx *c, void *ud,
                       char err[TG_ERRMSG]) {
   return run_layer(1, c, ud, err);
 }
+
 static int before_tool(tg_runtime *rt, const tg_layer_ctx *c, void *ud,
                        char err[TG_ERRMSG]) {
   return run_layer(2, c, ud, err);
 }
+
 static int after_tool(tg_runtime *rt, const tg_layer_ctx *c, void *ud,
                       char err[TG_ERRMSG]) {
   return run_layer(3, c, ud, err);

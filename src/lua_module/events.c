@@ -14,8 +14,6 @@
 #include "lua/luaraw.h"
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
-/* ---- events ---------------------------------------------------------------- */
-
 typedef struct {
   lrt *r;
   const tg_event *ev;
@@ -168,7 +166,8 @@ static int l_on_file_change(lua_State *L) {
 }
 
 static int l_off_file_change(lua_State *L) {
-  return remove_handler(L, "file_handlers", tg__lm_check_rt(L, 1)->next_file_handler);
+  return remove_handler(L, "file_handlers",
+                        tg__lm_check_rt(L, 1)->next_file_handler);
 }
 
 /* rt:recent_changes([n]) -> list of changes, oldest first */

@@ -17,7 +17,9 @@
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
 /* toolgate.resolve_path: relative to the host's cwd. */
-static int l_resolve_path(lua_State *L) { return tg__lua_resolve_path(L, NULL); }
+static int l_resolve_path(lua_State *L) {
+  return tg__lua_resolve_path(L, NULL);
+}
 
 static const luaL_Reg module_fns[] = {
     {"new", tg__lm_new},

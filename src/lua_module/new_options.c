@@ -13,8 +13,6 @@
 #include "lua/luaraw.h"
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
-/* ---- toolgate.new ------------------------------------------------------- */
-
 const char *const tg__lm_new_opt_names[] = {
     "policies", "session", "default_verdict", "timeout_ms",
     "approval_timeout_ms", "progress_interval_ms", "seed", "max_args_bytes",
@@ -22,7 +20,7 @@ const char *const tg__lm_new_opt_names[] = {
     "exec_output_cap", "kill_grace_ms", "trusted_policies",
     "policy_time_limit_ms", "policy_memory_cap",
     "db", "audit_args_max", "audit_result_max", "project",
-    "models", /* the chat side: lmodule_chat.c */
+    "models", /* the chat side: chat.c */
     NULL};
 
 static uint64_t opt_u64(lua_State *L, int o, const char *k, uint64_t dflt) {

@@ -14,8 +14,6 @@
 #include "lua/luajson.h"
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
-/* ---- notifications --------------------------------------------------------- */
-
 static const char *const notify_opt_names[] = {"duration_ms", "action", NULL};
 static const char *const action_opt_names[] = {"label", "command", NULL};
 
@@ -238,7 +236,8 @@ static int progress_end(lua_State *L, int ok) {
   const char *id = id_arg(L, fn);
   const char *msg = ok ? NULL : tg__lm_opt_str_arg(L, 3, fn, "the message");
   lua_State *prev = tg__lm_enter(r, L);
-  int rc = ok ? tg_progress_done(tg__lm_runtime(r), id) : tg_progress_fail(tg__lm_runtime(r), id, msg);
+  int rc = ok ? tg_progress_done(tg__lm_runtime(r), id)
+              : tg_progress_fail(tg__lm_runtime(r), id, msg);
   tg__lm_leave(r, L, prev);
   if (rc == 0) { /* its on_cancel goes with it */
     tg__lm_push_state(L, r, CANCEL_FIELD);
@@ -257,11 +256,13 @@ static int l_progress_update(lua_State *L) {
   lrt *r = tg__lm_check_rt(L, 1);
   const char *id = id_arg(L, "rt:progress_update");
   double cur = (double)luaL_checknumber(L, 3);
-  const char *msg = tg__lm_opt_str_arg(L, 4, "rt:progress_update", "the message");
+  const char *msg =
+      tg__lm_opt_str_arg(L, 4, "rt:progress_update", "the message");
   lua_State *prev = tg__lm_enter(r, L);
   int rc = tg_progress_update(tg__lm_runtime(r), id, cur, msg);
   tg__lm_leave(r, L, prev);
-  return tg__lm_ok_or_fail(L, rc, rc == -EINVAL ? "current must be a number >= 0"
+  return tg__lm_ok_or_fail(L, rc,
+                           rc == -EINVAL ? "current must be a number >= 0"
                                          : "no progress item has that id");
 }
 

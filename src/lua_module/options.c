@@ -16,8 +16,6 @@
 #include <uv.h>
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
-/* ---- strings and option tables ------------------------------------------- */
-
 /* Is the value at idx exactly the string `want` (no NUL tricks)? */
 int tg__lm_is_str(lua_State *L, int idx, const char *want) {
   size_t n;

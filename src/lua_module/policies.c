@@ -15,7 +15,8 @@
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
 static int l_generation(lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)tg_runtime_generation(tg__lm_check_rt(L, 1)->rt));
+  lua_pushinteger(
+      L, (lua_Integer)tg_runtime_generation(tg__lm_check_rt(L, 1)->rt));
   return 1;
 }
 
@@ -42,7 +43,8 @@ static int l_reload(lua_State *L) {
   int rc = tg_runtime_load_policies(r->rt, dir, err);
   tg__lm_leave(r, L, prev);
   char code[32];
-  if (rc < 0) return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
+  if (rc < 0)
+    return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
   lua_pushinteger(L, (lua_Integer)tg_runtime_generation(r->rt));
   return 1;
 }
@@ -82,9 +84,10 @@ static int l_listen(lua_State *L) {
   if (opt_path(L, 2, &path, err) < 0) return tg__lm_fail(L, err, "EINVAL");
   lua_State *prev = tg__lm_enter(r, L);
   int rc = tg_runtime_listen(r->rt, path, err);
-  tg__lm_leave(r, L, prev); /* re-arms an attached host: the socket's fd is new */
+  tg__lm_leave(r, L, prev); /* re-arms an attached host: a new fd */
   char code[32];
-  if (rc < 0) return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
+  if (rc < 0)
+    return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
   lua_pushstring(L, tg_runtime_control_path(r->rt));
   return 1;
 }

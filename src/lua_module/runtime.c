@@ -18,8 +18,6 @@
 #include <uv.h>
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
-/* ---- entering and leaving ---------------------------------------------- */
-
 lrt *tg__lm_check_rt(lua_State *L, int idx) {
   lrt_box *b = luaL_checkudata(L, idx, RT_MT);
   if (!b->r) luaL_error(L, "toolgate: this runtime is closed");
@@ -82,7 +80,8 @@ static void close_now(lrt *r, lua_State *L) {
     tg_runtime_set_approver(r->rt, NULL, NULL);
     if (r->sub_id) tg_events_unsubscribe(r->rt, r->sub_id);
     if (r->state_ref != LUA_NOREF) detach_calls(L, r);
-    if (r->state_ref != LUA_NOREF) tg__lm_detach_now(r, L); /* before the fd goes */
+    if (r->state_ref != LUA_NOREF)
+      tg__lm_detach_now(r, L); /* before the fd goes */
     tg_runtime_free(r->rt);
   }
   tg__lm_unref(L, &r->state_ref);
@@ -104,7 +103,8 @@ lua_State *tg__lm_enter(lrt *r, lua_State *L) {
 void tg__lm_leave(lrt *r, lua_State *L, lua_State *prev) {
   r->cur_L = prev;
   if (prev) return;
-  if (!r->close_pending) tg__lm_rearm(r, L); /* the call may have armed timers */
+  if (!r->close_pending)
+    tg__lm_rearm(r, L); /* the call may have armed timers */
   int raise = take_error(r, L);
   if (r->close_pending) close_now(r, L);
   if (raise) lua_error(L);
@@ -142,7 +142,8 @@ int tg__lm_protect(lrt *r, lua_State *L, lua_CFunction body, void *arg) {
  * nils stand for its results. Returns 0, or -1 when it raised. */
 int tg__lm_callback(lrt *r, lua_State *L, int nargs, int nres,
                     const char *what) {
-  if (r->deferring && nres == 0) return tg__lm_defer_callback(r, L, nargs, what);
+  if (r->deferring && nres == 0)
+    return tg__lm_defer_callback(r, L, nargs, what);
   if (lua_pcall(L, nargs, nres, 0) == LUA_OK) return 0;
   lua_pushfstring(L, "toolgate: error in %s callback: %s", what,
                   tg__lua_error_text(L, -1, "(non-string error)"));
@@ -242,7 +243,8 @@ int tg__lm_gc(lua_State *L) {
 
 static int run_loop(lua_State *L, uv_run_mode mode) {
   lrt *r = tg__lm_check_rt(L, 1);
-  tg__lm_refuse_in_callback(L, r, mode == UV_RUN_DEFAULT ? "rt:run()" : "rt:run_once()");
+  tg__lm_refuse_in_callback(
+      L, r, mode == UV_RUN_DEFAULT ? "rt:run()" : "rt:run_once()");
   lua_State *prev = tg__lm_enter(r, L);
   int more = uv_run(tg_runtime_loop(r->rt), mode);
   tg__lm_leave(r, L, prev);

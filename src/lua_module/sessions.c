@@ -24,14 +24,16 @@ static int l_session(lua_State *L) {
   lrt *r = tg__lm_check_rt(L, 1);
   const char *fn = "rt:session";
   int o = tg__lm_copy_opts(L, 2, fn, session_opt_names);
-  tg_session_spec s = {tg__lm_sopt_str(L, o, fn, "id"), tg__lm_sopt_str(L, o, fn, "project"),
+  tg_session_spec s = {tg__lm_sopt_str(L, o, fn, "id"),
+                       tg__lm_sopt_str(L, o, fn, "project"),
                        tg__lm_sopt_str(L, o, fn, "title"),
                        tg__lm_sopt_time(L, o, fn, "started", -1)};
   tg_store *st = tg__lm_store_of(L, r);
   if (!st) return 3;
   char err[TG_ERRMSG] = "", id[TG_SESSION_ID_MAX], code[32];
   int rc = tg_session_begin(st, &s, id, err);
-  if (rc < 0) return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
+  if (rc < 0)
+    return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
   lua_pushstring(L, id);
   return 1;
 }
@@ -45,7 +47,8 @@ static int l_end_session(lua_State *L) {
   if (!st) return 3;
   char err[TG_ERRMSG] = "", code[32];
   int rc = tg_session_end(st, id, err);
-  if (rc < 0) return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
+  if (rc < 0)
+    return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -60,7 +63,8 @@ static int l_message(lua_State *L) {
   const char *fn = "rt:message";
   luaL_checktype(L, 2, LUA_TTABLE);
   int o = tg__lm_copy_opts(L, 2, fn, message_opt_names);
-  tg_message m = {tg__lm_sopt_str(L, o, fn, "session"), tg__lm_sopt_str(L, o, fn, "role"),
+  tg_message m = {tg__lm_sopt_str(L, o, fn, "session"),
+                  tg__lm_sopt_str(L, o, fn, "role"),
                   tg__lm_sopt_str(L, o, fn, "content"), NULL,
                   tg__lm_sopt_time(L, o, fn, "ts", -1)};
   char err[TG_ERRMSG] = "", why[TG_ERRMSG - 32], code[32];
@@ -77,7 +81,8 @@ static int l_message(lua_State *L) {
   if (!st) return 3;
   int64_t id = tg_message_record(st, &m, err);
   tg__lm_box_clear(box);
-  if (id < 0) return tg__lm_fail(L, err, tg__lm_errno_name((int)id, code, sizeof code));
+  if (id < 0)
+    return tg__lm_fail(L, err, tg__lm_errno_name((int)id, code, sizeof code));
   lua_pushinteger(L, (lua_Integer)id);
   return 1;
 }
@@ -110,7 +115,8 @@ static int l_search(lua_State *L) {
   char err[TG_ERRMSG] = "", code[32];
   cJSON *hits = NULL;
   int rc = tg_store_search(st, &f, &hits, err);
-  if (rc < 0) return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
+  if (rc < 0)
+    return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
   return tg__lm_push_json_result(L, hits, err);
 }
 
@@ -124,9 +130,12 @@ static int l_remember(lua_State *L) {
   const char *fn = "rt:remember";
   luaL_checktype(L, 2, LUA_TTABLE);
   int o = tg__lm_copy_opts(L, 2, fn, remember_opt_names);
-  tg_memory m = {tg__lm_sopt_str(L, o, fn, "kind"), tg__lm_sopt_str(L, o, fn, "content"),
-                 NULL, tg__lm_sopt_str(L, o, fn, "scope"),
-                 tg__lm_sopt_str(L, o, fn, "session"), tg__lm_sopt_str(L, o, fn, "project")};
+  tg_memory m = {tg__lm_sopt_str(L, o, fn, "kind"),
+                 tg__lm_sopt_str(L, o, fn, "content"),
+                 NULL,
+                 tg__lm_sopt_str(L, o, fn, "scope"),
+                 tg__lm_sopt_str(L, o, fn, "session"),
+                 tg__lm_sopt_str(L, o, fn, "project")};
   char err[TG_ERRMSG] = "", why[TG_ERRMSG - 32], code[32];
   json_box *box = tg__lm_new_box(L);
   if (tg__lm_get_opt(L, o, "metadata") != LUA_TNIL) {
@@ -137,7 +146,8 @@ static int l_remember(lua_State *L) {
   m.metadata = box->j[0];
   int64_t id = tg_runtime_remember(r->rt, &m, err);
   tg__lm_box_clear(box);
-  if (id < 0) return tg__lm_fail(L, err, tg__lm_errno_name((int)id, code, sizeof code));
+  if (id < 0)
+    return tg__lm_fail(L, err, tg__lm_errno_name((int)id, code, sizeof code));
   lua_pushinteger(L, (lua_Integer)id);
   return 1;
 }

@@ -150,8 +150,8 @@ static int l_grant(lua_State *L) {
   a.spec.project = tg__lm_sopt_str(L, o, fn, "project");
   json_box *box = tg__lm_new_box(L);
   if (tg__lm_get_opt(L, o, "args") != LUA_TNIL &&
-      !(box->j[0] = tg__lm_object_of(L, lua_gettop(L), r->max_args_bytes, "'args'",
-                              err)))
+      !(box->j[0] = tg__lm_object_of(L, lua_gettop(L), r->max_args_bytes,
+                                     "'args'", err)))
     return luaL_error(L, "%s: %s", fn, err);
   a.spec.args = box->j[0];
   tg_store *st = tg__lm_store_of(L, r);
@@ -172,7 +172,8 @@ static int l_revoke(lua_State *L) {
   char err[TG_ERRMSG] = "";
   int rc = tg_store_revoke(st, (int64_t)id, err);
   char code[32];
-  if (rc < 0) return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
+  if (rc < 0)
+    return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -188,10 +189,12 @@ static int l_record_usage(lua_State *L) {
   const char *fn = "rt:record_usage";
   luaL_checktype(L, 2, LUA_TTABLE);
   int o = tg__lm_copy_opts(L, 2, fn, usage_opt_names);
-  tg_usage u = {tg__lm_sopt_str(L, o, fn, "session"), tg__lm_sopt_int(L, o, fn, "turn", 0),
+  tg_usage u = {tg__lm_sopt_str(L, o, fn, "session"),
+                tg__lm_sopt_int(L, o, fn, "turn", 0),
                 tg__lm_sopt_str(L, o, fn, "model"),
                 tg__lm_sopt_int(L, o, fn, "input_tokens", 0),
-                tg__lm_sopt_int(L, o, fn, "output_tokens", 0), 0,
+                tg__lm_sopt_int(L, o, fn, "output_tokens", 0),
+                0,
                 tg__lm_sopt_time(L, o, fn, "ts", -1)};
   if (tg__lm_get_opt(L, o, "cost") != LUA_TNIL) {
     int ok = 0;
@@ -201,11 +204,13 @@ static int l_record_usage(lua_State *L) {
   }
   if (!u.model) return luaL_error(L, "%s: 'model' is required", fn);
   char err[TG_ERRMSG] = "";
-  lua_State *prev = tg__lm_enter(r, L); /* budget alerts and notifications tell */
+  /* budget alerts and notifications tell */
+  lua_State *prev = tg__lm_enter(r, L);
   int rc = tg_record_usage(r->rt, &u, err);
   tg__lm_leave(r, L, prev);
   char code[32];
-  if (rc < 0) return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
+  if (rc < 0)
+    return tg__lm_fail(L, err, tg__lm_errno_name(rc, code, sizeof code));
   lua_pushboolean(L, 1);
   return 1;
 }

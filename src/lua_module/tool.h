@@ -3,8 +3,8 @@
  * (hrun) and its wakes. tools.c registers the tool and is its C side,
  * tool_run.c runs an attempt, tool_ctx.c is the ctx its run receives.
  *
- * rt:tool{name, run = function(args, ctx) ... end}: tools
- * written in the host's own Lua (a Neovim plugin's tool that uses
+ * rt:tool{name, run = function(args, ctx) ... end}: tools written in the
+ * host's own Lua (a Neovim plugin's tool that uses
  * vim.api), served through the same chain as every tool — rules, hooks,
  * validation, approval, retry, timeout — on the public C tool API
  * (tg_tool_register, tg_exec_finish_*, tg_exec_progress, tg_exec_call).
@@ -37,6 +37,7 @@
  *     memory;
  *   - Lua work the loop's callbacks do runs in a protected call on the
  *     host thread (tg__lm_thread); the attempt is finished after it, never
+ *     from inside it, so a raise can neither finish twice nor never.
  */
 #ifndef TG_LUA_MODULE_TOOL_H
 #define TG_LUA_MODULE_TOOL_H

@@ -15,8 +15,6 @@
 #include "lua/luajson.h"
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
-/* ---- ctx ---------------------------------------------------------------------- */
-
 static hrun *ctx_run(lua_State *L, const char *fn) {
   hrun **box = lua_touserdata(L, lua_upvalueindex(1));
   if (!*box)

@@ -147,7 +147,8 @@ static void take_returned_error(hrun *h, lua_State *L, int idx) {
              h->t->name);
     msg = m;
   }
-  tg__lm_run_set_error(h, code ? code : tg_error_code_name(TG_E_TOOL_ERROR), msg, retry);
+  tg__lm_run_set_error(h, code ? code : tg_error_code_name(TG_E_TOOL_ERROR),
+                       msg, retry);
 }
 
 /* run returned the values at base..top of L. */
@@ -182,7 +183,8 @@ static void take_yield(hrun *h) {
     tg__lm_run_set_error(h, tg_error_code_name(TG_E_CANCELLED), "cancelled", 0);
     return;
   }
-  if (!(h->flags & RUN_WAITING)) tg__lm_run_arm(h, WAIT_YIELD, 0); /* a bare yield */
+  if (!(h->flags & RUN_WAITING))
+    tg__lm_run_arm(h, WAIT_YIELD, 0); /* a bare yield */
 }
 
 /* Moves what the resume ended with from the coroutine to L and reads it. */
@@ -321,9 +323,12 @@ void tg__lm_run_resume_with(hrun *h, wake *w) {
   lua_State *L = tg__lm_thread(h->t->r);
   char err[TG_ERRMSG];
   if (!L) { /* the loop turned outside the host's call: cannot be */
-    tg__lm_run_set_error(h, tg_error_code_name(TG_E_TOOL_ERROR), "the host is not "
-              "inside toolgate: a host tool runs only while the host turns "
-              "the loop (rt:run, rt:run_once, handle:wait, ...)", 0);
+    tg__lm_run_set_error(
+        h, tg_error_code_name(TG_E_TOOL_ERROR),
+        "the host is not "
+        "inside toolgate: a host tool runs only while the host turns "
+        "the loop (rt:run, rt:run_once, handle:wait, ...)",
+        0);
   } else if (pcall_body(L, resume_body, w, err, sizeof err) < 0) {
     h->flags &= ~RUN_RESUMED;
     set_errorf(h, TG_E_TOOL_ERROR, 0, "host tool '%s': %s", h->t->name, err);

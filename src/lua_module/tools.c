@@ -15,8 +15,6 @@
 #include "lua/luajson.h"
 #include "lua/luaarg.h" /* after lauxlib: argument errors name the method */
 
-/* ---- the C tool's side ---------------------------------------------------------- */
-
 static void tool_start(tg_exec *ex, const cJSON *args, void *ud) {
   htool *t = ud;
   hrun *h = calloc(1, sizeof *h);

@@ -92,9 +92,9 @@ static int l_chat_begin(lua_State *L) {
   lrt *r = tg__lm_check_rt(L, 1);
   int o = tg__lm_copy_opts(L, 2, "rt:chat_begin", chat_opt_names);
   tg_chat_request q = {0};
-  q.session = tg__lm_opt_field(L, o, "session", "rt:chat_begin");
-  q.model = tg__lm_opt_field(L, o, "model", "rt:chat_begin");
-  q.project = tg__lm_opt_field(L, o, "project", "rt:chat_begin");
+  q.session = tg__lm_opt_string(L, o, "rt:chat_begin", "session");
+  q.model = tg__lm_opt_string(L, o, "rt:chat_begin", "model");
+  q.project = tg__lm_opt_string(L, o, "rt:chat_begin", "project");
   if (o) lua_getfield(L, o, "request");
   else lua_pushnil(L);
   cJSON *req = tg__lm_object_arg(L, -1, "rt:chat_begin:", "'request'");
@@ -135,7 +135,7 @@ static int l_chat_end(lua_State *L) {
   int o = tg__lm_copy_opts(L, 4, "rt:chat_end usage", usage_opt_names);
   res.session = tg__lm_opt_str_arg(L, 5, "rt:chat_end", "the session");
   if (o) {
-    u.model = tg__lm_opt_field(L, o, "model", "rt:chat_end usage");
+    u.model = tg__lm_opt_string(L, o, "rt:chat_end usage", "model");
     u.input_tokens = (int64_t)usage_number(L, o, "input_tokens", 1);
     u.output_tokens = (int64_t)usage_number(L, o, "output_tokens", 1);
     u.cost = usage_number(L, o, "cost", 0);

@@ -91,7 +91,7 @@ static int l_layer(lua_State *L) {
   lrt *r = tg__lm_check_rt(L, 1);
   int o = tg__lm_copy_opts(L, 2, "rt:layer", layer_opt_names);
   if (!o) return luaL_error(L, "rt:layer: give a table of layer functions");
-  const char *name = tg__lm_opt_field(L, o, "name", "rt:layer");
+  const char *name = tg__lm_opt_string(L, o, "rt:layer", "name");
   tg_layer l = {name ? name : "host", NULL, NULL, NULL, NULL, NULL};
   tg_layer_fn fns[] = {before_chat, after_chat, before_tool, after_tool};
   tg_layer_fn *slots[] = {&l.before_chat, &l.after_chat, &l.before_tool,

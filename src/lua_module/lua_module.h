@@ -142,9 +142,10 @@ int tg__lm_ok_or_fail(lua_State *L, int rc, const char *err);
 /* An optional string argument without NUL bytes (NULL for nil). */
 const char *tg__lm_opt_str_arg(lua_State *L, int idx, const char *fn,
                                const char *what);
-/* A string option of the copied options at o (nil allowed). */
-const char *tg__lm_opt_field(lua_State *L, int o, const char *k,
-                             const char *fn);
+/* The string option k of fn in the copied options at o (NULL when absent
+ * or there are no options); raises for another type or a NUL byte. */
+const char *tg__lm_opt_string(lua_State *L, int o, const char *fn,
+                              const char *k);
 /* A table at idx as a JSON object (NULL for nil); raises otherwise. */
 cJSON *tg__lm_object_arg(lua_State *L, int idx, const char *fn,
                          const char *what);
@@ -252,10 +253,8 @@ int tg__lm_defer_approver_body(lua_State *L);
 
 /* The runtime's store, or pushes nil, "storage is off", code (NULL). */
 tg_store *tg__lm_store_of(lua_State *L, lrt *r);
-/* Options of fn: a string (NULL when absent), a whole number >= 0, a
- * time (ms since the epoch or what tg_time_parse takes; dir as there). */
-const char *tg__lm_sopt_str(lua_State *L, int o, const char *fn,
-                            const char *k);
+/* Options of fn: a whole number >= 0, a time (ms since the epoch or what
+ * tg_time_parse takes; dir as there). */
 int64_t tg__lm_sopt_int(lua_State *L, int o, const char *fn, const char *k,
                         int64_t dflt);
 int64_t tg__lm_sopt_time(lua_State *L, int o, const char *fn, const char *k,

@@ -46,19 +46,6 @@ static int opt_bool(lua_State *L, int o, const char *k, int dflt) {
   return v;
 }
 
-/* A string option; the copied options table keeps it alive. */
-static const char *opt_str(lua_State *L, int o, const char *k) {
-  int ty = tg__lm_get_opt(L, o, k);
-  if (ty != LUA_TNIL && ty != LUA_TSTRING)
-    luaL_error(L, "toolgate.new: '%s' must be a string (got %s)", k,
-               luaL_typename(L, -1));
-  char what[64];
-  snprintf(what, sizeof what, "'%s'", k);
-  const char *s = tg__checknonul(L, -1, "toolgate.new", what);
-  lua_pop(L, 1);
-  return s;
-}
-
 static tg_verdict opt_verdict(lua_State *L, int o) {
   tg__lm_get_opt(L, o, "default_verdict");
   tg_verdict v = TG_VERDICT_ASK;
@@ -117,18 +104,18 @@ static void read_storage_config(lua_State *L, int o, tg_config *cfg) {
                                            ? "true" : luaL_typename(L, -1));
   }
   lua_pop(L, 1);
-  if (!cfg->db_off) cfg->db = opt_str(L, o, "db");
+  if (!cfg->db_off) cfg->db = tg__lm_opt_string(L, o, "toolgate.new", "db");
   cfg->audit_args_max = (size_t)opt_u64(L, o, "audit_args_max", 0);
   cfg->audit_result_max = (size_t)opt_u64(L, o, "audit_result_max", 0);
-  cfg->project = opt_str(L, o, "project");
+  cfg->project = tg__lm_opt_string(L, o, "toolgate.new", "project");
 }
 
 /* Reads every option before anything is taken: luaL_error longjmps. */
 void tg__lm_read_config(lua_State *L, int o, tg_config *cfg) {
   tg_config_init(cfg);
   if (!o) return;
-  cfg->policies_dir = opt_str(L, o, "policies");
-  cfg->session = opt_str(L, o, "session");
+  cfg->policies_dir = tg__lm_opt_string(L, o, "toolgate.new", "policies");
+  cfg->session = tg__lm_opt_string(L, o, "toolgate.new", "session");
   cfg->default_verdict = opt_verdict(L, o);
   cfg->timeout_ms = opt_u64(L, o, "timeout_ms", cfg->timeout_ms);
   cfg->approval_timeout_ms =

@@ -43,8 +43,8 @@ static int l_notify(lua_State *L) {
     lua_getfield(L, o, "action");
     int a = tg__lm_copy_opts(L, -1, "rt:notify action", action_opt_names);
     if (a) {
-      n.action_label = tg__lm_opt_field(L, a, "label", "rt:notify action");
-      n.action_command = tg__lm_opt_field(L, a, "command", "rt:notify action");
+      n.action_label = tg__lm_opt_string(L, a, "rt:notify action", "label");
+      n.action_command = tg__lm_opt_string(L, a, "rt:notify action", "command");
       if (!n.action_label)
         return luaL_error(L, "rt:notify action: 'label' is required");
     }
@@ -198,8 +198,8 @@ static int l_progress_start(lua_State *L) {
   int o = tg__lm_copy_opts(L, 2, "rt:progress_start", progress_opt_names);
   if (!o) return luaL_error(L, "rt:progress_start: give {id = ..., ...}");
   tg_progress_spec s = {0};
-  s.id = tg__lm_opt_field(L, o, "id", "rt:progress_start");
-  s.label = tg__lm_opt_field(L, o, "label", "rt:progress_start");
+  s.id = tg__lm_opt_string(L, o, "rt:progress_start", "id");
+  s.label = tg__lm_opt_string(L, o, "rt:progress_start", "label");
   lua_getfield(L, o, "kind");
   s.kind = (tg_progress_kind)luaL_checkoption(L, -1, "indeterminate", kinds);
   lua_getfield(L, o, "total");

@@ -132,20 +132,19 @@ const char *tg__lm_opt_str_arg(lua_State *L, int idx, const char *fn,
   return tg__checknonul(L, idx, fn, what);
 }
 
-/* A string option of the copied options at o (nil allowed). */
-const char *tg__lm_opt_field(lua_State *L, int o, const char *k,
-                             const char *fn) {
-  if (!o) return NULL;
-  lua_getfield(L, o, k);
-  int ty = lua_type(L, -1);
+/* The string option k of fn in the copied options at o (NULL when absent
+ * or there are no options); the copy keeps it alive. */
+const char *tg__lm_opt_string(lua_State *L, int o, const char *fn,
+                              const char *k) {
+  int ty = tg__lm_get_opt(L, o, k);
   if (ty != LUA_TNIL && ty != LUA_TSTRING)
     luaL_error(L, "%s: '%s' must be a string (got %s)", fn, k,
                luaL_typename(L, -1));
   char what[64];
   snprintf(what, sizeof what, "'%s'", k);
-  const char *s = ty == LUA_TSTRING ? tg__checknonul(L, -1, fn, what) : NULL;
-  lua_pop(L, 1); /* the copy keeps it alive */
-  return s;
+  const char *v = ty == LUA_TNIL ? NULL : tg__checknonul(L, -1, fn, what);
+  lua_pop(L, 1);
+  return v;
 }
 
 /* A table at idx as a JSON object (NULL for nil); raises otherwise. */

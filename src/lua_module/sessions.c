@@ -24,9 +24,9 @@ static int l_session(lua_State *L) {
   lrt *r = tg__lm_check_rt(L, 1);
   const char *fn = "rt:session";
   int o = tg__lm_copy_opts(L, 2, fn, session_opt_names);
-  tg_session_spec s = {tg__lm_sopt_str(L, o, fn, "id"),
-                       tg__lm_sopt_str(L, o, fn, "project"),
-                       tg__lm_sopt_str(L, o, fn, "title"),
+  tg_session_spec s = {tg__lm_opt_string(L, o, fn, "id"),
+                       tg__lm_opt_string(L, o, fn, "project"),
+                       tg__lm_opt_string(L, o, fn, "title"),
                        tg__lm_sopt_time(L, o, fn, "started", -1)};
   tg_store *st = tg__lm_store_of(L, r);
   if (!st) return 3;
@@ -63,9 +63,9 @@ static int l_message(lua_State *L) {
   const char *fn = "rt:message";
   luaL_checktype(L, 2, LUA_TTABLE);
   int o = tg__lm_copy_opts(L, 2, fn, message_opt_names);
-  tg_message m = {tg__lm_sopt_str(L, o, fn, "session"),
-                  tg__lm_sopt_str(L, o, fn, "role"),
-                  tg__lm_sopt_str(L, o, fn, "content"), NULL,
+  tg_message m = {tg__lm_opt_string(L, o, fn, "session"),
+                  tg__lm_opt_string(L, o, fn, "role"),
+                  tg__lm_opt_string(L, o, fn, "content"), NULL,
                   tg__lm_sopt_time(L, o, fn, "ts", -1)};
   char err[TG_ERRMSG] = "", why[TG_ERRMSG - 32], code[32];
   json_box *box = tg__lm_new_box(L);
@@ -108,7 +108,7 @@ static int l_search(lua_State *L) {
   luaL_checktype(L, 2, LUA_TSTRING);
   tg_search_filter f = {tg__checknonul(L, 2, fn, "the query"), NULL, 0};
   int o = tg__lm_copy_opts(L, 3, fn, names);
-  f.session = tg__lm_sopt_str(L, o, fn, "session");
+  f.session = tg__lm_opt_string(L, o, fn, "session");
   f.limit = (size_t)tg__lm_sopt_int(L, o, fn, "limit", 0);
   tg_store *st = tg__lm_store_of(L, r);
   if (!st) return 3;
@@ -130,12 +130,12 @@ static int l_remember(lua_State *L) {
   const char *fn = "rt:remember";
   luaL_checktype(L, 2, LUA_TTABLE);
   int o = tg__lm_copy_opts(L, 2, fn, remember_opt_names);
-  tg_memory m = {tg__lm_sopt_str(L, o, fn, "kind"),
-                 tg__lm_sopt_str(L, o, fn, "content"),
+  tg_memory m = {tg__lm_opt_string(L, o, fn, "kind"),
+                 tg__lm_opt_string(L, o, fn, "content"),
                  NULL,
-                 tg__lm_sopt_str(L, o, fn, "scope"),
-                 tg__lm_sopt_str(L, o, fn, "session"),
-                 tg__lm_sopt_str(L, o, fn, "project")};
+                 tg__lm_opt_string(L, o, fn, "scope"),
+                 tg__lm_opt_string(L, o, fn, "session"),
+                 tg__lm_opt_string(L, o, fn, "project")};
   char err[TG_ERRMSG] = "", why[TG_ERRMSG - 32], code[32];
   json_box *box = tg__lm_new_box(L);
   if (tg__lm_get_opt(L, o, "metadata") != LUA_TNIL) {
@@ -163,9 +163,9 @@ static int l_recall(lua_State *L) {
   tg_recall_filter f = {tg__checknonul(L, 2, fn, "the query"), NULL, NULL,
                         NULL, 0, 0, 0};
   int o = tg__lm_copy_opts(L, 3, fn, names);
-  f.scope = tg__lm_sopt_str(L, o, fn, "scope");
-  f.session = tg__lm_sopt_str(L, o, fn, "session");
-  f.project = tg__lm_sopt_str(L, o, fn, "project");
+  f.scope = tg__lm_opt_string(L, o, fn, "scope");
+  f.session = tg__lm_opt_string(L, o, fn, "session");
+  f.project = tg__lm_opt_string(L, o, fn, "project");
   f.limit = (size_t)tg__lm_sopt_int(L, o, fn, "limit", 0);
   if (tg__lm_get_opt(L, o, "min_score") != LUA_TNIL) {
     int ok = 0;

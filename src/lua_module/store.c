@@ -33,20 +33,6 @@ tg_store *tg__lm_store_of(lua_State *L, lrt *r) {
   return st;
 }
 
-/* A string option of fn (NULL when absent); the copy keeps it alive. */
-const char *tg__lm_sopt_str(lua_State *L, int o, const char *fn,
-                            const char *k) {
-  int ty = tg__lm_get_opt(L, o, k);
-  if (ty != LUA_TNIL && ty != LUA_TSTRING)
-    luaL_error(L, "%s: '%s' must be a string (got %s)", fn, k,
-               luaL_typename(L, -1));
-  char what[64];
-  snprintf(what, sizeof what, "'%s'", k);
-  const char *v = ty == LUA_TNIL ? NULL : tg__checknonul(L, -1, fn, what);
-  lua_pop(L, 1);
-  return v;
-}
-
 /* A whole number >= 0 (dflt when absent). */
 int64_t tg__lm_sopt_int(lua_State *L, int o, const char *fn, const char *k,
                         int64_t dflt) {
@@ -99,10 +85,10 @@ static int l_audit(lua_State *L) {
   lrt *r = tg__lm_check_rt(L, 1);
   const char *fn = "rt:audit";
   int o = tg__lm_copy_opts(L, 2, fn, audit_opt_names);
-  tg_audit_filter f = {tg__lm_sopt_str(L, o, fn, "session"),
-                       tg__lm_sopt_str(L, o, fn, "tool"),
-                       tg__lm_sopt_str(L, o, fn, "call_id"),
-                       tg__lm_sopt_str(L, o, fn, "status"),
+  tg_audit_filter f = {tg__lm_opt_string(L, o, fn, "session"),
+                       tg__lm_opt_string(L, o, fn, "tool"),
+                       tg__lm_opt_string(L, o, fn, "call_id"),
+                       tg__lm_opt_string(L, o, fn, "status"),
                        tg__lm_sopt_time(L, o, fn, "since", -1),
                        tg__lm_sopt_int(L, o, fn, "after", 0),
                        (size_t)tg__lm_sopt_int(L, o, fn, "limit", 0)};
@@ -145,9 +131,9 @@ static int l_grant(lua_State *L) {
                       "takes {tool = name, scope = \"tool\"|\"args\"|"
                       "\"pattern\", args, arg, glob, where = \"session\"|"
                       "\"project\", session, project, until}");
-  a.spec.tool = tg__lm_sopt_str(L, o, fn, "tool");
-  a.spec.session = tg__lm_sopt_str(L, o, fn, "session");
-  a.spec.project = tg__lm_sopt_str(L, o, fn, "project");
+  a.spec.tool = tg__lm_opt_string(L, o, fn, "tool");
+  a.spec.session = tg__lm_opt_string(L, o, fn, "session");
+  a.spec.project = tg__lm_opt_string(L, o, fn, "project");
   json_box *box = tg__lm_new_box(L);
   if (tg__lm_get_opt(L, o, "args") != LUA_TNIL &&
       !(box->j[0] = tg__lm_object_of(L, lua_gettop(L), r->max_args_bytes,
@@ -189,9 +175,9 @@ static int l_record_usage(lua_State *L) {
   const char *fn = "rt:record_usage";
   luaL_checktype(L, 2, LUA_TTABLE);
   int o = tg__lm_copy_opts(L, 2, fn, usage_opt_names);
-  tg_usage u = {tg__lm_sopt_str(L, o, fn, "session"),
+  tg_usage u = {tg__lm_opt_string(L, o, fn, "session"),
                 tg__lm_sopt_int(L, o, fn, "turn", 0),
-                tg__lm_sopt_str(L, o, fn, "model"),
+                tg__lm_opt_string(L, o, fn, "model"),
                 tg__lm_sopt_int(L, o, fn, "input_tokens", 0),
                 tg__lm_sopt_int(L, o, fn, "output_tokens", 0),
                 0,
@@ -224,9 +210,9 @@ static int l_usage(lua_State *L) {
   lrt *r = tg__lm_check_rt(L, 1);
   const char *fn = "rt:usage";
   int o = tg__lm_copy_opts(L, 2, fn, sum_opt_names);
-  tg_usage_filter f = {tg__lm_sopt_str(L, o, fn, "session"),
-                       tg__lm_sopt_str(L, o, fn, "model"),
-                       tg__lm_sopt_str(L, o, fn, "period"),
+  tg_usage_filter f = {tg__lm_opt_string(L, o, fn, "session"),
+                       tg__lm_opt_string(L, o, fn, "model"),
+                       tg__lm_opt_string(L, o, fn, "period"),
                        tg__lm_sopt_time(L, o, fn, "since", -1),
                        tg__lm_sopt_time(L, o, fn, "until", 1)};
   tg_store *st = tg__lm_store_of(L, r);

@@ -95,21 +95,6 @@ static double opt_num(lua_State *L, int o, const char *k, double dflt,
   return v;
 }
 
-/* The string option k (NULL when absent); the copied options keep it. */
-static const char *opt_str(lua_State *L, int o, const char *k) {
-  lua_getfield(L, o, k);
-  int ty = lua_type(L, -1);
-  if (ty != LUA_TNIL && ty != LUA_TSTRING)
-    luaL_error(L, "rt:tool: '%s' must be a string (got %s)", k,
-               luaL_typename(L, -1));
-  char what[64];
-  snprintf(what, sizeof what, "'%s'", k);
-  const char *s = ty == LUA_TSTRING ? tg__checknonul(L, -1, "rt:tool", what)
-                                    : NULL;
-  lua_pop(L, 1);
-  return s;
-}
-
 static void opt_type(lua_State *L, int o, const char *k, int type,
                      const char *what) {
   lua_getfield(L, o, k);
@@ -139,7 +124,7 @@ static void read_retry(lua_State *L, int o, tg_tool_def *def) {
 
 /* Reads every option but the schema; raises on a wrong one. */
 static void read_def(lua_State *L, int o, tg_tool_def *def) {
-  def->name = opt_str(L, o, "name");
+  def->name = tg__lm_opt_string(L, o, "rt:tool", "name");
   if (!def->name || !*def->name)
     luaL_error(L, "rt:tool: 'name' must be a non-empty string");
   opt_type(L, o, "run", LUA_TFUNCTION, "a function");
@@ -148,7 +133,7 @@ static void read_def(lua_State *L, int o, tg_tool_def *def) {
     luaL_error(L, "rt:tool '%s': 'run' must be a function (got nil)",
                def->name);
   lua_pop(L, 1);
-  def->description = opt_str(L, o, "description");
+  def->description = tg__lm_opt_string(L, o, "rt:tool", "description");
   opt_type(L, o, "read_only", LUA_TBOOLEAN, "a boolean");
   opt_type(L, o, "schema", LUA_TTABLE, "a table (a JSON Schema)");
   lua_getfield(L, o, "read_only");

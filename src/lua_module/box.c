@@ -43,7 +43,9 @@ void tg__lm_box_open(lua_State *L) {
 
 cJSON **tg__lm_box(lua_State *L) { return &tg__lm_new_box(L)->j[0]; }
 
-void tg__lm_push_json(lua_State *L, cJSON *v, const char *fn) {
+/* The box's job for one value: pushes v (NULL: nil) and frees it; raises
+ * "fn: out of memory" when it cannot. */
+static void push_json(lua_State *L, cJSON *v, const char *fn) {
   json_box *b = tg__lm_new_box(L);
   b->j[0] = v;
   if (!v) {
@@ -59,8 +61,8 @@ void tg__lm_push_json(lua_State *L, cJSON *v, const char *fn) {
 /* Pushes the value a box's slot holds (nil: none) and empties the slot. */
 int tg__lm_push_slot(lua_State *L, cJSON **slot, const char *fn) {
   cJSON *v = *slot;
-  *slot = NULL; /* tg__lm_push_json takes it */
+  *slot = NULL; /* push_json takes it */
   if (!v) return luaL_error(L, "%s: out of memory", fn);
-  tg__lm_push_json(L, v, fn);
+  push_json(L, v, fn);
   return 1;
 }

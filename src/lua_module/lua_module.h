@@ -5,11 +5,12 @@
  * policy side of the same name lives in src/policy/api.c, inside each
  * generation's own lua_State. One file per concern: module.c (luaopen),
  * runtime.c (the runtime object: new, close, the loop, entering and
- * leaving), options.c and box.c (reading the host's arguments), calls.c,
- * events.c, approvals.c, policies.c, attach.c (a host's luv loop),
- * store.c and sessions.c (storage), schema.c, the host tools (tools.c,
- * tool_run.c, tool_ctx.c) and the chat side (chat.c, chat_layers.c,
- * notify.c).
+ * leaving), new_options.c (toolgate.new's options), options.c and box.c
+ * (reading the host's arguments, the JSON box), calls.c, events.c,
+ * approvals.c, policies.c, attach.c (a host's luv loop), store.c and
+ * sessions.c (storage), schema.c, the host tools (tools.c, tool_run.c,
+ * tool_ctx.c; tool.h) and the chat side (chat.c, chat_layers.c, notify.c;
+ * chat.h). Each lists its methods in a luaL_Reg table of its own.
  *
  * Callbacks (on_done, on_progress, on_event, the approver) run only while
  * the host is inside one of our functions (rt:run, rt:run_once,
@@ -165,9 +166,6 @@ void tg__lm_box_clear(json_box *b);
 /* A JSON box on the stack with one empty slot: what is put there is freed
  * by the box's __gc if a raise comes first (leave may raise). */
 cJSON **tg__lm_box(lua_State *L);
-/* The JSON box's job for one value: pushes v (NULL: nil) and frees it;
- * raises "fn: out of memory" when it cannot. */
-void tg__lm_push_json(lua_State *L, cJSON *v, const char *fn);
 /* Pushes the value a box's slot holds and empties the slot; raises
  * "fn: out of memory" for an empty one. */
 int tg__lm_push_slot(lua_State *L, cJSON **slot, const char *fn);

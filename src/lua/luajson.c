@@ -22,13 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "luajson.h"
+#include "luacall.h"
 
 /* Registry keys: addresses of these statics are unique per process and
  * immutable, so they carry no state (the values live in each lua_State). */
 static const char array_mt_key = 'a';
 static const char object_mt_key = 'o';
 static const char null_sentinel = 'n';
-static const char protected_key = 'p';
 
 /* Stack slots a conversion may use: two per level (key and value) and a
  * few for the metatable checks. */
@@ -57,17 +57,10 @@ static int job_trampoline(lua_State *L) {
 }
 
 /* Runs jb in a protected call: LUA_OK with its one result on top, or an
- * error code with the error on top. The trampoline is a registry value
- * made once (tg__json_open): pushing it allocates nothing, so nothing can
- * fail before the protection is in place. */
+ * error code with the error on top (lua/luacall.h: nothing can fail
+ * before the protection is in place). */
 static int run_protected(lua_State *L, job *jb) {
-  push_mt(L, &protected_key);
-  if (!lua_isfunction(L, -1)) { /* a state tg__json_open never saw */
-    lua_pop(L, 1);
-    lua_pushcfunction(L, job_trampoline);
-  }
-  lua_pushlightuserdata(L, jb);
-  return lua_pcall(L, 1, 1, 0);
+  return tg__lua_pcall_c(L, job_trampoline, jb, 1);
 }
 
 void tg__json_open(lua_State *L) {
@@ -80,9 +73,7 @@ void tg__json_open(lua_State *L) {
     lua_setfield(L, -2, "__jsontype");
     lua_rawset(L, LUA_REGISTRYINDEX);
   }
-  lua_pushlightuserdata(L, (void *)&protected_key);
-  lua_pushcfunction(L, job_trampoline);
-  lua_rawset(L, LUA_REGISTRYINDEX);
+  tg__lua_call_open(L);
 }
 
 /* JSON null: a light userdata whose address is a fixed static. */

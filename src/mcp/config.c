@@ -18,6 +18,7 @@
 #include "kit/kit.h"
 #include "config.h"
 #include "log.h"
+#include "lua/luacall.h"
 #include "lua/luaraw.h"
 #if !TG_LUA54
 #include <luajit.h>
@@ -127,8 +128,8 @@ static int run_file(lua_State *L, const char *path, char *err, size_t errlen) {
     lua_sethook(L, NULL, 0, 0);
   }
   if (rc != LUA_OK) {
-    const char *m = lua_tostring(L, -1);
-    snprintf(err, errlen, "%s", m ? m : "it failed (a non-string error)");
+    snprintf(err, errlen, "%s",
+             tg__lua_error_text(L, -1, "it failed (a non-string error)"));
     return -1;
   }
   if (!lua_istable(L, -1)) {

@@ -13,6 +13,7 @@
 #include "sandbox.h"
 #include "base/glob.h"
 #include "base/util.h"
+#include "lua/luacall.h"
 #include "core/changes.h"
 
 #define HANDLERS_KEY "toolgate.file_change_handlers"
@@ -80,14 +81,14 @@ int tg__l_recent_changes(lua_State *L) {
 static void handler_failed(tg_generation *g, const char *where,
                            const char *glob, const cJSON *change) {
   lua_State *L = g->L;
-  const char *m = lua_tostring(L, -1);
+  const char *m = tg__lua_error_text(L, -1, "(non-string error)");
   char stop[700], what[400];
   snprintf(what, sizeof what, "on_file_change handler defined at %s",
            where ? where : "?");
   if (tg__sandbox_describe_stop(g->sb, what, stop, sizeof stop)) m = stop;
   cJSON *d = cJSON_CreateObject();
   cJSON_AddStringToObject(d, "where", where ? where : "?");
-  cJSON_AddStringToObject(d, "error", m ? m : "(non-string error)");
+  cJSON_AddStringToObject(d, "error", m);
   cJSON_AddStringToObject(d, "handler", "on_file_change");
   cJSON_AddStringToObject(d, "glob", glob);
   cJSON_AddStringToObject(d, "path", cJSON_GetObjectItem(change, "path")->valuestring);

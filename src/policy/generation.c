@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "generation.h"
+#include "lua/luacall.h"
 #include "lua/luajson.h"
 #include "sandbox.h"
 #include "chat.h"
@@ -30,17 +31,9 @@ static int open_api(lua_State *L) {
 }
 
 static int open_api_protected(tg_generation *g, char *err, size_t errlen) {
-#if TG_LUA54
-  lua_pushcfunction(g->L, open_api); /* a light C function: no allocation */
-  lua_pushlightuserdata(g->L, g);
-  int rc = lua_pcall(g->L, 1, 0, 0);
-#else
-  int rc = lua_cpcall(g->L, open_api, g);
-#endif
-  if (rc == LUA_OK) return 0;
+  if (tg__lua_pcall_c(g->L, open_api, g, 0) == LUA_OK) return 0;
   tg__errf(err, errlen, "cannot set up the policy API: %s",
-           lua_type(g->L, -1) == LUA_TSTRING ? lua_tostring(g->L, -1)
-                                             : "out of memory");
+           tg__lua_error_text(g->L, -1, "out of memory"));
   lua_pop(g->L, 1);
   return -1;
 }

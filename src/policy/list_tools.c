@@ -16,6 +16,7 @@
 #include "generation.h"
 #include "sandbox.h"
 #include "lua/luajson.h"
+#include "lua/luacall.h"
 
 static const cJSON *find(const cJSON *list, const char *name) {
   const cJSON *t;
@@ -70,7 +71,7 @@ static void report(tg_generation *g, const tg_handler *h, const char *m) {
   if (tg__sandbox_describe_stop(g->sb, what, stop, sizeof stop)) m = stop;
   char msg[900];
   snprintf(msg, sizeof msg, "%s: %s (the list stays as the hooks before it "
-           "left it)", h->where, m ? m : "(non-string error)");
+           "left it)", h->where, m);
   cJSON *d = cJSON_CreateObject();
   cJSON_AddStringToObject(d, "where", h->where);
   cJSON_AddStringToObject(d, "error", msg);
@@ -90,7 +91,7 @@ static cJSON *run_one(tg_generation *g, const tg_handler *h, const cJSON *list) 
   }
   cJSON *out = NULL;
   if (tg__sandbox_pcall(g->sb, L, 1, 1) != LUA_OK) {
-    report(g, h, lua_tostring(L, -1));
+    report(g, h, tg__lua_error_text(L, -1, "(non-string error)"));
   } else {
     cJSON *got = tg__json_from_lua(L, -1, why, sizeof why);
     if (got) out = merge(list, got, why, sizeof why);

@@ -11,6 +11,7 @@
 #include "sandbox.h"
 #include "core/core.h"
 #include "lua/luajson.h"
+#include "lua/luacall.h"
 
 static void report(tg_generation *g, const tg_handler *h, const char *m) {
   char stop[700], what[400];
@@ -18,7 +19,7 @@ static void report(tg_generation *g, const tg_handler *h, const char *m) {
   if (tg__sandbox_describe_stop(g->sb, what, stop, sizeof stop)) m = stop;
   cJSON *d = cJSON_CreateObject();
   cJSON_AddStringToObject(d, "where", h->where);
-  cJSON_AddStringToObject(d, "error", m ? m : "(non-string error)");
+  cJSON_AddStringToObject(d, "error", m);
   tg__emit(g->core, g, "handler_error", NULL, d);
 }
 
@@ -37,8 +38,7 @@ static void deliver(void *origin, const tg_event *ev) {
       continue;
     }
     if (tg__sandbox_pcall(g->sb, L, 1, 0) != LUA_OK) {
-      const char *m = lua_tostring(L, -1);
-      report(g, h, m);
+      report(g, h, tg__lua_error_text(L, -1, "(non-string error)"));
       lua_pop(L, 1);
     }
   }

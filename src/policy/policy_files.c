@@ -14,6 +14,7 @@
 #include "sandbox.h"
 #include "base/regular_file.h"
 #include "base/util.h"
+#include "lua/luacall.h"
 
 #define TG_POLICY_MAX_BYTES (4u << 20)
 
@@ -140,9 +141,9 @@ int tg__run_file(lua_State *L, tg_sandbox *sb, const char *path, int nres,
     rc = tg__sandbox_pcall(sb, L, 0, nres); /* under the time limit too */
   }
   if (rc != LUA_OK) {
-    const char *m = lua_tostring(L, -1);
     if (!tg__sandbox_describe_stop(sb, path, err, errlen))
-      tg__errf(err, errlen, "%s", m ? m : "(error object is not a string)");
+      tg__errf(err, errlen, "%s",
+               tg__lua_error_text(L, -1, "(error object is not a string)"));
     lua_pop(L, 1);
     free(src);
     return -1;

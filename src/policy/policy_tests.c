@@ -10,6 +10,7 @@
 #include "policy_tests.h"
 #include "generation.h"
 #include "sandbox.h"
+#include "lua/luacall.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
 #include "base/util.h"
@@ -239,27 +240,12 @@ static int load_protected(lua_State *L) {
   return 0;
 }
 
-/* Runs f(ud) in a protected call on L; 0, or -1 with its error in err. */
-static int protected(lua_State *L, lua_CFunction f, void *ud, char *err,
-                     size_t errlen) {
-#if TG_LUA54
-  lua_pushcfunction(L, f); /* a light C function: no allocation */
-  lua_pushlightuserdata(L, ud);
-  int rc = lua_pcall(L, 1, 0, 0);
-#else
-  int rc = lua_cpcall(L, f, ud);
-#endif
-  if (rc == LUA_OK) return 0;
-  const char *m = lua_tostring(L, -1);
-  tg__errf(err, errlen, "%s", m ? m : "out of memory");
-  lua_pop(L, 1);
-  return -1;
-}
 
 static int load_file(tg_policy_tests *t, const char *path, char *err,
                      size_t errlen) {
   loading ld = {t, {t->cases, path, "", 0}, NULL, ""};
-  int rc = protected(t->L, load_protected, &ld, err, errlen);
+  int rc = tg__lua_protect(t->L, load_protected, &ld, err, errlen,
+                           "out of memory");
   free(ld.src);
   return rc;
 }
@@ -305,7 +291,9 @@ tg_policy_tests *tg__policy_tests_load(const tg_config *cfg, const char *dir,
   }
   if (list_test_files(dir, &files, &n, err, errlen) < 0) goto fail;
   if (!(t->L = tg__sandbox_new(cfg, dir, &t->sb, err, errlen))) goto fail;
-  if (protected(t->L, open_data_api, NULL, err, errlen) < 0) goto fail;
+  if (tg__lua_protect(t->L, open_data_api, NULL, err, errlen,
+                      "out of memory") < 0)
+    goto fail;
   for (size_t i = 0; i < n; i++) {
     cJSON_AddItemToArray(t->files, cJSON_CreateString(files[i]));
     if (load_file(t, files[i], err, errlen) < 0) goto fail;

@@ -2,8 +2,9 @@
  * toolgate.h — the one public header of libtoolgate.
  *
  * A runtime (tg_runtime) owns a libuv loop, the tool registry, the current
- * policy generation and the event bus. Calls run through the chain of
- * SPEC §1 as asynchronous state machines on that loop; nothing here blocks.
+ * policy generation and the event bus. Calls run through the chain
+ * (docs/policies.md, "The chain") as asynchronous state machines on that
+ * loop; nothing here blocks.
  *
  * Ownership, in one place:
  *   - Strings and cJSON values passed *in* are copied; the caller keeps them.
@@ -46,7 +47,7 @@ struct cJSON;
 
 typedef struct tg_runtime tg_runtime;
 
-/* ---- errors (SPEC §1) ------------------------------------------------ */
+/* ---- errors ------------------------------------------------------------ */
 
 /* X-macro: one list gives the enum and the names. */
 #define TG_PHASE_MAP(X) \
@@ -77,7 +78,7 @@ TG_API const char *tg_phase_name(tg_phase phase);
  * what to do. Nothing in the runtime emits a code that is not here; a tool
  * may finish with a code of its own (tg_exec_finish_error's code, a Lua
  * tool's `return nil, {code = ...}`), which is not in the list.
- * README.md ("Error codes") shows the same table; a test keeps them in
+ * docs/errors.md shows the same table; a test keeps them in
  * step. */
 #define TG_PHASE_BIT(name) (1u << TG_PHASE_##name)
 #define TG_ERROR_CODE_MAP(X)                                                  \
@@ -281,7 +282,7 @@ typedef struct {
   size_t policy_memory_cap;   /* bytes per generation (Lua 5.4); 0: 64 MiB */
   int watch_policies;         /* reload when policies_dir changes */
 
-  /* Storage (SPEC §5; see "storage" below). */
+  /* Storage (see "storage" below). */
   const char *db;             /* the database file; NULL: the default,
                                  ${XDG_STATE_HOME:-~/.local/state}/toolgate/
                                  toolgate.db; ":memory:": a private one that
@@ -575,7 +576,7 @@ TG_API void tg_changes_unsubscribe(tg_runtime *rt, int id);
  * Caller frees with cJSON_Delete. */
 TG_API struct cJSON *tg_changes_recent(tg_runtime *rt, size_t limit);
 
-/* ---- hot reload triggers (SPEC §2) ------------------------------------
+/* ---- hot reload triggers ------------------------------------------
  * Every trigger takes the path of tg_runtime_load_policies: a new
  * generation beside the old, swapped in only when every file loaded;
  * policy_loaded {generation, files, duration_ms, trigger} or policy_error
@@ -720,7 +721,7 @@ TG_API void tg_exec_call_cancel(tg_exec *ex, const char *id);
  * The validator the chain checks tool args with, for hosts to use on their
  * own: draft 2020-12 (the default) and draft-07 (by "$schema"), every
  * keyword of both; `format` is an annotation only; `pattern` is ECMA-262
- * as PCRE2 runs it, every match bounded. README.md ("JSON Schema") says
+ * as PCRE2 runs it, every match bounded. docs/json-schema.md says
  * what exactly. A compiled schema is not changed by validating: any number
  * of threads may validate with one at once. */
 typedef struct tg_schema tg_schema;
@@ -821,7 +822,7 @@ TG_API int tg_record_usage(tg_runtime *rt, const tg_usage *u, char err[TG_ERRMSG
  * Around the model calls of a conversation: a turn counter per session,
  * layers (before_chat, after_chat, before_tool, after_tool), model
  * routing, budgets over the usage of model calls, notifications and a
- * progress manager. README.md ("The chat side") has the whole picture.
+ * progress manager. docs/chat.md has the whole picture.
  * Public because toolgate never calls a model itself: the embedder that
  * does (an editor, an agent loop, the Lua module) is the only one who
  * knows when a turn begins and a model call starts and ends, and it is
@@ -1084,7 +1085,7 @@ TG_API void tg_progress_unsubscribe(tg_runtime *rt, int id);
  * the tool (PreToolUse, PermissionRequest) the rules, the pre-hooks and
  * the rules again after a rewrite; after it (PostToolUse,
  * PostToolUseFailure) the post-hooks on the agent's own result. The
- * answer is in the agent's own format. README "Agent hooks" has the
+ * answer is in the agent's own format. docs/agent-hooks.md has the
  * mapping, the answers and the fail-safe rules. */
 
 /* The largest hook event read, in bytes. */

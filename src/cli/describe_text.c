@@ -148,7 +148,7 @@ static void print_list_tools(FILE *f, const cJSON *d, int color) {
   cJSON_ArrayForEach(h, arr) fprintf(f, "  %s\n", str(h, "where", ""));
 }
 
-/* The chat side (SPEC §6): listed only when the policies use it. */
+/* The chat side: listed only when the policies use it. */
 static void print_wheres(FILE *f, const cJSON *chat, const char *key,
                          const char *title, int color) {
   const cJSON *arr = cJSON_GetObjectItem(chat, key), *w;

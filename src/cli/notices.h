@@ -1,5 +1,5 @@
 /*
- * notices.h — the CLI's view of notifications (SPEC §6): each one shown
+ * notices.h — the CLI's view of notifications: each one shown
  * while a command runs (a budget alert, a policy's tg.notify) is printed
  * on stderr as "toolgate: <level>: <title>: <message>", coloured on a
  * terminal, so it never mixes with a command's output on stdout.

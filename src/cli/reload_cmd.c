@@ -26,7 +26,7 @@ const char cmd_reload_usage[] =
     "Asks the toolgate instance running for the policies in DIR (default\n"
     "./policies) — 'toolgate watch', or a program that listens with\n"
     "tg_runtime_listen / rt:listen — to reload them now. The instance is\n"
-    "found through a socket whose path follows from DIR (see README,\n"
+    "found through a socket whose path follows from DIR (see docs/cli.md,\n"
     "\"Hot reload\"); --socket names it instead.\n"
     "\n"
     "options:\n"

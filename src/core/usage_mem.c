@@ -1,7 +1,8 @@
 /*
  * usage_mem.c — the usage ledger in memory (usage.h): the records of this
- * runtime's life, for budgets until the runtime is wired to storage's
- * SQLite ledger. A sum walks every record; budgets sum only when they
+ * runtime's life. The ledger budgets see without storage, and with it the
+ * exact half of runtime/usage_store.c (the database's ledger has no
+ * project column). A sum walks every record; budgets sum only when they
  * build a state, so that is rare. Strings are interned: a long session
  * repeats the same session, project and model in every record.
  */

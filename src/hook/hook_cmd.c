@@ -50,7 +50,7 @@ const char cmd_hook_usage[] =
     "it. A running 'toolgate watch' or 'toolgate daemon' for the same\n"
     "policies answers (fast); with none, the policies load here. Prompts,\n"
     "stops (the model's token usage, from the transcript) and sessions are\n"
-    "recorded. See README, \"Agent hooks\".\n"
+    "recorded. See docs/agent-hooks.md.\n"
     "\n"
     "options:\n"
     "  --policies DIR      the policies folder (default ./policies)\n"

@@ -1,6 +1,6 @@
 /*
  * config.h — toolgate.lua, the configuration of `toolgate serve`: a Lua
- * file that returns one table (see README "MCP server"):
+ * file that returns one table (see docs/mcp.md):
  *
  *   return {
  *     policies = "policies",               -- folder, relative to this file

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
+#include "kit/kit.h"
 
 static double now_ms(void) {
   struct timespec ts;

@@ -1075,14 +1075,16 @@ TEST(sessions_are_recorded) {
 
 /* ---- install ----------------------------------------------------------------- */
 
-/* toolgate hook install|uninstall ARGS run in dir (its project). */
-static ran install_in(const char *dir, const char *const *args) {
+/* prog hook install|uninstall ARGS run in dir (its project), with a
+ * PATH that does not lead to toolgate. */
+static ran install_with(const char *prog, const char *dir,
+                        const char *const *args) {
   pid_t pid;
   char outp[] = "/tmp/tg-inst-XXXXXX";
   int out = mkstemp(outp);
   ASSERT_TRUE(out >= 0);
   unlink(outp);
-  const char *argv[32] = {TOOLGATE, "hook"};
+  const char *argv[32] = {prog, "hook"};
   int n = 2;
   for (; args[n - 2]; n++) argv[n] = args[n - 2];
   argv[n] = NULL;
@@ -1091,13 +1093,64 @@ static ran install_in(const char *dir, const char *const *args) {
     dup2(out, 1);
     dup2(out, 2);
     if (chdir(dir) < 0) _exit(99);
-    execv(TOOLGATE, (char *const *)argv);
+    setenv("PATH", "/usr/bin:/bin", 1);
+    execv(prog, (char *const *)argv);
     _exit(98);
   }
   int st = 0;
   waitpid(pid, &st, 0);
   ran r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp_fd(out), strdup(""), 0};
   close(out);
+  return r;
+}
+
+static ran install_in(const char *dir, const char *const *args) {
+  return install_with(TOOLGATE, dir, args);
+}
+
+/* The command line installed for event (the last entry), malloc'd. */
+static char *installed_line(const char *dir, const char *file,
+                            const char *event) {
+  char *t = file_text(dir, file);
+  cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_NOT_NULL(j);
+  const cJSON *l = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hooks"), event);
+  const cJSON *g = cJSON_GetArrayItem(l, cJSON_GetArraySize(l) - 1);
+  char *line = strdup(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(g, "hooks"), 0),
+                             "command"));
+  cJSON_Delete(j);
+  free(t);
+  return line;
+}
+
+/* line run by sh as the agent runs it: in dir, the event on stdin. */
+static ran run_line(const char *dir, const char *line, const char *event) {
+  char inp[] = "/tmp/tg-line-in-XXXXXX", outp[] = "/tmp/tg-line-out-XXXXXX",
+       errp[] = "/tmp/tg-line-err-XXXXXX";
+  int in = mkstemp(inp), out = mkstemp(outp), err = mkstemp(errp);
+  ASSERT_TRUE(in >= 0 && out >= 0 && err >= 0);
+  unlink(inp);
+  unlink(outp);
+  unlink(errp);
+  ASSERT_INT_EQ(write(in, event, strlen(event)), (ssize_t)strlen(event));
+  lseek(in, 0, SEEK_SET);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    if (chdir(dir) < 0) _exit(99);
+    setenv("PATH", "/usr/bin:/bin", 1);
+    setenv("CLAUDE_PROJECT_DIR", dir, 1);
+    execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+    _exit(98);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ran r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp_fd(out), slurp_fd(err), 0};
+  close(in);
+  close(out);
+  close(err);
   return r;
 }
 
@@ -1281,6 +1334,57 @@ TEST(install_writes_through_a_symlink) {
   remove_tree(tmp);
 }
 
+/* The installed line names this binary by its absolute path, and blocks
+ * when that binary is gone: a hook that is not found must not let the
+ * agent's calls through (exit 127 is a non-blocking error to the agents). */
+static void install_a_copy_then_remove_it(const char *agent, const char *file,
+                                          const char *event) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  char *copy = path_join(tmp, "tg-copy");
+  char cmd[PATH_MAX * 3];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TOOLGATE, copy);
+  ASSERT_INT_EQ(system(cmd), 0);
+  const char *args[] = {"install", agent, NULL};
+  ran r = install_with(copy, tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "checked: the hook answers");
+  ran_free(&r);
+  char *line = installed_line(tmp, file, "PreToolUse");
+  ASSERT_CONTAINS(line, copy); /* the absolute path, not a bare name */
+  ASSERT_CONTAINS(line, "/bin/sh -c ");
+  char ev[PATH_MAX + 256];
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\","
+           "\"hook_event_name\":\"%s\",\"tool_name\":\"Bash\","
+           "\"tool_input\":{\"command\":\"ls\"}}", tmp, event);
+  /* the copy answers (no rule: no verdict) */
+  char with[PATH_MAX * 8];
+  snprintf(with, sizeof with, "%s --no-db", line);
+  r = run_line(tmp, with, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  ASSERT_OK(unlink(copy));
+  r = run_line(tmp, line, ev);
+  ASSERT_INT_EQ(r.code, 2); /* blocks: stderr is the reason */
+  ASSERT_CONTAINS(r.err, "the hook did not answer (exit 127");
+  ran_free(&r);
+  /* a stop is reported, not blocked: a blocked stop never ends */
+  free(line);
+  line = installed_line(tmp, file, "Stop");
+  r = run_line(tmp, line, "{}");
+  ASSERT_INT_EQ(r.code, 1);
+  ran_free(&r);
+  free(line);
+  free(copy);
+  remove_tree(tmp);
+}
+
+TEST(an_installed_hook_whose_binary_is_gone_blocks) {
+  install_a_copy_then_remove_it("claude-code", ".claude/settings.json",
+                                "PreToolUse");
+  install_a_copy_then_remove_it("codex", ".codex/hooks.json", "PreToolUse");
+}
+
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
           TEST_ENTRY(a_big_event_and_a_big_answer),
@@ -1305,4 +1409,5 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(install_keeps_other_hooks_and_settings),
           TEST_ENTRY(install_refuses_a_malformed_file_and_leaves_it),
           TEST_ENTRY(install_codex_for_the_user_and_dry_run),
-          TEST_ENTRY(install_writes_through_a_symlink))
+          TEST_ENTRY(install_writes_through_a_symlink),
+          TEST_ENTRY(an_installed_hook_whose_binary_is_gone_blocks))

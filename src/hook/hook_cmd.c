@@ -82,16 +82,19 @@ const char cmd_hook_usage[] =
     "  --settings FILE     another settings file\n"
     "  --dry-run           print the change and the new file; write nothing\n"
     "  --policies DIR      the policies the hook uses (default ./policies)\n"
-    "  --command CMD       how the hook runs toolgate (default: toolgate if\n"
-    "                      PATH finds this one, else its absolute path)\n"
+    "  --command CMD       how the hook runs toolgate (default: this\n"
+    "                      binary's absolute path, resolved)\n"
     "  --on-error, --deadline-ms, --start-daemon  put into the hook command\n"
     "\n"
     "exit status: 0 with the answer on stdout (or none: the agent's own\n"
     "flow goes on); 2 when the event could not be read and on-error is\n"
     "deny (the reason on stderr blocks the tool), or a usage error.\n"
-    "install: 0 written (or nothing to do); 1 the file could not be\n"
-    "written; 2 usage error, or a settings file that is not JSON of the\n"
-    "expected shape (left untouched).\n";
+    "install: 0 written and checked (the line was run once on a harmless\n"
+    "event and answered); 1 the file could not be written, or the written\n"
+    "line does not answer (it blocks until fixed); 2 usage error, or a\n"
+    "settings file that is not JSON of the expected shape (left untouched).\n"
+    "The installed line fails closed: a missing binary, a crash or a hang\n"
+    "past the agent's timeout blocks the tool call (exit 2).\n";
 
 typedef struct {
   const char *agent, *policies, *socket, *on_error, *deadline;

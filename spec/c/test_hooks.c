@@ -1385,6 +1385,47 @@ TEST(an_installed_hook_whose_binary_is_gone_blocks) {
   install_a_copy_then_remove_it("codex", ".codex/hooks.json", "PreToolUse");
 }
 
+/* A project with no policies folder is guarded from the first call: the
+ * install writes the starter, and the agent's `cat .env` is denied. */
+TEST(install_without_policies_writes_the_starter) {
+  char *tmp = temp_dir();
+  const char *args[] = {"install", "claude-code", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "no policies folder: wrote the starter policies into policies");
+  ASSERT_CONTAINS(r.out, "checked: the hook answers");
+  ran_free(&r);
+  char *readme = file_text(tmp, "policies/README.md");
+  ASSERT_CONTAINS(readme, "Starter policies");
+  free(readme);
+  char *cfg = file_text(tmp, "policies/40_agent_config.lua");
+  char *real = realpath(tmp, NULL);
+  char want[PATH_MAX + 64];
+  snprintf(want, sizeof want, "local POLICIES = \"%s/policies\"", real);
+  ASSERT_CONTAINS(cfg, want); /* the copy guards itself */
+  free(cfg);
+  char *line = installed_line(tmp, ".claude/settings.json", "PreToolUse");
+  char with[PATH_MAX * 8], ev[PATH_MAX + 256];
+  snprintf(with, sizeof with, "%s --no-db", line);
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\","
+           "\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+           "\"tool_input\":{\"command\":\"cat .env\"}}", real);
+  r = run_line(tmp, with, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "secret-files-shell");
+  ran_free(&r);
+  /* and a second install keeps the folder as it is */
+  put_file(tmp, "policies/90_mine.lua", "-- mine\n");
+  r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_TRUE(strstr(r.out, "starter") == NULL);
+  ran_free(&r);
+  free(line);
+  free(real);
+  remove_tree(tmp);
+}
+
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
           TEST_ENTRY(a_big_event_and_a_big_answer),
@@ -1410,4 +1451,5 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(install_refuses_a_malformed_file_and_leaves_it),
           TEST_ENTRY(install_codex_for_the_user_and_dry_run),
           TEST_ENTRY(install_writes_through_a_symlink),
-          TEST_ENTRY(an_installed_hook_whose_binary_is_gone_blocks))
+          TEST_ENTRY(an_installed_hook_whose_binary_is_gone_blocks),
+          TEST_ENTRY(install_without_policies_writes_the_starter))

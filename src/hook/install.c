@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 #include "hook.h"
+#include "kit/starter.h"
 
 #define SETTINGS_MAX (16u << 20)
 #define HOOK_TIMEOUT_S 30 /* the agent's timeout; toolgate answers in 10 s */
@@ -99,7 +100,7 @@ static int settings_file(install_run *r) {
 }
 
 static int command_of(install_run *r) {
-  char dir[PATH_MAX], pol[PATH_MAX * 2];
+  char dir[PATH_MAX] = "", pol[PATH_MAX * 2];
   if (r->command) {
     snprintf(r->prog, sizeof r->prog, "%s", r->command);
   } else if (hook_line_program(r->prog, sizeof r->prog) < 0) {
@@ -109,9 +110,28 @@ static int command_of(install_run *r) {
               "(/proc/self/exe); say how to run it with --command PATH");
     return -1;
   }
-  if (!realpath(r->policies, dir)) {
-    cli_error("hook install: the policies folder '%s' does not exist "
-               "(--policies DIR)", r->policies);
+  struct stat st;
+  if (stat(r->policies, &st) < 0 && errno == ENOENT && !r->dry_run) {
+    /* guarded from the first call: the starter, not an error */
+    starter_opts so = {0, 0, 1};
+    int n = starter_write(r->policies, &so);
+    if (n < 0) return -1;
+    printf("no policies folder: wrote the starter policies into %s (%d "
+           "files; read %s/README.md, extend them, 'toolgate test %s')\n",
+           r->policies, n, r->policies, r->policies);
+  } else if (stat(r->policies, &st) < 0 && errno == ENOENT) {
+    printf("no policies folder: would write the starter policies into %s\n",
+           r->policies);
+    char cwd[PATH_MAX];
+    if (r->policies[0] == '/' || !getcwd(cwd, sizeof cwd))
+      snprintf(dir, sizeof dir, "%s", r->policies);
+    else if (snprintf(dir, sizeof dir, "%s/%s", cwd, r->policies) >=
+             (int)sizeof dir)
+      return -1;
+  }
+  if (!dir[0] && !realpath(r->policies, dir)) {
+    cli_error("hook install: the policies folder '%s' cannot be read: %s "
+              "(--policies DIR)", r->policies, strerror(errno));
     return -1;
   }
   /* a project's shared settings name its policies from the project */

@@ -1426,6 +1426,68 @@ TEST(install_without_policies_writes_the_starter) {
   remove_tree(tmp);
 }
 
+/* Without a resident instance, a half-saved policy file does not leave
+ * the hook with nothing: the last policies that loaded answer, and say so
+ * on stderr and in their log. A rule deleted from a folder that loads is
+ * gone: only a load error falls back. */
+TEST(a_half_saved_file_is_answered_by_the_last_good_policies) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  static const char rule[] =
+      "local tg = require \"toolgate\"\n"
+      "tg.rule { name = \"no-force-push\", priority = 10, tools = { \"exec\" },\n"
+      "  check = function(call)\n"
+      "    if call.args.command:find(\"push -f\", 1, true) then\n"
+      "      return tg.deny(\"no force push\")\n"
+      "    end\n"
+      "  end }\n";
+  put_file(tmp, "policies/10_push.lua", rule);
+  char pol[PATH_MAX];
+  snprintf(pol, sizeof pol, "%s/policies", tmp);
+  const char *argv[] = {"hook", "claude-code", "--policies", pol, "--no-db",
+                        "--no-resident", NULL};
+  ran r = run_text(argv, pre_bash);
+  ASSERT_CONTAINS(r.out, "no force push");
+  ASSERT_TRUE(strstr(r.err, "answered by") == NULL);
+  ran_free(&r);
+  /* half-saved: cut in the middle of the rule */
+  char half[sizeof rule];
+  snprintf(half, sizeof half, "%.*s", (int)(sizeof rule / 2), rule);
+  put_file(tmp, "policies/10_push.lua", half);
+  r = run_text(argv, pre_bash);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "no force push"); /* the rule, not the fail-safe */
+  ASSERT_CONTAINS(r.err, "answered by the policies as of ");
+  ASSERT_CONTAINS(r.err, "because ");
+  ASSERT_CONTAINS(r.err, "10_push.lua:");
+  ran_free(&r);
+  /* and in the copy's log */
+  char logs[PATH_MAX];
+  snprintf(logs, sizeof logs, "cat \"$XDG_STATE_HOME\"/toolgate/last-good/*.log "
+           "> '%s/log.txt'", tmp);
+  ASSERT_INT_EQ(system(logs), 0);
+  char *log = file_text(tmp, "log.txt");
+  ASSERT_CONTAINS(log, "answered by the policies as of ");
+  ASSERT_CONTAINS(log, "10_push.lua:");
+  free(log);
+  /* the rule deleted, the folder loads: the rule is gone, no fall back */
+  char rm[PATH_MAX + 32];
+  snprintf(rm, sizeof rm, "%s/policies/10_push.lua", tmp);
+  ASSERT_OK(unlink(rm));
+  put_file(tmp, "policies/20_other.lua", "local tg = require \"toolgate\"\n");
+  r = run_text(argv, pre_bash);
+  ASSERT_TRUE(strstr(r.out, "no force push") == NULL);
+  ASSERT_TRUE(strstr(r.err, "answered by") == NULL);
+  ran_free(&r);
+  /* a half-saved file now falls back to that folder, without the rule */
+  put_file(tmp, "policies/20_other.lua", "local tg = require \"toolgate\"\ntg.rule {\n");
+  r = run_text(argv, pre_bash);
+  ASSERT_CONTAINS(r.err, "answered by the policies as of ");
+  ASSERT_TRUE(strstr(r.out, "no force push") == NULL);
+  ran_free(&r);
+  remove_tree(tmp);
+}
+
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
           TEST_ENTRY(a_big_event_and_a_big_answer),
@@ -1452,4 +1514,5 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(install_codex_for_the_user_and_dry_run),
           TEST_ENTRY(install_writes_through_a_symlink),
           TEST_ENTRY(an_installed_hook_whose_binary_is_gone_blocks),
-          TEST_ENTRY(install_without_policies_writes_the_starter))
+          TEST_ENTRY(install_without_policies_writes_the_starter),
+          TEST_ENTRY(a_half_saved_file_is_answered_by_the_last_good_policies))

@@ -44,6 +44,13 @@ typedef struct {
  * err. */
 tg_runtime *hook_runtime_new(const char *policies, const hook_sandbox *s,
                              char err[TG_ERRMSG]);
+/* The same for an answer in-process, which has no generation of its own
+ * to keep: when the folder does not load (a load error, not a missing
+ * database), the last policies of it that loaded answer, and note says
+ * so ("answered by the policies as of TIME ..., because ERR"; "" when the
+ * folder itself answers). NULL with err when neither loads. */
+tg_runtime *hook_runtime_here(const char *policies, const hook_sandbox *s,
+                              char err[TG_ERRMSG], char *note, size_t len);
 
 /* ---- I/O (hook_io.c) ---------------------------------------------------- */
 

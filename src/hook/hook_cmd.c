@@ -200,11 +200,14 @@ static int answer_here(hook_run *h, const tg_hook_request *req,
              "(--policies)", h->policies);
     return fail_safe(h, event, why);
   }
-  tg_runtime *rt = hook_runtime_new(h->policies, &h->sandbox, err);
+  char note[TG_ERRMSG + 4200];
+  tg_runtime *rt = hook_runtime_here(h->policies, &h->sandbox, err, note,
+                                     sizeof note);
   if (!rt) {
     snprintf(why, sizeof why, "the policies do not load: %s", err);
     return fail_safe(h, event, why);
   }
+  if (note[0]) cli_error("hook: %s", note);
   in_process p = {0, 0};
   tg_hook_request here = *req;
   double left = left_ms(h);

@@ -157,7 +157,10 @@ static void remember_started(pid_t pid) {
   if (nstarted < 8) started[nstarted++] = pid;
 }
 
-static daemon_proc start_daemon(const char *dir, const char *policies) {
+/* `toolgate daemon` for policies on dir/d.sock; idle: its --idle-exit
+ * (NULL: none). */
+static daemon_proc start_daemon_idle(const char *dir, const char *policies,
+                                     const char *idle) {
   daemon_proc d;
   snprintf(d.sock, sizeof d.sock, "%s/d.sock", dir);
   d.pid = fork();
@@ -168,8 +171,12 @@ static daemon_proc start_daemon(const char *dir, const char *policies) {
     dup2(null, 1);
     dup2(null, 2);
     if (chdir(TG_SOURCE_DIR) < 0) _exit(99);
-    execl(TOOLGATE, TOOLGATE, "daemon", "--policies", policies, "--socket",
-          d.sock, (char *)NULL);
+    if (idle)
+      execl(TOOLGATE, TOOLGATE, "daemon", "--policies", policies, "--socket",
+            d.sock, "--idle-exit", idle, (char *)NULL);
+    else
+      execl(TOOLGATE, TOOLGATE, "daemon", "--policies", policies, "--socket",
+            d.sock, (char *)NULL);
     _exit(98);
   }
   remember_started(d.pid);
@@ -178,6 +185,10 @@ static daemon_proc start_daemon(const char *dir, const char *policies) {
   for (int i = 0; i < 3000 && !can_connect(d.sock); i++) usleep(10000);
   if (!can_connect(d.sock)) TG_FAIL("the daemon did not listen on %s", d.sock);
   return d;
+}
+
+static daemon_proc start_daemon(const char *dir, const char *policies) {
+  return start_daemon_idle(dir, policies, NULL);
 }
 
 static void stop_daemon(daemon_proc *d) {
@@ -1488,6 +1499,63 @@ TEST(a_half_saved_file_is_answered_by_the_last_good_policies) {
   remove_tree(tmp);
 }
 
+/* `toolgate daemon status` and `stop` find the daemon by its socket; a
+ * hook it answers marks the socket (when a hook was last answered); a
+ * daemon with --idle-exit goes by itself when none comes. */
+TEST(daemon_status_stop_and_idle_exit) {
+  char *tmp = temp_dir();
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  const char *status[] = {"daemon", "status", "--socket", d.sock, "--json", NULL};
+  ran r = run_text(status, "");
+  ASSERT_INT_EQ(r.code, 0);
+  cJSON *j = cJSON_Parse(r.out);
+  ASSERT_NUM_EQ(num_at(j, "pid"), (double)d.pid);
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "daemon")));
+  cJSON_Delete(j);
+  ran_free(&r);
+  /* a hook answered there marks the socket's time */
+  struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+  ASSERT_OK(utimensat(AT_FDCWD, d.sock, old, 0));
+  const char *hook[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--socket", d.sock, NULL};
+  r = run_text(hook, pre_bash);
+  ASSERT_CONTAINS(r.out, "no-force-push");
+  ran_free(&r);
+  struct stat st;
+  ASSERT_OK(stat(d.sock, &st));
+  ASSERT_TRUE(st.st_mtime > 1000000000);
+  /* stop: it goes, and the socket answers no more */
+  const char *stop[] = {"daemon", "stop", "--socket", d.sock, NULL};
+  r = run_text(stop, "");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "stopped the daemon");
+  ran_free(&r);
+  int wst = 0;
+  ASSERT_INT_EQ(waitpid(d.pid, &wst, 0), d.pid);
+  ASSERT_TRUE(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+  for (int i = 0; i < nstarted; i++)
+    if (started[i] == d.pid) started[i] = 0;
+  r = run_text(status, "");
+  ASSERT_INT_EQ(r.code, 1);
+  ran_free(&r);
+  r = run_text(stop, "");
+  ASSERT_INT_EQ(r.code, 0); /* nothing to stop */
+  ASSERT_CONTAINS(r.out, "nothing to stop");
+  ran_free(&r);
+  /* --idle-exit: no hook comes, it exits by itself (0) */
+  d = start_daemon_idle(tmp, POLICIES, "200");
+  int gone = 0;
+  for (int i = 0; i < 4000 && !gone; i++) { /* up to 40 s: valgrind, load */
+    if (waitpid(d.pid, &wst, WNOHANG) == d.pid) gone = 1;
+    else usleep(10000);
+  }
+  ASSERT_TRUE(gone);
+  ASSERT_TRUE(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+  for (int i = 0; i < nstarted; i++)
+    if (started[i] == d.pid) started[i] = 0;
+  remove_tree(tmp);
+}
+
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
           TEST_ENTRY(a_big_event_and_a_big_answer),
@@ -1515,4 +1583,5 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(install_writes_through_a_symlink),
           TEST_ENTRY(an_installed_hook_whose_binary_is_gone_blocks),
           TEST_ENTRY(install_without_policies_writes_the_starter),
-          TEST_ENTRY(a_half_saved_file_is_answered_by_the_last_good_policies))
+          TEST_ENTRY(a_half_saved_file_is_answered_by_the_last_good_policies),
+          TEST_ENTRY(daemon_status_stop_and_idle_exit))

@@ -30,6 +30,8 @@
 #include "protocol.h"
 
 #define DEFAULT_DEADLINE_MS 10000
+/* a daemon started by --start-daemon goes after this long without a hook */
+#define ON_DEMAND_IDLE_MS 1800000
 /* kept back from the deadline for the fail-safe answer itself */
 #define DEADLINE_MARGIN_MS 50
 #define TEXT_(x) #x
@@ -65,7 +67,8 @@ const char cmd_hook_usage[] =
     "                      default the agent's own permissions decide then\n"
     "  --no-resident       do not ask a resident instance; load the policies\n"
     "  --start-daemon      with no resident instance, start 'toolgate daemon'\n"
-    "                      for the next events (this one is answered here)\n"
+    "                      for the next events (this one is answered here);\n"
+    "                      it exits after 30 minutes without a hook\n"
     "  --db PATH           the database judged calls, turns, usage and\n"
     "                      sessions are recorded in (default\n"
     "                      $XDG_STATE_HOME/toolgate/toolgate.db)\n"
@@ -169,8 +172,9 @@ static void start_daemon(hook_run *h) {
     dup2(null, 2);
   }
   /* the same sandbox as the in-process answer: the same answers */
-  const char *argv[16] = {self, "daemon", "--policies", dir};
-  int k = 4;
+  const char *argv[16] = {self, "daemon", "--policies", dir, "--idle-exit",
+                          TEXT(ON_DEMAND_IDLE_MS)};
+  int k = 6;
   if (h->sandbox.sb.trusted) argv[k++] = "--trusted-policies";
   if (h->sandbox.sb.time_limit) {
     argv[k++] = "--policy-time-limit";
@@ -257,6 +261,9 @@ static int answer_event(hook_run *h, const char *text, size_t len,
       if (rc == 0) {
         int code = hook_emit(&r);
         tg_hook_result_free(&r);
+        /* when a hook was last answered, for the daemon's --idle-exit and
+         * `toolgate daemon status` (daemon_cmd.c) */
+        utimensat(AT_FDCWD, sock, NULL, 0);
         return code;
       }
       if (rc == -ENOENT || rc == -ECONNREFUSED) {

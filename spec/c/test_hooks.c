@@ -157,10 +157,7 @@ static void remember_started(pid_t pid) {
   if (nstarted < 8) started[nstarted++] = pid;
 }
 
-/* `toolgate daemon` for policies on dir/d.sock; idle: its --idle-exit
- * (NULL: none). */
-static daemon_proc start_daemon_idle(const char *dir, const char *policies,
-                                     const char *idle) {
+static daemon_proc start_daemon(const char *dir, const char *policies) {
   daemon_proc d;
   snprintf(d.sock, sizeof d.sock, "%s/d.sock", dir);
   d.pid = fork();
@@ -171,12 +168,8 @@ static daemon_proc start_daemon_idle(const char *dir, const char *policies,
     dup2(null, 1);
     dup2(null, 2);
     if (chdir(TG_SOURCE_DIR) < 0) _exit(99);
-    if (idle)
-      execl(TOOLGATE, TOOLGATE, "daemon", "--policies", policies, "--socket",
-            d.sock, "--idle-exit", idle, (char *)NULL);
-    else
-      execl(TOOLGATE, TOOLGATE, "daemon", "--policies", policies, "--socket",
-            d.sock, (char *)NULL);
+    execl(TOOLGATE, TOOLGATE, "daemon", "--policies", policies, "--socket",
+          d.sock, (char *)NULL);
     _exit(98);
   }
   remember_started(d.pid);
@@ -185,10 +178,6 @@ static daemon_proc start_daemon_idle(const char *dir, const char *policies,
   for (int i = 0; i < 3000 && !can_connect(d.sock); i++) usleep(10000);
   if (!can_connect(d.sock)) TG_FAIL("the daemon did not listen on %s", d.sock);
   return d;
-}
-
-static daemon_proc start_daemon(const char *dir, const char *policies) {
-  return start_daemon_idle(dir, policies, NULL);
 }
 
 static void stop_daemon(daemon_proc *d) {
@@ -1499,6 +1488,39 @@ TEST(a_half_saved_file_is_answered_by_the_last_good_policies) {
   remove_tree(tmp);
 }
 
+/* A daemon's reload that loads refreshes the last good copy: once it is
+ * gone, a half-saved file falls back to what it last loaded. */
+TEST(a_daemons_reload_refreshes_the_last_good_policies) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  put_file(tmp, "policies/10_a.lua", "local tg = require \"toolgate\"\n");
+  char pol[PATH_MAX], err[TG_ERRMSG];
+  snprintf(pol, sizeof pol, "%s/policies", tmp);
+  daemon_proc d = start_daemon(tmp, pol);
+  put_file(tmp, "policies/20_push.lua",
+           "local tg = require \"toolgate\"\n"
+           "tg.rule { name = \"no-force-push\", tools = { \"exec\" },\n"
+           "  check = function(call)\n"
+           "    if call.args.command:find(\"-f\", 1, true) then\n"
+           "      return tg.deny(\"no force push, as reloaded\")\n"
+           "    end\n"
+           "  end }\n");
+  char *reply = NULL;
+  ASSERT_OK(tg_control_request(d.sock, "{\"cmd\":\"reload\"}", &reply, 20000, err));
+  ASSERT_CONTAINS(reply, "\"ok\":true");
+  free(reply);
+  stop_daemon(&d);
+  put_file(tmp, "policies/30_half.lua", "local tg = require \"toolgate\"\ntg.rule {\n");
+  const char *argv[] = {"hook", "claude-code", "--policies", pol, "--no-db",
+                        "--no-resident", NULL};
+  ran r = run_text(argv, pre_bash);
+  ASSERT_CONTAINS(r.out, "no force push, as reloaded");
+  ASSERT_CONTAINS(r.err, "answered by the policies as of ");
+  ASSERT_CONTAINS(r.err, "30_half.lua:");
+  ran_free(&r);
+  remove_tree(tmp);
+}
+
 /* `toolgate daemon status` and `stop` find the daemon by its socket; a
  * hook it answers marks the socket (when a hook was last answered); a
  * daemon with --idle-exit goes by itself when none comes. */
@@ -1542,8 +1564,21 @@ TEST(daemon_status_stop_and_idle_exit) {
   ASSERT_INT_EQ(r.code, 0); /* nothing to stop */
   ASSERT_CONTAINS(r.out, "nothing to stop");
   ran_free(&r);
-  /* --idle-exit: no hook comes, it exits by itself (0) */
-  d = start_daemon_idle(tmp, POLICIES, "200");
+  /* --idle-exit: no hook comes, it exits by itself (0). Not waited for to
+   * listen: on a loaded machine it may be gone before a connect. */
+  d.pid = fork();
+  if (d.pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    if (chdir(TG_SOURCE_DIR) < 0) _exit(99);
+    execl(TOOLGATE, TOOLGATE, "daemon", "--policies", POLICIES, "--socket",
+          d.sock, "--idle-exit", "200", (char *)NULL);
+    _exit(98);
+  }
+  remember_started(d.pid);
   int gone = 0;
   for (int i = 0; i < 4000 && !gone; i++) { /* up to 40 s: valgrind, load */
     if (waitpid(d.pid, &wst, WNOHANG) == d.pid) gone = 1;
@@ -1584,4 +1619,5 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(an_installed_hook_whose_binary_is_gone_blocks),
           TEST_ENTRY(install_without_policies_writes_the_starter),
           TEST_ENTRY(a_half_saved_file_is_answered_by_the_last_good_policies),
-          TEST_ENTRY(daemon_status_stop_and_idle_exit))
+          TEST_ENTRY(daemon_status_stop_and_idle_exit),
+          TEST_ENTRY(a_daemons_reload_refreshes_the_last_good_policies))

@@ -72,7 +72,17 @@ typedef struct {
   uv_timer_t idle;
   char sock[PATH_MAX];
   uint64_t idle_ms;
+  const char *dir;
+  const hook_sandbox *sb;
 } daemon_run;
+
+/* A reload that loaded: its content is the last good copy for the hooks
+ * that answer in-process once this daemon is gone (hook_opts.c). */
+static void on_runtime_event(tg_runtime *rt, const tg_event *ev, void *ud) {
+  (void)rt;
+  daemon_run *d = ud;
+  if (!strcmp(ev->type, "policy_loaded")) hook_keep_last_good(d->dir, d->sb);
+}
 
 static void on_stop(uv_signal_t *h, int signum) {
   (void)signum;
@@ -266,8 +276,12 @@ int cmd_daemon(int argc, char **argv) {
     tg_runtime_free(d.rt);
     return CLI_EXIT_USAGE;
   }
-  /* no event subscription: it would make every hook's call build its
-   * events; a reload's error is told to `toolgate reload` */
+  /* the events of no call only (a hook's call builds none): a reload's
+   * error is told to `toolgate reload` */
+  d.dir = dir;
+  d.sb = &sb;
+  if (tg_events_subscribe_runtime(d.rt, on_runtime_event, &d) < 0)
+    cli_error("daemon: reloads will not refresh the last good policies");
   static const int sigs[2] = {SIGINT, SIGTERM};
   for (int i = 0; i < 2; i++) {
     uv_signal_init(tg_runtime_loop(d.rt), &d.stop[i]);

@@ -51,6 +51,9 @@ tg_runtime *hook_runtime_new(const char *policies, const hook_sandbox *s,
  * folder itself answers). NULL with err when neither loads. */
 tg_runtime *hook_runtime_here(const char *policies, const hook_sandbox *s,
                               char err[TG_ERRMSG], char *note, size_t len);
+/* After a resident instance reloaded: the folder as it is now becomes its
+ * last good copy when that copy loads (best effort, quiet). */
+void hook_keep_last_good(const char *policies, const hook_sandbox *s);
 
 /* ---- I/O (hook_io.c) ---------------------------------------------------- */
 

@@ -32,10 +32,10 @@ tg_runtime *hook_runtime_new(const char *policies, const hook_sandbox *s,
   uint8_t before[TG_SHA256_SIZE];
   int have = tg__policies_digest(policies, before) == 0;
   tg_runtime *rt = runtime_for(policies, s, err);
+  /* best effort and quiet (a hook's stderr is for its answer): without a
+   * state folder there is no copy to fall back on, and the answer stands */
   char why[TG_ERRMSG];
-  if (rt && have && tg__last_good_keep(policies, before, why) < 0 &&
-      strstr(why, "changed while") == NULL)
-    cli_error("hook: %s", why); /* the answer stands; no copy for later */
+  if (rt && have) tg__last_good_keep(policies, before, NULL, NULL, why);
   return rt;
 }
 
@@ -63,4 +63,20 @@ tg_runtime *hook_runtime_here(const char *policies, const hook_sandbox *s,
            "loaded, kept in %s), because %s", stamp, copy, err);
   tg__last_good_log(policies, note);
   return rt;
+}
+
+/* Whether the copy loads, with the same sandbox and no database. */
+static int copy_loads(const char *copy, void *ud) {
+  hook_sandbox s = *(const hook_sandbox *)ud;
+  s.db.db = NULL;
+  s.db.no_db = 1;
+  char err[TG_ERRMSG];
+  tg_runtime *rt = runtime_for(copy, &s, err);
+  tg_runtime_free(rt);
+  return rt ? 0 : -1;
+}
+
+void hook_keep_last_good(const char *policies, const hook_sandbox *s) {
+  char why[TG_ERRMSG];
+  tg__last_good_keep(policies, NULL, copy_loads, (void *)s, why);
 }

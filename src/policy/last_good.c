@@ -278,6 +278,7 @@ static void remove_old(const char *base, const char *key, const char *keep) {
 }
 
 int tg__last_good_keep(const char *dir, const uint8_t loaded[TG_SHA256_SIZE],
+                       int (*loads)(const char *copy, void *ud), void *ud,
                        char err[TG_ERRMSG]) {
   char base[PATH_MAX], key[65], want[65], have[65];
   int rc = place(dir, base, key);
@@ -285,6 +286,14 @@ int tg__last_good_keep(const char *dir, const uint8_t loaded[TG_SHA256_SIZE],
     tg__errf(err, TG_ERRMSG, "no state folder for the last good policies: %s",
              strerror(-rc));
     return rc;
+  }
+  uint8_t now[TG_SHA256_SIZE];
+  if (!loaded) { /* what is there now, if it loads */
+    if ((rc = tg__policies_digest(dir, now)) < 0) {
+      tg__errf(err, TG_ERRMSG, "cannot read the policies: %s", strerror(-rc));
+      return rc;
+    }
+    loaded = now;
   }
   hex(loaded, TG_SHA256_SIZE, want);
   current_digest(base, key, have);
@@ -305,6 +314,7 @@ int tg__last_good_keep(const char *dir, const uint8_t loaded[TG_SHA256_SIZE],
   uint8_t got[TG_SHA256_SIZE];
   rc = copy_files(dir, tmp, got);
   if (rc == 0 && memcmp(got, loaded, sizeof got) != 0) rc = -EAGAIN;
+  if (rc == 0 && loaded == now && loads && loads(tmp, ud) != 0) rc = -EAGAIN;
   if (rc == 0) {
     char path[PATH_MAX * 2 + 16];
     snprintf(path, sizeof path, "%s/DIGEST", tmp);

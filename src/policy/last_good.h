@@ -29,8 +29,12 @@ int tg__policies_digest(const char *dir, uint8_t out[TG_SHA256_SIZE]);
 /* After dir loaded with content `loaded` (its digest taken before the
  * load): keeps that content as dir's last good copy, unless the copy is
  * already that, or dir changed since (then the copy would not be what
- * loaded: nothing is kept). 0 or -errno, with err. */
+ * loaded: nothing is kept). With loaded NULL (the content that loaded is
+ * not known: a resident instance's reload), the copy is kept when
+ * loads(copy folder, ud) says it loads (returns 0). 0 or -errno, with
+ * err. */
 int tg__last_good_keep(const char *dir, const uint8_t loaded[TG_SHA256_SIZE],
+                       int (*loads)(const char *copy, void *ud), void *ud,
                        char err[TG_ERRMSG]);
 
 /* dir's last good copy: the folder to load (into out) and when it was

@@ -4,7 +4,8 @@
 -- Reading them is fine; writing is denied through every tool — Edit,
 -- Write, apply_patch, and the shell (`> .claude/settings.json`, `sed -i`,
 -- `cp`, `mv`, `rm`, `tee`, `chmod` ...: any command but a reader naming
--- one of them).
+-- one of them), and so are `toolgate approvals grant`, `toolgate hook
+-- install` and the other toolgate commands that change them.
 local tg = require "toolgate"
 local shell = require "toolgate.shell"
 local agent = require "toolgate.agent"
@@ -53,6 +54,9 @@ local READERS = { cat = true, less = true, more = true, head = true, tail = true
   grep = true, rg = true, ls = true, stat = true, file = true, wc = true,
   diff = true, jq = true, echo = true, printf = true, test = true, ["["] = true }
 local TOOLGATE_READS = { check = true, test = true, explain = true, log = true }
+-- toolgate's own commands that change its rules or remembered approvals.
+local TOOLGATE_CHANGES = { approvals = { grant = true, revoke = true },
+  hook = { install = true, uninstall = true }, import = true, init = true }
 local WRITES = { [">"] = true, [">>"] = true, [">|"] = true, ["<>"] = true,
   ["&>"] = true, ["&>>"] = true }
 
@@ -67,6 +71,10 @@ tg.rule {
       local argv = c.argv
       local name = shell.basename(argv[1])
       local reader = READERS[name] or (name == "toolgate" and TOOLGATE_READS[argv[2]])
+      local changes = name == "toolgate" and TOOLGATE_CHANGES[argv[2]]
+      if changes == true or (type(changes) == "table" and changes[argv[3]]) then
+        return refuse("toolgate's own state (`" .. shell.join(argv) .. "`)")
+      end
       if #argv > 0 and not reader then
         for k = 2, #argv do
           if is_protected(argv[k], cwd) or is_protected(argv[k]:match("^[^=]+=(.+)$"), cwd) then

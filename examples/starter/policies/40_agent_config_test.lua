@@ -48,6 +48,9 @@ return {
     metadata = { agent = "claude-code", agent_cwd = parent } }, "deny", "agent-config-shell"),
   case("cat .claude/settings.json reads: the default's", sh("cat .claude/settings.json"), "ask", false),
   case("toolgate test is the default's", sh("toolgate test '" .. POLICIES .. "'"), "ask", false),
+  case("toolgate approvals grant is denied", sh("toolgate approvals grant exec --always"), "deny",
+    "agent-config-shell", "toolgate's own state"),
+  case("toolgate approvals (the list) is the default's", sh("toolgate approvals"), "ask", false),
   case("toolgate hook install is denied",
     sh("toolgate hook install claude-code --policies '" .. POLICIES .. "'"), "deny", "agent-config-shell"),
 }

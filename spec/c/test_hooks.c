@@ -1379,6 +1379,22 @@ static void install_a_copy_then_remove_it(const char *agent, const char *file,
   remove_tree(tmp);
 }
 
+/* The install runs its line once: policies that do not load are said,
+ * and the install fails (the line is written, and blocks). */
+TEST(install_says_when_the_line_does_not_answer) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  put_file(tmp, "policies/10_half.lua", "local tg = require \"toolgate\"\ntg.rule {\n");
+  const char *args[] = {"install", "claude-code", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 1);
+  ASSERT_CONTAINS(r.out, "installed the claude-code hooks");
+  ASSERT_CONTAINS(r.out, "does not answer as it should");
+  ASSERT_CONTAINS(r.out, "10_half.lua:");
+  ran_free(&r);
+  remove_tree(tmp);
+}
+
 TEST(an_installed_hook_whose_binary_is_gone_blocks) {
   install_a_copy_then_remove_it("claude-code", ".claude/settings.json",
                                 "PreToolUse");
@@ -1617,6 +1633,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(install_codex_for_the_user_and_dry_run),
           TEST_ENTRY(install_writes_through_a_symlink),
           TEST_ENTRY(an_installed_hook_whose_binary_is_gone_blocks),
+          TEST_ENTRY(install_says_when_the_line_does_not_answer),
           TEST_ENTRY(install_without_policies_writes_the_starter),
           TEST_ENTRY(a_half_saved_file_is_answered_by_the_last_good_policies),
           TEST_ENTRY(daemon_status_stop_and_idle_exit),

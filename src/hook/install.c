@@ -18,6 +18,13 @@
  * temporary file and renamed over the old one (through a symlink, to its
  * target), with its mode kept, after a copy of the old one is kept beside
  * it (FILE.bak-YYYYMMDD-HHMMSS). --dry-run prints the change instead.
+ *
+ * The command written is a line that fails closed (install_line.c): this
+ * binary by its absolute path, inside a /bin/sh script that blocks the
+ * call when toolgate cannot answer; the install runs it once and says
+ * what came back. A --policies folder that is missing gets the starter
+ * policies first (kit/starter.h), so the agent is guarded from its first
+ * call.
  */
 #include <errno.h>
 #include <fcntl.h>

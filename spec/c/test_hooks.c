@@ -1525,6 +1525,15 @@ TEST(a_daemons_reload_refreshes_the_last_good_policies) {
   ASSERT_OK(tg_control_request(d.sock, "{\"cmd\":\"reload\"}", &reply, 20000, err));
   ASSERT_CONTAINS(reply, "\"ok\":true");
   free(reply);
+  /* the copy is kept when the daemon hears its policy_loaded event, on
+   * its loop after the reply: wait for it (up to 40 s: valgrind, load) */
+  int kept = 0;
+  for (int i = 0; i < 4000 && !kept; i++) {
+    kept = system("ls \"$XDG_STATE_HOME\"/toolgate/last-good/*/20_push.lua "
+                  ">/dev/null 2>&1") == 0;
+    if (!kept) usleep(10000);
+  }
+  ASSERT_TRUE(kept);
   stop_daemon(&d);
   put_file(tmp, "policies/30_half.lua", "local tg = require \"toolgate\"\ntg.rule {\n");
   const char *argv[] = {"hook", "claude-code", "--policies", pol, "--no-db",
@@ -1554,8 +1563,9 @@ TEST(daemon_status_stop_and_idle_exit) {
   /* a hook answered there marks the socket's time */
   struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
   ASSERT_OK(utimensat(AT_FDCWD, d.sock, old, 0));
+  /* a generous deadline: the daemon, not the fallback, answers */
   const char *hook[] = {"hook", "claude-code", "--policies", POLICIES,
-                        "--socket", d.sock, NULL};
+                        "--socket", d.sock, "--deadline-ms", "60000", NULL};
   r = run_text(hook, pre_bash);
   ASSERT_CONTAINS(r.out, "no-force-push");
   ran_free(&r);

@@ -125,7 +125,7 @@ static int socket_of(const char *dir, const char *socket, char *out,
 static cJSON *status_of(const char *sock, int *none) {
   char err[TG_ERRMSG], *reply = NULL;
   *none = 0;
-  int rc = tg_control_request(sock, "{\"cmd\":\"status\"}", &reply, 5000, err);
+  int rc = tg_control_request(sock, "{\"cmd\":\"status\"}", &reply, 10000, err);
   if (rc < 0) {
     *none = rc == -ENOENT || rc == -ECONNREFUSED;
     if (!*none) cli_error("daemon: the instance on %s does not answer: %s",

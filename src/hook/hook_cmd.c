@@ -27,7 +27,6 @@
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
 #include "hook.h"
-#include "protocol.h"
 
 #define DEFAULT_DEADLINE_MS 10000
 /* a daemon started by --start-daemon goes after this long without a hook */

@@ -31,5 +31,7 @@
 #include "policy/last_good.h"
 #include "runtime/front_api.h"
 #include "store/store_api.h"
+#include "agent/protocol.h"   /* the hook front reads and answers events */
+#include "control/control.h"  /* fronts find and ask a running instance */
 
 #endif

@@ -368,6 +368,7 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
   } else {
     cJSON *r = cJSON_Duplicate(result, 1);
     cJSON_DeleteItemFromObject(r, "resultType");
+    if (p->cacheable) mcp_cacheable(&req, r, 0, "private");
     mcp_reply(p->ss, &req, r);
   }
   cJSON_Delete(p->id);
@@ -378,7 +379,8 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
 static void pass(mcp_session *ss, const mcp_req *req, mcp_upstream *u,
                  const char *method, cJSON *params) {
   gw_pass *p = calloc(1, sizeof *p);
-  if (p) *p = (gw_pass){ss, cJSON_Duplicate(req->id, 1), req->stateless};
+  if (p) *p = (gw_pass){ss, cJSON_Duplicate(req->id, 1), req->stateless,
+                        !strcmp(method, "resources/read")};
   if (!p || up_request(u, method, params, on_pass_answer, p) < 0) {
     if (p) cJSON_Delete(p->id);
     free(p);
@@ -456,8 +458,11 @@ int mcp_gateway_request(mcp_session *ss, const mcp_req *req) {
   } else {
     return -1;
   }
+  /* the upstreams' lists as toolgate holds them: the same for every
+   * client, and fresh until an upstream says they changed */
   cJSON *r = cJSON_CreateObject();
   cJSON_AddItemToObject(r, key, list);
+  mcp_cacheable(req, r, ss->s->opt.tools_ttl_ms, "public");
   mcp_reply(ss, req, r);
   return 0;
 }

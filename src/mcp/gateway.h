@@ -41,6 +41,9 @@ typedef struct {
   mcp_session *ss;         /* the client that asked */
   cJSON *id;
   int stateless;
+  int cacheable;           /* resources/read: its 2026-07-28 result has a
+                              ttlMs and cacheScope (the upstream's, else 0
+                              and private: toolgate cannot tell) */
 } gw_pass;
 
 struct mcp_gateway {

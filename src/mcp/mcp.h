@@ -51,8 +51,12 @@
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define MCP_META_CLIENT "io.modelcontextprotocol/clientInfo"
-/* The error of a request in a version this server does not speak. */
-#define MCP_E_UNSUPPORTED_VERSION (-32004)
+#define MCP_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+/* The _meta key of a 2026-07-28 result that names the server. */
+#define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
+/* The error of a request in a version this server does not speak (the
+ * 2026-07-28 revision's UNSUPPORTED_PROTOCOL_VERSION). */
+#define MCP_E_UNSUPPORTED_VERSION (-32022)
 /* toolgate's own facts about an outcome, in a CallToolResult's _meta. */
 #define MCP_META_OUTCOME "toolgate/outcome"
 
@@ -137,6 +141,9 @@ struct mcp_session {
   char client_name[64];
   int log_level;         /* logging/setLevel; notifications at or above */
   int saw_stateless;     /* a 2026-07-28 request came */
+  int stateless_log_level; /* logging/setLevel sent in the 2026-07-28 era
+                            (deprecated there, still answered): -1 none,
+                            and then no log notifications */
   /* calls in flight and server-to-client requests */
   mcp_call *calls;
   size_t ncalls;
@@ -198,6 +205,15 @@ void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A notification (no params) to each initialized 2025-era client. */
 void mcp_notify_sessions(mcp_server *s, const char *method);
+/* Does the session's client want log messages of this level (its
+ * logging/setLevel, in either era)? */
+int mcp_session_wants_log(const mcp_session *ss, mcp_log_level level);
+/* toolgate's Implementation object ({name, title, version}). */
+cJSON *mcp_server_info(void);
+/* For a 2026-07-28 request: ttlMs and cacheScope on a cacheable result
+ * (lists, resources/read), unless it carries valid ones already. */
+void mcp_cacheable(const mcp_req *req, cJSON *result, uint64_t ttl_ms,
+                   const char *scope);
 
 /* ---- session.c ----------------------------------------------------------- */
 
@@ -264,7 +280,9 @@ void mcp_call_approver(tg_runtime *rt, const tg_approval_request *req,
 /* A call ends or is cancelled while its ask waits on the client. */
 void mcp_approval_drop(mcp_call *c);
 /* The user's answer a retried 2026-07-28 tools/call carries with its
- * requestState (inputResponses), checked and set as c's preset answer.
+ * requestState (inputResponses), checked and set as c's preset answer
+ * (a requestState without the answer: none, and the question is put
+ * again).
  * 0 (also when there is none), or -1 when it has answered the request
  * with an error. */
 int mcp_read_input_response(mcp_session *ss, const mcp_req *req,

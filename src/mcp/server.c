@@ -42,15 +42,21 @@ void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   mcp_logf(s->log, level, "%s", msg);
-  /* only a session has a log level to honour; stateless requests get none */
+  /* only a client that set a log level gets them (a 2025-era session has
+   * one from the start, `info`; a 2026-07-28 client only once it asks) */
   for (mcp_session *ss = s->sessions; ss; ss = ss->next) {
-    if (!ss->initialized || (int)level < ss->log_level) continue;
+    if (!mcp_session_wants_log(ss, level)) continue;
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "level", mcp_log_level_name(level));
     cJSON_AddStringToObject(p, "logger", "toolgate");
     cJSON_AddStringToObject(p, "data", msg);
     mcp_notify(ss, NULL, "notifications/message", p);
   }
+}
+
+int mcp_session_wants_log(const mcp_session *ss, mcp_log_level level) {
+  if (ss->initialized && (int)level >= ss->log_level) return 1;
+  return ss->stateless_log_level >= 0 && (int)level >= ss->stateless_log_level;
 }
 
 void mcp_notify_sessions(mcp_server *s, const char *method) {
@@ -75,7 +81,7 @@ mcp_session *mcp_server_asker(mcp_server *s) {
 
 /* ---- the handshake --------------------------------------------------------- */
 
-static cJSON *server_info(void) {
+cJSON *mcp_server_info(void) {
   cJSON *i = cJSON_CreateObject();
   cJSON_AddStringToObject(i, "name", "toolgate");
   cJSON_AddStringToObject(i, "title", "toolgate");
@@ -131,7 +137,7 @@ static void on_initialize(mcp_session *ss, const mcp_req *req) {
   cJSON *r = cJSON_CreateObject();
   cJSON_AddStringToObject(r, "protocolVersion", ss->version);
   cJSON_AddItemToObject(r, "capabilities", capabilities(ss->s));
-  cJSON_AddItemToObject(r, "serverInfo", server_info());
+  cJSON_AddItemToObject(r, "serverInfo", mcp_server_info());
   cJSON_AddStringToObject(r, "instructions", instructions);
   mcp_logf(ss->s->log, MCP_LOG_INFO, "client %s asked for %s, speaking %s",
            ss->client_name[0] ? ss->client_name : "(unnamed)", v->valuestring,
@@ -147,14 +153,20 @@ static cJSON *supported_versions(void) {
   return a;
 }
 
-/* server/discover (2026-07-28): what initialize tells, without a session. */
+/* server/discover (2026-07-28): what initialize tells, without a session.
+ * A cacheable result like the lists; the server names itself in _meta
+ * (mcp_reply puts it there), as every 2026-07-28 result does. Asked
+ * without the version in _meta (a probe), it is answered in that era all
+ * the same: the version is what the client is asking about. */
 static void on_discover(mcp_session *ss, const mcp_req *req) {
   cJSON *r = cJSON_CreateObject();
   cJSON_AddItemToObject(r, "supportedVersions", supported_versions());
   cJSON_AddItemToObject(r, "capabilities", capabilities(ss->s));
-  cJSON_AddItemToObject(r, "serverInfo", server_info());
   cJSON_AddStringToObject(r, "instructions", instructions);
-  mcp_reply(ss, req, r);
+  mcp_req as_stateless = *req;
+  as_stateless.stateless = 1;
+  mcp_cacheable(&as_stateless, r, ss->s->opt.tools_ttl_ms, "public");
+  mcp_reply(ss, &as_stateless, r);
 }
 
 static void on_ping(mcp_session *ss, const mcp_req *req) {
@@ -169,7 +181,8 @@ static void on_set_level(mcp_session *ss, const mcp_req *req) {
     return errorf(ss, req->id, JRPC_INVALID_PARAMS,
                   "logging/setLevel: params.level must be one of debug, info, "
                   "notice, warning, error, critical, alert, emergency");
-  ss->log_level = l;
+  if (req->stateless) ss->stateless_log_level = l; /* deprecated, still so */
+  else ss->log_level = l;
   mcp_reply(ss, req, cJSON_CreateObject());
 }
 
@@ -196,7 +209,7 @@ static const method_entry methods[] = {
     {"initialize", on_initialize, M_NO_ERA | M_SESSION},
     {"ping", on_ping, M_NO_ERA},
     {"server/discover", on_discover, M_NO_ERA},
-    {"logging/setLevel", on_set_level, M_SESSION},
+    {"logging/setLevel", on_set_level, 0},
     {"tools/list", mcp_tools_list, 0},
     {"tools/call", mcp_tools_call, 0},
     {"prompts/list", on_gateway_method, 0},
@@ -245,6 +258,13 @@ static int read_era(mcp_session *ss, const method_entry *e, mcp_req *req) {
     if (caps && !cJSON_IsObject(caps)) {
       errorf(ss, req->id, JRPC_INVALID_PARAMS,
              "params._meta[\"" MCP_META_CAPS "\"] must be an object");
+      return -1;
+    }
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(meta, MCP_META_LOG_LEVEL);
+    if (lv && mcp_log_level_of(cJSON_GetStringValue(lv)) < 0) {
+      errorf(ss, req->id, JRPC_INVALID_PARAMS,
+             "params._meta[\"" MCP_META_LOG_LEVEL "\"] must be one of debug, "
+             "info, notice, warning, error, critical, alert, emergency");
       return -1;
     }
     req->stateless = 1;

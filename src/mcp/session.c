@@ -81,6 +81,7 @@ mcp_session *mcp_session_new(mcp_server *s, mcp_transport *t) {
   ss->s = s;
   ss->t = t;
   ss->log_level = MCP_LOG_INFO;
+  ss->stateless_log_level = -1;
   t->ev = &events;
   t->session = ss;
   return ss;
@@ -112,13 +113,49 @@ static int send_owned(mcp_session *ss, cJSON *msg, const cJSON *related) {
   return rc;
 }
 
+/* A 2026-07-28 result names its server in _meta: toolgate, also on a
+ * result an upstream made (whose own name it replaces). */
+static void name_server(cJSON *result) {
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(result, "_meta");
+  if (!cJSON_IsObject(meta)) {
+    cJSON_DeleteItemFromObjectCaseSensitive(result, "_meta");
+    meta = cJSON_AddObjectToObject(result, "_meta");
+  }
+  if (!meta) return;
+  cJSON_DeleteItemFromObjectCaseSensitive(meta, MCP_META_SERVER);
+  cJSON_AddItemToObject(meta, MCP_META_SERVER, mcp_server_info());
+}
+
 /* After the input ended too: a request read before it is still answered
  * (the output may well be open). */
 void mcp_reply(mcp_session *ss, const mcp_req *req, cJSON *result) {
   if (!result) result = cJSON_CreateObject();
-  if (req->stateless && result && !cJSON_HasObjectItem(result, "resultType"))
-    cJSON_AddStringToObject(result, "resultType", "complete");
+  if (req->stateless && result) {
+    if (!cJSON_HasObjectItem(result, "resultType"))
+      cJSON_AddStringToObject(result, "resultType", "complete");
+    name_server(result);
+  }
   send_owned(ss, jrpc_result(req->id, result), req->id);
+}
+
+/* ttlMs is a whole number of milliseconds, 0 up to 2^53; an upstream's
+ * anything else is replaced, not passed to a client that would refuse the
+ * whole result. */
+void mcp_cacheable(const mcp_req *req, cJSON *result, uint64_t ttl_ms,
+                   const char *scope) {
+  if (!req->stateless || !result) return;
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(result, "ttlMs");
+  const char *sc =
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "cacheScope"));
+  int ttl_ok = cJSON_IsNumber(t) && t->valuedouble >= 0 &&
+               t->valuedouble <= 9007199254740992.0 &&
+               t->valuedouble == (double)(int64_t)t->valuedouble;
+  int scope_ok = sc && (!strcmp(sc, "public") || !strcmp(sc, "private"));
+  if (ttl_ok && scope_ok) return;
+  cJSON_DeleteItemFromObjectCaseSensitive(result, "ttlMs");
+  cJSON_DeleteItemFromObjectCaseSensitive(result, "cacheScope");
+  cJSON_AddNumberToObject(result, "ttlMs", (double)ttl_ms);
+  cJSON_AddStringToObject(result, "cacheScope", scope);
 }
 
 void mcp_reply_error(mcp_session *ss, const cJSON *id, int code,

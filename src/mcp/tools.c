@@ -186,10 +186,7 @@ void mcp_tools_list(mcp_session *ss, const mcp_req *req) {
   cJSON *r = cJSON_CreateObject();
   cJSON_AddItemToObject(r, "tools", cJSON_Duplicate(mcp_tool_list(s), 1));
   if (!s->tools.have_digest) mcp_tools_maybe_changed(s); /* the baseline */
-  if (req->stateless) {
-    cJSON_AddNumberToObject(r, "ttlMs", (double)s->opt.tools_ttl_ms);
-    cJSON_AddStringToObject(r, "cacheScope", "public");
-  }
+  mcp_cacheable(req, r, s->opt.tools_ttl_ms, "public");
   mcp_reply(ss, req, r);
 }
 

@@ -2,7 +2,8 @@
  * forward.c — one attempt of an upstream tool: the runtime starts it
  * (gw_tool_start, the tool's C start function), it goes to the upstream
  * as tools/call with a progressToken of ours, the upstream's progress
- * comes back as tg_exec_progress, and its answer finishes the attempt: a
+ * comes back as tg_exec_progress and goes on to the client as it comes
+ * (tools.c), and its answer finishes the attempt: a
  * CallToolResult as the result (isError: a tool failure with that result
  * as partial output), a JSON-RPC error or a dead upstream as an UPSTREAM
  * error naming the server. Cancel or timeout (gw_tool_cancel) tells the
@@ -313,12 +314,22 @@ void gw_tool_cancel(tg_exec *ex, void *ud) {
   finish_error(f, NULL, "cancelled", 0, NULL);
 }
 
-void gw_progress(mcp_gateway *gw, const cJSON *p) {
+/* The upstream's progress, for a call it has in hand (a token of another
+ * upstream's call is not its to report on): to the chain (its progress
+ * events), and to the client at once (tools.c), not at the runtime's
+ * next heartbeat — a call shorter than that would show none. */
+void gw_progress(mcp_gateway *gw, mcp_upstream *u, const cJSON *p) {
   const cJSON *token = cJSON_GetObjectItem(p, "progressToken");
   const cJSON *total = cJSON_GetObjectItem(p, "total");
-  for (gw_fwd *f = gw->fwds; f && cJSON_IsNumber(token); f = f->next)
-    if (f->token == token->valuedouble)
-      tg_exec_progress(f->ex, cJSON_GetNumberValue(cJSON_GetObjectItem(p, "progress")),
-                       cJSON_IsNumber(total) ? total->valuedouble : -1,
-                       cJSON_GetStringValue(cJSON_GetObjectItem(p, "message")));
+  const cJSON *v = cJSON_GetObjectItem(p, "progress");
+  if (!cJSON_IsNumber(token) || !cJSON_IsNumber(v)) return;
+  for (gw_fwd *f = gw->fwds; f; f = f->next) {
+    if (f->token != token->valuedouble || f->tool->up != u) continue;
+    f->tool->reports_progress = 1;
+    tg_exec_progress(f->ex, v->valuedouble,
+                     cJSON_IsNumber(total) ? total->valuedouble : -1,
+                     cJSON_GetStringValue(cJSON_GetObjectItem(p, "message")));
+    mcp_call_own_progress(gw->s, tg_exec_call_id(f->ex), p);
+    return;
+  }
 }

@@ -20,13 +20,22 @@ typedef struct gw_tool {
   int registered;          /* in the runtime (a name taken by a Lua tool
                               is not) */
   int offered;             /* registered, and in its latest tools/list */
+  int reports_progress;    /* it has sent notifications/progress */
 } gw_tool;
+
+/* A client's resources/subscribe: its updates go to that client. */
+typedef struct gw_sub {
+  mcp_session *ss;
+  char *uri;
+  struct gw_sub *next;
+} gw_sub;
 
 /* A tools/call attempt forwarded, waiting for the upstream's answer (or,
  * for a 2026-07-28 upstream that asked for input, for the user's). */
 typedef struct gw_fwd gw_fwd;
 
-/* An upstream's elicitation/create, relayed to the client. */
+/* An upstream's request of its client (elicitation/create,
+ * sampling/createMessage, roots/list), relayed to ours. */
 typedef struct gw_relay {
   mcp_gateway *gw;
   mcp_upstream *up;
@@ -51,11 +60,15 @@ struct mcp_gateway {
   mcp_upstream **ups;
   unsigned *starts;        /* per upstream: runs seen (for relays) */
   int *first_done;         /* per upstream: its first start is over */
+  unsigned *listed_start;  /* per upstream: starts + 1 when that run was
+                              first listed (0: never) */
   size_t nups;
   gw_tool **tools;
   size_t ntools;
   gw_fwd *fwds;
   gw_relay *relays;
+  gw_sub *subs;
+  int log_level;           /* told the upstreams that log; -1: not yet */
   double next_token;
   mcp_tool_source src;     /* its tools, to the server (tool_source.h) */
   uv_timer_t startup;
@@ -74,7 +87,7 @@ size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u);
  * when the gateway goes. */
 void gw_tool_start(tg_exec *ex, const cJSON *args, void *ud);
 void gw_tool_cancel(tg_exec *ex, void *ud);
-void gw_progress(mcp_gateway *gw, const cJSON *params);
+void gw_progress(mcp_gateway *gw, mcp_upstream *u, const cJSON *params);
 void gw_fwds_free(mcp_gateway *gw);
 
 #endif

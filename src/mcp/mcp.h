@@ -104,6 +104,10 @@ struct mcp_call {
                             a session */
   cJSON *progress_token; /* _meta.progressToken, or NULL */
   double last_progress;  /* progress must grow: what was last sent */
+  int own_progress;      /* its tool reports progress (an upstream's,
+                            relayed as it comes): no heartbeat of ours */
+  cJSON *held_progress;  /* the latest notice while the client does not
+                            read (sent when it does): one per call */
   int stateless;         /* a 2026-07-28 request */
   int can_elicit;        /* its client accepts elicitation/create */
   int cancelled;         /* notifications/cancelled: nothing more is sent */
@@ -199,6 +203,9 @@ int mcp_can_elicit(const mcp_req *req);
  * (an upstream server's elicitation, its input_required): an initialized
  * one whose client accepts elicitation, or NULL. */
 mcp_session *mcp_server_asker(mcp_server *s);
+/* The same for another capability of the client's ("sampling", "roots";
+ * "elicitation" is mcp_server_asker's). */
+mcp_session *mcp_server_asker_with(mcp_server *s, const char *capability);
 /* A log line, and the same as a notifications/message to each 2025-era
  * client that wants that level. */
 void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...)
@@ -266,6 +273,13 @@ void mcp_tools_remove_source(mcp_server *s, const mcp_tool_source *src);
 void mcp_calls_cancel_all(mcp_session *ss);
 /* Orphans the session's calls still running (their done frees them). */
 void mcp_calls_free(mcp_session *ss);
+/* A progress notice the tool of call call_id gave itself (an upstream's
+ * notifications/progress): to the client at once when it asked for
+ * progress (and the value grew). */
+void mcp_call_own_progress(mcp_server *s, const char *call_id,
+                           const cJSON *params);
+/* The client reads again: each call's held progress notice goes out. */
+void mcp_calls_flush_progress(mcp_session *ss);
 
 /* ---- approval.c ---------------------------------------------------------- */
 
@@ -314,8 +328,17 @@ void mcp_gateway_free(mcp_server *s);
 /* The prompts and resources methods: forwarded to the upstream that owns the
  * name; 0 when the gateway handled the method, -1 when it has none. */
 int mcp_gateway_request(mcp_session *ss, const mcp_req *req);
-/* The capabilities the gateway adds (prompts, resources) to cap. */
+/* The capabilities the gateway adds (prompts, resources, completions) to
+ * cap. */
 void mcp_gateway_capabilities(mcp_server *s, cJSON *caps);
+/* A client set its log level: the upstreams that log are told the lowest
+ * level any client wants. */
+void mcp_gateway_log_level(mcp_server *s);
+/* The client's roots changed: the 2025-era upstreams are told (they ask
+ * roots/list again, relayed to the client). */
+void mcp_gateway_roots_changed(mcp_server *s);
+/* The session has gone: its resource subscriptions go with it. */
+void mcp_gateway_session_gone(mcp_server *s, mcp_session *ss);
 /* Are upstream servers still having their first go at starting? The
  * server holds the client's requests meanwhile. */
 int mcp_gateway_settling(const mcp_server *s);

@@ -72,9 +72,16 @@ int mcp_can_elicit(const mcp_req *req) {
 }
 
 mcp_session *mcp_server_asker(mcp_server *s) {
+  return mcp_server_asker_with(s, "elicitation");
+}
+
+mcp_session *mcp_server_asker_with(mcp_server *s, const char *capability) {
   for (mcp_session *ss = s->sessions; ss; ss = ss->next) {
     mcp_req session = {NULL, NULL, NULL, 0, ss->caps};
-    if (ss->initialized && mcp_can_elicit(&session)) return ss;
+    if (!ss->initialized) continue;
+    if (!strcmp(capability, "elicitation") ? mcp_can_elicit(&session)
+        : cJSON_IsObject(cJSON_GetObjectItem(ss->caps, capability)))
+      return ss;
   }
   return NULL;
 }
@@ -183,6 +190,7 @@ static void on_set_level(mcp_session *ss, const mcp_req *req) {
                   "notice, warning, error, critical, alert, emergency");
   if (req->stateless) ss->stateless_log_level = l; /* deprecated, still so */
   else ss->log_level = l;
+  mcp_gateway_log_level(ss->s);
   mcp_reply(ss, req, cJSON_CreateObject());
 }
 
@@ -217,6 +225,9 @@ static const method_entry methods[] = {
     {"resources/list", on_gateway_method, 0},
     {"resources/templates/list", on_gateway_method, 0},
     {"resources/read", on_gateway_method, 0},
+    {"resources/subscribe", on_gateway_method, 0},
+    {"resources/unsubscribe", on_gateway_method, 0},
+    {"completion/complete", on_gateway_method, 0},
 };
 
 static const method_entry *find_method(const char *name) {
@@ -293,6 +304,8 @@ static void on_request(mcp_session *ss, const jrpc_msg *m) {
 
 static void on_notification(mcp_session *ss, const jrpc_msg *m) {
   if (!strcmp(m->method, "notifications/cancelled")) mcp_cancelled(ss, m->params);
+  else if (!strcmp(m->method, "notifications/roots/list_changed"))
+    mcp_gateway_roots_changed(ss->s);
   else if (!strcmp(m->method, "notifications/initialized"))
     mcp_logf(ss->s->log, MCP_LOG_DEBUG, "the client is initialized");
   else
@@ -427,6 +440,7 @@ void mcp_server_disconnect(mcp_server *s, mcp_session *ss) {
   ss->ended = 1;
   mcp_calls_cancel_all(ss);
   mcp_session_fail_pending(ss, "the client has gone");
+  mcp_gateway_session_gone(s, ss);
   mcp_calls_free(ss);
   mcp_session **pp = &s->sessions;
   while (*pp && *pp != ss) pp = &(*pp)->next;

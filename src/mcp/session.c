@@ -7,8 +7,8 @@
  *
  * A client that does not read cannot make what we send it pile up
  * without bound: while its transport is congested, list_changed notices
- * are owed (sent once it reads again) and progress and log messages
- * dropped (counted).
+ * are owed (sent once it reads again), each call's latest progress is
+ * held (tools.c) and sent then, and log messages are dropped (counted).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +61,10 @@ static void on_drained(void *ud) {
   mcp_session *ss = ud;
   if (ss->dropped)
     mcp_logf(ss->s->log, MCP_LOG_WARNING, "the client reads again: %llu "
-             "progress and log notifications were dropped",
+             "log notifications were dropped",
              (unsigned long long)ss->dropped);
   ss->dropped = 0;
+  mcp_calls_flush_progress(ss);
   unsigned owed = ss->owed;
   ss->owed = 0;
   for (size_t i = 0; i < NOWED; i++)
@@ -163,8 +164,9 @@ void mcp_reply_error(mcp_session *ss, const cJSON *id, int code,
   send_owned(ss, jrpc_error(id, code, message, data), id);
 }
 
-/* Progress and log messages say how things stand now: a client that
- * reads again is better served by the next one than by a backlog. */
+/* Log messages (and progress sent without a call: none now, tools.c holds
+ * each call's latest) say how things stand now: a client that reads again
+ * is better served by the next one than by a backlog. */
 static int droppable(const char *method) {
   return !strcmp(method, "notifications/progress") ||
          !strcmp(method, "notifications/message");
@@ -186,8 +188,8 @@ void mcp_notify(mcp_session *ss, const cJSON *related, const char *method,
     if (droppable(method)) {
       if (ss->dropped++ == 0)
         mcp_logf(ss->s->log, MCP_LOG_WARNING, "the client is not reading what "
-                 "we send: dropping progress and log notifications until it "
-                 "does");
+                 "we send: dropping log notifications (and holding each "
+                 "call's latest progress) until it does");
       cJSON_Delete(params);
       return;
     }

@@ -163,4 +163,32 @@ await run("era2026", async (check) => {
   check("... a valid one is taken", a?.result?.tools?.length > 0, a);
   const x = await s.close();
   check("exits 0 when stdin closes", x.code === 0, x);
+
+  // log messages are request-scoped in this era: an upstream's, while it
+  // runs a call whose _meta asked for them, go to that call
+  const g = project(`return { policies = "policies", servers = { everything = {
+    command = "node", args = { ${JSON.stringify(EVERYTHING)}, "stdio" }, read_only = { "*" } } } }`);
+  const gs = rawServer(g);
+  const toggle = (id, logLevel) => ({ jsonrpc: "2.0", id, method: "tools/call", params: {
+    name: "everything__toggle-simulated-logging", arguments: {},
+    _meta: { ...meta, ...(logLevel ? { "io.modelcontextprotocol/logLevel": logLevel } : {}) } } });
+  // each start of its simulated logging sends one message at once
+  let at = gs.messages.length;
+  gs.send(toggle(10));
+  a = await gs.reply(10, 30000);
+  check("a call that did not ask for log messages gets none of its upstream's",
+    /Started/.test(JSON.stringify(a?.result)) &&
+    !gs.messages.slice(at).some((x) => x.method === "notifications/message"),
+    gs.messages.slice(at));
+  gs.send(toggle(11));
+  await gs.reply(11, 30000);
+  at = gs.messages.length;
+  gs.send(toggle(12, "debug"));
+  a = await gs.reply(12, 30000);
+  const scoped = gs.messages.slice(at).filter((x) => x.method === "notifications/message");
+  check("a call that asked for them gets its upstream's, the logger naming it",
+    /Started/.test(JSON.stringify(a?.result)) && scoped.length >= 1 &&
+    scoped.every((x) => x.params.logger === "everything"), { a, scoped });
+  const y = await gs.close();
+  check("... and the gateway exits 0 too", y.code === 0, y);
 });

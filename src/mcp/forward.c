@@ -333,3 +333,11 @@ void gw_progress(mcp_gateway *gw, mcp_upstream *u, const cJSON *p) {
     return;
   }
 }
+
+void gw_fwds_log(mcp_gateway *gw, mcp_upstream *u, int level,
+                 const char *logger, const cJSON *data) {
+  for (gw_fwd *f = gw->fwds; f; f = f->next)
+    if (f->tool->up == u)
+      mcp_call_log(gw->s, tg_exec_call_id(f->ex), (mcp_log_level)level,
+                   gw_log_params(level, logger, data));
+}

@@ -167,6 +167,14 @@ static void take_tool(mcp_gateway *gw, mcp_upstream *u, const cJSON *def) {
              "that is not [A-Za-z0-9_.-]{1,128} is not offered", up_name(u));
     return;
   }
+  const cJSON *exe = cJSON_GetObjectItem(def, "execution");
+  const char *task = cJSON_GetStringValue(cJSON_GetObjectItem(exe, "taskSupport"));
+  if (task && !strcmp(task, "required")) {
+    mcp_logf(gw->s->log, MCP_LOG_NOTICE, "upstream %s: tool %s is not offered: "
+             "it runs only as a task, which toolgate does not pass on",
+             up_name(u), orig);
+    return;
+  }
   snprintf(name, sizeof name, "%s%s%s", up_name(u), gw->s->opt.separator, orig);
   gw_tool *t = tool_named(gw, name);
   int fresh = !t;
@@ -174,6 +182,7 @@ static void take_tool(mcp_gateway *gw, mcp_upstream *u, const cJSON *def) {
   cJSON_Delete(t->def);
   t->def = cJSON_Duplicate(def, 1);
   cJSON_ReplaceItemInObject(t->def, "name", cJSON_CreateString(name));
+  cJSON_DeleteItemFromObject(t->def, "execution"); /* toolgate calls it plainly */
   if (!cJSON_IsObject(cJSON_GetObjectItem(t->def, "inputSchema"))) {
     cJSON_DeleteItemFromObject(t->def, "inputSchema");
     cJSON_AddItemToObject(t->def, "inputSchema", cJSON_Parse("{\"type\":\"object\"}"));
@@ -279,6 +288,14 @@ static void drop_relay(mcp_gateway *gw, gw_relay *r) {
   free(r);
 }
 
+cJSON *gw_log_params(int level, const char *logger, const cJSON *data) {
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "level", mcp_log_level_name((mcp_log_level)level));
+  cJSON_AddStringToObject(p, "logger", logger);
+  cJSON_AddItemToObject(p, "data", data ? cJSON_Duplicate(data, 1) : cJSON_CreateNull());
+  return p;
+}
+
 /* Its log message, to each client that wants the level: the logger is
  * the server's name (and its own logger's, "server/logger"), the data as
  * it came. Our log has it already (upstream.c), behind the same rate
@@ -294,14 +311,11 @@ static void relay_log(mcp_gateway *gw, mcp_upstream *u, const cJSON *params) {
     snprintf(name, sizeof name, "%s/%.*s", up_name(u), MAX_LOGGER, logger);
   else
     snprintf(name, sizeof name, "%s", up_name(u));
-  for (mcp_session *ss = gw->s->sessions; ss; ss = ss->next) {
-    if (!mcp_session_wants_log(ss, (mcp_log_level)l)) continue;
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "level", mcp_log_level_name((mcp_log_level)l));
-    cJSON_AddStringToObject(p, "logger", name);
-    cJSON_AddItemToObject(p, "data", data ? cJSON_Duplicate(data, 1) : cJSON_CreateNull());
-    mcp_notify(ss, NULL, "notifications/message", p);
-  }
+  for (mcp_session *ss = gw->s->sessions; ss; ss = ss->next)
+    if (mcp_session_wants_log(ss, (mcp_log_level)l))
+      mcp_notify(ss, NULL, "notifications/message", gw_log_params(l, name, data));
+  /* and, request-scoped, to the 2026-07-28 calls it is running that asked */
+  gw_fwds_log(gw, u, l, name, data);
 }
 
 /* Is uri the subscribed one, or under it ("might be a sub-resource of the
@@ -313,13 +327,16 @@ static int covers(const char *sub, const char *uri) {
 
 /* Its resources/updated, to each client that subscribed to a resource of
  * its that covers the uri (once each). */
+static mcp_upstream *owner_of_uri(mcp_gateway *gw, const char *uri);
+
+/* (An upstream speaks only for resources it lists: not for another's.) */
 static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params) {
   const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(params, "uri"));
   if (!uri) return;
   for (mcp_session *ss = gw->s->sessions; ss; ss = ss->next) {
     int wanted = 0;
     for (gw_sub *x = gw->subs; x && !wanted; x = x->next)
-      wanted = x->ss == ss && covers(x->uri, uri);
+      wanted = x->ss == ss && covers(x->uri, uri) && owner_of_uri(gw, x->uri) == u;
     if (!wanted || !ss->initialized) continue;
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "uri", uri);
@@ -327,7 +344,6 @@ static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params)
     if (cJSON_IsString(title)) cJSON_AddStringToObject(p, "title", title->valuestring);
     mcp_notify(ss, NULL, "notifications/resources/updated", p);
   }
-  (void)u;
 }
 
 static void on_notification(mcp_upstream *u, const char *method,
@@ -454,6 +470,16 @@ static cJSON *gather(mcp_gateway *gw, const cJSON *(*list)(const mcp_upstream *)
   return all;
 }
 
+/* A CompleteResult as the revisions say: completion.values, at most 100
+ * strings (a client refuses more, and the whole answer with them). */
+static int completion_ok(const cJSON *result) {
+  const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(result, "completion"), "values");
+  const cJSON *it;
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > 100) return 0;
+  cJSON_ArrayForEach(it, v) if (!cJSON_IsString(it)) return 0;
+  return 1;
+}
+
 static void on_pass_answer(mcp_upstream *u, const cJSON *result,
                            const cJSON *error, void *ud) {
   gw_pass *p = ud;
@@ -464,6 +490,12 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
     snprintf(msg, sizeof msg, "upstream server '%s': %.500s", up_name(u), m ? m : "error");
     mcp_reply_error(p->ss, p->id, jrpc_error_code(error, JRPC_INTERNAL_ERROR),
                     msg, NULL);
+  } else if (p->completion && !completion_ok(result)) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "upstream server '%s' answered "
+             "completion/complete with something that is not a completion "
+             "({values: at most 100 strings, ...})", up_name(u));
+    mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, msg, NULL);
   } else {
     cJSON *r = cJSON_Duplicate(result, 1);
     cJSON_DeleteItemFromObject(r, "resultType");
@@ -479,7 +511,8 @@ static void pass(mcp_session *ss, const mcp_req *req, mcp_upstream *u,
                  const char *method, cJSON *params) {
   gw_pass *p = calloc(1, sizeof *p);
   if (p) *p = (gw_pass){ss, cJSON_Duplicate(req->id, 1), req->stateless,
-                        !strcmp(method, "resources/read")};
+                        !strcmp(method, "resources/read"),
+                        !strcmp(method, "completion/complete")};
   if (!p || up_request(u, method, params, on_pass_answer, p) < 0) {
     if (p) cJSON_Delete(p->id);
     free(p);

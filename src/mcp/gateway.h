@@ -53,6 +53,7 @@ typedef struct {
   int cacheable;           /* resources/read: its 2026-07-28 result has a
                               ttlMs and cacheScope (the upstream's, else 0
                               and private: toolgate cannot tell) */
+  int completion;          /* completion/complete: its result is checked */
 } gw_pass;
 
 struct mcp_gateway {
@@ -79,6 +80,9 @@ struct mcp_gateway {
  * message starts "[server] ", so the user knows who asks. NULL: no memory. */
 cJSON *gw_question(const mcp_upstream *u, const cJSON *params);
 
+/* A notifications/message's params: level, logger, data (a copy). */
+cJSON *gw_log_params(int level, const char *logger, const cJSON *data);
+
 /* The upstream's index in gw->ups (gw->nups when it is not there). */
 size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u);
 
@@ -89,5 +93,9 @@ void gw_tool_start(tg_exec *ex, const cJSON *args, void *ud);
 void gw_tool_cancel(tg_exec *ex, void *ud);
 void gw_progress(mcp_gateway *gw, mcp_upstream *u, const cJSON *params);
 void gw_fwds_free(mcp_gateway *gw);
+/* An upstream's log message, to the calls forwarded to it that asked for
+ * log messages (a 2026-07-28 request's _meta logLevel). */
+void gw_fwds_log(mcp_gateway *gw, mcp_upstream *u, int level,
+                 const char *logger, const cJSON *data);
 
 #endif

@@ -108,6 +108,8 @@ struct mcp_call {
                             relayed as it comes): no heartbeat of ours */
   cJSON *held_progress;  /* the latest notice while the client does not
                             read (sent when it does): one per call */
+  int log_level;         /* a 2026-07-28 request's _meta logLevel: the log
+                            messages of its upstream while it runs; -1 */
   int stateless;         /* a 2026-07-28 request */
   int can_elicit;        /* its client accepts elicitation/create */
   int cancelled;         /* notifications/cancelled: nothing more is sent */
@@ -278,6 +280,12 @@ void mcp_calls_free(mcp_session *ss);
  * progress (and the value grew). */
 void mcp_call_own_progress(mcp_server *s, const char *call_id,
                            const cJSON *params);
+/* A log message of the upstream running call call_id (params taken):
+ * to a 2026-07-28 client that asked for that level in the call's _meta
+ * (log messages are request-scoped there), unless it has them already
+ * from its logging/setLevel. */
+void mcp_call_log(mcp_server *s, const char *call_id, mcp_log_level level,
+                  cJSON *params);
 /* The client reads again: each call's held progress notice goes out. */
 void mcp_calls_flush_progress(mcp_session *ss);
 

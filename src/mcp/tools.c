@@ -451,11 +451,27 @@ static void on_progress(tg_runtime *rt, const tg_event *ev, void *ud) {
   send_progress(c, v, cJSON_IsNumber(cur) ? total : NULL, msg);
 }
 
-void mcp_call_own_progress(mcp_server *s, const char *call_id,
-                           const cJSON *params) {
+static mcp_call *call_anywhere(mcp_server *s, const char *call_id) {
   mcp_call *c = NULL;
   for (mcp_session *ss = s->sessions; ss && !c; ss = ss->next)
     c = session_call(ss, call_id);
+  return c;
+}
+
+void mcp_call_log(mcp_server *s, const char *call_id, mcp_log_level level,
+                  cJSON *params) {
+  mcp_call *c = call_anywhere(s, call_id);
+  if (!c || !c->stateless || c->log_level < 0 || (int)level < c->log_level ||
+      c->cancelled || c->answered || mcp_session_wants_log(c->ss, level)) {
+    cJSON_Delete(params);
+    return;
+  }
+  mcp_notify(c->ss, c->id, "notifications/message", params);
+}
+
+void mcp_call_own_progress(mcp_server *s, const char *call_id,
+                           const cJSON *params) {
+  mcp_call *c = call_anywhere(s, call_id);
   if (!c) return;
   c->own_progress = 1;
   if (c->cancelled || c->answered || !c->progress_token) return;
@@ -485,6 +501,10 @@ static mcp_call *new_call(mcp_session *ss, const mcp_req *req, const char *name,
   c->progress_token = token ? cJSON_Duplicate(token, 1) : NULL;
   c->stateless = req->stateless;
   c->can_elicit = mcp_can_elicit(req);
+  c->log_level = req->stateless
+      ? mcp_log_level_of(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(req->params, "_meta"), MCP_META_LOG_LEVEL)))
+      : -1;
   const mcp_tool_source *src = source_of(ss->s, name);
   c->passes_results = src->passes_results;
   c->own_progress = src->reports_progress && src->reports_progress(src->ud, name);

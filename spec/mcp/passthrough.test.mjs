@@ -9,7 +9,56 @@
 // (refused, saying why, for one that cannot).
 import { CreateMessageRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import fs from "node:fs";
+import path from "node:path";
 import { run, project, sdkClient, text, until, EVERYTHING } from "./lib.mjs";
+
+// An upstream of the 2026-07-28 era whose one tool needs the client's
+// model: it answers input_required with a sampling/createMessage input
+// request, and the call sent again with the answer gets it back.
+const MODERN = String.raw`
+const out = (m) => process.stdout.write(JSON.stringify(m) + "\n");
+let buf = "";
+process.stdin.on("data", (d) => {
+  buf += d;
+  let nl;
+  while ((nl = buf.indexOf("\n")) >= 0) {
+    const m = JSON.parse(buf.slice(0, nl));
+    buf = buf.slice(nl + 1);
+    if (m.id === undefined) continue;
+    const ok = (result) => out({ jsonrpc: "2.0", id: m.id, result: { resultType: "complete", ...result } });
+    if (m.method === "server/discover")
+      ok({ supportedVersions: ["2026-07-28"], capabilities: { tools: {} }, ttlMs: 0, cacheScope: "public" });
+    else if (m.method === "tools/list")
+      ok({ tools: [{ name: "ask_model", inputSchema: { type: "object" } }], ttlMs: 0, cacheScope: "public" });
+    else if (m.method === "tools/call" && !m.params.inputResponses)
+      ok({ resultType: "input_required", requestState: "s1", inputRequests: { s: {
+        method: "sampling/createMessage",
+        params: { messages: [{ role: "user", content: { type: "text", text: "modern asks" } }], maxTokens: 5 } } } });
+    else if (m.method === "tools/call")
+      ok({ content: [{ type: "text", text: "model said: " + m.params.inputResponses.s?.content?.text +
+        " state " + m.params.requestState }] });
+    else out({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no" } });
+  }
+});
+`;
+
+async function modernUpstreamSampling(check) {
+  const p = project(`return { policies = "policies",
+    servers = { modern = { command = "node", args = { "modern.js" }, read_only = { "*" } } } }`);
+  fs.writeFileSync(path.join(p.dir, "modern.js"), MODERN);
+  const a = await sdkClient(p, { capabilities: { sampling: {} } });
+  const asked = [];
+  a.client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+    asked.push(req.params);
+    return { role: "assistant", model: "m", content: { type: "text", text: "forty-two" } };
+  });
+  const r = await a.client.callTool({ name: "modern__ask_model", arguments: {} });
+  check("a 2026-07-28 upstream's sampling input request reaches the client; the answer goes back",
+    asked.length === 1 && /modern asks/.test(JSON.stringify(asked[0])) &&
+    text(r) === "model said: forty-two state s1", { asked, r });
+  await a.client.close();
+}
 
 const CONFIG = `return {
   policies = "policies",
@@ -37,16 +86,22 @@ await run("passthrough", async (check) => {
   });
   c.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///spec-root", name: "spec" }] }));
 
-  // progress: a call shorter than the 1 s heartbeat still shows each step
-  let steps = [];
-  let r = await c.callTool({ name: "everything__trigger-long-running-operation",
-    arguments: { duration: 0.3, steps: 3 } }, undefined, { onprogress: (x) => steps.push(x) });
+  // progress: a call shorter than the 1 s heartbeat still shows each step.
+  // What toolgate sent is read from `seen`: the SDK runs progress handlers
+  // a tick late, and drops a notice that came in the same read as the
+  // result.
+  const progressSent = async (args) => {
+    const from = a.seen.length;
+    const r = await c.callTool({ name: "everything__trigger-long-running-operation", arguments: args },
+      undefined, { onprogress: () => {} });
+    return { r, steps: a.seen.slice(from).filter((m) => m.method === "notifications/progress")
+      .map((m) => m.params) };
+  };
+  let { r, steps } = await progressSent({ duration: 0.3, steps: 3 });
   check("a short upstream call: each of its progress notices reaches the client",
     !r.isError && steps.map((x) => x.progress).join() === "1,2,3" &&
     steps.every((x) => x.total === 3), steps);
-  steps = [];
-  r = await c.callTool({ name: "everything__trigger-long-running-operation",
-    arguments: { duration: 2.4, steps: 2 } }, undefined, { onprogress: (x) => steps.push(x) });
+  ({ r, steps } = await progressSent({ duration: 2.4, steps: 2 }));
   check("a longer one: its counts only, no seconds of toolgate's ahead of them",
     !r.isError && steps.map((x) => x.progress).join() === "1,2" &&
     steps.every((x) => x.total === 2), steps);
@@ -113,6 +168,7 @@ await run("passthrough", async (check) => {
 
   // a client without sampling: refused with the reason
   await c.close();
+  await modernUpstreamSampling(check);
   const b = await sdkClient(p, { capabilities: {}, args: ["--socket", p.socket + ".b"] });
   r = await b.client.callTool({ name: "everything__trigger-sampling-request", arguments: { prompt: "x" } });
   check("for a client without sampling the upstream's request is refused, saying why",

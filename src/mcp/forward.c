@@ -11,10 +11,11 @@
  * answer is dropped.
  *
  * An upstream of the 2026-07-28 era may answer input_required: it asks
- * the user (elicitation/create input requests) and wants the call sent
- * again with the answers and its requestState. The questions go to our
- * client (a session that can answer them), and the call goes again with
- * what the user said — at most MAX_ROUNDS times.
+ * the user (elicitation/create input requests), or the client's model
+ * or roots (sampling/createMessage, roots/list), and wants the call sent
+ * again with the answers and its requestState. The requests go to our
+ * client (a session that declared the capability), and the call goes
+ * again with the answers — at most MAX_ROUNDS times.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,21 +169,34 @@ static void on_user_answer(mcp_session *ss, const cJSON *result,
   if (!f->asks) send_round(f, f->args);
 }
 
-/* The upstream's questions, to the user. 0, or -1 with why. */
-static int pose(gw_fwd *f, mcp_session *asker, const cJSON *requests,
-                char *why, size_t len) {
+/* The upstream's input requests, to our client: questions to the user
+ * (elicitation/create, the message naming the server), sampling and
+ * roots as they came, each to a client that declared the capability.
+ * 0, or -1 with why. */
+static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
   const char *server = up_name(f->tool->up);
   const cJSON *q;
   cJSON_ArrayForEach(q, requests) {
     const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(q, "method"));
     const cJSON *params = cJSON_GetObjectItem(q, "params");
-    if (!m || strcmp(m, "elicitation/create") || !cJSON_IsObject(params)) {
+    if (!m || !cJSON_IsObject(params) ||
+        (strcmp(m, "elicitation/create") && strcmp(m, "sampling/createMessage") &&
+         strcmp(m, "roots/list"))) {
       snprintf(why, len, "upstream server '%s' asks for input toolgate cannot "
-               "relay (%.60s): only elicitation/create is", server, m ? m : "?");
+               "relay (%.60s): elicitation/create, sampling/createMessage and "
+               "roots/list are", server, m ? m : "?");
+      return -1;
+    }
+    const char *cap = gw_capability_for(m);
+    mcp_session *asker = mcp_server_asker_with(f->gw->s, cap);
+    if (!asker) {
+      snprintf(why, len, "upstream server '%s' asks for input (%s), and this "
+               "MCP client cannot give it (no %s capability)", server, m, cap);
       return -1;
     }
     gw_ask *a = calloc(1, sizeof *a);
-    cJSON *p = gw_question(f->tool->up, params);
+    cJSON *p = strcmp(cap, "elicitation") ? cJSON_Duplicate(params, 1)
+                                          : gw_question(f->tool->up, params);
     if (!a || !p || !(a->key = strdup(q->string))) {
       free(a);
       cJSON_Delete(p);
@@ -192,8 +206,7 @@ static int pose(gw_fwd *f, mcp_session *asker, const cJSON *requests,
     a->f = f;
     a->next = f->asks;
     f->asks = a;
-    a->pending = mcp_ask_client(asker, NULL, "elicitation/create", p,
-                                on_user_answer, a);
+    a->pending = mcp_ask_client(asker, NULL, m, p, on_user_answer, a);
     if (!a->pending) {
       snprintf(why, len, "the client's stream is closed");
       return -1;
@@ -203,13 +216,11 @@ static int pose(gw_fwd *f, mcp_session *asker, const cJSON *requests,
 }
 
 static void ask_user(gw_fwd *f, const cJSON *result) {
-  mcp_server *s = f->gw->s;
   const char *server = up_name(f->tool->up);
   const cJSON *requests = cJSON_GetObjectItem(result, "inputRequests");
   const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(result, "requestState"));
   /* the client of the call's session would be the one to ask: with one
-   * session (stdio), it is the one that can be asked */
-  mcp_session *asker = mcp_server_asker(s);
+   * session (stdio), it is the one that can be asked (pose) */
   char why[300];
   if (!cJSON_IsObject(requests) || !requests->child || !f->args) {
     snprintf(why, sizeof why, "upstream server '%s' answered input_required "
@@ -217,19 +228,16 @@ static void ask_user(gw_fwd *f, const cJSON *result) {
                                    : "though it speaks the 2025 era");
     return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
   }
-  if (++f->rounds > MAX_ROUNDS || !asker) {
+  if (++f->rounds > MAX_ROUNDS) {
     snprintf(why, sizeof why, "upstream server '%s' asks the user for input, "
-             "and %s", server, f->rounds > MAX_ROUNDS
-                                   ? "has done so too many times for one call"
-                                   : "this MCP client cannot be asked (no "
-                                     "elicitation capability)");
+             "and has done so too many times for one call", server);
     return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
   }
   free(f->state);
   cJSON_Delete(f->answers);
   f->state = state ? strdup(state) : NULL;
   f->answers = cJSON_CreateObject();
-  if (pose(f, asker, requests, why, sizeof why) < 0)
+  if (pose(f, requests, why, sizeof why) < 0)
     finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
 }
 

@@ -34,6 +34,7 @@
 #define MAX_RELAYS 64      /* upstreams' questions open at the user at once */
 #define MAX_SUBS 1024      /* resource subscriptions, all clients together */
 #define MAX_LOGGER 128     /* bytes of an upstream's logger name we pass on */
+#define MAX_LOG_DATA 16384 /* bytes of a log message's data we pass on */
 
 /* ---- finding things --------------------------------------------------------------- */
 
@@ -288,11 +289,20 @@ static void drop_relay(mcp_gateway *gw, gw_relay *r) {
   free(r);
 }
 
+/* The data as it came, but no bigger than MAX_LOG_DATA printed: a
+ * longer one goes as its text, cut. */
 cJSON *gw_log_params(int level, const char *logger, const cJSON *data) {
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "level", mcp_log_level_name((mcp_log_level)level));
   cJSON_AddStringToObject(p, "logger", logger);
-  cJSON_AddItemToObject(p, "data", data ? cJSON_Duplicate(data, 1) : cJSON_CreateNull());
+  char *text = data ? tg_json_print(data, 0) : NULL;
+  if (text && strlen(text) > MAX_LOG_DATA) {
+    strcpy(text + MAX_LOG_DATA - 4, "...");
+    cJSON_AddStringToObject(p, "data", text);
+  } else {
+    cJSON_AddItemToObject(p, "data", data ? cJSON_Duplicate(data, 1) : cJSON_CreateNull());
+  }
+  free(text);
   return p;
 }
 
@@ -398,8 +408,7 @@ cJSON *gw_question(const mcp_upstream *u, const cJSON *params) {
   return p;
 }
 
-/* The client capability each relayed request needs. */
-static const char *capability_for(const char *method) {
+const char *gw_capability_for(const char *method) {
   if (!strcmp(method, "sampling/createMessage")) return "sampling";
   if (!strcmp(method, "roots/list")) return "roots";
   return "elicitation";
@@ -411,7 +420,7 @@ static const char *capability_for(const char *method) {
 static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
                        const cJSON *params, void *ud) {
   mcp_gateway *gw = ud;
-  const char *cap = capability_for(method);
+  const char *cap = gw_capability_for(method);
   int question = !strcmp(cap, "elicitation");
   mcp_session *asker = mcp_server_asker_with(gw->s, cap);
   if (!asker) {
@@ -480,11 +489,20 @@ static int completion_ok(const cJSON *result) {
   return 1;
 }
 
+static int session_alive(const mcp_server *s, const mcp_session *ss) {
+  for (const mcp_session *x = s->sessions; x; x = x->next)
+    if (x == ss) return 1;
+  return 0;
+}
+
 static void on_pass_answer(mcp_upstream *u, const cJSON *result,
                            const cJSON *error, void *ud) {
   gw_pass *p = ud;
   mcp_req req = {p->id, NULL, NULL, p->stateless, NULL};
-  if (error) {
+  const char *rt = cJSON_GetStringValue(cJSON_GetObjectItem(result, "resultType"));
+  if (!session_alive(p->gw->s, p->ss)) {
+    /* the client has gone meanwhile: nothing to answer */
+  } else if (error) {
     const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
     char msg[600];
     snprintf(msg, sizeof msg, "upstream server '%s': %.500s", up_name(u), m ? m : "error");
@@ -495,6 +513,14 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
     snprintf(msg, sizeof msg, "upstream server '%s' answered "
              "completion/complete with something that is not a completion "
              "({values: at most 100 strings, ...})", up_name(u));
+    mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, msg, NULL);
+  } else if (rt && strcmp(rt, "complete")) {
+    /* input_required (or a kind to come): passed off as complete it would
+     * mislead; toolgate puts an upstream's questions only for tools/call */
+    char msg[300];
+    snprintf(msg, sizeof msg, "upstream server '%s' answered with resultType "
+             "'%.40s', which toolgate passes on only for tools/call",
+             up_name(u), rt);
     mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, msg, NULL);
   } else {
     cJSON *r = cJSON_Duplicate(result, 1);
@@ -510,7 +536,7 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
 static void pass(mcp_session *ss, const mcp_req *req, mcp_upstream *u,
                  const char *method, cJSON *params) {
   gw_pass *p = calloc(1, sizeof *p);
-  if (p) *p = (gw_pass){ss, cJSON_Duplicate(req->id, 1), req->stateless,
+  if (p) *p = (gw_pass){ss->s->gw, ss, cJSON_Duplicate(req->id, 1), req->stateless,
                         !strcmp(method, "resources/read"),
                         !strcmp(method, "completion/complete")};
   if (!p || up_request(u, method, params, on_pass_answer, p) < 0) {

@@ -47,7 +47,8 @@ typedef struct gw_relay {
 
 /* A client's prompts/get or resources/read, passed to an upstream. */
 typedef struct {
-  mcp_session *ss;         /* the client that asked */
+  mcp_gateway *gw;
+  mcp_session *ss;         /* the client that asked (it may go first) */
   cJSON *id;
   int stateless;
   int cacheable;           /* resources/read: its 2026-07-28 result has a
@@ -82,6 +83,10 @@ cJSON *gw_question(const mcp_upstream *u, const cJSON *params);
 
 /* A notifications/message's params: level, logger, data (a copy). */
 cJSON *gw_log_params(int level, const char *logger, const cJSON *data);
+
+/* The client capability a request relayed from an upstream needs
+ * ("sampling", "roots", else "elicitation"). */
+const char *gw_capability_for(const char *method);
 
 /* The upstream's index in gw->ups (gw->nups when it is not there). */
 size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u);

@@ -83,6 +83,10 @@ await run("era2026", async (check) => {
     ["public", "private"].includes(rr.cacheScope), rr);
   const pg = await c.getPrompt({ name: "everything__simple-prompt" });
   check("prompts/get reaches the upstream", pg.messages?.length > 0, pg);
+  const comp = await c.complete({ ref: { type: "ref/prompt", name: "everything__completable-prompt" },
+    argument: { name: "department", value: "S" } });
+  check("completion/complete reaches the prompt's upstream",
+    comp.completion?.values?.join() === "Sales,Support", comp);
 
   const echo = await c.callTool({ name: "everything__echo", arguments: { message: "hi" } });
   check("an upstream tool is called (asked for: the default verdict)",

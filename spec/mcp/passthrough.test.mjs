@@ -11,7 +11,7 @@ import { CreateMessageRequestSchema, ListRootsRequestSchema, LoggingMessageNotif
   ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import fs from "node:fs";
 import path from "node:path";
-import { run, project, sdkClient, text, until, EVERYTHING } from "./lib.mjs";
+import { run, project, sdkClient, text, until, readLog, EVERYTHING } from "./lib.mjs";
 
 // An upstream of the 2026-07-28 era whose one tool needs the client's
 // model: it answers input_required with a sampling/createMessage input
@@ -117,6 +117,14 @@ await run("passthrough", async (check) => {
   const updated = await until(() => updates.some((u) =>
     u.uri === "demo://resource/static/document/architecture.md"), 10000);
   check("its notifications/resources/updated reaches the subscribed client", updated, updates);
+  // a restart of the upstream: toolgate subscribes again for the client
+  const pid = Number((readLog(p).match(/upstream everything: started node \(pid (\d+)\)/) || [])[1]);
+  const heard = logs.filter((l) => /Subscribe Resource request/.test(l.data)).length;
+  process.kill(pid, "SIGKILL");
+  check("after a restart of the upstream the subscription is made again",
+    await until(() => logs.filter((l) => /Subscribe Resource request/.test(l.data)).length > heard, 20000) &&
+    /upstream everything ready[\s\S]*upstream everything ready/.test(readLog(p)),
+    readLog(p).slice(-800));
   await c.unsubscribeResource({ uri: "demo://resource/static/document/architecture.md" });
   check("resources/unsubscribe is answered", true);
   let e = null;

@@ -241,6 +241,7 @@ int mcp_gateway_settling(const mcp_server *s) {
 /* ---- what upstreams tell ---------------------------------------------------------- */
 
 static void tell_level(mcp_gateway *gw, mcp_upstream *u);
+static void resubscribe(mcp_gateway *gw, mcp_upstream *u);
 
 /* What an upstream offers that toolgate does not pass on is said once a
  * run: tasks (its tools are called plainly, as toolgate's client calls
@@ -262,6 +263,7 @@ static void on_listed(mcp_upstream *u, void *ud) {
     gw->listed_start[i] = gw->starts[i] + 1;
     say_unrelayed(gw, u);
     tell_level(gw, u);
+    if (!first) resubscribe(gw, u); /* a restart forgot them */
   }
   sync_tools(gw, u);
   first_done(gw, u);
@@ -705,9 +707,37 @@ static void subscribe(mcp_session *ss, const mcp_req *req, int on) {
     *pp = x->next;
     sub_free(x);
   }
+  if (!on) { /* another client's subscription to it stands */
+    for (gw_sub *x = gw->subs; x; x = x->next)
+      if (!strcmp(x->uri, uri)) return mcp_reply(ss, req, cJSON_CreateObject());
+  }
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "uri", uri);
   pass(ss, req, u, req->method, p);
+}
+
+static void resubscribed(mcp_upstream *u, const cJSON *result,
+                         const cJSON *error, void *ud) {
+  mcp_gateway *gw = ud;
+  (void)result;
+  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+  if (error)
+    mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: subscribing again "
+             "after its restart failed: %.300s", up_name(u), m ? m : "?");
+}
+
+/* After a restart the upstream has forgotten the subscriptions: each URI
+ * of its that a client subscribed to is subscribed to again (once). */
+static void resubscribe(mcp_gateway *gw, mcp_upstream *u) {
+  for (gw_sub *x = gw->subs; x; x = x->next) {
+    int again = 0;
+    for (gw_sub *y = gw->subs; y != x && !again; y = y->next)
+      again = !strcmp(y->uri, x->uri);
+    if (again || owner_of_uri(gw, x->uri) != u) continue;
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "uri", x->uri);
+    up_request(u, "resources/subscribe", p, resubscribed, gw);
+  }
 }
 
 void mcp_gateway_roots_changed(mcp_server *s) {

@@ -3,14 +3,15 @@
 // server-everything behind the gateway: server/discover (the server named
 // in _meta, ttlMs and cacheScope), the cacheable lists and reads, prompts,
 // approval by input_required round trips (approve, reject, a retry without
-// the answer gets the question again), an unsupported version (-32022),
+// the answer gets the question again), subscriptions/listen (list changes
+// and resource updates on a stream), an unsupported version (-32022),
 // and logging/setLevel and the per-request log level of that era.
 import fs from "node:fs";
 import path from "node:path";
 import { Client, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY }
   from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { run, project, rawServer, outcome, until, TOOLGATE, EVERYTHING } from "./lib.mjs";
+import { run, project, rawServer, outcome, until, readLog, TOOLGATE, EVERYTHING } from "./lib.mjs";
 
 const V = "2026-07-28";
 const CONFIG = `return {
@@ -105,6 +106,29 @@ await run("era2026", async (check) => {
   check("the user rejects: the call did not run",
     questions.length === 2 && r.isError === true && outcome(r)?.status === "rejected", r);
 
+  // subscriptions/listen: list changes and resource updates on a stream
+  decision = "approve";
+  const changed = [], updated = [];
+  c.setNotificationHandler("notifications/tools/list_changed", () => { changed.push(1); });
+  c.setNotificationHandler("notifications/resources/updated", (n) => { updated.push(n.params); });
+  const sub = await c.listen({ toolsListChanged: true, promptsListChanged: true,
+    resourceSubscriptions: [uri, "nowhere://x"] });
+  check("subscriptions/listen is acknowledged with what toolgate honours",
+    sub.honoredFilter?.toolsListChanged === true && sub.honoredFilter.promptsListChanged === true &&
+    sub.honoredFilter.resourceSubscriptions?.join() === uri, sub.honoredFilter);
+  fs.writeFileSync(path.join(p.policies, "50_listen.lua"), `local tg = require "toolgate"
+tg.tool { name = "listened", read_only = true, schema = { type = "object" }, run = function() return 1 end }`);
+  check("a change of the tool list reaches the stream",
+    await until(() => changed.length > 0, 15000), changed);
+  const t = await c.callTool({ name: "everything__toggle-subscriber-updates", arguments: {} });
+  check("an update of the resource reaches the stream",
+    !t.isError && await until(() => updated.some((x) => x.uri === uri), 15000), { t, updated });
+  await sub.close();
+  check("closing the stream unsubscribes at the upstream (its log says so)",
+    await until(() => /upstream everything: Received Unsubscribe Resource request/.test(readLog(p)), 15000),
+    readLog(p).slice(-1000));
+  questions.length = 0;
+
   // by hand: the input_required result, and a retry without the answer
   const m = await v2Client(p, { capabilities: { elicitation: {} }, inputRequired: { autoFulfill: false } });
   const call = { name: "note", arguments: { text: "by hand" } };
@@ -142,6 +166,7 @@ await run("era2026", async (check) => {
   for (const x of [c, m, auto, legacy]) await x.close();
 
   // logging/setLevel in this era (the v2 SDK refuses to send it: raw)
+  let at0;
   const q = project(`return { policies = "policies" }`);
   const s = rawServer(q);
   const meta = { [PROTOCOL_VERSION_META_KEY]: V, "io.modelcontextprotocol/clientCapabilities": {} };
@@ -165,6 +190,21 @@ await run("era2026", async (check) => {
     params: { _meta: { ...meta, "io.modelcontextprotocol/logLevel": "debug" } } });
   a = await s.reply(4);
   check("... a valid one is taken", a?.result?.tools?.length > 0, a);
+  s.send({ jsonrpc: "2.0", id: 5, method: "subscriptions/listen", params: { _meta: meta, notifications: "all" } });
+  a = await s.reply(5);
+  check("subscriptions/listen with a filter that is no object: -32602", a?.error?.code === -32602, a);
+  at0 = s.messages.length;
+  s.send({ jsonrpc: "2.0", id: "L", method: "subscriptions/listen",
+    params: { _meta: meta, notifications: { toolsListChanged: true, promptsListChanged: true } } });
+  const ack = await s.next((m) => m.method === "notifications/subscriptions/acknowledged", 5000, at0);
+  check("without upstream servers only the tool list is honoured, the stream named in _meta",
+    ack?.params?.notifications?.toolsListChanged === true && !ack.params.notifications.promptsListChanged &&
+    ack.params._meta?.["io.modelcontextprotocol/subscriptionId"] === "L", ack);
+  s.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "L" } });
+  s.send({ jsonrpc: "2.0", id: 6, method: "ping" });
+  await s.reply(6);
+  check("a cancelled stream is closed without an answer",
+    !s.messages.some((m) => m.id === "L"), s.messages.filter((m) => m.id === "L"));
   const x = await s.close();
   check("exits 0 when stdin closes", x.code === 0, x);
 

@@ -337,24 +337,30 @@ static int covers(const char *sub, const char *uri) {
   return !strncmp(sub, uri, n) && (uri[n] == 0 || sub[n - 1] == '/' || uri[n] == '/');
 }
 
-/* Its resources/updated, to each client that subscribed to a resource of
- * its that covers the uri (once each). */
 static mcp_upstream *owner_of_uri(mcp_gateway *gw, const char *uri);
 
-/* (An upstream speaks only for resources it lists: not for another's.) */
+static int same_stream(const gw_sub *a, const gw_sub *b) {
+  return a->ss == b->ss && (a->listen ? b->listen && tg_json_equal(a->listen, b->listen)
+                                      : !b->listen);
+}
+
+/* Its resources/updated, to each client (each stream of a client) that
+ * subscribed to a resource of its that covers the uri, once each. An
+ * upstream speaks only for resources it lists, not for another's. */
 static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params) {
   const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(params, "uri"));
   if (!uri) return;
-  for (mcp_session *ss = gw->s->sessions; ss; ss = ss->next) {
-    int wanted = 0;
-    for (gw_sub *x = gw->subs; x && !wanted; x = x->next)
-      wanted = x->ss == ss && covers(x->uri, uri) && owner_of_uri(gw, x->uri) == u;
-    if (!wanted || !ss->initialized) continue;
-    cJSON *p = cJSON_CreateObject();
+  for (gw_sub *x = gw->subs; x; x = x->next) {
+    if (!covers(x->uri, uri) || owner_of_uri(gw, x->uri) != u) continue;
+    int told = 0;
+    for (gw_sub *y = gw->subs; y != x && !told; y = y->next)
+      told = same_stream(x, y) && covers(y->uri, uri) && owner_of_uri(gw, y->uri) == u;
+    if (told || (!x->listen && !x->ss->initialized)) continue;
+    cJSON *p = x->listen ? mcp_listen_params(x->listen) : cJSON_CreateObject();
     cJSON_AddStringToObject(p, "uri", uri);
     const cJSON *title = cJSON_GetObjectItem(params, "title");
     if (cJSON_IsString(title)) cJSON_AddStringToObject(p, "title", title->valuestring);
-    mcp_notify(ss, NULL, "notifications/resources/updated", p);
+    mcp_notify(x->ss, x->listen, "notifications/resources/updated", p);
   }
 }
 
@@ -650,15 +656,30 @@ static void complete(mcp_session *ss, const mcp_req *req) {
   pass(ss, req, u, "completion/complete", p);
 }
 
+/* The session's resources/subscribe of uri (not a stream's). */
 static gw_sub **sub_of(mcp_gateway *gw, const mcp_session *ss, const char *uri) {
   gw_sub **pp = &gw->subs;
-  while (*pp && !((*pp)->ss == ss && !strcmp((*pp)->uri, uri))) pp = &(*pp)->next;
+  while (*pp && !((*pp)->ss == ss && !(*pp)->listen && !strcmp((*pp)->uri, uri)))
+    pp = &(*pp)->next;
   return pp;
 }
 
 static void sub_free(gw_sub *x) {
+  cJSON_Delete(x->listen);
   free(x->uri);
   free(x);
+}
+
+static size_t count_subs(const mcp_gateway *gw) {
+  size_t n = 0;
+  for (const gw_sub *x = gw->subs; x; x = x->next) n++;
+  return n;
+}
+
+static int subscribed(const mcp_gateway *gw, const char *uri) {
+  for (const gw_sub *x = gw->subs; x; x = x->next)
+    if (!strcmp(x->uri, uri)) return 1;
+  return 0;
 }
 
 /* resources/subscribe and unsubscribe: to the upstream that lists the
@@ -689,8 +710,7 @@ static void subscribe(mcp_session *ss, const mcp_req *req, int on) {
   }
   gw_sub **pp = sub_of(gw, ss, uri);
   if (on && !*pp) {
-    size_t n = 0;
-    for (gw_sub *x = gw->subs; x; x = x->next) n++;
+    size_t n = count_subs(gw);
     gw_sub *x = n < MAX_SUBS ? calloc(1, sizeof *x) : NULL;
     if (!x || !(x->uri = strdup(uri))) {
       free(x);
@@ -707,23 +727,21 @@ static void subscribe(mcp_session *ss, const mcp_req *req, int on) {
     *pp = x->next;
     sub_free(x);
   }
-  if (!on) { /* another client's subscription to it stands */
-    for (gw_sub *x = gw->subs; x; x = x->next)
-      if (!strcmp(x->uri, uri)) return mcp_reply(ss, req, cJSON_CreateObject());
-  }
+  if (!on && subscribed(gw, uri)) /* another client's subscription stands */
+    return mcp_reply(ss, req, cJSON_CreateObject());
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "uri", uri);
   pass(ss, req, u, req->method, p);
 }
 
-static void resubscribed(mcp_upstream *u, const cJSON *result,
-                         const cJSON *error, void *ud) {
+static void upstream_subscribed(mcp_upstream *u, const cJSON *result,
+                                const cJSON *error, void *ud) {
   mcp_gateway *gw = ud;
   (void)result;
   const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
   if (error)
-    mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: subscribing again "
-             "after its restart failed: %.300s", up_name(u), m ? m : "?");
+    mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: a resource "
+             "subscription failed: %.300s", up_name(u), m ? m : "?");
 }
 
 /* After a restart the upstream has forgotten the subscriptions: each URI
@@ -736,7 +754,7 @@ static void resubscribe(mcp_gateway *gw, mcp_upstream *u) {
     if (again || owner_of_uri(gw, x->uri) != u) continue;
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "uri", x->uri);
-    up_request(u, "resources/subscribe", p, resubscribed, gw);
+    up_request(u, "resources/subscribe", p, upstream_subscribed, gw);
   }
 }
 
@@ -744,6 +762,59 @@ void mcp_gateway_roots_changed(mcp_server *s) {
   for (size_t i = 0; s->gw && i < s->gw->nups; i++)
     if (up_ready(s->gw->ups[i]) && !up_stateless(s->gw->ups[i]))
       up_notify(s->gw->ups[i], "notifications/roots/list_changed", NULL);
+}
+
+static void upstream_subscribed(mcp_upstream *u, const cJSON *result,
+                                const cJSON *error, void *ud);
+
+/* To the upstream, for a stream: the answer goes to our log only. */
+static void tell_subscription(mcp_gateway *gw, mcp_upstream *u, const char *uri,
+                              int on) {
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "uri", uri);
+  up_request(u, on ? "resources/subscribe" : "resources/unsubscribe", p,
+             upstream_subscribed, gw);
+}
+
+int mcp_gateway_listen_uri(mcp_session *ss, const cJSON *listen,
+                           const char *uri) {
+  mcp_gateway *gw = ss->s->gw;
+  mcp_upstream *u = gw ? owner_of_uri(gw, uri) : NULL;
+  if (!u || !declares(u, "resources", "subscribe") || count_subs(gw) >= MAX_SUBS)
+    return -1;
+  gw_sub *x = calloc(1, sizeof *x);
+  if (x) {
+    x->listen = cJSON_Duplicate(listen, 1);
+    x->uri = strdup(uri);
+  }
+  if (!x || !x->listen || !x->uri) {
+    if (x) sub_free(x);
+    return -1;
+  }
+  x->ss = ss;
+  int known = subscribed(gw, uri);
+  x->next = gw->subs;
+  gw->subs = x;
+  if (!known) tell_subscription(gw, u, uri, 1);
+  return 0;
+}
+
+void mcp_gateway_listen_gone(mcp_server *s, mcp_session *ss,
+                             const cJSON *listen) {
+  mcp_gateway *gw = s->gw;
+  if (!gw) return;
+  gw_sub **pp = &gw->subs;
+  while (*pp) {
+    gw_sub *x = *pp;
+    if (x->ss != ss || !x->listen || !tg_json_equal(x->listen, listen)) {
+      pp = &x->next;
+      continue;
+    }
+    *pp = x->next;
+    mcp_upstream *u = owner_of_uri(gw, x->uri);
+    if (u && !subscribed(gw, x->uri)) tell_subscription(gw, u, x->uri, 0);
+    sub_free(x);
+  }
 }
 
 void mcp_gateway_session_gone(mcp_server *s, mcp_session *ss) {

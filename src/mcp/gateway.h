@@ -23,9 +23,12 @@ typedef struct gw_tool {
   int reports_progress;    /* it has sent notifications/progress */
 } gw_tool;
 
-/* A client's resources/subscribe: its updates go to that client. */
+/* A client's subscription to a resource: its updates go to that client
+ * (on that stream). */
 typedef struct gw_sub {
   mcp_session *ss;
+  cJSON *listen;           /* the subscriptions/listen stream's id (2026-07-28),
+                              or NULL: resources/subscribe (2025) */
   char *uri;
   struct gw_sub *next;
 } gw_sub;

@@ -15,6 +15,8 @@
  *   approval.c  an `ask`: elicitation/create to the client (2025 era), an
  *               input_required result (2026-07-28), or the fallback
  *   reqstate.c  the integrity-protected requestState of input_required
+ *   listen.c    subscriptions/listen (2026-07-28): list changes and
+ *               resource updates on a client's streams
  *   gateway.c   the upstream MCP servers' tools (a tool source),
  *               prompts and resources
  *   forward.c   a call of an upstream tool, forwarded (gateway.h)
@@ -54,6 +56,8 @@
 #define MCP_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
 /* The _meta key of a 2026-07-28 result that names the server. */
 #define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
+/* The _meta key of a notification sent on a subscriptions/listen stream. */
+#define MCP_META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 /* The error of a request in a version this server does not speak (the
  * 2026-07-28 revision's UNSUPPORTED_PROTOCOL_VERSION). */
 #define MCP_E_UNSUPPORTED_VERSION (-32022)
@@ -65,6 +69,7 @@ typedef struct mcp_pending mcp_pending;
 typedef struct mcp_gateway mcp_gateway;
 typedef struct mcp_states mcp_states;
 typedef struct mcp_session mcp_session;
+typedef struct mcp_listen mcp_listen;
 
 /* One request as its handler sees it. */
 typedef struct {
@@ -157,6 +162,7 @@ struct mcp_session {
   double next_request;
   cJSON *held;           /* requests that came while the gateway settled
                             (an array of the messages) */
+  mcp_listen *listens;   /* its open subscriptions/listen streams */
   /* while the client does not read (the transport is congested): the
    * list_changed notices owed to it (bits of session.c's `owed`), and
    * how many progress and log notifications were dropped */
@@ -212,7 +218,8 @@ mcp_session *mcp_server_asker_with(mcp_server *s, const char *capability);
  * client that wants that level. */
 void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* A notification (no params) to each initialized 2025-era client. */
+/* A list_changed notification: to each initialized 2025-era client (no
+ * params), and on each subscriptions/listen stream that asked for it. */
 void mcp_notify_sessions(mcp_server *s, const char *method);
 /* Does the session's client want log messages of this level (its
  * logging/setLevel, in either era)? */
@@ -310,6 +317,20 @@ void mcp_approval_drop(mcp_call *c);
 int mcp_read_input_response(mcp_session *ss, const mcp_req *req,
                             mcp_call *c);
 
+/* ---- listen.c ------------------------------------------------------------ */
+
+/* subscriptions/listen: a stream opened (acknowledged, never answered). */
+void mcp_listen_open(mcp_session *ss, const mcp_req *req);
+/* notifications/cancelled for request id: 1 when it closed a stream. */
+int mcp_listen_cancel(mcp_session *ss, const cJSON *id);
+void mcp_listens_free(mcp_session *ss);
+/* A list changed (kind: mcp_listen_kind of its notice): each stream of
+ * the session that asked for it is told. */
+void mcp_listens_notify(mcp_session *ss, unsigned kind);
+int mcp_listen_kind(const char *method);
+/* A notification's params with the stream's id in _meta (new). */
+cJSON *mcp_listen_params(const cJSON *id);
+
 /* ---- reqstate.c ---------------------------------------------------------- */
 
 mcp_states *mcp_states_new(uint64_t ttl_ms, char err[TG_ERRMSG]);
@@ -345,6 +366,14 @@ void mcp_gateway_log_level(mcp_server *s);
 /* The client's roots changed: the 2025-era upstreams are told (they ask
  * roots/list again, relayed to the client). */
 void mcp_gateway_roots_changed(mcp_server *s);
+/* A resource a subscriptions/listen stream names: subscribed to at the
+ * upstream that lists it. 0, or -1 when no upstream can take it. */
+int mcp_gateway_listen_uri(mcp_session *ss, const cJSON *listen,
+                           const char *uri);
+/* The stream has closed: its resources are unsubscribed (at the upstream
+ * when no one else is subscribed). */
+void mcp_gateway_listen_gone(mcp_server *s, mcp_session *ss,
+                             const cJSON *listen);
 /* The session has gone: its resource subscriptions go with it. */
 void mcp_gateway_session_gone(mcp_server *s, mcp_session *ss);
 /* Are upstream servers still having their first go at starting? The

@@ -60,8 +60,11 @@ int mcp_session_wants_log(const mcp_session *ss, mcp_log_level level) {
 }
 
 void mcp_notify_sessions(mcp_server *s, const char *method) {
-  for (mcp_session *ss = s->sessions; ss; ss = ss->next)
+  int kind = mcp_listen_kind(method);
+  for (mcp_session *ss = s->sessions; ss; ss = ss->next) {
     if (ss->initialized) mcp_notify(ss, NULL, method, NULL);
+    if (kind >= 0) mcp_listens_notify(ss, (unsigned)kind);
+  }
 }
 
 int mcp_can_elicit(const mcp_req *req) {
@@ -228,6 +231,7 @@ static const method_entry methods[] = {
     {"resources/subscribe", on_gateway_method, 0},
     {"resources/unsubscribe", on_gateway_method, 0},
     {"completion/complete", on_gateway_method, 0},
+    {"subscriptions/listen", mcp_listen_open, 0},
 };
 
 static const method_entry *find_method(const char *name) {
@@ -303,13 +307,16 @@ static void on_request(mcp_session *ss, const jrpc_msg *m) {
 }
 
 static void on_notification(mcp_session *ss, const jrpc_msg *m) {
-  if (!strcmp(m->method, "notifications/cancelled")) mcp_cancelled(ss, m->params);
-  else if (!strcmp(m->method, "notifications/roots/list_changed"))
+  if (!strcmp(m->method, "notifications/cancelled")) {
+    if (!mcp_listen_cancel(ss, cJSON_GetObjectItemCaseSensitive(m->params, "requestId")))
+      mcp_cancelled(ss, m->params);
+  } else if (!strcmp(m->method, "notifications/roots/list_changed")) {
     mcp_gateway_roots_changed(ss->s);
-  else if (!strcmp(m->method, "notifications/initialized"))
+  } else if (!strcmp(m->method, "notifications/initialized")) {
     mcp_logf(ss->s->log, MCP_LOG_DEBUG, "the client is initialized");
-  else
+  } else {
     mcp_logf(ss->s->log, MCP_LOG_DEBUG, "notification %s ignored", m->method);
+  }
 }
 
 /* Holds a request that needs the gateway's tools while upstream servers

@@ -67,8 +67,11 @@ static void on_drained(void *ud) {
   mcp_calls_flush_progress(ss);
   unsigned owed = ss->owed;
   ss->owed = 0;
-  for (size_t i = 0; i < NOWED; i++)
-    if (owed & (1u << i)) mcp_notify(ss, NULL, owed_notices[i], NULL);
+  for (size_t i = 0; i < NOWED; i++) {
+    if (!(owed & (1u << i))) continue;
+    if (ss->initialized) mcp_notify(ss, NULL, owed_notices[i], NULL);
+    mcp_listens_notify(ss, (unsigned)i);
+  }
 }
 
 static const mcp_transport_events events = {on_message, on_bad, on_closed,
@@ -91,6 +94,7 @@ mcp_session *mcp_session_new(mcp_server *s, mcp_transport *t) {
 void mcp_session_free(mcp_session *ss) {
   if (!ss) return;
   mcp_calls_free(ss);
+  mcp_listens_free(ss);
   while (ss->pending) {
     mcp_pending *p = ss->pending;
     ss->pending = p->next;

@@ -169,7 +169,8 @@ void mcp_tools_maybe_changed(mcp_server *s) {
   memcpy(s->tools.digest, d, sizeof d);
   s->tools.have_digest = 1;
   int told = 0;
-  for (mcp_session *ss = s->sessions; ss; ss = ss->next) told |= ss->initialized;
+  for (mcp_session *ss = s->sessions; ss; ss = ss->next)
+    told |= ss->initialized || ss->listens;
   if (!changed || !told) return;
   mcp_logf(s->log, MCP_LOG_INFO, "the tool list changed: telling the client");
   mcp_notify_sessions(s, "notifications/tools/list_changed");

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
-#include "kit/kit.h"
+#include "base/json.h" /* tg_json_parse, tg_json_equal */
 
 static double now_ms(void) {
   struct timespec ts;

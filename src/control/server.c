@@ -13,19 +13,34 @@
  * What a peer can make us hold is bounded: TG_CONTROL_MAX_CONNS
  * connections (the one idle longest makes room for a new one), each with
  * a TG_CONTROL_MAX_LINE buffer and TG_CONTROL_IDLE_MS to send its line.
+ *
+ * Many instances on one policies folder (control.h, "Many instances"):
+ * the first takes the folder's own path, each later one a path of its
+ * own beside it, <hash>.<pid>.<n>.sock; tg_control_paths lists them all
+ * for `toolgate reload`. Choosing is done under a lock file, so that ten
+ * instances started together neither take one path twice nor remove a
+ * socket another has just bound.
  */
 #define _GNU_SOURCE /* struct ucred, for SO_PEERCRED */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "control.h"
+
+/* How long an instance waits for another to finish choosing its socket
+ * (a few system calls) before it chooses without the lock. */
+#define CHOOSE_LOCK_MS 5000
 
 typedef struct tg_writer tg_writer;
 
@@ -114,9 +129,10 @@ static int check_socket_dir(const char *dir, int create, char *err) {
   return 0;
 }
 
-static int default_path(const char *policies_dir, char *buf, size_t len,
-                        int create, char *err) {
-  char real[PATH_MAX], dir[PATH_MAX];
+/* The socket folder (in dir) and the folder's hash (16 hex digits). */
+static int folder_key(const char *policies_dir, char dir[PATH_MAX],
+                      char hash[17], int create, char *err) {
+  char real[PATH_MAX];
   if (!policies_dir) {
     tg__errf(err, TG_ERRMSG, "there is no policies folder to derive the "
              "socket path from; give a path");
@@ -128,11 +144,17 @@ static int default_path(const char *policies_dir, char *buf, size_t len,
              policies_dir, strerror(e));
     return -e;
   }
-  socket_dir(dir, sizeof dir);
-  int rc = check_socket_dir(dir, create, err);
+  socket_dir(dir, PATH_MAX);
+  snprintf(hash, 17, "%016llx", (unsigned long long)fnv1a64(real));
+  return check_socket_dir(dir, create, err);
+}
+
+static int default_path(const char *policies_dir, char *buf, size_t len,
+                        int create, char *err) {
+  char dir[PATH_MAX], hash[17];
+  int rc = folder_key(policies_dir, dir, hash, create, err);
   if (rc < 0) return rc;
-  int n = snprintf(buf, len, "%s/%016llx.sock", dir,
-                   (unsigned long long)fnv1a64(real));
+  int n = snprintf(buf, len, "%s/%s.sock", dir, hash);
   if (n < 0 || (size_t)n >= len) {
     tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long", dir);
     return -ENAMETOOLONG;
@@ -143,6 +165,95 @@ static int default_path(const char *policies_dir, char *buf, size_t len,
 int tg_control_path(const char *policies_dir, char *buf, size_t len,
                     char err[TG_ERRMSG]) {
   return default_path(policies_dir, buf, len, 0, err);
+}
+
+/* ---- the other instances' paths: <hash>.<pid>.<n>.sock ----------------- */
+
+/* The pid in the name of another instance's socket of folder `hash`, or
+ * 0 when name is not one. */
+static long sibling_pid(const char *name, const char *hash) {
+  size_t h = strlen(hash);
+  if (strncmp(name, hash, h) || name[h] != '.') return 0;
+  char *end;
+  errno = 0;
+  long pid = strtol(name + h + 1, &end, 10);
+  if (errno || pid <= 0 || *end != '.') return 0;
+  const char *n = end + 1;
+  if (*n < '0' || *n > '9') return 0;
+  strtoul(n, &end, 10);
+  return strcmp(end, ".sock") ? 0 : pid;
+}
+
+/* The process is gone (its socket file is left over from a crash). */
+static int pid_gone(long pid) {
+  return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+int tg_control_paths(const char *policies_dir, tg_control_path_fn fn,
+                     void *ud, char err[TG_ERRMSG]) {
+  char dir[PATH_MAX], hash[17], path[PATH_MAX];
+  struct stat st;
+  int rc = folder_key(policies_dir, dir, hash, 0, err);
+  if (rc < 0) return rc;
+  int n = 0;
+  if ((size_t)snprintf(path, sizeof path, "%s/%s.sock", dir, hash) >=
+      sizeof path)
+    return 0;
+  if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+    n++;
+    if (fn(path, ud)) return n;
+  }
+  DIR *d = opendir(dir);
+  if (!d) return n; /* no folder: no instance made one */
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    long pid = sibling_pid(e->d_name, hash);
+    if (!pid || pid_gone(pid)) continue;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >=
+        sizeof path)
+      continue;
+    if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) continue;
+    n++;
+    if (fn(path, ud)) break;
+  }
+  closedir(d);
+  return n;
+}
+
+/* Removes the sockets of instances of folder `hash` that are gone. */
+static void clear_gone_siblings(const char *dir, const char *hash) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  char path[PATH_MAX];
+  while ((e = readdir(d))) {
+    long pid = sibling_pid(e->d_name, hash);
+    if (pid && pid_gone(pid) &&
+        (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) <
+            sizeof path)
+      unlink(path);
+  }
+  closedir(d);
+}
+
+/* The lock every instance of the folder chooses its path under; -1 (and
+ * no lock) when it cannot be had: choosing goes on without it, as before
+ * there was one. */
+static int choose_lock(const char *dir, const char *hash) {
+  char path[PATH_MAX];
+  if ((size_t)snprintf(path, sizeof path, "%s/%s.lock", dir, hash) >=
+      sizeof path)
+    return -1;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return -1;
+  for (int waited = 0; waited < CHOOSE_LOCK_MS; waited++) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+    if (errno != EWOULDBLOCK && errno != EINTR) break;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  close(fd);
+  return -1;
 }
 
 int tg__control_addr(struct sockaddr_un *a, const char *path, char *err) {
@@ -343,6 +454,7 @@ static cJSON *do_reload(tg_runtime *rt) {
   cJSON_AddNumberToObject(j, "generation", (double)info.generation);
   cJSON_AddNumberToObject(j, "files", (double)info.files);
   cJSON_AddNumberToObject(j, "duration_ms", info.duration_ms);
+  cJSON_AddNumberToObject(j, "pid", (double)getpid());
   return j;
 }
 
@@ -716,19 +828,59 @@ static int bind_and_listen(tg_control *ctl, const char *path, char *err) {
   return 0;
 }
 
+static int listen_on(tg_runtime *rt, const char *path, char *err);
+
+/* The folder's own path when nobody listens there (a stale file is
+ * removed), else a path of this instance's own beside it. Under the lock,
+ * held until the socket listens (*lock: its fd, or -1). */
+static int choose_path(tg_runtime *rt, char *buf, size_t len, int *lock,
+                       char *err) {
+  static unsigned next; /* several runtimes of one process: a path each */
+  char dir[PATH_MAX], hash[17];
+  int rc = folder_key(tg__control_policies(rt), dir, hash, 1, err);
+  if (rc < 0) return rc;
+  *lock = choose_lock(dir, hash);
+  clear_gone_siblings(dir, hash);
+  if ((size_t)snprintf(buf, len, "%s/%s.sock", dir, hash) >= len) {
+    tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long", dir);
+    return -ENAMETOOLONG;
+  }
+  char why[TG_ERRMSG];
+  rc = clear_stale(buf, why);
+  if (rc != -EADDRINUSE) {
+    if (rc < 0) memcpy(err, why, TG_ERRMSG);
+    return rc;
+  }
+  int n = snprintf(buf, len, "%s/%s.%ld.%u.sock", dir, hash, (long)getpid(),
+                   __atomic_fetch_add(&next, 1u, __ATOMIC_RELAXED));
+  if (n < 0 || (size_t)n >= len) {
+    tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long", dir);
+    return -ENAMETOOLONG;
+  }
+  return clear_stale(buf, err);
+}
+
 int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
   char buf[PATH_MAX];
   struct sockaddr_un a;
+  int lock = -1;
   if (tg__control_get(rt)) {
     tg__errf(err, TG_ERRMSG, "already listening on '%s'",
              tg__control_get(rt)->path);
     return -EALREADY;
   }
-  int rc = path ? 0 : default_path(tg__control_policies(rt), buf, sizeof buf, 1, err);
+  int rc = 0;
+  if (path) rc = clear_stale(path, err);
+  else rc = choose_path(rt, buf, sizeof buf, &lock, err);
   if (!path) path = buf;
   if (rc == 0) rc = tg__control_addr(&a, path, err);
-  if (rc == 0) rc = clear_stale(path, err);
-  if (rc < 0) return rc;
+  if (rc == 0) rc = listen_on(rt, path, err);
+  if (lock >= 0) close(lock); /* the socket listens: others may choose */
+  return rc;
+}
+
+static int listen_on(tg_runtime *rt, const char *path, char *err) {
+  int rc;
   tg_control *ctl = calloc(1, sizeof *ctl);
   if (!ctl || !(ctl->path = tg__strdup(path))) {
     free(ctl);

@@ -4,8 +4,9 @@
  * configuration, so the same answers), reloads them on save, SIGHUP and
  * `toolgate reload`, and answers hook events and other control requests
  * on the policies folder's control socket until SIGINT or SIGTERM, or
- * `toolgate hook --start-daemon` starts one when none runs. Quiet: it
- * prints only why it could not start.
+ * `toolgate hook --start-daemon` starts one when none runs. Beside another
+ * instance of the folder it takes a socket of its own (control.h, "Many
+ * instances"). Quiet: it prints only why it could not start.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +24,9 @@ const char cmd_daemon_usage[] =
     "than starting a process. Reloads the policies when a file is saved, on\n"
     "SIGHUP and on 'toolgate reload'; a policy error keeps the generation\n"
     "that loaded ('toolgate reload' says why). Runs until SIGINT or SIGTERM.\n"
+    "When another instance ('toolgate serve', 'toolgate watch') already has\n"
+    "that path, it answers the hooks, and this one runs beside it on a\n"
+    "socket of its own that 'toolgate reload' reaches too.\n"
     "\n"
     "options:\n"
     "  --policies DIR      the policies folder (default ./policies)\n"
@@ -35,7 +39,7 @@ const char cmd_daemon_usage[] =
     "  --no-db             none: turns and transcript marks kept in memory\n"
     "\n"
     "exit status: 0 stopped by a signal; 2 usage or configuration error\n"
-    "(the policies do not load, another instance has the socket).\n";
+    "(the policies do not load, another instance has the --socket path).\n";
 
 typedef struct {
   tg_runtime *rt;

@@ -620,7 +620,9 @@ TG_API int tg_control_paths(const char *policies_dir, tg_control_path_fn fn,
  * loaded policies folder (its parent is made 0700), or, when another
  * instance listens there already, a path of this runtime's own beside it,
  * so that any number of instances can run on one folder and `toolgate
- * reload` (tg_control_paths) reaches them all. A stale socket file
+ * reload` (tg_control_paths) reaches them all; when the one on the
+ * folder's path stops, one beside it moves there within about a second
+ * (tg_runtime_control_path then says the new path). A stale socket file
  * (nobody listening) is replaced; a live one at a path given fails with
  * -EADDRINUSE.
  * Requests are one JSON line: {"cmd":"reload"} answers {"ok":true,

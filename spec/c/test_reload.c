@@ -744,13 +744,33 @@ TEST(control_socket_protocol) {
   ASSERT_CONTAINS(s3, "\"ok\":true");
   ASSERT_INT_EQ(tg_runtime_generation(rt3), 2);
   free(s3);
-  /* the first one goes: the next instance takes the folder's own path */
+  /* the first one goes: the one beside it moves to the folder's path (it
+   * checks every second), its own socket file goes */
+  char was[600];
+  snprintf(was, sizeof was, "%s", beside);
   tg_runtime_free(rt2);
+  for (int waited = 0; waited < 30000 &&
+       strcmp(tg_runtime_control_path(rt3), p1); waited += 50)
+    run_for(rt3, 50);
+  ASSERT_STR_EQ(tg_runtime_control_path(rt3), p1);
+  ASSERT_TRUE(stat(was, &st) < 0);
+  s3 = child_request(rt3, p1, "{\"cmd\":\"reload\"}");
+  ASSERT_CONTAINS(s3, "\"ok\":true");
+  free(s3);
+  /* a new one now goes beside it, and moves when it goes */
   tg_runtime *rt4 = reload_runtime(dir, 0, NULL);
   ASSERT_OK(tg_runtime_listen(rt4, NULL, err), err);
-  ASSERT_STR_EQ(tg_runtime_control_path(rt4), p1);
-  tg_runtime_free(rt4);
+  ASSERT_TRUE(strcmp(tg_runtime_control_path(rt4), p1) != 0);
+  run_for(rt3, 50);
+  ASSERT_STR_EQ(tg_runtime_control_path(rt3), p1); /* it stays */
   tg_runtime_free(rt3);
+  for (int waited = 0; waited < 30000 &&
+       strcmp(tg_runtime_control_path(rt4), p1); waited += 50)
+    run_for(rt4, 50);
+  ASSERT_STR_EQ(tg_runtime_control_path(rt4), p1);
+  n_paths = 0;
+  ASSERT_INT_EQ(tg_control_paths(dir, count_path, &n_paths, err), 1);
+  tg_runtime_free(rt4);
   n_paths = 0;
   ASSERT_INT_EQ(tg_control_paths(dir, count_path, &n_paths, err), 0);
   tg_runtime_free(rt);

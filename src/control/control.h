@@ -25,7 +25,8 @@
  * `toolgate reload` is the way to reload when the watch cannot see a
  * change (a module outside the folder, a file system without inotify),
  * and its answer then says for every instance whether its reload worked.
- * Hook events go to the folder's own path, whichever instance has it.
+ * Hook events go to the folder's own path, whichever instance has it;
+ * when it stops (or dies), one of the others moves there (server.c).
  * A socket whose pid is gone is removed by the next instance to start.
  */
 #ifndef TG_CONTROL_H

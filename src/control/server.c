@@ -19,7 +19,11 @@
  * own beside it, <hash>.<pid>.<n>.sock; tg_control_paths lists them all
  * for `toolgate reload`. Choosing is done under a lock file, so that ten
  * instances started together neither take one path twice nor remove a
- * socket another has just bound.
+ * socket another has just bound. The instance on the folder's path holds
+ * a second lock, <hash>.owner, for as long as it listens there (the
+ * system drops it if the process dies); one beside it tries that lock
+ * every TAKEOVER_MS and, once it gets it, moves to the folder's path, so
+ * `toolgate hook` still finds an instance when the first one has gone.
  */
 #define _GNU_SOURCE /* struct ucred, for SO_PEERCRED */
 #include <dirent.h>
@@ -41,15 +45,27 @@
 /* How long an instance waits for another to finish choosing its socket
  * (a few system calls) before it chooses without the lock. */
 #define CHOOSE_LOCK_MS 5000
+/* How often an instance beside the folder's path checks whether that path
+ * has been given up. */
+#define TAKEOVER_MS 1000
 
 typedef struct tg_writer tg_writer;
 
 struct tg_control {
-  uv_pipe_t server;
+  uv_pipe_t *server;          /* listening (heap: replaced on a takeover) */
   uv_timer_t busy;            /* paces the control_busy events */
-  tg_closer closer;           /* server and busy: freed when both closed */
+  uv_timer_t takeover;        /* beside the folder's path: checks it */
+  tg_closer closer;           /* the handles: freed when all are closed
+                                 after tg__control_stop */
+  int stopped;
   tg_runtime *rt;
   char *path;
+  char *was;                  /* the path before a takeover, kept for
+                                 those that had tg_runtime_control_path */
+  char *dir, *primary;        /* the socket folder and the folder's own
+                                 path (NULL: a path given) */
+  char hash[17];
+  int owner;                  /* holds <hash>.owner's lock, or -1 */
   dev_t dev;                  /* of the socket file we made: we remove */
   ino_t ino;                  /* it only if it is still ours */
   tg_conn *oldest, *newest;   /* open connections, in accept order */
@@ -234,6 +250,21 @@ static void clear_gone_siblings(const char *dir, const char *hash) {
       unlink(path);
   }
   closedir(d);
+}
+
+/* The lock of the instance on the folder's own path: an fd that holds it,
+ * -1 when another holds it, -2 when the file cannot be had (then nobody
+ * can tell by the lock). */
+static int owner_lock(const char *dir, const char *hash) {
+  char path[PATH_MAX];
+  if ((size_t)snprintf(path, sizeof path, "%s/%s.owner", dir, hash) >=
+      sizeof path)
+    return -2;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return -2;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+  close(fd);
+  return -1;
 }
 
 /* The lock every instance of the folder chooses its path under; -1 (and
@@ -782,15 +813,25 @@ static int clear_stale(const char *path, char *err) {
   return -e;
 }
 
+/* After each close callback: the last one after the stop frees it (a pipe
+ * given up in a takeover closes before, and frees nothing). */
 static void server_closed(tg_closer *cl) {
   tg_control *ctl = tg__owner_of(cl, tg_control, closer);
+  if (!ctl->stopped) return;
   free(ctl->path);
+  free(ctl->was);
+  free(ctl->dir);
+  free(ctl->primary);
   free(ctl);
 }
 
 static void server_close(tg_control *ctl) {
-  tg__close(&ctl->closer, (uv_handle_t *)&ctl->server, 0);
+  ctl->stopped = 1;
+  tg__close(&ctl->closer, (uv_handle_t *)ctl->server, 1);
   tg__close(&ctl->closer, (uv_handle_t *)&ctl->busy, 0);
+  tg__close(&ctl->closer, (uv_handle_t *)&ctl->takeover, 0);
+  if (ctl->owner >= 0) close(ctl->owner); /* the path is gone: free */
+  ctl->owner = -1;
 }
 
 void tg__control_stop(tg_runtime *rt) {
@@ -807,9 +848,19 @@ void tg__control_stop(tg_runtime *rt) {
   server_close(ctl);
 }
 
-static int bind_and_listen(tg_control *ctl, const char *path, char *err) {
-  int rc = uv_pipe_bind(&ctl->server, path);
-  if (rc == 0) rc = uv_listen((uv_stream_t *)&ctl->server, 16, on_connection);
+/* A new listening pipe (ctl->server's, or a takeover's) */
+static uv_pipe_t *new_pipe(tg_control *ctl) {
+  uv_pipe_t *p = malloc(sizeof *p);
+  if (!p) return NULL;
+  uv_pipe_init(tg_runtime_loop(ctl->rt), p, 0);
+  p->data = ctl;
+  return p;
+}
+
+static int bind_and_listen(tg_control *ctl, uv_pipe_t *p, const char *path,
+                           char *err) {
+  int rc = uv_pipe_bind(p, path);
+  if (rc == 0) rc = uv_listen((uv_stream_t *)p, 16, on_connection);
   if (rc < 0) {
     tg__errf(err, TG_ERRMSG, "cannot listen on '%s': %s", path,
              uv_strerror(rc));
@@ -828,40 +879,101 @@ static int bind_and_listen(tg_control *ctl, const char *path, char *err) {
   return 0;
 }
 
-static int listen_on(tg_runtime *rt, const char *path, char *err);
+/* Where a runtime listens: the path, and for the folder's own path the
+ * socket folder, the hash, that path and the owner lock. */
+typedef struct {
+  char path[PATH_MAX];
+  char dir[PATH_MAX], hash[17], primary[PATH_MAX];
+  int folder;                 /* chosen by folder (no path given) */
+  int owner;                  /* the owner lock's fd, or -1 */
+} place;
 
-/* The folder's own path when nobody listens there (a stale file is
- * removed), else a path of this instance's own beside it. Under the lock,
- * held until the socket listens (*lock: its fd, or -1). */
-static int choose_path(tg_runtime *rt, char *buf, size_t len, int *lock,
-                       char *err) {
+static int listen_on(tg_runtime *rt, place *pl, char *err);
+
+/* The folder's own path when nobody has it (its owner lock is free; a
+ * stale file is removed), else a path of this instance's own beside it.
+ * Under the choosing lock, held until the socket listens (*lock: its fd,
+ * or -1). */
+static int choose_path(tg_runtime *rt, place *pl, int *lock, char *err) {
   static unsigned next; /* several runtimes of one process: a path each */
-  char dir[PATH_MAX], hash[17];
-  int rc = folder_key(tg__control_policies(rt), dir, hash, 1, err);
+  int rc = folder_key(tg__control_policies(rt), pl->dir, pl->hash, 1, err);
   if (rc < 0) return rc;
-  *lock = choose_lock(dir, hash);
-  clear_gone_siblings(dir, hash);
-  if ((size_t)snprintf(buf, len, "%s/%s.sock", dir, hash) >= len) {
-    tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long", dir);
+  pl->folder = 1;
+  *lock = choose_lock(pl->dir, pl->hash);
+  clear_gone_siblings(pl->dir, pl->hash);
+  if ((size_t)snprintf(pl->primary, sizeof pl->primary, "%s/%s.sock",
+                       pl->dir, pl->hash) >= sizeof pl->primary) {
+    tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long",
+             pl->dir);
     return -ENAMETOOLONG;
   }
-  char why[TG_ERRMSG];
-  rc = clear_stale(buf, why);
-  if (rc != -EADDRINUSE) {
-    if (rc < 0) memcpy(err, why, TG_ERRMSG);
-    return rc;
+  memcpy(pl->path, pl->primary, sizeof pl->path);
+  int owner = owner_lock(pl->dir, pl->hash);
+  if (owner != -1) { /* nobody owns the path (or nobody can tell) */
+    char why[TG_ERRMSG];
+    rc = clear_stale(pl->path, why);
+    if (rc != -EADDRINUSE) {
+      if (rc < 0) {
+        memcpy(err, why, TG_ERRMSG);
+        if (owner >= 0) close(owner);
+      } else {
+        pl->owner = owner;
+      }
+      return rc;
+    }
+    if (owner >= 0) close(owner); /* a program that keeps no owner lock */
   }
-  int n = snprintf(buf, len, "%s/%s.%ld.%u.sock", dir, hash, (long)getpid(),
+  int n = snprintf(pl->path, sizeof pl->path, "%s/%s.%ld.%u.sock", pl->dir,
+                   pl->hash, (long)getpid(),
                    __atomic_fetch_add(&next, 1u, __ATOMIC_RELAXED));
-  if (n < 0 || (size_t)n >= len) {
-    tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long", dir);
+  if (n < 0 || (size_t)n >= sizeof pl->path) {
+    tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long",
+             pl->dir);
     return -ENAMETOOLONG;
   }
-  return clear_stale(buf, err);
+  return clear_stale(pl->path, err);
+}
+
+/* ---- taking over the folder's own path --------------------------------- */
+
+/* Beside the folder's path: when its owner lock is free (the instance
+ * there has stopped or died), this one moves there — a new pipe on the
+ * folder's path, then the old one closed and its file removed. */
+static void takeover_tick(uv_timer_t *t) {
+  tg_control *ctl = t->data;
+  if (ctl->stopped) return;
+  int owner = owner_lock(ctl->dir, ctl->hash);
+  if (owner < 0) return; /* it lives (or nobody can tell: stay) */
+  int lock = choose_lock(ctl->dir, ctl->hash);
+  char err[TG_ERRMSG];
+  dev_t dev = ctl->dev;
+  ino_t ino = ctl->ino;
+  uv_pipe_t *p = NULL;
+  char *path = tg__strdup(ctl->primary);
+  int rc = path ? clear_stale(ctl->primary, err) : -ENOMEM;
+  if (rc == 0) rc = (p = new_pipe(ctl)) ? 0 : -ENOMEM;
+  if (rc == 0) rc = bind_and_listen(ctl, p, ctl->primary, err);
+  if (lock >= 0) close(lock);
+  if (rc < 0) { /* the next tick tries again */
+    if (p) tg__close(&ctl->closer, (uv_handle_t *)p, 1);
+    free(path);
+    close(owner);
+    return;
+  }
+  uv_unref((uv_handle_t *)p);
+  struct stat st;
+  if (lstat(ctl->path, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+    unlink(ctl->path);
+  tg__close(&ctl->closer, (uv_handle_t *)ctl->server, 1);
+  ctl->server = p;
+  free(ctl->was);
+  ctl->was = ctl->path;
+  ctl->path = path;
+  ctl->owner = owner;
+  uv_timer_stop(&ctl->takeover);
 }
 
 int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
-  char buf[PATH_MAX];
   struct sockaddr_un a;
   int lock = -1;
   if (tg__control_get(rt)) {
@@ -869,37 +981,70 @@ int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
              tg__control_get(rt)->path);
     return -EALREADY;
   }
+  place *pl = calloc(1, sizeof *pl);
+  if (!pl) {
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return -ENOMEM;
+  }
+  pl->owner = -1;
   int rc = 0;
-  if (path) rc = clear_stale(path, err);
-  else rc = choose_path(rt, buf, sizeof buf, &lock, err);
-  if (!path) path = buf;
-  if (rc == 0) rc = tg__control_addr(&a, path, err);
-  if (rc == 0) rc = listen_on(rt, path, err);
+  if (path && strlen(path) >= sizeof pl->path) {
+    rc = tg__control_addr(&a, path, err); /* says it is too long */
+  } else if (path) {
+    memcpy(pl->path, path, strlen(path) + 1);
+    rc = clear_stale(path, err);
+  } else {
+    rc = choose_path(rt, pl, &lock, err);
+  }
+  if (rc == 0) rc = tg__control_addr(&a, pl->path, err);
+  if (rc == 0) rc = listen_on(rt, pl, err); /* takes pl->owner */
+  else if (pl->owner >= 0) close(pl->owner);
   if (lock >= 0) close(lock); /* the socket listens: others may choose */
+  free(pl);
   return rc;
 }
 
-static int listen_on(tg_runtime *rt, const char *path, char *err) {
+static int listen_on(tg_runtime *rt, place *pl, char *err) {
   int rc;
   tg_control *ctl = calloc(1, sizeof *ctl);
-  if (!ctl || !(ctl->path = tg__strdup(path))) {
+  if (ctl) {
+    ctl->rt = rt;
+    ctl->owner = pl->owner;
+    pl->owner = -1;
+    ctl->path = tg__strdup(pl->path);
+    if (pl->folder) {
+      ctl->dir = tg__strdup(pl->dir);
+      ctl->primary = tg__strdup(pl->primary);
+      memcpy(ctl->hash, pl->hash, sizeof ctl->hash);
+    }
+  }
+  if (!ctl || !ctl->path || (pl->folder && (!ctl->dir || !ctl->primary)) ||
+      !(ctl->server = new_pipe(ctl))) {
+    if (ctl) {
+      if (ctl->owner >= 0) close(ctl->owner);
+      free(ctl->path);
+      free(ctl->dir);
+      free(ctl->primary);
+    }
     free(ctl);
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;
   }
-  ctl->rt = rt;
-  uv_pipe_init(tg_runtime_loop(rt), &ctl->server, 0);
   uv_timer_init(tg_runtime_loop(rt), &ctl->busy);
-  ctl->server.data = ctl->busy.data = ctl;
+  uv_timer_init(tg_runtime_loop(rt), &ctl->takeover);
+  ctl->busy.data = ctl->takeover.data = ctl;
   ctl->closer.closed = server_closed;
-  rc = bind_and_listen(ctl, path, err);
+  rc = bind_and_listen(ctl, ctl->server, ctl->path, err);
   if (rc < 0) {
     server_close(ctl);
     return rc;
   }
   /* listening alone must not keep the host's loop running */
-  uv_unref((uv_handle_t *)&ctl->server);
+  uv_unref((uv_handle_t *)ctl->server);
   uv_unref((uv_handle_t *)&ctl->busy);
+  uv_unref((uv_handle_t *)&ctl->takeover);
+  if (pl->folder && strcmp(ctl->path, ctl->primary))
+    uv_timer_start(&ctl->takeover, takeover_tick, TAKEOVER_MS, TAKEOVER_MS);
   tg__control_set(rt, ctl, tg__control_stop);
   return 0;
 }

@@ -210,9 +210,9 @@ static const char *policies_dir(serve_run *r) {
 static int storage_and_project(serve_run *r) {
   const serve_options *o = &r->opt;
   mcp_config *c = &r->conf;
-  tg_config probe;
-  tg_config_init(&probe);
-  if (db_options_apply("serve", &o->db, &probe) < 0) return -1;
+  tg_config checked; /* the checks every command makes of --db/--no-db */
+  tg_config_init(&checked);
+  if (db_options_apply("serve", &o->db, &checked) < 0) return -1;
   if (o->project && !*o->project) {
     cli_error("serve: option '--project' needs a folder, not ''");
     return -1;
@@ -255,9 +255,10 @@ static int make_runtime(serve_run *r) {
   cfg.project = c->project;
   if (!cfg.policies_dir)
     mcp_logf(r->log, MCP_LOG_NOTICE, "no policies folder: running with the "
-             "built-in defaults (no rules, no policy tools, no control "
-             "socket; a call no rule answers: %s unless read-only); use "
-             "--policies DIR or policies = ... in %s",
+             "built-in defaults (no rules, no policy tools%s; a call no rule "
+             "answers: %s unless read-only); use --policies DIR or "
+             "policies = ... in %s",
+             r->opt.socket ? "" : ", no control socket",
              tg_verdict_name(c->verdict != TG_VERDICT_NONE ? c->verdict
                                                            : TG_VERDICT_ASK),
              DEFAULT_CONFIG);

@@ -298,4 +298,9 @@ json_ok "the copied example's config: its policies and its database are in the c
   "objs[0]['policies'] == '$RWORK/gw/policies' and objs[0]['db'] == '$RWORK/gw/toolgate.db'" \
   "$WORK/stdout.line"
 
+# no server left a crash or sanitizer report on its stderr
+reports=$(grep -lE 'Sanitizer|runtime error|Segmentation' "$WORK"/*.err 2>/dev/null)
+[ -z "$reports" ] && pass "no server reported a crash or a sanitizer error" ||
+  fail "a server reported an error" "$(head -c 2000 $reports)"
+
 finish

@@ -605,9 +605,26 @@ TG_API int tg_runtime_reload_on_signal(tg_runtime *rt, int signum,
 TG_API int tg_control_path(const char *policies_dir, char *buf, size_t len,
                            char err[TG_ERRMSG]);
 
-/* Listens for control requests on path (NULL: tg_control_path of the
- * loaded policies folder; its parent is made 0700). A stale socket file
- * (nobody listening) is replaced; a live one fails with -EADDRINUSE.
+/* Every control socket of the instances running for a policies folder:
+ * the folder's own path (tg_control_path) and those of the instances that
+ * found it taken and listen beside it (<hash>.<pid>.<n>.sock; see
+ * tg_runtime_listen). Calls fn for each socket file there (one whose
+ * instance has gone may still answer -ECONNREFUSED); fn returning non-zero
+ * stops. Returns how many fn was called for, or < 0 with err as
+ * tg_control_path. */
+typedef int (*tg_control_path_fn)(const char *path, void *ud);
+TG_API int tg_control_paths(const char *policies_dir, tg_control_path_fn fn,
+                            void *ud, char err[TG_ERRMSG]);
+
+/* Listens for control requests on path. NULL: tg_control_path of the
+ * loaded policies folder (its parent is made 0700), or, when another
+ * instance listens there already, a path of this runtime's own beside it,
+ * so that any number of instances can run on one folder and `toolgate
+ * reload` (tg_control_paths) reaches them all; when the one on the
+ * folder's path stops, one beside it moves there within about a second
+ * (tg_runtime_control_path then says the new path). A stale socket file
+ * (nobody listening) is replaced; a live one at a path given fails with
+ * -EADDRINUSE.
  * Requests are one JSON line: {"cmd":"reload"} answers {"ok":true,
  * "generation":N,"files":n,"duration_ms":x} or {"ok":false,"error":
  * "file:line: message","generation":N}; {"cmd":"status"} answers

@@ -7,6 +7,9 @@
 return {
   policies = "policies",
   workspace = { "." },        -- where the file tools may read and write
+  -- db = "toolgate.db",      -- the audit trail and approvals: by default
+                              -- toolgate.db beside this file; false: none
+  -- project = ".",           -- approvals are remembered for this folder
 
   defaults = {
     verdict = "ask",          -- a call no rule answers (and not read-only)

@@ -591,6 +591,13 @@ static void make_stale_socket(const char *path) {
   close(fd);
 }
 
+static int n_paths;
+static int count_path(const char *path, void *ud) {
+  (void)path;
+  (*(int *)ud)++;
+  return 0;
+}
+
 TEST(control_socket_reload_and_errors) {
   char *dir = temp_dir();
   save_ver(dir, "one", put_file);
@@ -715,7 +722,57 @@ TEST(control_socket_protocol) {
   snprintf(sockdir, sizeof sockdir, "%s/toolgate", xdg);
   ASSERT_OK(stat(sockdir, &st));
   ASSERT_INT_EQ(st.st_mode & 0777, 0700);
+  /* another instance on the folder: a socket of its own beside it, which
+   * tg_control_paths lists with the first; the socket of an instance that
+   * is gone (a pid no process has) is not listed, and the next one to
+   * start removes it */
+  char gone[600];
+  snprintf(gone, sizeof gone, "%.*s.999999999.0.sock",
+           (int)(strlen(p1) - strlen(".sock")), p1);
+  make_stale_socket(gone);
+  ASSERT_INT_EQ(tg_control_paths(dir, count_path, &n_paths, err), 1);
+  tg_runtime *rt3 = reload_runtime(dir, 0, NULL);
+  ASSERT_OK(tg_runtime_listen(rt3, NULL, err), err);
+  const char *beside = tg_runtime_control_path(rt3);
+  ASSERT_TRUE(strcmp(beside, p1) != 0);
+  ASSERT_STARTS_WITH(beside, sockdir);
+  ASSERT_TRUE(stat(gone, &st) < 0);
+  n_paths = 0;
+  ASSERT_INT_EQ(tg_control_paths(dir, count_path, &n_paths, err), 2);
+  ASSERT_INT_EQ(n_paths, 2);
+  char *s3 = child_request(rt3, beside, "{\"cmd\":\"reload\"}");
+  ASSERT_CONTAINS(s3, "\"ok\":true");
+  ASSERT_INT_EQ(tg_runtime_generation(rt3), 2);
+  free(s3);
+  /* the first one goes: the one beside it moves to the folder's path (it
+   * checks every second), its own socket file goes */
+  char was[600];
+  snprintf(was, sizeof was, "%s", beside);
   tg_runtime_free(rt2);
+  for (int waited = 0; waited < 30000 &&
+       strcmp(tg_runtime_control_path(rt3), p1); waited += 50)
+    run_for(rt3, 50);
+  ASSERT_STR_EQ(tg_runtime_control_path(rt3), p1);
+  ASSERT_TRUE(stat(was, &st) < 0);
+  s3 = child_request(rt3, p1, "{\"cmd\":\"reload\"}");
+  ASSERT_CONTAINS(s3, "\"ok\":true");
+  free(s3);
+  /* a new one now goes beside it, and moves when it goes */
+  tg_runtime *rt4 = reload_runtime(dir, 0, NULL);
+  ASSERT_OK(tg_runtime_listen(rt4, NULL, err), err);
+  ASSERT_TRUE(strcmp(tg_runtime_control_path(rt4), p1) != 0);
+  run_for(rt3, 50);
+  ASSERT_STR_EQ(tg_runtime_control_path(rt3), p1); /* it stays */
+  tg_runtime_free(rt3);
+  for (int waited = 0; waited < 30000 &&
+       strcmp(tg_runtime_control_path(rt4), p1); waited += 50)
+    run_for(rt4, 50);
+  ASSERT_STR_EQ(tg_runtime_control_path(rt4), p1);
+  n_paths = 0;
+  ASSERT_INT_EQ(tg_control_paths(dir, count_path, &n_paths, err), 1);
+  tg_runtime_free(rt4);
+  n_paths = 0;
+  ASSERT_INT_EQ(tg_control_paths(dir, count_path, &n_paths, err), 0);
   tg_runtime_free(rt);
   remove_tree(dir);
 }
@@ -1032,6 +1089,13 @@ static int wait_line(const char *path, const char *text, int ms) {
   return 0;
 }
 
+/* How many times text occurs in s. */
+static int count_of(const char *s, const char *text) {
+  int n = 0;
+  for (const char *p = s; p && (p = strstr(p, text)); p += strlen(text)) n++;
+  return n;
+}
+
 static pid_t spawn_watch(const char *dir, const char *out_path) {
   pid_t pid = fork();
   if (pid == 0) {
@@ -1116,10 +1180,22 @@ TEST(toolgate_watch_end_to_end) {
   remove_file(pol, "20_bad.lua");
   ASSERT_TRUE(wait_line(out_path, "\"generation\":5", WAIT_MS));
 
-  /* a second instance for the same folder is refused */
+  /* a second instance for the same folder runs beside the first, on a
+   * socket of its own; `toolgate reload` reaches both */
   pid_t pid2 = spawn_watch(pol, out2);
-  ASSERT_INT_EQ(wait_exit(pid2, WAIT_MS), 2);
-  ASSERT_TRUE(wait_line(out2, "already listening", 100));
+  if (!wait_line(out2, "\"type\":\"watching\"", WAIT_MS))
+    TG_FAIL("a second toolgate watch did not start beside the first");
+  char *said = read_text(out2);
+  ASSERT_TRUE(said && !strstr(said, sock)); /* not the first one's socket */
+  free(said);
+  ASSERT_INT_EQ(run_cmd(NULL, dir, reload, &out, &errs), 0);
+  ASSERT_INT_EQ(count_of(out, "\"ok\":true"), 2); /* a line each */
+  free(out);
+  free(errs);
+  ASSERT_TRUE(wait_line(out_path, "\"generation\":6", WAIT_MS));
+  ASSERT_TRUE(wait_line(out2, "\"trigger\":\"control\"", WAIT_MS));
+  kill(pid2, SIGTERM);
+  ASSERT_INT_EQ(wait_exit(pid2, WAIT_MS), 0);
   unlink(out2);
 
   kill(pid, SIGINT);

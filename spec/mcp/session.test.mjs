@@ -207,7 +207,7 @@ await run("session", async (check) => {
   queue.push({ action: "accept", content: { decision: "always_args" } });
   const askedBefore = answers.length;
   r = await b.client.callTool({ name: "note", arguments: { text: secretNote } });
-  const db = path.join(process.env.XDG_STATE_HOME, "toolgate", "toolgate.db");
+  const db = path.join(p.dir, "toolgate.db"); // beside its toolgate.lua
   const listed = () => spawnSync(TOOLGATE, ["approvals", "list", "--json", "--db", db],
     { encoding: "utf8" }).stdout;
   await until(() => /REDACTED:aws-access-key/.test(listed()));

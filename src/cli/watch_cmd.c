@@ -45,8 +45,12 @@ const char cmd_watch_usage[] =
     DB_OPT_USAGE
     SANDBOX_OPT_USAGE
     "\n"
+    "Any number of instances may run on one folder ('toolgate serve' for\n"
+    "each MCP client, 'toolgate daemon'): each has a socket of its own, and\n"
+    "'toolgate reload' reaches them all.\n"
+    "\n"
     "exit status: 0 stopped with Ctrl-C or SIGTERM; 2 usage or configuration\n"
-    "error (the policies do not load at start, the socket is in use).\n";
+    "error (the policies do not load at start, the --socket path is in use).\n";
 
 typedef struct {
   const char *dir, *socket;
@@ -157,7 +161,7 @@ static int set_up(watch_run *w) {
     cli_error("watch: %s", err);
     return -1;
   }
-  if (cli_instance_start(&w->inst, w->rt, w->socket, "watch") < 0) return -1;
+  if (cli_instance_start(&w->inst, w->rt, w->socket, 0, "watch") < 0) return -1;
   if (tg_events_subscribe(w->rt, on_event, w) < 0) {
     cli_error("watch: cannot subscribe to events");
     return -1;

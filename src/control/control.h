@@ -4,7 +4,8 @@
  * ask it to reload. One JSON line in, one JSON line out, then the
  * connection closes:
  *
- *   {"cmd":"reload"} -> {"ok":true,"generation":N,"files":n,"duration_ms":x}
+ *   {"cmd":"reload"} -> {"ok":true,"generation":N,"files":n,"duration_ms":x,
+ *                        "pid":P}
  *                     | {"ok":false,"error":"file:line: message","generation":N}
  *   {"cmd":"status"} -> {"ok":true,"generation":N,"policies":"DIR","pid":P}
  *
@@ -14,6 +15,19 @@
  * the same folder finds the same socket, and nothing is written into the
  * user's project. The folder is made 0700 and must be ours; the socket is
  * 0600. A socket nobody listens on (left by a crash) is removed on start.
+ *
+ * Many instances: MCP clients start one `toolgate serve` per window,
+ * session or agent, all on one folder, beside a `toolgate watch` or
+ * `toolgate daemon`. Each instance has a socket of its own: the first
+ * takes the folder's path, a later one <hash>.<pid>.<n>.sock beside it;
+ * `toolgate reload` lists them (tg_control_paths) and asks each. Chosen
+ * over one owner with the others reloading from their folder watch only:
+ * `toolgate reload` is the way to reload when the watch cannot see a
+ * change (a module outside the folder, a file system without inotify),
+ * and its answer then says for every instance whether its reload worked.
+ * Hook events go to the folder's own path, whichever instance has it;
+ * when it stops (or dies), one of the others moves there (server.c).
+ * A socket whose pid is gone is removed by the next instance to start.
  */
 #ifndef TG_CONTROL_H
 #define TG_CONTROL_H

@@ -13,28 +13,59 @@
  * What a peer can make us hold is bounded: TG_CONTROL_MAX_CONNS
  * connections (the one idle longest makes room for a new one), each with
  * a TG_CONTROL_MAX_LINE buffer and TG_CONTROL_IDLE_MS to send its line.
+ *
+ * Many instances on one policies folder (control.h, "Many instances"):
+ * the first takes the folder's own path, each later one a path of its
+ * own beside it, <hash>.<pid>.<n>.sock; tg_control_paths lists them all
+ * for `toolgate reload`. Choosing is done under a lock file, so that ten
+ * instances started together neither take one path twice nor remove a
+ * socket another has just bound. The instance on the folder's path holds
+ * a second lock, <hash>.owner, for as long as it listens there (the
+ * system drops it if the process dies); one beside it tries that lock
+ * every TAKEOVER_MS and, once it gets it, moves to the folder's path, so
+ * `toolgate hook` still finds an instance when the first one has gone.
  */
 #define _GNU_SOURCE /* struct ucred, for SO_PEERCRED */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "control.h"
 
+/* How long an instance waits for another to finish choosing its socket
+ * (a few system calls) before it chooses without the lock. */
+#define CHOOSE_LOCK_MS 5000
+/* How often an instance beside the folder's path checks whether that path
+ * has been given up. */
+#define TAKEOVER_MS 1000
+
 typedef struct tg_writer tg_writer;
 
 struct tg_control {
-  uv_pipe_t server;
+  uv_pipe_t *server;          /* listening (heap: replaced on a takeover) */
   uv_timer_t busy;            /* paces the control_busy events */
-  tg_closer closer;           /* server and busy: freed when both closed */
+  uv_timer_t takeover;        /* beside the folder's path: checks it */
+  tg_closer closer;           /* the handles: freed when all are closed
+                                 after tg__control_stop */
+  int stopped;
   tg_runtime *rt;
   char *path;
+  char *was;                  /* the path before a takeover, kept for
+                                 those that had tg_runtime_control_path */
+  char *dir, *primary;        /* the socket folder and the folder's own
+                                 path (NULL: a path given) */
+  char hash[17];
+  int owner;                  /* holds <hash>.owner's lock, or -1 */
   dev_t dev;                  /* of the socket file we made: we remove */
   ino_t ino;                  /* it only if it is still ours */
   tg_conn *oldest, *newest;   /* open connections, in accept order */
@@ -114,9 +145,10 @@ static int check_socket_dir(const char *dir, int create, char *err) {
   return 0;
 }
 
-static int default_path(const char *policies_dir, char *buf, size_t len,
-                        int create, char *err) {
-  char real[PATH_MAX], dir[PATH_MAX];
+/* The socket folder (in dir) and the folder's hash (16 hex digits). */
+static int folder_key(const char *policies_dir, char dir[PATH_MAX],
+                      char hash[17], int create, char *err) {
+  char real[PATH_MAX];
   if (!policies_dir) {
     tg__errf(err, TG_ERRMSG, "there is no policies folder to derive the "
              "socket path from; give a path");
@@ -128,11 +160,17 @@ static int default_path(const char *policies_dir, char *buf, size_t len,
              policies_dir, strerror(e));
     return -e;
   }
-  socket_dir(dir, sizeof dir);
-  int rc = check_socket_dir(dir, create, err);
+  socket_dir(dir, PATH_MAX);
+  snprintf(hash, 17, "%016llx", (unsigned long long)fnv1a64(real));
+  return check_socket_dir(dir, create, err);
+}
+
+static int default_path(const char *policies_dir, char *buf, size_t len,
+                        int create, char *err) {
+  char dir[PATH_MAX], hash[17];
+  int rc = folder_key(policies_dir, dir, hash, create, err);
   if (rc < 0) return rc;
-  int n = snprintf(buf, len, "%s/%016llx.sock", dir,
-                   (unsigned long long)fnv1a64(real));
+  int n = snprintf(buf, len, "%s/%s.sock", dir, hash);
   if (n < 0 || (size_t)n >= len) {
     tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long", dir);
     return -ENAMETOOLONG;
@@ -143,6 +181,110 @@ static int default_path(const char *policies_dir, char *buf, size_t len,
 int tg_control_path(const char *policies_dir, char *buf, size_t len,
                     char err[TG_ERRMSG]) {
   return default_path(policies_dir, buf, len, 0, err);
+}
+
+/* ---- the other instances' paths: <hash>.<pid>.<n>.sock ----------------- */
+
+/* The pid in the name of another instance's socket of folder `hash`, or
+ * 0 when name is not one. */
+static long sibling_pid(const char *name, const char *hash) {
+  size_t h = strlen(hash);
+  if (strncmp(name, hash, h) || name[h] != '.') return 0;
+  char *end;
+  errno = 0;
+  long pid = strtol(name + h + 1, &end, 10);
+  if (errno || pid <= 0 || *end != '.') return 0;
+  const char *n = end + 1;
+  if (*n < '0' || *n > '9') return 0;
+  strtoul(n, &end, 10);
+  return strcmp(end, ".sock") ? 0 : pid;
+}
+
+/* The process is gone (its socket file is left over from a crash). */
+static int pid_gone(long pid) {
+  return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+int tg_control_paths(const char *policies_dir, tg_control_path_fn fn,
+                     void *ud, char err[TG_ERRMSG]) {
+  char dir[PATH_MAX], hash[17], path[PATH_MAX];
+  struct stat st;
+  int rc = folder_key(policies_dir, dir, hash, 0, err);
+  if (rc < 0) return rc;
+  int n = 0;
+  if ((size_t)snprintf(path, sizeof path, "%s/%s.sock", dir, hash) >=
+      sizeof path)
+    return 0;
+  if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+    n++;
+    if (fn(path, ud)) return n;
+  }
+  DIR *d = opendir(dir);
+  if (!d) return n; /* no folder: no instance made one */
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    long pid = sibling_pid(e->d_name, hash);
+    if (!pid || pid_gone(pid)) continue;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >=
+        sizeof path)
+      continue;
+    if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode)) continue;
+    n++;
+    if (fn(path, ud)) break;
+  }
+  closedir(d);
+  return n;
+}
+
+/* Removes the sockets of instances of folder `hash` that are gone. */
+static void clear_gone_siblings(const char *dir, const char *hash) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  char path[PATH_MAX];
+  while ((e = readdir(d))) {
+    long pid = sibling_pid(e->d_name, hash);
+    if (pid && pid_gone(pid) &&
+        (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) <
+            sizeof path)
+      unlink(path);
+  }
+  closedir(d);
+}
+
+/* The lock of the instance on the folder's own path: an fd that holds it,
+ * -1 when another holds it, -2 when the file cannot be had (then nobody
+ * can tell by the lock). */
+static int owner_lock(const char *dir, const char *hash) {
+  char path[PATH_MAX];
+  if ((size_t)snprintf(path, sizeof path, "%s/%s.owner", dir, hash) >=
+      sizeof path)
+    return -2;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return -2;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+  close(fd);
+  return -1;
+}
+
+/* The lock every instance of the folder chooses its path under; -1 (and
+ * no lock) when it cannot be had: choosing goes on without it, as before
+ * there was one. */
+static int choose_lock(const char *dir, const char *hash) {
+  char path[PATH_MAX];
+  if ((size_t)snprintf(path, sizeof path, "%s/%s.lock", dir, hash) >=
+      sizeof path)
+    return -1;
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return -1;
+  for (int waited = 0; waited < CHOOSE_LOCK_MS; waited++) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+    if (errno != EWOULDBLOCK && errno != EINTR) break;
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  close(fd);
+  return -1;
 }
 
 int tg__control_addr(struct sockaddr_un *a, const char *path, char *err) {
@@ -343,6 +485,7 @@ static cJSON *do_reload(tg_runtime *rt) {
   cJSON_AddNumberToObject(j, "generation", (double)info.generation);
   cJSON_AddNumberToObject(j, "files", (double)info.files);
   cJSON_AddNumberToObject(j, "duration_ms", info.duration_ms);
+  cJSON_AddNumberToObject(j, "pid", (double)getpid());
   return j;
 }
 
@@ -670,15 +813,25 @@ static int clear_stale(const char *path, char *err) {
   return -e;
 }
 
+/* After each close callback: the last one after the stop frees it (a pipe
+ * given up in a takeover closes before, and frees nothing). */
 static void server_closed(tg_closer *cl) {
   tg_control *ctl = tg__owner_of(cl, tg_control, closer);
+  if (!ctl->stopped) return;
   free(ctl->path);
+  free(ctl->was);
+  free(ctl->dir);
+  free(ctl->primary);
   free(ctl);
 }
 
 static void server_close(tg_control *ctl) {
-  tg__close(&ctl->closer, (uv_handle_t *)&ctl->server, 0);
+  ctl->stopped = 1;
+  tg__close(&ctl->closer, (uv_handle_t *)ctl->server, 1);
   tg__close(&ctl->closer, (uv_handle_t *)&ctl->busy, 0);
+  tg__close(&ctl->closer, (uv_handle_t *)&ctl->takeover, 0);
+  if (ctl->owner >= 0) close(ctl->owner); /* the path is gone: free */
+  ctl->owner = -1;
 }
 
 void tg__control_stop(tg_runtime *rt) {
@@ -695,9 +848,19 @@ void tg__control_stop(tg_runtime *rt) {
   server_close(ctl);
 }
 
-static int bind_and_listen(tg_control *ctl, const char *path, char *err) {
-  int rc = uv_pipe_bind(&ctl->server, path);
-  if (rc == 0) rc = uv_listen((uv_stream_t *)&ctl->server, 16, on_connection);
+/* A new listening pipe (ctl->server's, or a takeover's) */
+static uv_pipe_t *new_pipe(tg_control *ctl) {
+  uv_pipe_t *p = malloc(sizeof *p);
+  if (!p) return NULL;
+  uv_pipe_init(tg_runtime_loop(ctl->rt), p, 0);
+  p->data = ctl;
+  return p;
+}
+
+static int bind_and_listen(tg_control *ctl, uv_pipe_t *p, const char *path,
+                           char *err) {
+  int rc = uv_pipe_bind(p, path);
+  if (rc == 0) rc = uv_listen((uv_stream_t *)p, 16, on_connection);
   if (rc < 0) {
     tg__errf(err, TG_ERRMSG, "cannot listen on '%s': %s", path,
              uv_strerror(rc));
@@ -716,38 +879,172 @@ static int bind_and_listen(tg_control *ctl, const char *path, char *err) {
   return 0;
 }
 
+/* Where a runtime listens: the path, and for the folder's own path the
+ * socket folder, the hash, that path and the owner lock. */
+typedef struct {
+  char path[PATH_MAX];
+  char dir[PATH_MAX], hash[17], primary[PATH_MAX];
+  int folder;                 /* chosen by folder (no path given) */
+  int owner;                  /* the owner lock's fd, or -1 */
+} place;
+
+static int listen_on(tg_runtime *rt, place *pl, char *err);
+
+/* The folder's own path when nobody has it (its owner lock is free; a
+ * stale file is removed), else a path of this instance's own beside it.
+ * Under the choosing lock, held until the socket listens (*lock: its fd,
+ * or -1). */
+static int choose_path(tg_runtime *rt, place *pl, int *lock, char *err) {
+  static unsigned next; /* several runtimes of one process: a path each */
+  int rc = folder_key(tg__control_policies(rt), pl->dir, pl->hash, 1, err);
+  if (rc < 0) return rc;
+  pl->folder = 1;
+  *lock = choose_lock(pl->dir, pl->hash);
+  clear_gone_siblings(pl->dir, pl->hash);
+  if ((size_t)snprintf(pl->primary, sizeof pl->primary, "%s/%s.sock",
+                       pl->dir, pl->hash) >= sizeof pl->primary) {
+    tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long",
+             pl->dir);
+    return -ENAMETOOLONG;
+  }
+  memcpy(pl->path, pl->primary, sizeof pl->path);
+  int owner = owner_lock(pl->dir, pl->hash);
+  if (owner != -1) { /* nobody owns the path (or nobody can tell) */
+    char why[TG_ERRMSG];
+    rc = clear_stale(pl->path, why);
+    if (rc != -EADDRINUSE) {
+      if (rc < 0) {
+        memcpy(err, why, TG_ERRMSG);
+        if (owner >= 0) close(owner);
+      } else {
+        pl->owner = owner;
+      }
+      return rc;
+    }
+    if (owner >= 0) close(owner); /* a program that keeps no owner lock */
+  }
+  int n = snprintf(pl->path, sizeof pl->path, "%s/%s.%ld.%u.sock", pl->dir,
+                   pl->hash, (long)getpid(),
+                   __atomic_fetch_add(&next, 1u, __ATOMIC_RELAXED));
+  if (n < 0 || (size_t)n >= sizeof pl->path) {
+    tg__errf(err, TG_ERRMSG, "the socket path under '%s' is too long",
+             pl->dir);
+    return -ENAMETOOLONG;
+  }
+  return clear_stale(pl->path, err);
+}
+
+/* ---- taking over the folder's own path --------------------------------- */
+
+/* Beside the folder's path: when its owner lock is free (the instance
+ * there has stopped or died), this one moves there — a new pipe on the
+ * folder's path, then the old one closed and its file removed. */
+static void takeover_tick(uv_timer_t *t) {
+  tg_control *ctl = t->data;
+  if (ctl->stopped) return;
+  int owner = owner_lock(ctl->dir, ctl->hash);
+  if (owner < 0) return; /* it lives (or nobody can tell: stay) */
+  int lock = choose_lock(ctl->dir, ctl->hash);
+  char err[TG_ERRMSG];
+  dev_t dev = ctl->dev;
+  ino_t ino = ctl->ino;
+  uv_pipe_t *p = NULL;
+  char *path = tg__strdup(ctl->primary);
+  int rc = path ? clear_stale(ctl->primary, err) : -ENOMEM;
+  if (rc == 0) rc = (p = new_pipe(ctl)) ? 0 : -ENOMEM;
+  if (rc == 0) rc = bind_and_listen(ctl, p, ctl->primary, err);
+  if (lock >= 0) close(lock);
+  if (rc < 0) { /* the next tick tries again */
+    if (p) tg__close(&ctl->closer, (uv_handle_t *)p, 1);
+    free(path);
+    close(owner);
+    return;
+  }
+  uv_unref((uv_handle_t *)p);
+  struct stat st;
+  if (lstat(ctl->path, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+    unlink(ctl->path);
+  tg__close(&ctl->closer, (uv_handle_t *)ctl->server, 1);
+  ctl->server = p;
+  free(ctl->was);
+  ctl->was = ctl->path;
+  ctl->path = path;
+  ctl->owner = owner;
+  uv_timer_stop(&ctl->takeover);
+}
+
 int tg_runtime_listen(tg_runtime *rt, const char *path, char err[TG_ERRMSG]) {
-  char buf[PATH_MAX];
   struct sockaddr_un a;
+  int lock = -1;
   if (tg__control_get(rt)) {
     tg__errf(err, TG_ERRMSG, "already listening on '%s'",
              tg__control_get(rt)->path);
     return -EALREADY;
   }
-  int rc = path ? 0 : default_path(tg__control_policies(rt), buf, sizeof buf, 1, err);
-  if (!path) path = buf;
-  if (rc == 0) rc = tg__control_addr(&a, path, err);
-  if (rc == 0) rc = clear_stale(path, err);
-  if (rc < 0) return rc;
+  place *pl = calloc(1, sizeof *pl);
+  if (!pl) {
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return -ENOMEM;
+  }
+  pl->owner = -1;
+  int rc = 0;
+  if (path && strlen(path) >= sizeof pl->path) {
+    rc = tg__control_addr(&a, path, err); /* says it is too long */
+  } else if (path) {
+    memcpy(pl->path, path, strlen(path) + 1);
+    rc = clear_stale(path, err);
+  } else {
+    rc = choose_path(rt, pl, &lock, err);
+  }
+  if (rc == 0) rc = tg__control_addr(&a, pl->path, err);
+  if (rc == 0) rc = listen_on(rt, pl, err); /* takes pl->owner */
+  else if (pl->owner >= 0) close(pl->owner);
+  if (lock >= 0) close(lock); /* the socket listens: others may choose */
+  free(pl);
+  return rc;
+}
+
+static int listen_on(tg_runtime *rt, place *pl, char *err) {
+  int rc;
   tg_control *ctl = calloc(1, sizeof *ctl);
-  if (!ctl || !(ctl->path = tg__strdup(path))) {
+  if (ctl) {
+    ctl->rt = rt;
+    ctl->owner = pl->owner;
+    pl->owner = -1;
+    ctl->path = tg__strdup(pl->path);
+    if (pl->folder) {
+      ctl->dir = tg__strdup(pl->dir);
+      ctl->primary = tg__strdup(pl->primary);
+      memcpy(ctl->hash, pl->hash, sizeof ctl->hash);
+    }
+  }
+  if (!ctl || !ctl->path || (pl->folder && (!ctl->dir || !ctl->primary)) ||
+      !(ctl->server = new_pipe(ctl))) {
+    if (ctl) {
+      if (ctl->owner >= 0) close(ctl->owner);
+      free(ctl->path);
+      free(ctl->dir);
+      free(ctl->primary);
+    }
     free(ctl);
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -ENOMEM;
   }
-  ctl->rt = rt;
-  uv_pipe_init(tg_runtime_loop(rt), &ctl->server, 0);
   uv_timer_init(tg_runtime_loop(rt), &ctl->busy);
-  ctl->server.data = ctl->busy.data = ctl;
+  uv_timer_init(tg_runtime_loop(rt), &ctl->takeover);
+  ctl->busy.data = ctl->takeover.data = ctl;
   ctl->closer.closed = server_closed;
-  rc = bind_and_listen(ctl, path, err);
+  rc = bind_and_listen(ctl, ctl->server, ctl->path, err);
   if (rc < 0) {
     server_close(ctl);
     return rc;
   }
   /* listening alone must not keep the host's loop running */
-  uv_unref((uv_handle_t *)&ctl->server);
+  uv_unref((uv_handle_t *)ctl->server);
   uv_unref((uv_handle_t *)&ctl->busy);
+  uv_unref((uv_handle_t *)&ctl->takeover);
+  if (pl->folder && strcmp(ctl->path, ctl->primary))
+    uv_timer_start(&ctl->takeover, takeover_tick, TAKEOVER_MS, TAKEOVER_MS);
   tg__control_set(rt, ctl, tg__control_stop);
   return 0;
 }

@@ -5,8 +5,9 @@
  * `toolgate reload`, and answers hook events and other control requests
  * on the policies folder's control socket until SIGINT or SIGTERM, or,
  * with --idle-exit (which `toolgate hook --start-daemon` gives the daemon
- * it starts), until no hook has come for that long. Quiet: it prints only
- * why it could not start.
+ * it starts), until no hook has come for that long. Beside another
+ * instance of the folder it takes a socket of its own (control.h, "Many
+ * instances"). Quiet: it prints only why it could not start.
  *
  * `toolgate daemon status` and `toolgate daemon stop` find the instance
  * on the same socket. When a hook was last answered there is the socket
@@ -40,7 +41,11 @@ const char cmd_daemon_usage[] =
     "than starting a process. Reloads the policies when a file is saved, on\n"
     "SIGHUP and on 'toolgate reload'; a policy error keeps the generation\n"
     "that loaded ('toolgate reload' says why). Runs until SIGINT or SIGTERM,\n"
-    "'toolgate daemon stop', or --idle-exit.\n"
+    "'toolgate daemon stop', or --idle-exit. When another instance\n"
+    "('toolgate serve', 'toolgate watch') already has that path, it answers\n"
+    "the hooks, and this one runs beside it on a socket of its own that\n"
+    "'toolgate reload' reaches too, until that instance stops: then one\n"
+    "beside it takes the path.\n"
     "\n"
     "status: whether an instance serves DIR, its pid, generation and when it\n"
     "last answered a hook. stop: ends the daemon serving DIR (SIGTERM) and\n"
@@ -62,8 +67,8 @@ const char cmd_daemon_usage[] =
     "  --no-db             none: turns and transcript marks kept in memory\n"
     "\n"
     "exit status: 0 stopped by a signal or idle; 2 usage or configuration\n"
-    "error (the policies do not load, another instance has the socket).\n"
-    "status: 0 one serves DIR, 1 none. stop: 0 stopped (or none was\n"
+    "error (the policies do not load, another instance has the --socket\n"
+    "path). status: 0 one serves DIR, 1 none. stop: 0 stopped (or none was\n"
     "running), 1 it did not stop, or it is not a daemon.\n";
 
 typedef struct {

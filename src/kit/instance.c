@@ -35,11 +35,11 @@ static int start_stop_signals(cli_instance *in, const char *command) {
 }
 
 int cli_instance_start(cli_instance *in, tg_runtime *rt, const char *socket,
-                       const char *command) {
+                       int no_socket, const char *command) {
   char err[TG_ERRMSG] = "";
   in->rt = rt;
   if (tg_runtime_reload_on_signal(rt, SIGHUP, err) < 0 ||
-      tg_runtime_listen(rt, socket, err) < 0) {
+      (!no_socket && tg_runtime_listen(rt, socket, err) < 0)) {
     cli_error("%s: %s", command, err);
     return -1;
   }

@@ -26,11 +26,13 @@ struct cli_instance {
   void *ud;
 };
 
-/* SIGHUP reloads, the control socket at socket (NULL: the one `toolgate
- * reload --policies DIR` finds) listens, SIGINT/SIGTERM stop. -1 with a
+/* SIGHUP reloads, the control socket at socket listens (NULL: one that
+ * `toolgate reload --policies DIR` finds — the folder's own path, or one
+ * beside it when another instance has that; no_socket: none, for an
+ * instance without a policies folder), SIGINT/SIGTERM stop. -1 with a
  * message printed for `command` on failure. */
 int cli_instance_start(cli_instance *in, tg_runtime *rt, const char *socket,
-                       const char *command);
+                       int no_socket, const char *command);
 /* Marks it stopping, tells on_stop, stops the loop. */
 void cli_instance_stop(cli_instance *in);
 /* Closes the signal handles (before tg_runtime_free). */

@@ -496,13 +496,35 @@ static int read_servers(reader *r, int idx, mcp_config *c) {
   return rc ? rc : names_apart(r, c);
 }
 
+/* db = "path" (relative to the file), or false: no database. */
+static int read_db(reader *r, int idx, mcp_config *c) {
+  int t = tg__rawgetfield(r->L, idx, "db");
+  int off = t == LUA_TBOOLEAN && !lua_toboolean(r->L, -1);
+  lua_pop(r->L, 1);
+  if (off) {
+    c->db_off = 1;
+    return 0;
+  }
+  if (t == LUA_TBOOLEAN)
+    return fail(r, "the table", "db must be a file name or false, not true");
+  int rc = get_string(r, idx, "db", "the table", &c->db);
+  if (!rc && c->db && !*c->db)
+    rc = fail(r, "the table", "db must be a file name, not \"\"");
+  return rc ? rc : resolve_in_place(r, &c->db);
+}
+
 static int read_top(reader *r, mcp_config *c) {
   static const char *const keys[] = {"policies", "workspace", "session",
                                      "defaults", "mcp", "expose", "servers",
-                                     NULL};
+                                     "db", "project", NULL};
   int top = lua_gettop(r->L);
   int rc = check_keys(r, top, "the table", keys);
   if (!rc) rc = get_string(r, top, "policies", "the table", &c->policies);
+  if (!rc) rc = read_db(r, top, c);
+  if (!rc) rc = get_string(r, top, "project", "the table", &c->project);
+  if (!rc && c->project && !*c->project)
+    rc = fail(r, "the table", "project must be a folder, not \"\"");
+  if (!rc) rc = resolve_in_place(r, &c->project);
   if (!rc) rc = get_list(r, top, "workspace", "the table", &c->workspace);
   if (!rc) rc = get_string(r, top, "session", "the table", &c->session);
   if (!rc) rc = get_list(r, top, "expose", "the table", &c->expose);
@@ -580,6 +602,8 @@ void mcp_config_free(mcp_config *c) {
   free(c->path);
   free(c->dir);
   free(c->policies);
+  free(c->db);
+  free(c->project);
   free_list(c->workspace);
   free(c->session);
   free(c->separator);
@@ -631,6 +655,9 @@ cJSON *mcp_config_to_json(const mcp_config *c) {
   cJSON *o = cJSON_CreateObject();
   add_str(o, "file", c->path);
   add_str(o, "policies", c->policies);
+  if (c->db_off) cJSON_AddFalseToObject(o, "db");
+  else add_str(o, "db", c->db);
+  add_str(o, "project", c->project);
   add_list(o, "workspace", c->workspace);
   add_str(o, "session", c->session);
   cJSON *d = cJSON_AddObjectToObject(o, "defaults");

@@ -4,6 +4,9 @@
  *
  *   return {
  *     policies = "policies",               -- folder, relative to this file
+ *     db = "toolgate.db",                  -- or false: none; default: this
+ *                                          -- name beside this file
+ *     project = ".",                       -- default: this file's folder
  *     workspace = { "." },                 -- roots of the file tools
  *     session = "default",
  *     defaults = { verdict = "ask", timeout_ms = 60000,
@@ -50,6 +53,9 @@ typedef struct {
   char *path;          /* the file loaded; NULL: no file, the defaults */
   char *dir;           /* its folder (relative paths start there) */
   char *policies;      /* NULL: none given */
+  char *db;            /* the database (absolute); NULL: none given */
+  int db_off;          /* db = false: no database */
+  char *project;       /* the project folder (absolute); NULL: none given */
   char **workspace;    /* NULL-terminated; NULL: none given */
   char *session;
   tg_verdict verdict;  /* TG_VERDICT_NONE: not given */

@@ -268,6 +268,8 @@ void mcp_tools_call(mcp_session *ss, const mcp_req *req);
 void mcp_cancelled(mcp_session *ss, const cJSON *params);
 /* Is name a tool the client may call (listed after the expose filter)? */
 int mcp_tool_exposed(mcp_server *s, const char *name);
+/* Does the expose filter hide name? */
+int mcp_tool_hidden(const mcp_server *s, const char *name);
 /* The tools as the client sees them (refreshed when the generation or the
  * C tools changed). */
 const cJSON *mcp_tool_list(mcp_server *s);
@@ -379,5 +381,14 @@ void mcp_gateway_session_gone(mcp_server *s, mcp_session *ss);
 /* Are upstream servers still having their first go at starting? The
  * server holds the client's requests meanwhile. */
 int mcp_gateway_settling(const mcp_server *s);
+
+/* ---- gateway_starting.c ----------------------------------------------------- */
+
+/* A tools/call of a name that is no listed tool: when the name's prefix is
+ * an upstream server that has not listed its tools yet, answers a
+ * retryable UPSTREAM_UNAVAILABLE result and returns 1; else 0 (the name
+ * is unknown). */
+int mcp_gateway_answer_starting(mcp_session *ss, const mcp_req *req,
+                                const char *name);
 
 #endif

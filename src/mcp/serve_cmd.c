@@ -8,6 +8,14 @@
  * The run: read toolgate.lua (--config, or ./toolgate.lua if there is
  * one), let the options override it, make the runtime, start the instance
  * and the server, turn the loop until it stops, wind down.
+ *
+ * An MCP client starts a server per window, session or agent, from a
+ * folder and with an environment of its choosing (often without
+ * XDG_STATE_HOME): so a server run from a config keeps its database and
+ * its project beside the config unless told otherwise, and any number of
+ * servers may run on one policies folder (each has a control socket of
+ * its own; they share the database, where approvals, budgets and the
+ * audit trail meet).
  */
 #include <errno.h>
 #include <signal.h>
@@ -28,6 +36,7 @@
 
 #define DEFAULT_CONFIG "toolgate.lua"
 #define DEFAULT_POLICIES "policies"
+#define DEFAULT_DB "toolgate.db" /* beside the config */
 #define WIND_DOWN_MS 5000 /* how long calls and upstreams get to end */
 
 const char cmd_serve_usage[] =
@@ -39,7 +48,9 @@ const char cmd_serve_usage[] =
     "--log FILE), never to stdout. Reloads the policies when one is saved,\n"
     "on SIGHUP and on 'toolgate reload'. Stops when the client closes stdin\n"
     "(calls in flight are cancelled, upstream servers stopped) or on\n"
-    "SIGINT/SIGTERM.\n"
+    "SIGINT/SIGTERM. Any number of servers may run on one policies folder\n"
+    "(one per client window or agent); without a policies folder it runs\n"
+    "with the built-in defaults (no rules) and says so.\n"
     "\n"
     "options:\n"
     "  --config FILE       toolgate.lua (default: ./toolgate.lua if there is\n"
@@ -47,8 +58,18 @@ const char cmd_serve_usage[] =
     "  --policies DIR      the policies folder (default: the config's, else\n"
     "                      ./policies if it exists)\n"
     "  --workspace DIR     the root the file tools are confined to\n"
-    "  --socket PATH       the control socket (default: the one 'toolgate\n"
-    "                      reload --policies DIR' finds)\n"
+    "  --socket PATH       the control socket (default: one that 'toolgate\n"
+    "                      reload --policies DIR' finds; none without a\n"
+    "                      policies folder)\n"
+    "  --db PATH           the database: audit trail, approvals, usage\n"
+    "                      (default: the config's db, else toolgate.db beside\n"
+    "                      the config, else ${XDG_STATE_HOME:-~/.local/state}/\n"
+    "                      toolgate/toolgate.db)\n"
+    "  --no-db             no database: no audit trail, approve-always\n"
+    "                      remembered for this run only\n"
+    "  --project DIR       the project approvals are remembered for (default:\n"
+    "                      the config's project, else the config's folder,\n"
+    "                      else the current folder)\n"
     "  --log FILE          append the log to FILE instead of stderr\n"
     "  --log-level LEVEL   debug, info (default), notice, warning, error\n"
     "  --ask-fallback MODE when the client cannot be asked (no elicitation):\n"
@@ -71,8 +92,10 @@ const char cmd_serve_usage[] =
 typedef struct {
   const char *config, *policies, *workspace, *socket, *log, *log_level;
   const char *fallback, *max_bytes, *timeout, *approval_timeout, *state_ttl;
+  const char *project;
   int print_config;
   sandbox_options sandbox;
+  db_options db;
 } serve_options;
 
 typedef struct {
@@ -103,7 +126,9 @@ static int parse_serve_options(serve_options *o, int argc, char **argv) {
       {"--approval-timeout-ms", OPT_VALUE, NULL, &o->approval_timeout},
       {"--request-state-ttl-ms", OPT_VALUE, NULL, &o->state_ttl},
       {"--print-config", OPT_FLAG, &o->print_config, NULL},
+      {"--project", OPT_VALUE, NULL, &o->project},
       SANDBOX_OPT_SPECS(&o->sandbox),
+      DB_OPT_SPECS(&o->db),
   };
   const opt_parser p = {"serve", specs, sizeof specs / sizeof *specs, NULL,
                         0, 0, NULL, "serve [--config FILE] [options]"};
@@ -178,6 +203,37 @@ static const char *policies_dir(serve_run *r) {
   return exists(DEFAULT_POLICIES) ? DEFAULT_POLICIES : NULL;
 }
 
+/* Where the database and the project are: the options, else the config's
+ * keys, else beside the config (an MCP client's environment and folder say
+ * nothing about where the project's data belongs), else the defaults of
+ * every command (NULL). Set into c, so --print-config shows them. */
+static int storage_and_project(serve_run *r) {
+  const serve_options *o = &r->opt;
+  mcp_config *c = &r->conf;
+  tg_config checked; /* the checks every command makes of --db/--no-db */
+  tg_config_init(&checked);
+  if (db_options_apply("serve", &o->db, &checked) < 0) return -1;
+  if (o->project && !*o->project) {
+    cli_error("serve: option '--project' needs a folder, not ''");
+    return -1;
+  }
+  if (o->db.db || o->db.no_db) { /* the options override the config */
+    free(c->db);
+    c->db = o->db.db ? strdup(o->db.db) : NULL;
+    c->db_off = o->db.no_db;
+  } else if (!c->db && !c->db_off && c->dir) {
+    size_t n = strlen(c->dir) + sizeof DEFAULT_DB + 1;
+    if ((c->db = malloc(n))) snprintf(c->db, n, "%s/%s", c->dir, DEFAULT_DB);
+  }
+  if (o->project) {
+    free(c->project);
+    c->project = strdup(o->project);
+  } else if (!c->project && c->dir) {
+    c->project = strdup(c->dir);
+  }
+  return 0;
+}
+
 static int make_runtime(serve_run *r) {
   tg_config cfg;
   char err[TG_ERRMSG] = "";
@@ -194,9 +250,17 @@ static int make_runtime(serve_run *r) {
   if (r->opt.workspace) cfg.workspace_roots = r->roots;
   else if (c->workspace) cfg.workspace_roots = (const char *const *)c->workspace;
   if (sandbox_options_apply("serve", &r->opt.sandbox, &cfg) < 0) return -1;
+  cfg.db = c->db;
+  cfg.db_off = c->db_off;
+  cfg.project = c->project;
   if (!cfg.policies_dir)
-    mcp_logf(r->log, MCP_LOG_NOTICE, "no policies folder: no rules, no policy "
-             "tools (use --policies DIR or policies = ... in %s)",
+    mcp_logf(r->log, MCP_LOG_NOTICE, "no policies folder: running with the "
+             "built-in defaults (no rules, no policy tools%s; a call no rule "
+             "answers: %s unless read-only); use --policies DIR or "
+             "policies = ... in %s",
+             r->opt.socket ? "" : ", no control socket",
+             tg_verdict_name(c->verdict != TG_VERDICT_NONE ? c->verdict
+                                                           : TG_VERDICT_ASK),
              DEFAULT_CONFIG);
   r->rt = tg_runtime_new(&cfg, NULL, err);
   if (!r->rt) cli_error("serve: %s", err);
@@ -254,11 +318,18 @@ static int set_up(serve_run *r) {
     return -1;
   }
   if (make_runtime(r) < 0) return -1;
-  if (cli_instance_start(&r->inst, r->rt, r->opt.socket, "serve") < 0) return -1;
+  /* no folder: no path to derive a socket from, and nothing to reload */
+  int no_socket = !r->opt.socket && !policies_dir(r);
+  if (cli_instance_start(&r->inst, r->rt, r->opt.socket, no_socket,
+                         "serve") < 0)
+    return -1;
   mcp_logf(r->log, MCP_LOG_INFO, "serving MCP on stdio: policies %s, "
-           "generation %llu, socket %s", policies_dir(r) ? policies_dir(r)
-           : "(none)", (unsigned long long)tg_runtime_generation(r->rt),
-           tg_runtime_control_path(r->rt) ? tg_runtime_control_path(r->rt) : "-");
+           "generation %llu, socket %s, database %s, project %s",
+           policies_dir(r) ? policies_dir(r) : "(none)",
+           (unsigned long long)tg_runtime_generation(r->rt),
+           tg_runtime_control_path(r->rt) ? tg_runtime_control_path(r->rt) : "-",
+           r->conf.db_off ? "(none)" : r->conf.db ? r->conf.db : "(default)",
+           r->conf.project ? r->conf.project : "(the current folder)");
   return start_server(r);
 }
 
@@ -292,7 +363,8 @@ int cmd_serve(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN); /* a closed pipe is an error to handle, not death */
   code = CLI_EXIT_USAGE;
   r.inst.ud = &r;
-  if (load_config(&r) < 0 || apply_overrides(&r) < 0) {
+  if (load_config(&r) < 0 || apply_overrides(&r) < 0 ||
+      storage_and_project(&r) < 0) {
     mcp_config_free(&r.conf);
     return CLI_EXIT_USAGE;
   }

@@ -78,7 +78,7 @@ static const mcp_tool_source *source_of(const mcp_server *s, const char *tool) {
 
 /* Hidden by the expose globs? No positive glob: everything is in; then
  * any "!glob" that matches hides. */
-static int hidden(const mcp_server *s, const char *name) {
+int mcp_tool_hidden(const mcp_server *s, const char *name) {
   const char *const *g = s->opt.expose;
   int positives = 0, in = 0;
   for (size_t i = 0; g && g[i]; i++) {
@@ -121,7 +121,7 @@ static cJSON *build_list(mcp_server *s) {
   cJSON_ArrayForEach(t, cJSON_GetObjectItem(d, "tools")) {
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
     const char *group = cJSON_GetStringValue(cJSON_GetObjectItem(t, "group"));
-    if (!name || hidden(s, name)) continue;
+    if (!name || mcp_tool_hidden(s, name)) continue;
     const mcp_tool_source *src = source_of(s, name);
     if (src->offered && !src->offered(src->ud, name)) continue;
     cJSON *tool = src->describe(src->ud, t);
@@ -556,6 +556,7 @@ static int check_call(mcp_session *ss, const mcp_req *req, const char **name,
     return -1;
   }
   if (!mcp_tool_exposed(ss->s, *name)) {
+    if (mcp_gateway_answer_starting(ss, req, *name)) return -1;
     char msg[300];
     snprintf(msg, sizeof msg, "Unknown tool: %.200s (tools/list names the "
              "tools this server offers)", *name);

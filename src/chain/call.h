@@ -309,6 +309,14 @@ cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,
 /* The tool named `name`: C tools first, then gen's Lua tools. */
 const tg_tool *tg__chain_find_tool(tg_chain *ch, tg_generation *gen,
                                    const char *name);
+/* The other names call c answers to (strategy.h: agent_names), while its
+ * tool is the one the agent's call was mapped to; NULL: none. */
+static inline const char *const *tg__call_also_names(const tg_call *c) {
+  return c->how && c->how->agent_names && c->how->own_tool &&
+                 strcmp(c->tool_name, c->how->own_tool) == 0
+             ? c->how->agent_names
+             : NULL;
+}
 /* The tool named `name` for call c: tg__chain_find_tool's, else the
  * strategy's own tool of that name (an agent's), else NULL. */
 const tg_tool *tg__call_find_tool(tg_call *c, const char *name);

@@ -127,7 +127,7 @@ static cJSON *explain_rules(tg_call *c, decision *d) {
     cJSON_AddStringToObject(o, "name", r->name);
     cJSON_AddNumberToObject(o, "priority", r->priority);
     cJSON_AddStringToObject(o, "where", r->where);
-    if (!tg__rule_covers(r, c->tool_name)) {
+    if (!tg__rule_covers(r, c->tool_name, tg__call_also_names(c))) {
       skipped(o, r);
     } else if (decided) {
       cJSON_AddStringToObject(o, "status", "not reached");
@@ -298,9 +298,11 @@ static cJSON *explain(tg_call *c) {
                             approval_outcome(c->ch, remembered));
   cJSON_AddItemToObject(j, "validation", explain_validation(c));
   add_facts(c, j);
-  cJSON *pre = tg__hooks_describe(g, 0, c->tool_name); /* the chain's order */
+  const char *const *also = tg__call_also_names(c);
+  cJSON *pre = tg__hooks_describe(g, 0, c->tool_name, also); /* the chain's order */
   cJSON_AddItemToObject(j, "pre_hooks", pre);
-  cJSON_AddItemToObject(j, "post_hooks", tg__hooks_describe(g, 1, c->tool_name));
+  cJSON_AddItemToObject(j, "post_hooks",
+                        tg__hooks_describe(g, 1, c->tool_name, also));
   /* a deny (or a rule failing) ends the call before any hook runs */
   int hooks_run = d.verdict != TG_VERDICT_DENY;
   cJSON_AddBoolToObject(j, "hooks_run", hooks_run);

@@ -354,6 +354,7 @@ static void start_call(hook_job *j, int64_t turn) {
    * never run; what policy code leaves for the agent is read back */
   j->how.own_tool = j->m.tool;
   j->how.own_tool_read_only = j->m.read_only;
+  j->how.agent_names = (const char *const *)j->m.names;
   j->how.keep_metadata = 1;
   j->how.ask = TG_ASK_LEFT; /* the agent asks its user itself */
   cJSON *fail = NULL;

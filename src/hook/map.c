@@ -71,6 +71,28 @@ static cJSON *json_at(const policy_state *g, int idx, char *err,
   return j;
 }
 
+/* m->names from the list of strings at idx (others are left out; at
+ * most 16). -1: out of memory. */
+static int read_names(lua_State *L, int idx, tg_hook_mapped *m) {
+  enum { MAX_NAMES = 16 };
+  m->names = calloc(MAX_NAMES + 1, sizeof *m->names);
+  if (!m->names) return -1;
+  size_t n = 0;
+  for (lua_Integer i = 1; i <= MAX_NAMES; i++) {
+    lua_rawgeti(L, idx, i);
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      size_t len;
+      const char *s = lua_tolstring(L, -1, &len);
+      if (len && strlen(s) == len && !(m->names[n++] = tg__strdup(s))) {
+        lua_pop(L, 1);
+        return -1;
+      }
+    }
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
 static int read_mapped(const policy_state *g, int t, tg_hook_mapped *m, char *err,
                        size_t errlen) {
   lua_State *L = g->L;
@@ -95,6 +117,13 @@ static int read_mapped(const policy_state *g, int t, tg_hook_mapped *m, char *er
     else if (!*err) snprintf(err, errlen, "the agent mapping gave no args");
     return -1;
   }
+  tg__rawgetfield(L, t, "names");
+  if (lua_istable(L, -1) && read_names(L, lua_gettop(L), m) < 0) {
+    lua_pop(L, 1);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  lua_pop(L, 1);
   tg__rawgetfield(L, t, "paths");
   if (lua_istable(L, -1)) {
     m->paths = json_at(g, lua_gettop(L), err, errlen);
@@ -191,6 +220,8 @@ cJSON *tg__hook_unmap(tg_runtime *rt, const char *agent,
 
 void tg__hook_mapped_clear(tg_hook_mapped *m) {
   free(m->tool);
+  for (size_t i = 0; m->names && m->names[i]; i++) free(m->names[i]);
+  free(m->names);
   cJSON_Delete(m->args);
   cJSON_Delete(m->paths);
   cJSON_Delete(m->result);

@@ -100,6 +100,9 @@ typedef struct {
   int read_only;
   int mapped;                  /* a table entry (not the tool's own name) */
   cJSON *paths;                /* array of strings, or NULL */
+  char **names;                /* the agent's names of the call
+                                  (NULL-terminated; the event's tool_name
+                                  first), or NULL */
   cJSON *result;               /* POST: what post-hooks see, or NULL */
 } tg_hook_mapped;
 

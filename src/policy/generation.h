@@ -164,19 +164,25 @@ typedef struct {
   const tg_hook *hooks;
   size_t n, k;
   const char *tool;
+  const char *const *also;
   int after, pass;
 } tg_hook_walk;
 
+/* also: the other names the call answers to (tg__tool_names_match), or
+ * NULL. */
 void tg__hook_walk_start(tg_hook_walk *w, const tg_generation *g, int after,
-                         const char *tool);
+                         const char *tool, const char *const *also);
 /* The next hook in run order, or NULL when there is none left. */
 const tg_hook *tg__hook_walk_next(tg_hook_walk *w);
 /* The same order as JSON [{tool, where}] (check and explain list it). */
-cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool);
+cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool,
+                          const char *const *also);
 
-/* Does a rule's tools list cover `tool`? Its entries match as hooks'
- * names do (tg__tool_name_matches). */
-int tg__rule_covers(const tg_rule *r, const char *tool);
+/* Does a rule's tools list cover a call of `tool` (also: its other
+ * names, or NULL)? Its entries match as hooks' names do
+ * (tg__tool_names_match). */
+int tg__rule_covers(const tg_rule *r, const char *tool,
+                    const char *const *also);
 
 /* Does any tg.on_event handler of g listen? (the scope's `listens`) */
 static inline int tg__generation_listens(const tg_generation *g) {
@@ -187,6 +193,13 @@ static inline int tg__generation_listens(const tg_generation *g) {
  * character (* ? [ { \) is a glob (base/glob.c: tg_glob_match); any other
  * name covers that one tool. */
 int tg__tool_name_matches(const char *name, const char *tool);
+/* Does `name` cover a call of `tool` that also answers to the names in
+ * `also` (NULL-terminated; NULL: none)? An agent's call is one of
+ * toolgate's tools (Claude Code's Bash is exec) and answers to the
+ * agent's names of it too ("Bash", Codex's "shell"): a rule may be
+ * written in either's terms, and both cover it. */
+int tg__tool_names_match(const char *name, const char *tool,
+                         const char *const *also);
 /* Is name a glob (not "*", not a plain name)? */
 int tg__tool_name_is_glob(const char *name);
 /* Adds to the JSON array `warnings` one line for each tool name of g's

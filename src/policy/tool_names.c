@@ -21,6 +21,14 @@ int tg__tool_name_matches(const char *name, const char *tool) {
   return strcmp(name, tool) == 0;
 }
 
+int tg__tool_names_match(const char *name, const char *tool,
+                         const char *const *also) {
+  if (tg__tool_name_matches(name, tool)) return 1;
+  for (size_t i = 0; also && also[i]; i++)
+    if (tg__tool_name_matches(name, also[i])) return 1;
+  return 0;
+}
+
 /* The registered tools, C ones first: callback per name until it
  * returns nonzero. */
 typedef int (*name_fn)(const char *tool, void *ud);

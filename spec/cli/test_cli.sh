@@ -169,6 +169,41 @@ json_ok "check --strict --json: the warnings are in the JSON" \
 run check "$WORK/pol" --strict
 expect "check --strict without warnings exits 0" 0
 
+# The agents' tool names are known: rules in the agent's terms are no
+# typos, and a misspelt one gets the nearest name of either kind.
+mkdir -p "$WORK/agentnames" "$WORK/tgtypo"
+cat >"$WORK/agentnames/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.rule { name = "agent-terms", tools = { "Bash", "Edit", "MultiEdit", "Read", "Glob",
+  "WebFetch", "shell", "local_shell", "glob", "web_fetch", "mcp__github__create_issue",
+  "mcp__github__*" }, check = function() end }
+tg.before_tool("NotebookEdit", function() end)
+EOF
+run check "$WORK/agentnames" --strict
+expect "check --strict accepts the agents' tool names" 0
+out_has() { # name, text: stdout holds text
+  if grep -qF -- "$2" "$WORK/stdout"; then pass "$1"; else fail "$1" "stdout: $OUT"; fi
+}
+out_has "check shows what toolgate judges an agent's tool as" \
+  "Bash          exec (claude-code, codex)"
+cat >>"$WORK/agentnames/10.lua" <<'EOF'
+tg.rule { name = "typo", priority = 2, tools = { "bash", "Wirte" }, check = function() end }
+EOF
+run check "$WORK/agentnames"
+expect "check with a misspelt agent tool exits 0 (warnings)" 0
+out_has "check warns about a misspelt agent tool, with the agent's name" \
+  "names the tool 'bash', but no tool has that name (did you mean 'Bash'?)"
+out_has "... and suggests the nearest of every known name" "(did you mean 'Write'?)"
+run check "$WORK/agentnames" --strict
+expect "check --strict refuses a misspelt agent tool" 1 "2 warnings"
+cat >"$WORK/tgtypo/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.rul { name = "x", check = function() end }
+EOF
+run check "$WORK/tgtypo"
+expect "a misspelt tg.* function fails with file:line" 1 "10.lua:2"
+expect "a misspelt tg.* function names the one meant" 1 "did you mean tg.rule?"
+
 # ---- hostile policy code ------------------------------------------------------
 
 mkdir -p "$WORK/hostile" "$WORK/many" "$WORK/redact"

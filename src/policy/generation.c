@@ -45,6 +45,7 @@ static int load_files(tg_generation *g, char *err, size_t errlen) {
   g->loading = 1;
   for (size_t i = 0; i < g->nfiles && rc == 0; i++) {
     rc = tg__run_file(g->L, g->sb, g->files[i], 0, NULL, err, errlen);
+    if (rc) tg__api_suggest(err, errlen);
     if (tg__reg_broken(g)) {
       tg__errf(err, errlen, "%s", g->broken);
       rc = -1;
@@ -194,7 +195,9 @@ cJSON *tg__generation_describe(const tg_generation *g) {
     }
   }
   if (g) tg__chat_describe(g, d);
-  if (g) tg__tool_name_warnings(g, warnings);
+  if (g)
+    tg__tool_name_warnings(g, warnings,
+                           cJSON_AddObjectToObject(d, "agent_names"));
   cJSON_AddItemToObject(d, "tools", tools);
   cJSON_AddItemToObject(d, "warnings", warnings);
   return d;

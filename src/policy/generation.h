@@ -113,6 +113,13 @@ void tg__generation_unref(tg_generation *g);
  * refused). */
 tg_generation *tg__api_loading(lua_State *L, const char *fn);
 char *tg__api_where(tg_generation *g, lua_State *L, int idx);
+/* The tg.* function nearest to `name` (tg__name_distance at most 2, or
+ * the same but for case), or NULL: a misspelt one's suggestion. */
+const char *tg__api_nearest(const char *name);
+/* err holds a policy file's load error; when it is a call of a field
+ * that does not exist and whose name is near a tg.* function's
+ * ("tg.rul {...}"), adds "did you mean tg.rule?" to it. */
+void tg__api_suggest(char *err, size_t errlen);
 
 /* Registers the policy-side `toolgate` module (tg.*) in g->L. */
 void tg__policy_api_open(tg_generation *g);
@@ -203,10 +210,16 @@ int tg__tool_names_match(const char *name, const char *tool,
 /* Is name a glob (not "*", not a plain name)? */
 int tg__tool_name_is_glob(const char *name);
 /* Adds to the JSON array `warnings` one line for each tool name of g's
- * rules and hooks that no tool registered now covers (a typo: the rule
- * or hook would never apply), naming the rule or hook and its file:line
- * (tool_names.c). */
-void tg__tool_name_warnings(const tg_generation *g, cJSON *warnings);
+ * rules and hooks that no known tool covers (a typo: the rule or hook
+ * would never apply), naming the rule or hook and its file:line and the
+ * nearest known name; and to the object agent_names (NULL: not wanted)
+ * each agent's tool name they write, as {name: {toolgate tool: [agents]}}
+ * ("Bash": {"exec": ["claude-code", "codex"]}) (tool_names.c). */
+void tg__tool_name_warnings(const tg_generation *g, cJSON *warnings,
+                            cJSON *agent_names);
+/* The edit distance of a and b (a swap of two neighbours is one edit)
+ * when it is at most 2, else 3: how near a typo is to a name. */
+size_t tg__name_distance(const char *a, const char *b);
 
 /* The bus scope that delivers events to a generation's tg.on_event
  * handlers (on_event.c); the runtime installs it. */

@@ -8,7 +8,7 @@
 --     text), agent.context_from(call, tool, args) — what an agent's call
 --     was, the files it touches, and text (or a tool's output) for the
 --     model;
---   * for the runtime (src/hook/map.c calls these in the policies'
+--   * for the runtime (src/runtime/agent_map.c calls these in the policies'
 --     own generation): agent.map(name, event) turns a hook event's tool
 --     call into {tool, args, ...}; agent.unmap(name, event, tool, args)
 --     turns a call a pre-hook rewrote back into the agent's tool input.

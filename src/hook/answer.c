@@ -6,7 +6,7 @@
  *
  * The event is read with the strict parser (a key twice, 1e400, bad
  * UTF-8: malformed); its tool call is mapped onto toolgate's
- * (map.c); the call runs through the chain with the agent's strategy
+ * (runtime/agent_map.c); the call runs through the chain with the agent's strategy
  * (kit/hook_services.h): before the tool, rules, pre-hooks and the rules
  * again after a rewrite, the tool does not run here and an ask is left to
  * the agent; after it, the post-hooks judge the agent's result. What came
@@ -30,7 +30,7 @@ typedef struct {
   const char *on_error;
   int toolgate_defaults;
   cJSON *event;
-  tg_hook_mapped m;
+  tg_agent_call m;
   tg_call_strategy how;        /* how the chain meets the agent's tool; what
                                   it saw (how.seen) once the call ended */
   uint64_t deadline_ms;
@@ -53,7 +53,7 @@ static void job_free(hook_job *j) {
   cJSON_Delete(j->k_input);
   cJSON_Delete(j->k_mcp);
   cJSON_Delete(j->event);
-  tg__hook_mapped_clear(&j->m);
+  tg__agent_call_clear(&j->m);
   tg__call_seen_clear(&j->how.seen);
   free(j);
 }
@@ -193,7 +193,7 @@ static void judged(hook_job *j, const tg_outcome *o) {
                   (f->args && !tg_json_equal(f->args, j->m.args));
   char why[TG_ERRMSG] = "";
   if (rewritten) {
-    input = tg__hook_unmap(j->rt, j->agent->name, j->event,
+    input = tg__agent_unmap(j->rt, j->agent->name, j->event,
                            f->tool, f->args, why, sizeof why);
     if (!input) {
       snprintf(reason, sizeof reason, "the tool did not run: toolgate's "
@@ -309,36 +309,10 @@ static void call_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
 
 /* ---- the call ------------------------------------------------------------ */
 
-/* call.metadata: the agent's name and its own view of the call. */
-static cJSON *metadata_of(hook_job *j) {
-  static const char *const fields[] = {"cwd", "permission_mode", "tool_use_id",
-                                       "model", "turn_id", "session_id", NULL};
-  cJSON *m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "agent", j->agent->name);
-  cJSON_AddStringToObject(m, "agent_event", j->event_name);
-  cJSON_AddStringToObject(m, "agent_tool", str(j->event, "tool_name"));
-  cJSON_AddItemToObject(m, "agent_input",
-                        cJSON_Duplicate(cJSON_GetObjectItem(j->event, "tool_input"), 1));
-  if (j->m.paths) cJSON_AddItemToObject(m, "agent_paths", cJSON_Duplicate(j->m.paths, 1));
-  /* the project its approvals are remembered for: the session's folder,
-   * by its real path (as `toolgate approvals grant` names it) */
-  char *project = tg__hook_project(j->event);
-  if (project) cJSON_AddStringToObject(m, "agent_project", project);
-  free(project);
-  for (int i = 0; fields[i]; i++) {
-    const char *v = str(j->event, fields[i]);
-    if (!v) continue;
-    char k[64];
-    snprintf(k, sizeof k, "agent_%s", fields[i]);
-    cJSON_AddStringToObject(m, k, v);
-  }
-  return m;
-}
-
 static void start_call(hook_job *j, int64_t turn) {
   char err[TG_ERRMSG] = "";
   int raised = 0;
-  if (tg__hook_map(j->rt, j->agent->name, j->event, &j->m, &raised,
+  if (tg__agent_map(j->rt, j->agent->name, j->event, &j->m, &raised,
                    err, sizeof err) < 0) {
     fail_safe(j, err);
     return;
@@ -352,10 +326,7 @@ static void start_call(hook_job *j, int64_t turn) {
   }
   /* the agent's own tool, when toolgate has none by its name: judged,
    * never run; what policy code leaves for the agent is read back */
-  j->how.own_tool = j->m.tool;
-  j->how.own_tool_read_only = j->m.read_only;
-  j->how.agent_names = (const char *const *)j->m.names;
-  j->how.keep_metadata = 1;
+  tg__agent_strategy(&j->how, &j->m);
   j->how.ask = TG_ASK_LEFT; /* the agent asks its user itself */
   cJSON *fail = NULL;
   if (j->kind == TG_HOOK_EV_PRE || j->kind == TG_HOOK_EV_PERMISSION) {
@@ -375,7 +346,7 @@ static void start_call(hook_job *j, int64_t turn) {
       j->how.has_result = 1;
     }
   }
-  cJSON *meta = metadata_of(j);
+  cJSON *meta = tg__agent_metadata(j->agent->name, j->event, &j->m);
   tg_call_request req;
   memset(&req, 0, sizeof req);
   req.tool = j->m.tool;

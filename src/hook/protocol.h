@@ -8,7 +8,8 @@
  *   answer.c     tg_hook_answer: the event parsed, its tool call mapped,
  *                run through the chain with the agent's strategy, the
  *                outcome read
- *   map.c        the mapping, in Lua (toolgate.agent) in the generation
+ *   (the mapping, in Lua (toolgate.agent) in the generation, is the
+ *   runtime's: runtime/agent_map.c)
  *   reply.c      the agent's wire format (one place for both agents),
  *                and the fail-safe answers (tg_hook_fallback)
  *   text.c       the texts of an answer; a stable key order
@@ -93,30 +94,8 @@ typedef struct {
 /* Renders `say` into res (output, message, exit code). -ENOMEM. */
 int tg__hook_render(const tg_hook_say *say, tg_hook_result *res);
 
-/* The agent's tool call as toolgate's (map.c). */
-typedef struct {
-  char *tool;
-  cJSON *args;                 /* an object */
-  int read_only;
-  int mapped;                  /* a table entry (not the tool's own name) */
-  cJSON *paths;                /* array of strings, or NULL */
-  char **names;                /* the agent's names of the call
-                                  (NULL-terminated; the event's tool_name
-                                  first), or NULL */
-  cJSON *result;               /* POST: what post-hooks see, or NULL */
-} tg_hook_mapped;
-
-/* agent.map(agent, event) in rt's current generation. -1 with why in
- * err: the event cannot be mapped (odd input), or the mapping raised (a
- * policy error): *raised tells which. */
-int tg__hook_map(tg_runtime *rt, const char *agent, const cJSON *event,
-                 tg_hook_mapped *out, int *raised, char *err, size_t errlen);
-/* agent.unmap(...): the agent's input for a rewritten call, or NULL with
- * why in err. */
-cJSON *tg__hook_unmap(tg_runtime *rt, const char *agent,
-                      const cJSON *event, const char *tool,
-                      const cJSON *args, char *err, size_t errlen);
-void tg__hook_mapped_clear(tg_hook_mapped *m);
+/* The agent's tool call as toolgate's: tg__agent_map and its kin
+ * (runtime/hook_services.h, through kit/hook_services.h). */
 
 /* text.c: the texts agent.context added (metadata.agent_context), in
  * order, as one (malloc'd; NULL: none); v as text for a message (a string

@@ -1,14 +1,19 @@
 /*
- * map.c — an agent's tool call as toolgate's, and a rewrite back:
+ * agent_map.c — an agent's tool call as toolgate's, and a rewrite back:
  * the Lua library's toolgate.agent (map, unmap), run in the current
  * generation's own state, so that a policy file can extend the mapping
  * tables (they are that generation's modules) and the mapping runs under
- * the policies' time limit and memory cap like any policy code.
+ * the policies' time limit and memory cap like any policy code. In the
+ * runtime, not the hook front, because an agent's call is read this one
+ * way wherever it comes from: a hook event (src/hook/answer.c), a
+ * `toolgate explain --event`, a `toolgate test` case that names an
+ * agent's tool (policy_test.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "protocol.h"
+#include "hook_services.h"
+#include "base/util.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
 
@@ -73,7 +78,7 @@ static cJSON *json_at(const policy_state *g, int idx, char *err,
 
 /* m->names from the list of strings at idx (others are left out; at
  * most 16). -1: out of memory. */
-static int read_names(lua_State *L, int idx, tg_hook_mapped *m) {
+static int read_names(lua_State *L, int idx, tg_agent_call *m) {
   enum { MAX_NAMES = 16 };
   m->names = calloc(MAX_NAMES + 1, sizeof *m->names);
   if (!m->names) return -1;
@@ -93,7 +98,7 @@ static int read_names(lua_State *L, int idx, tg_hook_mapped *m) {
   return 0;
 }
 
-static int read_mapped(const policy_state *g, int t, tg_hook_mapped *m, char *err,
+static int read_mapped(const policy_state *g, int t, tg_agent_call *m, char *err,
                        size_t errlen) {
   lua_State *L = g->L;
   const char *tool = tg__rawgetstring(L, t, "tool");
@@ -144,8 +149,8 @@ static int read_mapped(const policy_state *g, int t, tg_hook_mapped *m, char *er
   return m->tool ? 0 : -1;
 }
 
-int tg__hook_map(tg_runtime *rt, const char *agent, const cJSON *event,
-                 tg_hook_mapped *out, int *raised, char *err, size_t errlen) {
+int tg__agent_map(tg_runtime *rt, const char *agent, const cJSON *event,
+                 tg_agent_call *out, int *raised, char *err, size_t errlen) {
   policy_state ps, *g = &ps;
   memset(out, 0, sizeof *out);
   *raised = 0;
@@ -172,11 +177,11 @@ int tg__hook_map(tg_runtime *rt, const char *agent, const cJSON *event,
   else
     rc = read_mapped(g, lua_gettop(L) - 1, out, err, errlen);
   lua_settop(L, top);
-  if (rc < 0) tg__hook_mapped_clear(out);
+  if (rc < 0) tg__agent_call_clear(out);
   return rc;
 }
 
-cJSON *tg__hook_unmap(tg_runtime *rt, const char *agent,
+cJSON *tg__agent_unmap(tg_runtime *rt, const char *agent,
                       const cJSON *event, const char *tool,
                       const cJSON *args, char *err, size_t errlen) {
   policy_state ps, *g = &ps;
@@ -218,7 +223,7 @@ cJSON *tg__hook_unmap(tg_runtime *rt, const char *agent,
   return in;
 }
 
-void tg__hook_mapped_clear(tg_hook_mapped *m) {
+void tg__agent_call_clear(tg_agent_call *m) {
   free(m->tool);
   for (size_t i = 0; m->names && m->names[i]; i++) free(m->names[i]);
   free(m->names);
@@ -226,4 +231,42 @@ void tg__hook_mapped_clear(tg_hook_mapped *m) {
   cJSON_Delete(m->paths);
   cJSON_Delete(m->result);
   memset(m, 0, sizeof *m);
+}
+
+cJSON *tg__agent_metadata(const char *agent, const cJSON *event,
+                          const tg_agent_call *m) {
+  static const char *const fields[] = {"cwd", "permission_mode", "tool_use_id",
+                                       "model", "turn_id", "session_id", NULL};
+  const char *ev_name = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(event, "hook_event_name"));
+  const char *tool = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(event, "tool_name"));
+  cJSON *md = cJSON_CreateObject();
+  cJSON_AddStringToObject(md, "agent", agent);
+  if (ev_name) cJSON_AddStringToObject(md, "agent_event", ev_name);
+  if (tool) cJSON_AddStringToObject(md, "agent_tool", tool);
+  cJSON_AddItemToObject(md, "agent_input",
+                        cJSON_Duplicate(cJSON_GetObjectItem(event, "tool_input"), 1));
+  if (m->paths) cJSON_AddItemToObject(md, "agent_paths", cJSON_Duplicate(m->paths, 1));
+  /* the project its approvals are remembered for: the session's folder,
+   * by its real path (as `toolgate approvals grant` names it) */
+  char *project = tg__hooksvc_project(cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(event, "cwd")));
+  if (project) cJSON_AddStringToObject(md, "agent_project", project);
+  free(project);
+  for (int i = 0; fields[i]; i++) {
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(event, fields[i]));
+    if (!v) continue;
+    char k[64];
+    snprintf(k, sizeof k, "agent_%s", fields[i]);
+    cJSON_AddStringToObject(md, k, v);
+  }
+  return md;
+}
+
+void tg__agent_strategy(tg_call_strategy *how, const tg_agent_call *m) {
+  how->own_tool = m->tool;
+  how->own_tool_read_only = m->read_only;
+  how->agent_names = (const char *const *)m->names;
+  how->keep_metadata = 1;
 }

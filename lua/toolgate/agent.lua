@@ -348,6 +348,19 @@ function M.known_names()
   return out
 end
 
+-- The agent whose mapping table knows the tool `tool` by name (the first
+-- of them in name order: "Bash" is Claude Code's), "claude-code" for an
+-- agent's MCP tool (mcp__SERVER__TOOL), else nil. `toolgate test` maps a
+-- case naming such a tool as that agent's call.
+function M.which(tool)
+  if type(tool) ~= "string" then return nil end
+  for _, k in ipairs(M.known_names()) do
+    if k.name == tool then return k.agent end
+  end
+  if sub(tool, 1, 5) == "mcp__" and #tool > 5 then return "claude-code" end
+  return nil
+end
+
 -- agent.map(name, event) -> {tool, args, read_only, paths, agent_tool,
 -- names, result?} for the hook event's tool call, or nil, why.
 function M.map(name, ev)

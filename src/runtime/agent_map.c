@@ -223,6 +223,29 @@ cJSON *tg__agent_unmap(tg_runtime *rt, const char *agent,
   return in;
 }
 
+int tg__agent_which(tg_runtime *rt, const char *tool, char *agent,
+                    size_t len, char *err, size_t errlen) {
+  lua_State *L = tg__hooksvc_policy_state(rt, NULL);
+  agent[0] = '\0';
+  err[0] = '\0';
+  if (!L) {
+    snprintf(err, errlen, "no policies are loaded");
+    return -1;
+  }
+  int top = lua_gettop(L), raised = 0;
+  lua_pushcfunction(L, l_agent_call);
+  lua_pushliteral(L, "which");
+  lua_pushstring(L, tool);
+  if (run(rt, 1, &raised, err, errlen) < 0) {
+    lua_settop(L, top);
+    return -1;
+  }
+  if (lua_type(L, -2) == LUA_TSTRING)
+    snprintf(agent, len, "%s", lua_tostring(L, -2));
+  lua_settop(L, top);
+  return 0;
+}
+
 void tg__agent_call_clear(tg_agent_call *m) {
   free(m->tool);
   for (size_t i = 0; m->names && m->names[i]; i++) free(m->names[i]);

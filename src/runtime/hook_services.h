@@ -65,6 +65,10 @@ cJSON *tg__agent_unmap(tg_runtime *rt, const char *agent,
                        const cJSON *event, const char *tool,
                        const cJSON *args, char *err, size_t errlen);
 void tg__agent_call_clear(tg_agent_call *m);
+/* The agent whose mapping table knows `tool` by name (agent.which), into
+ * agent ("" when none). 0, or -1 with why in err (the Lua raised). */
+int tg__agent_which(tg_runtime *rt, const char *tool, char *agent,
+                    size_t len, char *err, size_t errlen);
 /* call.metadata of the agent's call: its name ("claude-code"), the
  * event's name, tool, input and fields (agent_cwd, agent_session_id, ...),
  * the paths the mapping found, the project (the cwd's real path). */

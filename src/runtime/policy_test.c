@@ -5,16 +5,27 @@
  * given in place of the tool (chain/strategy.c) — rules, pre-hooks, rules again after a
  * rewrite, validation, post-hooks — and is compared with what it expects.
  * No tool runs; an ask is approved without asking.
+ *
+ * A case may be an agent's call: its tool and args are the agent's
+ * (Bash {command}, Edit {file_path, old_string, new_string},
+ * mcp__github__create_issue {...}), named with agent = "claude-code" or
+ * "codex", or without it when a mapping table knows the name. It is
+ * mapped as a hook event is (agent_map.c) and judged as the hook judges
+ * it. A case may also name a tool nobody registers (an upstream MCP
+ * server's, github__create_issue) as a stand-in (stand_in = true,
+ * read_only = ...): judged by its name, as an agent's own tool is.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "runtime.h"
 #include "base/util.h"
 #include "policy/policy_tests.h"
 #include "base/json.h"
 #include "runtime/front_api.h"
+#include "hook_services.h"
 
 typedef struct {
   int done;
@@ -159,8 +170,10 @@ static void check_error(checking *k) {
   else if (!want && code && strcmp(code, "DENIED") &&
            !(cJSON_GetObjectItem(k->cs, "error") &&
              !strcmp(code, own ? own : "TOOL_ERROR")))
-    failure(k->fails, "the call ends %s with %s %s: %s", str(k->out, "status"),
-            str(e, "phase"), code, msg);
+    failure(k->fails, "the call ends %s with %s %s: %s%s", str(k->out, "status"),
+            str(e, "phase"), code, msg, strcmp(code, "UNKNOWN_TOOL") ? ""
+            : " (a tool of an agent: agent = \"claude-code\" or \"codex\"; "
+              "of an MCP server toolgate serves: stand_in = true)");
 }
 
 /* ---- one case -------------------------------------------------------------- */
@@ -171,6 +184,84 @@ static void fill_request(tg_call_request *req, const cJSON *cs) {
   req->args = cJSON_GetObjectItem(cs, "args"); /* NULL: {} */
   req->session = str(cs, "session");
   req->metadata = cJSON_GetObjectItem(cs, "metadata");
+}
+
+/* A case that is an agent's call: the event it stands for, its mapping
+ * and metadata (kept until the call ends). */
+typedef struct {
+  cJSON *event;
+  tg_agent_call m;
+  cJSON *metadata;
+} agent_case;
+
+static void agent_case_clear(agent_case *a) {
+  cJSON_Delete(a->event);
+  tg__agent_call_clear(&a->m);
+  cJSON_Delete(a->metadata);
+  memset(a, 0, sizeof *a);
+}
+
+/* The hook event the case stands for: the agent's PreToolUse (with a
+ * result, PostToolUse) of its tool and args, in its cwd (the case's, or
+ * the runner's). */
+static cJSON *case_event(const cJSON *cs) {
+  cJSON *ev = cJSON_CreateObject();
+  const cJSON *result = cJSON_GetObjectItem(cs, "result");
+  const cJSON *args = cJSON_GetObjectItem(cs, "args");
+  cJSON_AddStringToObject(ev, "hook_event_name",
+                          result ? "PostToolUse" : "PreToolUse");
+  cJSON_AddStringToObject(ev, "tool_name", str(cs, "tool"));
+  cJSON_AddItemToObject(ev, "tool_input", args ? cJSON_Duplicate(args, 1)
+                                               : cJSON_CreateObject());
+  if (result) cJSON_AddItemToObject(ev, "tool_response", cJSON_Duplicate(result, 1));
+  char cwd[4096];
+  const char *dir = str(cs, "cwd");
+  if (!dir && getcwd(cwd, sizeof cwd)) dir = cwd;
+  if (dir) cJSON_AddStringToObject(ev, "cwd", dir);
+  if (str(cs, "session")) cJSON_AddStringToObject(ev, "session_id", str(cs, "session"));
+  return ev;
+}
+
+/* Sets the call up as an agent's (mapped) or a stand-in's when the case
+ * is one: 1 when it is, 0 when it is an ordinary call, -1 with why. */
+static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
+                             tg_call_strategy *how, tg_call_request *req,
+                             agent_case *a, char err[TG_ERRMSG]) {
+  memset(a, 0, sizeof *a);
+  const char *tool = str(cs, "tool"), *agent = str(cs, "agent");
+  if (cJSON_IsTrue(cJSON_GetObjectItem(cs, "stand_in"))) {
+    how->own_tool = tool;
+    how->own_tool_read_only = cJSON_IsTrue(cJSON_GetObjectItem(cs, "read_only"));
+    return 1;
+  }
+  char which[64] = "";
+  if (!agent) {
+    if (tg__chain_find_tool(&rt->chain, rt->chain.gen, tool)) return 0;
+    if (tg__agent_which(rt, tool, which, sizeof which, err, TG_ERRMSG) < 0)
+      return -1;
+    if (!which[0]) return 0; /* the chain says the tool is unknown */
+    agent = which;
+  }
+  int raised = 0;
+  a->event = case_event(cs);
+  if (tg__agent_map(rt, agent, a->event, &a->m, &raised, err, TG_ERRMSG) < 0) {
+    char why[TG_ERRMSG];
+    snprintf(why, sizeof why, "%s", err);
+    tg__errf(err, TG_ERRMSG, "%s's %s cannot be judged: %s", agent, tool, why);
+    return -1;
+  }
+  tg__agent_strategy(how, &a->m);
+  a->metadata = tg__agent_metadata(agent, a->event, &a->m);
+  const cJSON *own = cJSON_GetObjectItem(cs, "metadata"), *kv;
+  cJSON_ArrayForEach(kv, own) { /* the case's own metadata as well */
+    cJSON_DeleteItemFromObjectCaseSensitive(a->metadata, kv->string);
+    cJSON_AddItemToObject(a->metadata, kv->string, cJSON_Duplicate(kv, 1));
+  }
+  req->tool = a->m.tool;
+  req->args = a->m.args;
+  req->metadata = a->metadata;
+  if (how->has_result) how->result = a->m.result;
+  return 1;
 }
 
 /* What the case saw, for the report. */
@@ -215,7 +306,11 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
   fill_request(&req, cs);
   case_run r = {0, NULL};
   char err[TG_ERRMSG] = "";
-  if (tg__chain_call_with(&rt->chain, &req, &how, case_done, &r, err) < 0)
+  agent_case ac;
+  int ready = agent_or_stand_in(rt, cs, &how, &req, &ac, err);
+  if (ready < 0)
+    failure(fails, "%s", err);
+  else if (tg__chain_call_with(&rt->chain, &req, &how, case_done, &r, err) < 0)
     failure(fails, "the call could not start: %s", err);
   /* a fixture call never waits; the loop turns only if that ever changes */
   while (!r.done && !err[0])
@@ -236,6 +331,7 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
   cJSON_AddItemToObject(o, "failures", fails);
   cJSON_Delete(r.outcome);
   tg__call_seen_clear(&how.seen);
+  agent_case_clear(&ac);
   return o;
 }
 

@@ -282,6 +282,29 @@ static char *with_tree(const char *text, const char *tree) {
 
 /* Every fixture of agent, in-process and through a daemon: the expected
  * answer, the same both ways. Returns how many ran. */
+/* `toolgate explain --event` gives the answer the hook gave (hook), from
+ * the same code: the same exit code and output. Not when a policy asked
+ * for tools to run for the model's context: explain lists them, never
+ * runs them. */
+static void check_explained(const char *name, const ran *x, const ran *hook) {
+  if (x->code != 0)
+    TG_FAIL("%s: explain --event exits %d: %s", name, x->code, x->err);
+  cJSON *j = cJSON_Parse(x->out);
+  if (!j) TG_FAIL("%s: explain --event --json is not JSON: %s", name, x->out);
+  const cJSON *a = cJSON_GetObjectItem(j, "answer");
+  const cJSON *judged = cJSON_GetObjectItem(j, "judged");
+  if (!cJSON_GetObjectItem(judged, "context_calls")) {
+    cJSON *got = hook->out[0] ? cJSON_Parse(hook->out) : cJSON_CreateNull();
+    if (num_at(a, "exit_code") != hook->code ||
+        !cJSON_Compare(cJSON_GetObjectItem(a, "output"), got, 1))
+      TG_FAIL("%s: explain --event says the agent gets another answer\n"
+              "  explain: %s\n  hook:    %d %s", name, x->out, hook->code,
+              hook->out);
+    cJSON_Delete(got);
+  }
+  cJSON_Delete(j);
+}
+
 static int run_fixtures(const char *agent) {
   char *tmp = temp_dir();
   char *tree = symlink_tree(tmp);
@@ -305,13 +328,18 @@ static int run_fixtures(const char *agent) {
                           "--no-resident", NULL};
     const char *resident[] = {"hook", agent, "--policies", missing,
                               "--socket", d.sock, NULL};
+    const char *explain[] = {"explain", "--event", "-", "--agent", agent,
+                             "--policies", POLICIES, "--json", NULL};
     char *evraw = read_text(ev), *evtext = with_tree(evraw, tree);
     ran a = run_text(here, evtext), b = run_text(resident, evtext);
+    ran x = run_text(explain, evtext);
     free(evraw);
     free(evtext);
     free(raw);
     check_expect(name, &a, want);
     check_expect(name, &b, want);
+    check_explained(name, &x, &a);
+    ran_free(&x);
     if (strcmp(a.out, b.out) || a.code != b.code || strcmp(a.err, b.err))
       TG_FAIL("%s: the resident instance answered otherwise\n  in-process: "
               "%d %s %s\n  resident:   %d %s %s", name, a.code, a.out, a.err,

@@ -204,6 +204,39 @@ run check "$WORK/tgtypo"
 expect "a misspelt tg.* function fails with file:line" 1 "10.lua:2"
 expect "a misspelt tg.* function names the one meant" 1 "did you mean tg.rule?"
 
+# explain --event: an agent's hook event, mapped, judged and answered as
+# `toolgate hook` answers it (spec/c/test_hooks.c compares every fixture).
+mkdir -p "$WORK/evpol"
+cat >"$WORK/evpol/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.rule { name = "no-force", tools = { "Bash" }, check = function(c)
+  if c.args.command:match("%-%-force") then return tg.deny("no force pushes") end end }
+tg.before_tool("Bash", function(c) return tg.args { command = c.args.command .. " --dry-run" } end)
+EOF
+printf '{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git push --force"}}' >"$WORK/ev_deny.json"
+printf '{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","turn_id":"t","tool_name":"Bash","tool_input":{"command":"make"}}' >"$WORK/ev_rewrite.json"
+run explain --event "$WORK/ev_deny.json" --policies "$WORK/evpol"
+expect "explain --event exits 0" 0
+out_has "explain --event shows the mapped call and the agent's name" \
+  "mapped    exec (not read-only); rules may also name it Bash"
+out_has "explain --event shows the rule that decides" "no-force"
+out_has "explain --event shows what the agent gets" '"permissionDecision":"deny"'
+run explain --event "$WORK/ev_rewrite.json" --policies "$WORK/evpol" --json
+json_ok "explain --event --json: Codex detected, the rewrite and updatedInput" \
+  'objs[0]["agent"] == "codex" and objs[0]["agent_detected"]
+   and objs[0]["judged"]["rewritten"]
+   and objs[0]["judged"]["args"]["command"] == "make --dry-run"
+   and objs[0]["answer"]["output"]["hookSpecificOutput"]["updatedInput"]["command"] == "make --dry-run"'
+run explain --event "$WORK/ev_rewrite.json" --agent claude --policies "$WORK/evpol" --json
+json_ok "explain --event --agent claude overrides the detection" \
+  'objs[0]["agent"] == "claude-code" and not objs[0]["agent_detected"]'
+run explain --event "$WORK/ev_deny.json" exec '{}'
+expect "explain --event with TOOL JSON is a usage error" 2 "no TOOL or JSON"
+run explain --event "$WORK/ev_deny.json" --agent gemini
+expect "explain --agent takes claude or codex" 2 "claude or codex"
+run explain --agent codex exec '{}'
+expect "explain --agent without --event is a usage error" 2 "go with --event"
+
 # ---- hostile policy code ------------------------------------------------------
 
 mkdir -p "$WORK/hostile" "$WORK/many" "$WORK/redact"

@@ -306,6 +306,14 @@ void tg__chain_set_approver(tg_chain *ch, tg_approver_cb cb, void *ud);
 void tg__chain_set_approve_mode(tg_chain *ch, tg_approve_mode mode);
 cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,
                          char err[TG_ERRMSG]);
+/* tg__chain_explain of a call the way how says (an agent's: its own tool
+ * judged by name, the agent's names covering it); how NULL: an ordinary
+ * call. */
+cJSON *tg__chain_explain_with(tg_chain *ch, const tg_call_request *req,
+                              tg_call_strategy *how, char err[TG_ERRMSG]);
+/* Gives c the strategy how (NULL: none) and, when how has an own tool
+ * and no tool has c's name, that tool. */
+void tg__call_set_strategy(tg_call *c, tg_call_strategy *how);
 /* The tool named `name`: C tools first, then gen's Lua tools. */
 const tg_tool *tg__chain_find_tool(tg_chain *ch, tg_generation *gen,
                                    const char *name);

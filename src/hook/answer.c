@@ -40,6 +40,8 @@ typedef struct {
   tg_hook_say kept;
   char *k_reason, *k_context, *k_system;
   cJSON *k_input, *k_mcp;
+  cJSON *trace;                /* explain --event: what the chain saw (the
+                                  caller's), context tools listed, not run */
 } hook_job;
 
 static const char *str(const cJSON *o, const char *k) {
@@ -77,6 +79,8 @@ static void finish(hook_job *j, const tg_hook_say *say) {
 /* The answer on_error names, with why. */
 static void fail_safe(hook_job *j, const char *why) {
   tg_hook_result res;
+  if (j->trace && !cJSON_GetObjectItem(j->trace, "fail_safe"))
+    cJSON_AddStringToObject(j->trace, "fail_safe", why);
   static const char said[] = "the tool did not run: "; /* the answer says so */
   if (!strncmp(why, said, sizeof said - 1)) why += sizeof said - 1;
   if (tg_hook_fallback(j->agent->name, j->event_name, j->on_error, why,
@@ -110,7 +114,11 @@ static void context_done(void *ud, char *text) {
 /* Says s, after the tools policy code asked to run for the model's
  * context, if any: then s is kept (its own copies) until they end. */
 static void answer(hook_job *j, const tg_hook_say *s) {
-  if (!cJSON_GetObjectItem(j->how.seen.metadata, "agent_context_calls")) {
+  const cJSON *calls = cJSON_GetObjectItem(j->how.seen.metadata,
+                                           "agent_context_calls");
+  if (calls && j->trace) /* explained: what would run, not run */
+    cJSON_AddItemToObject(j->trace, "context_calls", cJSON_Duplicate(calls, 1));
+  if (!calls || j->trace) {
     finish(j, s);
     return;
   }
@@ -299,8 +307,28 @@ static void after(hook_job *j, const tg_outcome *o) {
   free(all);
 }
 
+/* What the chain saw, into the trace: the outcome, the tool and args the
+ * pre-hooks left (and whether they differ from the mapped call), a
+ * pre-hook's own answer, a remembered approval. */
+static void trace_call(hook_job *j, const tg_outcome *o) {
+  const tg_call_seen *f = &j->how.seen;
+  cJSON *t = j->trace;
+  cJSON_AddItemToObject(t, "outcome", tg_outcome_to_json(o));
+  if (f->tool) cJSON_AddStringToObject(t, "tool", f->tool);
+  if (f->args) cJSON_AddItemToObject(t, "args", cJSON_Duplicate(f->args, 1));
+  cJSON_AddBoolToObject(t, "rewritten",
+                        (f->tool && strcmp(f->tool, j->m.tool)) ||
+                            (f->args && !tg_json_equal(f->args, j->m.args)));
+  if (f->short_circuit)
+    cJSON_AddItemToObject(t, "short_result",
+                          f->short_result ? cJSON_Duplicate(f->short_result, 1)
+                                          : cJSON_CreateNull());
+  cJSON_AddBoolToObject(t, "remembered", f->remembered);
+}
+
 static void call_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
   hook_job *j = ud;
+  if (j->trace) trace_call(j, o);
   if (j->kind == TG_HOOK_EV_PRE || j->kind == TG_HOOK_EV_PERMISSION)
     judged(j, o);
   else
@@ -391,8 +419,8 @@ cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
 /* The answer to the event read (taken), or, when it could not be (NULL),
  * the fail-safe one with why. */
 static int answer_event(tg_runtime *rt, const tg_hook_request *req,
-                        cJSON *event, const char *why, tg_hook_done_cb done,
-                        void *ud, char err[TG_ERRMSG]) {
+                        cJSON *event, const char *why, cJSON *trace,
+                        tg_hook_done_cb done, void *ud, char err[TG_ERRMSG]) {
   const tg_hook_agent *agent = req ? tg__hook_agent(req->agent) : NULL;
   if (!rt || !agent || !done || !tg_hook_on_error_known(req->on_error)) {
     cJSON_Delete(event);
@@ -419,6 +447,7 @@ static int answer_event(tg_runtime *rt, const tg_hook_request *req,
   j->done = done;
   j->ud = ud;
   j->event = event;
+  j->trace = trace;
   if (!j->event) {
     fail_safe(j, why);
     return 0;
@@ -447,7 +476,7 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
   cJSON *event = req ? tg__hook_read_event(req->event, req->event_len, why,
                                            sizeof why)
                      : NULL;
-  return answer_event(rt, req, event, why, done, ud, err);
+  return answer_event(rt, req, event, why, NULL, done, ud, err);
 }
 
 int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
@@ -457,5 +486,16 @@ int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
     tg__errf(err, TG_ERRMSG, "no event to answer");
     return -EINVAL;
   }
-  return answer_event(rt, req, event, NULL, done, ud, err);
+  return answer_event(rt, req, event, NULL, NULL, done, ud, err);
+}
+
+int tg__hook_answer_traced(tg_runtime *rt, const tg_hook_request *req,
+                           cJSON *event, cJSON *trace, tg_hook_done_cb done,
+                           void *ud, char err[TG_ERRMSG]) {
+  if (!event || !trace) {
+    cJSON_Delete(event);
+    tg__errf(err, TG_ERRMSG, "no event to answer");
+    return -EINVAL;
+  }
+  return answer_event(rt, req, event, NULL, trace, done, ud, err);
 }

@@ -39,6 +39,16 @@ int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
                          cJSON *event, tg_hook_done_cb done, void *ud,
                          char err[TG_ERRMSG]);
 
+/* tg__hook_answer_read for `toolgate explain --event`: the same answer,
+ * with what the chain saw written into trace (an object, the caller's):
+ * outcome, tool and args after the pre-hooks, rewritten, short_result,
+ * remembered, fail_safe (why nothing could judge). The tools policy code
+ * asks to run for the model's context are listed (context_calls), not
+ * run. */
+int tg__hook_answer_traced(tg_runtime *rt, const tg_hook_request *req,
+                           cJSON *event, cJSON *trace, tg_hook_done_cb done,
+                           void *ud, char err[TG_ERRMSG]);
+
 /* The agents and what their hooks can say: one table (reply.c). */
 typedef struct {
   const char *name;            /* "claude-code", "codex" */

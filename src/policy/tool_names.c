@@ -132,10 +132,11 @@ static void known_free(known_names *k) {
   cJSON_Delete(k->agent);
 }
 
-/* An agent's MCP tool by its form: mcp__SERVER__TOOL (a glob as well:
- * mcp__github__*), SERVER and TOOL not empty. */
+/* An agent's MCP tool by its form: mcp__SERVER__TOOL, SERVER and TOOL
+ * not empty; or a glob over them (mcp__*, mcp__github__*). */
 static int agent_mcp_form(const char *name) {
-  if (strncmp(name, "mcp__", 5)) return 0;
+  if (strncmp(name, "mcp__", 5) || !name[5]) return 0;
+  if (tg__tool_name_is_glob(name)) return 1;
   const char *sep = strstr(name + 5, "__");
   return sep && sep > name + 5 && sep[2];
 }

@@ -28,6 +28,11 @@ int tg__hooksvc_call(tg_runtime *rt, const tg_call_request *req,
                      tg_call_strategy *how, tg_done_cb done, void *ud,
                      char err[TG_ERRMSG]);
 
+/* The dry run of req (tg_explain's JSON) the way how says: what the rules
+ * answer an agent's call, by its names too. NULL with err. */
+cJSON *tg__hooksvc_explain(tg_runtime *rt, const tg_call_request *req,
+                           tg_call_strategy *how, char err[TG_ERRMSG]);
+
 /* ---- the policy sandbox ---------------------------------------------------- */
 
 /* The current generation's Lua state (NULL: none loaded) and the largest

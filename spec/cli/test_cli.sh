@@ -237,6 +237,28 @@ expect "explain --agent takes claude or codex" 2 "claude or codex"
 run explain --agent codex exec '{}'
 expect "explain --agent without --event is a usage error" 2 "go with --event"
 
+# A rule that raised is named the same way by call, explain, test and log:
+# "error", by the rule that failed (it fails closed: the call is denied).
+mkdir -p "$WORK/raises"
+cat >"$WORK/raises/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(a) return a end }
+tg.rule { name = "buggy", check = function(c) error("oops") end }
+EOF
+cat >"$WORK/raises/10_test.lua" <<'EOF'
+return { { name = "c", tool = "echo", args = {}, expect = "allow" } }
+EOF
+R=(--policies "$WORK/raises" --db "$WORK/raises.db")
+run call echo '{}' "${R[@]}"
+expect "call: a rule that raised exits 1" 1
+out_has "call names a rule that raised an error" "decision  error: rule 'buggy' failed closed"
+run explain echo '{}' --policies "$WORK/raises"
+out_has "explain names it an error" "verdict   error, rule 'buggy'"
+run test "$WORK/raises"
+out_has "test names it an error" "got error: rule 'buggy'"
+run log --db "$WORK/raises.db"
+out_has "log names it an error" "echo             error   buggy"
+
 # ---- hostile policy code ------------------------------------------------------
 
 mkdir -p "$WORK/hostile" "$WORK/many" "$WORK/redact"

@@ -4,6 +4,7 @@
  * the layers below never see the runtime object.
  */
 #include <errno.h>
+#include <string.h>
 #include "runtime.h"
 #include "core/changes.h"
 #include "proc/process.h"
@@ -119,4 +120,11 @@ struct cJSON *tg_runtime_recall(tg_runtime *rt, const tg_recall_filter *f,
     return NULL;
   }
   return s->memory_recall(s->ud, f, err);
+}
+
+const char *tg_decision_word(const char *verdict, const char *error_code) {
+  if (error_code && (!strcmp(error_code, "RULE_ERROR") ||
+                     !strcmp(error_code, "BAD_VERDICT")))
+    return "error";
+  return verdict ? verdict : "none";
 }

@@ -14,6 +14,15 @@
 #include "core/redact.h"
 #include "store/store_api.h"
 
+/* ---- how a decision is named ------------------------------------------
+ * A rule that failed (it raised, or answered with something that is no
+ * verdict: error code RULE_ERROR or BAD_VERDICT) fails closed: the call is
+ * denied and ends with that error. Every front names it the same way, as
+ * "error" by the rule that failed, never as a deny of that rule: this is
+ * the word for a decision of verdict (tg_verdict_name's) and the
+ * outcome's error code (NULL: none). */
+const char *tg_decision_word(const char *verdict, const char *error_code);
+
 /* ---- explain (dry run) -------------------------------------------------
  * What the chain would decide for a call, without running it: the rules
  * in evaluation order with what each answered (they are evaluated for

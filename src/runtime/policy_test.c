@@ -65,10 +65,17 @@ static void json_text(const cJSON *v, char *buf, size_t len) {
 
 /* "allow by rule 'r' (file:line): reason", "allow by default", or that
  * the call never reached the rules. */
-static void decision_text(const cJSON *d, const tg_call_seen *f, char *buf,
+static void decision_text(const cJSON *out, const tg_call_seen *f, char *buf,
                           size_t len) {
+  const cJSON *d = cJSON_GetObjectItem(out, "decision");
   const char *v = str(d, "verdict"), *rule = str(d, "rule");
-  if (rule)
+  const char *word = tg_decision_word(v, str(cJSON_GetObjectItem(out, "error"),
+                                             "code"));
+  if (rule && !strcmp(word, "error"))
+    snprintf(buf, len, "error: rule '%s' (%s) failed closed%s%s", rule,
+             f->rule_where ? f->rule_where : "?", f->reason ? ": " : "",
+             f->reason ? f->reason : "");
+  else if (rule)
     snprintf(buf, len, "%s by rule '%s' (%s)%s%s", v, rule,
              f->rule_where ? f->rule_where : "?", f->reason ? ": " : "",
              f->reason ? f->reason : "");
@@ -100,7 +107,7 @@ static void check_decision(checking *k) {
             (by_default && got_r);
   if (!bad) return;
   char got[1200], exp[300];
-  decision_text(d, k->f, got, sizeof got);
+  decision_text(k->out, k->f, got, sizeof got);
   snprintf(exp, sizeof exp, "%s%s%s%s%s", want ? want : "a decision",
            rule ? " by rule '" : by_default ? " by default" : "",
            rule ? rule : "", rule ? "'" : "",
@@ -272,6 +279,10 @@ static void describe_run(cJSON *o, const cJSON *out, const tg_call_seen *f) {
   if (str(d, "rule")) cJSON_AddStringToObject(dec, "rule", str(d, "rule"));
   else cJSON_AddNullToObject(dec, "rule");
   if (f->rule_where) cJSON_AddStringToObject(dec, "where", f->rule_where);
+  if (!strcmp(tg_decision_word(str(d, "verdict"),
+                               str(cJSON_GetObjectItem(out, "error"), "code")),
+              "error"))
+    cJSON_AddBoolToObject(dec, "policy_error", 1); /* as explain says it */
   if (f->reason) cJSON_AddStringToObject(dec, "reason", f->reason);
   cJSON_AddStringToObject(o, "status", str(out, "status"));
   cJSON_AddItemToObject(o, "error", cJSON_Duplicate(cJSON_GetObjectItem(out, "error"), 1));

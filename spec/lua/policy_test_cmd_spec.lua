@@ -142,11 +142,17 @@ return {
   { name = "an upstream's tool", tool = "github__create_issue", stand_in = true, args = {}, expect = "ask", rule = "issues" },
   { name = "WebFetch", tool = "WebFetch", args = { url = "https://example.com" }, expect = "allow", rule = "rest" },
   { name = "no one's", tool = "github__close_issue", args = {}, expect = "allow" },
+  { name = "an event as the agent sends it", event = { hook_event_name = "PreToolUse", cwd = "/",
+      tool_name = "Write", tool_input = { file_path = "/srv/.env", content = "K=v" } },
+    expect = "deny", rule = "no-env", expect_tool = "write_file" },
+  { name = "Codex's event (turn_id)", event = { hook_event_name = "PreToolUse", turn_id = "t", cwd = "/",
+      tool_name = "apply_patch", tool_input = { command = "*** Begin Patch\n*** Add File: .env\n+K=v\n*** End Patch\n" } },
+    expect = "deny", rule = "no-env" },
 }
 ]] }
     local code, out = toolgate("test " .. sh_quote(dir))
     assert.are.equal(1, code, out)
-    assert.is_truthy(out:find("8 passed, 1 failed", 1, true), out)
+    assert.is_truthy(out:find("10 passed, 1 failed", 1, true), out)
     assert.is_truthy(out:find("FAIL  [^\n]*no one's\n"), out)
     assert.is_truthy(out:find("UNKNOWN_TOOL: unknown tool 'github__close_issue' (a tool of an agent: "
       .. "agent = \"claude-code\" or \"codex\"; of an MCP server toolgate serves: stand_in = true)", 1, true), out)
@@ -221,7 +227,9 @@ return { { name = "short", tool = "note", args = { text = "hi" }, expect = "deny
       { [[return { { name = "x", tool = "note", expct = "deny" } }]],
         "x_test.lua:1: case 'x': unknown key 'expct' (known: name, tool, args, session, metadata, "
         .. "expect, rule, reason_match, expect_args, expect_tool, result, error, expect_result, "
-        .. "expect_error_code, agent, cwd, stand_in, read_only)" },
+        .. "expect_error_code, agent, cwd, stand_in, read_only, event)" },
+      { [[return { { name = "x", event = { tool_name = "Bash" }, expect = "deny" } }]],
+        "'event' must be an agent's hook event with a tool_name and a tool_input" },
       { [[return { { name = "x", tool = "note", expect = "maybe" } }]], "'expect' must be \"allow\", \"deny\" or \"ask\"" },
       { [[return { { name = "x", tool = "note" } }]], "the case checks nothing" },
       { [[return { { name = "x", tool = "note", expect = "allow" }, { name = "x", tool = "note", expect = "deny" } }]],

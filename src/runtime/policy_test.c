@@ -242,6 +242,9 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
     return 1;
   }
   char which[64] = "";
+  const cJSON *given = cJSON_GetObjectItem(cs, "event");
+  if (given && !agent) /* Codex's events carry the turn (turn_id) */
+    agent = cJSON_GetObjectItem(given, "turn_id") ? "codex" : "claude-code";
   if (!agent) {
     if (tg__chain_find_tool(&rt->chain, rt->chain.gen, tool)) return 0;
     if (tg__agent_which(rt, tool, which, sizeof which, err, TG_ERRMSG) < 0)
@@ -250,7 +253,9 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
     agent = which;
   }
   int raised = 0;
-  a->event = case_event(cs);
+  a->event = given ? cJSON_Duplicate(given, 1) : case_event(cs);
+  if (given && !cJSON_GetObjectItem(a->event, "hook_event_name"))
+    cJSON_AddStringToObject(a->event, "hook_event_name", "PreToolUse");
   if (tg__agent_map(rt, agent, a->event, &a->m, &raised, err, TG_ERRMSG) < 0) {
     char why[TG_ERRMSG];
     snprintf(why, sizeof why, "%s", err);
@@ -267,7 +272,11 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
   req->tool = a->m.tool;
   req->args = a->m.args;
   req->metadata = a->metadata;
-  if (how->has_result) how->result = a->m.result;
+  if (given && !req->session) req->session = str(given, "session_id");
+  if (how->has_result || (given && a->m.result)) { /* a PostToolUse's */
+    how->result = a->m.result;
+    how->has_result = 1;
+  }
   return 1;
 }
 

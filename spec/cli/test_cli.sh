@@ -230,6 +230,11 @@ json_ok "explain --event --json: Codex detected, the rewrite and updatedInput" \
 run explain --event "$WORK/ev_rewrite.json" --agent claude --policies "$WORK/evpol" --json
 json_ok "explain --event --agent claude overrides the detection" \
   'objs[0]["agent"] == "claude-code" and not objs[0]["agent_detected"]'
+run explain Bash '{"command":"git push --force"}' --policies "$WORK/evpol"
+expect "explain TOOL JSON takes an agent's tool and input" 0
+out_has "explain says the agent's tool is judged as toolgate's" \
+  "agent     Bash is claude-code's tool, with its input: judged as exec"
+out_has "explain of an agent's tool: the rule by its name decides" "deny: no force pushes   <- decides"
 run explain --event "$WORK/ev_deny.json" exec '{}'
 expect "explain --event with TOOL JSON is a usage error" 2 "no TOOL or JSON"
 run explain --event "$WORK/ev_deny.json" --agent gemini

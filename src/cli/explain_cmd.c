@@ -30,7 +30,9 @@ const char cmd_explain_usage[] =
     "(allow, deny, ask, no answer, error), the rules skipped or not reached,\n"
     "the verdict and the rule that made it (or the default, and why), what\n"
     "an ask would lead to, the schema check, and the pre-hooks and\n"
-    "post-hooks that would run, in run order.\n"
+    "post-hooks that would run, in run order. TOOL may be a coding agent's\n"
+    "(Bash, Edit, Read, mcp__SERVER__TOOL, ...) with the agent's input as\n"
+    "JSON: it is explained as the agent's hook judges it.\n"
     "\n"
     "The rules are evaluated for real: they are judges and should have no\n"
     "side effects (a rule can tell a dry run by call.dry_run). Hooks and the\n"
@@ -284,6 +286,9 @@ static void print_explanation(FILE *f, const cJSON *j, int color) {
           cJSON_GetNumberValue(cJSON_GetObjectItem(j, "generation")),
           str(j, "session"));
   cJSON_free(args);
+  if (str(j, "agent"))
+    fprintf(f, "agent     %s is %s's tool, with its input: judged as %s\n",
+            str(j, "agent_tool"), str(j, "agent"), str(j, "tool"));
   fprintf(f, "tool      %s, %s\n\n", str(ti, "where"),
           cJSON_IsTrue(cJSON_GetObjectItem(ti, "read_only")) ? "read-only"
                                                              : "not read-only");

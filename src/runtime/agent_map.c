@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "hook_services.h"
 #include "base/util.h"
 #include "lua/luajson.h"
@@ -292,4 +293,22 @@ void tg__agent_strategy(tg_call_strategy *how, const tg_agent_call *m) {
   how->own_tool_read_only = m->read_only;
   how->agent_names = (const char *const *)m->names;
   how->keep_metadata = 1;
+}
+
+cJSON *tg__agent_event(const char *tool, const cJSON *input,
+                       const cJSON *response, const char *cwd,
+                       const char *session) {
+  cJSON *ev = cJSON_CreateObject();
+  cJSON_AddStringToObject(ev, "hook_event_name",
+                          response ? "PostToolUse" : "PreToolUse");
+  cJSON_AddStringToObject(ev, "tool_name", tool);
+  cJSON_AddItemToObject(ev, "tool_input", input ? cJSON_Duplicate(input, 1)
+                                                : cJSON_CreateObject());
+  if (response)
+    cJSON_AddItemToObject(ev, "tool_response", cJSON_Duplicate(response, 1));
+  char here[4096];
+  if (!cwd && getcwd(here, sizeof here)) cwd = here;
+  if (cwd) cJSON_AddStringToObject(ev, "cwd", cwd);
+  if (session) cJSON_AddStringToObject(ev, "session_id", session);
+  return ev;
 }

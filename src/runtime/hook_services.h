@@ -79,6 +79,14 @@ int tg__agent_which(tg_runtime *rt, const char *tool, char *agent,
  * the paths the mapping found, the project (the cwd's real path). */
 cJSON *tg__agent_metadata(const char *agent, const cJSON *event,
                           const tg_agent_call *m);
+/* The hook event an agent would send for a call of its tool `tool` with
+ * input (NULL: {}): PreToolUse, or PostToolUse with response (NULL:
+ * none), in cwd (NULL: the current directory), in session (NULL: none).
+ * For a call written in the agent's terms outside a hook (toolgate test,
+ * toolgate explain TOOL JSON). */
+cJSON *tg__agent_event(const char *tool, const cJSON *input,
+                       const cJSON *response, const char *cwd,
+                       const char *session);
 /* Sets how for the agent's call m (m must outlive the call): its tool
  * judged under the name it was mapped to, never run here; the agent's
  * names cover it; what policy code leaves in call.metadata kept. */

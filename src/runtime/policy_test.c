@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "runtime.h"
 #include "base/util.h"
 #include "policy/policy_tests.h"
@@ -212,21 +211,9 @@ static void agent_case_clear(agent_case *a) {
  * result, PostToolUse) of its tool and args, in its cwd (the case's, or
  * the runner's). */
 static cJSON *case_event(const cJSON *cs) {
-  cJSON *ev = cJSON_CreateObject();
-  const cJSON *result = cJSON_GetObjectItem(cs, "result");
-  const cJSON *args = cJSON_GetObjectItem(cs, "args");
-  cJSON_AddStringToObject(ev, "hook_event_name",
-                          result ? "PostToolUse" : "PreToolUse");
-  cJSON_AddStringToObject(ev, "tool_name", str(cs, "tool"));
-  cJSON_AddItemToObject(ev, "tool_input", args ? cJSON_Duplicate(args, 1)
-                                               : cJSON_CreateObject());
-  if (result) cJSON_AddItemToObject(ev, "tool_response", cJSON_Duplicate(result, 1));
-  char cwd[4096];
-  const char *dir = str(cs, "cwd");
-  if (!dir && getcwd(cwd, sizeof cwd)) dir = cwd;
-  if (dir) cJSON_AddStringToObject(ev, "cwd", dir);
-  if (str(cs, "session")) cJSON_AddStringToObject(ev, "session_id", str(cs, "session"));
-  return ev;
+  return tg__agent_event(str(cs, "tool"), cJSON_GetObjectItem(cs, "args"),
+                         cJSON_GetObjectItem(cs, "result"), str(cs, "cwd"),
+                         str(cs, "session"));
 }
 
 /* Sets the call up as an agent's (mapped) or a stand-in's when the case

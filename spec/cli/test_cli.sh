@@ -264,6 +264,37 @@ out_has "test names it an error" "got error: rule 'buggy'"
 run log --db "$WORK/raises.db"
 out_has "log names it an error" "echo             error   buggy"
 
+# The tools toolgate.lua's servers declare (servers.x.tools) are known to
+# check and judged as stand-ins by test, without starting the servers.
+mkdir -p "$WORK/decl/policies"
+cat >"$WORK/decl/toolgate.lua" <<'EOF'
+return { servers = { github = { command = "false", read_only = { "get_*" },
+  tools = { "create_issue", "get_issue" } } } }
+EOF
+cat >"$WORK/decl/policies/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.rule { name = "issues", tools = { "github__create_issue" }, check = function() return tg.ask("an issue?") end }
+EOF
+cat >"$WORK/decl/policies/10_test.lua" <<'EOF'
+return {
+  { name = "declared", tool = "github__create_issue", args = {}, expect = "ask", rule = "issues" },
+  { name = "declared read-only", tool = "github__get_issue", args = {}, expect = "allow", rule = false },
+}
+EOF
+run check "$WORK/decl/policies" --strict
+expect "check --strict without the config: an upstream's tool is unknown" 1 "1 warning"
+run check "$WORK/decl/policies" --strict --config "$WORK/decl/toolgate.lua"
+expect "check --strict --config knows the tools its servers declare" 0
+cat >>"$WORK/decl/policies/10.lua" <<'EOF'
+tg.rule { name = "typo", priority = 2, tools = { "github__get_isue" }, check = function() end }
+EOF
+run check "$WORK/decl/policies" --config "$WORK/decl/toolgate.lua"
+out_has "check suggests a declared tool" "(did you mean 'github__get_issue'?)"
+run test "$WORK/decl/policies" --config "$WORK/decl/toolgate.lua"
+expect "test judges a declared tool as a stand-in (read-only from the globs)" 0 ""
+run check "$WORK/decl/policies" --config "$WORK/decl/none.lua"
+expect "check --config of a missing file fails" 1 "none.lua"
+
 # ---- hostile policy code ------------------------------------------------------
 
 mkdir -p "$WORK/hostile" "$WORK/many" "$WORK/redact"

@@ -182,3 +182,8 @@ const char *tg_decision_word(const char *verdict, const char *error_code) {
     return "error";
   return verdict ? verdict : "none";
 }
+
+void tg_runtime_declare_tools(tg_runtime *rt, const cJSON *decl) {
+  cJSON_Delete(rt->core.declared_tools);
+  rt->core.declared_tools = decl ? cJSON_Duplicate(decl, 1) : NULL;
+}

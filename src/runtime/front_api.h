@@ -14,6 +14,14 @@
 #include "core/redact.h"
 #include "store/store_api.h"
 
+/* ---- declared tools -----------------------------------------------------
+ * Tools a configuration declares that nobody registers in this runtime
+ * (the tools of toolgate.lua's upstream MCP servers: [{name, read_only}],
+ * kit/declared_tools.h): `toolgate check` knows their names, `toolgate
+ * test` judges a case naming one as a stand-in. Replaces the runtime's
+ * list with a copy of decl. */
+void tg_runtime_declare_tools(tg_runtime *rt, const struct cJSON *decl);
+
 /* ---- how a decision is named ------------------------------------------
  * A rule that failed (it raised, or answered with something that is no
  * verdict: error code RULE_ERROR or BAD_VERDICT) fails closed: the call is

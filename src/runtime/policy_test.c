@@ -228,6 +228,15 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
     how->own_tool_read_only = cJSON_IsTrue(cJSON_GetObjectItem(cs, "read_only"));
     return 1;
   }
+  const cJSON *d;
+  cJSON_ArrayForEach(d, rt->core.declared_tools) /* toolgate.lua declares it */
+    if (!agent && !cJSON_GetObjectItem(cs, "event") &&
+        !strcmp(tool, str(d, "name") ? str(d, "name") : "") &&
+        !tg__chain_find_tool(&rt->chain, rt->chain.gen, tool)) {
+      how->own_tool = tool;
+      how->own_tool_read_only = cJSON_IsTrue(cJSON_GetObjectItem(d, "read_only"));
+      return 1;
+    }
   char which[64] = "";
   const cJSON *given = cJSON_GetObjectItem(cs, "event");
   if (given && !agent) /* Codex's events carry the turn (turn_id) */

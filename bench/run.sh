@@ -10,12 +10,12 @@
 # (bench/mcp_bench.mjs). Usage: bench/run.sh [calls-per-size]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. .ci/deps
+.ci/deps
 for lua in lua5.4 luajit; do
   dir=build-bench-$lua
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTOOLGATE_LUA=$lua >/dev/null
   cmake --build "$dir" -j"$(nproc)" --target bench_chain bench_reload bench_exec bench_pattern bench_watchdog \
-    bench_schema bench_audit bench_chat bench_hook toolgate >/dev/null
+    bench_schema bench_scale bench_audit bench_chat bench_hook toolgate >/dev/null
   "$dir/bench_chain" "${1:-200000}"
   echo
   "$dir/bench_reload"
@@ -27,6 +27,8 @@ for lua in lua5.4 luajit; do
   "$dir/bench_watchdog"
   echo
   "$dir/bench_schema"
+  echo
+  "$dir/bench_scale"
   echo
   "$dir/bench_audit" "${1:-200000}"
   echo

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs the busted specs through the built Lua module.
-# Usage: spec/run-busted.sh INTERPRETER BUILD_DIR SANITIZE(ON|OFF)
+# Runs busted specs through the built Lua module: the given spec files, or
+# all of them (spec/lua and the examples'). ctest runs each file as its own
+# test (busted_<lua>_<file>), so ctest -j spreads them.
+# Usage: spec/run-busted.sh INTERPRETER BUILD_DIR SANITIZE(ON|OFF) [SPEC...]
 set -euo pipefail
 interp=$1 build=$2 sanitize=${3:-OFF}
+shift $(($# < 3 ? $# : 3))
 cd "$(dirname "$0")/.."
 # A runtime made without db = ... keeps its database under XDG_STATE_HOME:
 # never the real home's. (Made before LD_PRELOAD: the ASan runtime aborts
@@ -21,4 +24,5 @@ case "$sanitize" in
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" ;;
 esac
 # the examples' specs (examples/*/spec/) run beside ours
-"$interp" /usr/bin/busted --output=utfTerminal spec/lua examples
+(($#)) || set -- spec/lua examples
+"$interp" /usr/bin/busted --output=utfTerminal "$@"

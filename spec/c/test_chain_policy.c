@@ -171,7 +171,9 @@ TEST(teardown_cancels_calls_in_flight) {
 
 /* A C tool with no cancel function that finishes from its own one-shot
  * timer (which closes itself): it cannot be stopped, so its late result
- * may arrive while tg_runtime_free drains the loop. */
+ * may arrive while tg_runtime_free drains the loop. The timer is 1 s, far
+ * beyond the 10 ms the test turns the loop before freeing (at 50 ms, a
+ * loaded machine under valgrind let it fire first). */
 static int oneshot_finished;
 static void oneshot_cb(uv_timer_t *t) {
   tg_exec *ex = t->data;
@@ -190,7 +192,7 @@ static void oneshot_start(tg_exec *ex, const cJSON *args, void *ud) {
   uv_timer_init(tg_runtime_loop(tg_exec_runtime(ex)), t);
   t->data = ex;
   uv_update_time(tg_runtime_loop(tg_exec_runtime(ex)));
-  uv_timer_start(t, oneshot_cb, 50, 0);
+  uv_timer_start(t, oneshot_cb, 1000, 0);
 }
 
 TEST(teardown_with_uncancellable_tool_in_flight) {

@@ -88,21 +88,20 @@ TEST(idle_runtime_has_no_timeout) {
 }
 
 /* A call that only waits on a timer, and one that waits on a process,
- * both finish in the host's loop, in parallel, without spinning. */
+ * both finish in the host's loop without spinning. A wake-up the host
+ * missed would leave it in poll(2) until the loop's 30 s end, with the
+ * calls unfinished. */
 TEST(calls_on_timers_and_processes_finish) {
   char *dir = temp_dir();
   put_file(dir, "10_p.lua", POLICY);
   tg_runtime *rt = runtime_at(dir, 0);
   tally t = {0, 0};
-  uint64_t t0 = now_ms();
   start(rt, "slow", "{\"ms\":300}", &t);
   start(rt, "exec", "{\"command\":\"sleep 0.3\"}", &t);
   ASSERT_TRUE(tg_runtime_timeout(rt) >= 0); /* something is due */
-  int turns = host_loop(rt, two_ended, &t, 10000);
-  uint64_t took = now_ms() - t0;
+  int turns = host_loop(rt, two_ended, &t, 30000);
   ASSERT_INT_EQ(t.ended, 2);
   ASSERT_INT_EQ(t.ok, 2);
-  if (took >= 3000) TG_FAIL("took %llu ms", (unsigned long long)took);
   if (turns >= 200) TG_FAIL("%d turns: the host spins", turns);
   ASSERT_INT_EQ(tg_runtime_timeout(rt), -1);
   tg_runtime_free(rt);

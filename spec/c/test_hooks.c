@@ -1189,14 +1189,16 @@ TEST(sessions_are_recorded) {
 
 /* ---- install ----------------------------------------------------------------- */
 
-/* toolgate hook install|uninstall ARGS run in dir (its project). */
-static ran install_in(const char *dir, const char *const *args) {
+/* prog hook install|uninstall ARGS run in dir (its project), with a
+ * PATH that does not lead to toolgate. */
+static ran install_with(const char *prog, const char *dir,
+                        const char *const *args) {
   pid_t pid;
   char outp[] = "/tmp/tg-inst-XXXXXX";
   int out = mkstemp(outp);
   ASSERT_TRUE(out >= 0);
   unlink(outp);
-  const char *argv[32] = {TOOLGATE, "hook"};
+  const char *argv[32] = {prog, "hook"};
   int n = 2;
   for (; args[n - 2]; n++) argv[n] = args[n - 2];
   argv[n] = NULL;
@@ -1205,13 +1207,64 @@ static ran install_in(const char *dir, const char *const *args) {
     dup2(out, 1);
     dup2(out, 2);
     if (chdir(dir) < 0) _exit(99);
-    execv(TOOLGATE, (char *const *)argv);
+    setenv("PATH", "/usr/bin:/bin", 1);
+    execv(prog, (char *const *)argv);
     _exit(98);
   }
   int st = 0;
   waitpid(pid, &st, 0);
   ran r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp_fd(out), strdup(""), 0};
   close(out);
+  return r;
+}
+
+static ran install_in(const char *dir, const char *const *args) {
+  return install_with(TOOLGATE, dir, args);
+}
+
+/* The command line installed for event (the last entry), malloc'd. */
+static char *installed_line(const char *dir, const char *file,
+                            const char *event) {
+  char *t = file_text(dir, file);
+  cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_NOT_NULL(j);
+  const cJSON *l = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hooks"), event);
+  const cJSON *g = cJSON_GetArrayItem(l, cJSON_GetArraySize(l) - 1);
+  char *line = strdup(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(g, "hooks"), 0),
+                             "command"));
+  cJSON_Delete(j);
+  free(t);
+  return line;
+}
+
+/* line run by sh as the agent runs it: in dir, the event on stdin. */
+static ran run_line(const char *dir, const char *line, const char *event) {
+  char inp[] = "/tmp/tg-line-in-XXXXXX", outp[] = "/tmp/tg-line-out-XXXXXX",
+       errp[] = "/tmp/tg-line-err-XXXXXX";
+  int in = mkstemp(inp), out = mkstemp(outp), err = mkstemp(errp);
+  ASSERT_TRUE(in >= 0 && out >= 0 && err >= 0);
+  unlink(inp);
+  unlink(outp);
+  unlink(errp);
+  ASSERT_INT_EQ(write(in, event, strlen(event)), (ssize_t)strlen(event));
+  lseek(in, 0, SEEK_SET);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    if (chdir(dir) < 0) _exit(99);
+    setenv("PATH", "/usr/bin:/bin", 1);
+    setenv("CLAUDE_PROJECT_DIR", dir, 1);
+    execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+    _exit(98);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ran r = {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp_fd(out), slurp_fd(err), 0};
+  close(in);
+  close(out);
+  close(err);
   return r;
 }
 
@@ -1395,6 +1448,289 @@ TEST(install_writes_through_a_symlink) {
   remove_tree(tmp);
 }
 
+/* The installed line names this binary by its absolute path, and blocks
+ * when that binary is gone: a hook that is not found must not let the
+ * agent's calls through (exit 127 is a non-blocking error to the agents). */
+static void install_a_copy_then_remove_it(const char *agent, const char *file,
+                                          const char *event) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  char *copy = path_join(tmp, "tg-copy");
+  char cmd[PATH_MAX * 3];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TOOLGATE, copy);
+  ASSERT_INT_EQ(system(cmd), 0);
+  const char *args[] = {"install", agent, NULL};
+  ran r = install_with(copy, tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "checked: the hook answers");
+  ran_free(&r);
+  char *line = installed_line(tmp, file, "PreToolUse");
+  ASSERT_CONTAINS(line, copy); /* the absolute path, not a bare name */
+  ASSERT_CONTAINS(line, "/bin/sh -c ");
+  char ev[PATH_MAX + 256];
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\","
+           "\"hook_event_name\":\"%s\",\"tool_name\":\"Bash\","
+           "\"tool_input\":{\"command\":\"ls\"}}", tmp, event);
+  /* the copy answers (no rule: no verdict) */
+  char with[PATH_MAX * 8];
+  snprintf(with, sizeof with, "%s --no-db", line);
+  r = run_line(tmp, with, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  ASSERT_OK(unlink(copy));
+  r = run_line(tmp, line, ev);
+  ASSERT_INT_EQ(r.code, 2); /* blocks: stderr is the reason */
+  ASSERT_CONTAINS(r.err, "the hook did not answer (exit 127");
+  ran_free(&r);
+  /* a stop is reported, not blocked: a blocked stop never ends */
+  free(line);
+  line = installed_line(tmp, file, "Stop");
+  r = run_line(tmp, line, "{}");
+  ASSERT_INT_EQ(r.code, 1);
+  ran_free(&r);
+  free(line);
+  free(copy);
+  remove_tree(tmp);
+}
+
+/* The install runs its line once: policies that do not load are said,
+ * and the install fails (the line is written, and blocks). */
+TEST(install_says_when_the_line_does_not_answer) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  put_file(tmp, "policies/10_half.lua", "local tg = require \"toolgate\"\ntg.rule {\n");
+  const char *args[] = {"install", "claude-code", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 1);
+  ASSERT_CONTAINS(r.out, "installed the claude-code hooks");
+  ASSERT_CONTAINS(r.out, "does not answer as it should");
+  ASSERT_CONTAINS(r.out, "10_half.lua:");
+  ran_free(&r);
+  remove_tree(tmp);
+}
+
+TEST(an_installed_hook_whose_binary_is_gone_blocks) {
+  install_a_copy_then_remove_it("claude-code", ".claude/settings.json",
+                                "PreToolUse");
+  install_a_copy_then_remove_it("codex", ".codex/hooks.json", "PreToolUse");
+}
+
+/* A project with no policies folder is guarded from the first call: the
+ * install writes the starter, and the agent's `cat .env` is denied. */
+TEST(install_without_policies_writes_the_starter) {
+  char *tmp = temp_dir();
+  const char *args[] = {"install", "claude-code", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "no policies folder: wrote the starter policies into policies");
+  ASSERT_CONTAINS(r.out, "checked: the hook answers");
+  ran_free(&r);
+  char *readme = file_text(tmp, "policies/README.md");
+  ASSERT_CONTAINS(readme, "Starter policies");
+  free(readme);
+  char *cfg = file_text(tmp, "policies/40_agent_config.lua");
+  char *real = realpath(tmp, NULL);
+  char want[PATH_MAX + 64];
+  snprintf(want, sizeof want, "local POLICIES = \"%s/policies\"", real);
+  ASSERT_CONTAINS(cfg, want); /* the copy guards itself */
+  free(cfg);
+  char *line = installed_line(tmp, ".claude/settings.json", "PreToolUse");
+  char with[PATH_MAX * 8], ev[PATH_MAX + 256];
+  snprintf(with, sizeof with, "%s --no-db", line);
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\","
+           "\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+           "\"tool_input\":{\"command\":\"cat .env\"}}", real);
+  r = run_line(tmp, with, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "secret-files-shell");
+  ran_free(&r);
+  /* and a second install keeps the folder as it is */
+  put_file(tmp, "policies/90_mine.lua", "-- mine\n");
+  r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_TRUE(strstr(r.out, "starter") == NULL);
+  ran_free(&r);
+  free(line);
+  free(real);
+  remove_tree(tmp);
+}
+
+/* Without a resident instance, a half-saved policy file does not leave
+ * the hook with nothing: the last policies that loaded answer, and say so
+ * on stderr and in their log. A rule deleted from a folder that loads is
+ * gone: only a load error falls back. */
+TEST(a_half_saved_file_is_answered_by_the_last_good_policies) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  static const char rule[] =
+      "local tg = require \"toolgate\"\n"
+      "tg.rule { name = \"no-force-push\", priority = 10, tools = { \"exec\" },\n"
+      "  check = function(call)\n"
+      "    if call.args.command:find(\"push -f\", 1, true) then\n"
+      "      return tg.deny(\"no force push\")\n"
+      "    end\n"
+      "  end }\n";
+  put_file(tmp, "policies/10_push.lua", rule);
+  char pol[PATH_MAX];
+  snprintf(pol, sizeof pol, "%s/policies", tmp);
+  const char *argv[] = {"hook", "claude-code", "--policies", pol, "--no-db",
+                        "--no-resident", NULL};
+  ran r = run_text(argv, pre_bash);
+  ASSERT_CONTAINS(r.out, "no force push");
+  ASSERT_TRUE(strstr(r.err, "answered by") == NULL);
+  ran_free(&r);
+  /* half-saved: cut in the middle of the rule */
+  char half[sizeof rule];
+  snprintf(half, sizeof half, "%.*s", (int)(sizeof rule / 2), rule);
+  put_file(tmp, "policies/10_push.lua", half);
+  r = run_text(argv, pre_bash);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "no force push"); /* the rule, not the fail-safe */
+  ASSERT_CONTAINS(r.err, "answered by the policies as of ");
+  ASSERT_CONTAINS(r.err, "because ");
+  ASSERT_CONTAINS(r.err, "10_push.lua:");
+  ran_free(&r);
+  /* and in the copy's log */
+  char logs[PATH_MAX];
+  snprintf(logs, sizeof logs, "cat \"$XDG_STATE_HOME\"/toolgate/last-good/*.log "
+           "> '%s/log.txt'", tmp);
+  ASSERT_INT_EQ(system(logs), 0);
+  char *log = file_text(tmp, "log.txt");
+  ASSERT_CONTAINS(log, "answered by the policies as of ");
+  ASSERT_CONTAINS(log, "10_push.lua:");
+  free(log);
+  /* the rule deleted, the folder loads: the rule is gone, no fall back */
+  char rm[PATH_MAX + 32];
+  snprintf(rm, sizeof rm, "%s/policies/10_push.lua", tmp);
+  ASSERT_OK(unlink(rm));
+  put_file(tmp, "policies/20_other.lua", "local tg = require \"toolgate\"\n");
+  r = run_text(argv, pre_bash);
+  ASSERT_TRUE(strstr(r.out, "no force push") == NULL);
+  ASSERT_TRUE(strstr(r.err, "answered by") == NULL);
+  ran_free(&r);
+  /* a half-saved file now falls back to that folder, without the rule */
+  put_file(tmp, "policies/20_other.lua", "local tg = require \"toolgate\"\ntg.rule {\n");
+  r = run_text(argv, pre_bash);
+  ASSERT_CONTAINS(r.err, "answered by the policies as of ");
+  ASSERT_TRUE(strstr(r.out, "no force push") == NULL);
+  ran_free(&r);
+  remove_tree(tmp);
+}
+
+/* A daemon's reload that loads refreshes the last good copy: once it is
+ * gone, a half-saved file falls back to what it last loaded. */
+TEST(a_daemons_reload_refreshes_the_last_good_policies) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  put_file(tmp, "policies/10_a.lua", "local tg = require \"toolgate\"\n");
+  char pol[PATH_MAX], err[TG_ERRMSG];
+  snprintf(pol, sizeof pol, "%s/policies", tmp);
+  daemon_proc d = start_daemon(tmp, pol);
+  put_file(tmp, "policies/20_push.lua",
+           "local tg = require \"toolgate\"\n"
+           "tg.rule { name = \"no-force-push\", tools = { \"exec\" },\n"
+           "  check = function(call)\n"
+           "    if call.args.command:find(\"-f\", 1, true) then\n"
+           "      return tg.deny(\"no force push, as reloaded\")\n"
+           "    end\n"
+           "  end }\n");
+  char *reply = NULL;
+  ASSERT_OK(tg_control_request(d.sock, "{\"cmd\":\"reload\"}", &reply, 20000, err));
+  ASSERT_CONTAINS(reply, "\"ok\":true");
+  free(reply);
+  /* the copy is kept when the daemon hears its policy_loaded event, on
+   * its loop after the reply: wait for it (up to 40 s: valgrind, load) */
+  int kept = 0;
+  for (int i = 0; i < 4000 && !kept; i++) {
+    kept = system("ls \"$XDG_STATE_HOME\"/toolgate/last-good/*/20_push.lua "
+                  ">/dev/null 2>&1") == 0;
+    if (!kept) usleep(10000);
+  }
+  ASSERT_TRUE(kept);
+  stop_daemon(&d);
+  put_file(tmp, "policies/30_half.lua", "local tg = require \"toolgate\"\ntg.rule {\n");
+  const char *argv[] = {"hook", "claude-code", "--policies", pol, "--no-db",
+                        "--no-resident", NULL};
+  ran r = run_text(argv, pre_bash);
+  ASSERT_CONTAINS(r.out, "no force push, as reloaded");
+  ASSERT_CONTAINS(r.err, "answered by the policies as of ");
+  ASSERT_CONTAINS(r.err, "30_half.lua:");
+  ran_free(&r);
+  remove_tree(tmp);
+}
+
+/* `toolgate daemon status` and `stop` find the daemon by its socket; a
+ * hook it answers marks the socket (when a hook was last answered); a
+ * daemon with --idle-exit goes by itself when none comes. */
+TEST(daemon_status_stop_and_idle_exit) {
+  char *tmp = temp_dir();
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  const char *status[] = {"daemon", "status", "--socket", d.sock, "--json", NULL};
+  ran r = run_text(status, "");
+  ASSERT_INT_EQ(r.code, 0);
+  cJSON *j = cJSON_Parse(r.out);
+  ASSERT_NUM_EQ(num_at(j, "pid"), (double)d.pid);
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "daemon")));
+  cJSON_Delete(j);
+  ran_free(&r);
+  /* a hook answered there marks the socket's time */
+  struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+  ASSERT_OK(utimensat(AT_FDCWD, d.sock, old, 0));
+  /* a generous deadline: the daemon, not the fallback, answers */
+  const char *hook[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--socket", d.sock, "--deadline-ms", "60000", NULL};
+  r = run_text(hook, pre_bash);
+  ASSERT_CONTAINS(r.out, "no-force-push");
+  ran_free(&r);
+  struct stat st;
+  ASSERT_OK(stat(d.sock, &st));
+  ASSERT_TRUE(st.st_mtime > 1000000000);
+  /* stop: it goes, and the socket answers no more */
+  const char *stop[] = {"daemon", "stop", "--socket", d.sock, NULL};
+  r = run_text(stop, "");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "stopped the daemon");
+  ran_free(&r);
+  int wst = 0;
+  ASSERT_INT_EQ(waitpid(d.pid, &wst, 0), d.pid);
+  ASSERT_TRUE(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+  for (int i = 0; i < nstarted; i++)
+    if (started[i] == d.pid) started[i] = 0;
+  r = run_text(status, "");
+  ASSERT_INT_EQ(r.code, 1);
+  ran_free(&r);
+  r = run_text(stop, "");
+  ASSERT_INT_EQ(r.code, 0); /* nothing to stop */
+  ASSERT_CONTAINS(r.out, "nothing to stop");
+  ran_free(&r);
+  /* --idle-exit: no hook comes, it exits by itself (0). Not waited for to
+   * listen: on a loaded machine it may be gone before a connect. */
+  d.pid = fork();
+  if (d.pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    if (chdir(TG_SOURCE_DIR) < 0) _exit(99);
+    execl(TOOLGATE, TOOLGATE, "daemon", "--policies", POLICIES, "--socket",
+          d.sock, "--idle-exit", "200", (char *)NULL);
+    _exit(98);
+  }
+  remember_started(d.pid);
+  int gone = 0;
+  for (int i = 0; i < 4000 && !gone; i++) { /* up to 40 s: valgrind, load */
+    if (waitpid(d.pid, &wst, WNOHANG) == d.pid) gone = 1;
+    else usleep(10000);
+  }
+  ASSERT_TRUE(gone);
+  ASSERT_TRUE(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+  for (int i = 0; i < nstarted; i++)
+    if (started[i] == d.pid) started[i] = 0;
+  remove_tree(tmp);
+}
+
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
           TEST_ENTRY(a_big_event_and_a_big_answer),
@@ -1420,4 +1756,10 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(install_keeps_other_hooks_and_settings),
           TEST_ENTRY(install_refuses_a_malformed_file_and_leaves_it),
           TEST_ENTRY(install_codex_for_the_user_and_dry_run),
-          TEST_ENTRY(install_writes_through_a_symlink))
+          TEST_ENTRY(install_writes_through_a_symlink),
+          TEST_ENTRY(an_installed_hook_whose_binary_is_gone_blocks),
+          TEST_ENTRY(install_says_when_the_line_does_not_answer),
+          TEST_ENTRY(install_without_policies_writes_the_starter),
+          TEST_ENTRY(a_half_saved_file_is_answered_by_the_last_good_policies),
+          TEST_ENTRY(daemon_status_stop_and_idle_exit),
+          TEST_ENTRY(a_daemons_reload_refreshes_the_last_good_policies))

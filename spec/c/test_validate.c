@@ -602,18 +602,16 @@ TEST(unique_items) {
   VALID("{\"uniqueItems\":false}", "[1,1]");
 }
 
-/* n distinct numbers and then a repeat of the first: hashed, not n². */
-TEST(unique_items_long_array_is_fast) {
+/* n distinct numbers and then a repeat of the first (that it is hashed, not
+ * n², is measured by bench/bench_scale.c). */
+TEST(unique_items_long_array) {
   cJSON *a = cJSON_CreateArray();
   for (int i = 0; i < 50000; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(i));
   cJSON_AddItemToArray(a, cJSON_CreateNumber(0));
   tg_schema *s = compile_or_die("{\"uniqueItems\":true}");
   char e[128];
-  clock_t t0 = clock();
   ASSERT_INT_EQ(tg_schema_validate(s, a, e, sizeof e), -EINVAL);
-  double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
   ASSERT_STR_EQ(e, "$: items [0] and [50000] are equal (uniqueItems)");
-  if (secs > 5) TG_FAIL("uniqueItems over 50001 items took %.1f s", secs);
   tg_schema_free(s);
   cJSON_Delete(a);
 }
@@ -786,7 +784,8 @@ TEST(pattern_ending_in_backslash_p) {
   }
 }
 
-/* Agents supply the strings: a catastrophic pattern fails fast. */
+/* Agents supply the strings: a catastrophic pattern is stopped by the
+ * match limit, and says so. */
 TEST(pattern_catastrophic_backtracking_is_bounded) {
   char value[4096];
   value[0] = '"';
@@ -803,7 +802,6 @@ TEST(pattern_catastrophic_backtracking_is_bounded) {
                    "\"^(a|aa)+$\" (the match limit stops runaway "
                    "backtracking)");
   printf("       catastrophic pattern stopped after %.1f ms\n", secs * 1e3);
-  if (secs > 2) TG_FAIL("the bounded match took %.1f s", secs);
   free(inst);
 }
 
@@ -822,7 +820,6 @@ TEST(pattern_time_budget_per_validation) {
   ASSERT_CONTAINS(e, "]: matching patterns took over 500 ms on this value "
                      "in all; validation stopped here");
   printf("       stopped after %.0f ms\n", secs * 1e3);
-  if (secs > 3) TG_FAIL("the budget of 500 ms took %.1f s", secs);
   cJSON *list = tg_schema_errors(s, a, 0);
   ASSERT_INT_EQ(cJSON_GetArraySize(list), 1);
   cJSON_Delete(list);
@@ -1111,7 +1108,7 @@ TEST_MAIN(TEST_ENTRY(type_each_name), TEST_ENTRY(type_integer_vs_number),
           TEST_ENTRY(check_tiny_errlen_and_null), TEST_ENTRY(multiple_of),
           TEST_ENTRY(const_is_exact_not_approximate), TEST_ENTRY(not_keyword),
           TEST_ENTRY(unique_items),
-          TEST_ENTRY(unique_items_long_array_is_fast),
+          TEST_ENTRY(unique_items_long_array),
           TEST_ENTRY(contains_and_counts),
           TEST_ENTRY(prefix_items_and_items_false),
           TEST_ENTRY(draft07_items_array_and_additional_items),

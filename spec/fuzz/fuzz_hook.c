@@ -1,6 +1,6 @@
 /*
  * fuzz_hook.c — one coding agent's hook event, answered (tg_hook_answer,
- * src/hook/answer.c: the event read by the strict parser, its tool call
+ * src/agent/answer.c: the event read by the strict parser, its tool call
  * mapped through toolgate.agent in the policies' Lua state, judged by the
  * chain with a fixture for the tool, the answer put in the agent's
  * words) on a runtime with the policies of spec/fuzz/policies and no

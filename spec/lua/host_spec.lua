@@ -292,11 +292,10 @@ tg.tool { name = "slow", read_only = true, run = function(args, ctx) ctx.sleep(a
     -- overwrite the stack slots start() used, so only the handle is left
     local function scrub() local a, b, c, d, e, f, g, i, j, k, l, m, n, o, p, q end
     scrub()
-    local t0 = os.clock()
+    -- (had it waited for the call, the call would have ended: slept)
     local out, err = h:wait()
     assert.is_nil(out)
     assert.are.equal("the runtime was closed before the call ended", err)
-    assert.is_true(os.clock() - t0 < 1.5)
     full_gc()
     assert.is_nil(weak[1])
     assert.is_true(h:done())

@@ -124,10 +124,8 @@ tg.after_tool("shout", function(call, res) return tg.result({ wrapped = res.resu
         cleaned = ctx.cancelled()
         return { slept = slept, cancelled = ctx.cancelled() }
       end }
-    local t0 = os.time()
     local out = H.call(rt, "slow", {})
-    assert.is_true(os.time() - t0 < 30)
-    assert.are.equal("timeout", out.status)
+    assert.are.equal("timeout", out.status) -- not the 60 s sleep's end
     assert.are.equal("TIMEOUT", out.error.phase)
     assert.are.same({ slept = false, cancelled = true }, out.result)
     assert.is_true(cleaned)

@@ -117,6 +117,31 @@ local function policy(case, context)
   return head .. open .. case.code .. '\n  error("returned")\n' .. close
 end
 
+-- Whether the time limit stopped a case in its setup, before the hostile
+-- line: on a loaded machine the setup (a table to fill, a text to build)
+-- can outlast a limit it fits in several times over when the machine is
+-- idle. Such a run says nothing of the call; run_with_room runs it again.
+local function stopped_in_setup(case, message)
+  local at = message:match("10_policy%.lua:(%d+)%)")
+  return at ~= nil and H.has(message, "ran past its time limit")
+         and tonumber(at) < 3 + lines(case.code)
+end
+
+-- Runs fn(case) until its message shows more than the setup, doubling
+-- the case's time limit each time (at most 4 times: 16 times the limit);
+-- returns fn's four results (the message first). A larger limit still
+-- catches a regression: without the fix the hostile call returns, and
+-- the case ends in error("returned"), never in a stop on its line.
+local function run_with_room(case, fn)
+  local c = case
+  for _ = 1, 4 do
+    local message, code, other, used = fn(c)
+    if not stopped_in_setup(c, message) then return message, code, other, used end
+    c = setmetatable({ limit = (c.limit or LIMIT) * 2 }, { __index = c })
+  end
+  return fn(c)
+end
+
 -- Asserts that message shows the case's expected end.
 local function assert_ended(case, message, what)
   local expect = jit and case.jit_expect or case.expect
@@ -159,12 +184,15 @@ describe("long C calls in the policy sandbox", function()
         if case.needs and not readable(case.needs) then return pending(case.needs .. " is not readable") end
         for _, context in ipairs { "rule", "hook" } do
           local dir = H.policy_dir(policy(case, context))
-          local code, out, err = toolgate_bounded("call echo '{}' --json --policies " .. dir .. limits(case))
+          local out, code, err, c = run_with_room(case, function(c)
+            local code, out, err = toolgate_bounded("call echo '{}' --json --policies " .. dir .. limits(c))
+            return out, code, err, c
+          end)
           assert.are_not.equal(124, code, context .. " hung: " .. err)
           assert.are.equal(1, code, context .. ": " .. out .. err)
           assert.is_true(H.has(out, '"status":"error"'), out)
           assert.is_true(H.has(out, '"phase":"POLICY"'), out)
-          assert_ended(case, out, context)
+          assert_ended(c, out, context)
         end
       end)
 
@@ -172,14 +200,18 @@ describe("long C calls in the policy sandbox", function()
         if not need_build() then return end
         if case.needs and not readable(case.needs) then return pending(case.needs .. " is not readable") end
         local dir = H.policy_dir(policy(case, "top"))
-        local code, out, err = toolgate_bounded("check " .. dir .. limits(case))
+        local err, code, out, c = run_with_room(case, function(c)
+          local code, out, err = toolgate_bounded("check " .. dir .. limits(c))
+          return err, code, out, c
+        end)
         assert.are_not.equal(124, code, "toolgate check hung")
         assert.are.equal(1, code, out .. err)
-        assert_ended(case, err, "check")
+        assert_ended(c, err, "check")
         -- a reload from good policies to the hostile file keeps the old ones
         local good = H.policy_dir('local tg = require "toolgate"\n'
           .. 'tg.tool { name = "echo", read_only = true, run = function(args) return args end }\n')
         local host = H.tmpdir() .. "/host.lua"
+        out, code, err, c = run_with_room(case, function(c)
         H.write(host, string.format([[
 local toolgate = require "toolgate"
 local rt = assert(toolgate.new { policies = %q, policy_time_limit_ms = %d, policy_memory_cap = %d })
@@ -190,12 +222,14 @@ print("reload:", tostring(gen), tostring(err))
 local h = assert(rt:call("echo", { still = "up" }))
 print("after:", h:wait().status)
 rt:close()
-]], good, case.limit or LIMIT, case.cap or CAP, good, policy(case, "top")))
-        code, out, err = run_bounded((jit and "luajit " or "lua5.4 ") .. sh_quote(host))
+]], good, c.limit or LIMIT, c.cap or CAP, good, policy(c, "top")))
+          local code, out, err = run_bounded((jit and "luajit " or "lua5.4 ") .. sh_quote(host))
+          return out, code, err, c
+        end)
         assert.are_not.equal(124, code, "a reload hung")
         assert.are.equal(0, code, out .. err)
         assert.is_true(H.has(out, "reload:\tnil\t"), out)
-        assert_ended(case, out, "reload")
+        assert_ended(c, out, "reload")
         assert.is_true(H.has(out, "after:\tok"), out)
       end)
     end)

@@ -670,16 +670,18 @@ end }
     assert.is_true(H.has(out.error.message, "ran past its time limit"), out.error.message)
   end)
 
-  it("counts per call: many calls that each use most of the limit all pass", function()
-    local rt = sandbox [[
+  -- Each call uses 1/25 of the limit in CPU time (room for a machine
+  -- loaded 25 times over), and the calls together use more than it.
+  it("counts per call: many calls that each use part of the limit all pass", function()
+    local rt = sandbox([[
 local tg = require "toolgate"
 tg.tool { name = "echo", read_only = true, run = function(args) return args end }
 tg.rule { name = "busy", check = function(call)
   local t0 = os.clock()
-  while os.clock() - t0 < 0.025 do end   -- a quarter of the limit, CPU time
+  while os.clock() - t0 < 0.040 do end   -- 40 ms of CPU time
 end }
-]]
-    for i = 1, 6 do
+]], { policy_time_limit_ms = 1000 })
+    for i = 1, 30 do
       local out = H.call(rt, "echo", { i = i })
       assert.are.equal("ok", out.status, out.error and out.error.message)
     end
@@ -771,24 +773,24 @@ tg.tool { name = "echo", read_only = true, run = function(args) return args end 
   end)
 
   it("gives a Lua tool the limit per resume: work split by ctx.sleep runs to the end", function()
-    -- a limit of 400 ms and steps of 100 ms of CPU: a quarter of the limit
+    -- a limit of 1 s and steps of 50 ms of CPU: a twentieth of the limit
     -- per step, 1.5 limits in all; wide margins, so a loaded machine (or
-    -- ASan) that stretches a step's wall time does not trip it
+    -- ASan) that stretches a step's wall time tenfold does not trip it
     local rt = sandbox([[
 local tg = require "toolgate"
 tg.tool { name = "steps", read_only = true, run = function(args, ctx)
   local s = 0
-  for step = 1, 6 do
+  for step = 1, 30 do
     local t0 = os.clock()
-    while os.clock() - t0 < 0.1 do s = s + 1 end
+    while os.clock() - t0 < 0.05 do s = s + 1 end
     ctx.sleep(0)
   end
   return { s = s }
 end }
-]], { policy_time_limit_ms = 400 })
+]], { policy_time_limit_ms = 1000 })
     local out = H.call(rt, "steps", {})
     assert.are.equal("ok", out.status, out.error and out.error.message)
-    assert.is_true(out.result.s > 6)
+    assert.is_true(out.result.s > 30)
   end)
 
   it("stops a policy file that loops while it loads, naming file:line", function()

@@ -329,12 +329,10 @@ describe("shell.split", function()
       end
     end)
 
-    it("splits a long command line well within a policy's time limit", function()
+    it("splits a long command line", function()
       local line = string.rep("make -j2 && npm test | grep -v x; ", 1000)
-      local t0 = os.clock()
       local cmds = assert(shell.split(line))
       assert.are.equal(3000, #cmds)
-      assert.is_true(os.clock() - t0 < 2, "took " .. (os.clock() - t0) .. " s")
     end)
 
     -- Found by spec/fuzz/fuzz_shell: each $(( is read as arithmetic, then

@@ -26,7 +26,7 @@ await run("robust", async (check) => {
   s.send({ jsonrpc: "2.0", id: "early", method: "tools/list" });
   let r = await s.reply("early");
   check("a request before initialize, naming no version, is refused with the versions spoken",
-    errorOf(r)?.code === -32004 && /UnsupportedProtocolVersion/.test(r.error.message) &&
+    errorOf(r)?.code === -32022 && /UnsupportedProtocolVersion/.test(r.error.message) &&
     r.error.data?.supported?.includes("2026-07-28") &&
     r.error.data?.supported?.includes("2025-06-18"), r);
   check("ping is answered before initialize", await alive(s, "p0"));

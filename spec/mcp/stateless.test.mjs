@@ -32,7 +32,10 @@ await run("stateless", async (check) => {
   check("server/discover needs no handshake and lists the versions",
     r?.result?.supportedVersions?.[0] === V &&
     r.result.supportedVersions.includes("2025-11-25") &&
-    r.result.serverInfo?.name === "toolgate" && r.result.capabilities?.tools, r);
+    r.result._meta?.["io.modelcontextprotocol/serverInfo"]?.name === "toolgate" &&
+    !("serverInfo" in r.result) && r.result.capabilities?.tools, r);
+  check("... a cacheable result: ttlMs and cacheScope",
+    Number.isInteger(r?.result?.ttlMs) && r.result.cacheScope === "public", r);
   r = await ask(s, req("server/discover"));
   check("a discover carrying the version gets resultType complete",
     r?.result?.resultType === "complete", r);
@@ -51,10 +54,10 @@ await run("stateless", async (check) => {
 
   r = await ask(s, { ...req("tools/list"), params: { _meta: { [VERSION]: "2099-01-01" } } });
   check("an unsupported version: UnsupportedProtocolVersion with the supported ones",
-    r?.error?.code === -32004 && /UnsupportedProtocolVersion/.test(r.error.message) &&
+    r?.error?.code === -32022 && /UnsupportedProtocolVersion/.test(r.error.message) &&
     r.error.data?.requested === "2099-01-01" && r.error.data?.supported?.includes(V), r);
   r = await ask(s, { ...req("tools/list"), params: { _meta: { [VERSION]: 2026 } } });
-  check("a version that is not a string is refused the same way", r?.error?.code === -32004, r);
+  check("a version that is not a string is refused the same way", r?.error?.code === -32022, r);
   r = await ask(s, { ...req("tools/list"), params: { _meta: { [VERSION]: V, [CAPS]: "all" } } });
   check("client capabilities that are not an object: -32602", r?.error?.code === -32602, r);
 
@@ -115,8 +118,21 @@ await run("stateless", async (check) => {
   r = await ask(s, req("tools/call", { ...call, requestState: 42, inputResponses: accept }, elicit));
   check("a requestState that is not a string: -32602", r?.error?.code === -32602, r);
   r = await ask(s, req("tools/call", { ...call, requestState: s3 }, elicit));
-  check("a requestState without inputResponses: -32602",
-    r?.error?.code === -32602 && /inputResponses/.test(r.error.message), r);
+  check("an expired requestState without inputResponses is refused",
+    r?.error?.code === -32602 && r.error.data?.reason === "expired", r);
+  r = await ask(s, req("tools/call", call, elicit));
+  const s4 = r?.result?.requestState || "";
+  r = await ask(s, req("tools/call", { ...call, requestState: s4 }, elicit));
+  check("a retry with the requestState but no answer: the question is put again",
+    r?.result?.resultType === "input_required" && r.result.inputRequests?.approval &&
+    typeof r.result.requestState === "string" && r.result.requestState !== s4, r);
+  r = await ask(s, req("tools/call", { ...call, requestState: s4, inputResponses: {} }, elicit));
+  check("... and so with inputResponses lacking the answer (the state is used once)",
+    r?.error?.code === -32602 && r.error.data?.reason === "replayed", r);
+  r = await ask(s, req("tools/call", { ...call, requestState: r?.result?.requestState || s4,
+    inputResponses: { approval: "yes" } }, elicit));
+  check("an answer that is not an ElicitResult: -32602",
+    r?.error?.code === -32602 && /ElicitResult/.test(r.error.message), r);
 
   // a session's request may not carry them
   s.send({ jsonrpc: "2.0", id: nextId++, method: "initialize", params: {

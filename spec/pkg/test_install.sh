@@ -44,7 +44,10 @@ for f in bin/toolgate include/toolgate.h "${libdir#$work/inst/}/libtoolgate.a" \
          "${libdir#$work/inst/}/libtoolgate.so" "${libdir#$work/inst/}/$soname" \
          "${libdir#$work/inst/}/cmake/toolgate/toolgateConfig.cmake" \
          "${libdir#$work/inst/}/cmake/toolgate/toolgateConfigVersion.cmake" \
-         "${luadir#$work/inst/}/toolgate/shell.lua" "${cmoddir#$work/inst/}/toolgate.so"; do
+         "${luadir#$work/inst/}/toolgate/shell.lua" "${cmoddir#$work/inst/}/toolgate.so" \
+         share/toolgate/starter/policies/30_secrets.lua \
+         share/toolgate/starter/policies/10_shell.lua \
+         share/toolgate/starter/policies/README.md; do
   [ -e "$work/inst/$f" ] || fail "not installed: $f"
 done
 case "$soname" in libtoolgate.so.[0-9]*) ;; *) fail "libtoolgate.so has no versioned SONAME ($soname)";; esac
@@ -99,6 +102,10 @@ export TOOLGATE_TEST_LUA_DIR="$mlua"
 say "moved: toolgate check policies"
 "$m/bin/toolgate" check ../shipped-policies >check.out 2>&1 || { cat check.out >&2; fail "toolgate check failed"; }
 grep -q shell-destructive check.out || { cat check.out >&2; fail "toolgate check: the shell policy is missing"; }
+say "moved: toolgate init, then the starter's own tests"
+"$m/bin/toolgate" init starter >init.out 2>&1 || { cat init.out >&2; fail "toolgate init failed"; }
+"$m/bin/toolgate" test starter >starter.out 2>&1 || { cat starter.out >&2; fail "the starter's tests failed"; }
+tail -1 starter.out
 say "moved: toolgate call split, prog_shared, the Lua module"
 expect_ok "toolgate call" "$m/bin/toolgate" call --json --policies ../policies split '{"line":"ls -l | wc -l"}'
 LD_LIBRARY_PATH="$mlib" expect_ok prog_shared ../prog_shared ../policies

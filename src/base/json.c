@@ -637,6 +637,17 @@ static int check_value(checker *ck, const cJSON *v, const tg_json_seg *path,
   }
 }
 
+static int deeper_than_max(const cJSON *j, int depth) {
+  if (depth > TG_JSON_MAX_DEPTH) return 1;
+  for (const cJSON *c = j->child; c; c = c->next)
+    if ((c->child || cJSON_IsArray(c) || cJSON_IsObject(c)) &&
+        deeper_than_max(c, depth + 1))
+      return 1;
+  return 0;
+}
+
+int tg__json_too_deep(const cJSON *v) { return v && deeper_than_max(v, 1); }
+
 int tg__json_check(const cJSON *v, char *err, size_t errlen) {
   char dummy[8];
   checker ck = {err ? err : dummy, err ? errlen : sizeof dummy};

@@ -73,6 +73,11 @@ char *tg_json_number_text(double d, char *buf);
  * cJSON has already cut the string there.) */
 int tg__json_check(const cJSON *v, char *err, size_t errlen);
 
+/* 1 when a tree built in C nests containers deeper than
+ * TG_JSON_MAX_DEPTH (v itself is level 1): the parser's own limit, so no
+ * stage ever works on a tree the parser would have refused. */
+int tg__json_too_deep(const cJSON *v);
+
 /* The length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0
  * when it is not one: a stray continuation byte, an overlong form, a
  * surrogate, past U+10FFFF, cut short, or NUL (a C string cannot carry

@@ -550,17 +550,8 @@ void tg__call_advance(tg_call *c) {
 
 /* Nesting deeper than policies can see (TG_JSON_MAX_DEPTH) is refused up
  * front, so no stage ever works on a silently cut copy. */
-static int too_deep(const cJSON *j, int depth) {
-  if (depth > TG_JSON_MAX_DEPTH) return 1;
-  for (const cJSON *c = j->child; c; c = c->next)
-    if ((c->child || cJSON_IsArray(c) || cJSON_IsObject(c)) &&
-        too_deep(c, depth + 1))
-      return 1;
-  return 0;
-}
-
 static cJSON *checked_depth(cJSON *j, const char *what, char *err) {
-  if (!j || !too_deep(j, 1)) return j;
+  if (!j || !tg__json_too_deep(j)) return j;
   cJSON_Delete(j);
   tg__errf(err, TG_ERRMSG, "%s are nested deeper than %d levels", what,
            TG_JSON_MAX_DEPTH);
@@ -635,7 +626,7 @@ static int check_request(tg_chain *ch, const tg_call_request *req,
     tg__errf(err, TG_ERRMSG, "metadata must be a JSON object");
     return -EINVAL;
   }
-  if (req->metadata && too_deep(req->metadata, 1)) {
+  if (req->metadata && tg__json_too_deep(req->metadata)) {
     tg__errf(err, TG_ERRMSG, "metadata are nested deeper than %d levels",
              TG_JSON_MAX_DEPTH);
     return -EINVAL;

@@ -20,6 +20,7 @@ int cmd_route(int argc, char **argv); /* the chat side */
 int cmd_search(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_init(int argc, char **argv); /* the starter policies */
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -34,5 +35,6 @@ extern const char cmd_route_usage[];
 extern const char cmd_search_usage[];
 extern const char cmd_export_usage[];
 extern const char cmd_import_usage[];
+extern const char cmd_init_usage[];
 
 #endif

@@ -20,8 +20,11 @@
 
 #include <cjson/cJSON.h>
 #include "toolgate.h"
-#include "kit/kit.h"
-#include "kit/control_services.h"
+#include "base/closer.h"
+#include "base/json.h"
+#include "base/util.h"
+#include "runtime/control_services.h"
+#include "agent/protocol.h" /* hook events answered for a client */
 
 /* The longest request line read; longer ones get an error reply. */
 #define TG_CONTROL_MAX_LINE 4096

@@ -11,6 +11,8 @@
  *   hook_io.c    stdin read with a bound and a deadline; writing out
  *   watchdog.c   the deadline: the fail-safe answer, whatever is running
  *   install.c    `toolgate hook install|uninstall`: the agents' settings
+ *   install_line.c the command line install writes (it fails closed) and
+ *                its check
  *   daemon_cmd.c `toolgate daemon`: a resident instance for hooks
  *
  * The protocol these commands speak (the event read, mapped, judged and
@@ -42,6 +44,16 @@ typedef struct {
  * err. */
 tg_runtime *hook_runtime_new(const char *policies, const hook_sandbox *s,
                              char err[TG_ERRMSG]);
+/* The same for an answer in-process, which has no generation of its own
+ * to keep: when the folder does not load (a load error, not a missing
+ * database), the last policies of it that loaded answer, and note says
+ * so ("answered by the policies as of TIME ..., because ERR"; "" when the
+ * folder itself answers). NULL with err when neither loads. */
+tg_runtime *hook_runtime_here(const char *policies, const hook_sandbox *s,
+                              char err[TG_ERRMSG], char *note, size_t len);
+/* After a resident instance reloaded: the folder as it is now becomes its
+ * last good copy when that copy loads (best effort, quiet). */
+void hook_keep_last_good(const char *policies, const hook_sandbox *s);
 
 /* ---- I/O (hook_io.c) ---------------------------------------------------- */
 
@@ -68,5 +80,28 @@ void watchdog_hold(void);
 /* ---- install (install.c) ------------------------------------------------- */
 
 int hook_install(int argc, char **argv, int uninstall);
+
+/* ---- the installed command line (install_line.c) ------------------------ */
+
+/* s as one sh word: bare when it is safe, else in single quotes. */
+void hook_quote(char *out, size_t len, const char *s);
+/* This binary's absolute path, resolved, as a sh word; -1 when it cannot
+ * be known (then no line is written: a bare name may not be found). */
+int hook_line_program(char *out, size_t len);
+/* The line an agent runs: prog (a sh word) with args (sh text), inside
+ * the script that turns any exit but toolgate's own answers (0, 2) into
+ * fail (2 blocks, 1 reports) and kills prog after watch_s seconds. */
+int hook_line(char *out, size_t len, const char *prog, const char *args,
+              int fail, unsigned watch_s);
+
+typedef struct {
+  int code;        /* the line's exit code (128+N: killed by signal N) */
+  char *out, *err; /* what it wrote (cut at 4 KiB) */
+} hook_line_result;
+/* Runs line once as the agent would (sh, CLAUDE_PROJECT_DIR=cwd) on a
+ * PreToolUse of the shell command `true` (judged, never run), with
+ * --no-resident --no-db added: nothing recorded, nothing started. */
+int hook_line_check(const char *line, const char *cwd, hook_line_result *res);
+void hook_line_result_free(hook_line_result *res);
 
 #endif

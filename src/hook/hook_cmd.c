@@ -27,9 +27,10 @@
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
 #include "hook.h"
-#include "protocol.h"
 
 #define DEFAULT_DEADLINE_MS 10000
+/* a daemon started by --start-daemon goes after this long without a hook */
+#define ON_DEMAND_IDLE_MS 1800000
 /* kept back from the deadline for the fail-safe answer itself */
 #define DEADLINE_MARGIN_MS 50
 #define TEXT_(x) #x
@@ -65,7 +66,8 @@ const char cmd_hook_usage[] =
     "                      default the agent's own permissions decide then\n"
     "  --no-resident       do not ask a resident instance; load the policies\n"
     "  --start-daemon      with no resident instance, start 'toolgate daemon'\n"
-    "                      for the next events (this one is answered here)\n"
+    "                      for the next events (this one is answered here);\n"
+    "                      it exits after 30 minutes without a hook\n"
     "  --db PATH           the database judged calls, turns, usage and\n"
     "                      sessions are recorded in (default\n"
     "                      $XDG_STATE_HOME/toolgate/toolgate.db)\n"
@@ -81,17 +83,22 @@ const char cmd_hook_usage[] =
     "  --user              ~/.claude/settings.json, ~/.codex/hooks.json\n"
     "  --settings FILE     another settings file\n"
     "  --dry-run           print the change and the new file; write nothing\n"
-    "  --policies DIR      the policies the hook uses (default ./policies)\n"
-    "  --command CMD       how the hook runs toolgate (default: toolgate if\n"
-    "                      PATH finds this one, else its absolute path)\n"
+    "  --policies DIR      the policies the hook uses (default ./policies;\n"
+    "                      when missing, the starter policies are written\n"
+    "                      there first, as 'toolgate init' does)\n"
+    "  --command CMD       how the hook runs toolgate (default: this\n"
+    "                      binary's absolute path, resolved)\n"
     "  --on-error, --deadline-ms, --start-daemon  put into the hook command\n"
     "\n"
     "exit status: 0 with the answer on stdout (or none: the agent's own\n"
     "flow goes on); 2 when the event could not be read and on-error is\n"
     "deny (the reason on stderr blocks the tool), or a usage error.\n"
-    "install: 0 written (or nothing to do); 1 the file could not be\n"
-    "written; 2 usage error, or a settings file that is not JSON of the\n"
-    "expected shape (left untouched).\n";
+    "install: 0 written and checked (the line was run once on a harmless\n"
+    "event and answered); 1 the file could not be written, or the written\n"
+    "line does not answer (it blocks until fixed); 2 usage error, or a\n"
+    "settings file that is not JSON of the expected shape (left untouched).\n"
+    "The installed line fails closed: a missing binary, a crash or a hang\n"
+    "past the agent's timeout blocks the tool call (exit 2).\n";
 
 typedef struct {
   const char *agent, *policies, *socket, *on_error, *deadline;
@@ -166,8 +173,9 @@ static void start_daemon(hook_run *h) {
     dup2(null, 2);
   }
   /* the same sandbox as the in-process answer: the same answers */
-  const char *argv[16] = {self, "daemon", "--policies", dir};
-  int k = 4;
+  const char *argv[16] = {self, "daemon", "--policies", dir, "--idle-exit",
+                          TEXT(ON_DEMAND_IDLE_MS)};
+  int k = 6;
   if (h->sandbox.sb.trusted) argv[k++] = "--trusted-policies";
   if (h->sandbox.sb.time_limit) {
     argv[k++] = "--policy-time-limit";
@@ -197,11 +205,14 @@ static int answer_here(hook_run *h, const tg_hook_request *req,
              "(--policies)", h->policies);
     return fail_safe(h, event, why);
   }
-  tg_runtime *rt = hook_runtime_new(h->policies, &h->sandbox, err);
+  char note[TG_ERRMSG + 4200];
+  tg_runtime *rt = hook_runtime_here(h->policies, &h->sandbox, err, note,
+                                     sizeof note);
   if (!rt) {
     snprintf(why, sizeof why, "the policies do not load: %s", err);
     return fail_safe(h, event, why);
   }
+  if (note[0]) cli_error("hook: %s", note);
   in_process p = {0, 0};
   tg_hook_request here = *req;
   double left = left_ms(h);
@@ -251,6 +262,9 @@ static int answer_event(hook_run *h, const char *text, size_t len,
       if (rc == 0) {
         int code = hook_emit(&r);
         tg_hook_result_free(&r);
+        /* when a hook was last answered, for the daemon's --idle-exit and
+         * `toolgate daemon status` (daemon_cmd.c) */
+        utimensat(AT_FDCWD, sock, NULL, 0);
         return code;
       }
       if (rc == -ENOENT || rc == -ECONNREFUSED) {

@@ -18,6 +18,13 @@
  * temporary file and renamed over the old one (through a symlink, to its
  * target), with its mode kept, after a copy of the old one is kept beside
  * it (FILE.bak-YYYYMMDD-HHMMSS). --dry-run prints the change instead.
+ *
+ * The command written is a line that fails closed (install_line.c): this
+ * binary by its absolute path, inside a /bin/sh script that blocks the
+ * call when toolgate cannot answer; the install runs it once and says
+ * what came back. A --policies folder that is missing gets the starter
+ * policies first (kit/starter.h), so the agent is guarded from its first
+ * call.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,37 +37,44 @@
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 #include "hook.h"
+#include "kit/starter.h"
 
 #define SETTINGS_MAX (16u << 20)
 #define HOOK_TIMEOUT_S 30 /* the agent's timeout; toolgate answers in 10 s */
+#define WATCH_MARGIN_S 5  /* the line kills a stuck hook this much earlier */
 
 typedef struct {
   const char *event;
   const char *matcher; /* NULL: the event has no matcher */
+  int fail;            /* the exit when the hook cannot answer: 2 blocks */
 } hook_entry;
 
 /* The events each agent sends toolgate. Tool events match every tool:
- * the policies decide which ones they care about. */
+ * the policies decide which ones they care about. A hook that cannot
+ * answer blocks a tool call and a prompt (the user sees why); for a stop
+ * it only reports (a blocked stop would keep the agent going forever). */
 static const hook_entry claude_events[] = {
-    {"PreToolUse", "*"},    {"PermissionRequest", "*"},
-    {"PostToolUse", "*"},   {"UserPromptSubmit", NULL},
-    {"Stop", NULL},         {"SessionStart", NULL},
-    {"SessionEnd", NULL},   {NULL, NULL}};
+    {"PreToolUse", "*", 2},        {"PermissionRequest", "*", 2},
+    {"PostToolUse", "*", 2},       {"UserPromptSubmit", NULL, 2},
+    {"Stop", NULL, 1},             {"SessionStart", NULL, 1},
+    {"SessionEnd", NULL, 1},       {NULL, NULL, 0}};
 static const hook_entry codex_events[] = {
-    {"PreToolUse", "Bash|apply_patch|mcp__.*"},
-    {"PermissionRequest", "Bash|apply_patch|mcp__.*"},
-    {"PostToolUse", "Bash|apply_patch|mcp__.*"},
-    {"UserPromptSubmit", NULL},
-    {"Stop", NULL},
-    {"SessionStart", NULL},
-    {NULL, NULL}};
+    {"PreToolUse", "Bash|apply_patch|mcp__.*", 2},
+    {"PermissionRequest", "Bash|apply_patch|mcp__.*", 2},
+    {"PostToolUse", "Bash|apply_patch|mcp__.*", 2},
+    {"UserPromptSubmit", NULL, 2},
+    {"Stop", NULL, 1},
+    {"SessionStart", NULL, 1},
+    {NULL, NULL, 0}};
 
 typedef struct {
   const char *agent;
   int uninstall, dry_run, user, project, local, start_daemon;
   const char *policies, *command, *on_error, *settings, *deadline;
   char file[PATH_MAX];
-  char cmd[PATH_MAX * 3];
+  char prog[PATH_MAX * 4 + 64]; /* how toolgate is run: a sh word */
+  char args[PATH_MAX * 3];      /* its words after that */
+  unsigned timeout_s;
 } install_run;
 
 /* ---- where, and what to run ---------------------------------------------- */
@@ -92,59 +106,39 @@ static int settings_file(install_run *r) {
   return 0;
 }
 
-/* s in single quotes for sh, when it needs them. */
-static void quote(char *out, size_t len, const char *s) {
-  if (s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                  "0123456789/._-+:,=@")] == '\0') {
-    snprintf(out, len, "%s", s);
-    return;
-  }
-  size_t n = 0;
-  out[n++] = '\'';
-  for (; *s && n + 6 < len; s++) {
-    if (*s == '\'') {
-      memcpy(out + n, "'\\''", 4);
-      n += 4;
-    } else {
-      out[n++] = *s;
-    }
-  }
-  out[n++] = '\'';
-  out[n] = '\0';
-}
-
-/* toolgate itself: `toolgate` when that is what PATH finds, else its
- * absolute path. */
-static void program(char *out, size_t len) {
-  char self[PATH_MAX], found[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) {
-    snprintf(out, len, "toolgate");
-    return;
-  }
-  self[n] = '\0';
-  const char *path = getenv("PATH");
-  for (const char *p = path; p && *p;) {
-    const char *end = strchr(p, ':');
-    size_t l = end ? (size_t)(end - p) : strlen(p);
-    char cand[PATH_MAX];
-    snprintf(cand, sizeof cand, "%.*s/toolgate", (int)l, p);
-    if (l && realpath(cand, found) && !strcmp(found, self)) {
-      snprintf(out, len, "toolgate");
-      return;
-    }
-    p = end ? end + 1 : NULL;
-  }
-  quote(out, len, self);
-}
-
 static int command_of(install_run *r) {
-  char prog[PATH_MAX * 2], dir[PATH_MAX], pol[PATH_MAX * 2];
-  if (r->command) snprintf(prog, sizeof prog, "%s", r->command);
-  else program(prog, sizeof prog);
-  if (!realpath(r->policies, dir)) {
-    cli_error("hook install: the policies folder '%s' does not exist "
-               "(--policies DIR)", r->policies);
+  char dir[PATH_MAX] = "", pol[PATH_MAX * 2];
+  if (r->command) {
+    snprintf(r->prog, sizeof r->prog, "%s", r->command);
+  } else if (hook_line_program(r->prog, sizeof r->prog) < 0) {
+    /* a bare `toolgate` would be looked up in the agent's PATH, and a
+     * hook not found lets every call through */
+    cli_error("hook install: cannot tell this program's own path "
+              "(/proc/self/exe); say how to run it with --command PATH");
+    return -1;
+  }
+  struct stat st;
+  if (stat(r->policies, &st) < 0 && errno == ENOENT && !r->dry_run) {
+    /* guarded from the first call: the starter, not an error */
+    starter_opts so = {0, 0, 1};
+    int n = starter_write(r->policies, &so);
+    if (n < 0) return -1;
+    printf("no policies folder: wrote the starter policies into %s (%d "
+           "files; read %s/README.md, extend them, 'toolgate test %s')\n",
+           r->policies, n, r->policies, r->policies);
+  } else if (stat(r->policies, &st) < 0 && errno == ENOENT) {
+    printf("no policies folder: would write the starter policies into %s\n",
+           r->policies);
+    char cwd[PATH_MAX];
+    if (r->policies[0] == '/' || !getcwd(cwd, sizeof cwd))
+      snprintf(dir, sizeof dir, "%s", r->policies);
+    else if (snprintf(dir, sizeof dir, "%s/%s", cwd, r->policies) >=
+             (int)sizeof dir)
+      return -1;
+  }
+  if (!dir[0] && !realpath(r->policies, dir)) {
+    cli_error("hook install: the policies folder '%s' cannot be read: %s "
+              "(--policies DIR)", r->policies, strerror(errno));
     return -1;
   }
   /* a project's shared settings name its policies from the project */
@@ -153,18 +147,25 @@ static int command_of(install_run *r) {
   if (!strcmp(r->agent, "claude-code") && !r->user && !r->settings && cl &&
       !strncmp(dir, cwd, cl) && (dir[cl] == '/' || !dir[cl])) {
     char rest[PATH_MAX];
-    quote(rest, sizeof rest, dir[cl] ? dir + cl + 1 : ".");
+    hook_quote(rest, sizeof rest, dir[cl] ? dir + cl + 1 : ".");
     snprintf(pol, sizeof pol, "\"$CLAUDE_PROJECT_DIR\"/%s", rest);
   } else {
-    quote(pol, sizeof pol, dir);
+    hook_quote(pol, sizeof pol, dir);
   }
-  int n = snprintf(r->cmd, sizeof r->cmd, "%s hook %s --policies %s%s%s%s%s%s",
-                   prog, r->agent, pol, r->on_error ? " --on-error " : "",
+  int n = snprintf(r->args, sizeof r->args, "hook %s --policies %s%s%s%s%s%s",
+                   r->agent, pol, r->on_error ? " --on-error " : "",
                    r->on_error ? r->on_error : "",
                    r->deadline ? " --deadline-ms " : "",
                    r->deadline ? r->deadline : "",
                    r->start_daemon ? " --start-daemon" : "");
-  return n > 0 && (size_t)n < sizeof r->cmd ? 0 : -1;
+  if (n <= 0 || (size_t)n >= sizeof r->args) return -1;
+  /* the agent's timeout leaves toolgate's own deadline room, and the
+   * line's watcher kills a stuck hook 5 s before the agent gives up */
+  uint64_t ms = 0;
+  if (r->deadline) opt_millis("hook install", "--deadline-ms", r->deadline, &ms);
+  r->timeout_s = HOOK_TIMEOUT_S;
+  if (ms / 1000 + 10 > r->timeout_s) r->timeout_s = (unsigned)(ms / 1000 + 10);
+  return 0;
 }
 
 /* ---- the file --------------------------------------------------------------- */
@@ -292,26 +293,33 @@ static int remove_ours(cJSON *hooks, const char *agent, cJSON *removed) {
   return n;
 }
 
-static void add_ours(install_run *r, cJSON *settings, cJSON *added) {
+static int add_ours(install_run *r, cJSON *settings, cJSON *added) {
   const hook_entry *e = !strcmp(r->agent, "claude-code") ? claude_events
                                                          : codex_events;
   cJSON *hooks = cJSON_GetObjectItem(settings, "hooks");
   if (!hooks) hooks = cJSON_AddObjectToObject(settings, "hooks");
   for (; e->event; e++) {
+    char cmd[sizeof r->prog + sizeof r->args + 4096];
+    if (hook_line(cmd, sizeof cmd, r->prog, r->args, e->fail,
+                  r->timeout_s - WATCH_MARGIN_S) < 0) {
+      cli_error("hook install: the hook command is too long");
+      return -1;
+    }
     cJSON *list = cJSON_GetObjectItem(hooks, e->event);
     if (!list) list = cJSON_AddArrayToObject(hooks, e->event);
     cJSON *group = cJSON_CreateObject();
     if (e->matcher) cJSON_AddStringToObject(group, "matcher", e->matcher);
     cJSON *h = cJSON_CreateObject();
     cJSON_AddStringToObject(h, "type", "command");
-    cJSON_AddStringToObject(h, "command", r->cmd);
-    cJSON_AddNumberToObject(h, "timeout", HOOK_TIMEOUT_S);
+    cJSON_AddStringToObject(h, "command", cmd);
+    cJSON_AddNumberToObject(h, "timeout", r->timeout_s);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(group, "hooks"), h);
     cJSON_AddItemToArray(list, group);
-    char line[PATH_MAX * 3 + 64];
-    snprintf(line, sizeof line, "%s: %s", e->event, r->cmd);
+    char line[sizeof r->prog + sizeof r->args + 64];
+    snprintf(line, sizeof line, "%s: toolgate %s", e->event, r->args);
     cJSON_AddItemToArray(added, cJSON_CreateString(line));
   }
+  return 0;
 }
 
 static int mkdir_for(const char *file) {
@@ -381,6 +389,44 @@ static void print_list(const char *sign, const cJSON *list) {
   cJSON_ArrayForEach(l, list) printf("  %s %s\n", sign, l->valuestring);
 }
 
+/* Runs the PreToolUse line just written once, as the agent will, and
+ * says what came of it: an answer (exit 0 or 2, with nothing on stderr)
+ * is a working install; anything else is printed and fails the install
+ * (the line is written, and blocks until it is fixed). */
+static int check_installed(install_run *r, const cJSON *settings) {
+  /* ours is the last entry (add_ours appends) */
+  const cJSON *groups = cJSON_GetObjectItem(
+      cJSON_GetObjectItem(settings, "hooks"), "PreToolUse");
+  const cJSON *last = NULL, *g;
+  cJSON_ArrayForEach(g, groups) last = g;
+  const char *line = cJSON_GetStringValue(cJSON_GetObjectItem(
+      cJSON_GetArrayItem(cJSON_GetObjectItem(last, "hooks"), 0), "command"));
+  char cwd[PATH_MAX];
+  if (!line || !getcwd(cwd, sizeof cwd)) return CLI_EXIT_OK;
+  hook_line_result res;
+  int rc = hook_line_check(line, cwd, &res);
+  if (rc < 0) {
+    cli_error("hook install: could not run the hook to check it: %s",
+              strerror(-rc));
+    return CLI_EXIT_FAILED;
+  }
+  int ok = (res.code == 0 || res.code == 2) && !res.err[0];
+  if (ok) {
+    printf("checked: the hook answers (a PreToolUse of `true`: exit %d%s%s)\n",
+           res.code, res.out[0] ? ", " : ", no verdict: the agent's own "
+           "permissions decide", res.out);
+  } else {
+    cli_error("hook install: the hook line is written but does not answer "
+              "as it should (exit %d): %s%s%s", res.code,
+              res.err[0] ? res.err : "(nothing on stderr)",
+              res.out[0] ? "; stdout: " : "", res.out);
+    cli_error("hook install: until that is fixed, every tool call of %s "
+              "is blocked", r->agent);
+  }
+  hook_line_result_free(&res);
+  return ok ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}
+
 /* ---- the command -------------------------------------------------------------- */
 
 static int parse(install_run *r, int argc, char **argv) {
@@ -444,7 +490,12 @@ int hook_install(int argc, char **argv, int uninstall) {
   int n = remove_ours(hooks, r.agent, removed);
   if (uninstall && hooks && !hooks->child && n)
     cJSON_DeleteItemFromObject(settings, "hooks"); /* we left it empty */
-  if (!uninstall) add_ours(&r, settings, added);
+  if (!uninstall && add_ours(&r, settings, added) < 0) {
+    cJSON_Delete(removed);
+    cJSON_Delete(added);
+    cJSON_Delete(settings);
+    return CLI_EXIT_USAGE;
+  }
   code = CLI_EXIT_OK;
   if (uninstall && !n) {
     printf("no toolgate hook for %s in %s: nothing to do\n", r.agent, r.file);
@@ -474,7 +525,11 @@ int hook_install(int argc, char **argv, int uninstall) {
                uninstall ? "removed" : "installed", r.agent, r.file);
       print_list("-", removed);
       print_list("+", added);
+      if (!uninstall)
+        printf("toolgate is %s; each line blocks the tool call when it "
+               "cannot answer (a missing binary, a crash, a hang)\n", r.prog);
       if (r.dry_run) fputs(withnl, stdout);
+      else if (!uninstall) code = check_installed(&r, settings);
     }
     free(withnl);
   }

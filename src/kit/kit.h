@@ -13,6 +13,8 @@
  *   base/glob.h          tg_glob_match, tg_glob_check
  *   base/timeparse.h     tg_time_parse ("10m", "2025-06-01")
  *   base/sha256.h        tg_sha256, tg_hmac_sha256, tg_digest_equal
+ *   policy/last_good.h   the last policies that loaded, kept for a hook
+ *                        answering in-process when a file is half-saved
  *   store/store_api.h    a database by path: the audit trail, approvals,
  *                        usage, sessions and search, export/import, memory
  *   runtime/front_api.h  tg_explain, tg_policy_test, tg_runtime_store,
@@ -26,7 +28,10 @@
 #include "base/json.h"
 #include "base/sha256.h"
 #include "base/timeparse.h"
+#include "policy/last_good.h"
 #include "runtime/front_api.h"
 #include "store/store_api.h"
+#include "agent/protocol.h"   /* the hook front reads and answers events */
+#include "control/control.h"  /* fronts find and ask a running instance */
 
 #endif

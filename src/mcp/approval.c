@@ -200,8 +200,10 @@ int mcp_read_input_response(mcp_session *ss, const mcp_req *req,
   else if (!cJSON_IsString(state))
     bad = "tools/call: params.requestState must be the string of the "
           "input_required result";
-  else if (!cJSON_IsObject(a) ||
-           !cJSON_IsString(cJSON_GetObjectItem(a, "action")))
+  else if (in && !cJSON_IsObject(in))
+    bad = "tools/call: params.inputResponses must be an object";
+  else if (a && (!cJSON_IsObject(a) ||
+                 !cJSON_IsString(cJSON_GetObjectItem(a, "action"))))
     bad = "tools/call: params.inputResponses.approval must be the user's "
           "ElicitResult ({\"action\": ..., \"content\": ...})";
   if (bad) {
@@ -217,6 +219,14 @@ int mcp_read_input_response(mcp_session *ss, const mcp_req *req,
     mcp_logf(s->log, MCP_LOG_WARNING, "tools/call %s refused: %s", c->tool, why);
     mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, why, data);
     return -1;
+  }
+  /* the state was good but the answer is missing: the call runs without
+   * one, and its ask puts the question again (a new input_required with a
+   * new requestState) rather than failing the retry */
+  if (!a) {
+    mcp_logf(s->log, MCP_LOG_INFO, "tools/call %s: sent again without the "
+             "user's answer: asking again", c->tool);
+    return 0;
   }
   user_answer u;
   read_answer(a, &u);

@@ -2,7 +2,8 @@
  * forward.c — one attempt of an upstream tool: the runtime starts it
  * (gw_tool_start, the tool's C start function), it goes to the upstream
  * as tools/call with a progressToken of ours, the upstream's progress
- * comes back as tg_exec_progress, and its answer finishes the attempt: a
+ * comes back as tg_exec_progress and goes on to the client as it comes
+ * (tools.c), and its answer finishes the attempt: a
  * CallToolResult as the result (isError: a tool failure with that result
  * as partial output), a JSON-RPC error or a dead upstream as an UPSTREAM
  * error naming the server. Cancel or timeout (gw_tool_cancel) tells the
@@ -10,10 +11,11 @@
  * answer is dropped.
  *
  * An upstream of the 2026-07-28 era may answer input_required: it asks
- * the user (elicitation/create input requests) and wants the call sent
- * again with the answers and its requestState. The questions go to our
- * client (a session that can answer them), and the call goes again with
- * what the user said — at most MAX_ROUNDS times.
+ * the user (elicitation/create input requests), or the client's model
+ * or roots (sampling/createMessage, roots/list), and wants the call sent
+ * again with the answers and its requestState. The requests go to our
+ * client (a session that declared the capability), and the call goes
+ * again with the answers — at most MAX_ROUNDS times.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,21 +169,34 @@ static void on_user_answer(mcp_session *ss, const cJSON *result,
   if (!f->asks) send_round(f, f->args);
 }
 
-/* The upstream's questions, to the user. 0, or -1 with why. */
-static int pose(gw_fwd *f, mcp_session *asker, const cJSON *requests,
-                char *why, size_t len) {
+/* The upstream's input requests, to our client: questions to the user
+ * (elicitation/create, the message naming the server), sampling and
+ * roots as they came, each to a client that declared the capability.
+ * 0, or -1 with why. */
+static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
   const char *server = up_name(f->tool->up);
   const cJSON *q;
   cJSON_ArrayForEach(q, requests) {
     const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(q, "method"));
     const cJSON *params = cJSON_GetObjectItem(q, "params");
-    if (!m || strcmp(m, "elicitation/create") || !cJSON_IsObject(params)) {
+    if (!m || !cJSON_IsObject(params) ||
+        (strcmp(m, "elicitation/create") && strcmp(m, "sampling/createMessage") &&
+         strcmp(m, "roots/list"))) {
       snprintf(why, len, "upstream server '%s' asks for input toolgate cannot "
-               "relay (%.60s): only elicitation/create is", server, m ? m : "?");
+               "relay (%.60s): elicitation/create, sampling/createMessage and "
+               "roots/list are", server, m ? m : "?");
+      return -1;
+    }
+    const char *cap = gw_capability_for(m);
+    mcp_session *asker = mcp_server_asker_with(f->gw->s, cap);
+    if (!asker) {
+      snprintf(why, len, "upstream server '%s' asks for input (%s), and this "
+               "MCP client cannot give it (no %s capability)", server, m, cap);
       return -1;
     }
     gw_ask *a = calloc(1, sizeof *a);
-    cJSON *p = gw_question(f->tool->up, params);
+    cJSON *p = strcmp(cap, "elicitation") ? cJSON_Duplicate(params, 1)
+                                          : gw_question(f->tool->up, params);
     if (!a || !p || !(a->key = strdup(q->string))) {
       free(a);
       cJSON_Delete(p);
@@ -191,8 +206,7 @@ static int pose(gw_fwd *f, mcp_session *asker, const cJSON *requests,
     a->f = f;
     a->next = f->asks;
     f->asks = a;
-    a->pending = mcp_ask_client(asker, NULL, "elicitation/create", p,
-                                on_user_answer, a);
+    a->pending = mcp_ask_client(asker, NULL, m, p, on_user_answer, a);
     if (!a->pending) {
       snprintf(why, len, "the client's stream is closed");
       return -1;
@@ -202,13 +216,11 @@ static int pose(gw_fwd *f, mcp_session *asker, const cJSON *requests,
 }
 
 static void ask_user(gw_fwd *f, const cJSON *result) {
-  mcp_server *s = f->gw->s;
   const char *server = up_name(f->tool->up);
   const cJSON *requests = cJSON_GetObjectItem(result, "inputRequests");
   const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(result, "requestState"));
   /* the client of the call's session would be the one to ask: with one
-   * session (stdio), it is the one that can be asked */
-  mcp_session *asker = mcp_server_asker(s);
+   * session (stdio), it is the one that can be asked (pose) */
   char why[300];
   if (!cJSON_IsObject(requests) || !requests->child || !f->args) {
     snprintf(why, sizeof why, "upstream server '%s' answered input_required "
@@ -216,19 +228,16 @@ static void ask_user(gw_fwd *f, const cJSON *result) {
                                    : "though it speaks the 2025 era");
     return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
   }
-  if (++f->rounds > MAX_ROUNDS || !asker) {
+  if (++f->rounds > MAX_ROUNDS) {
     snprintf(why, sizeof why, "upstream server '%s' asks the user for input, "
-             "and %s", server, f->rounds > MAX_ROUNDS
-                                   ? "has done so too many times for one call"
-                                   : "this MCP client cannot be asked (no "
-                                     "elicitation capability)");
+             "and has done so too many times for one call", server);
     return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
   }
   free(f->state);
   cJSON_Delete(f->answers);
   f->state = state ? strdup(state) : NULL;
   f->answers = cJSON_CreateObject();
-  if (pose(f, asker, requests, why, sizeof why) < 0)
+  if (pose(f, requests, why, sizeof why) < 0)
     finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
 }
 
@@ -313,12 +322,30 @@ void gw_tool_cancel(tg_exec *ex, void *ud) {
   finish_error(f, NULL, "cancelled", 0, NULL);
 }
 
-void gw_progress(mcp_gateway *gw, const cJSON *p) {
+/* The upstream's progress, for a call it has in hand (a token of another
+ * upstream's call is not its to report on): to the chain (its progress
+ * events), and to the client at once (tools.c), not at the runtime's
+ * next heartbeat — a call shorter than that would show none. */
+void gw_progress(mcp_gateway *gw, mcp_upstream *u, const cJSON *p) {
   const cJSON *token = cJSON_GetObjectItem(p, "progressToken");
   const cJSON *total = cJSON_GetObjectItem(p, "total");
-  for (gw_fwd *f = gw->fwds; f && cJSON_IsNumber(token); f = f->next)
-    if (f->token == token->valuedouble)
-      tg_exec_progress(f->ex, cJSON_GetNumberValue(cJSON_GetObjectItem(p, "progress")),
-                       cJSON_IsNumber(total) ? total->valuedouble : -1,
-                       cJSON_GetStringValue(cJSON_GetObjectItem(p, "message")));
+  const cJSON *v = cJSON_GetObjectItem(p, "progress");
+  if (!cJSON_IsNumber(token) || !cJSON_IsNumber(v)) return;
+  for (gw_fwd *f = gw->fwds; f; f = f->next) {
+    if (f->token != token->valuedouble || f->tool->up != u) continue;
+    f->tool->reports_progress = 1;
+    tg_exec_progress(f->ex, v->valuedouble,
+                     cJSON_IsNumber(total) ? total->valuedouble : -1,
+                     cJSON_GetStringValue(cJSON_GetObjectItem(p, "message")));
+    mcp_call_own_progress(gw->s, tg_exec_call_id(f->ex), p);
+    return;
+  }
+}
+
+void gw_fwds_log(mcp_gateway *gw, mcp_upstream *u, int level,
+                 const char *logger, const cJSON *data) {
+  for (gw_fwd *f = gw->fwds; f; f = f->next)
+    if (f->tool->up == u)
+      mcp_call_log(gw->s, tg_exec_call_id(f->ex), (mcp_log_level)level,
+                   gw_log_params(level, logger, data));
 }

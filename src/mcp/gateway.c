@@ -11,8 +11,13 @@
  * (tool_source.h), one that passes the upstreams' CallToolResults on as
  * they came. Its prompts and resources pass
  * through, named <server><separator><name>; a resource keeps its URI and
- * is read from the upstream that listed it. An upstream's elicitation
- * goes to the client when the client can answer it.
+ * is read from the upstream that listed it (and subscribed to there, and
+ * completed there, as a prompt's arguments are at the prompt's upstream).
+ * An upstream's requests of its client (elicitation, sampling, roots) go
+ * to our client when it declared that capability, and are refused with
+ * the reason when not. Its log messages reach the clients that want their
+ * level, the logger naming the server; its resources/updated the
+ * clients that subscribed to the resource.
  *
  * Until every upstream has started once (or failed to), or STARTUP_MS has
  * passed, the server holds the client's requests (server.c), so that the
@@ -27,6 +32,9 @@
 #define MAX_TOOL_NAME 128
 #define MAX_TOOLS 1000     /* per upstream: a flood is not registered */
 #define MAX_RELAYS 64      /* upstreams' questions open at the user at once */
+#define MAX_SUBS 1024      /* resource subscriptions, all clients together */
+#define MAX_LOGGER 128     /* bytes of an upstream's logger name we pass on */
+#define MAX_LOG_DATA 16384 /* bytes of a log message's data we pass on */
 
 /* ---- finding things --------------------------------------------------------------- */
 
@@ -54,6 +62,11 @@ static int src_owns(void *ud, const char *tool) {
 static int src_offered(void *ud, const char *tool) {
   const gw_tool *t = tool_named(ud, tool);
   return t && t->offered;
+}
+
+static int src_reports_progress(void *ud, const char *tool) {
+  const gw_tool *t = tool_named(ud, tool);
+  return t && t->reports_progress;
 }
 
 /* The upstream's Tool, renamed. */
@@ -155,6 +168,14 @@ static void take_tool(mcp_gateway *gw, mcp_upstream *u, const cJSON *def) {
              "that is not [A-Za-z0-9_.-]{1,128} is not offered", up_name(u));
     return;
   }
+  const cJSON *exe = cJSON_GetObjectItem(def, "execution");
+  const char *task = cJSON_GetStringValue(cJSON_GetObjectItem(exe, "taskSupport"));
+  if (task && !strcmp(task, "required")) {
+    mcp_logf(gw->s->log, MCP_LOG_NOTICE, "upstream %s: tool %s is not offered: "
+             "it runs only as a task, which toolgate does not pass on",
+             up_name(u), orig);
+    return;
+  }
   snprintf(name, sizeof name, "%s%s%s", up_name(u), gw->s->opt.separator, orig);
   gw_tool *t = tool_named(gw, name);
   int fresh = !t;
@@ -162,6 +183,7 @@ static void take_tool(mcp_gateway *gw, mcp_upstream *u, const cJSON *def) {
   cJSON_Delete(t->def);
   t->def = cJSON_Duplicate(def, 1);
   cJSON_ReplaceItemInObject(t->def, "name", cJSON_CreateString(name));
+  cJSON_DeleteItemFromObject(t->def, "execution"); /* toolgate calls it plainly */
   if (!cJSON_IsObject(cJSON_GetObjectItem(t->def, "inputSchema"))) {
     cJSON_DeleteItemFromObject(t->def, "inputSchema");
     cJSON_AddItemToObject(t->def, "inputSchema", cJSON_Parse("{\"type\":\"object\"}"));
@@ -218,10 +240,31 @@ int mcp_gateway_settling(const mcp_server *s) {
 
 /* ---- what upstreams tell ---------------------------------------------------------- */
 
+static void tell_level(mcp_gateway *gw, mcp_upstream *u);
+static void resubscribe(mcp_gateway *gw, mcp_upstream *u);
+
+/* What an upstream offers that toolgate does not pass on is said once a
+ * run: tasks (its tools are called plainly, as toolgate's client calls
+ * toolgate's). */
+static void say_unrelayed(mcp_gateway *gw, mcp_upstream *u) {
+  if (cJSON_GetObjectItem(up_caps(u), "tasks"))
+    mcp_logf(gw->s->log, MCP_LOG_NOTICE, "upstream %s offers tasks: toolgate "
+             "does not pass them on (the capability is not offered to the "
+             "client; its tools are called without a task, and one that "
+             "requires a task fails)", up_name(u));
+}
+
 static void on_listed(mcp_upstream *u, void *ud) {
   mcp_gateway *gw = ud;
   size_t i = gw_index_of(gw, u);
   int first = i < gw->nups && !gw->first_done[i];
+  int fresh = i < gw->nups && gw->listed_start[i] != gw->starts[i] + 1;
+  if (fresh) { /* a new run of it: what it does not get from us, said */
+    gw->listed_start[i] = gw->starts[i] + 1;
+    say_unrelayed(gw, u);
+    tell_level(gw, u);
+    if (!first) resubscribe(gw, u); /* a restart forgot them */
+  }
   sync_tools(gw, u);
   first_done(gw, u);
   mcp_tools_maybe_changed(gw->s);
@@ -248,10 +291,86 @@ static void drop_relay(mcp_gateway *gw, gw_relay *r) {
   free(r);
 }
 
+/* The data as it came, but no bigger than MAX_LOG_DATA printed: a
+ * longer one goes as its text, cut. */
+cJSON *gw_log_params(int level, const char *logger, const cJSON *data) {
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "level", mcp_log_level_name((mcp_log_level)level));
+  cJSON_AddStringToObject(p, "logger", logger);
+  char *text = data ? tg_json_print(data, 0) : NULL;
+  if (text && strlen(text) > MAX_LOG_DATA) {
+    strcpy(text + MAX_LOG_DATA - 4, "...");
+    cJSON_AddStringToObject(p, "data", text);
+  } else {
+    cJSON_AddItemToObject(p, "data", data ? cJSON_Duplicate(data, 1) : cJSON_CreateNull());
+  }
+  free(text);
+  return p;
+}
+
+/* Its log message, to each client that wants the level: the logger is
+ * the server's name (and its own logger's, "server/logger"), the data as
+ * it came. Our log has it already (upstream.c), behind the same rate
+ * limit. */
+static void relay_log(mcp_gateway *gw, mcp_upstream *u, const cJSON *params) {
+  const char *level = cJSON_GetStringValue(cJSON_GetObjectItem(params, "level"));
+  const char *logger = cJSON_GetStringValue(cJSON_GetObjectItem(params, "logger"));
+  const cJSON *data = cJSON_GetObjectItem(params, "data");
+  int l = mcp_log_level_of(level);
+  if (l < 0) l = MCP_LOG_INFO; /* a level it made up: said as info */
+  char name[MAX_LOGGER * 2 + 2];
+  if (logger && *logger)
+    snprintf(name, sizeof name, "%s/%.*s", up_name(u), MAX_LOGGER, logger);
+  else
+    snprintf(name, sizeof name, "%s", up_name(u));
+  for (mcp_session *ss = gw->s->sessions; ss; ss = ss->next)
+    if (mcp_session_wants_log(ss, (mcp_log_level)l))
+      mcp_notify(ss, NULL, "notifications/message", gw_log_params(l, name, data));
+  /* and, request-scoped, to the 2026-07-28 calls it is running that asked */
+  gw_fwds_log(gw, u, l, name, data);
+}
+
+/* Is uri the subscribed one, or under it ("might be a sub-resource of the
+ * one that the client actually subscribed to")? */
+static int covers(const char *sub, const char *uri) {
+  size_t n = strlen(sub);
+  return !strncmp(sub, uri, n) && (uri[n] == 0 || sub[n - 1] == '/' || uri[n] == '/');
+}
+
+static mcp_upstream *owner_of_uri(mcp_gateway *gw, const char *uri);
+
+static int same_stream(const gw_sub *a, const gw_sub *b) {
+  return a->ss == b->ss && (a->listen ? b->listen && tg_json_equal(a->listen, b->listen)
+                                      : !b->listen);
+}
+
+/* Its resources/updated, to each client (each stream of a client) that
+ * subscribed to a resource of its that covers the uri, once each. An
+ * upstream speaks only for resources it lists, not for another's. */
+static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params) {
+  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(params, "uri"));
+  if (!uri) return;
+  for (gw_sub *x = gw->subs; x; x = x->next) {
+    if (!covers(x->uri, uri) || owner_of_uri(gw, x->uri) != u) continue;
+    int told = 0;
+    for (gw_sub *y = gw->subs; y != x && !told; y = y->next)
+      told = same_stream(x, y) && covers(y->uri, uri) && owner_of_uri(gw, y->uri) == u;
+    if (told || (!x->listen && !x->ss->initialized)) continue;
+    cJSON *p = x->listen ? mcp_listen_params(x->listen) : cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "uri", uri);
+    const cJSON *title = cJSON_GetObjectItem(params, "title");
+    if (cJSON_IsString(title)) cJSON_AddStringToObject(p, "title", title->valuestring);
+    mcp_notify(x->ss, x->listen, "notifications/resources/updated", p);
+  }
+}
+
 static void on_notification(mcp_upstream *u, const char *method,
                             const cJSON *params, void *ud) {
   mcp_gateway *gw = ud;
-  if (!strcmp(method, "notifications/progress")) return gw_progress(gw, params);
+  if (!strcmp(method, "notifications/progress")) return gw_progress(gw, u, params);
+  if (!strcmp(method, "notifications/message")) return relay_log(gw, u, params);
+  if (!strcmp(method, "notifications/resources/updated"))
+    return relay_updated(gw, u, params);
   if (strcmp(method, "notifications/cancelled")) return;
   const cJSON *id = cJSON_GetObjectItem(params, "requestId");
   for (gw_relay *r = gw->relays; r && id; r = r->next)
@@ -297,22 +416,36 @@ cJSON *gw_question(const mcp_upstream *u, const cJSON *params) {
   return p;
 }
 
-/* Its question, to the user: the message says which server asks. */
+const char *gw_capability_for(const char *method) {
+  if (!strcmp(method, "sampling/createMessage")) return "sampling";
+  if (!strcmp(method, "roots/list")) return "roots";
+  return "elicitation";
+}
+
+/* Its request of its client, to ours: a question's message says which
+ * server asks; sampling and roots go as they came (the client shows the
+ * sampling request to its user before its model sees it). */
 static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
                        const cJSON *params, void *ud) {
   mcp_gateway *gw = ud;
-  (void)method;
-  mcp_session *asker = mcp_server_asker(gw->s);
-  if (!asker)
-    return refuse_relay(u, id, "toolgate's client cannot answer elicitation "
-                        "(it declared no elicitation capability)");
+  const char *cap = gw_capability_for(method);
+  int question = !strcmp(cap, "elicitation");
+  mcp_session *asker = mcp_server_asker_with(gw->s, cap);
+  if (!asker) {
+    char why[200];
+    snprintf(why, sizeof why, "toolgate's client cannot answer %s (it "
+             "declared no %s capability)", method, cap);
+    return refuse_relay(u, id, why);
+  }
   size_t open = 0;
   for (gw_relay *x = gw->relays; x; x = x->next) open++;
   if (open >= MAX_RELAYS)
     return refuse_relay(u, id, "too many questions are open at the user "
                         "already");
   gw_relay *r = calloc(1, sizeof *r);
-  cJSON *p = gw_question(u, params);
+  cJSON *p = question ? gw_question(u, params)
+                      : (cJSON_IsObject(params) ? cJSON_Duplicate(params, 1)
+                                                : cJSON_CreateObject());
   if (!r || !p) {
     free(r);
     cJSON_Delete(p);
@@ -322,8 +455,7 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
   *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
                   cJSON_Duplicate(id, 1), NULL, gw->relays};
   gw->relays = r;
-  r->pending = mcp_ask_client(asker, NULL, "elicitation/create", p,
-                              relay_answer, r);
+  r->pending = mcp_ask_client(asker, NULL, method, p, relay_answer, r);
   if (!r->pending) {
     refuse_relay(u, id, "toolgate's client is gone");
     drop_relay(gw, r);
@@ -355,19 +487,53 @@ static cJSON *gather(mcp_gateway *gw, const cJSON *(*list)(const mcp_upstream *)
   return all;
 }
 
+/* A CompleteResult as the revisions say: completion.values, at most 100
+ * strings (a client refuses more, and the whole answer with them). */
+static int completion_ok(const cJSON *result) {
+  const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(result, "completion"), "values");
+  const cJSON *it;
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > 100) return 0;
+  cJSON_ArrayForEach(it, v) if (!cJSON_IsString(it)) return 0;
+  return 1;
+}
+
+static int session_alive(const mcp_server *s, const mcp_session *ss) {
+  for (const mcp_session *x = s->sessions; x; x = x->next)
+    if (x == ss) return 1;
+  return 0;
+}
+
 static void on_pass_answer(mcp_upstream *u, const cJSON *result,
                            const cJSON *error, void *ud) {
   gw_pass *p = ud;
   mcp_req req = {p->id, NULL, NULL, p->stateless, NULL};
-  if (error) {
+  const char *rt = cJSON_GetStringValue(cJSON_GetObjectItem(result, "resultType"));
+  if (!session_alive(p->gw->s, p->ss)) {
+    /* the client has gone meanwhile: nothing to answer */
+  } else if (error) {
     const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
     char msg[600];
     snprintf(msg, sizeof msg, "upstream server '%s': %.500s", up_name(u), m ? m : "error");
     mcp_reply_error(p->ss, p->id, jrpc_error_code(error, JRPC_INTERNAL_ERROR),
                     msg, NULL);
+  } else if (p->completion && !completion_ok(result)) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "upstream server '%s' answered "
+             "completion/complete with something that is not a completion "
+             "({values: at most 100 strings, ...})", up_name(u));
+    mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, msg, NULL);
+  } else if (rt && strcmp(rt, "complete")) {
+    /* input_required (or a kind to come): passed off as complete it would
+     * mislead; toolgate puts an upstream's questions only for tools/call */
+    char msg[300];
+    snprintf(msg, sizeof msg, "upstream server '%s' answered with resultType "
+             "'%.40s', which toolgate passes on only for tools/call",
+             up_name(u), rt);
+    mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, msg, NULL);
   } else {
     cJSON *r = cJSON_Duplicate(result, 1);
     cJSON_DeleteItemFromObject(r, "resultType");
+    if (p->cacheable) mcp_cacheable(&req, r, 0, "private");
     mcp_reply(p->ss, &req, r);
   }
   cJSON_Delete(p->id);
@@ -378,7 +544,9 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
 static void pass(mcp_session *ss, const mcp_req *req, mcp_upstream *u,
                  const char *method, cJSON *params) {
   gw_pass *p = calloc(1, sizeof *p);
-  if (p) *p = (gw_pass){ss, cJSON_Duplicate(req->id, 1), req->stateless};
+  if (p) *p = (gw_pass){ss->s->gw, ss, cJSON_Duplicate(req->id, 1), req->stateless,
+                        !strcmp(method, "resources/read"),
+                        !strcmp(method, "completion/complete")};
   if (!p || up_request(u, method, params, on_pass_answer, p) < 0) {
     if (p) cJSON_Delete(p->id);
     free(p);
@@ -420,12 +588,16 @@ static int lists_uri(const mcp_upstream *u, const char *uri) {
   return 0;
 }
 
+static mcp_upstream *owner_of_uri(mcp_gateway *gw, const char *uri) {
+  for (size_t i = 0; uri && i < gw->nups; i++)
+    if (lists_uri(gw->ups[i], uri)) return gw->ups[i];
+  return NULL;
+}
+
 static void read_resource(mcp_session *ss, const mcp_req *req) {
   mcp_server *s = ss->s;
   const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "uri"));
-  mcp_upstream *u = NULL;
-  for (size_t i = 0; uri && !u && i < s->gw->nups; i++)
-    if (lists_uri(s->gw->ups[i], uri)) u = s->gw->ups[i];
+  mcp_upstream *u = owner_of_uri(s->gw, uri);
   if (!u) {
     mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, "resources/read: no "
                     "upstream server lists this uri (resources/list)", NULL);
@@ -436,6 +608,265 @@ static void read_resource(mcp_session *ss, const mcp_req *req) {
   pass(ss, req, u, "resources/read", p);
 }
 
+/* Does the upstream declare capability cap (and, when sub is given,
+ * cap.sub true)? */
+static int declares(const mcp_upstream *u, const char *cap, const char *sub) {
+  const cJSON *c = cJSON_GetObjectItem(up_caps(u), cap);
+  if (!cJSON_IsObject(c)) return 0;
+  return !sub || cJSON_IsTrue(cJSON_GetObjectItem(c, sub));
+}
+
+/* completion/complete: at the upstream of the prompt (its own name) or of
+ * the resource (template), the rest as the client sent it. */
+static void complete(mcp_session *ss, const mcp_req *req) {
+  mcp_gateway *gw = ss->s->gw;
+  const cJSON *ref = cJSON_GetObjectItem(req->params, "ref");
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(ref, "type"));
+  const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ref, "name"));
+  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(ref, "uri"));
+  const cJSON *arg = cJSON_GetObjectItem(req->params, "argument");
+  const char *orig = NULL;
+  mcp_upstream *u = NULL;
+  if (!type || !cJSON_IsObject(arg)) {
+    mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, "completion/complete: "
+                    "params.ref ({type, name | uri}) and params.argument "
+                    "({name, value}) are required", NULL);
+    return;
+  }
+  if (!strcmp(type, "ref/prompt")) u = by_prefix(gw, name, &orig);
+  else if (!strcmp(type, "ref/resource")) u = owner_of_uri(gw, uri);
+  if (!u) {
+    mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, "completion/complete: "
+                    "no upstream server offers this prompt or resource "
+                    "(prompts/list, resources/templates/list)", NULL);
+    return;
+  }
+  if (!declares(u, "completions", NULL)) {
+    /* nothing to complete with: no suggestions, as the revision allows */
+    mcp_reply(ss, req, cJSON_Parse("{\"completion\":{\"values\":[],"
+                                   "\"hasMore\":false}}"));
+    return;
+  }
+  cJSON *p = cJSON_Duplicate(req->params, 1);
+  cJSON_DeleteItemFromObject(p, "_meta"); /* the client's era, not ours */
+  if (orig) {
+    cJSON *r = cJSON_GetObjectItem(p, "ref");
+    cJSON_ReplaceItemInObject(r, "name", cJSON_CreateString(orig));
+  }
+  pass(ss, req, u, "completion/complete", p);
+}
+
+/* The session's resources/subscribe of uri (not a stream's). */
+static gw_sub **sub_of(mcp_gateway *gw, const mcp_session *ss, const char *uri) {
+  gw_sub **pp = &gw->subs;
+  while (*pp && !((*pp)->ss == ss && !(*pp)->listen && !strcmp((*pp)->uri, uri)))
+    pp = &(*pp)->next;
+  return pp;
+}
+
+static void sub_free(gw_sub *x) {
+  cJSON_Delete(x->listen);
+  free(x->uri);
+  free(x);
+}
+
+static size_t count_subs(const mcp_gateway *gw) {
+  size_t n = 0;
+  for (const gw_sub *x = gw->subs; x; x = x->next) n++;
+  return n;
+}
+
+static int subscribed(const mcp_gateway *gw, const char *uri) {
+  for (const gw_sub *x = gw->subs; x; x = x->next)
+    if (!strcmp(x->uri, uri)) return 1;
+  return 0;
+}
+
+/* resources/subscribe and unsubscribe: to the upstream that lists the
+ * uri; we keep who subscribed to what, for its resources/updated. A
+ * session's subscription: the 2026-07-28 era subscribes through
+ * subscriptions/listen, which toolgate does not offer. */
+static void subscribe(mcp_session *ss, const mcp_req *req, int on) {
+  mcp_gateway *gw = ss->s->gw;
+  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "uri"));
+  mcp_upstream *u = owner_of_uri(gw, uri);
+  const char *bad = NULL;
+  if (req->stateless)
+    bad = "resources/subscribe and unsubscribe belong to a 2025-era session "
+          "(the 2026-07-28 era has subscriptions/listen, which toolgate does "
+          "not offer)";
+  else if (!uri)
+    bad = "params.uri must be a string";
+  else if (!u)
+    bad = "no upstream server lists this uri (resources/list)";
+  else if (!declares(u, "resources", "subscribe"))
+    bad = "the upstream server that has this resource offers no "
+          "subscriptions";
+  if (bad) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s: %s", req->method, bad);
+    mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, msg, NULL);
+    return;
+  }
+  gw_sub **pp = sub_of(gw, ss, uri);
+  if (on && !*pp) {
+    size_t n = count_subs(gw);
+    gw_sub *x = n < MAX_SUBS ? calloc(1, sizeof *x) : NULL;
+    if (!x || !(x->uri = strdup(uri))) {
+      free(x);
+      mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, n < MAX_SUBS
+                      ? "out of memory" : "resources/subscribe: too many "
+                      "subscriptions already", NULL);
+      return;
+    }
+    x->ss = ss;
+    x->next = gw->subs;
+    gw->subs = x;
+  } else if (!on && *pp) {
+    gw_sub *x = *pp;
+    *pp = x->next;
+    sub_free(x);
+  }
+  if (!on && subscribed(gw, uri)) /* another client's subscription stands */
+    return mcp_reply(ss, req, cJSON_CreateObject());
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "uri", uri);
+  pass(ss, req, u, req->method, p);
+}
+
+static void upstream_subscribed(mcp_upstream *u, const cJSON *result,
+                                const cJSON *error, void *ud) {
+  mcp_gateway *gw = ud;
+  (void)result;
+  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+  if (error)
+    mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: a resource "
+             "subscription failed: %.300s", up_name(u), m ? m : "?");
+}
+
+/* After a restart the upstream has forgotten the subscriptions: each URI
+ * of its that a client subscribed to is subscribed to again (once). */
+static void resubscribe(mcp_gateway *gw, mcp_upstream *u) {
+  for (gw_sub *x = gw->subs; x; x = x->next) {
+    int again = 0;
+    for (gw_sub *y = gw->subs; y != x && !again; y = y->next)
+      again = !strcmp(y->uri, x->uri);
+    if (again || owner_of_uri(gw, x->uri) != u) continue;
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "uri", x->uri);
+    up_request(u, "resources/subscribe", p, upstream_subscribed, gw);
+  }
+}
+
+void mcp_gateway_roots_changed(mcp_server *s) {
+  for (size_t i = 0; s->gw && i < s->gw->nups; i++)
+    if (up_ready(s->gw->ups[i]) && !up_stateless(s->gw->ups[i]))
+      up_notify(s->gw->ups[i], "notifications/roots/list_changed", NULL);
+}
+
+static void upstream_subscribed(mcp_upstream *u, const cJSON *result,
+                                const cJSON *error, void *ud);
+
+/* To the upstream, for a stream: the answer goes to our log only. */
+static void tell_subscription(mcp_gateway *gw, mcp_upstream *u, const char *uri,
+                              int on) {
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "uri", uri);
+  up_request(u, on ? "resources/subscribe" : "resources/unsubscribe", p,
+             upstream_subscribed, gw);
+}
+
+int mcp_gateway_listen_uri(mcp_session *ss, const cJSON *listen,
+                           const char *uri) {
+  mcp_gateway *gw = ss->s->gw;
+  mcp_upstream *u = gw ? owner_of_uri(gw, uri) : NULL;
+  if (!u || !declares(u, "resources", "subscribe") || count_subs(gw) >= MAX_SUBS)
+    return -1;
+  gw_sub *x = calloc(1, sizeof *x);
+  if (x) {
+    x->listen = cJSON_Duplicate(listen, 1);
+    x->uri = strdup(uri);
+  }
+  if (!x || !x->listen || !x->uri) {
+    if (x) sub_free(x);
+    return -1;
+  }
+  x->ss = ss;
+  int known = subscribed(gw, uri);
+  x->next = gw->subs;
+  gw->subs = x;
+  if (!known) tell_subscription(gw, u, uri, 1);
+  return 0;
+}
+
+void mcp_gateway_listen_gone(mcp_server *s, mcp_session *ss,
+                             const cJSON *listen) {
+  mcp_gateway *gw = s->gw;
+  if (!gw) return;
+  gw_sub **pp = &gw->subs;
+  while (*pp) {
+    gw_sub *x = *pp;
+    if (x->ss != ss || !x->listen || !tg_json_equal(x->listen, listen)) {
+      pp = &x->next;
+      continue;
+    }
+    *pp = x->next;
+    mcp_upstream *u = owner_of_uri(gw, x->uri);
+    if (u && !subscribed(gw, x->uri)) tell_subscription(gw, u, x->uri, 0);
+    sub_free(x);
+  }
+}
+
+void mcp_gateway_session_gone(mcp_server *s, mcp_session *ss) {
+  if (!s->gw) return;
+  gw_sub **pp = &s->gw->subs;
+  while (*pp) {
+    gw_sub *x = *pp;
+    if (x->ss != ss) {
+      pp = &x->next;
+      continue;
+    }
+    *pp = x->next;
+    sub_free(x);
+  }
+}
+
+static void level_told(mcp_upstream *u, const cJSON *result,
+                       const cJSON *error, void *ud) {
+  mcp_gateway *gw = ud;
+  (void)result;
+  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+  if (error)
+    mcp_logf(gw->s->log, MCP_LOG_DEBUG, "upstream %s: logging/setLevel "
+             "failed: %.300s", up_name(u), m ? m : "?");
+}
+
+/* The lowest level any client wants, to the upstreams that log (they
+ * need not send what no one reads; what they send is filtered per client
+ * all the same). Also after an upstream's (re)start. */
+static void tell_level(mcp_gateway *gw, mcp_upstream *u) {
+  if (gw->log_level < 0 || !declares(u, "logging", NULL)) return;
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "level", mcp_log_level_name((mcp_log_level)gw->log_level));
+  up_request(u, "logging/setLevel", p, level_told, gw);
+}
+
+void mcp_gateway_log_level(mcp_server *s) {
+  mcp_gateway *gw = s->gw;
+  if (!gw) return;
+  int lowest = -1;
+  for (mcp_session *ss = s->sessions; ss; ss = ss->next) {
+    int l = ss->initialized ? ss->log_level : -1;
+    if (ss->stateless_log_level >= 0 && (l < 0 || ss->stateless_log_level < l))
+      l = ss->stateless_log_level;
+    if (l >= 0 && (lowest < 0 || l < lowest)) lowest = l;
+  }
+  if (lowest < 0 || lowest == gw->log_level) return;
+  gw->log_level = lowest;
+  for (size_t i = 0; i < gw->nups; i++)
+    if (up_ready(gw->ups[i])) tell_level(gw, gw->ups[i]);
+}
+
 int mcp_gateway_request(mcp_session *ss, const mcp_req *req) {
   mcp_gateway *gw = ss->s->gw;
   if (!gw) return -1;
@@ -444,6 +875,9 @@ int mcp_gateway_request(mcp_session *ss, const mcp_req *req) {
   cJSON *list = NULL;
   if (!strcmp(m, "prompts/get")) return get_prompt(ss, req), 0;
   if (!strcmp(m, "resources/read")) return read_resource(ss, req), 0;
+  if (!strcmp(m, "completion/complete")) return complete(ss, req), 0;
+  if (!strcmp(m, "resources/subscribe")) return subscribe(ss, req, 1), 0;
+  if (!strcmp(m, "resources/unsubscribe")) return subscribe(ss, req, 0), 0;
   if (!strcmp(m, "prompts/list")) {
     key = "prompts";
     list = gather(gw, up_prompts, 1);
@@ -456,16 +890,25 @@ int mcp_gateway_request(mcp_session *ss, const mcp_req *req) {
   } else {
     return -1;
   }
+  /* the upstreams' lists as toolgate holds them: the same for every
+   * client, and fresh until an upstream says they changed */
   cJSON *r = cJSON_CreateObject();
   cJSON_AddItemToObject(r, key, list);
+  mcp_cacheable(req, r, ss->s->opt.tools_ttl_ms, "public");
   mcp_reply(ss, req, r);
   return 0;
 }
 
+/* Said before the upstreams have answered (initialize is not held): what
+ * an upstream turns out not to offer is refused, or completed with no
+ * values, when asked. */
 void mcp_gateway_capabilities(mcp_server *s, cJSON *caps) {
   if (!s->gw) return;
   cJSON_AddTrueToObject(cJSON_AddObjectToObject(caps, "prompts"), "listChanged");
-  cJSON_AddTrueToObject(cJSON_AddObjectToObject(caps, "resources"), "listChanged");
+  cJSON *r = cJSON_AddObjectToObject(caps, "resources");
+  cJSON_AddTrueToObject(r, "listChanged");
+  cJSON_AddTrueToObject(r, "subscribe");
+  cJSON_AddObjectToObject(caps, "completions");
 }
 
 /* ---- life ------------------------------------------------------------------------- */
@@ -479,12 +922,14 @@ int mcp_gateway_start(mcp_server *s, char err[TG_ERRMSG]) {
     gw->ups = calloc(n, sizeof *gw->ups);
     gw->starts = calloc(n, sizeof *gw->starts);
     gw->first_done = calloc(n, sizeof *gw->first_done);
+    gw->listed_start = calloc(n, sizeof *gw->listed_start);
   }
-  if (!gw || !gw->ups || !gw->starts || !gw->first_done) {
+  if (!gw || !gw->ups || !gw->starts || !gw->first_done || !gw->listed_start) {
     if (gw) {
       free(gw->ups);
       free(gw->starts);
       free(gw->first_done);
+      free(gw->listed_start);
     }
     free(gw);
     snprintf(err, TG_ERRMSG, "out of memory");
@@ -493,7 +938,8 @@ int mcp_gateway_start(mcp_server *s, char err[TG_ERRMSG]) {
   gw->s = s;
   s->gw = gw;
   gw->src = (mcp_tool_source){"gateway", src_owns, src_offered, src_describe,
-                              1, gw};
+                              1, gw, src_reports_progress};
+  gw->log_level = -1;
   mcp_tools_add_source(s, &gw->src);
   uv_timer_init(s->loop, &gw->startup);
   gw->startup.data = gw;
@@ -552,6 +998,12 @@ void mcp_gateway_free(mcp_server *s) {
   free(gw->ups);
   free(gw->starts);
   free(gw->first_done);
+  free(gw->listed_start);
+  while (gw->subs) {
+    gw_sub *x = gw->subs;
+    gw->subs = x->next;
+    sub_free(x);
+  }
   mcp_tools_remove_source(s, &gw->src);
   s->gw = NULL;
   uv_close((uv_handle_t *)&gw->startup, startup_closed); /* frees gw */

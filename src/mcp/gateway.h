@@ -20,13 +20,25 @@ typedef struct gw_tool {
   int registered;          /* in the runtime (a name taken by a Lua tool
                               is not) */
   int offered;             /* registered, and in its latest tools/list */
+  int reports_progress;    /* it has sent notifications/progress */
 } gw_tool;
+
+/* A client's subscription to a resource: its updates go to that client
+ * (on that stream). */
+typedef struct gw_sub {
+  mcp_session *ss;
+  cJSON *listen;           /* the subscriptions/listen stream's id (2026-07-28),
+                              or NULL: resources/subscribe (2025) */
+  char *uri;
+  struct gw_sub *next;
+} gw_sub;
 
 /* A tools/call attempt forwarded, waiting for the upstream's answer (or,
  * for a 2026-07-28 upstream that asked for input, for the user's). */
 typedef struct gw_fwd gw_fwd;
 
-/* An upstream's elicitation/create, relayed to the client. */
+/* An upstream's request of its client (elicitation/create,
+ * sampling/createMessage, roots/list), relayed to ours. */
 typedef struct gw_relay {
   mcp_gateway *gw;
   mcp_upstream *up;
@@ -38,9 +50,14 @@ typedef struct gw_relay {
 
 /* A client's prompts/get or resources/read, passed to an upstream. */
 typedef struct {
-  mcp_session *ss;         /* the client that asked */
+  mcp_gateway *gw;
+  mcp_session *ss;         /* the client that asked (it may go first) */
   cJSON *id;
   int stateless;
+  int cacheable;           /* resources/read: its 2026-07-28 result has a
+                              ttlMs and cacheScope (the upstream's, else 0
+                              and private: toolgate cannot tell) */
+  int completion;          /* completion/complete: its result is checked */
 } gw_pass;
 
 struct mcp_gateway {
@@ -48,11 +65,15 @@ struct mcp_gateway {
   mcp_upstream **ups;
   unsigned *starts;        /* per upstream: runs seen (for relays) */
   int *first_done;         /* per upstream: its first start is over */
+  unsigned *listed_start;  /* per upstream: starts + 1 when that run was
+                              first listed (0: never) */
   size_t nups;
   gw_tool **tools;
   size_t ntools;
   gw_fwd *fwds;
   gw_relay *relays;
+  gw_sub *subs;
+  int log_level;           /* told the upstreams that log; -1: not yet */
   double next_token;
   mcp_tool_source src;     /* its tools, to the server (tool_source.h) */
   uv_timer_t startup;
@@ -63,6 +84,13 @@ struct mcp_gateway {
  * message starts "[server] ", so the user knows who asks. NULL: no memory. */
 cJSON *gw_question(const mcp_upstream *u, const cJSON *params);
 
+/* A notifications/message's params: level, logger, data (a copy). */
+cJSON *gw_log_params(int level, const char *logger, const cJSON *data);
+
+/* The client capability a request relayed from an upstream needs
+ * ("sampling", "roots", else "elicitation"). */
+const char *gw_capability_for(const char *method);
+
 /* The upstream's index in gw->ups (gw->nups when it is not there). */
 size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u);
 
@@ -71,7 +99,11 @@ size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u);
  * when the gateway goes. */
 void gw_tool_start(tg_exec *ex, const cJSON *args, void *ud);
 void gw_tool_cancel(tg_exec *ex, void *ud);
-void gw_progress(mcp_gateway *gw, const cJSON *params);
+void gw_progress(mcp_gateway *gw, mcp_upstream *u, const cJSON *params);
 void gw_fwds_free(mcp_gateway *gw);
+/* An upstream's log message, to the calls forwarded to it that asked for
+ * log messages (a 2026-07-28 request's _meta logLevel). */
+void gw_fwds_log(mcp_gateway *gw, mcp_upstream *u, int level,
+                 const char *logger, const cJSON *data);
 
 #endif

@@ -15,6 +15,8 @@
  *   approval.c  an `ask`: elicitation/create to the client (2025 era), an
  *               input_required result (2026-07-28), or the fallback
  *   reqstate.c  the integrity-protected requestState of input_required
+ *   listen.c    subscriptions/listen (2026-07-28): list changes and
+ *               resource updates on a client's streams
  *   gateway.c   the upstream MCP servers' tools (a tool source),
  *               prompts and resources
  *   forward.c   a call of an upstream tool, forwarded (gateway.h)
@@ -51,8 +53,14 @@
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define MCP_META_CLIENT "io.modelcontextprotocol/clientInfo"
-/* The error of a request in a version this server does not speak. */
-#define MCP_E_UNSUPPORTED_VERSION (-32004)
+#define MCP_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+/* The _meta key of a 2026-07-28 result that names the server. */
+#define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
+/* The _meta key of a notification sent on a subscriptions/listen stream. */
+#define MCP_META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
+/* The error of a request in a version this server does not speak (the
+ * 2026-07-28 revision's UNSUPPORTED_PROTOCOL_VERSION). */
+#define MCP_E_UNSUPPORTED_VERSION (-32022)
 /* toolgate's own facts about an outcome, in a CallToolResult's _meta. */
 #define MCP_META_OUTCOME "toolgate/outcome"
 
@@ -61,6 +69,7 @@ typedef struct mcp_pending mcp_pending;
 typedef struct mcp_gateway mcp_gateway;
 typedef struct mcp_states mcp_states;
 typedef struct mcp_session mcp_session;
+typedef struct mcp_listen mcp_listen;
 
 /* One request as its handler sees it. */
 typedef struct {
@@ -100,6 +109,12 @@ struct mcp_call {
                             a session */
   cJSON *progress_token; /* _meta.progressToken, or NULL */
   double last_progress;  /* progress must grow: what was last sent */
+  int own_progress;      /* its tool reports progress (an upstream's,
+                            relayed as it comes): no heartbeat of ours */
+  cJSON *held_progress;  /* the latest notice while the client does not
+                            read (sent when it does): one per call */
+  int log_level;         /* a 2026-07-28 request's _meta logLevel: the log
+                            messages of its upstream while it runs; -1 */
   int stateless;         /* a 2026-07-28 request */
   int can_elicit;        /* its client accepts elicitation/create */
   int cancelled;         /* notifications/cancelled: nothing more is sent */
@@ -137,6 +152,9 @@ struct mcp_session {
   char client_name[64];
   int log_level;         /* logging/setLevel; notifications at or above */
   int saw_stateless;     /* a 2026-07-28 request came */
+  int stateless_log_level; /* logging/setLevel sent in the 2026-07-28 era
+                            (deprecated there, still answered): -1 none,
+                            and then no log notifications */
   /* calls in flight and server-to-client requests */
   mcp_call *calls;
   size_t ncalls;
@@ -144,6 +162,7 @@ struct mcp_session {
   double next_request;
   cJSON *held;           /* requests that came while the gateway settled
                             (an array of the messages) */
+  mcp_listen *listens;   /* its open subscriptions/listen streams */
   /* while the client does not read (the transport is congested): the
    * list_changed notices owed to it (bits of session.c's `owed`), and
    * how many progress and log notifications were dropped */
@@ -192,12 +211,25 @@ int mcp_can_elicit(const mcp_req *req);
  * (an upstream server's elicitation, its input_required): an initialized
  * one whose client accepts elicitation, or NULL. */
 mcp_session *mcp_server_asker(mcp_server *s);
+/* The same for another capability of the client's ("sampling", "roots";
+ * "elicitation" is mcp_server_asker's). */
+mcp_session *mcp_server_asker_with(mcp_server *s, const char *capability);
 /* A log line, and the same as a notifications/message to each 2025-era
  * client that wants that level. */
 void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* A notification (no params) to each initialized 2025-era client. */
+/* A list_changed notification: to each initialized 2025-era client (no
+ * params), and on each subscriptions/listen stream that asked for it. */
 void mcp_notify_sessions(mcp_server *s, const char *method);
+/* Does the session's client want log messages of this level (its
+ * logging/setLevel, in either era)? */
+int mcp_session_wants_log(const mcp_session *ss, mcp_log_level level);
+/* toolgate's Implementation object ({name, title, version}). */
+cJSON *mcp_server_info(void);
+/* For a 2026-07-28 request: ttlMs and cacheScope on a cacheable result
+ * (lists, resources/read), unless it carries valid ones already. */
+void mcp_cacheable(const mcp_req *req, cJSON *result, uint64_t ttl_ms,
+                   const char *scope);
 
 /* ---- session.c ----------------------------------------------------------- */
 
@@ -250,6 +282,19 @@ void mcp_tools_remove_source(mcp_server *s, const mcp_tool_source *src);
 void mcp_calls_cancel_all(mcp_session *ss);
 /* Orphans the session's calls still running (their done frees them). */
 void mcp_calls_free(mcp_session *ss);
+/* A progress notice the tool of call call_id gave itself (an upstream's
+ * notifications/progress): to the client at once when it asked for
+ * progress (and the value grew). */
+void mcp_call_own_progress(mcp_server *s, const char *call_id,
+                           const cJSON *params);
+/* A log message of the upstream running call call_id (params taken):
+ * to a 2026-07-28 client that asked for that level in the call's _meta
+ * (log messages are request-scoped there), unless it has them already
+ * from its logging/setLevel. */
+void mcp_call_log(mcp_server *s, const char *call_id, mcp_log_level level,
+                  cJSON *params);
+/* The client reads again: each call's held progress notice goes out. */
+void mcp_calls_flush_progress(mcp_session *ss);
 
 /* ---- approval.c ---------------------------------------------------------- */
 
@@ -264,11 +309,27 @@ void mcp_call_approver(tg_runtime *rt, const tg_approval_request *req,
 /* A call ends or is cancelled while its ask waits on the client. */
 void mcp_approval_drop(mcp_call *c);
 /* The user's answer a retried 2026-07-28 tools/call carries with its
- * requestState (inputResponses), checked and set as c's preset answer.
+ * requestState (inputResponses), checked and set as c's preset answer
+ * (a requestState without the answer: none, and the question is put
+ * again).
  * 0 (also when there is none), or -1 when it has answered the request
  * with an error. */
 int mcp_read_input_response(mcp_session *ss, const mcp_req *req,
                             mcp_call *c);
+
+/* ---- listen.c ------------------------------------------------------------ */
+
+/* subscriptions/listen: a stream opened (acknowledged, never answered). */
+void mcp_listen_open(mcp_session *ss, const mcp_req *req);
+/* notifications/cancelled for request id: 1 when it closed a stream. */
+int mcp_listen_cancel(mcp_session *ss, const cJSON *id);
+void mcp_listens_free(mcp_session *ss);
+/* A list changed (kind: mcp_listen_kind of its notice): each stream of
+ * the session that asked for it is told. */
+void mcp_listens_notify(mcp_session *ss, unsigned kind);
+int mcp_listen_kind(const char *method);
+/* A notification's params with the stream's id in _meta (new). */
+cJSON *mcp_listen_params(const cJSON *id);
 
 /* ---- reqstate.c ---------------------------------------------------------- */
 
@@ -296,8 +357,25 @@ void mcp_gateway_free(mcp_server *s);
 /* The prompts and resources methods: forwarded to the upstream that owns the
  * name; 0 when the gateway handled the method, -1 when it has none. */
 int mcp_gateway_request(mcp_session *ss, const mcp_req *req);
-/* The capabilities the gateway adds (prompts, resources) to cap. */
+/* The capabilities the gateway adds (prompts, resources, completions) to
+ * cap. */
 void mcp_gateway_capabilities(mcp_server *s, cJSON *caps);
+/* A client set its log level: the upstreams that log are told the lowest
+ * level any client wants. */
+void mcp_gateway_log_level(mcp_server *s);
+/* The client's roots changed: the 2025-era upstreams are told (they ask
+ * roots/list again, relayed to the client). */
+void mcp_gateway_roots_changed(mcp_server *s);
+/* A resource a subscriptions/listen stream names: subscribed to at the
+ * upstream that lists it. 0, or -1 when no upstream can take it. */
+int mcp_gateway_listen_uri(mcp_session *ss, const cJSON *listen,
+                           const char *uri);
+/* The stream has closed: its resources are unsubscribed (at the upstream
+ * when no one else is subscribed). */
+void mcp_gateway_listen_gone(mcp_server *s, mcp_session *ss,
+                             const cJSON *listen);
+/* The session has gone: its resource subscriptions go with it. */
+void mcp_gateway_session_gone(mcp_server *s, mcp_session *ss);
 /* Are upstream servers still having their first go at starting? The
  * server holds the client's requests meanwhile. */
 int mcp_gateway_settling(const mcp_server *s);

@@ -42,9 +42,10 @@ void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   mcp_logf(s->log, level, "%s", msg);
-  /* only a session has a log level to honour; stateless requests get none */
+  /* only a client that set a log level gets them (a 2025-era session has
+   * one from the start, `info`; a 2026-07-28 client only once it asks) */
   for (mcp_session *ss = s->sessions; ss; ss = ss->next) {
-    if (!ss->initialized || (int)level < ss->log_level) continue;
+    if (!mcp_session_wants_log(ss, level)) continue;
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "level", mcp_log_level_name(level));
     cJSON_AddStringToObject(p, "logger", "toolgate");
@@ -53,9 +54,17 @@ void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...) {
   }
 }
 
+int mcp_session_wants_log(const mcp_session *ss, mcp_log_level level) {
+  if (ss->initialized && (int)level >= ss->log_level) return 1;
+  return ss->stateless_log_level >= 0 && (int)level >= ss->stateless_log_level;
+}
+
 void mcp_notify_sessions(mcp_server *s, const char *method) {
-  for (mcp_session *ss = s->sessions; ss; ss = ss->next)
+  int kind = mcp_listen_kind(method);
+  for (mcp_session *ss = s->sessions; ss; ss = ss->next) {
     if (ss->initialized) mcp_notify(ss, NULL, method, NULL);
+    if (kind >= 0) mcp_listens_notify(ss, (unsigned)kind);
+  }
 }
 
 int mcp_can_elicit(const mcp_req *req) {
@@ -66,16 +75,23 @@ int mcp_can_elicit(const mcp_req *req) {
 }
 
 mcp_session *mcp_server_asker(mcp_server *s) {
+  return mcp_server_asker_with(s, "elicitation");
+}
+
+mcp_session *mcp_server_asker_with(mcp_server *s, const char *capability) {
   for (mcp_session *ss = s->sessions; ss; ss = ss->next) {
     mcp_req session = {NULL, NULL, NULL, 0, ss->caps};
-    if (ss->initialized && mcp_can_elicit(&session)) return ss;
+    if (!ss->initialized) continue;
+    if (!strcmp(capability, "elicitation") ? mcp_can_elicit(&session)
+        : cJSON_IsObject(cJSON_GetObjectItem(ss->caps, capability)))
+      return ss;
   }
   return NULL;
 }
 
 /* ---- the handshake --------------------------------------------------------- */
 
-static cJSON *server_info(void) {
+cJSON *mcp_server_info(void) {
   cJSON *i = cJSON_CreateObject();
   cJSON_AddStringToObject(i, "name", "toolgate");
   cJSON_AddStringToObject(i, "title", "toolgate");
@@ -131,7 +147,7 @@ static void on_initialize(mcp_session *ss, const mcp_req *req) {
   cJSON *r = cJSON_CreateObject();
   cJSON_AddStringToObject(r, "protocolVersion", ss->version);
   cJSON_AddItemToObject(r, "capabilities", capabilities(ss->s));
-  cJSON_AddItemToObject(r, "serverInfo", server_info());
+  cJSON_AddItemToObject(r, "serverInfo", mcp_server_info());
   cJSON_AddStringToObject(r, "instructions", instructions);
   mcp_logf(ss->s->log, MCP_LOG_INFO, "client %s asked for %s, speaking %s",
            ss->client_name[0] ? ss->client_name : "(unnamed)", v->valuestring,
@@ -147,14 +163,20 @@ static cJSON *supported_versions(void) {
   return a;
 }
 
-/* server/discover (2026-07-28): what initialize tells, without a session. */
+/* server/discover (2026-07-28): what initialize tells, without a session.
+ * A cacheable result like the lists; the server names itself in _meta
+ * (mcp_reply puts it there), as every 2026-07-28 result does. Asked
+ * without the version in _meta (a probe), it is answered in that era all
+ * the same: the version is what the client is asking about. */
 static void on_discover(mcp_session *ss, const mcp_req *req) {
   cJSON *r = cJSON_CreateObject();
   cJSON_AddItemToObject(r, "supportedVersions", supported_versions());
   cJSON_AddItemToObject(r, "capabilities", capabilities(ss->s));
-  cJSON_AddItemToObject(r, "serverInfo", server_info());
   cJSON_AddStringToObject(r, "instructions", instructions);
-  mcp_reply(ss, req, r);
+  mcp_req as_stateless = *req;
+  as_stateless.stateless = 1;
+  mcp_cacheable(&as_stateless, r, ss->s->opt.tools_ttl_ms, "public");
+  mcp_reply(ss, &as_stateless, r);
 }
 
 static void on_ping(mcp_session *ss, const mcp_req *req) {
@@ -169,7 +191,9 @@ static void on_set_level(mcp_session *ss, const mcp_req *req) {
     return errorf(ss, req->id, JRPC_INVALID_PARAMS,
                   "logging/setLevel: params.level must be one of debug, info, "
                   "notice, warning, error, critical, alert, emergency");
-  ss->log_level = l;
+  if (req->stateless) ss->stateless_log_level = l; /* deprecated, still so */
+  else ss->log_level = l;
+  mcp_gateway_log_level(ss->s);
   mcp_reply(ss, req, cJSON_CreateObject());
 }
 
@@ -196,7 +220,7 @@ static const method_entry methods[] = {
     {"initialize", on_initialize, M_NO_ERA | M_SESSION},
     {"ping", on_ping, M_NO_ERA},
     {"server/discover", on_discover, M_NO_ERA},
-    {"logging/setLevel", on_set_level, M_SESSION},
+    {"logging/setLevel", on_set_level, 0},
     {"tools/list", mcp_tools_list, 0},
     {"tools/call", mcp_tools_call, 0},
     {"prompts/list", on_gateway_method, 0},
@@ -204,6 +228,10 @@ static const method_entry methods[] = {
     {"resources/list", on_gateway_method, 0},
     {"resources/templates/list", on_gateway_method, 0},
     {"resources/read", on_gateway_method, 0},
+    {"resources/subscribe", on_gateway_method, 0},
+    {"resources/unsubscribe", on_gateway_method, 0},
+    {"completion/complete", on_gateway_method, 0},
+    {"subscriptions/listen", mcp_listen_open, 0},
 };
 
 static const method_entry *find_method(const char *name) {
@@ -247,6 +275,13 @@ static int read_era(mcp_session *ss, const method_entry *e, mcp_req *req) {
              "params._meta[\"" MCP_META_CAPS "\"] must be an object");
       return -1;
     }
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(meta, MCP_META_LOG_LEVEL);
+    if (lv && mcp_log_level_of(cJSON_GetStringValue(lv)) < 0) {
+      errorf(ss, req->id, JRPC_INVALID_PARAMS,
+             "params._meta[\"" MCP_META_LOG_LEVEL "\"] must be one of debug, "
+             "info, notice, warning, error, critical, alert, emergency");
+      return -1;
+    }
     req->stateless = 1;
     req->caps = caps;
     ss->saw_stateless = 1;
@@ -272,11 +307,16 @@ static void on_request(mcp_session *ss, const jrpc_msg *m) {
 }
 
 static void on_notification(mcp_session *ss, const jrpc_msg *m) {
-  if (!strcmp(m->method, "notifications/cancelled")) mcp_cancelled(ss, m->params);
-  else if (!strcmp(m->method, "notifications/initialized"))
+  if (!strcmp(m->method, "notifications/cancelled")) {
+    if (!mcp_listen_cancel(ss, cJSON_GetObjectItemCaseSensitive(m->params, "requestId")))
+      mcp_cancelled(ss, m->params);
+  } else if (!strcmp(m->method, "notifications/roots/list_changed")) {
+    mcp_gateway_roots_changed(ss->s);
+  } else if (!strcmp(m->method, "notifications/initialized")) {
     mcp_logf(ss->s->log, MCP_LOG_DEBUG, "the client is initialized");
-  else
+  } else {
     mcp_logf(ss->s->log, MCP_LOG_DEBUG, "notification %s ignored", m->method);
+  }
 }
 
 /* Holds a request that needs the gateway's tools while upstream servers
@@ -407,6 +447,7 @@ void mcp_server_disconnect(mcp_server *s, mcp_session *ss) {
   ss->ended = 1;
   mcp_calls_cancel_all(ss);
   mcp_session_fail_pending(ss, "the client has gone");
+  mcp_gateway_session_gone(s, ss);
   mcp_calls_free(ss);
   mcp_session **pp = &s->sessions;
   while (*pp && *pp != ss) pp = &(*pp)->next;

@@ -7,8 +7,8 @@
  *
  * A client that does not read cannot make what we send it pile up
  * without bound: while its transport is congested, list_changed notices
- * are owed (sent once it reads again) and progress and log messages
- * dropped (counted).
+ * are owed (sent once it reads again), each call's latest progress is
+ * held (tools.c) and sent then, and log messages are dropped (counted).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,13 +61,17 @@ static void on_drained(void *ud) {
   mcp_session *ss = ud;
   if (ss->dropped)
     mcp_logf(ss->s->log, MCP_LOG_WARNING, "the client reads again: %llu "
-             "progress and log notifications were dropped",
+             "log notifications were dropped",
              (unsigned long long)ss->dropped);
   ss->dropped = 0;
+  mcp_calls_flush_progress(ss);
   unsigned owed = ss->owed;
   ss->owed = 0;
-  for (size_t i = 0; i < NOWED; i++)
-    if (owed & (1u << i)) mcp_notify(ss, NULL, owed_notices[i], NULL);
+  for (size_t i = 0; i < NOWED; i++) {
+    if (!(owed & (1u << i))) continue;
+    if (ss->initialized) mcp_notify(ss, NULL, owed_notices[i], NULL);
+    mcp_listens_notify(ss, (unsigned)i);
+  }
 }
 
 static const mcp_transport_events events = {on_message, on_bad, on_closed,
@@ -81,6 +85,7 @@ mcp_session *mcp_session_new(mcp_server *s, mcp_transport *t) {
   ss->s = s;
   ss->t = t;
   ss->log_level = MCP_LOG_INFO;
+  ss->stateless_log_level = -1;
   t->ev = &events;
   t->session = ss;
   return ss;
@@ -89,6 +94,7 @@ mcp_session *mcp_session_new(mcp_server *s, mcp_transport *t) {
 void mcp_session_free(mcp_session *ss) {
   if (!ss) return;
   mcp_calls_free(ss);
+  mcp_listens_free(ss);
   while (ss->pending) {
     mcp_pending *p = ss->pending;
     ss->pending = p->next;
@@ -112,13 +118,49 @@ static int send_owned(mcp_session *ss, cJSON *msg, const cJSON *related) {
   return rc;
 }
 
+/* A 2026-07-28 result names its server in _meta: toolgate, also on a
+ * result an upstream made (whose own name it replaces). */
+static void name_server(cJSON *result) {
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(result, "_meta");
+  if (!cJSON_IsObject(meta)) {
+    cJSON_DeleteItemFromObjectCaseSensitive(result, "_meta");
+    meta = cJSON_AddObjectToObject(result, "_meta");
+  }
+  if (!meta) return;
+  cJSON_DeleteItemFromObjectCaseSensitive(meta, MCP_META_SERVER);
+  cJSON_AddItemToObject(meta, MCP_META_SERVER, mcp_server_info());
+}
+
 /* After the input ended too: a request read before it is still answered
  * (the output may well be open). */
 void mcp_reply(mcp_session *ss, const mcp_req *req, cJSON *result) {
   if (!result) result = cJSON_CreateObject();
-  if (req->stateless && result && !cJSON_HasObjectItem(result, "resultType"))
-    cJSON_AddStringToObject(result, "resultType", "complete");
+  if (req->stateless && result) {
+    if (!cJSON_HasObjectItem(result, "resultType"))
+      cJSON_AddStringToObject(result, "resultType", "complete");
+    name_server(result);
+  }
   send_owned(ss, jrpc_result(req->id, result), req->id);
+}
+
+/* ttlMs is a whole number of milliseconds, 0 up to 2^53; an upstream's
+ * anything else is replaced, not passed to a client that would refuse the
+ * whole result. */
+void mcp_cacheable(const mcp_req *req, cJSON *result, uint64_t ttl_ms,
+                   const char *scope) {
+  if (!req->stateless || !result) return;
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(result, "ttlMs");
+  const char *sc =
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "cacheScope"));
+  int ttl_ok = cJSON_IsNumber(t) && t->valuedouble >= 0 &&
+               t->valuedouble <= 9007199254740992.0 &&
+               t->valuedouble == (double)(int64_t)t->valuedouble;
+  int scope_ok = sc && (!strcmp(sc, "public") || !strcmp(sc, "private"));
+  if (ttl_ok && scope_ok) return;
+  cJSON_DeleteItemFromObjectCaseSensitive(result, "ttlMs");
+  cJSON_DeleteItemFromObjectCaseSensitive(result, "cacheScope");
+  cJSON_AddNumberToObject(result, "ttlMs", (double)ttl_ms);
+  cJSON_AddStringToObject(result, "cacheScope", scope);
 }
 
 void mcp_reply_error(mcp_session *ss, const cJSON *id, int code,
@@ -126,8 +168,9 @@ void mcp_reply_error(mcp_session *ss, const cJSON *id, int code,
   send_owned(ss, jrpc_error(id, code, message, data), id);
 }
 
-/* Progress and log messages say how things stand now: a client that
- * reads again is better served by the next one than by a backlog. */
+/* Log messages (and progress sent without a call: none now, tools.c holds
+ * each call's latest) say how things stand now: a client that reads again
+ * is better served by the next one than by a backlog. */
 static int droppable(const char *method) {
   return !strcmp(method, "notifications/progress") ||
          !strcmp(method, "notifications/message");
@@ -149,8 +192,8 @@ void mcp_notify(mcp_session *ss, const cJSON *related, const char *method,
     if (droppable(method)) {
       if (ss->dropped++ == 0)
         mcp_logf(ss->s->log, MCP_LOG_WARNING, "the client is not reading what "
-                 "we send: dropping progress and log notifications until it "
-                 "does");
+                 "we send: dropping log notifications (and holding each "
+                 "call's latest progress) until it does");
       cJSON_Delete(params);
       return;
     }

@@ -26,6 +26,10 @@ typedef struct mcp_tool_source {
    * the client as they came, not wrapped. */
   int passes_results;
   void *ud;
+  /* Has the tool been seen to report its own progress (an upstream's
+   * notifications/progress)? Then toolgate sends none of its own for it
+   * (its seconds would run ahead of the tool's counts). NULL: never. */
+  int (*reports_progress)(void *ud, const char *tool);
 } mcp_tool_source;
 
 #endif

@@ -66,7 +66,7 @@ static int runtime_owns(void *ud, const char *tool) { return 1; }
 /* The runtime's own tools (built-ins, Lua tools): any tool no other
  * source claims. */
 static const mcp_tool_source runtime_source = {
-    "runtime", runtime_owns, NULL, runtime_tool, 0, NULL};
+    "runtime", runtime_owns, NULL, runtime_tool, 0, NULL, NULL};
 
 static const mcp_tool_source *source_of(const mcp_server *s, const char *tool) {
   for (size_t i = 0; i < s->nsources; i++)
@@ -169,7 +169,8 @@ void mcp_tools_maybe_changed(mcp_server *s) {
   memcpy(s->tools.digest, d, sizeof d);
   s->tools.have_digest = 1;
   int told = 0;
-  for (mcp_session *ss = s->sessions; ss; ss = ss->next) told |= ss->initialized;
+  for (mcp_session *ss = s->sessions; ss; ss = ss->next)
+    told |= ss->initialized || ss->listens;
   if (!changed || !told) return;
   mcp_logf(s->log, MCP_LOG_INFO, "the tool list changed: telling the client");
   mcp_notify_sessions(s, "notifications/tools/list_changed");
@@ -186,10 +187,7 @@ void mcp_tools_list(mcp_session *ss, const mcp_req *req) {
   cJSON *r = cJSON_CreateObject();
   cJSON_AddItemToObject(r, "tools", cJSON_Duplicate(mcp_tool_list(s), 1));
   if (!s->tools.have_digest) mcp_tools_maybe_changed(s); /* the baseline */
-  if (req->stateless) {
-    cJSON_AddNumberToObject(r, "ttlMs", (double)s->opt.tools_ttl_ms);
-    cJSON_AddStringToObject(r, "cacheScope", "public");
-  }
+  mcp_cacheable(req, r, s->opt.tools_ttl_ms, "public");
   mcp_reply(ss, req, r);
 }
 
@@ -233,6 +231,7 @@ static void call_free(mcp_call *c) {
   cJSON_Delete(c->id);
   cJSON_Delete(c->args);
   cJSON_Delete(c->progress_token);
+  cJSON_Delete(c->held_progress);
   free(c->tool);
   free(c->preset_guidance);
   free(c);
@@ -397,26 +396,91 @@ static void on_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
 
 /* ---- progress ------------------------------------------------------------------ */
 
+#define PROGRESS_MESSAGE_MAX 1000 /* bytes of a relayed progress message */
+
+/* One notice to the client: sent now, or, while the client does not read,
+ * kept as the call's latest (an older one it replaces was never going to
+ * help) and sent when it reads again. Never more than one per call
+ * waits, and none is lost for being quick. */
+static void send_progress(mcp_call *c, double v, const cJSON *total,
+                          const char *msg) {
+  c->last_progress = v;
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddItemToObject(p, "progressToken", cJSON_Duplicate(c->progress_token, 1));
+  cJSON_AddNumberToObject(p, "progress", v);
+  if (cJSON_IsNumber(total)) cJSON_AddNumberToObject(p, "total", total->valuedouble);
+  if (msg && *msg) {
+    char m[PROGRESS_MESSAGE_MAX + 1];
+    snprintf(m, sizeof m, "%s", msg);
+    cJSON_AddStringToObject(p, "message", m);
+  }
+  if (c->ss->t->ops->congested(c->ss->t)) {
+    cJSON_Delete(c->held_progress);
+    c->held_progress = p;
+    return;
+  }
+  mcp_notify(c->ss, c->id, "notifications/progress", p);
+}
+
+void mcp_calls_flush_progress(mcp_session *ss) {
+  for (mcp_call *c = ss->calls; c; c = c->next) {
+    cJSON *p = c->held_progress;
+    c->held_progress = NULL;
+    if (p && !c->cancelled && !c->answered)
+      mcp_notify(ss, c->id, "notifications/progress", p);
+    else cJSON_Delete(p);
+  }
+}
+
 /* MCP wants progress to grow with every notification: the tool's own
- * count when it gives one, else the seconds it has run. */
+ * count when it gives one, else the seconds it has run. This is the
+ * runtime's heartbeat (every progress_interval_ms); a tool that reports
+ * its own progress to us (an upstream's) is relayed as it reports
+ * instead (mcp_call_own_progress), and gets no heartbeat. */
 static void on_progress(tg_runtime *rt, const tg_event *ev, void *ud) {
   mcp_call *c = ud;
-  if (!c->ss || c->cancelled || c->answered || !c->progress_token) return;
+  if (!c->ss || c->cancelled || c->answered || !c->progress_token ||
+      c->own_progress)
+    return;
   const cJSON *cur = cJSON_GetObjectItem(ev->data, "current");
   const cJSON *total = cJSON_GetObjectItem(ev->data, "total");
   double v = cJSON_IsNumber(cur)
                  ? cur->valuedouble
                  : cJSON_GetNumberValue(cJSON_GetObjectItem(ev->data, "elapsed_ms")) / 1000.0;
   if (!(v > c->last_progress)) return;
-  c->last_progress = v;
   const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(ev->data, "message"));
-  cJSON *p = cJSON_CreateObject();
-  cJSON_AddItemToObject(p, "progressToken", cJSON_Duplicate(c->progress_token, 1));
-  cJSON_AddNumberToObject(p, "progress", v);
-  if (cJSON_IsNumber(cur) && cJSON_IsNumber(total))
-    cJSON_AddNumberToObject(p, "total", total->valuedouble);
-  if (msg && *msg) cJSON_AddStringToObject(p, "message", msg);
-  mcp_notify(c->ss, c->id, "notifications/progress", p);
+  send_progress(c, v, cJSON_IsNumber(cur) ? total : NULL, msg);
+}
+
+static mcp_call *call_anywhere(mcp_server *s, const char *call_id) {
+  mcp_call *c = NULL;
+  for (mcp_session *ss = s->sessions; ss && !c; ss = ss->next)
+    c = session_call(ss, call_id);
+  return c;
+}
+
+void mcp_call_log(mcp_server *s, const char *call_id, mcp_log_level level,
+                  cJSON *params) {
+  mcp_call *c = call_anywhere(s, call_id);
+  if (!c || !c->stateless || c->log_level < 0 || (int)level < c->log_level ||
+      c->cancelled || c->answered || mcp_session_wants_log(c->ss, level)) {
+    cJSON_Delete(params);
+    return;
+  }
+  mcp_notify(c->ss, c->id, "notifications/message", params);
+}
+
+void mcp_call_own_progress(mcp_server *s, const char *call_id,
+                           const cJSON *params) {
+  mcp_call *c = call_anywhere(s, call_id);
+  if (!c) return;
+  c->own_progress = 1;
+  if (c->cancelled || c->answered || !c->progress_token) return;
+  const cJSON *v = cJSON_GetObjectItem(params, "progress");
+  const cJSON *total = cJSON_GetObjectItem(params, "total");
+  if (!cJSON_IsNumber(v) || !(v->valuedouble > c->last_progress)) return;
+  send_progress(c, v->valuedouble, total,
+                cJSON_GetStringValue(cJSON_GetObjectItem(params, "message")));
 }
 
 /* ---- tools/call ------------------------------------------------------------------ */
@@ -438,7 +502,13 @@ static mcp_call *new_call(mcp_session *ss, const mcp_req *req, const char *name,
   c->progress_token = token ? cJSON_Duplicate(token, 1) : NULL;
   c->stateless = req->stateless;
   c->can_elicit = mcp_can_elicit(req);
-  c->passes_results = source_of(ss->s, name)->passes_results;
+  c->log_level = req->stateless
+      ? mcp_log_level_of(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(req->params, "_meta"), MCP_META_LOG_LEVEL)))
+      : -1;
+  const mcp_tool_source *src = source_of(ss->s, name);
+  c->passes_results = src->passes_results;
+  c->own_progress = src->reports_progress && src->reports_progress(src->ud, name);
   snprintf(c->call_id, sizeof c->call_id, "mcp-%llu",
            (unsigned long long)++ss->s->next_call);
   if (!c->id || !c->tool || (req->stateless && !c->args) ||

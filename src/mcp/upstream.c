@@ -4,7 +4,8 @@
  * Its life: start (spawn in a process group of its own, stdio pipes) ->
  * probe (server/discover carrying 2026-07-28; an answer that lists that
  * version makes it stateless) or else initialize (2025-11-25, our
- * elicitation capability declared so its questions can reach the user)
+ * elicitation, sampling and roots capabilities declared so that its
+ * requests can reach our client)
  * -> list (tools, prompts, resources, page by page) -> ready. When it
  * dies, the requests in flight fail (their callers see "down") and it is
  * started again after a back-off that doubles up to 30 s and starts over
@@ -82,6 +83,7 @@ struct mcp_upstream {
   up_req *reqs;
   int listing;             /* lists still being fetched */
   cJSON *tools, *prompts, *resources, *templates;
+  cJSON *caps;             /* the capabilities it declared (this run) */
 };
 
 static void timer_cb(uv_timer_t *t);
@@ -97,6 +99,7 @@ const cJSON *up_tools(const mcp_upstream *u) { return u->tools; }
 const cJSON *up_prompts(const mcp_upstream *u) { return u->prompts; }
 const cJSON *up_resources(const mcp_upstream *u) { return u->resources; }
 const cJSON *up_templates(const mcp_upstream *u) { return u->templates; }
+const cJSON *up_caps(const mcp_upstream *u) { return u->caps; }
 int up_busy(const mcp_upstream *u) { return u->running || u->nopen > 1 || u->conn; }
 
 static void handle_closed(uv_handle_t *h) {
@@ -135,6 +138,17 @@ static void fail_all(mcp_upstream *u, const char *why) {
   cJSON_Delete(e);
 }
 
+/* What toolgate declares to an upstream, as its client: it relays these
+ * requests to its own client (and refuses them, saying why, when that
+ * client lacks the capability). */
+static cJSON *our_caps(void) {
+  cJSON *c = cJSON_CreateObject();
+  cJSON_AddObjectToObject(c, "elicitation");
+  cJSON_AddObjectToObject(c, "sampling");
+  cJSON_AddObjectToObject(c, "roots");
+  return c;
+}
+
 /* Adds our era's _meta to the params of a request to a stateless server. */
 static cJSON *with_era(mcp_upstream *u, cJSON *params) {
   if (!u->stateless && u->state != UP_PROBING) return params; /* the probe too */
@@ -145,8 +159,7 @@ static cJSON *with_era(mcp_upstream *u, cJSON *params) {
     meta = cJSON_AddObjectToObject(params, "_meta");
   }
   cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_STATELESS_VERSION);
-  cJSON *caps = cJSON_AddObjectToObject(meta, MCP_META_CAPS);
-  cJSON_AddObjectToObject(caps, "elicitation");
+  cJSON_AddItemToObject(meta, MCP_META_CAPS, our_caps());
   return params;
 }
 
@@ -248,8 +261,10 @@ static int up_may_log(mcp_upstream *u) {
   return 1;
 }
 
+/* Its log message: to our log, and to the gateway (the clients that want
+ * that level), both behind the same rate limit. */
 static void on_log_message(mcp_upstream *u, const cJSON *params) {
-  if (!up_may_log(u)) return;
+  if (!cJSON_IsObject(params) || !up_may_log(u)) return;
   const char *level = cJSON_GetStringValue(cJSON_GetObjectItem(params, "level"));
   const cJSON *data = cJSON_GetObjectItem(params, "data");
   char *text = cJSON_IsString(data) ? NULL : tg_json_print(data, 0);
@@ -257,6 +272,7 @@ static void on_log_message(mcp_upstream *u, const cJSON *params) {
   mcp_logf(u->log, l < 0 ? MCP_LOG_INFO : (mcp_log_level)l, "upstream %s: %.1500s",
            up_name(u), text ? text : cJSON_GetStringValue(data) ? data->valuestring : "");
   free(text);
+  u->h.on_notification(u, "notifications/message", params, u->ud);
 }
 
 static void on_upstream_notification(mcp_upstream *u, const jrpc_msg *m) {
@@ -272,15 +288,24 @@ static void on_upstream_notification(mcp_upstream *u, const jrpc_msg *m) {
   }
 }
 
+/* The requests a server may make of its client that the gateway relays
+ * (or refuses with a reason); anything else is not found. */
+static int relayed(const char *method) {
+  return !strcmp(method, "elicitation/create") ||
+         !strcmp(method, "sampling/createMessage") ||
+         !strcmp(method, "roots/list");
+}
+
 static void on_upstream_request(mcp_upstream *u, const jrpc_msg *m) {
   if (!strcmp(m->method, "ping")) {
     up_respond(u, m->id, cJSON_CreateObject(), NULL);
-  } else if (!strcmp(m->method, "elicitation/create")) {
+  } else if (relayed(m->method)) {
     u->h.on_request(u, m->id, m->method, m->params, u->ud);
   } else {
     char msg[200];
     snprintf(msg, sizeof msg, "method not found: %.100s (toolgate relays "
-             "only elicitation/create)", m->method);
+             "elicitation/create, sampling/createMessage and roots/list)",
+             m->method);
     cJSON *e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "code", JRPC_METHOD_NOT_FOUND);
     cJSON_AddStringToObject(e, "message", msg);
@@ -491,9 +516,9 @@ static void relist(mcp_upstream *u) {
 
 static void initialized(mcp_upstream *u, const cJSON *result) {
   u->state = UP_LISTING;
-  cJSON *caps = caps_of(result);
-  list_all(u, caps);
-  cJSON_Delete(caps);
+  cJSON_Delete(u->caps);
+  u->caps = caps_of(result);
+  list_all(u, u->caps);
 }
 
 static void on_initialize(mcp_upstream *u, const cJSON *result,
@@ -515,7 +540,7 @@ static void initialize(mcp_upstream *u) {
   u->state = UP_INITIALIZING;
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "protocolVersion", MCP_LATEST_SESSION_VERSION);
-  cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "capabilities"), "elicitation");
+  cJSON_AddItemToObject(p, "capabilities", our_caps());
   cJSON *info = cJSON_AddObjectToObject(p, "clientInfo");
   cJSON_AddStringToObject(info, "name", "toolgate");
   cJSON_AddStringToObject(info, "version", TG_VERSION);
@@ -700,7 +725,8 @@ void up_free(mcp_upstream *u) {
   cJSON_Delete(u->prompts);
   cJSON_Delete(u->resources);
   cJSON_Delete(u->templates);
-  u->tools = u->prompts = u->resources = u->templates = NULL;
+  cJSON_Delete(u->caps);
+  u->tools = u->prompts = u->resources = u->templates = u->caps = NULL;
   u->freeing = 1;
   /* the process handle closes in its exit callback, which SIGKILL brings */
   if (u->err_open) {

@@ -28,11 +28,13 @@ typedef struct {
   void (*on_listed)(mcp_upstream *u, void *ud);
   /* It went down (requests in flight have been failed already). */
   void (*on_down)(mcp_upstream *u, void *ud);
-  /* A notification from it that is not about its lists or its log
-   * (progress, cancelled). */
+  /* A notification from it that is not about its lists: progress,
+   * cancelled, resources/updated, and its log messages (notifications/
+   * message: those it may log, after our log has them). */
   void (*on_notification)(mcp_upstream *u, const char *method,
                           const cJSON *params, void *ud);
-  /* A request from it (elicitation/create): answer with up_respond. */
+  /* A request from it for its client (elicitation/create,
+   * sampling/createMessage, roots/list): answer with up_respond. */
   void (*on_request)(mcp_upstream *u, const cJSON *id, const char *method,
                      const cJSON *params, void *ud);
 } up_handlers;
@@ -58,6 +60,9 @@ const cJSON *up_tools(const mcp_upstream *u);
 const cJSON *up_prompts(const mcp_upstream *u);
 const cJSON *up_resources(const mcp_upstream *u);
 const cJSON *up_templates(const mcp_upstream *u);
+/* The capabilities it declared (initialize or server/discover), or NULL
+ * before its handshake. */
+const cJSON *up_caps(const mcp_upstream *u);
 
 /* Sends a request (params taken; NULL: none). Returns its id (> 0), or -1
  * when it is not running (fn is not called then). */

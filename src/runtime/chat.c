@@ -87,13 +87,6 @@ int64_t tg_turn_current(tg_runtime *rt, const char *session) {
 
 /* ---- chats -------------------------------------------------------------------- */
 
-static int too_deep(const cJSON *j, int depth) {
-  if (depth > TG_JSON_MAX_DEPTH) return 1;
-  for (const cJSON *c = j->child; c; c = c->next)
-    if (too_deep(c, depth + 1)) return 1;
-  return 0;
-}
-
 /* The policies' layers of kind `after`, under a reference: a C layer may
  * reload the policies meanwhile. */
 static void policy_layers(tg_runtime *rt, int after, const tg_layer_ctx *ctx) {
@@ -116,7 +109,7 @@ static int check_chat_request(const tg_chat_request *req, char err[TG_ERRMSG]) {
     return -EINVAL;
   }
   if (req->request && (!cJSON_IsObject(req->request) ||
-                       too_deep(req->request, 1))) {
+                       tg__json_too_deep(req->request))) {
     tg__errf(err, TG_ERRMSG, "the chat request must be a JSON object nested "
              "at most %d deep", TG_JSON_MAX_DEPTH);
     return -EINVAL;

@@ -1,5 +1,5 @@
 /*
- * control_services.c — the runtime's side of kit/control_services.h: what
+ * control_services.c — the runtime's side of control_services.h: what
  * the control socket front asks of the runtime (its server's slot, a
  * reload, the policies folder, an event), answered from the runtime's
  * object so that the front never sees it.

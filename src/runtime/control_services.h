@@ -1,11 +1,8 @@
 /*
  * control_services.h — the runtime's narrow API for the control socket
- * front (src/control/), which reaches it through kit/control_services.h:
- * the runtime keeps one control server and stops it when it goes; a
- * reload goes through the runtime's one reload path; an event goes on the
- * runtime's bus. Declared here, in the runtime's layer, so that
- * control_services.c (its implementation) sees its own prototypes; the
- * front never sees the runtime's object.
+ * (src/control/): the runtime keeps one control server and stops it when
+ * it goes; a reload goes through the runtime's one reload path; an event
+ * goes on the runtime's bus. The socket never sees the runtime's object.
  */
 #ifndef TG_RUNTIME_CONTROL_SERVICES_H
 #define TG_RUNTIME_CONTROL_SERVICES_H

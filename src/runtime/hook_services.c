@@ -1,5 +1,5 @@
 /*
- * hook_services.c — the runtime's side of kit/hook_services.h: what the
+ * hook_services.c — the runtime's side of hook_services.h: what the
  * agent hooks front asks of the runtime, wired to the layers that do it —
  * the chain (a call run with a strategy), the policy sandbox (the agent
  * mapping, in the current generation's own state), the store or this

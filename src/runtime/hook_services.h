@@ -1,11 +1,9 @@
 /*
- * hook_services.h — the runtime's narrow API for the agent hooks front
- * (src/hook/), which reaches it through kit/hook_services.h: run a call
- * the way a strategy says, run a function in the current generation's
- * policy sandbox, and record what an agent's hooks tell of (turns, usage,
- * sessions) in the store, or in memory without one. Declared here, in
- * the runtime's layer, so that hook_services.c (its implementation) sees
- * its own prototypes; the front never sees the runtime's object.
+ * hook_services.h — the runtime's narrow API for the agent hook protocol
+ * (src/agent/): run a call the way a strategy says, run a function in
+ * the current generation's policy sandbox, and record what an agent's
+ * hooks tell of (turns, usage, sessions) in the store, or in memory
+ * without one. The protocol never sees the runtime's object.
  */
 #ifndef TG_RUNTIME_HOOK_SERVICES_H
 #define TG_RUNTIME_HOOK_SERVICES_H

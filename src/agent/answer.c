@@ -7,7 +7,7 @@
  * The event is read with the strict parser (a key twice, 1e400, bad
  * UTF-8: malformed); its tool call is mapped onto toolgate's
  * (runtime/agent_map.c); the call runs through the chain with the agent's strategy
- * (kit/hook_services.h): before the tool, rules, pre-hooks and the rules
+ * (runtime/hook_services.h): before the tool, rules, pre-hooks and the rules
  * again after a rewrite, the tool does not run here and an ask is left to
  * the agent; after it, the post-hooks judge the agent's result. What came
  * of it (the typed outcome) is put in the agent's words (reply.c).

@@ -14,7 +14,7 @@
  * read live there: each hook event may be its own process, and a
  * resident instance and an in-process answer share them. Without one,
  * the runtime's memory keeps them (a resident instance). Where they are
- * kept is the runtime's to know (kit/hook_services.h); usage reaches the
+ * kept is the runtime's to know (runtime/hook_services.h); usage reaches the
  * budgets either way, and with a database it is written in one
  * transaction with the transcript mark.
  */

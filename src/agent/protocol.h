@@ -1,13 +1,17 @@
 /*
- * protocol.h — the agent hook protocol (issue 14), the hook front's
- * library half: one code path answers a hook event, whether the event
- * came over the control socket (a resident instance, src/control/) or
- * from `toolgate hook` answering in-process (hook_cmd.c). What it needs
- * of the runtime is kit/hook_services.h.
+ * protocol.h — the agent hook protocol: one code path answers a hook
+ * event, whether the event came over the control socket (a resident
+ * instance, src/control/) or from `toolgate hook` answering in-process
+ * (src/hook/hook_cmd.c). It is a layer of its own, under the control
+ * socket and the fronts, because both reach it; what it needs of the
+ * runtime is runtime/hook_services.h.
  *
  *   answer.c     tg_hook_answer: the event parsed, its tool call mapped,
  *                run through the chain with the agent's strategy, the
  *                outcome read
+ *   explain_event.c  tg_hook_explain: the same answer for `toolgate
+ *                explain --event`, with the mapped call, the rules'
+ *                answers and what the chain saw
  *   (the mapping, in Lua (toolgate.agent) in the generation, is the
  *   runtime's: runtime/agent_map.c)
  *   reply.c      the agent's wire format (one place for both agents),
@@ -18,13 +22,18 @@
  *                stops (usage), sessions — in the database when there is
  *   transcript.c the model and tokens an agent wrote to its transcript
  */
-#ifndef TG_HOOK_PROTOCOL_H
-#define TG_HOOK_PROTOCOL_H
+#ifndef TG_AGENT_PROTOCOL_H
+#define TG_AGENT_PROTOCOL_H
 
 #include <cjson/cJSON.h>
 #include "toolgate.h"
-#include "kit/kit.h"
-#include "kit/hook_services.h"
+#include "base/closer.h"
+#include "base/json.h"
+#include "base/util.h"
+#include "chain/strategy.h"
+#include "runtime/front_api.h"
+#include "runtime/hook_services.h"
+#include "store/store_api.h"
 
 /* ---- answer.c ------------------------------------------------------------ */
 

@@ -1,0 +1,183 @@
+/*
+ * install_line.c — the command line `toolgate hook install` writes into an
+ * agent's settings, made to fail closed, and the check that runs it once.
+ *
+ * Both agents take a hook's exit code 2 as "blocked" (the reason read from
+ * stderr) and every other failure — the program not found (127), killed
+ * by a signal, past the agent's own timeout — as a non-blocking error:
+ * the tool call goes on and every guard is off, silently. Claude Code:
+ * https://code.claude.com/docs/en/hooks ("Exit code 2 ... blocking
+ * error"; "other exit codes ... non-blocking error"; "a timed-out command
+ * hook doesn't block"). Codex reads the same hooks.json shape and exit
+ * codes: https://developers.openai.com/codex/hooks (PreToolUse, "exit 2
+ * with the reason on stderr" blocks the call).
+ *
+ * So the line is not toolgate itself but a short POSIX sh script around
+ * it, run by /bin/sh whatever the agent's own shell is (fish, zsh, bash
+ * all read `/bin/sh -c '...' ARGS`):
+ *
+ *   /bin/sh -c 'SCRIPT' toolgate-hook PROG hook AGENT --policies DIR ...
+ *
+ * SCRIPT runs PROG with the rest of the words, in the background with the
+ * agent's stdin (fd 3: a background job's stdin is otherwise /dev/null),
+ * and a watcher that kills it WATCH seconds on — before the agent's own
+ * timeout, which would let the call through. toolgate's own answers exit
+ * 0 or 2 and pass through unchanged; any other exit (a missing program, a
+ * crash, the watcher's kill) becomes FAIL with a line on stderr: 2 (block)
+ * for the tool events and a prompt, 1 (reported, not blocking) for a stop
+ * or a session's start or end, where a 2 would keep the agent from ever
+ * stopping. A shell script rather than a wrapper program: the wrapper has
+ * to work when toolgate itself is missing, and /bin/sh is always there.
+ * PROG is a shell word (the absolute path of this binary, quoted, or
+ * --command's text), so it goes through eval.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "hook.h"
+
+/* One line, no single quote: it is put in single quotes whole. */
+static const char script_fmt[] =
+    "c=$1; shift; exec 3<&0; eval \"$c \\\"\\$@\\\" <&3 3<&- &\"; p=$!; "
+    "(trap \"kill \\$s 2>/dev/null; exit\" TERM; sleep %u & s=$!; wait $s; "
+    "kill -9 $p) >/dev/null 2>&1 <&- 3<&- & w=$!; wait $p; rc=$?; "
+    "kill $w 2>/dev/null; [ $rc -eq 0 ] || [ $rc -eq 2 ] || { echo "
+    "\"toolgate: the hook did not answer (exit $rc: 127 is a missing "
+    "program, over 128 a crash or the time limit of %u s), so this is "
+    "%s; run toolgate hook install again\" >&2; exit %d; }; exit $rc";
+
+void hook_quote(char *out, size_t len, const char *s) {
+  if (*s && s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        "0123456789/._-+:,=@")] == '\0') {
+    snprintf(out, len, "%s", s);
+    return;
+  }
+  size_t n = 0;
+  if (len < 3) {
+    if (len) out[0] = '\0';
+    return;
+  }
+  out[n++] = '\'';
+  for (; *s && n + 6 < len; s++) {
+    if (*s == '\'') {
+      memcpy(out + n, "'\\''", 4);
+      n += 4;
+    } else {
+      out[n++] = *s;
+    }
+  }
+  out[n++] = '\'';
+  out[n] = '\0';
+}
+
+int hook_line_program(char *out, size_t len) {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return -1;
+  self[n] = '\0';
+  /* a binary replaced while running reads "PATH (deleted)" */
+  if (access(self, X_OK) < 0) return -1;
+  hook_quote(out, len, self);
+  return 0;
+}
+
+int hook_line(char *out, size_t len, const char *prog, const char *args,
+              int fail, unsigned watch_s) {
+  char script[2048], qscript[4096], qprog[PATH_MAX * 4 + 64];
+  int n = snprintf(script, sizeof script, script_fmt, watch_s, watch_s,
+                   fail == 2 ? "blocked" : "reported", fail);
+  if (n < 0 || (size_t)n >= sizeof script) return -1;
+  hook_quote(qscript, sizeof qscript, script);
+  hook_quote(qprog, sizeof qprog, prog);
+  n = snprintf(out, len, "/bin/sh -c %s toolgate-hook %s %s", qscript, qprog,
+               args);
+  return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* The file's text (at most cap bytes), malloc'd. */
+static char *slurp(int fd, size_t cap) {
+  char *b = malloc(cap + 1);
+  size_t n = 0;
+  ssize_t r;
+  if (!b) return NULL;
+  lseek(fd, 0, SEEK_SET);
+  while (n < cap && (r = read(fd, b + n, cap - n)) > 0) n += (size_t)r;
+  b[n] = '\0';
+  while (n && (b[n - 1] == '\n' || b[n - 1] == '\r')) b[--n] = '\0';
+  return b;
+}
+
+int hook_line_check(const char *line, const char *cwd, hook_line_result *res) {
+  memset(res, 0, sizeof res[0]);
+  res->code = -1;
+  char event[PATH_MAX * 2 + 256];
+  /* a shell command that never runs: the hook only judges it */
+  cJSON *ev = cJSON_CreateObject();
+  cJSON_AddStringToObject(ev, "session_id", "toolgate-install-check");
+  cJSON_AddStringToObject(ev, "cwd", cwd);
+  cJSON_AddStringToObject(ev, "hook_event_name", "PreToolUse");
+  cJSON_AddStringToObject(ev, "tool_name", "Bash");
+  cJSON_AddStringToObject(cJSON_AddObjectToObject(ev, "tool_input"), "command",
+                          "true");
+  char *text = cJSON_PrintUnformatted(ev);
+  cJSON_Delete(ev);
+  if (!text) return -ENOMEM;
+  snprintf(event, sizeof event, "%s", text);
+  free(text);
+  /* the line as written, told to record nothing and start nothing */
+  size_t cl = strlen(line) + 64;
+  char *cmd = malloc(cl);
+  if (!cmd) return -ENOMEM;
+  snprintf(cmd, cl, "%s --no-resident --no-db", line);
+  char op[] = "/tmp/toolgate-check-XXXXXX", ep[] = "/tmp/toolgate-check-XXXXXX";
+  int out = mkstemp(op), err = out < 0 ? -1 : mkstemp(ep), in[2] = {-1, -1};
+  if (out >= 0) unlink(op);
+  if (err >= 0) unlink(ep);
+  if (out < 0 || err < 0 || pipe(in) < 0) {
+    int e = errno;
+    if (out >= 0) close(out);
+    if (err >= 0) close(err);
+    free(cmd);
+    return -e;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    close(in[0]);
+    close(in[1]);
+    setenv("CLAUDE_PROJECT_DIR", cwd, 1);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    _exit(127);
+  }
+  close(in[0]);
+  free(cmd);
+  if (pid > 0) {
+    size_t el = strlen(event);
+    if (write(in[1], event, el) != (ssize_t)el) { /* it answers anyway */ }
+  }
+  close(in[1]);
+  int st = 0, rc = 0;
+  if (pid < 0) rc = -errno;
+  else while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (rc == 0) {
+    res->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    res->out = slurp(out, 4096);
+    res->err = slurp(err, 4096);
+  }
+  close(out);
+  close(err);
+  return rc;
+}
+
+void hook_line_result_free(hook_line_result *res) {
+  free(res->out);
+  free(res->err);
+  res->out = res->err = NULL;
+}

@@ -114,7 +114,7 @@ typedef struct {
 int tg__hook_render(const tg_hook_say *say, tg_hook_result *res);
 
 /* The agent's tool call as toolgate's: tg__agent_map and its kin
- * (runtime/hook_services.h, through kit/hook_services.h). */
+ * (runtime/hook_services.h). */
 
 /* text.c: the texts agent.context added (metadata.agent_context), in
  * order, as one (malloc'd; NULL: none); v as text for a message (a string

@@ -5,7 +5,7 @@
  * tables (they are that generation's modules) and the mapping runs under
  * the policies' time limit and memory cap like any policy code. In the
  * runtime, not the hook front, because an agent's call is read this one
- * way wherever it comes from: a hook event (src/hook/answer.c), a
+ * way wherever it comes from: a hook event (src/agent/answer.c), a
  * `toolgate explain --event`, a `toolgate test` case that names an
  * agent's tool (policy_test.c).
  */

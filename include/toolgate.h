@@ -1144,6 +1144,25 @@ TG_API int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
                           tg_hook_done_cb done, void *ud,
                           char err[TG_ERRMSG]);
 
+/* What toolgate makes of one hook event (`toolgate explain --event`), as
+ * a new JSON object: {agent, agent_detected, event, agent_tool, call:
+ * {tool, args, read_only, mapped, names, paths} (the mapped call; or
+ * mapping_error), explain (tg_explain's dry run of it, before the tool;
+ * or explain_error), judged: {outcome, tool, args, rewritten,
+ * short_result, remembered, fail_safe, context_calls} (what the chain saw
+ * answering it), answer: {exit_code, output (the JSON the agent reads, or
+ * null), message}}. The answer is tg_hook_answer's, from the same code,
+ * so runtime should record nothing (a runtime without a database): the
+ * rules and pre-hooks run as they do for the agent, the tools policy
+ * code asks to run for the model's context are listed, not run. agent
+ * NULL: detected (tg_hook_detect_agent). NULL with err for an unknown
+ * agent. */
+TG_API struct cJSON *tg_hook_explain(tg_runtime *rt, const tg_hook_request *req,
+                                     char err[TG_ERRMSG]);
+/* The agent whose hook wrote the event text: "codex" when it has a
+ * turn_id, else "claude-code". */
+TG_API const char *tg_hook_detect_agent(const char *event, size_t len);
+
 /* The fail-safe answer, without a runtime (no Lua, no policies): what
  * on_error says for an event named event (NULL: the event could not be
  * read), with why as the reason. Fills out (free with

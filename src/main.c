@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "kit/output.h"
+#include "kit/declared_tools.h"
 #include "cli/commands.h"
 #include "hook/commands.h"
 #include "mcp/commands.h"
@@ -94,6 +95,8 @@ static int help(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  /* the tools toolgate.lua's servers declare, for check and test */
+  kit_set_declared_tools(mcp_declared_tools);
   if (argc < 2) {
     usage(stderr);
     return CLI_EXIT_USAGE;

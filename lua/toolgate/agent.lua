@@ -8,7 +8,7 @@
 --     text), agent.context_from(call, tool, args) — what an agent's call
 --     was, the files it touches, and text (or a tool's output) for the
 --     model;
---   * for the runtime (src/hook/map.c calls these in the policies'
+--   * for the runtime (src/runtime/agent_map.c calls these in the policies'
 --     own generation): agent.map(name, event) turns a hook event's tool
 --     call into {tool, args, ...}; agent.unmap(name, event, tool, args)
 --     turns a call a pre-hook rewrote back into the agent's tool input.
@@ -25,7 +25,8 @@
 -- optionally read_only, input(args, input, ev) -> the agent's input again
 -- (rewrites by pre-hooks; without it a rewrite cannot be given back and
 -- the call is denied), paths(input, ev) -> the files it touches,
--- result(response, ev) -> what post-hooks see as the result. A tool that
+-- result(response, ev) -> what post-hooks see as the result, names = the
+-- agent's other names of the tool (a rule naming one covers it). A tool that
 -- has no entry keeps its own name (mcp__server__tool becomes
 -- server__tool) and input.
 --
@@ -304,8 +305,64 @@ end
 local function identity_args(input) return input end
 local function identity_input(args) return args end
 
+-- The agent's names of a call of its tool `tool_name` (entry e): the name
+-- itself, then the entry's other names (e.names: Codex's shell tools
+-- arrive as "Bash" and are also "shell", "local_shell", "exec_command").
+-- A rule or hook naming any of them covers the call, as one naming
+-- toolgate's tool does.
+function M.names_of(tool_name, e)
+  local out, seen = { tool_name }, { [tool_name] = true }
+  for _, n in ipairs(type(e.names) == "table" and e.names or {}) do
+    if type(n) == "string" and n ~= "" and not seen[n] then
+      seen[n] = true
+      out[#out + 1] = n
+    end
+  end
+  return out
+end
+
+-- Every tool name the agents' mapping tables know: {{name=, agent=,
+-- tool=}...}, name being the agent's (an entry's key or one of its other
+-- names) and tool toolgate's (nil when the entry computes it). `toolgate
+-- check` accepts these in a rule's or hook's tools, and suggests them.
+function M.known_names()
+  local out = {}
+  local agents = {}
+  for a in pairs(M.modules) do agents[#agents + 1] = a end
+  table.sort(agents)
+  for _, a in ipairs(agents) do
+    local t = load_table(a)
+    local keys = {}
+    for k in pairs(type(t) == "table" and t.tools or {}) do
+      if type(k) == "string" then keys[#keys + 1] = k end
+    end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      local e = t.tools[k]
+      local tool = type(e) == "table" and type(e.tool) == "string" and e.tool or nil
+      for _, n in ipairs(M.names_of(k, type(e) == "table" and e or {})) do
+        out[#out + 1] = { name = n, agent = a, tool = tool }
+      end
+    end
+  end
+  return out
+end
+
+-- The agent whose mapping table knows the tool `tool` by name (the first
+-- of them in name order: "Bash" is Claude Code's), "claude-code" for an
+-- agent's MCP tool (mcp__SERVER__TOOL), else nil. `toolgate test` maps a
+-- case naming such a tool as that agent's call.
+function M.which(tool)
+  if type(tool) ~= "string" then return nil end
+  for _, k in ipairs(M.known_names()) do
+    if k.name == tool then return k.agent end
+  end
+  if sub(tool, 1, 5) == "mcp__" and #tool > 5 then return "claude-code" end
+  return nil
+end
+
 -- agent.map(name, event) -> {tool, args, read_only, paths, agent_tool,
--- result?} for the hook event's tool call, or nil, why.
+-- names, result?} for the hook event's tool call, or nil, why.
 function M.map(name, ev)
   local t, why = load_table(name)
   if not t then return nil, why end
@@ -335,7 +392,8 @@ function M.map(name, ev)
     paths = facts
   end
   local out = { tool = tool, args = args, read_only = e.read_only == true,
-    paths = paths, agent_tool = tool_name, mapped = not e.own and not e.mcp }
+    paths = paths, agent_tool = tool_name, mapped = not e.own and not e.mcp,
+    names = M.names_of(tool_name, e) }
   if ev.tool_response ~= nil then
     out.result = e.result and e.result(ev.tool_response, ev) or ev.tool_response
   end

@@ -282,6 +282,29 @@ static char *with_tree(const char *text, const char *tree) {
 
 /* Every fixture of agent, in-process and through a daemon: the expected
  * answer, the same both ways. Returns how many ran. */
+/* `toolgate explain --event` gives the answer the hook gave (hook), from
+ * the same code: the same exit code and output. Not when a policy asked
+ * for tools to run for the model's context: explain lists them, never
+ * runs them. */
+static void check_explained(const char *name, const ran *x, const ran *hook) {
+  if (x->code != 0)
+    TG_FAIL("%s: explain --event exits %d: %s", name, x->code, x->err);
+  cJSON *j = cJSON_Parse(x->out);
+  if (!j) TG_FAIL("%s: explain --event --json is not JSON: %s", name, x->out);
+  const cJSON *a = cJSON_GetObjectItem(j, "answer");
+  const cJSON *judged = cJSON_GetObjectItem(j, "judged");
+  if (!cJSON_GetObjectItem(judged, "context_calls")) {
+    cJSON *got = hook->out[0] ? cJSON_Parse(hook->out) : cJSON_CreateNull();
+    if (num_at(a, "exit_code") != hook->code ||
+        !cJSON_Compare(cJSON_GetObjectItem(a, "output"), got, 1))
+      TG_FAIL("%s: explain --event says the agent gets another answer\n"
+              "  explain: %s\n  hook:    %d %s", name, x->out, hook->code,
+              hook->out);
+    cJSON_Delete(got);
+  }
+  cJSON_Delete(j);
+}
+
 static int run_fixtures(const char *agent) {
   char *tmp = temp_dir();
   char *tree = symlink_tree(tmp);
@@ -305,13 +328,18 @@ static int run_fixtures(const char *agent) {
                           "--no-resident", NULL};
     const char *resident[] = {"hook", agent, "--policies", missing,
                               "--socket", d.sock, NULL};
+    const char *explain[] = {"explain", "--event", "-", "--agent", agent,
+                             "--policies", POLICIES, "--json", NULL};
     char *evraw = read_text(ev), *evtext = with_tree(evraw, tree);
     ran a = run_text(here, evtext), b = run_text(resident, evtext);
+    ran x = run_text(explain, evtext);
     free(evraw);
     free(evtext);
     free(raw);
     check_expect(name, &a, want);
     check_expect(name, &b, want);
+    check_explained(name, &x, &a);
+    ran_free(&x);
     if (strcmp(a.out, b.out) || a.code != b.code || strcmp(a.err, b.err))
       TG_FAIL("%s: the resident instance answered otherwise\n  in-process: "
               "%d %s %s\n  resident:   %d %s %s", name, a.code, a.out, a.err,
@@ -621,6 +649,92 @@ TEST(a_context_tools_exit_code_is_shown_as_it_is) {
   ASSERT_INT_EQ(r.code, 0);
   ASSERT_CONTAINS(r.out, "(exit code 1.5)");
   ASSERT_CONTAINS(r.out, "(exit code 1e+300)");
+  ran_free(&r);
+  remove_tree(proj);
+}
+
+/* Rules and hooks in the agent's terms: one naming the agent's tool
+ * (Bash, Edit, WebFetch, Codex's shell) covers its calls as one naming
+ * toolgate's (exec, apply_patch, web_fetch) does; and a one-line .env
+ * guard over call.paths holds for every file tool of both agents, each
+ * answered through the real hook. */
+static ran pre_event(const char *agent, const char *pol, const char *cwd,
+                      const char *tool, const char *input) {
+  const char *argv[] = {"hook", agent, "--policies", pol, "--no-resident",
+                        NULL};
+  char ev[4096];
+  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\","
+           "\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"%s\","
+           "\"tool_input\":%s}", cwd, tool, input);
+  return run_text(argv, ev);
+}
+
+TEST(rules_name_the_agents_tools_and_guard_every_file_tool) {
+  char *proj = temp_dir();
+  make_subdir(proj, "policies");
+  make_subdir(proj, "src");
+  char pol[PATH_MAX];
+  snprintf(pol, sizeof pol, "%s/policies", proj);
+  put_file(pol, "10.lua",
+           "local tg = require \"toolgate\"\n"
+           "tg.rule { name = \"no-env\", priority = 1, check = function(c) "
+           "for _, p in ipairs(c.paths or {}) do if p.path:match(\"%.env$\") "
+           "then return tg.deny(\"env: \" .. p.path) end end end }\n"
+           "tg.rule { name = \"named-Bash\", priority = 2, tools = { \"Bash\" },"
+           " check = function(c) if c.args.command == \"rm -rf x\" then "
+           "return tg.deny(\"by the name Bash\") end end }\n"
+           "tg.rule { name = \"named-shell\", priority = 3, tools = { \"shell\" },"
+           " check = function(c) return tg.deny(\"by the name shell\") end }\n"
+           "tg.rule { name = \"named-Edit\", priority = 4, tools = { \"Edit\" },"
+           " check = function(c) return tg.ask(\"by the name Edit\") end }\n"
+           "tg.rule { name = \"named-mcp\", priority = 5, tools = "
+           "{ \"mcp__github__*\" }, check = function(c) "
+           "return tg.deny(\"by the agent's MCP name\") end }\n"
+           "tg.before_tool(\"WebFetch\", function(c) "
+           "return tg.abort(\"a hook by the name WebFetch\") end)\n");
+  static const struct {
+    const char *agent, *tool, *input, *want;
+  } cases[] = {
+      /* the .env guard, for every file tool */
+      {"claude-code", "Read", "{\"file_path\":\"@/.env\"}", "env: .env"},
+      {"claude-code", "Write", "{\"file_path\":\"@/src/.env\",\"content\":\"x\"}",
+       "env: src/.env"},
+      {"claude-code", "Edit", "{\"file_path\":\"@/.env\",\"old_string\":\"a\","
+       "\"new_string\":\"b\"}", "env: .env"},
+      {"claude-code", "MultiEdit", "{\"file_path\":\".env\",\"edits\":"
+       "[{\"old_string\":\"a\",\"new_string\":\"b\"}]}", "env: .env"},
+      {"claude-code", "NotebookEdit", "{\"notebook_path\":\"@/.env\","
+       "\"new_source\":\"x\"}", "env: .env"},
+      {"claude-code", "Grep", "{\"pattern\":\"KEY\",\"glob\":\".env\"}",
+       "env: **/.env"},
+      {"claude-code", "Glob", "{\"pattern\":\"**/.env\"}", "env: **/.env"},
+      {"codex", "apply_patch", "{\"command\":\"*** Begin Patch\\n*** Add File: "
+       ".env\\n+K=v\\n*** End Patch\\n\"}", "env: .env"},
+      /* rules and hooks by the agent's names */
+      {"claude-code", "Bash", "{\"command\":\"rm -rf x\"}", "by the name Bash"},
+      {"codex", "Bash", "{\"command\":\"ls\"}", "by the name shell"},
+      {"claude-code", "Edit", "{\"file_path\":\"@/src/a.c\",\"old_string\":"
+       "\"a\",\"new_string\":\"b\"}", "by the name Edit"},
+      {"claude-code", "mcp__github__delete_repo", "{}", "by the agent's MCP name"},
+      {"claude-code", "WebFetch", "{\"url\":\"https://example.com\"}",
+       "a hook by the name WebFetch"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char input[1024], *o = input;
+    for (const char *p = cases[i].input; *p; p++) /* "@" is the project */
+      if (*p == '@') o += snprintf(o, sizeof input - (size_t)(o - input), "%s", proj);
+      else *o++ = *p;
+    *o = '\0';
+    ran r = pre_event(cases[i].agent, pol, proj, cases[i].tool, input);
+    if (r.code != 0 || !strstr(r.out, cases[i].want))
+      TG_FAIL("%s %s: expected \"%s\" in the answer\n  stdout: %s\n  stderr: %s",
+              cases[i].agent, cases[i].tool, cases[i].want, r.out, r.err);
+    ran_free(&r);
+  }
+  /* what no rule names is left alone: Claude Code's Bash is not "shell" */
+  ran r = pre_event("claude-code", pol, proj, "Bash", "{\"command\":\"ls\"}");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_TRUE(strstr(r.out, "by the name") == NULL);
   ran_free(&r);
   remove_tree(proj);
 }
@@ -1629,6 +1743,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(context_tools_are_cut_at_the_deadline),
           TEST_ENTRY(the_agent_hooks_example),
           TEST_ENTRY(a_context_tools_exit_code_is_shown_as_it_is),
+          TEST_ENTRY(rules_name_the_agents_tools_and_guard_every_file_tool),
           TEST_ENTRY(start_daemon_on_demand),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
           TEST_ENTRY(remembered_approvals_apply_to_agent_calls),

@@ -169,6 +169,132 @@ json_ok "check --strict --json: the warnings are in the JSON" \
 run check "$WORK/pol" --strict
 expect "check --strict without warnings exits 0" 0
 
+# The agents' tool names are known: rules in the agent's terms are no
+# typos, and a misspelt one gets the nearest name of either kind.
+mkdir -p "$WORK/agentnames" "$WORK/tgtypo"
+cat >"$WORK/agentnames/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.rule { name = "agent-terms", tools = { "Bash", "Edit", "MultiEdit", "Read", "Glob",
+  "WebFetch", "shell", "local_shell", "glob", "web_fetch", "mcp__github__create_issue",
+  "mcp__github__*" }, check = function() end }
+tg.before_tool("NotebookEdit", function() end)
+EOF
+run check "$WORK/agentnames" --strict
+expect "check --strict accepts the agents' tool names" 0
+out_has() { # name, text: stdout holds text
+  if grep -qF -- "$2" "$WORK/stdout"; then pass "$1"; else fail "$1" "stdout: $OUT"; fi
+}
+out_has "check shows what toolgate judges an agent's tool as" \
+  "Bash          exec (claude-code, codex)"
+cat >>"$WORK/agentnames/10.lua" <<'EOF'
+tg.rule { name = "typo", priority = 2, tools = { "bash", "Wirte" }, check = function() end }
+EOF
+run check "$WORK/agentnames"
+expect "check with a misspelt agent tool exits 0 (warnings)" 0
+out_has "check warns about a misspelt agent tool, with the agent's name" \
+  "names the tool 'bash', but no tool has that name (did you mean 'Bash'?)"
+out_has "... and suggests the nearest of every known name" "(did you mean 'Write'?)"
+run check "$WORK/agentnames" --strict
+expect "check --strict refuses a misspelt agent tool" 1 "2 warnings"
+cat >"$WORK/tgtypo/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.rul { name = "x", check = function() end }
+EOF
+run check "$WORK/tgtypo"
+expect "a misspelt tg.* function fails with file:line" 1 "10.lua:2"
+expect "a misspelt tg.* function names the one meant" 1 "did you mean tg.rule?"
+
+# explain --event: an agent's hook event, mapped, judged and answered as
+# `toolgate hook` answers it (spec/c/test_hooks.c compares every fixture).
+mkdir -p "$WORK/evpol"
+cat >"$WORK/evpol/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.rule { name = "no-force", tools = { "Bash" }, check = function(c)
+  if c.args.command:match("%-%-force") then return tg.deny("no force pushes") end end }
+tg.before_tool("Bash", function(c) return tg.args { command = c.args.command .. " --dry-run" } end)
+EOF
+printf '{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git push --force"}}' >"$WORK/ev_deny.json"
+printf '{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","turn_id":"t","tool_name":"Bash","tool_input":{"command":"make"}}' >"$WORK/ev_rewrite.json"
+run explain --event "$WORK/ev_deny.json" --policies "$WORK/evpol"
+expect "explain --event exits 0" 0
+out_has "explain --event shows the mapped call and the agent's name" \
+  "mapped    exec (not read-only); rules may also name it Bash"
+out_has "explain --event shows the rule that decides" "no-force"
+out_has "explain --event shows what the agent gets" '"permissionDecision":"deny"'
+run explain --event "$WORK/ev_rewrite.json" --policies "$WORK/evpol" --json
+json_ok "explain --event --json: Codex detected, the rewrite and updatedInput" \
+  'objs[0]["agent"] == "codex" and objs[0]["agent_detected"]
+   and objs[0]["judged"]["rewritten"]
+   and objs[0]["judged"]["args"]["command"] == "make --dry-run"
+   and objs[0]["answer"]["output"]["hookSpecificOutput"]["updatedInput"]["command"] == "make --dry-run"'
+run explain --event "$WORK/ev_rewrite.json" --agent claude --policies "$WORK/evpol" --json
+json_ok "explain --event --agent claude overrides the detection" \
+  'objs[0]["agent"] == "claude-code" and not objs[0]["agent_detected"]'
+run explain Bash '{"command":"git push --force"}' --policies "$WORK/evpol"
+expect "explain TOOL JSON takes an agent's tool and input" 0
+out_has "explain says the agent's tool is judged as toolgate's" \
+  "agent     Bash is claude-code's tool, with its input: judged as exec"
+out_has "explain of an agent's tool: the rule by its name decides" "deny: no force pushes   <- decides"
+run explain --event "$WORK/ev_deny.json" exec '{}'
+expect "explain --event with TOOL JSON is a usage error" 2 "no TOOL or JSON"
+run explain --event "$WORK/ev_deny.json" --agent gemini
+expect "explain --agent takes claude or codex" 2 "claude or codex"
+run explain --agent codex exec '{}'
+expect "explain --agent without --event is a usage error" 2 "go with --event"
+
+# A rule that raised is named the same way by call, explain, test and log:
+# "error", by the rule that failed (it fails closed: the call is denied).
+mkdir -p "$WORK/raises"
+cat >"$WORK/raises/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.tool { name = "echo", read_only = true, run = function(a) return a end }
+tg.rule { name = "buggy", check = function(c) error("oops") end }
+EOF
+cat >"$WORK/raises/10_test.lua" <<'EOF'
+return { { name = "c", tool = "echo", args = {}, expect = "allow" } }
+EOF
+R=(--policies "$WORK/raises" --db "$WORK/raises.db")
+run call echo '{}' "${R[@]}"
+expect "call: a rule that raised exits 1" 1
+out_has "call names a rule that raised an error" "decision  error: rule 'buggy' failed closed"
+run explain echo '{}' --policies "$WORK/raises"
+out_has "explain names it an error" "verdict   error, rule 'buggy'"
+run test "$WORK/raises"
+out_has "test names it an error" "got error: rule 'buggy'"
+run log --db "$WORK/raises.db"
+out_has "log names it an error" "echo             error   buggy"
+
+# The tools toolgate.lua's servers declare (servers.x.tools) are known to
+# check and judged as stand-ins by test, without starting the servers.
+mkdir -p "$WORK/decl/policies"
+cat >"$WORK/decl/toolgate.lua" <<'EOF'
+return { servers = { github = { command = "false", read_only = { "get_*" },
+  tools = { "create_issue", "get_issue" } } } }
+EOF
+cat >"$WORK/decl/policies/10.lua" <<'EOF'
+local tg = require "toolgate"
+tg.rule { name = "issues", tools = { "github__create_issue" }, check = function() return tg.ask("an issue?") end }
+EOF
+cat >"$WORK/decl/policies/10_test.lua" <<'EOF'
+return {
+  { name = "declared", tool = "github__create_issue", args = {}, expect = "ask", rule = "issues" },
+  { name = "declared read-only", tool = "github__get_issue", args = {}, expect = "allow", rule = false },
+}
+EOF
+run check "$WORK/decl/policies" --strict
+expect "check --strict without the config: an upstream's tool is unknown" 1 "1 warning"
+run check "$WORK/decl/policies" --strict --config "$WORK/decl/toolgate.lua"
+expect "check --strict --config knows the tools its servers declare" 0
+cat >>"$WORK/decl/policies/10.lua" <<'EOF'
+tg.rule { name = "typo", priority = 2, tools = { "github__get_isue" }, check = function() end }
+EOF
+run check "$WORK/decl/policies" --config "$WORK/decl/toolgate.lua"
+out_has "check suggests a declared tool" "(did you mean 'github__get_issue'?)"
+run test "$WORK/decl/policies" --config "$WORK/decl/toolgate.lua"
+expect "test judges a declared tool as a stand-in (read-only from the globs)" 0 ""
+run check "$WORK/decl/policies" --config "$WORK/decl/none.lua"
+expect "check --config of a missing file fails" 1 "none.lua"
+
 # ---- hostile policy code ------------------------------------------------------
 
 mkdir -p "$WORK/hostile" "$WORK/many" "$WORK/redact"

@@ -257,6 +257,18 @@ describe("Codex's tools", function()
     assert.is_truthy(why:find("Begin Patch", 1, true))
   end)
 
+  it("gives the agent's names of a call, which rules may name", function()
+    assert.are.same({ "Bash", "shell", "local_shell", "exec_command" },
+      agent.map("codex", event("Bash", { command = "make" })).names)
+    assert.are.same({ "Bash" }, agent.map("claude-code", event("Bash", { command = "make" })).names)
+    assert.are.same({ "mcp__gh__x" }, agent.map("claude-code", event("mcp__gh__x", {})).names)
+    local known = {}
+    for _, k in ipairs(agent.known_names()) do known[k.agent .. ":" .. k.name] = k.tool or true end
+    assert.are.equal("exec", known["codex:shell"])
+    assert.are.equal("apply_patch", known["claude-code:MultiEdit"])
+    assert.are.equal("web_fetch", known["claude-code:WebFetch"])
+  end)
+
   -- The patch is read from command, patch or input: two of them that
   -- differ leave open which one Codex applies, so the call is not judged.
   it("refuses an apply_patch whose patch fields disagree", function()

@@ -84,6 +84,28 @@ describe("call facts", function()
     assert.is_falsy(H.has(why, "/etc/passwd"), why)
   end)
 
+  it("lets a one-line .env guard over call.paths hold for toolgate's file tools", function()
+    local ws = H.tmpdir()
+    assert(os.execute("mkdir -p '" .. ws .. "/src' && printf 'K=v\\n' > '" .. ws .. "/.env'"))
+    local rt = H.runtime({ ["10_env.lua"] = [[
+local tg = require "toolgate"
+tg.rule { name = "no-env", priority = 1, check = function(c) for _, p in ipairs(c.paths or {}) do if p.path:match("%.env$") then return tg.deny("env: " .. p.path) end end end }
+tg.rule { name = "rest", priority = 2, check = function() return tg.allow() end }
+]] }, { workspace = ws })
+    for _, c in ipairs {
+      { "read_file", { path = ".env" } },
+      { "write_file", { path = "src/../.env", content = "x" } },
+      { "apply_patch", { patch = "--- a/src/a.c\n+++ b/src/a.c\n@@ -0,0 +1 @@\n+x\n"
+        .. "--- /dev/null\n+++ b/.env\n@@ -0,0 +1 @@\n+K=w\n" } },
+    } do
+      local out = H.call(rt, c[1], c[2])
+      assert.are.equal("denied", out.status, c[1])
+      assert.are.equal("no-env", out.decision.rule, c[1])
+    end
+    local out = H.call(rt, "write_file", { path = "src/ok.c", content = "x" })
+    assert.are.equal("ok", out.status, out.error and out.error.message)
+  end)
+
   it("refuses a call whose rule wrote its own facts", function()
     local rt = setup()
     local out = H.call(rt, "read_file", { path = "forge" })

@@ -121,6 +121,43 @@ return {
     assert.is_truthy(out:find("1 passed, 3 failed", 1, true), out)
   end)
 
+  it("takes cases in the agent's terms: its tools mapped as its hook's, MCP tools, stand-ins", function()
+    local dir = H.policy_dir {
+      ["10.lua"] = [[
+local tg = require "toolgate"
+tg.rule { name = "no-env", priority = 1, check = function(c) for _, p in ipairs(c.paths or {}) do if p.path:match("%.env$") then return tg.deny("env: " .. p.path) end end end }
+tg.rule { name = "no-force", priority = 2, tools = { "Bash" }, check = function(c) if c.args.command:match("push %-%-force") then return tg.deny("no force") end end }
+tg.rule { name = "issues", priority = 3, tools = { "github__create_issue" }, check = function() return tg.ask("an issue?") end }
+tg.rule { name = "rest", priority = 9, check = function() return tg.allow() end }
+]],
+      ["10_test.lua"] = [[
+return {
+  { name = "Bash", tool = "Bash", args = { command = "git push --force" }, expect = "deny", rule = "no-force" },
+  { name = "Codex's Bash", agent = "codex", tool = "Bash", args = { command = "git push --force" }, rule = "no-force" },
+  { name = "Edit", tool = "Edit", args = { file_path = ".env", old_string = "a", new_string = "b" },
+    expect = "deny", rule = "no-env", expect_tool = "apply_patch" },
+  { name = "MultiEdit", tool = "MultiEdit", args = { file_path = "x/.env", edits = {} }, rule = "no-env" },
+  { name = "Glob", tool = "Glob", args = { pattern = "**/.env" }, rule = "no-env" },
+  { name = "the agent's MCP tool", tool = "mcp__github__create_issue", args = { title = "x" }, expect = "ask", rule = "issues" },
+  { name = "an upstream's tool", tool = "github__create_issue", stand_in = true, args = {}, expect = "ask", rule = "issues" },
+  { name = "WebFetch", tool = "WebFetch", args = { url = "https://example.com" }, expect = "allow", rule = "rest" },
+  { name = "no one's", tool = "github__close_issue", args = {}, expect = "allow" },
+  { name = "an event as the agent sends it", event = { hook_event_name = "PreToolUse", cwd = "/",
+      tool_name = "Write", tool_input = { file_path = "/srv/.env", content = "K=v" } },
+    expect = "deny", rule = "no-env", expect_tool = "write_file" },
+  { name = "Codex's event (turn_id)", event = { hook_event_name = "PreToolUse", turn_id = "t", cwd = "/",
+      tool_name = "apply_patch", tool_input = { command = "*** Begin Patch\n*** Add File: .env\n+K=v\n*** End Patch\n" } },
+    expect = "deny", rule = "no-env" },
+}
+]] }
+    local code, out = toolgate("test " .. sh_quote(dir))
+    assert.are.equal(1, code, out)
+    assert.is_truthy(out:find("10 passed, 1 failed", 1, true), out)
+    assert.is_truthy(out:find("FAIL  [^\n]*no one's\n"), out)
+    assert.is_truthy(out:find("UNKNOWN_TOOL: unknown tool 'github__close_issue' (a tool of an agent: "
+      .. "agent = \"claude-code\" or \"codex\"; of an MCP server toolgate serves: stand_in = true)", 1, true), out)
+  end)
+
   it("fails a case whose rule or hook breaks, even when the verdict is as expected", function()
     local dir = folder({ ["10_note_test.lua"] = [[
 return {
@@ -190,7 +227,9 @@ return { { name = "short", tool = "note", args = { text = "hi" }, expect = "deny
       { [[return { { name = "x", tool = "note", expct = "deny" } }]],
         "x_test.lua:1: case 'x': unknown key 'expct' (known: name, tool, args, session, metadata, "
         .. "expect, rule, reason_match, expect_args, expect_tool, result, error, expect_result, "
-        .. "expect_error_code)" },
+        .. "expect_error_code, agent, cwd, stand_in, read_only, event)" },
+      { [[return { { name = "x", event = { tool_name = "Bash" }, expect = "deny" } }]],
+        "'event' must be an agent's hook event with a tool_name and a tool_input" },
       { [[return { { name = "x", tool = "note", expect = "maybe" } }]], "'expect' must be \"allow\", \"deny\" or \"ask\"" },
       { [[return { { name = "x", tool = "note" } }]], "the case checks nothing" },
       { [[return { { name = "x", tool = "note", expect = "allow" }, { name = "x", tool = "note", expect = "deny" } }]],

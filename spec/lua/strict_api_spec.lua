@@ -113,13 +113,23 @@ tg.before_tool("exec", function() end)
 tg.before_tool("*", function() end)
 ]]
     local w = warnings(rt)
-    assert.are.equal(3, #w, table.concat(w, "\n"))
+    assert.are.equal(2, #w, table.concat(w, "\n")) -- mcp__*: the agents' MCP tools
     assert.is_true(has_warning(rt, "rule 'no-rm' (") and has_warning(rt, "10_policy.lua:2) "
       .. "names the tool 'exce', but no tool has that name (did you mean 'exec'?)"))
     assert.is_true(has_warning(rt, "tg.after_tool hook at ") and has_warning(rt, "10_policy.lua:3 "
       .. "names the tool 'wirte_file', but no tool has that name (did you mean 'write_file'?)"))
-    assert.is_true(has_warning(rt, "has the glob 'mcp__*', but no registered tool matches it "
-      .. "(registered: exec, read_file, list_dir, write_file, apply_patch)"))
+  end)
+
+  it("know the agents' tools, and a glob no tool matches lists the registered ones", function()
+    local rt = H.runtime [[
+local tg = require "toolgate"
+tg.rule { name = "agent", tools = { "Bash", "MultiEdit", "shell", "glob", "mcp__gh__x", "mcp__gh__*" }, check = function() end }
+tg.before_tool("wr*te", function() end)
+]]
+    local w = warnings(rt)
+    assert.are.equal(1, #w, table.concat(w, "\n"))
+    assert.is_true(has_warning(rt, "has the glob 'wr*te', but no known tool matches it "
+      .. "(registered: exec, read_file, list_dir, write_file, apply_patch; or an agent's tool"))
   end)
 
   it("the generation's Lua tools count as registered", function()

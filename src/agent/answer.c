@@ -6,7 +6,7 @@
  *
  * The event is read with the strict parser (a key twice, 1e400, bad
  * UTF-8: malformed); its tool call is mapped onto toolgate's
- * (map.c); the call runs through the chain with the agent's strategy
+ * (runtime/agent_map.c); the call runs through the chain with the agent's strategy
  * (runtime/hook_services.h): before the tool, rules, pre-hooks and the rules
  * again after a rewrite, the tool does not run here and an ask is left to
  * the agent; after it, the post-hooks judge the agent's result. What came
@@ -30,7 +30,7 @@ typedef struct {
   const char *on_error;
   int toolgate_defaults;
   cJSON *event;
-  tg_hook_mapped m;
+  tg_agent_call m;
   tg_call_strategy how;        /* how the chain meets the agent's tool; what
                                   it saw (how.seen) once the call ended */
   uint64_t deadline_ms;
@@ -40,6 +40,8 @@ typedef struct {
   tg_hook_say kept;
   char *k_reason, *k_context, *k_system;
   cJSON *k_input, *k_mcp;
+  cJSON *trace;                /* explain --event: what the chain saw (the
+                                  caller's), context tools listed, not run */
 } hook_job;
 
 static const char *str(const cJSON *o, const char *k) {
@@ -53,7 +55,7 @@ static void job_free(hook_job *j) {
   cJSON_Delete(j->k_input);
   cJSON_Delete(j->k_mcp);
   cJSON_Delete(j->event);
-  tg__hook_mapped_clear(&j->m);
+  tg__agent_call_clear(&j->m);
   tg__call_seen_clear(&j->how.seen);
   free(j);
 }
@@ -77,6 +79,8 @@ static void finish(hook_job *j, const tg_hook_say *say) {
 /* The answer on_error names, with why. */
 static void fail_safe(hook_job *j, const char *why) {
   tg_hook_result res;
+  if (j->trace && !cJSON_GetObjectItem(j->trace, "fail_safe"))
+    cJSON_AddStringToObject(j->trace, "fail_safe", why);
   static const char said[] = "the tool did not run: "; /* the answer says so */
   if (!strncmp(why, said, sizeof said - 1)) why += sizeof said - 1;
   if (tg_hook_fallback(j->agent->name, j->event_name, j->on_error, why,
@@ -110,7 +114,11 @@ static void context_done(void *ud, char *text) {
 /* Says s, after the tools policy code asked to run for the model's
  * context, if any: then s is kept (its own copies) until they end. */
 static void answer(hook_job *j, const tg_hook_say *s) {
-  if (!cJSON_GetObjectItem(j->how.seen.metadata, "agent_context_calls")) {
+  const cJSON *calls = cJSON_GetObjectItem(j->how.seen.metadata,
+                                           "agent_context_calls");
+  if (calls && j->trace) /* explained: what would run, not run */
+    cJSON_AddItemToObject(j->trace, "context_calls", cJSON_Duplicate(calls, 1));
+  if (!calls || j->trace) {
     finish(j, s);
     return;
   }
@@ -193,7 +201,7 @@ static void judged(hook_job *j, const tg_outcome *o) {
                   (f->args && !tg_json_equal(f->args, j->m.args));
   char why[TG_ERRMSG] = "";
   if (rewritten) {
-    input = tg__hook_unmap(j->rt, j->agent->name, j->event,
+    input = tg__agent_unmap(j->rt, j->agent->name, j->event,
                            f->tool, f->args, why, sizeof why);
     if (!input) {
       snprintf(reason, sizeof reason, "the tool did not run: toolgate's "
@@ -299,8 +307,28 @@ static void after(hook_job *j, const tg_outcome *o) {
   free(all);
 }
 
+/* What the chain saw, into the trace: the outcome, the tool and args the
+ * pre-hooks left (and whether they differ from the mapped call), a
+ * pre-hook's own answer, a remembered approval. */
+static void trace_call(hook_job *j, const tg_outcome *o) {
+  const tg_call_seen *f = &j->how.seen;
+  cJSON *t = j->trace;
+  cJSON_AddItemToObject(t, "outcome", tg_outcome_to_json(o));
+  if (f->tool) cJSON_AddStringToObject(t, "tool", f->tool);
+  if (f->args) cJSON_AddItemToObject(t, "args", cJSON_Duplicate(f->args, 1));
+  cJSON_AddBoolToObject(t, "rewritten",
+                        (f->tool && strcmp(f->tool, j->m.tool)) ||
+                            (f->args && !tg_json_equal(f->args, j->m.args)));
+  if (f->short_circuit)
+    cJSON_AddItemToObject(t, "short_result",
+                          f->short_result ? cJSON_Duplicate(f->short_result, 1)
+                                          : cJSON_CreateNull());
+  cJSON_AddBoolToObject(t, "remembered", f->remembered);
+}
+
 static void call_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
   hook_job *j = ud;
+  if (j->trace) trace_call(j, o);
   if (j->kind == TG_HOOK_EV_PRE || j->kind == TG_HOOK_EV_PERMISSION)
     judged(j, o);
   else
@@ -309,36 +337,10 @@ static void call_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
 
 /* ---- the call ------------------------------------------------------------ */
 
-/* call.metadata: the agent's name and its own view of the call. */
-static cJSON *metadata_of(hook_job *j) {
-  static const char *const fields[] = {"cwd", "permission_mode", "tool_use_id",
-                                       "model", "turn_id", "session_id", NULL};
-  cJSON *m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "agent", j->agent->name);
-  cJSON_AddStringToObject(m, "agent_event", j->event_name);
-  cJSON_AddStringToObject(m, "agent_tool", str(j->event, "tool_name"));
-  cJSON_AddItemToObject(m, "agent_input",
-                        cJSON_Duplicate(cJSON_GetObjectItem(j->event, "tool_input"), 1));
-  if (j->m.paths) cJSON_AddItemToObject(m, "agent_paths", cJSON_Duplicate(j->m.paths, 1));
-  /* the project its approvals are remembered for: the session's folder,
-   * by its real path (as `toolgate approvals grant` names it) */
-  char *project = tg__hook_project(j->event);
-  if (project) cJSON_AddStringToObject(m, "agent_project", project);
-  free(project);
-  for (int i = 0; fields[i]; i++) {
-    const char *v = str(j->event, fields[i]);
-    if (!v) continue;
-    char k[64];
-    snprintf(k, sizeof k, "agent_%s", fields[i]);
-    cJSON_AddStringToObject(m, k, v);
-  }
-  return m;
-}
-
 static void start_call(hook_job *j, int64_t turn) {
   char err[TG_ERRMSG] = "";
   int raised = 0;
-  if (tg__hook_map(j->rt, j->agent->name, j->event, &j->m, &raised,
+  if (tg__agent_map(j->rt, j->agent->name, j->event, &j->m, &raised,
                    err, sizeof err) < 0) {
     fail_safe(j, err);
     return;
@@ -352,9 +354,7 @@ static void start_call(hook_job *j, int64_t turn) {
   }
   /* the agent's own tool, when toolgate has none by its name: judged,
    * never run; what policy code leaves for the agent is read back */
-  j->how.own_tool = j->m.tool;
-  j->how.own_tool_read_only = j->m.read_only;
-  j->how.keep_metadata = 1;
+  tg__agent_strategy(&j->how, &j->m);
   j->how.ask = TG_ASK_LEFT; /* the agent asks its user itself */
   cJSON *fail = NULL;
   if (j->kind == TG_HOOK_EV_PRE || j->kind == TG_HOOK_EV_PERMISSION) {
@@ -374,7 +374,7 @@ static void start_call(hook_job *j, int64_t turn) {
       j->how.has_result = 1;
     }
   }
-  cJSON *meta = metadata_of(j);
+  cJSON *meta = tg__agent_metadata(j->agent->name, j->event, &j->m);
   tg_call_request req;
   memset(&req, 0, sizeof req);
   req.tool = j->m.tool;
@@ -419,8 +419,8 @@ cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
 /* The answer to the event read (taken), or, when it could not be (NULL),
  * the fail-safe one with why. */
 static int answer_event(tg_runtime *rt, const tg_hook_request *req,
-                        cJSON *event, const char *why, tg_hook_done_cb done,
-                        void *ud, char err[TG_ERRMSG]) {
+                        cJSON *event, const char *why, cJSON *trace,
+                        tg_hook_done_cb done, void *ud, char err[TG_ERRMSG]) {
   const tg_hook_agent *agent = req ? tg__hook_agent(req->agent) : NULL;
   if (!rt || !agent || !done || !tg_hook_on_error_known(req->on_error)) {
     cJSON_Delete(event);
@@ -447,6 +447,7 @@ static int answer_event(tg_runtime *rt, const tg_hook_request *req,
   j->done = done;
   j->ud = ud;
   j->event = event;
+  j->trace = trace;
   if (!j->event) {
     fail_safe(j, why);
     return 0;
@@ -475,7 +476,7 @@ int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
   cJSON *event = req ? tg__hook_read_event(req->event, req->event_len, why,
                                            sizeof why)
                      : NULL;
-  return answer_event(rt, req, event, why, done, ud, err);
+  return answer_event(rt, req, event, why, NULL, done, ud, err);
 }
 
 int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
@@ -485,5 +486,16 @@ int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
     tg__errf(err, TG_ERRMSG, "no event to answer");
     return -EINVAL;
   }
-  return answer_event(rt, req, event, NULL, done, ud, err);
+  return answer_event(rt, req, event, NULL, NULL, done, ud, err);
+}
+
+int tg__hook_answer_traced(tg_runtime *rt, const tg_hook_request *req,
+                           cJSON *event, cJSON *trace, tg_hook_done_cb done,
+                           void *ud, char err[TG_ERRMSG]) {
+  if (!event || !trace) {
+    cJSON_Delete(event);
+    tg__errf(err, TG_ERRMSG, "no event to answer");
+    return -EINVAL;
+  }
+  return answer_event(rt, req, event, NULL, trace, done, ud, err);
 }

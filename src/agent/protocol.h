@@ -9,7 +9,11 @@
  *   answer.c     tg_hook_answer: the event parsed, its tool call mapped,
  *                run through the chain with the agent's strategy, the
  *                outcome read
- *   map.c        the mapping, in Lua (toolgate.agent) in the generation
+ *   explain_event.c  tg_hook_explain: the same answer for `toolgate
+ *                explain --event`, with the mapped call, the rules'
+ *                answers and what the chain saw
+ *   (the mapping, in Lua (toolgate.agent) in the generation, is the
+ *   runtime's: runtime/agent_map.c)
  *   reply.c      the agent's wire format (one place for both agents),
  *                and the fail-safe answers (tg_hook_fallback)
  *   text.c       the texts of an answer; a stable key order
@@ -43,6 +47,16 @@ cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
 int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
                          cJSON *event, tg_hook_done_cb done, void *ud,
                          char err[TG_ERRMSG]);
+
+/* tg__hook_answer_read for `toolgate explain --event`: the same answer,
+ * with what the chain saw written into trace (an object, the caller's):
+ * outcome, tool and args after the pre-hooks, rewritten, short_result,
+ * remembered, fail_safe (why nothing could judge). The tools policy code
+ * asks to run for the model's context are listed (context_calls), not
+ * run. */
+int tg__hook_answer_traced(tg_runtime *rt, const tg_hook_request *req,
+                           cJSON *event, cJSON *trace, tg_hook_done_cb done,
+                           void *ud, char err[TG_ERRMSG]);
 
 /* The agents and what their hooks can say: one table (reply.c). */
 typedef struct {
@@ -99,27 +113,8 @@ typedef struct {
 /* Renders `say` into res (output, message, exit code). -ENOMEM. */
 int tg__hook_render(const tg_hook_say *say, tg_hook_result *res);
 
-/* The agent's tool call as toolgate's (map.c). */
-typedef struct {
-  char *tool;
-  cJSON *args;                 /* an object */
-  int read_only;
-  int mapped;                  /* a table entry (not the tool's own name) */
-  cJSON *paths;                /* array of strings, or NULL */
-  cJSON *result;               /* POST: what post-hooks see, or NULL */
-} tg_hook_mapped;
-
-/* agent.map(agent, event) in rt's current generation. -1 with why in
- * err: the event cannot be mapped (odd input), or the mapping raised (a
- * policy error): *raised tells which. */
-int tg__hook_map(tg_runtime *rt, const char *agent, const cJSON *event,
-                 tg_hook_mapped *out, int *raised, char *err, size_t errlen);
-/* agent.unmap(...): the agent's input for a rewritten call, or NULL with
- * why in err. */
-cJSON *tg__hook_unmap(tg_runtime *rt, const char *agent,
-                      const cJSON *event, const char *tool,
-                      const cJSON *args, char *err, size_t errlen);
-void tg__hook_mapped_clear(tg_hook_mapped *m);
+/* The agent's tool call as toolgate's: tg__agent_map and its kin
+ * (runtime/hook_services.h). */
 
 /* text.c: the texts agent.context added (metadata.agent_context), in
  * order, as one (malloc'd; NULL: none); v as text for a message (a string

@@ -151,7 +151,9 @@ tg_step tg__stage_authorize(tg_call *c) {
   c->approval_how = NULL;
   c->approval_ref = 0;
   for (size_t i = 0; i < g->nrules && !answered; i++) {
-    if (!tg__rule_covers(&g->rules[i], c->tool_name)) continue;
+    if (!tg__rule_covers(&g->rules[i], c->tool_name,
+                         tg__call_also_names(c)))
+      continue;
     last = &g->rules[i];
     answered = run_rule(c, last);
     if (answered < 0) {

@@ -712,17 +712,9 @@ static int start_call(tg_chain *ch, const tg_call_request *req, int depth,
   c->done = done;
   c->done_ud = ud;
   c->depth = depth;
-  c->how = how;
   c->approver = approver;
   c->approver_ud = approver_ud;
-  if (how && how->own_tool) { /* an agent's own tool: judged, never run */
-    c->own_tool.name = (char *)how->own_tool;
-    c->own_tool.read_only = how->own_tool_read_only;
-    c->own_tool.where = (char *)"agent";
-    c->own_tool.retry.attempts = 1;
-    c->own_tool.run_ref = c->own_tool.retryable_ref = LUA_NOREF;
-  }
-  if (!c->tool) c->tool = tg__call_find_tool(c, c->tool_name);
+  tg__call_set_strategy(c, how);
   c->next = ch->calls;
   if (ch->calls) ch->calls->prev = c;
   ch->calls = c;
@@ -746,6 +738,18 @@ int tg__chain_call_with(tg_chain *ch, const tg_call_request *req,
                         tg_call_strategy *how, tg_done_cb done, void *ud,
                         char err[TG_ERRMSG]) {
   return start_call(ch, req, 0, how, NULL, NULL, done, ud, err);
+}
+
+void tg__call_set_strategy(tg_call *c, tg_call_strategy *how) {
+  c->how = how;
+  if (how && how->own_tool) { /* an agent's own tool: judged, never run */
+    c->own_tool.name = (char *)how->own_tool;
+    c->own_tool.read_only = how->own_tool_read_only;
+    c->own_tool.where = (char *)"agent";
+    c->own_tool.retry.attempts = 1;
+    c->own_tool.run_ref = c->own_tool.retryable_ref = LUA_NOREF;
+  }
+  if (!c->tool) c->tool = tg__call_find_tool(c, c->tool_name);
 }
 
 const tg_tool *tg__call_find_tool(tg_call *c, const char *name) {

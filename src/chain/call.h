@@ -306,9 +306,25 @@ void tg__chain_set_approver(tg_chain *ch, tg_approver_cb cb, void *ud);
 void tg__chain_set_approve_mode(tg_chain *ch, tg_approve_mode mode);
 cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,
                          char err[TG_ERRMSG]);
+/* tg__chain_explain of a call the way how says (an agent's: its own tool
+ * judged by name, the agent's names covering it); how NULL: an ordinary
+ * call. */
+cJSON *tg__chain_explain_with(tg_chain *ch, const tg_call_request *req,
+                              tg_call_strategy *how, char err[TG_ERRMSG]);
+/* Gives c the strategy how (NULL: none) and, when how has an own tool
+ * and no tool has c's name, that tool. */
+void tg__call_set_strategy(tg_call *c, tg_call_strategy *how);
 /* The tool named `name`: C tools first, then gen's Lua tools. */
 const tg_tool *tg__chain_find_tool(tg_chain *ch, tg_generation *gen,
                                    const char *name);
+/* The other names call c answers to (strategy.h: agent_names), while its
+ * tool is the one the agent's call was mapped to; NULL: none. */
+static inline const char *const *tg__call_also_names(const tg_call *c) {
+  return c->how && c->how->agent_names && c->how->own_tool &&
+                 strcmp(c->tool_name, c->how->own_tool) == 0
+             ? c->how->agent_names
+             : NULL;
+}
 /* The tool named `name` for call c: tg__chain_find_tool's, else the
  * strategy's own tool of that name (an agent's), else NULL. */
 const tg_tool *tg__call_find_tool(tg_call *c, const char *name);

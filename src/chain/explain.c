@@ -42,10 +42,11 @@ static void unknown_tool(tg_chain *ch, const char *name, char *err) {
 
 /* A call record that is judged but never started. */
 static tg_call *dry_call(tg_chain *ch, const tg_call_request *req,
-                         cJSON *args) {
+                         cJSON *args, tg_call_strategy *how) {
   tg_call *c = tg__call_new(ch, req, args, "explain", NULL);
   if (!c) return NULL;
   c->dry_run = 1;
+  if (how) tg__call_set_strategy(c, how);
   tg__call_push_table(c); /* made once; every rule sees this table */
   lua_pop(c->gen->L, 1);
   return c;
@@ -127,7 +128,7 @@ static cJSON *explain_rules(tg_call *c, decision *d) {
     cJSON_AddStringToObject(o, "name", r->name);
     cJSON_AddNumberToObject(o, "priority", r->priority);
     cJSON_AddStringToObject(o, "where", r->where);
-    if (!tg__rule_covers(r, c->tool_name)) {
+    if (!tg__rule_covers(r, c->tool_name, tg__call_also_names(c))) {
       skipped(o, r);
     } else if (decided) {
       cJSON_AddStringToObject(o, "status", "not reached");
@@ -158,7 +159,11 @@ static void default_decision(tg_call *c, decision *d, char *why, size_t len) {
 }
 
 /* What an ask leads to, as approve.c would handle it. */
-static const char *approval_outcome(tg_chain *ch, int remembered) {
+static const char *approval_outcome(tg_chain *ch, const tg_call *c,
+                                    int remembered) {
+  if (c->how && c->how->ask == TG_ASK_LEFT && !remembered)
+    return "left to the agent: it asks its user, or its own permission "
+           "flow decides when the verdict is toolgate's default";
   if (remembered)
     return "approved by a remembered approve-always answer; nobody is "
            "asked";
@@ -295,12 +300,14 @@ static cJSON *explain(tg_call *c) {
                         explain_decision(c, &d, remembered, default_why));
   if (d.verdict == TG_VERDICT_ASK)
     cJSON_AddStringToObject(j, "approval",
-                            approval_outcome(c->ch, remembered));
+                            approval_outcome(c->ch, c, remembered));
   cJSON_AddItemToObject(j, "validation", explain_validation(c));
   add_facts(c, j);
-  cJSON *pre = tg__hooks_describe(g, 0, c->tool_name); /* the chain's order */
+  const char *const *also = tg__call_also_names(c);
+  cJSON *pre = tg__hooks_describe(g, 0, c->tool_name, also); /* the chain's order */
   cJSON_AddItemToObject(j, "pre_hooks", pre);
-  cJSON_AddItemToObject(j, "post_hooks", tg__hooks_describe(g, 1, c->tool_name));
+  cJSON_AddItemToObject(j, "post_hooks",
+                        tg__hooks_describe(g, 1, c->tool_name, also));
   /* a deny (or a rule failing) ends the call before any hook runs */
   int hooks_run = d.verdict != TG_VERDICT_DENY;
   cJSON_AddBoolToObject(j, "hooks_run", hooks_run);
@@ -311,6 +318,11 @@ static cJSON *explain(tg_call *c) {
 
 cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,
                   char err[TG_ERRMSG]) {
+  return tg__chain_explain_with(ch, req, NULL, err);
+}
+
+cJSON *tg__chain_explain_with(tg_chain *ch, const tg_call_request *req,
+                              tg_call_strategy *how, char err[TG_ERRMSG]) {
   if (!req || !req->tool || !*req->tool) {
     tg__errf(err, TG_ERRMSG, "explain needs a tool name");
     return NULL;
@@ -325,13 +337,13 @@ cJSON *tg__chain_explain(tg_chain *ch, const tg_call_request *req,
   }
   /* the tool first, as a call checks it first */
   const tg_tool *tool = tg__chain_find_tool(ch, ch->gen, req->tool);
-  if (!tool) {
+  if (!tool && !(how && how->own_tool && !strcmp(how->own_tool, req->tool))) {
     unknown_tool(ch, req->tool, err);
     return NULL;
   }
   cJSON *args = tg__call_parse_args(ch, req, err);
   if (!args) return NULL;
-  tg_call *c = dry_call(ch, req, args);
+  tg_call *c = dry_call(ch, req, args, how);
   if (!c) {
     tg__errf(err, TG_ERRMSG, "out of memory");
     return NULL;

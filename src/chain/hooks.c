@@ -198,7 +198,8 @@ static int sync_args(tg_call *c, const tg_hook *last) {
 static tg_step run_pre_hooks(tg_call *c, const tg_hook **last) {
   lua_State *L = c->gen->L;
   tg_hook_walk w;
-  tg__hook_walk_start(&w, c->gen, 0, c->tool_name);
+  tg__hook_walk_start(&w, c->gen, 0, c->tool_name,
+                      tg__call_also_names(c));
   const tg_hook *h = tg__hook_walk_next(&w);
   if (!h) return TG_NEXT; /* no hook: no call table to build */
   tg__call_push_table(c);
@@ -342,7 +343,7 @@ tg_step tg__stage_post_hooks(tg_call *c) {
   if (c->no_tool) return TG_NEXT;
   tg_generation *g = c->gen;
   tg_hook_walk w;
-  tg__hook_walk_start(&w, g, 1, c->tool_name);
+  tg__hook_walk_start(&w, g, 1, c->tool_name, tg__call_also_names(c));
   const tg_hook *h = tg__hook_walk_next(&w);
   if (!h) return TG_NEXT;
   lua_State *L = g->L;

@@ -62,6 +62,12 @@ typedef struct {
    * read_only count. NULL: none. */
   const char *own_tool;
   int own_tool_read_only;
+  /* The agent's names of the call (NULL-terminated: "Bash", and Codex's
+   * "shell"...; NULL: none): while the call's tool is still the one it
+   * was mapped to, a rule or hook naming one of them covers it as one
+   * naming the tool does. Set by the agent's front from its mapping, never
+   * from the call's metadata (policy code may write that). */
+  const char *const *agent_names;
   tg_call_seen seen;    /* filled in when the call ends */
 } tg_call_strategy;
 

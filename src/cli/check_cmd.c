@@ -11,15 +11,25 @@
 #include "describe_text.h"
 #include "kit/options.h"
 #include "kit/output.h"
+#include "kit/declared_tools.h"
+#include "kit/kit.h"
 
 const char cmd_check_usage[] =
-    "usage: toolgate check [DIR | --policies DIR] [--json] [--strict]\n"
+    "usage: toolgate check [DIR | --policies DIR] [--config FILE] [--json]\n"
+    "                      [--strict]\n"
     "\n"
     "Loads the policy files in DIR (default ./policies) and lists what they\n"
     "register: rules in evaluation order, hooks in run order, tools, event\n"
-    "handlers, warnings (a rule or hook naming a tool no one registers, two\n"
-    "rules sharing a priority). --json prints the description as one JSON\n"
-    "object. --strict makes warnings errors.\n"
+    "handlers, the agents' tool names they write and the toolgate tool each\n"
+    "is (Bash: exec), warnings (a rule or hook naming a tool no one knows,\n"
+    "with the nearest known name; two rules sharing a priority). Known\n"
+    "names: toolgate's tools, the agents' (Bash, Edit, Read, shell, ...)\n"
+    "and their MCP tools (mcp__SERVER__TOOL), and the tools toolgate.lua's\n"
+    "servers declare (servers.x.tools: x__tool). --json prints the\n"
+    "description as one JSON object. --strict makes warnings errors.\n"
+    "\n"
+    "  --config FILE       toolgate.lua, for its servers' declared tools\n"
+    "                      (default: ./toolgate.lua if there is one)\n"
     "\n"
     "options (the policy sandbox, as for call):\n"
     SANDBOX_OPT_USAGE
@@ -29,11 +39,13 @@ const char cmd_check_usage[] =
 
 /* Returns -1 to go on, else the exit code. */
 static int parse_check_options(int argc, char **argv, const char **dir,
-                               int *json, int *strict, sandbox_options *sb) {
+                               const char **config, int *json, int *strict,
+                               sandbox_options *sb) {
   static const char *const names[] = {"DIR"};
   const opt_spec specs[] = {{"--json", OPT_FLAG, json, NULL},
                             {"--strict", OPT_FLAG, strict, NULL},
                             {"--policies", OPT_VALUE, NULL, dir},
+                            {"--config", OPT_VALUE, NULL, config},
                             SANDBOX_OPT_SPECS(sb)};
   const opt_parser p = {"check", specs, sizeof specs / sizeof *specs, dir, 0,
                         1, names, "check [DIR] [--json] [--strict]"};
@@ -47,10 +59,11 @@ static int parse_check_options(int argc, char **argv, const char **dir,
 }
 
 int cmd_check(int argc, char **argv) {
-  const char *dir = "policies";
+  const char *dir = "policies", *config = NULL;
   int json = 0, strict = 0;
   sandbox_options sb = {0, NULL, NULL};
-  int code = parse_check_options(argc, argv, &dir, &json, &strict, &sb);
+  int code = parse_check_options(argc, argv, &dir, &config, &json, &strict,
+                                 &sb);
   if (code >= 0) return code;
   tg_config cfg;
   char err[TG_ERRMSG] = "";
@@ -63,6 +76,14 @@ int cmd_check(int argc, char **argv) {
     cli_error("%s", err);
     return CLI_EXIT_FAILED;
   }
+  cJSON *decl = NULL;
+  if (kit_declared_tools(config, &decl, err, sizeof err) < 0) {
+    cli_error("check: %s", err);
+    tg_runtime_free(rt);
+    return CLI_EXIT_FAILED;
+  }
+  tg_runtime_declare_tools(rt, decl);
+  cJSON_Delete(decl);
   cJSON *d = tg_runtime_describe(rt);
   if (json)
     cli_print_json_line(stdout, d);

@@ -176,6 +176,31 @@ static void print_chat(FILE *f, const cJSON *d, int color) {
   }
 }
 
+/* The agents' tool names the policies write, and what toolgate judges
+ * them as ("Bash  exec (claude-code, codex)"): a section only when they
+ * write one. */
+static void print_agent_names(FILE *f, const cJSON *d, int color) {
+  const cJSON *names = cJSON_GetObjectItem(d, "agent_names"), *n, *t, *a;
+  if (!cJSON_GetArraySize(names)) return;
+  heading(f, color, "agents' tool names, and the toolgate tool each is", names);
+  int w = 0;
+  cJSON_ArrayForEach(n, names) {
+    int len = n->string ? (int)strlen(n->string) : 0;
+    if (len > w) w = len;
+  }
+  cJSON_ArrayForEach(n, names) {
+    fprintf(f, "  %-*s ", w, n->string ? n->string : "?");
+    cJSON_ArrayForEach(t, n) {
+      fprintf(f, " %s (", t->string ? t->string : "?");
+      cJSON_ArrayForEach(a, t)
+        fprintf(f, "%s%s", a == t->child ? "" : ", ",
+                cJSON_IsString(a) ? a->valuestring : "?");
+      fputc(')', f);
+    }
+    fputc('\n', f);
+  }
+}
+
 static void print_warnings(FILE *f, const cJSON *d, int color) {
   const cJSON *arr = cJSON_GetObjectItem(d, "warnings"), *w;
   if (!heading(f, color, "warnings", arr)) return;
@@ -197,5 +222,6 @@ void describe_print(FILE *f, const cJSON *d, const char *dir, int color) {
   print_list_tools(f, d, color);
 
   print_chat(f, d, color);
+  print_agent_names(f, d, color);
   print_warnings(f, d, color);
 }

@@ -1,11 +1,17 @@
 /*
  * explain_cmd.c — `toolgate explain TOOL JSON`: the dry run of tg_explain
- * for policy authors, for people (default) or machines (--json). The human
- * rendering reads the same JSON that --json prints.
+ * for policy authors, for people (default) or machines (--json); and
+ * `toolgate explain --event FILE|-`: what toolgate makes of a coding
+ * agent's hook event (tg_hook_explain: the mapped call, the rules'
+ * answers, the pre-hooks' rewrite, the answer the agent would get). The
+ * human rendering reads the same JSON that --json prints.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
@@ -17,19 +23,39 @@
 
 const char cmd_explain_usage[] =
     "usage: toolgate explain TOOL JSON [options]\n"
+    "       toolgate explain --event FILE|- [--agent claude|codex] [options]\n"
     "\n"
     "Shows what the chain would decide for a call of TOOL with the args JSON,\n"
     "without running it: every rule in evaluation order and what it answered\n"
     "(allow, deny, ask, no answer, error), the rules skipped or not reached,\n"
     "the verdict and the rule that made it (or the default, and why), what\n"
     "an ask would lead to, the schema check, and the pre-hooks and\n"
-    "post-hooks that would run, in run order.\n"
+    "post-hooks that would run, in run order. TOOL may be a coding agent's\n"
+    "(Bash, Edit, Read, mcp__SERVER__TOOL, ...) with the agent's input as\n"
+    "JSON: it is explained as the agent's hook judges it.\n"
     "\n"
     "The rules are evaluated for real: they are judges and should have no\n"
     "side effects (a rule can tell a dry run by call.dry_run). Hooks and the\n"
     "tool do not run.\n"
     "\n"
+    "With --event, the call is a coding agent's, read from its hook event\n"
+    "(the JSON Claude Code or Codex sends `toolgate hook` on stdin; - reads\n"
+    "stdin): the agent's tool call as toolgate maps it (tool, args, the\n"
+    "agent's names, the paths it touches), every rule's answer, then what\n"
+    "`toolgate hook` would answer, from the same code: the pre-hooks run\n"
+    "(their rewrite is shown, and the agent's updatedInput), the tools a\n"
+    "policy asks to run for the model's context are listed, not run, and\n"
+    "the exact output and exit code the agent would get. Nothing is\n"
+    "recorded (no database).\n"
+    "\n"
     "options:\n"
+    "  --event FILE|-      explain the agent's hook event in FILE (-: stdin)\n"
+    "  --agent AGENT       whose event: claude (claude-code) or codex\n"
+    "                      (default: detected, an event with turn_id is\n"
+    "                      Codex's)\n"
+    "  --on-error ANSWER   as `toolgate hook --on-error`: deny (default),\n"
+    "                      ask or allow when nothing can judge\n"
+    "  --toolgate-defaults as `toolgate hook --toolgate-defaults`\n"
     "  --policies DIR      policy files (default ./policies, if it exists)\n"
     "  --json              print the explanation as one JSON object\n"
     "  --session S         the session id (default \"default\")\n"
@@ -45,7 +71,8 @@ const char cmd_explain_usage[] =
 
 typedef struct {
   const char *tool, *args_json, *policies, *session, *approve;
-  int json;
+  const char *event, *agent, *on_error;
+  int json, toolgate_defaults;
   sandbox_options sandbox;
   db_options db;
 } explain_options;
@@ -65,11 +92,15 @@ static int parse_explain_options(explain_options *o, int argc, char **argv) {
       {"--json", OPT_FLAG, &o->json, NULL},
       {"--session", OPT_VALUE, NULL, &o->session},
       {"--approve", OPT_VALUE, NULL, &o->approve},
+      {"--event", OPT_VALUE, NULL, &o->event},
+      {"--agent", OPT_VALUE, NULL, &o->agent},
+      {"--on-error", OPT_VALUE, NULL, &o->on_error},
+      {"--toolgate-defaults", OPT_FLAG, &o->toolgate_defaults, NULL},
       SANDBOX_OPT_SPECS(&o->sandbox),
       DB_OPT_SPECS(&o->db),
   };
   const opt_parser p = {"explain", specs, sizeof specs / sizeof *specs, pos,
-                        2, 2, names, "explain TOOL JSON [options]"};
+                        0, 2, names, "explain TOOL JSON [options]"};
   int npos;
   int rc = opt_parse(&p, argc, argv, &npos);
   if (rc == OPT_PARSE_HELP) {
@@ -81,6 +112,28 @@ static int parse_explain_options(explain_options *o, int argc, char **argv) {
       strcmp(o->approve, "allow")) {
     cli_error("explain: option '--approve' takes ask, deny or allow, not '%s'",
               o->approve);
+    return CLI_EXIT_USAGE;
+  }
+  if (o->event ? npos != 0 : npos != 2) {
+    cli_error(o->event ? "explain: --event explains the agent's call: no TOOL "
+                         "or JSON with it"
+                       : "explain: TOOL and JSON are required (or --event "
+                         "FILE)");
+    return CLI_EXIT_USAGE;
+  }
+  if (!o->event && (o->agent || o->on_error || o->toolgate_defaults)) {
+    cli_error("explain: --agent, --on-error and --toolgate-defaults go with "
+              "--event");
+    return CLI_EXIT_USAGE;
+  }
+  if (o->agent && !strcmp(o->agent, "claude")) o->agent = "claude-code";
+  if (o->agent && !tg_hook_agent_known(o->agent)) {
+    cli_error("explain: --agent takes claude or codex, not '%s'", o->agent);
+    return CLI_EXIT_USAGE;
+  }
+  if (o->on_error && !tg_hook_on_error_known(o->on_error)) {
+    cli_error("explain: --on-error takes deny, ask or allow, not '%s'",
+              o->on_error);
     return CLI_EXIT_USAGE;
   }
   o->tool = pos[0];
@@ -107,6 +160,7 @@ static tg_runtime *make_runtime(const explain_options *o) {
   if (sandbox_options_apply("explain", &o->sandbox, &cfg) < 0 ||
       db_options_apply("explain", &o->db, &cfg) < 0)
     return NULL;
+  if (o->event) cfg.db_off = 1; /* the answer is given, never recorded */
   tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
   if (!rt) cli_error("%s", err);
   else tg_runtime_set_approver(rt, no_approver, NULL);
@@ -232,6 +286,9 @@ static void print_explanation(FILE *f, const cJSON *j, int color) {
           cJSON_GetNumberValue(cJSON_GetObjectItem(j, "generation")),
           str(j, "session"));
   cJSON_free(args);
+  if (str(j, "agent"))
+    fprintf(f, "agent     %s is %s's tool, with its input: judged as %s\n",
+            str(j, "agent_tool"), str(j, "agent"), str(j, "tool"));
   fprintf(f, "tool      %s, %s\n\n", str(ti, "where"),
           cJSON_IsTrue(cJSON_GetObjectItem(ti, "read_only")) ? "read-only"
                                                              : "not read-only");
@@ -259,11 +316,162 @@ static void print_explanation(FILE *f, const cJSON *j, int color) {
     fprintf(f, "note: %s\n", note->valuestring);
 }
 
+/* ---- an agent's event ----------------------------------------------------- */
+
+/* The event text from path ("-": stdin), at most TG_HOOK_MAX_EVENT + 1
+ * bytes (the answer then says it is too big); NULL with a message. */
+static char *read_event(const char *path, size_t *len) {
+  int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+  if (fd < 0) {
+    cli_error("explain: %s: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  while (buf && n <= TG_HOOK_MAX_EVENT) {
+    if (n == cap) {
+      char *p = realloc(buf, cap * 2 + 1);
+      if (!p) break;
+      buf = p;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      cli_error("explain: %s: %s", path, strerror(errno));
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    if (r == 0) break;
+    n += (size_t)r;
+  }
+  if (fd > 0) close(fd);
+  if (!buf) return NULL;
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
+static void print_json_value(FILE *f, const char *label, const cJSON *v) {
+  char *t = tg_json_print(v, 0);
+  fprintf(f, "%s%s\n", label, t ? t : "?");
+  cJSON_free(t);
+}
+
+/* The agent's event explained, for people: the mapped call, the rules
+ * (print_explanation), what answering it did, the answer. */
+static void print_event(FILE *f, const cJSON *j, int color) {
+  fprintf(f, "agent     %s%s, %s", str(j, "agent"),
+          cJSON_IsTrue(cJSON_GetObjectItem(j, "agent_detected")) ? " (detected)" : "",
+          str(j, "event") ? str(j, "event") : "(an event that cannot be read)");
+  if (str(j, "agent_tool")) fprintf(f, " of %s", str(j, "agent_tool"));
+  fputc('\n', f);
+  if (str(j, "event_error")) fprintf(f, "event     %s\n", str(j, "event_error"));
+  if (str(j, "mapping_error"))
+    fprintf(f, "mapping   cannot be mapped: %s\n", str(j, "mapping_error"));
+  const cJSON *call = cJSON_GetObjectItem(j, "call"), *e;
+  if (call) {
+    fprintf(f, "mapped    %s (%s)", str(call, "tool"),
+            cJSON_IsTrue(cJSON_GetObjectItem(call, "read_only")) ? "read-only"
+                                                                 : "not read-only");
+    const char *sep = "; rules may also name it ";
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(call, "names")) {
+      if (!cJSON_IsString(e) || !strcmp(e->valuestring, str(call, "tool")))
+        continue;
+      fprintf(f, "%s%s", sep, e->valuestring);
+      sep = ", ";
+    }
+    fputc('\n', f);
+    print_json_value(f, "args      ", cJSON_GetObjectItem(call, "args"));
+    const char *label = "paths     ";
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(call, "paths")) {
+      if (str(e, "error"))
+        fprintf(f, "%s%s: cannot tell where it leads: %s\n", label,
+                str(e, "written"), str(e, "error"));
+      else
+        fprintf(f, "%s%s -> %s\n", label, str(e, "written"), str(e, "resolved"));
+      label = "          ";
+    }
+  }
+  const cJSON *x = cJSON_GetObjectItem(j, "explain");
+  if (x) {
+    fputc('\n', f);
+    print_explanation(f, x, color);
+  } else if (str(j, "explain_error")) {
+    fprintf(f, "rules     cannot be explained: %s\n", str(j, "explain_error"));
+  }
+  const cJSON *t = cJSON_GetObjectItem(j, "judged");
+  fputs("\nanswering it (as `toolgate hook` does):\n", f);
+  if (str(t, "fail_safe"))
+    fprintf(f, "  nothing could judge it: %s\n", str(t, "fail_safe"));
+  if (cJSON_IsTrue(cJSON_GetObjectItem(t, "rewritten"))) {
+    fprintf(f, "  the pre-hooks rewrote it to %s ", str(t, "tool"));
+    print_json_value(f, "", cJSON_GetObjectItem(t, "args"));
+  } else if (t && !str(t, "fail_safe")) {
+    const cJSON *oc = cJSON_GetObjectItem(t, "outcome");
+    const cJSON *oe = cJSON_GetObjectItem(oc, "error");
+    if (str(oe, "phase") && strcmp(str(oe, "phase"), "PRE_HOOK"))
+      fprintf(f, "  ended %s at %s: %s\n", str(oc, "status"), str(oe, "phase"),
+              str(oe, "message") ? str(oe, "message") : "");
+    else
+      fputs("  the pre-hooks left it as it is\n", f);
+  }
+  if (cJSON_GetObjectItem(t, "short_result"))
+    print_json_value(f, "  a pre-hook answered for the tool: ",
+                     cJSON_GetObjectItem(t, "short_result"));
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(t, "context_calls"))
+    print_json_value(f, "  would run for the model's context (not run): ", e);
+  const cJSON *a = cJSON_GetObjectItem(j, "answer");
+  const cJSON *out = cJSON_GetObjectItem(a, "output");
+  fprintf(f, "\nthe agent gets: exit code %.0f, ",
+          cJSON_GetNumberValue(cJSON_GetObjectItem(a, "exit_code")));
+  if (cJSON_IsNull(out) || !out) fputs("no output (its own permission flow)\n", f);
+  else print_json_value(f, "output ", out);
+  const cJSON *upd = cJSON_GetObjectItem(
+      cJSON_GetObjectItem(out, "hookSpecificOutput"), "updatedInput");
+  if (upd) print_json_value(f, "updatedInput ", upd);
+  if (str(a, "message")) fprintf(f, "stderr: %s", str(a, "message"));
+}
+
+static int explain_event(tg_runtime *rt, const explain_options *o) {
+  size_t len = 0;
+  char *text = read_event(o->event, &len), err[TG_ERRMSG] = "";
+  if (!text) return CLI_EXIT_USAGE;
+  tg_hook_request req;
+  memset(&req, 0, sizeof req);
+  req.agent = o->agent;
+  req.event = text;
+  req.event_len = len;
+  req.on_error = o->on_error;
+  req.toolgate_defaults = o->toolgate_defaults;
+  cJSON *j = tg_hook_explain(rt, &req, err);
+  int code = CLI_EXIT_OK;
+  if (!j) {
+    cli_error("explain: %s", err);
+    code = CLI_EXIT_USAGE;
+  } else if (o->json) {
+    cli_print_json_line(stdout, j);
+  } else {
+    print_event(stdout, j, cli_color_wanted(stdout));
+  }
+  cJSON_Delete(j);
+  free(text);
+  return code;
+}
+
 int cmd_explain(int argc, char **argv) {
   explain_options o;
   memset(&o, 0, sizeof o);
   int code = parse_explain_options(&o, argc, argv);
   if (code >= 0) return code;
+  if (o.event) {
+    tg_runtime *rt = make_runtime(&o);
+    if (!rt) return CLI_EXIT_USAGE;
+    code = explain_event(rt, &o);
+    tg_runtime_free(rt);
+    return code;
+  }
   cJSON *args = args_json_parse("explain", o.args_json);
   if (!args) return CLI_EXIT_USAGE;
   tg_runtime *rt = make_runtime(&o);

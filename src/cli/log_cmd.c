@@ -135,7 +135,12 @@ static void print_row(log_run *r, const cJSON *rec) {
   fputc(' ', stdout);
   table_cell(stdout, table_str(rec, "tool"), 16);
   fputc(' ', stdout);
-  table_cell(stdout, table_str(d, "verdict"), 7);
+  /* a rule that failed is named as call, explain and test name it */
+  table_cell(stdout, tg_decision_word(table_str(d, "verdict"),
+                                      cJSON_GetStringValue(cJSON_GetObjectItem(
+                                          cJSON_GetObjectItem(rec, "error"),
+                                          "code"))),
+             7);
   fputc(' ', stdout);
   table_cell(stdout, table_str(d, "rule"), 20);
   fputc(' ', stdout);

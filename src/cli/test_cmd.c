@@ -12,9 +12,11 @@
 #include "commands.h"
 #include "kit/options.h"
 #include "kit/output.h"
+#include "kit/declared_tools.h"
 
 const char cmd_test_usage[] =
     "usage: toolgate test [DIR | --policies DIR] [--run PATTERN] [--json]\n"
+    "                     [--config FILE]\n"
     "\n"
     "Runs the policy unit tests of DIR (default ./policies): the cases that\n"
     "the *_test.lua files beside the policies, or in DIR/tests/, return.\n"
@@ -26,9 +28,21 @@ const char cmd_test_usage[] =
     "tool the pre-hooks leave (expect_args, expect_tool), the result after\n"
     "the post-hooks (expect_result) or the error (expect_error_code).\n"
     "\n"
+    "A case may be an agent's call: tool and args as the agent sends them\n"
+    "(Bash {command}, Edit {file_path, old_string, new_string},\n"
+    "mcp__SERVER__TOOL {...}), mapped as its hook maps them; agent =\n"
+    "\"claude-code\" or \"codex\" says whose (default: the agent whose\n"
+    "tool has that name), cwd where its paths start (default: here); or\n"
+    "event = the agent's hook event itself, instead of tool and args. A\n"
+    "tool nobody registers (an upstream MCP server's) is judged by its name\n"
+    "with stand_in = true (read_only = true if it only reads), or when\n"
+    "toolgate.lua's server declares it (servers.x.tools).\n"
+    "\n"
     "options:\n"
     "  --run PATTERN       only the cases whose name matches the Lua pattern\n"
     "  --json              print the report as one JSON object\n"
+    "  --config FILE       toolgate.lua, for its servers' declared tools\n"
+    "                      (default: ./toolgate.lua if there is one)\n"
     SANDBOX_OPT_USAGE
     "\n"
     "exit status: 0 every case passed; 1 a case failed; 2 usage error, a\n"
@@ -36,7 +50,7 @@ const char cmd_test_usage[] =
     "no case matching --run.\n";
 
 typedef struct {
-  const char *dir, *run;
+  const char *dir, *run, *config;
   int json;
   sandbox_options sandbox;
 } test_options;
@@ -47,6 +61,7 @@ static int parse_test_options(test_options *o, int argc, char **argv) {
   const opt_spec specs[] = {{"--json", OPT_FLAG, &o->json, NULL},
                             {"--run", OPT_VALUE, NULL, &o->run},
                             {"--policies", OPT_VALUE, NULL, &o->dir},
+                            {"--config", OPT_VALUE, NULL, &o->config},
                             SANDBOX_OPT_SPECS(&o->sandbox)};
   const opt_parser p = {"test", specs, sizeof specs / sizeof *specs, &o->dir,
                         0, 1, names, "test [DIR] [--run PATTERN] [--json]"};
@@ -109,6 +124,14 @@ int cmd_test(int argc, char **argv) {
     cli_error("test: %s", err);
     return CLI_EXIT_USAGE;
   }
+  cJSON *decl = NULL;
+  if (kit_declared_tools(o.config, &decl, err, sizeof err) < 0) {
+    cli_error("test: %s", err);
+    tg_runtime_free(rt);
+    return CLI_EXIT_USAGE;
+  }
+  tg_runtime_declare_tools(rt, decl);
+  cJSON_Delete(decl);
   cJSON *r = tg_policy_test(rt, o.dir, o.run, err);
   if (!r) {
     cli_error("test: %s", err);

@@ -30,6 +30,10 @@ typedef struct tg_core {
   int freeing;               /* the runtime is coming apart */
   tg_tool **ctools;          /* tools registered from C (owned) */
   size_t nctools;
+  cJSON *declared_tools;     /* [{name, read_only}]: tools a configuration
+                                declares that nobody registers here (an
+                                upstream MCP server's), known by name to
+                                check and test (owned; NULL: none) */
   /* slots: one layer's state each */
   struct tg_changes *changes; /* file changes: core/changes.c */
   struct tg_proc *procs;     /* processes still supervised: proc/process.c */

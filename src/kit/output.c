@@ -116,9 +116,14 @@ static void print_error(FILE *f, const cJSON *o, int color) {
 static void print_decision(FILE *f, const cJSON *o, int color) {
   const cJSON *d = cJSON_GetObjectItem(o, "decision");
   const char *rule = cJSON_GetStringValue(cJSON_GetObjectItem(d, "rule"));
+  const char *code = cJSON_GetStringValue(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(o, "error"), "code"));
+  const char *word = tg_decision_word(text_of(d, "verdict"), code);
   label(f, color, "decision");
-  fputs(text_of(d, "verdict"), f);
-  if (rule) fprintf(f, " by rule '%s'\n", rule);
+  fputs(word, f);
+  if (rule && !strcmp(word, "error"))
+    fprintf(f, ": rule '%s' failed closed (the call is denied)\n", rule);
+  else if (rule) fprintf(f, " by rule '%s'\n", rule);
   else fputs(" (default, no rule answered)\n", f);
 }
 

@@ -10,4 +10,14 @@ int cmd_serve(int argc, char **argv);
 /* Its usage text, for `toolgate serve --help` and `toolgate help serve`. */
 extern const char cmd_serve_usage[];
 
+/* The tools the servers of the toolgate.lua at path declare (servers.x.
+ * tools), as `toolgate serve` will name them: [{name = "x__echo",
+ * read_only}] (read_only from the server's read_only globs) into *out.
+ * path NULL: ./toolgate.lua when there is one, else none (an empty
+ * list). -1 with err when the file cannot be loaded (declared.c). main.c
+ * hands it to the kit (kit/declared_tools.h) for check and test. */
+struct cJSON;
+int mcp_declared_tools(const char *path, struct cJSON **out, char *err,
+                       size_t errlen);
+
 #endif

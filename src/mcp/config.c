@@ -412,7 +412,8 @@ static int valid_name(const char *name) {
 static int read_server(reader *r, int idx, const char *name,
                        mcp_upstream_conf *u) {
   static const char *const keys[] = {"command", "args", "env", "cwd",
-                                     "read_only", "timeout_ms", NULL};
+                                     "read_only", "timeout_ms", "tools",
+                                     NULL};
   char path[128];
   snprintf(path, sizeof path, "servers.%s", name);
   if (!valid_name(name))
@@ -428,6 +429,11 @@ static int read_server(reader *r, int idx, const char *name,
   if (!rc) rc = get_string(r, idx, "cwd", path, &u->cwd);
   if (!rc) rc = get_list(r, idx, "read_only", path, &u->read_only);
   if (!rc) rc = get_count(r, idx, "timeout_ms", path, &u->timeout_ms);
+  if (!rc) rc = get_list(r, idx, "tools", path, &u->tools);
+  for (size_t i = 0; !rc && u->tools && u->tools[i]; i++)
+    if (!u->tools[i][0] || strlen(u->tools[i]) > 128)
+      rc = fail(r, path, "tools[%zu] must be a tool name (1 to 128 bytes)",
+                i + 1);
   if (!rc) rc = resolve_in_place(r, &u->cwd);
   for (size_t i = 0; !rc && u->read_only && u->read_only[i]; i++) {
     char why[200];
@@ -617,6 +623,7 @@ void mcp_config_free(mcp_config *c) {
     free_list(u->env);
     free(u->cwd);
     free_list(u->read_only);
+    free_list(u->tools);
   }
   free(c->servers);
   mcp_config_empty(c);
@@ -646,6 +653,7 @@ static cJSON *server_json(const mcp_upstream_conf *u) {
   add_str(o, "cwd", u->cwd);
   add_list(o, "read_only", u->read_only);
   add_num(o, "timeout_ms", u->timeout_ms);
+  add_list(o, "tools", u->tools);
   return o;
 }
 

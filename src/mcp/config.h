@@ -19,7 +19,8 @@
  *     servers = {
  *       everything = { command = "npx", args = { "-y", "..." },
  *                      env = { KEY = "value" }, cwd = ".",
- *                      read_only = { "echo", "get-*" }, timeout_ms = 0 },
+ *                      read_only = { "echo", "get-*" }, timeout_ms = 0,
+ *                      tools = { "echo", "get-env" } },
  *     },
  *   }
  *
@@ -47,6 +48,9 @@ struct mcp_upstream_conf {
                           names, not namespaced) the rules treat as
                           read-only; NULL: none (hints are not trusted) */
   uint64_t timeout_ms; /* per attempt of its tools; 0: the default */
+  char **tools;        /* its tool names (its own), declared for `toolgate
+                          check` and `toolgate test`, which do not start
+                          it; NULL: none declared */
 };
 
 typedef struct {

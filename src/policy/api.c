@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "api_changes.h"
 #include "chat.h"
 #include "api_memory.h"
@@ -563,6 +564,46 @@ void tg__policy_api_open(tg_generation *g) {
 }
 
 /* ---- for the other files of the tg.* API (generation.h) ----------------- */
+
+const char *tg__api_nearest(const char *name) {
+  const char *best = NULL;
+  size_t best_d = 3;
+  for (const luaL_Reg *r = api; r->name; r++) {
+    if (!strcasecmp(r->name, name)) return r->name;
+    size_t d = tg__name_distance(name, r->name);
+    if (d < best_d) best_d = d, best = r->name;
+  }
+  return best;
+}
+
+/* The field name of "attempt to call a nil value (field 'x')" (Lua 5.4)
+ * or "attempt to call field 'x' (a nil value)" (LuaJIT) into name. */
+static int called_nil_field(const char *err, char *name, size_t len) {
+  static const char *const forms[][2] = {
+      {"attempt to call a nil value (field '", "')"},
+      {"attempt to call field '", "' (a nil value)"}};
+  for (size_t i = 0; i < 2; i++) {
+    const char *p = strstr(err, forms[i][0]);
+    if (!p) continue;
+    p += strlen(forms[i][0]);
+    const char *q = strstr(p, forms[i][1]);
+    if (!q || (size_t)(q - p) >= len) continue;
+    memcpy(name, p, (size_t)(q - p));
+    name[q - p] = '\0';
+    return 1;
+  }
+  return 0;
+}
+
+void tg__api_suggest(char *err, size_t errlen) {
+  char name[64];
+  if (!called_nil_field(err, name, sizeof name)) return;
+  const char *best = tg__api_nearest(name);
+  size_t n = strlen(err);
+  if (best && strcmp(best, name) && n < errlen)
+    snprintf(err + n, errlen - n, " (toolgate has no tg.%s: did you mean "
+             "tg.%s?)", name, best);
+}
 
 tg_generation *tg__api_loading(lua_State *L, const char *fn) {
   return loading_gen(L, fn);

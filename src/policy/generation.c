@@ -45,6 +45,7 @@ static int load_files(tg_generation *g, char *err, size_t errlen) {
   g->loading = 1;
   for (size_t i = 0; i < g->nfiles && rc == 0; i++) {
     rc = tg__run_file(g->L, g->sb, g->files[i], 0, NULL, err, errlen);
+    if (rc) tg__api_suggest(err, errlen);
     if (tg__reg_broken(g)) {
       tg__errf(err, errlen, "%s", g->broken);
       rc = -1;
@@ -93,17 +94,18 @@ void tg__generation_unref(tg_generation *g) {
   free(g);
 }
 
-int tg__rule_covers(const tg_rule *r, const char *tool) {
+int tg__rule_covers(const tg_rule *r, const char *tool,
+                    const char *const *also) {
   if (!r->tools) return 1;
   for (size_t i = 0; i < r->ntools; i++)
-    if (tg__tool_name_matches(r->tools[i], tool)) return 1;
+    if (tg__tool_names_match(r->tools[i], tool, also)) return 1;
   return 0;
 }
 
 void tg__hook_walk_start(tg_hook_walk *w, const tg_generation *g, int after,
-                         const char *tool) {
+                         const char *tool, const char *const *also) {
   *w = (tg_hook_walk){after ? g->after : g->before,
-                      after ? g->nafter : g->nbefore, 0, tool, after, 0};
+                      after ? g->nafter : g->nbefore, 0, tool, also, after, 0};
 }
 
 /* Three passes over the list, one per kind: "*", globs, exact names
@@ -115,17 +117,19 @@ const tg_hook *tg__hook_walk_next(tg_hook_walk *w) {
       size_t i = w->k++;
       const tg_hook *h = &w->hooks[w->after ? w->n - 1 - i : i];
       if (h->kind != want) continue;
-      if (!w->tool || tg__tool_name_matches(h->tool, w->tool)) return h;
+      if (!w->tool || tg__tool_names_match(h->tool, w->tool, w->also))
+        return h;
     }
   }
   return NULL;
 }
 
 /* The hooks of one list in run order, as {tool, where} (tool NULL: all). */
-cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool) {
+cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool,
+                          const char *const *also) {
   cJSON *a = cJSON_CreateArray();
   tg_hook_walk w;
-  tg__hook_walk_start(&w, g, after, tool);
+  tg__hook_walk_start(&w, g, after, tool, also);
   for (const tg_hook *h; (h = tg__hook_walk_next(&w));) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "tool", h->tool);
@@ -172,8 +176,8 @@ cJSON *tg__generation_describe(const tg_generation *g) {
       cJSON_AddItemToArray(files, cJSON_CreateString(g->files[i]));
     cJSON_AddItemToObject(d, "rules", describe_rules(g, warnings));
     cJSON *hooks = cJSON_AddObjectToObject(d, "hooks");
-    cJSON_AddItemToObject(hooks, "before", tg__hooks_describe(g, 0, NULL));
-    cJSON_AddItemToObject(hooks, "after", tg__hooks_describe(g, 1, NULL));
+    cJSON_AddItemToObject(hooks, "before", tg__hooks_describe(g, 0, NULL, NULL));
+    cJSON_AddItemToObject(hooks, "after", tg__hooks_describe(g, 1, NULL, NULL));
     for (size_t i = 0; i < g->ntools; i++)
       cJSON_AddItemToArray(tools, tg__tool_describe(g->tools[i]));
     cJSON *lt = cJSON_AddArrayToObject(d, "list_tools");
@@ -191,7 +195,9 @@ cJSON *tg__generation_describe(const tg_generation *g) {
     }
   }
   if (g) tg__chat_describe(g, d);
-  if (g) tg__tool_name_warnings(g, warnings);
+  if (g)
+    tg__tool_name_warnings(g, warnings,
+                           cJSON_AddObjectToObject(d, "agent_names"));
   cJSON_AddItemToObject(d, "tools", tools);
   cJSON_AddItemToObject(d, "warnings", warnings);
   return d;

@@ -113,6 +113,13 @@ void tg__generation_unref(tg_generation *g);
  * refused). */
 tg_generation *tg__api_loading(lua_State *L, const char *fn);
 char *tg__api_where(tg_generation *g, lua_State *L, int idx);
+/* The tg.* function nearest to `name` (tg__name_distance at most 2, or
+ * the same but for case), or NULL: a misspelt one's suggestion. */
+const char *tg__api_nearest(const char *name);
+/* err holds a policy file's load error; when it is a call of a field
+ * that does not exist and whose name is near a tg.* function's
+ * ("tg.rul {...}"), adds "did you mean tg.rule?" to it. */
+void tg__api_suggest(char *err, size_t errlen);
 
 /* Registers the policy-side `toolgate` module (tg.*) in g->L. */
 void tg__policy_api_open(tg_generation *g);
@@ -164,19 +171,25 @@ typedef struct {
   const tg_hook *hooks;
   size_t n, k;
   const char *tool;
+  const char *const *also;
   int after, pass;
 } tg_hook_walk;
 
+/* also: the other names the call answers to (tg__tool_names_match), or
+ * NULL. */
 void tg__hook_walk_start(tg_hook_walk *w, const tg_generation *g, int after,
-                         const char *tool);
+                         const char *tool, const char *const *also);
 /* The next hook in run order, or NULL when there is none left. */
 const tg_hook *tg__hook_walk_next(tg_hook_walk *w);
 /* The same order as JSON [{tool, where}] (check and explain list it). */
-cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool);
+cJSON *tg__hooks_describe(const tg_generation *g, int after, const char *tool,
+                          const char *const *also);
 
-/* Does a rule's tools list cover `tool`? Its entries match as hooks'
- * names do (tg__tool_name_matches). */
-int tg__rule_covers(const tg_rule *r, const char *tool);
+/* Does a rule's tools list cover a call of `tool` (also: its other
+ * names, or NULL)? Its entries match as hooks' names do
+ * (tg__tool_names_match). */
+int tg__rule_covers(const tg_rule *r, const char *tool,
+                    const char *const *also);
 
 /* Does any tg.on_event handler of g listen? (the scope's `listens`) */
 static inline int tg__generation_listens(const tg_generation *g) {
@@ -187,13 +200,26 @@ static inline int tg__generation_listens(const tg_generation *g) {
  * character (* ? [ { \) is a glob (base/glob.c: tg_glob_match); any other
  * name covers that one tool. */
 int tg__tool_name_matches(const char *name, const char *tool);
+/* Does `name` cover a call of `tool` that also answers to the names in
+ * `also` (NULL-terminated; NULL: none)? An agent's call is one of
+ * toolgate's tools (Claude Code's Bash is exec) and answers to the
+ * agent's names of it too ("Bash", Codex's "shell"): a rule may be
+ * written in either's terms, and both cover it. */
+int tg__tool_names_match(const char *name, const char *tool,
+                         const char *const *also);
 /* Is name a glob (not "*", not a plain name)? */
 int tg__tool_name_is_glob(const char *name);
 /* Adds to the JSON array `warnings` one line for each tool name of g's
- * rules and hooks that no tool registered now covers (a typo: the rule
- * or hook would never apply), naming the rule or hook and its file:line
- * (tool_names.c). */
-void tg__tool_name_warnings(const tg_generation *g, cJSON *warnings);
+ * rules and hooks that no known tool covers (a typo: the rule or hook
+ * would never apply), naming the rule or hook and its file:line and the
+ * nearest known name; and to the object agent_names (NULL: not wanted)
+ * each agent's tool name they write, as {name: {toolgate tool: [agents]}}
+ * ("Bash": {"exec": ["claude-code", "codex"]}) (tool_names.c). */
+void tg__tool_name_warnings(const tg_generation *g, cJSON *warnings,
+                            cJSON *agent_names);
+/* The edit distance of a and b (a swap of two neighbours is one edit)
+ * when it is at most 2, else 3: how near a typo is to a name. */
+size_t tg__name_distance(const char *a, const char *b);
 
 /* The bus scope that delivers events to a generation's tg.on_event
  * handlers (on_event.c); the runtime installs it. */

@@ -26,7 +26,8 @@ struct tg_policy_tests {
 static const char *const case_keys[] = {
     "name", "tool", "args", "session", "metadata", "expect", "rule",
     "reason_match", "expect_args", "expect_tool", "result", "error",
-    "expect_result", "expect_error_code", NULL};
+    "expect_result", "expect_error_code", "agent", "cwd", "stand_in",
+    "read_only", "event", NULL};
 static const char *const error_keys[] = {"code", "message", "retryable", NULL};
 /* A case must check at least one of these. */
 static const char *const expectations[] = {
@@ -172,17 +173,43 @@ static void read_case(lua_State *L, reading *r, int idx, int i) {
   cJSON_AddStringToObject(o, "name", name);
   cJSON_AddStringToObject(o, "file", r->file);
   cJSON_AddNumberToObject(o, "line", line);
+  put_json(L, c, "args", o, 1, what);
+  put_json(L, c, "event", o, 1, what);
+  const cJSON *ev = cJSON_GetObjectItem(o, "event");
   const char *tool = opt_string(L, c, "tool", what);
+  if (ev) { /* the agent's hook event: its tool_name is the case's tool */
+    const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "tool_name"));
+    if (!t || !*t || !cJSON_IsObject(cJSON_GetObjectItem(ev, "tool_input")))
+      luaL_error(L, "%s: 'event' must be an agent's hook event with a "
+                    "tool_name and a tool_input", what);
+    if (tool || cJSON_GetObjectItem(o, "args"))
+      luaL_error(L, "%s: a case is an event or a tool and args, not both",
+                 what);
+    tool = t;
+  }
   if (!tool || !*tool) luaL_error(L, "%s: 'tool' must be a tool name", what);
   cJSON_AddStringToObject(o, "tool", tool);
   static const char *const strings[] = {"session", "expect",
                                         "reason_match", "expect_tool",
-                                        "expect_error_code", NULL};
+                                        "expect_error_code", "agent", "cwd",
+                                        NULL};
   for (size_t k = 0; strings[k]; k++)
     put_string(o, strings[k], opt_string(L, c, strings[k], what));
+  static const char *const flags[] = {"stand_in", "read_only", NULL};
+  for (size_t k = 0; flags[k]; k++) {
+    int ty = tg__rawgetfield(L, c, flags[k]);
+    if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)
+      luaL_error(L, "%s: '%s' must be a boolean", what, flags[k]);
+    if (ty == LUA_TBOOLEAN)
+      cJSON_AddBoolToObject(o, flags[k], lua_toboolean(L, -1));
+    lua_pop(L, 1);
+  }
+  if (cJSON_GetObjectItem(o, "stand_in") &&
+      (cJSON_GetObjectItem(o, "agent") || cJSON_GetObjectItem(o, "event")))
+    luaL_error(L, "%s: a case is an agent's call (agent) or a stand-in "
+                  "(stand_in), not both", what);
   check_expect(L, cJSON_GetStringValue(cJSON_GetObjectItem(o, "expect")), what);
   put_rule(L, c, o, what);
-  put_json(L, c, "args", o, 1, what);
   put_json(L, c, "metadata", o, 1, what);
   put_json(L, c, "expect_args", o, 1, what);
   put_json(L, c, "result", o, 0, what);

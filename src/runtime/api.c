@@ -4,11 +4,14 @@
  * the layers below never see the runtime object.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include "runtime.h"
 #include "core/changes.h"
 #include "proc/process.h"
 #include "store/store.h"
 #include "runtime/front_api.h"
+#include "hook_services.h"
 
 int tg_call_start(tg_runtime *rt, const tg_call_request *req, tg_done_cb done,
                   void *ud, char err[TG_ERRMSG]) {
@@ -32,8 +35,60 @@ void tg_runtime_set_approve_mode(tg_runtime *rt, tg_approve_mode mode) {
   tg__chain_set_approve_mode(&rt->chain, mode);
 }
 
+/* tg_explain of a call in an agent's terms (Bash {command}): mapped as
+ * the agent's hook maps it, explained with the agent's strategy, and
+ * said so (agent, agent_tool, a note). */
+static cJSON *explain_agent_call(tg_runtime *rt, const char *agent,
+                                 const tg_call_request *req,
+                                 char err[TG_ERRMSG]) {
+  cJSON *input = tg__call_parse_args(&rt->chain, req, err);
+  if (!input) return NULL;
+  cJSON *ev = tg__agent_event(req->tool, input, NULL, NULL, req->session);
+  cJSON_Delete(input);
+  tg_agent_call m;
+  int raised = 0;
+  cJSON *j = NULL;
+  if (tg__agent_map(rt, agent, ev, &m, &raised, err, TG_ERRMSG) < 0) {
+    cJSON_Delete(ev);
+    return NULL;
+  }
+  tg_call_strategy how;
+  memset(&how, 0, sizeof how);
+  tg__agent_strategy(&how, &m);
+  how.tool = TG_TOOL_ELSEWHERE;
+  how.ask = TG_ASK_LEFT;
+  tg_call_request r = *req;
+  r.tool = m.tool;
+  r.args = m.args;
+  r.args_json = NULL;
+  cJSON *md = tg__agent_metadata(agent, ev, &m);
+  r.metadata = md;
+  j = tg__chain_explain_with(&rt->chain, &r, &how, err);
+  if (j) {
+    char note[300];
+    cJSON_AddStringToObject(j, "agent", agent);
+    cJSON_AddStringToObject(j, "agent_tool", req->tool);
+    snprintf(note, sizeof note, "%s is %s's tool: explained as its hook "
+             "judges it, the call %s (toolgate explain --event gives the "
+             "agent's answer)", req->tool, agent, m.tool);
+    cJSON *notes = cJSON_GetObjectItem(j, "notes");
+    if (notes) cJSON_InsertItemInArray(notes, 0, cJSON_CreateString(note));
+  }
+  cJSON_Delete(md);
+  cJSON_Delete(ev);
+  tg__agent_call_clear(&m);
+  return j;
+}
+
 cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
                   char err[TG_ERRMSG]) {
+  char agent[64] = "", why[TG_ERRMSG];
+  /* a tool no one registers that an agent's table knows (Bash, Edit) */
+  if (req && req->tool && *req->tool && rt->chain.gen &&
+      !tg__chain_find_tool(&rt->chain, rt->chain.gen, req->tool) &&
+      tg__agent_which(rt, req->tool, agent, sizeof agent, why,
+                      sizeof why) == 0 && agent[0])
+    return explain_agent_call(rt, agent, req, err);
   return tg__chain_explain(&rt->chain, req, err);
 }
 
@@ -119,4 +174,16 @@ struct cJSON *tg_runtime_recall(tg_runtime *rt, const tg_recall_filter *f,
     return NULL;
   }
   return s->memory_recall(s->ud, f, err);
+}
+
+const char *tg_decision_word(const char *verdict, const char *error_code) {
+  if (error_code && (!strcmp(error_code, "RULE_ERROR") ||
+                     !strcmp(error_code, "BAD_VERDICT")))
+    return "error";
+  return verdict ? verdict : "none";
+}
+
+void tg_runtime_declare_tools(tg_runtime *rt, const cJSON *decl) {
+  cJSON_Delete(rt->core.declared_tools);
+  rt->core.declared_tools = decl ? cJSON_Duplicate(decl, 1) : NULL;
 }

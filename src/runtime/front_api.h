@@ -14,6 +14,23 @@
 #include "core/redact.h"
 #include "store/store_api.h"
 
+/* ---- declared tools -----------------------------------------------------
+ * Tools a configuration declares that nobody registers in this runtime
+ * (the tools of toolgate.lua's upstream MCP servers: [{name, read_only}],
+ * kit/declared_tools.h): `toolgate check` knows their names, `toolgate
+ * test` judges a case naming one as a stand-in. Replaces the runtime's
+ * list with a copy of decl. */
+void tg_runtime_declare_tools(tg_runtime *rt, const struct cJSON *decl);
+
+/* ---- how a decision is named ------------------------------------------
+ * A rule that failed (it raised, or answered with something that is no
+ * verdict: error code RULE_ERROR or BAD_VERDICT) fails closed: the call is
+ * denied and ends with that error. Every front names it the same way, as
+ * "error" by the rule that failed, never as a deny of that rule: this is
+ * the word for a decision of verdict (tg_verdict_name's) and the
+ * outcome's error code (NULL: none). */
+const char *tg_decision_word(const char *verdict, const char *error_code);
+
 /* ---- explain (dry run) -------------------------------------------------
  * What the chain would decide for a call, without running it: the rules
  * in evaluation order with what each answered (they are evaluated for

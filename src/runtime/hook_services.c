@@ -27,6 +27,11 @@ int tg__hooksvc_call(tg_runtime *rt, const tg_call_request *req,
   return tg__chain_call_with(&rt->chain, req, how, done, ud, err);
 }
 
+cJSON *tg__hooksvc_explain(tg_runtime *rt, const tg_call_request *req,
+                           tg_call_strategy *how, char err[TG_ERRMSG]) {
+  return tg__chain_explain_with(&rt->chain, req, how, err);
+}
+
 /* ---- the policy sandbox --------------------------------------------------------- */
 
 lua_State *tg__hooksvc_policy_state(tg_runtime *rt, size_t *max_json) {

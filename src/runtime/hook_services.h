@@ -26,6 +26,11 @@ int tg__hooksvc_call(tg_runtime *rt, const tg_call_request *req,
                      tg_call_strategy *how, tg_done_cb done, void *ud,
                      char err[TG_ERRMSG]);
 
+/* The dry run of req (tg_explain's JSON) the way how says: what the rules
+ * answer an agent's call, by its names too. NULL with err. */
+cJSON *tg__hooksvc_explain(tg_runtime *rt, const tg_call_request *req,
+                           tg_call_strategy *how, char err[TG_ERRMSG]);
+
 /* ---- the policy sandbox ---------------------------------------------------- */
 
 /* The current generation's Lua state (NULL: none loaded) and the largest
@@ -36,6 +41,54 @@ struct lua_State *tg__hooksvc_policy_state(tg_runtime *rt, size_t *max_json);
  * with why in err, `what` naming the code that failed (the error popped). */
 int tg__hooksvc_policy_pcall(tg_runtime *rt, int nargs, int nres,
                              const char *what, char *err, size_t errlen);
+
+/* ---- an agent's tool call (agent_map.c) ------------------------------------- */
+
+/* The agent's tool call as toolgate's. */
+typedef struct {
+  char *tool;
+  cJSON *args;                 /* an object */
+  int read_only;
+  int mapped;                  /* a table entry (not the tool's own name) */
+  char **names;                /* the agent's names of the call
+                                  (NULL-terminated; the event's tool_name
+                                  first), or NULL */
+  cJSON *paths;                /* array of strings, or NULL */
+  cJSON *result;               /* POST: what post-hooks see, or NULL */
+} tg_agent_call;
+
+/* agent.map(agent, event) in rt's current generation. -1 with why in
+ * err: the event cannot be mapped (odd input), or the mapping raised (a
+ * policy error): *raised tells which. */
+int tg__agent_map(tg_runtime *rt, const char *agent, const cJSON *event,
+                  tg_agent_call *out, int *raised, char *err, size_t errlen);
+/* agent.unmap(...): the agent's input for a rewritten call, or NULL with
+ * why in err. */
+cJSON *tg__agent_unmap(tg_runtime *rt, const char *agent,
+                       const cJSON *event, const char *tool,
+                       const cJSON *args, char *err, size_t errlen);
+void tg__agent_call_clear(tg_agent_call *m);
+/* The agent whose mapping table knows `tool` by name (agent.which), into
+ * agent ("" when none). 0, or -1 with why in err (the Lua raised). */
+int tg__agent_which(tg_runtime *rt, const char *tool, char *agent,
+                    size_t len, char *err, size_t errlen);
+/* call.metadata of the agent's call: its name ("claude-code"), the
+ * event's name, tool, input and fields (agent_cwd, agent_session_id, ...),
+ * the paths the mapping found, the project (the cwd's real path). */
+cJSON *tg__agent_metadata(const char *agent, const cJSON *event,
+                          const tg_agent_call *m);
+/* The hook event an agent would send for a call of its tool `tool` with
+ * input (NULL: {}): PreToolUse, or PostToolUse with response (NULL:
+ * none), in cwd (NULL: the current directory), in session (NULL: none).
+ * For a call written in the agent's terms outside a hook (toolgate test,
+ * toolgate explain TOOL JSON). */
+cJSON *tg__agent_event(const char *tool, const cJSON *input,
+                       const cJSON *response, const char *cwd,
+                       const char *session);
+/* Sets how for the agent's call m (m must outlive the call): its tool
+ * judged under the name it was mapped to, never run here; the agent's
+ * names cover it; what policy code leaves in call.metadata kept. */
+void tg__agent_strategy(tg_call_strategy *how, const tg_agent_call *m);
 
 /* ---- what is recorded -------------------------------------------------------- */
 

@@ -5,6 +5,15 @@
  * given in place of the tool (chain/strategy.c) — rules, pre-hooks, rules again after a
  * rewrite, validation, post-hooks — and is compared with what it expects.
  * No tool runs; an ask is approved without asking.
+ *
+ * A case may be an agent's call: its tool and args are the agent's
+ * (Bash {command}, Edit {file_path, old_string, new_string},
+ * mcp__github__create_issue {...}), named with agent = "claude-code" or
+ * "codex", or without it when a mapping table knows the name. It is
+ * mapped as a hook event is (agent_map.c) and judged as the hook judges
+ * it. A case may also name a tool nobody registers (an upstream MCP
+ * server's, github__create_issue) as a stand-in (stand_in = true,
+ * read_only = ...): judged by its name, as an agent's own tool is.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +24,7 @@
 #include "policy/policy_tests.h"
 #include "base/json.h"
 #include "runtime/front_api.h"
+#include "hook_services.h"
 
 typedef struct {
   int done;
@@ -54,10 +64,17 @@ static void json_text(const cJSON *v, char *buf, size_t len) {
 
 /* "allow by rule 'r' (file:line): reason", "allow by default", or that
  * the call never reached the rules. */
-static void decision_text(const cJSON *d, const tg_call_seen *f, char *buf,
+static void decision_text(const cJSON *out, const tg_call_seen *f, char *buf,
                           size_t len) {
+  const cJSON *d = cJSON_GetObjectItem(out, "decision");
   const char *v = str(d, "verdict"), *rule = str(d, "rule");
-  if (rule)
+  const char *word = tg_decision_word(v, str(cJSON_GetObjectItem(out, "error"),
+                                             "code"));
+  if (rule && !strcmp(word, "error"))
+    snprintf(buf, len, "error: rule '%s' (%s) failed closed%s%s", rule,
+             f->rule_where ? f->rule_where : "?", f->reason ? ": " : "",
+             f->reason ? f->reason : "");
+  else if (rule)
     snprintf(buf, len, "%s by rule '%s' (%s)%s%s", v, rule,
              f->rule_where ? f->rule_where : "?", f->reason ? ": " : "",
              f->reason ? f->reason : "");
@@ -89,7 +106,7 @@ static void check_decision(checking *k) {
             (by_default && got_r);
   if (!bad) return;
   char got[1200], exp[300];
-  decision_text(d, k->f, got, sizeof got);
+  decision_text(k->out, k->f, got, sizeof got);
   snprintf(exp, sizeof exp, "%s%s%s%s%s", want ? want : "a decision",
            rule ? " by rule '" : by_default ? " by default" : "",
            rule ? rule : "", rule ? "'" : "",
@@ -159,8 +176,10 @@ static void check_error(checking *k) {
   else if (!want && code && strcmp(code, "DENIED") &&
            !(cJSON_GetObjectItem(k->cs, "error") &&
              !strcmp(code, own ? own : "TOOL_ERROR")))
-    failure(k->fails, "the call ends %s with %s %s: %s", str(k->out, "status"),
-            str(e, "phase"), code, msg);
+    failure(k->fails, "the call ends %s with %s %s: %s%s", str(k->out, "status"),
+            str(e, "phase"), code, msg, strcmp(code, "UNKNOWN_TOOL") ? ""
+            : " (a tool of an agent: agent = \"claude-code\" or \"codex\"; "
+              "of an MCP server toolgate serves: stand_in = true)");
 }
 
 /* ---- one case -------------------------------------------------------------- */
@@ -173,6 +192,90 @@ static void fill_request(tg_call_request *req, const cJSON *cs) {
   req->metadata = cJSON_GetObjectItem(cs, "metadata");
 }
 
+/* A case that is an agent's call: the event it stands for, its mapping
+ * and metadata (kept until the call ends). */
+typedef struct {
+  cJSON *event;
+  tg_agent_call m;
+  cJSON *metadata;
+} agent_case;
+
+static void agent_case_clear(agent_case *a) {
+  cJSON_Delete(a->event);
+  tg__agent_call_clear(&a->m);
+  cJSON_Delete(a->metadata);
+  memset(a, 0, sizeof *a);
+}
+
+/* The hook event the case stands for: the agent's PreToolUse (with a
+ * result, PostToolUse) of its tool and args, in its cwd (the case's, or
+ * the runner's). */
+static cJSON *case_event(const cJSON *cs) {
+  return tg__agent_event(str(cs, "tool"), cJSON_GetObjectItem(cs, "args"),
+                         cJSON_GetObjectItem(cs, "result"), str(cs, "cwd"),
+                         str(cs, "session"));
+}
+
+/* Sets the call up as an agent's (mapped) or a stand-in's when the case
+ * is one: 1 when it is, 0 when it is an ordinary call, -1 with why. */
+static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
+                             tg_call_strategy *how, tg_call_request *req,
+                             agent_case *a, char err[TG_ERRMSG]) {
+  memset(a, 0, sizeof *a);
+  const char *tool = str(cs, "tool"), *agent = str(cs, "agent");
+  if (cJSON_IsTrue(cJSON_GetObjectItem(cs, "stand_in"))) {
+    how->own_tool = tool;
+    how->own_tool_read_only = cJSON_IsTrue(cJSON_GetObjectItem(cs, "read_only"));
+    return 1;
+  }
+  const cJSON *d;
+  cJSON_ArrayForEach(d, rt->core.declared_tools) /* toolgate.lua declares it */
+    if (!agent && !cJSON_GetObjectItem(cs, "event") &&
+        !strcmp(tool, str(d, "name") ? str(d, "name") : "") &&
+        !tg__chain_find_tool(&rt->chain, rt->chain.gen, tool)) {
+      how->own_tool = tool;
+      how->own_tool_read_only = cJSON_IsTrue(cJSON_GetObjectItem(d, "read_only"));
+      return 1;
+    }
+  char which[64] = "";
+  const cJSON *given = cJSON_GetObjectItem(cs, "event");
+  if (given && !agent) /* Codex's events carry the turn (turn_id) */
+    agent = cJSON_GetObjectItem(given, "turn_id") ? "codex" : "claude-code";
+  if (!agent) {
+    if (tg__chain_find_tool(&rt->chain, rt->chain.gen, tool)) return 0;
+    if (tg__agent_which(rt, tool, which, sizeof which, err, TG_ERRMSG) < 0)
+      return -1;
+    if (!which[0]) return 0; /* the chain says the tool is unknown */
+    agent = which;
+  }
+  int raised = 0;
+  a->event = given ? cJSON_Duplicate(given, 1) : case_event(cs);
+  if (given && !cJSON_GetObjectItem(a->event, "hook_event_name"))
+    cJSON_AddStringToObject(a->event, "hook_event_name", "PreToolUse");
+  if (tg__agent_map(rt, agent, a->event, &a->m, &raised, err, TG_ERRMSG) < 0) {
+    char why[TG_ERRMSG];
+    snprintf(why, sizeof why, "%s", err);
+    tg__errf(err, TG_ERRMSG, "%s's %s cannot be judged: %s", agent, tool, why);
+    return -1;
+  }
+  tg__agent_strategy(how, &a->m);
+  a->metadata = tg__agent_metadata(agent, a->event, &a->m);
+  const cJSON *own = cJSON_GetObjectItem(cs, "metadata"), *kv;
+  cJSON_ArrayForEach(kv, own) { /* the case's own metadata as well */
+    cJSON_DeleteItemFromObjectCaseSensitive(a->metadata, kv->string);
+    cJSON_AddItemToObject(a->metadata, kv->string, cJSON_Duplicate(kv, 1));
+  }
+  req->tool = a->m.tool;
+  req->args = a->m.args;
+  req->metadata = a->metadata;
+  if (given && !req->session) req->session = str(given, "session_id");
+  if (how->has_result || (given && a->m.result)) { /* a PostToolUse's */
+    how->result = a->m.result;
+    how->has_result = 1;
+  }
+  return 1;
+}
+
 /* What the case saw, for the report. */
 static void describe_run(cJSON *o, const cJSON *out, const tg_call_seen *f) {
   const cJSON *d = cJSON_GetObjectItem(out, "decision");
@@ -181,6 +284,10 @@ static void describe_run(cJSON *o, const cJSON *out, const tg_call_seen *f) {
   if (str(d, "rule")) cJSON_AddStringToObject(dec, "rule", str(d, "rule"));
   else cJSON_AddNullToObject(dec, "rule");
   if (f->rule_where) cJSON_AddStringToObject(dec, "where", f->rule_where);
+  if (!strcmp(tg_decision_word(str(d, "verdict"),
+                               str(cJSON_GetObjectItem(out, "error"), "code")),
+              "error"))
+    cJSON_AddBoolToObject(dec, "policy_error", 1); /* as explain says it */
   if (f->reason) cJSON_AddStringToObject(dec, "reason", f->reason);
   cJSON_AddStringToObject(o, "status", str(out, "status"));
   cJSON_AddItemToObject(o, "error", cJSON_Duplicate(cJSON_GetObjectItem(out, "error"), 1));
@@ -215,7 +322,11 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
   fill_request(&req, cs);
   case_run r = {0, NULL};
   char err[TG_ERRMSG] = "";
-  if (tg__chain_call_with(&rt->chain, &req, &how, case_done, &r, err) < 0)
+  agent_case ac;
+  int ready = agent_or_stand_in(rt, cs, &how, &req, &ac, err);
+  if (ready < 0)
+    failure(fails, "%s", err);
+  else if (tg__chain_call_with(&rt->chain, &req, &how, case_done, &r, err) < 0)
     failure(fails, "the call could not start: %s", err);
   /* a fixture call never waits; the loop turns only if that ever changes */
   while (!r.done && !err[0])
@@ -236,6 +347,7 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
   cJSON_AddItemToObject(o, "failures", fails);
   cJSON_Delete(r.outcome);
   tg__call_seen_clear(&how.seen);
+  agent_case_clear(&ac);
   return o;
 }
 

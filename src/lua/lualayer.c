@@ -38,3 +38,12 @@ void tg__push_layer_ctx(lua_State *L, const tg_layer_ctx *c) {
     lua_setfield(L, -2, "usage");
   }
 }
+
+int tg__push_layer_args(lua_State *L, const tg_layer_ctx *ctx, int after) {
+  tg__push_layer_ctx(L, ctx);
+  if (!after) return 1;
+  lua_pushboolean(L, ctx->ok);
+  if (ctx->ok) lua_pushnil(L);
+  else lua_pushstring(L, ctx->error ? ctx->error : "");
+  return 3;
+}

@@ -13,4 +13,8 @@
  * "the chat request could not be given to the layer". */
 void tg__push_layer_ctx(lua_State *L, const tg_layer_ctx *ctx);
 
+/* Pushes a layer function's arguments: ctx's table, and for an `after`
+ * layer also ok and the error (nil when ok). Returns how many. */
+int tg__push_layer_args(lua_State *L, const tg_layer_ctx *ctx, int after);
+
 #endif

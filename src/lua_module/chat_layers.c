@@ -39,14 +39,7 @@ static int layer_body(lua_State *L) {
   if (!lua_istable(L, -1)) return 0; /* removed */
   lua_getfield(L, -1, layer_kinds[a->kind]);
   if (!lua_isfunction(L, -1)) return 0;
-  tg__push_layer_ctx(L, a->ctx);
-  int n = 1;
-  if (a->kind == 1 || a->kind == 3) {
-    lua_pushboolean(L, a->ctx->ok);
-    if (a->ctx->ok) lua_pushnil(L);
-    else lua_pushstring(L, a->ctx->error ? a->ctx->error : "");
-    n = 3;
-  }
+  int n = tg__push_layer_args(L, a->ctx, a->kind == 1 || a->kind == 3);
   lua_call(L, n, 0);
   return 0;
 }

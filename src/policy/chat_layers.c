@@ -37,14 +37,7 @@ static int run_layer(lua_State *L) {
   layer_arg *a = lua_touserdata(L, 1);
   lua_settop(L, 0);
   lua_rawgeti(L, LUA_REGISTRYINDEX, a->f->fn_ref);
-  tg__push_layer_ctx(L, a->ctx);
-  int n = 1;
-  if (a->after) {
-    lua_pushboolean(L, a->ctx->ok);
-    if (a->ctx->ok) lua_pushnil(L);
-    else lua_pushstring(L, a->ctx->error ? a->ctx->error : "");
-    n = 3;
-  }
+  int n = tg__push_layer_args(L, a->ctx, a->after);
   lua_call(L, n, 0);
   return 0;
 }

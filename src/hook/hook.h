@@ -11,8 +11,8 @@
  *   hook_io.c    stdin read with a bound and a deadline; writing out
  *   watchdog.c   the deadline: the fail-safe answer, whatever is running
  *   install.c    `toolgate hook install|uninstall`: the agents' settings
- *   install_line.c the command line install writes (it fails closed) and
- *                its check
+ *   (kit/hook_line.c: the command line install writes, which fails
+ *   closed, and its check; `toolgate doctor` reads it too)
  *   daemon_cmd.c `toolgate daemon`: a resident instance for hooks
  *
  * The protocol these commands speak (the event read, mapped, judged and
@@ -28,6 +28,7 @@
 #include "kit/options.h" /* the fronts' one option parser */
 #include "kit/output.h"
 #include "kit/kit.h" /* JSON text, the database, ... */
+#include "kit/hook_line.h" /* the line install writes */
 
 #include "commands.h" /* cmd_hook, cmd_daemon: src/main.c's table names them */
 
@@ -81,27 +82,8 @@ void watchdog_hold(void);
 
 int hook_install(int argc, char **argv, int uninstall);
 
-/* ---- the installed command line (install_line.c) ------------------------ */
-
-/* s as one sh word: bare when it is safe, else in single quotes. */
-void hook_quote(char *out, size_t len, const char *s);
-/* This binary's absolute path, resolved, as a sh word; -1 when it cannot
- * be known (then no line is written: a bare name may not be found). */
-int hook_line_program(char *out, size_t len);
-/* The line an agent runs: prog (a sh word) with args (sh text), inside
- * the script that turns any exit but toolgate's own answers (0, 2) into
- * fail (2 blocks, 1 reports) and kills prog after watch_s seconds. */
-int hook_line(char *out, size_t len, const char *prog, const char *args,
-              int fail, unsigned watch_s);
-
-typedef struct {
-  int code;        /* the line's exit code (128+N: killed by signal N) */
-  char *out, *err; /* what it wrote (cut at 4 KiB) */
-} hook_line_result;
-/* Runs line once as the agent would (sh, CLAUDE_PROJECT_DIR=cwd) on a
- * PreToolUse of the shell command `true` (judged, never run), with
- * --no-resident --no-db added: nothing recorded, nothing started. */
-int hook_line_check(const char *line, const char *cwd, hook_line_result *res);
-void hook_line_result_free(hook_line_result *res);
+/* The installed command line (quoting, the fail-closed wrapper, its
+ * check) is the kit's: kit/hook_line.h, since `toolgate doctor` reads and
+ * runs it too. */
 
 #endif

@@ -1,6 +1,9 @@
 /*
- * install_line.c — the command line `toolgate hook install` writes into an
- * agent's settings, made to fail closed, and the check that runs it once.
+ * hook_line.c — the command line `toolgate hook install` writes into an
+ * agent's settings, made to fail closed, the check that runs it once, and
+ * the reader that takes such a line apart again (`toolgate doctor`). In
+ * the kit because two fronts need it: the hook front writes the line, the
+ * command line's doctor reads and checks it.
  *
  * Both agents take a hook's exit code 2 as "blocked" (the reason read from
  * stderr) and every other failure — the program not found (127), killed
@@ -39,7 +42,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "hook.h"
+#include <cjson/cJSON.h>
+#include "hook_line.h"
 
 /* One line, no single quote: it is put in single quotes whole. */
 static const char script_fmt[] =
@@ -180,4 +184,108 @@ void hook_line_result_free(hook_line_result *res) {
   free(res->out);
   free(res->err);
   res->out = res->err = NULL;
+}
+
+/* ---- reading a line back ------------------------------------------------ */
+
+#define SAFE_BARE "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" \
+                  "0123456789/._-+:,=@"
+#define PROJECT_DIR "\"$CLAUDE_PROJECT_DIR\""
+#define MAX_WORDS 32
+
+/* The next sh word of *s into out: bare safe characters, 'single quoted'
+ * text, a backslash before one character, and "$CLAUDE_PROJECT_DIR" (kept
+ * as written) — nothing a shell would expand, redirect or run. 1 with a
+ * word, 0 at the end, -1 on anything else. */
+static int next_word(const char **s, char *out, size_t len) {
+  const char *p = *s;
+  size_t n = 0;
+  while (*p == ' ') p++;
+  if (!*p) return 0;
+  while (*p && *p != ' ') {
+    if (*p == '\'') {
+      const char *q = strchr(p + 1, '\'');
+      if (!q || n + (size_t)(q - p - 1) >= len) return -1;
+      memcpy(out + n, p + 1, (size_t)(q - p - 1));
+      n += (size_t)(q - p - 1);
+      p = q + 1;
+    } else if (*p == '\\' && p[1] && p[1] != '\n') {
+      if (n + 1 >= len) return -1;
+      out[n++] = p[1];
+      p += 2;
+    } else if (!strncmp(p, PROJECT_DIR, sizeof PROJECT_DIR - 1)) {
+      if (n + sizeof PROJECT_DIR >= len) return -1;
+      memcpy(out + n, "$CLAUDE_PROJECT_DIR", 19);
+      n += 19;
+      p += sizeof PROJECT_DIR - 1;
+    } else if (strchr(SAFE_BARE, *p)) {
+      if (n + 1 >= len) return -1;
+      out[n++] = *p++;
+    } else {
+      return -1;
+    }
+  }
+  out[n] = '\0';
+  *s = p;
+  return 1;
+}
+
+static void say(char *why, size_t len, const char *text) {
+  if (len) snprintf(why, len, "%s", text);
+}
+
+int hook_line_parse(const char *line, hook_line_parts *p, char *why,
+                    size_t len) {
+  memset(p, 0, sizeof *p);
+  char (*words)[4096] = malloc(MAX_WORDS * sizeof *words);
+  int n = 0, r = 0, rc = -1;
+  if (!words) {
+    say(why, len, "out of memory");
+    return -1;
+  }
+  const char *s = line;
+  while (n < MAX_WORDS && (r = next_word(&s, words[n], sizeof words[n])) == 1)
+    n++;
+  if (n == MAX_WORDS || r < 0) {
+    say(why, len, "it holds shell text other than plain words");
+    goto out;
+  }
+  if (n < 7 || strcmp(words[0], "/bin/sh") || strcmp(words[1], "-c") ||
+      strcmp(words[3], "toolgate-hook") || strcmp(words[5], "hook")) {
+    say(why, len, "it is not the line an install writes (the fail-closed "
+        "wrapper around toolgate)");
+    goto out;
+  }
+  /* the wrapper itself, byte for byte, for its time limit and exit */
+  const char *sl = strstr(words[2], "sleep ");
+  unsigned w = sl ? (unsigned)strtoul(sl + 6, NULL, 10) : 0;
+  int same = 0;
+  for (int fail = 1; fail <= 2 && !same; fail++) {
+    char script[2048];
+    snprintf(script, sizeof script, script_fmt, w, w,
+             fail == 2 ? "blocked" : "reported", fail);
+    same = !strcmp(script, words[2]);
+  }
+  if (!same) {
+    say(why, len, "its wrapper script is not one an install writes");
+    goto out;
+  }
+  /* the program word is read once more by the wrapper's eval */
+  const char *pw = words[4];
+  char prog[PATH_MAX], rest[8];
+  if (next_word(&pw, prog, sizeof prog) != 1 ||
+      next_word(&pw, rest, sizeof rest) != 0) {
+    say(why, len, "it runs more than one program word (--command?)");
+    goto out;
+  }
+  snprintf(p->prog, sizeof p->prog, "%s", prog);
+  snprintf(p->agent, sizeof p->agent, "%.31s", words[6]);
+  for (int i = 7; i + 1 < n; i++)
+    if (!strcmp(words[i], "--policies"))
+      snprintf(p->policies, sizeof p->policies, "%.*s", PATH_MAX - 1,
+               words[i + 1]);
+  rc = 0;
+out:
+  free(words);
+  return rc;
 }

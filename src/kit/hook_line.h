@@ -1,0 +1,52 @@
+/*
+ * hook_line.h — the command line `toolgate hook install` writes into an
+ * agent's settings (a /bin/sh script around this binary that fails
+ * closed), the check that runs it once on a harmless event, and the
+ * reader that takes a written line apart again. The hook front writes and
+ * checks it after an install; `toolgate doctor` (the command line) reads
+ * and checks what is installed: two fronts, so it is the kit's.
+ */
+#ifndef TOOLGATE_KIT_HOOK_LINE_H
+#define TOOLGATE_KIT_HOOK_LINE_H
+
+#include <limits.h>
+#include <stddef.h>
+
+/* s as one sh word: bare when it is safe, else in single quotes. */
+void hook_quote(char *out, size_t len, const char *s);
+/* This binary's absolute path, resolved, as a sh word; -1 when it cannot
+ * be known (then no line is written: a bare name may not be found). */
+int hook_line_program(char *out, size_t len);
+/* The line an agent runs: prog (a sh word) with args (sh text), inside
+ * the script that turns any exit but toolgate's own answers (0, 2) into
+ * fail (2 blocks, 1 reports) and kills prog after watch_s seconds. */
+int hook_line(char *out, size_t len, const char *prog, const char *args,
+              int fail, unsigned watch_s);
+
+typedef struct {
+  int code;        /* the line's exit code (128+N: killed by signal N) */
+  char *out, *err; /* what it wrote (cut at 4 KiB) */
+} hook_line_result;
+/* Runs line once as the agent would (sh, CLAUDE_PROJECT_DIR=cwd) on a
+ * PreToolUse of the shell command `true` (judged, never run), with
+ * --no-resident --no-db added: nothing recorded, nothing started. */
+int hook_line_check(const char *line, const char *cwd, hook_line_result *res);
+void hook_line_result_free(hook_line_result *res);
+
+/* A line read back. */
+typedef struct {
+  char prog[PATH_MAX];     /* the program it runs, one word, unquoted */
+  char agent[32];          /* the word after "hook" */
+  char policies[PATH_MAX]; /* --policies' word, unquoted ("" if none);
+                              "$CLAUDE_PROJECT_DIR" left as written */
+} hook_line_parts;
+/* Takes line apart. 0 when it is exactly the shape an install writes —
+ * the wrapper script, then one program word, then plain words (quoted
+ * text, and "$CLAUDE_PROJECT_DIR" alone in double quotes) — so that
+ * running it runs only that program; -1 with why otherwise (a line
+ * written by hand, an older install's bare command, or anything a shell
+ * would read as more than words). The program is not looked at. */
+int hook_line_parse(const char *line, hook_line_parts *p, char *why,
+                    size_t len);
+
+#endif

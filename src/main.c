@@ -52,6 +52,8 @@ static const cli_command commands[] = {
      "write a session as JSON, Markdown or one HTML page"},
     {"import", cmd_import, cmd_import_usage,
      "store a session from a JSON export"},
+    {"doctor", cmd_doctor, cmd_doctor_usage,
+     "say what is wrong with this project's set-up, and the fix"},
     /* the agent hooks front, src/hook/ */
     {"hook", cmd_hook, cmd_hook_usage,
      "answer a coding agent's hook event; install the hook"},

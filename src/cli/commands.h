@@ -21,6 +21,7 @@ int cmd_search(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_init(int argc, char **argv); /* the starter policies */
+int cmd_doctor(int argc, char **argv); /* what is wrong with a set-up */
 
 /* Their usage text, for `toolgate CMD --help` and `toolgate help`. */
 extern const char cmd_call_usage[];
@@ -36,5 +37,6 @@ extern const char cmd_search_usage[];
 extern const char cmd_export_usage[];
 extern const char cmd_import_usage[];
 extern const char cmd_init_usage[];
+extern const char cmd_doctor_usage[];
 
 #endif

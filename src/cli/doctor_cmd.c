@@ -1,0 +1,488 @@
+/*
+ * doctor_cmd.c — `toolgate doctor`: looks at a project's set-up the way
+ * the agents will meet it, and says in plain words what is wrong and the
+ * command that fixes it. A guard that is silently off is the failure this
+ * is for: a hook line naming a binary that moved (the agent then lets
+ * every call through), a line that does not answer, policies that do not
+ * load, a resident instance serving another folder, a database the hooks
+ * cannot write.
+ *
+ * What it reads is the user's own project, but a settings file may come
+ * from a cloned repository: a hook line is run only when it is exactly the
+ * shape an install writes (kit/hook_line.h) and names an existing
+ * executable by absolute path, so doctor runs nothing the agent would not.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cjson/cJSON.h>
+#include "toolgate.h"
+#include "commands.h"
+#include "kit/hook_line.h"
+#include "kit/kit.h"
+#include "kit/options.h"
+#include "kit/output.h"
+
+const char cmd_doctor_usage[] =
+    "usage: toolgate doctor [--policies DIR] [--db PATH] [--json]\n"
+    "\n"
+    "Checks this project's set-up and says what is wrong, one line per\n"
+    "fault: \"what is wrong — run: COMMAND\". It looks at:\n"
+    "  - the toolgate hook lines in each agent's settings (Claude Code:\n"
+    "    .claude/settings.json, .claude/settings.local.json,\n"
+    "    ~/.claude/settings.json; Codex: .codex/hooks.json,\n"
+    "    ~/.codex/hooks.json): each must be the fail-closed line an install\n"
+    "    writes and name an existing toolgate by absolute path, and the\n"
+    "    PreToolUse line must answer when run once on a harmless event;\n"
+    "  - whether the policies in DIR load (as 'toolgate check');\n"
+    "  - whether a resident instance ('toolgate daemon', 'watch', 'serve')\n"
+    "    answers on DIR's control socket, and serves DIR itself;\n"
+    "  - whether the database can be written;\n"
+    "  - which agents are installed (claude, codex in PATH).\n"
+    "\n"
+    "options:\n"
+    "  --policies DIR      the policies folder (default ./policies)\n"
+    DB_PATH_USAGE
+    "  --json              one JSON object: {ok, faults: [{what, run}],\n"
+    "                      notes: [...]}\n"
+    "\n"
+    "exit status: 0 all is well; 1 a fault was found; 2 usage error.\n";
+
+#define SETTINGS_MAX (16u << 20)
+
+typedef struct {
+  const char *dir, *db;
+  int json;
+  cJSON *faults, *notes;
+  int hooks_found;
+} doctor_run;
+
+/* ---- saying it ------------------------------------------------------------ */
+
+/* A check that passed ("ok: ...") or a fact worth knowing ("note: ..."). */
+static void say_line(doctor_run *d, const char *tag, const char *fmt,
+                     va_list ap) {
+  char buf[PATH_MAX * 2 + 512];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  cJSON_AddItemToArray(d->notes, cJSON_CreateString(buf));
+  if (!d->json) printf("%s: %s\n", tag, buf);
+}
+
+static void note(doctor_run *d, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  say_line(d, "ok", fmt, ap);
+  va_end(ap);
+}
+
+static void info(doctor_run *d, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  say_line(d, "note", fmt, ap);
+  va_end(ap);
+}
+
+static void fault(doctor_run *d, const char *run, const char *fmt, ...) {
+  char buf[PATH_MAX * 2 + 4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  cJSON *f = cJSON_CreateObject();
+  cJSON_AddStringToObject(f, "what", buf);
+  cJSON_AddStringToObject(f, "run", run);
+  cJSON_AddItemToArray(d->faults, f);
+  if (!d->json) printf("%s — run: %s\n", buf, run);
+}
+
+/* The first line of s, at most 300 bytes, for a one-line message. */
+static void one_line(char *out, size_t len, const char *s) {
+  size_t n = s ? strcspn(s, "\r\n") : 0;
+  if (n > 300) n = 300;
+  if (n >= len) n = len - 1;
+  if (n) memcpy(out, s, n);
+  out[n] = '\0';
+}
+
+/* ---- which agents are installed ----------------------------------------- */
+
+static int in_path(const char *name, char *out, size_t len) {
+  const char *path = getenv("PATH");
+  while (path && *path) {
+    size_t n = strcspn(path, ":");
+    if (n && path[0] == '/' &&
+        snprintf(out, len, "%.*s/%s", (int)n, path, name) < (int)len &&
+        access(out, X_OK) == 0)
+      return 1;
+    path += n + (path[n] == ':');
+  }
+  return 0;
+}
+
+static void agents(doctor_run *d) {
+  static const char *const names[][2] = {{"claude-code", "claude"},
+                                         {"codex", "codex"}};
+  for (size_t i = 0; i < 2; i++) {
+    char where[PATH_MAX];
+    if (in_path(names[i][1], where, sizeof where))
+      info(d, "%s is installed: %s", names[i][0], where);
+    else
+      info(d, "%s is not in PATH ('%s' not found)", names[i][0], names[i][1]);
+  }
+}
+
+/* ---- the hook lines ----------------------------------------------------- */
+
+typedef struct {
+  const char *agent, *place; /* place: the install flag for this file */
+  char file[PATH_MAX];
+} settings_place;
+
+/* The file's JSON (NULL: no file, or *bad set with why). */
+static cJSON *read_json(const char *file, char *bad, size_t len) {
+  bad[0] = '\0';
+  int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno != ENOENT) snprintf(bad, len, "%s", strerror(errno));
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX) {
+    snprintf(bad, len, "not a regular file of at most 16 MiB");
+    close(fd);
+    return NULL;
+  }
+  char *b = malloc((size_t)st.st_size + 1);
+  ssize_t n = b ? read(fd, b, (size_t)st.st_size) : -1;
+  close(fd);
+  if (n < 0 || n != st.st_size) {
+    snprintf(bad, len, "cannot read it");
+    free(b);
+    return NULL;
+  }
+  if (strspn(b, " \t\r\n") == (size_t)n) {
+    free(b);
+    return NULL; /* empty: no hooks */
+  }
+  char why[300] = "";
+  cJSON *j = tg_json_parse(b, (size_t)n, NULL, why, sizeof why);
+  free(b);
+  if (!cJSON_IsObject(j)) {
+    snprintf(bad, len, "not a JSON object (%s)", j ? "another value" : why);
+    cJSON_Delete(j);
+    return NULL;
+  }
+  return j;
+}
+
+/* A command an install of agent wrote (as install.c tells its own). */
+static int ours(const char *c, const char *agent) {
+  char mark[64];
+  snprintf(mark, sizeof mark, " hook %s", agent);
+  return c && strstr(c, "toolgate") && strstr(c, mark);
+}
+
+/* Checks one line; 0 when it is sound (the program exists). */
+static int check_line(doctor_run *d, const settings_place *s,
+                      const char *event, const char *line, const char *fix) {
+  hook_line_parts p;
+  char why[256];
+  if (hook_line_parse(line, &p, why, sizeof why) < 0) {
+    fault(d, fix, "the %s hook in %s (%s) is not the fail-closed line an "
+          "install writes: %s", s->agent, s->file, event, why);
+    return -1;
+  }
+  struct stat st;
+  if (p.prog[0] != '/') {
+    fault(d, fix, "the %s hook in %s (%s) runs '%s', not toolgate by its "
+          "absolute path", s->agent, s->file, event, p.prog);
+    return -1;
+  }
+  if (stat(p.prog, &st) < 0 || !S_ISREG(st.st_mode) ||
+      access(p.prog, X_OK) < 0) {
+    fault(d, fix, "the %s hook in %s (%s) runs %s, which %s: every call "
+          "is blocked", s->agent, s->file, event, p.prog,
+          errno == ENOENT ? "does not exist" : "is not an executable file");
+    return -1;
+  }
+  return 0;
+}
+
+static void check_settings(doctor_run *d, const settings_place *s) {
+  char bad[400], fix[PATH_MAX + 128];
+  snprintf(fix, sizeof fix, "toolgate hook install %s %s --policies %s",
+           s->agent, s->place, d->dir);
+  cJSON *j = read_json(s->file, bad, sizeof bad);
+  if (!j) {
+    if (bad[0]) {
+      char edit[PATH_MAX + 32];
+      snprintf(edit, sizeof edit, "${EDITOR:-vi} %s", s->file);
+      fault(d, edit, "the %s settings %s cannot be read: %s", s->agent,
+            s->file, bad);
+    }
+    return;
+  }
+  const cJSON *hooks = cJSON_GetObjectItem(j, "hooks"), *ev;
+  const char *pre = NULL;
+  int found = 0, sound = 1;
+  cJSON_ArrayForEach(ev, (cJSON_IsObject(hooks) ? hooks : NULL)) {
+    const cJSON *g;
+    cJSON_ArrayForEach(g, (cJSON_IsArray(ev) ? ev : NULL)) {
+      const cJSON *h;
+      cJSON_ArrayForEach(h, cJSON_GetObjectItem(g, "hooks")) {
+        const char *c = cJSON_GetStringValue(cJSON_GetObjectItem(h, "command"));
+        if (!ours(c, s->agent)) continue;
+        found++;
+        if (sound && check_line(d, s, ev->string, c, fix) < 0) sound = 0;
+        if (!pre && !strcmp(ev->string, "PreToolUse")) pre = c;
+      }
+    }
+  }
+  if (!found) {
+    cJSON_Delete(j);
+    return;
+  }
+  d->hooks_found++;
+  if (sound && !pre) {
+    fault(d, fix, "the %s hooks in %s have no PreToolUse line: tool calls "
+          "are not judged before they run", s->agent, s->file);
+  } else if (sound) {
+    char cwd[PATH_MAX];
+    hook_line_result res;
+    int rc = getcwd(cwd, sizeof cwd) ? hook_line_check(pre, cwd, &res) : -errno;
+    if (rc < 0) {
+      fault(d, fix, "the %s hook in %s could not be run to check it: %s",
+            s->agent, s->file, strerror(-rc));
+    } else {
+      char err[320], out[320];
+      one_line(err, sizeof err, res.err);
+      one_line(out, sizeof out, res.out);
+      if ((res.code == 0 || res.code == 2) && !err[0])
+        note(d, "the %s hook in %s answers (%d line%s; PreToolUse of "
+             "`true`: exit %d)", s->agent, s->file, found,
+             found == 1 ? "" : "s", res.code);
+      else
+        fault(d, fix, "the %s hook in %s does not answer (exit %d: %s)",
+              s->agent, s->file, res.code,
+              err[0] ? err : out[0] ? out : "nothing said");
+      hook_line_result_free(&res);
+    }
+  }
+  cJSON_Delete(j);
+}
+
+static void hooks(doctor_run *d) {
+  const char *home = getenv("HOME");
+  settings_place places[] = {
+      {"claude-code", "--project", ".claude/settings.json"},
+      {"claude-code", "--local", ".claude/settings.local.json"},
+      {"claude-code", "--user", ""},
+      {"codex", "--project", ".codex/hooks.json"},
+      {"codex", "--user", ""},
+  };
+  if (home && home[0] == '/') {
+    snprintf(places[2].file, sizeof places[2].file, "%s/.claude/settings.json",
+             home);
+    snprintf(places[4].file, sizeof places[4].file, "%s/.codex/hooks.json",
+             home);
+  }
+  for (size_t i = 0; i < sizeof places / sizeof *places; i++)
+    if (places[i].file[0]) check_settings(d, &places[i]);
+  if (!d->hooks_found) {
+    char fix[PATH_MAX + 64];
+    snprintf(fix, sizeof fix, "toolgate hook install claude-code --policies %s",
+             d->dir);
+    fault(d, fix, "no agent's settings run toolgate's hook here: the agents' "
+          "tool calls are not judged");
+  }
+}
+
+/* ---- the policies ----------------------------------------------------------- */
+
+static int policies(doctor_run *d) {
+  struct stat st;
+  char fix[PATH_MAX + 32];
+  if (stat(d->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    snprintf(fix, sizeof fix, "toolgate init %s", d->dir);
+    fault(d, fix, "there is no policies folder %s", d->dir);
+    return -1;
+  }
+  tg_config cfg;
+  char err[TG_ERRMSG] = "";
+  tg_config_init(&cfg);
+  cfg.policies_dir = d->dir;
+  cfg.db_off = 1;
+  tg_runtime *rt = tg_runtime_new(&cfg, NULL, err);
+  if (!rt) {
+    char msg[320];
+    one_line(msg, sizeof msg, err);
+    snprintf(fix, sizeof fix, "toolgate check %s", d->dir);
+    fault(d, fix, "the policies in %s do not load: %s", d->dir, msg);
+    return -1;
+  }
+  note(d, "the policies in %s load (generation %llu)", d->dir,
+       (unsigned long long)tg_runtime_generation(rt));
+  tg_runtime_free(rt);
+  return 0;
+}
+
+/* ---- a resident instance --------------------------------------------------- */
+
+/* The instance's folder as a full path: a relative one is from its cwd. */
+static int instance_dir(const char *dir, long pid, char *out, size_t len) {
+  char full[PATH_MAX * 2];
+  if (dir[0] == '/') {
+    snprintf(full, sizeof full, "%s", dir);
+  } else {
+    char link[64], cwd[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/%ld/cwd", pid);
+    ssize_t n = readlink(link, cwd, sizeof cwd - 1);
+    if (n <= 0) return -1;
+    cwd[n] = '\0';
+    snprintf(full, sizeof full, "%s/%s", cwd, dir);
+  }
+  return realpath(full, out) && strlen(out) < len ? 0 : -1;
+}
+
+static void instance(doctor_run *d) {
+  char sock[PATH_MAX], err[TG_ERRMSG], *reply = NULL, fix[PATH_MAX * 2 + 64];
+  if (tg_control_path(d->dir, sock, sizeof sock, err) < 0) {
+    info(d, "no resident instance checked (%s)", err);
+    return;
+  }
+  int rc = tg_control_request(sock, "{\"cmd\":\"status\"}", &reply, 10000, err);
+  if (rc == -ENOENT || rc == -ECONNREFUSED) {
+    info(d, "no resident instance serves %s (socket %s): hooks answer "
+         "in-process", d->dir, sock);
+    return;
+  }
+  snprintf(fix, sizeof fix, "toolgate daemon status --policies %s", d->dir);
+  if (rc < 0) {
+    fault(d, fix, "the instance on %s does not answer: %s", sock, err);
+    return;
+  }
+  cJSON *j = tg_json_parse(reply, strlen(reply), NULL, NULL, 0);
+  free(reply);
+  const char *pol = cJSON_GetStringValue(cJSON_GetObjectItem(j, "policies"));
+  double pidn = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "pid"));
+  long pid = pidn >= 2 && pidn < 1e9 ? (long)pidn : 0;
+  char mine[PATH_MAX], theirs[PATH_MAX];
+  if (!cJSON_IsTrue(cJSON_GetObjectItem(j, "ok")) || !pol || !pid) {
+    fault(d, fix, "the instance on %s gave no status", sock);
+  } else if (!realpath(d->dir, mine) ||
+             instance_dir(pol, pid, theirs, sizeof theirs) < 0 ||
+             strcmp(mine, theirs)) {
+    char what[320];
+    one_line(what, sizeof what, pol);
+    snprintf(fix, sizeof fix, "kill %ld", pid);
+    fault(d, fix, "the resident instance on %s's socket (pid %ld) serves "
+          "%s, not %s: hooks would be judged by other policies", d->dir, pid,
+          what, d->dir);
+  } else {
+    note(d, "a resident instance (pid %ld) serves %s, generation %.0f", pid,
+         d->dir, cJSON_GetNumberValue(cJSON_GetObjectItem(j, "generation")));
+  }
+  cJSON_Delete(j);
+}
+
+/* ---- the database ------------------------------------------------------------ */
+
+static void database(doctor_run *d) {
+  char path[PATH_MAX], err[TG_ERRMSG], fix[PATH_MAX * 2 + 64];
+  if (d->db) {
+    snprintf(path, sizeof path, "%s", d->db);
+  } else if (tg_db_default_path(path, sizeof path, err) < 0) {
+    fault(d, "toolgate doctor --db PATH", "%s", err);
+    return;
+  }
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    tg_store *s = tg_store_open(path, 0, err);
+    if (!s) {
+      char msg[320];
+      one_line(msg, sizeof msg, err);
+      snprintf(fix, sizeof fix, "chmod u+rw %s", path);
+      fault(d, fix, "the database %s cannot be used: %s", path, msg);
+      return;
+    }
+    tg_store_close(s);
+    if (access(path, W_OK) < 0) {
+      snprintf(fix, sizeof fix, "chmod u+rw %s", path);
+      fault(d, fix, "the database %s is not writable", path);
+      return;
+    }
+    note(d, "the database %s opens for writing", path);
+    return;
+  }
+  /* not there yet: the nearest folder above must take it */
+  char up[PATH_MAX];
+  snprintf(up, sizeof up, "%s", path);
+  for (;;) {
+    char *slash = strrchr(up, '/');
+    if (!slash) snprintf(up, sizeof up, ".");
+    else if (slash == up) up[1] = '\0';
+    else *slash = '\0';
+    if (stat(up, &st) == 0) break;
+    if (errno != ENOENT) break;
+  }
+  if (stat(up, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    snprintf(fix, sizeof fix, "mv %s %s.old", up, up);
+    fault(d, fix, "the database %s cannot be made: %s is not a folder", path,
+          up);
+  } else if (access(up, W_OK) < 0) {
+    snprintf(fix, sizeof fix, "chmod u+w %s", up);
+    fault(d, fix, "the database %s cannot be made: %s is not writable (%s)",
+          path, up, strerror(errno));
+  } else {
+    note(d, "the database %s will be made on the first recorded call", path);
+  }
+}
+
+/* ---- the command --------------------------------------------------------------- */
+
+int cmd_doctor(int argc, char **argv) {
+  doctor_run d;
+  memset(&d, 0, sizeof d);
+  d.dir = "policies";
+  const opt_spec specs[] = {{"--policies", OPT_VALUE, NULL, &d.dir},
+                            {"--db", OPT_VALUE, NULL, &d.db},
+                            {"--json", OPT_FLAG, &d.json, NULL}};
+  const opt_parser p = {"doctor", specs, sizeof specs / sizeof *specs, NULL,
+                        0, 0, NULL, "doctor [--policies DIR] [--json]"};
+  int npos, rc = opt_parse(&p, argc, argv, &npos);
+  if (rc == OPT_PARSE_HELP) {
+    fputs(cmd_doctor_usage, stdout);
+    return CLI_EXIT_OK;
+  }
+  if (rc != OPT_PARSE_OK || (d.db && db_path_check("doctor", d.db) < 0))
+    return CLI_EXIT_USAGE;
+  d.faults = cJSON_CreateArray();
+  d.notes = cJSON_CreateArray();
+  agents(&d);
+  hooks(&d);
+  policies(&d);
+  instance(&d);
+  database(&d);
+  int n = cJSON_GetArraySize(d.faults);
+  if (d.json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "ok", n == 0);
+    cJSON_AddItemToObject(j, "faults", d.faults);
+    cJSON_AddItemToObject(j, "notes", d.notes);
+    cli_print_json_line(stdout, j);
+    cJSON_Delete(j);
+  } else {
+    if (n) printf("%d fault%s found\n", n, n == 1 ? "" : "s");
+    else printf("all is well\n");
+    cJSON_Delete(d.faults);
+    cJSON_Delete(d.notes);
+  }
+  fflush(stdout);
+  return n ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+}

@@ -3,9 +3,22 @@
  * folder (tg_policy_test), with a PASS/FAIL line per case and why each
  * failure failed, or the report as JSON (--json). The text is made from
  * the same JSON --json prints.
+ *
+ * --watch keeps going, as `opa test --watch` does: the runtime's folder
+ * watch (the one `toolgate watch` reloads by) reloads the policies on
+ * every save of a policy file, and each reload that loads runs the cases
+ * again. Test files are not policies, so that watch passes them by: the
+ * saves of *_test.lua in DIR and of *.lua in DIR/tests/ are watched here
+ * (debounced the same way) and run the cases against the generation
+ * loaded. The cases run outside the event's callback (they turn the loop
+ * themselves): a callback only stops the loop, and the command's own loop
+ * runs them.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <uv.h>
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "kit/kit.h"
@@ -13,10 +26,11 @@
 #include "kit/options.h"
 #include "kit/output.h"
 #include "kit/declared_tools.h"
+#include "kit/instance.h"
 
 const char cmd_test_usage[] =
     "usage: toolgate test [DIR | --policies DIR] [--run PATTERN] [--json]\n"
-    "                     [--config FILE]\n"
+    "                     [--config FILE] [--watch]\n"
     "\n"
     "Runs the policy unit tests of DIR (default ./policies): the cases that\n"
     "the *_test.lua files beside the policies, or in DIR/tests/, return.\n"
@@ -41,17 +55,22 @@ const char cmd_test_usage[] =
     "options:\n"
     "  --run PATTERN       only the cases whose name matches the Lua pattern\n"
     "  --json              print the report as one JSON object\n"
+    "  --watch             keep running: run the cases again whenever a\n"
+    "                      .lua file in DIR or DIR/tests/ is saved (a\n"
+    "                      policy that does not load is shown, and the\n"
+    "                      next save tries again); Ctrl-C stops\n"
     "  --config FILE       toolgate.lua, for its servers' declared tools\n"
     "                      (default: ./toolgate.lua if there is one)\n"
     SANDBOX_OPT_USAGE
     "\n"
     "exit status: 0 every case passed; 1 a case failed; 2 usage error, a\n"
     "policy or test file that does not load (file:line), no test file, or\n"
-    "no case matching --run.\n";
+    "no case matching --run. With --watch: 0 when stopped with Ctrl-C or\n"
+    "SIGTERM, 2 when the policies do not load at the start.\n";
 
 typedef struct {
   const char *dir, *run, *config;
-  int json;
+  int json, watch;
   sandbox_options sandbox;
 } test_options;
 
@@ -59,6 +78,7 @@ typedef struct {
 static int parse_test_options(test_options *o, int argc, char **argv) {
   static const char *const names[] = {"DIR"};
   const opt_spec specs[] = {{"--json", OPT_FLAG, &o->json, NULL},
+                            {"--watch", OPT_FLAG, &o->watch, NULL},
                             {"--run", OPT_VALUE, NULL, &o->run},
                             {"--policies", OPT_VALUE, NULL, &o->dir},
                             {"--config", OPT_VALUE, NULL, &o->config},
@@ -105,6 +125,128 @@ static void print_report(FILE *f, const cJSON *r, int color) {
   fprintf(f, " — %s, generation %d\n", str(r, "dir"), num(r, "generation"));
 }
 
+/* One run of the cases against rt's current generation; the exit code. */
+static int run_cases(const test_options *o, tg_runtime *rt) {
+  char err[TG_ERRMSG] = "";
+  int code;
+  cJSON *r = tg_policy_test(rt, o->dir, o->run, err);
+  if (!r) {
+    cli_error("test: %s", err);
+    code = CLI_EXIT_USAGE;
+  } else {
+    if (o->json) cli_print_json_line(stdout, r);
+    else print_report(stdout, r, cli_color_wanted(stdout));
+    code = num(r, "failed") ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+  }
+  cJSON_Delete(r);
+  fflush(stdout);
+  return code;
+}
+
+/* ---- --watch ------------------------------------------------------------- */
+
+typedef struct {
+  const test_options *o;
+  tg_runtime *rt;
+  cli_instance inst;
+  int again;               /* a save since the cases last ran */
+  uv_fs_event_t files[2];  /* DIR's test files, DIR/tests/ */
+  int nfiles;
+  uv_timer_t quiet;        /* a burst of saves there is one run */
+} test_watch;
+
+static void on_event(tg_runtime *rt, const tg_event *ev, void *ud) {
+  test_watch *w = ud;
+  if (!strcmp(ev->type, "policy_loaded")) {
+    w->again = 1;
+    uv_stop(tg_runtime_loop(rt)); /* the cases turn the loop: not in here */
+  } else if (!strcmp(ev->type, "policy_error")) {
+    const char *e = str(ev->data, "error");
+    if (w->o->json) cli_print_json_line(stdout, ev->data);
+    else printf("\npolicy error: %s\n(the cases run again on the next save)\n",
+                e ? e : "?");
+    fflush(stdout);
+  }
+}
+
+static void on_quiet(uv_timer_t *t) {
+  test_watch *w = t->data;
+  w->again = 1;
+  uv_stop(tg_runtime_loop(w->rt));
+}
+
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), t = strlen(tail);
+  return n >= t && !strcmp(s + n - t, tail);
+}
+
+/* A save in DIR (a *_test.lua: the policies are the runtime's) or in
+ * DIR/tests/ (any .lua); dot files are editors' temporaries. */
+static void on_test_saved(uv_fs_event_t *h, const char *name, int events,
+                          int status) {
+  (void)events;
+  test_watch *w = h->data;
+  const char *tail = h == &w->files[0] ? "_test.lua" : ".lua";
+  if (status < 0 || !name || name[0] == '.' || !ends_with(name, tail)) return;
+  uv_timer_start(&w->quiet, on_quiet, 75, 0);
+}
+
+static void watch_test_files(test_watch *w) {
+  char sub[PATH_MAX];
+  struct stat st;
+  uv_loop_t *loop = tg_runtime_loop(w->rt);
+  uv_timer_init(loop, &w->quiet);
+  w->quiet.data = w;
+  snprintf(sub, sizeof sub, "%s/tests", w->o->dir);
+  const char *dirs[2] = {w->o->dir, sub};
+  for (int i = 0; i < 2; i++) {
+    uv_fs_event_init(loop, &w->files[i]);
+    w->files[i].data = w;
+    w->nfiles++;
+    if (stat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
+      uv_fs_event_start(&w->files[i], on_test_saved, dirs[i], 0);
+  }
+}
+
+static int watch_cases(const test_options *o, tg_runtime *rt) {
+  test_watch w;
+  memset(&w, 0, sizeof w);
+  w.o = o;
+  w.rt = rt;
+  char err[TG_ERRMSG] = "";
+  if (tg_runtime_watch(rt, 1, err) < 0) {
+    cli_error("test: %s", err);
+    return CLI_EXIT_USAGE;
+  }
+  int sub = -1;
+  if (cli_instance_start(&w.inst, rt, NULL, 1, "test") < 0 ||
+      (sub = tg_events_subscribe_runtime(rt, on_event, &w)) < 0) {
+    cli_instance_close(&w.inst);
+    return CLI_EXIT_USAGE;
+  }
+  watch_test_files(&w);
+  run_cases(o, rt);
+  if (!o->json)
+    printf("watching %s: the cases run again on every save; Ctrl-C stops\n",
+           o->dir);
+  fflush(stdout);
+  while (!w.inst.stopping) {
+    tg_runtime_run(rt, TG_RUN_DEFAULT);
+    if (w.again && !w.inst.stopping) {
+      w.again = 0;
+      if (!o->json) fputc('\n', stdout);
+      run_cases(o, rt);
+    }
+  }
+  tg_events_unsubscribe(rt, sub);
+  for (int i = 0; i < w.nfiles; i++)
+    uv_close((uv_handle_t *)&w.files[i], NULL);
+  uv_close((uv_handle_t *)&w.quiet, NULL);
+  cli_instance_close(&w.inst);
+  tg_runtime_run(rt, TG_RUN_NOWAIT); /* the closes, while w is here */
+  return CLI_EXIT_OK;
+}
+
 int cmd_test(int argc, char **argv) {
   test_options o;
   memset(&o, 0, sizeof o);
@@ -132,16 +274,7 @@ int cmd_test(int argc, char **argv) {
   }
   tg_runtime_declare_tools(rt, decl);
   cJSON_Delete(decl);
-  cJSON *r = tg_policy_test(rt, o.dir, o.run, err);
-  if (!r) {
-    cli_error("test: %s", err);
-    code = CLI_EXIT_USAGE;
-  } else {
-    if (o.json) cli_print_json_line(stdout, r);
-    else print_report(stdout, r, cli_color_wanted(stdout));
-    code = num(r, "failed") ? CLI_EXIT_FAILED : CLI_EXIT_OK;
-  }
-  cJSON_Delete(r);
+  code = o.watch ? watch_cases(&o, rt) : run_cases(&o, rt);
   tg_runtime_free(rt);
   return code;
 }

@@ -381,9 +381,9 @@ static void instance(doctor_run *d) {
     char what[320];
     one_line(what, sizeof what, pol);
     snprintf(fix, sizeof fix, "kill %ld", pid);
-    fault(d, fix, "the resident instance on %s's socket (pid %ld) serves "
-          "%s, not %s: hooks would be judged by other policies", d->dir, pid,
-          what, d->dir);
+    fault(d, fix, "the resident instance on the socket of %s (pid %ld) "
+          "serves %s, not %s: hooks would be judged by other policies",
+          d->dir, pid, what, d->dir);
   } else {
     note(d, "a resident instance (pid %ld) serves %s, generation %.0f", pid,
          d->dir, cJSON_GetNumberValue(cJSON_GetObjectItem(j, "generation")));

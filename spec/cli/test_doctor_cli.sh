@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# test_doctor_cli.sh — `toolgate doctor` on a project set up well, then
+# broken one way at a time (a hook line naming a binary that is gone, a
+# line that does not answer, a policy that does not load, a database that
+# cannot be written, a resident instance serving another folder); and
+# `toolgate test --watch` running the cases again after a save.
+#
+# Nothing here sleeps for time to pass: a background command's output
+# goes to a FIFO, read line by line with a generous bound.
+#
+#   spec/cli/test_doctor_cli.sh PATH/TO/toolgate
+. "$(dirname "$0")/harness.sh" doctor-cli "$@"
+
+export HOME="$WORK/home" XDG_RUNTIME_DIR="$WORK/run"
+mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+SETTINGS="$WORK/.claude/settings.json"
+
+# wait_for FD TEXT: reads FD's lines until one contains TEXT (60 s bound)
+wait_for() {
+  local line
+  while IFS= read -r -t 60 -u "$1" line; do
+    case $line in *"$2"*) LINE=$line; return 0 ;; esac
+  done
+  return 1
+}
+
+# ---- a good set-up ---------------------------------------------------------
+run init policies
+expect "init" 0
+run hook install claude-code
+expect "hook install" 0
+run doctor
+expect "a good set-up: all is well" 0 "all is well" stdout
+run doctor --json
+json_ok "--json: ok, no fault" 'objs[0]["ok"] is True and objs[0]["faults"] == []'
+SOCK=$(python3 -c 'import json,sys,re
+for n in json.load(open(sys.argv[1]))["notes"]:
+    m = re.search(r"\(socket (.*)\)", n)
+    if m: print(m.group(1))' "$WORK/stdout")
+
+# ---- the binary the hook names is gone ---------------------------------------
+cp "$SETTINGS" "$WORK/settings.good"
+sed -i "s#$TG#$WORK/gone/toolgate#g" "$SETTINGS"
+run doctor
+expect "a binary that is gone: exit 1" 1
+expect "a binary that is gone: named" 1 \
+  "runs $WORK/gone/toolgate, which does not exist" stdout
+expect "a binary that is gone: the fix" 1 \
+  "— run: toolgate hook install claude-code --project --policies policies" stdout
+
+# ---- a hook line that does not answer ------------------------------------------
+mkdir -p "$WORK/bin"
+printf '#!/bin/sh\necho crashed >&2\nexit 3\n' >"$WORK/bin/broken"
+chmod +x "$WORK/bin/broken"
+sed "s#$TG#$WORK/bin/broken#g" "$WORK/settings.good" >"$SETTINGS"
+run doctor
+expect "a line that does not answer" 1 "hook in .claude/settings.json does not answer (exit 2" stdout
+expect "a line that does not answer: the fix" 1 "— run: toolgate hook install" stdout
+# a line a shell would read as more than words is not run
+sed "s#$TG#$TG';touch $WORK/ran;'#g" "$WORK/settings.good" >"$SETTINGS"
+run doctor
+expect "a line with shell text: refused" 1 "is not the fail-closed line" stdout
+[ ! -e "$WORK/ran" ] && pass "a line with shell text: not run" \
+  || fail "a line with shell text: not run" "$WORK/ran exists"
+cp "$WORK/settings.good" "$SETTINGS"
+
+# ---- a policy that does not load ------------------------------------------------
+echo 'this is not lua (' >"$WORK/policies/99_broken.lua"
+run doctor
+expect "a policy that does not load" 1 "the policies in policies do not load: policies/99_broken.lua:1" stdout
+expect "a policy that does not load: the fix" 1 "— run: toolgate check policies" stdout
+rm "$WORK/policies/99_broken.lua"
+
+# ---- a database that cannot be written --------------------------------------------
+: >"$WORK/afile"
+run doctor --db "$WORK/afile/toolgate.db"
+expect "no database write access" 1 "the database $WORK/afile/toolgate.db cannot be made: $WORK/afile is not a folder" stdout
+
+# ---- a resident instance serving another folder ---------------------------------------
+if [ -z "$SOCK" ]; then
+  fail "the socket path" "doctor --json named no socket"
+else
+  mkdir -p "$WORK/other"
+  cp "$WORK/policies/"*.lua "$WORK/other/"
+  mkdir -p -m 700 "$(dirname "$SOCK")"
+  mkfifo "$WORK/watch.fifo"
+  (cd "$WORK" && exec "$TG" watch --policies other --socket "$SOCK" --no-db \
+     >"$WORK/watch.fifo" 2>&1) &
+  WATCH=$!
+  at_exit "kill $WATCH 2>/dev/null"
+  exec 3<"$WORK/watch.fifo"
+  if wait_for 3 "socket:"; then
+    run doctor
+    expect "an instance serving another folder" 1 "serves other, not policies" stdout
+    expect "an instance serving another folder: the fix" 1 "— run: kill $WATCH" stdout
+  else
+    fail "an instance serving another folder" "toolgate watch did not start"
+  fi
+  kill "$WATCH"; wait "$WATCH" 2>/dev/null
+  exec 3<&-
+  run doctor
+  expect "good again" 0 "all is well" stdout
+fi
+
+# ---- test --watch: a save runs the cases again ------------------------------------------
+mkdir -p "$WORK/tw/tests"
+cat >"$WORK/tw/p.lua" <<'LUA'
+local tg = require "toolgate"
+tg.rule { name = "no-exec", tools = "exec", check = function() return tg.deny("no") end }
+LUA
+cat >"$WORK/tw/p_test.lua" <<'LUA'
+return { { name = "exec denied", tool = "exec", args = { command = "ls" }, expect = "deny" } }
+LUA
+mkfifo "$WORK/test.fifo"
+(cd "$WORK" && exec "$TG" test --watch tw >"$WORK/test.fifo" 2>&1) &
+TW=$!
+at_exit "kill $TW 2>/dev/null"
+exec 4<"$WORK/test.fifo"
+if wait_for 4 " failed — tw"; then
+  case $LINE in "1 passed, 0 failed"*) pass "test --watch: the first run" ;;
+    *) fail "test --watch: the first run" "$LINE" ;; esac
+  wait_for 4 "watching tw" >/dev/null
+  sed -i 's/"deny"/"allow"/' "$WORK/tw/p_test.lua"
+  if wait_for 4 " failed — tw"; then
+    case $LINE in "0 passed, 1 failed"*) pass "test --watch: a save runs them again" ;;
+      *) fail "test --watch: a save runs them again" "$LINE" ;; esac
+  else
+    fail "test --watch: a save runs them again" "no second summary"
+  fi
+  # an editor's atomic save in tests/: a temporary file renamed over
+  echo 'return { { name = "more", tool = "exec", args = { command = "ls" }, expect = "allow" } }' \
+    >"$WORK/tw/tests/more_test.lua.tmp"
+  mv "$WORK/tw/tests/more_test.lua.tmp" "$WORK/tw/tests/more_test.lua"
+  if wait_for 4 " failed — tw"; then
+    case $LINE in "0 passed, 2 failed"*) pass "test --watch: a save in tests/ too" ;;
+      *) fail "test --watch: a save in tests/ too" "$LINE" ;; esac
+  else
+    fail "test --watch: a save in tests/ too" "no third summary"
+  fi
+else
+  fail "test --watch: the first run" "no summary line"
+fi
+kill -INT "$TW"; wait "$TW"; RC=$?
+[ "$RC" -eq 0 ] && pass "test --watch: Ctrl-C stops it, exit 0" \
+  || fail "test --watch: Ctrl-C stops it, exit 0" "exit $RC"
+exec 4<&-
+
+finish

@@ -61,6 +61,7 @@ typedef struct {
   int json;
   cJSON *faults, *notes;
   int hooks_found;
+  int lines_elsewhere;     /* lines naming another policies folder */
 } doctor_run;
 
 /* ---- saying it ------------------------------------------------------------ */
@@ -101,12 +102,17 @@ static void fault(doctor_run *d, const char *run, const char *fmt, ...) {
   if (!d->json) printf("%s — run: %s\n", buf, run);
 }
 
-/* The first line of s, at most 300 bytes, for a one-line message. */
+/* The first line of s, at most 300 bytes, for a one-line message; what
+ * a terminal would take as a control (the text may come from a settings
+ * file or a program's stderr) becomes '?'. */
 static void one_line(char *out, size_t len, const char *s) {
   size_t n = s ? strcspn(s, "\r\n") : 0;
   if (n > 300) n = 300;
   if (n >= len) n = len - 1;
-  if (n) memcpy(out, s, n);
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    out[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+  }
   out[n] = '\0';
 }
 
@@ -188,6 +194,33 @@ static int ours(const char *c, const char *agent) {
   return c && strstr(c, "toolgate") && strstr(c, mark);
 }
 
+/* The folder a line names, as a path from here ($CLAUDE_PROJECT_DIR is
+ * the project: here); -1 when it names none. */
+static int line_policies(const hook_line_parts *p, char *out, size_t len) {
+  const char *var = "$CLAUDE_PROJECT_DIR";
+  char cwd[PATH_MAX];
+  if (!p->policies[0] || !getcwd(cwd, sizeof cwd)) return -1;
+  if (!strncmp(p->policies, var, strlen(var)))
+    snprintf(out, len, "%s%s", cwd, p->policies + strlen(var));
+  else
+    snprintf(out, len, "%s", p->policies);
+  return 0;
+}
+
+/* Says which folder a line judges with, when it is not DIR (a user's
+ * settings may well name another: a fact, not a fault). */
+static void policies_named(doctor_run *d, const settings_place *s,
+                           const hook_line_parts *p) {
+  char line_dir[PATH_MAX * 2], a[PATH_MAX], b[PATH_MAX];
+  if (line_policies(p, line_dir, sizeof line_dir) < 0) return;
+  if (realpath(line_dir, a) && realpath(d->dir, b) && !strcmp(a, b)) return;
+  char shown[320];
+  one_line(shown, sizeof shown, line_dir);
+  if (d->lines_elsewhere++ == 0)
+    info(d, "the %s hook in %s judges with %s, not %s", s->agent, s->file,
+         shown, d->dir);
+}
+
 /* Checks one line; 0 when it is sound (the program exists). */
 static int check_line(doctor_run *d, const settings_place *s,
                       const char *event, const char *line, const char *fix) {
@@ -199,18 +232,21 @@ static int check_line(doctor_run *d, const settings_place *s,
     return -1;
   }
   struct stat st;
+  char shown[320];
+  one_line(shown, sizeof shown, p.prog);
   if (p.prog[0] != '/') {
     fault(d, fix, "the %s hook in %s (%s) runs '%s', not toolgate by its "
-          "absolute path", s->agent, s->file, event, p.prog);
+          "absolute path", s->agent, s->file, event, shown);
     return -1;
   }
   if (stat(p.prog, &st) < 0 || !S_ISREG(st.st_mode) ||
       access(p.prog, X_OK) < 0) {
     fault(d, fix, "the %s hook in %s (%s) runs %s, which %s: every call "
-          "is blocked", s->agent, s->file, event, p.prog,
+          "is blocked", s->agent, s->file, event, shown,
           errno == ENOENT ? "does not exist" : "is not an executable file");
     return -1;
   }
+  policies_named(d, s, &p);
   return 0;
 }
 
@@ -267,7 +303,17 @@ static void check_settings(doctor_run *d, const settings_place *s) {
         note(d, "the %s hook in %s answers (%d line%s; PreToolUse of "
              "`true`: exit %d)", s->agent, s->file, found,
              found == 1 ? "" : "s", res.code);
-      else
+      else if (strstr(err, "policies do not load")) {
+        hook_line_parts p;
+        char dir[PATH_MAX * 2], check[sizeof dir + 32];
+        if (hook_line_parse(pre, &p, NULL, 0) < 0 ||
+            line_policies(&p, dir, sizeof dir) < 0)
+          snprintf(dir, sizeof dir, "%s", d->dir);
+        one_line(dir, sizeof dir, dir);
+        snprintf(check, sizeof check, "toolgate check %s", dir);
+        fault(d, check, "the %s hook in %s blocks every call: %s", s->agent,
+              s->file, err);
+      } else
         fault(d, fix, "the %s hook in %s does not answer (exit %d: %s)",
               s->agent, s->file, res.code,
               err[0] ? err : out[0] ? out : "nothing said");

@@ -10,7 +10,8 @@
  * again. Test files are not policies, so that watch passes them by: the
  * saves of *_test.lua in DIR and of *.lua in DIR/tests/ are watched here
  * (debounced the same way) and run the cases against the generation
- * loaded. The cases run outside the event's callback (they turn the loop
+ * loaded — unless the last save of a policy did not load: then the cases
+ * wait for one that does, rather than judge by the policies before it. The cases run outside the event's callback (they turn the loop
  * themselves): a callback only stops the loop, and the command's own loop
  * runs them.
  */
@@ -58,7 +59,7 @@ const char cmd_test_usage[] =
     "  --watch             keep running: run the cases again whenever a\n"
     "                      .lua file in DIR or DIR/tests/ is saved (a\n"
     "                      policy that does not load is shown, and the\n"
-    "                      next save tries again); Ctrl-C stops\n"
+    "                      cases wait until one loads); Ctrl-C stops\n"
     "  --config FILE       toolgate.lua, for its servers' declared tools\n"
     "                      (default: ./toolgate.lua if there is one)\n"
     SANDBOX_OPT_USAGE
@@ -150,21 +151,31 @@ typedef struct {
   tg_runtime *rt;
   cli_instance inst;
   int again;               /* a save since the cases last ran */
+  char broken[TG_ERRMSG];  /* the policies' last load error, "" when they
+                              loaded: the cases wait for them */
   uv_fs_event_t files[2];  /* DIR's test files, DIR/tests/ */
   int nfiles;
   uv_timer_t quiet;        /* a burst of saves there is one run */
 } test_watch;
 
+/* The cases would run on the generation before the broken save: they
+ * wait for a save that loads. */
+static void print_broken(const test_watch *w) {
+  printf("\npolicy error: %s\n(the cases run again once the policies "
+         "load)\n", w->broken);
+}
+
 static void on_event(tg_runtime *rt, const tg_event *ev, void *ud) {
   test_watch *w = ud;
   if (!strcmp(ev->type, "policy_loaded")) {
+    w->broken[0] = '\0';
     w->again = 1;
     uv_stop(tg_runtime_loop(rt)); /* the cases turn the loop: not in here */
   } else if (!strcmp(ev->type, "policy_error")) {
     const char *e = str(ev->data, "error");
+    snprintf(w->broken, sizeof w->broken, "%s", e ? e : "?");
     if (w->o->json) cli_print_json_line(stdout, ev->data);
-    else printf("\npolicy error: %s\n(the cases run again on the next save)\n",
-                e ? e : "?");
+    else print_broken(w);
     fflush(stdout);
   }
 }
@@ -234,6 +245,11 @@ static int watch_cases(const test_options *o, tg_runtime *rt) {
     tg_runtime_run(rt, TG_RUN_DEFAULT);
     if (w.again && !w.inst.stopping) {
       w.again = 0;
+      if (w.broken[0]) {
+        if (!o->json) print_broken(&w);
+        fflush(stdout);
+        continue;
+      }
       if (!o->json) fputc('\n', stdout);
       run_cases(o, rt);
     }

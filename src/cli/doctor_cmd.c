@@ -58,6 +58,7 @@ const char cmd_doctor_usage[] =
 
 typedef struct {
   const char *dir, *db;
+  char qdir[PATH_MAX * 4 + 8]; /* dir as one sh word, for the fixes */
   int json;
   cJSON *faults, *notes;
   int hooks_found;
@@ -239,11 +240,11 @@ static int check_line(doctor_run *d, const settings_place *s,
           "absolute path", s->agent, s->file, event, shown);
     return -1;
   }
-  if (stat(p.prog, &st) < 0 || !S_ISREG(st.st_mode) ||
-      access(p.prog, X_OK) < 0) {
+  int unseen = stat(p.prog, &st) < 0, gone = unseen && errno == ENOENT;
+  if (unseen || !S_ISREG(st.st_mode) || access(p.prog, X_OK) < 0) {
     fault(d, fix, "the %s hook in %s (%s) runs %s, which %s: every call "
           "is blocked", s->agent, s->file, event, shown,
-          errno == ENOENT ? "does not exist" : "is not an executable file");
+          gone ? "does not exist" : "is not an executable file");
     return -1;
   }
   policies_named(d, s, &p);
@@ -251,9 +252,9 @@ static int check_line(doctor_run *d, const settings_place *s,
 }
 
 static void check_settings(doctor_run *d, const settings_place *s) {
-  char bad[400], fix[PATH_MAX + 128];
+  char bad[400], fix[PATH_MAX * 4 + 160];
   snprintf(fix, sizeof fix, "toolgate hook install %s %s --policies %s",
-           s->agent, s->place, d->dir);
+           s->agent, s->place, d->qdir);
   cJSON *j = read_json(s->file, bad, sizeof bad);
   if (!j) {
     if (bad[0]) {
@@ -305,12 +306,14 @@ static void check_settings(doctor_run *d, const settings_place *s) {
              found == 1 ? "" : "s", res.code);
       else if (strstr(err, "policies do not load")) {
         hook_line_parts p;
-        char dir[PATH_MAX * 2], check[sizeof dir + 32];
+        char dir[PATH_MAX * 2], shown[320], qd[sizeof shown * 4 + 8],
+            check[sizeof qd + 32];
         if (hook_line_parse(pre, &p, NULL, 0) < 0 ||
             line_policies(&p, dir, sizeof dir) < 0)
           snprintf(dir, sizeof dir, "%s", d->dir);
-        one_line(dir, sizeof dir, dir);
-        snprintf(check, sizeof check, "toolgate check %s", dir);
+        one_line(shown, sizeof shown, dir);
+        hook_quote(qd, sizeof qd, shown);
+        snprintf(check, sizeof check, "toolgate check %s", qd);
         fault(d, check, "the %s hook in %s blocks every call: %s", s->agent,
               s->file, err);
       } else
@@ -341,9 +344,9 @@ static void hooks(doctor_run *d) {
   for (size_t i = 0; i < sizeof places / sizeof *places; i++)
     if (places[i].file[0]) check_settings(d, &places[i]);
   if (!d->hooks_found) {
-    char fix[PATH_MAX + 64];
+    char fix[PATH_MAX * 4 + 96];
     snprintf(fix, sizeof fix, "toolgate hook install claude-code --policies %s",
-             d->dir);
+             d->qdir);
     fault(d, fix, "no agent's settings run toolgate's hook here: the agents' "
           "tool calls are not judged");
   }
@@ -353,9 +356,9 @@ static void hooks(doctor_run *d) {
 
 static int policies(doctor_run *d) {
   struct stat st;
-  char fix[PATH_MAX + 32];
+  char fix[PATH_MAX * 4 + 64];
   if (stat(d->dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-    snprintf(fix, sizeof fix, "toolgate init %s", d->dir);
+    snprintf(fix, sizeof fix, "toolgate init %s", d->qdir);
     fault(d, fix, "there is no policies folder %s", d->dir);
     return -1;
   }
@@ -368,7 +371,7 @@ static int policies(doctor_run *d) {
   if (!rt) {
     char msg[320];
     one_line(msg, sizeof msg, err);
-    snprintf(fix, sizeof fix, "toolgate check %s", d->dir);
+    snprintf(fix, sizeof fix, "toolgate check %s", d->qdir);
     fault(d, fix, "the policies in %s do not load: %s", d->dir, msg);
     return -1;
   }
@@ -397,7 +400,7 @@ static int instance_dir(const char *dir, long pid, char *out, size_t len) {
 }
 
 static void instance(doctor_run *d) {
-  char sock[PATH_MAX], err[TG_ERRMSG], *reply = NULL, fix[PATH_MAX * 2 + 64];
+  char sock[PATH_MAX], err[TG_ERRMSG], *reply = NULL, fix[PATH_MAX * 4 + 96];
   if (tg_control_path(d->dir, sock, sizeof sock, err) < 0) {
     info(d, "no resident instance checked (%s)", err);
     return;
@@ -408,7 +411,7 @@ static void instance(doctor_run *d) {
          "in-process", d->dir, sock);
     return;
   }
-  snprintf(fix, sizeof fix, "toolgate daemon status --policies %s", d->dir);
+  snprintf(fix, sizeof fix, "toolgate daemon status --policies %s", d->qdir);
   if (rc < 0) {
     fault(d, fix, "the instance on %s does not answer: %s", sock, err);
     return;
@@ -440,7 +443,7 @@ static void instance(doctor_run *d) {
 /* ---- the database ------------------------------------------------------------ */
 
 static void database(doctor_run *d) {
-  char path[PATH_MAX], err[TG_ERRMSG], fix[PATH_MAX * 2 + 64];
+  char path[PATH_MAX], err[TG_ERRMSG], fix[PATH_MAX * 8 + 64], q[PATH_MAX * 4 + 8];
   if (d->db) {
     snprintf(path, sizeof path, "%s", d->db);
   } else if (tg_db_default_path(path, sizeof path, err) < 0) {
@@ -453,13 +456,15 @@ static void database(doctor_run *d) {
     if (!s) {
       char msg[320];
       one_line(msg, sizeof msg, err);
-      snprintf(fix, sizeof fix, "chmod u+rw %s", path);
+      hook_quote(q, sizeof q, path);
+      snprintf(fix, sizeof fix, "chmod u+rw %s", q);
       fault(d, fix, "the database %s cannot be used: %s", path, msg);
       return;
     }
     tg_store_close(s);
     if (access(path, W_OK) < 0) {
-      snprintf(fix, sizeof fix, "chmod u+rw %s", path);
+      hook_quote(q, sizeof q, path);
+      snprintf(fix, sizeof fix, "chmod u+rw %s", q);
       fault(d, fix, "the database %s is not writable", path);
       return;
     }
@@ -478,11 +483,13 @@ static void database(doctor_run *d) {
     if (errno != ENOENT) break;
   }
   if (stat(up, &st) == 0 && !S_ISDIR(st.st_mode)) {
-    snprintf(fix, sizeof fix, "mv %s %s.old", up, up);
+    hook_quote(q, sizeof q, up);
+    snprintf(fix, sizeof fix, "mv %s %s.old", q, q);
     fault(d, fix, "the database %s cannot be made: %s is not a folder", path,
           up);
   } else if (access(up, W_OK) < 0) {
-    snprintf(fix, sizeof fix, "chmod u+w %s", up);
+    hook_quote(q, sizeof q, up);
+    snprintf(fix, sizeof fix, "chmod u+w %s", q);
     fault(d, fix, "the database %s cannot be made: %s is not writable (%s)",
           path, up, strerror(errno));
   } else {
@@ -508,6 +515,7 @@ int cmd_doctor(int argc, char **argv) {
   }
   if (rc != OPT_PARSE_OK || (d.db && db_path_check("doctor", d.db) < 0))
     return CLI_EXIT_USAGE;
+  hook_quote(d.qdir, sizeof d.qdir, d.dir);
   d.faults = cJSON_CreateArray();
   d.notes = cJSON_CreateArray();
   agents(&d);

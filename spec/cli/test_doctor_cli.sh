@@ -69,6 +69,11 @@ echo 'this is not lua (' >"$WORK/policies/99_broken.lua"
 run doctor
 expect "a policy that does not load" 1 "the policies in policies do not load: policies/99_broken.lua:1" stdout
 expect "a policy that does not load: the fix" 1 "— run: toolgate check policies" stdout
+run doctor --json
+json_ok "--json: the fault with its fix" '
+  objs[0]["ok"] is False and
+  any("do not load" in f["what"] and f["run"] == "toolgate check policies"
+      for f in objs[0]["faults"])'
 rm "$WORK/policies/99_broken.lua"
 
 # ---- a database that cannot be written --------------------------------------------

@@ -19,7 +19,7 @@
  * target), with its mode kept, after a copy of the old one is kept beside
  * it (FILE.bak-YYYYMMDD-HHMMSS). --dry-run prints the change instead.
  *
- * The command written is a line that fails closed (install_line.c): this
+ * The command written is a line that fails closed (kit/hook_line.c): this
  * binary by its absolute path, inside a /bin/sh script that blocks the
  * call when toolgate cannot answer; the install runs it once and says
  * what came back. A --policies folder that is missing gets the starter

@@ -29,8 +29,14 @@ run init policies
 expect "init" 0
 run hook install claude-code
 expect "hook install" 0
+run hook install codex
+expect "hook install codex" 0
 run doctor
 expect "a good set-up: all is well" 0 "all is well" stdout
+expect "a good set-up: Claude Code's line answers" 0 \
+  "ok: the claude-code hook in .claude/settings.json answers" stdout
+expect "a good set-up: Codex's line answers" 0 \
+  "ok: the codex hook in .codex/hooks.json answers" stdout
 run doctor --json
 json_ok "--json: ok, no fault" 'objs[0]["ok"] is True and objs[0]["faults"] == []'
 SOCK=$(python3 -c 'import json,sys,re

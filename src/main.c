@@ -25,8 +25,6 @@ typedef struct {
 static const cli_command commands[] = {
     {"init", cmd_init, cmd_init_usage,
      "write the starter policies: a baseline for a coding agent"},
-    {"init", cmd_init, cmd_init_usage,
-     "write the starter policies: a baseline for a coding agent"},
     {"call", cmd_call, cmd_call_usage, "run one tool call through the chain"},
     {"check", cmd_check, cmd_check_usage,
      "load policies and list what they register"},

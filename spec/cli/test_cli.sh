@@ -75,6 +75,12 @@ run
 expect "no command exits 2" 2 "usage"
 run --help
 expect "--help exits 0" 0
+dups=$(awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' "$WORK/stdout" | sort | uniq -d)
+if [ -z "$dups" ] && grep -q '^  call ' "$WORK/stdout"; then
+  pass "--help lists each command once"
+else
+  fail "--help lists each command once" "listed twice: $dups"
+fi
 run --version
 if [ "$RC" -eq 0 ] && grep -q '^toolgate [0-9]' "$WORK/stdout"; then
   pass "--version prints the version"

@@ -210,6 +210,13 @@ static void take_tool(mcp_gateway *gw, mcp_upstream *u, const cJSON *def) {
              up_name(t->up));
     return;
   }
+  /* a name of its own may not take one toolgate has (exec, a Lua tool):
+   * that tool would be the upstream's to the client */
+  if (!t && bare(u) && tg_tool_exists(gw->s->rt, name)) {
+    mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: tool %s is not "
+             "offered: toolgate has a tool of that name", up_name(u), orig);
+    return;
+  }
   int fresh = !t;
   if (!t && !(t = new_tool(gw, u, orig, name))) return;
   cJSON_Delete(t->def);

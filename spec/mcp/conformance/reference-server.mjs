@@ -256,7 +256,6 @@ function createMcpServer() {
     async () => {
       const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
       await sleep(100);
-      console.error(`[${sessionId}] test_reconnection tool complete`);
       return {
         content: [
           {

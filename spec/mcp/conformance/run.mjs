@@ -81,12 +81,12 @@ async function bridge(command, dir) {
   throw new Error(`the bridge did not come up: ${fs.readFileSync(path.join(dir, "bridge.log"), "utf8").slice(-2000)}`);
 }
 
-// Runs every server scenario of the suite (its default, "active" set)
-// against url; resolves to {scenario: {passed, failed}} and the output.
+// Runs every server scenario of the suite (--suite all: the "active" ones
+// and those it calls pending) against url; resolves to {scenario: {passed, failed}} and the output.
 function suite(url, dir) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath,
-      ["--import", path.join(here, "node20.mjs"), SUITE, "server", "--url", url],
+      ["--import", path.join(here, "node20.mjs"), SUITE, "server", "--suite", "all", "--url", url],
       { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     child.stdout.on("data", (d) => { out += d; });

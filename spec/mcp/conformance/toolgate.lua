@@ -8,7 +8,7 @@
 return {
   db = false,
   defaults = { verdict = "allow" },
-  expose = { "test_*" },
+  expose = { "test_*", "json_schema_*" },
   servers = {
     conf = { command = "node", args = { os.getenv("REFERENCE_SERVER") },
              prefix = false },

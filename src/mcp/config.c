@@ -409,7 +409,7 @@ static int valid_name(const char *name) {
   return 1;
 }
 
-/* prefix = false: the server's tools and prompts keep their own names
+/* prefix = false: the server's tools, prompts and resources keep their names
  * (no "<server><separator>" before them), for a client that must see an
  * upstream's names as they are. Default true. */
 static int get_prefix(reader *r, int idx, const char *path,

@@ -51,8 +51,8 @@ struct mcp_upstream_conf {
   char **tools;        /* its tool names (its own), declared for `toolgate
                           check` and `toolgate test`, which do not start
                           it; NULL: none declared */
-  int bare;            /* prefix = false: its tools and prompts keep their
-                          own names, no "<name><separator>" before them */
+  int bare;            /* prefix = false: its tools, prompts, resources keep
+                          their own names, no "<name><separator>" first */
 };
 
 typedef struct {

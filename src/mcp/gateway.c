@@ -11,8 +11,8 @@
  * (tool_source.h), one that passes the upstreams' CallToolResults on as
  * they came. Its prompts and resources pass
  * through, named <server><separator><name> (a server of prefix = false:
- * its tools and prompts keep their own names); a resource keeps its URI and
- * is read from the upstream that listed it (and subscribed to there, and
+ * its tools, prompts and resources keep their names); a resource keeps
+ * its URI and is read from the upstream that listed it (and subscribed to there, and
  * completed there, as a prompt's arguments are at the prompt's upstream).
  * An upstream's requests of its client (elicitation, sampling, roots) go
  * to our client when it declared that capability, and are refused with

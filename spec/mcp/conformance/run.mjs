@@ -128,7 +128,8 @@ const guard = setTimeout(() => {
 const [alone, gated] = await Promise.all([
   through("bridge alone", `${quote(process.execPath)} ${quote(REFERENCE)}`, dirs.bridge),
   through("toolgate", `${quote(TOOLGATE)} serve --config ${quote(path.join(dirs.toolgate, "toolgate.lua"))}` +
-          ` --log ${quote(path.join(dirs.toolgate, "toolgate.log"))} --log-level info`, dirs.toolgate),
+          ` --log ${quote(path.join(dirs.toolgate, "toolgate.log"))} --log-level info` +
+          ` 2>>${quote(path.join(dirs.toolgate, "stderr.txt"))}`, dirs.toolgate),
 ]);
 clearTimeout(guard);
 
@@ -159,6 +160,14 @@ for (const s of listed)
 for (const s of Object.keys(TOOLGATE_EXCEPTIONS))
   if (gated.results[s] && !gated.results[s].failed)
     fail(`toolgate: ${s} is in TOOLGATE_EXCEPTIONS but passes: take it off the list`);
+
+// toolgate's stderr (the bridge starts it through a shell): no crash or
+// sanitizer report
+const errFile = path.join(dirs.toolgate, "stderr.txt");
+const reports = (fs.existsSync(errFile) ? fs.readFileSync(errFile, "utf8") : "")
+  .split("\n").filter((l) => /Sanitizer|runtime error|Segmentation|Assertion/.test(l));
+if (reports.length) fail(`toolgate reported errors on stderr:\n${reports.slice(0, 20).join("\n")}`);
+else ok("toolgate: no crash or sanitizer report on its stderr");
 
 const count = (r) => {
   const f = failedOf(r).length;

@@ -221,6 +221,16 @@ json_ok "--print-config shows the database and the project, resolved" \
   "objs[0]['db'] == '$RWORK/cfg2/data/audit.db' and objs[0]['project'] == '$RWORK/cfg2'" \
   "$WORK/stdout.line"
 
+# servers.NAME.prefix = false: shown, and anything but a boolean refused
+echo 'return { db = false, servers = { s = { command = "true", prefix = false } } }' >"$WORK/cfg3/bare.lua"
+run serve --config "$WORK/cfg3/bare.lua" --print-config
+one_line
+json_ok "--print-config shows a server's prefix = false" \
+  "objs[0]['servers']['s']['prefix'] is False" "$WORK/stdout.line"
+echo 'return { servers = { s = { command = "true", prefix = "no" } } }' >"$WORK/cfg3/bad2.lua"
+run serve --config "$WORK/cfg3/bad2.lua"
+expect "prefix = \"no\": an error naming the key" 2 "servers.s: prefix must be a boolean"
+
 # ---- the project approvals are remembered for ------------------------------------------
 
 mkdir -p "$WORK/pr/policies" "$WORK/projA" "$WORK/projB"

@@ -409,11 +409,25 @@ static int valid_name(const char *name) {
   return 1;
 }
 
+/* prefix = false: the server's tools, prompts and resources keep their names
+ * (no "<server><separator>" before them), for a client that must see an
+ * upstream's names as they are. Default true. */
+static int get_prefix(reader *r, int idx, const char *path,
+                      mcp_upstream_conf *u) {
+  int t = tg__rawgetfield(r->L, idx, "prefix");
+  int rc = 0;
+  if (t == LUA_TBOOLEAN) u->bare = !lua_toboolean(r->L, -1);
+  else if (t != LUA_TNIL)
+    rc = fail(r, path, "prefix must be a boolean, not %s", type_of(r->L, -1));
+  lua_pop(r->L, 1);
+  return rc;
+}
+
 static int read_server(reader *r, int idx, const char *name,
                        mcp_upstream_conf *u) {
   static const char *const keys[] = {"command", "args", "env", "cwd",
                                      "read_only", "timeout_ms", "tools",
-                                     NULL};
+                                     "prefix", NULL};
   char path[128];
   snprintf(path, sizeof path, "servers.%s", name);
   if (!valid_name(name))
@@ -430,6 +444,7 @@ static int read_server(reader *r, int idx, const char *name,
   if (!rc) rc = get_list(r, idx, "read_only", path, &u->read_only);
   if (!rc) rc = get_count(r, idx, "timeout_ms", path, &u->timeout_ms);
   if (!rc) rc = get_list(r, idx, "tools", path, &u->tools);
+  if (!rc) rc = get_prefix(r, idx, path, u);
   for (size_t i = 0; !rc && u->tools && u->tools[i]; i++)
     if (!u->tools[i][0] || strlen(u->tools[i]) > 128)
       rc = fail(r, path, "tools[%zu] must be a tool name (1 to 128 bytes)",
@@ -654,6 +669,7 @@ static cJSON *server_json(const mcp_upstream_conf *u) {
   add_list(o, "read_only", u->read_only);
   add_num(o, "timeout_ms", u->timeout_ms);
   add_list(o, "tools", u->tools);
+  if (u->bare) cJSON_AddFalseToObject(o, "prefix");
   return o;
 }
 

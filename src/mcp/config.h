@@ -20,7 +20,7 @@
  *       everything = { command = "npx", args = { "-y", "..." },
  *                      env = { KEY = "value" }, cwd = ".",
  *                      read_only = { "echo", "get-*" }, timeout_ms = 0,
- *                      tools = { "echo", "get-env" } },
+ *                      tools = { "echo", "get-env" }, prefix = true },
  *     },
  *   }
  *
@@ -51,6 +51,8 @@ struct mcp_upstream_conf {
   char **tools;        /* its tool names (its own), declared for `toolgate
                           check` and `toolgate test`, which do not start
                           it; NULL: none declared */
+  int bare;            /* prefix = false: its tools, prompts, resources keep
+                          their own names, no "<name><separator>" first */
 };
 
 typedef struct {

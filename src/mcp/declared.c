@@ -47,7 +47,8 @@ int mcp_declared_tools(const char *path, cJSON **out, char *err,
       size_t n = strlen(u->name) + strlen(sep) + strlen(u->tools[k]) + 1;
       char *name = malloc(n);
       if (!name) continue;
-      snprintf(name, n, "%s%s%s", u->name, sep, u->tools[k]);
+      if (u->bare) snprintf(name, n, "%s", u->tools[k]);
+      else snprintf(name, n, "%s%s%s", u->name, sep, u->tools[k]);
       cJSON *o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "name", name);
       cJSON_AddBoolToObject(o, "read_only", read_only(u, u->tools[k]));

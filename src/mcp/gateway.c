@@ -10,8 +10,9 @@
  * like the runtime's own tools: the gateway is a tool source to it
  * (tool_source.h), one that passes the upstreams' CallToolResults on as
  * they came. Its prompts and resources pass
- * through, named <server><separator><name>; a resource keeps its URI and
- * is read from the upstream that listed it (and subscribed to there, and
+ * through, named <server><separator><name> (a server of prefix = false:
+ * its tools, prompts and resources keep their names); a resource keeps
+ * its URI and is read from the upstream that listed it (and subscribed to there, and
  * completed there, as a prompt's arguments are at the prompt's upstream).
  * An upstream's requests of its client (elicitation, sampling, roots) go
  * to our client when it declared that capability, and are refused with
@@ -77,19 +78,44 @@ static cJSON *src_describe(void *ud, const cJSON *described) {
   return t ? cJSON_Duplicate(t->def, 1) : NULL;
 }
 
-/* "<server><sep>rest": the upstream and the rest, or NULL. */
+static int bare(const mcp_upstream *u) { return up_conf(u)->bare; }
+
+static int lists_prompt(const mcp_upstream *u, const char *name) {
+  const cJSON *p;
+  cJSON_ArrayForEach(p, up_prompts(u)) {
+    const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(p, "name"));
+    if (n && !strcmp(name, n)) return 1;
+  }
+  return 0;
+}
+
+/* The upstream of a prompt's name and its own name (rest), or NULL: the
+ * server of "<server><sep>rest", else a server of prefix = false that
+ * lists the prompt under that very name. */
 static mcp_upstream *by_prefix(const mcp_gateway *gw, const char *name,
                                const char **rest) {
   const char *sep = gw->s->opt.separator;
   for (size_t i = 0; name && i < gw->nups; i++) {
     size_t n = strlen(up_name(gw->ups[i]));
-    if (!strncmp(name, up_name(gw->ups[i]), n) &&
+    if (!bare(gw->ups[i]) && !strncmp(name, up_name(gw->ups[i]), n) &&
         !strncmp(name + n, sep, strlen(sep))) {
       *rest = name + n + strlen(sep);
       return gw->ups[i];
     }
   }
+  for (size_t i = 0; name && i < gw->nups; i++)
+    if (bare(gw->ups[i]) && lists_prompt(gw->ups[i], name)) {
+      *rest = name;
+      return gw->ups[i];
+    }
   return NULL;
+}
+
+/* What the client calls an upstream's tool or prompt `orig`. */
+static void full_name(const mcp_gateway *gw, const mcp_upstream *u,
+                      const char *orig, char *out, size_t size) {
+  if (bare(u)) snprintf(out, size, "%s", orig);
+  else snprintf(out, size, "%s%s%s", up_name(u), gw->s->opt.separator, orig);
 }
 
 /* ---- its tools in the runtime ------------------------------------------------------ */
@@ -176,8 +202,21 @@ static void take_tool(mcp_gateway *gw, mcp_upstream *u, const cJSON *def) {
              up_name(u), orig);
     return;
   }
-  snprintf(name, sizeof name, "%s%s%s", up_name(u), gw->s->opt.separator, orig);
+  full_name(gw, u, orig, name, sizeof name);
   gw_tool *t = tool_named(gw, name);
+  if (t && t->up != u) { /* two servers of prefix = false, one name */
+    mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: tool %s is not "
+             "offered: upstream %s has that name", up_name(u), orig,
+             up_name(t->up));
+    return;
+  }
+  /* a name of its own may not take one toolgate has (exec, a Lua tool):
+   * that tool would be the upstream's to the client */
+  if (!t && bare(u) && tg_tool_exists(gw->s->rt, name)) {
+    mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: tool %s is not "
+             "offered: toolgate has a tool of that name", up_name(u), orig);
+    return;
+  }
   int fresh = !t;
   if (!t && !(t = new_tool(gw, u, orig, name))) return;
   cJSON_Delete(t->def);
@@ -472,11 +511,12 @@ static cJSON *gather(mcp_gateway *gw, const cJSON *(*list)(const mcp_upstream *)
     cJSON_ArrayForEach(it, list(gw->ups[i])) {
       cJSON *c = cJSON_Duplicate(it, 1);
       const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(it, "name"));
-      if (rename && n) {
-        char *full = malloc(strlen(up_name(gw->ups[i])) + strlen(gw->s->opt.separator) +
-                            strlen(n) + 1);
+      if (rename && n && !bare(gw->ups[i])) {
+        size_t size = strlen(up_name(gw->ups[i])) + strlen(gw->s->opt.separator) +
+                      strlen(n) + 1;
+        char *full = malloc(size);
         if (full) {
-          sprintf(full, "%s%s%s", up_name(gw->ups[i]), gw->s->opt.separator, n);
+          full_name(gw, gw->ups[i], n, full, size);
           cJSON_ReplaceItemInObject(c, "name", cJSON_CreateString(full));
           free(full);
         }

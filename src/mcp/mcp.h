@@ -108,7 +108,8 @@ struct mcp_call {
                             request (a requestState binds them); NULL in
                             a session */
   cJSON *progress_token; /* _meta.progressToken, or NULL */
-  double last_progress;  /* progress must grow: what was last sent */
+  double last_progress;  /* progress must grow: what was last sent;
+                            -HUGE_VAL before the first (which may be 0) */
   int own_progress;      /* its tool reports progress (an upstream's,
                             relayed as it comes): no heartbeat of ours */
   cJSON *held_progress;  /* the latest notice while the client does not

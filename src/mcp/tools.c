@@ -15,6 +15,7 @@
  */
 #include <stdio.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "mcp.h"
@@ -500,6 +501,7 @@ static mcp_call *new_call(mcp_session *ss, const mcp_req *req, const char *name,
   if (req->stateless)
     c->args = args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject();
   c->progress_token = token ? cJSON_Duplicate(token, 1) : NULL;
+  c->last_progress = -HUGE_VAL; /* a first notice of 0 is sent too */
   c->stateless = req->stateless;
   c->can_elicit = mcp_can_elicit(req);
   c->log_level = req->stateless

@@ -1808,6 +1808,26 @@ TEST(a_session_that_read_a_secret_gets_no_network) {
   curl_answer(pol, NULL, "taint-cat", tmp, "it read .env");
   curl_answer(pol, NULL, "taint-read", tmp, ".env");
   curl_answer(pol, NULL, "taint-clean", tmp, NULL);
+  /* toolgate log shows when and why; a person clears it */
+  const char *log[] = {"log", "--session", "taint-cat", NULL};
+  r = run_text(log, "");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "session taint-cat is sensitive since ");
+  ASSERT_CONTAINS(r.out, "it read .env, which holds credentials (call ");
+  ran_free(&r);
+  const char *clear[] = {"approvals", "clear-taint", "taint-cat", NULL};
+  r = run_text(clear, "");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "no longer sensitive");
+  ran_free(&r);
+  curl_answer(pol, NULL, "taint-cat", tmp, NULL);
+  r = run_text(clear, "");
+  ASSERT_INT_EQ(r.code, 2); /* clean already */
+  ASSERT_CONTAINS(r.err, "not tainted");
+  ran_free(&r);
+  r = run_text(log, "");
+  ASSERT_NOT_CONTAINS(r.out, "sensitive");
+  ran_free(&r);
   free(pol);
   remove_tree(tmp);
 }

@@ -760,9 +760,16 @@ static void taint_body(tg_store *st, tg_runtime *rt) {
   t.level = 0;
   ASSERT_INT_EQ(tg__store_taint_raise(st, "tn-2", &t, err), -EINVAL);
   /* cleared: clean again; clearing a clean session is -ENOENT */
-  ASSERT_INT_EQ(tg__store_taint_clear(st, "tn-1", err), 0);
+  cJSON *j = tg_store_taint(st, "tn-1", err);
+  ASSERT_NUM_EQ(num_at(j, "level"), 3);
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(j, "call")));
+  cJSON_Delete(j);
+  ASSERT_INT_EQ(tg_store_taint_clear(st, "tn-1", err), 0);
+  j = tg_store_taint(st, "tn-1", err);
+  ASSERT_TRUE(cJSON_IsNull(j));
+  cJSON_Delete(j);
   ASSERT_INT_EQ(tg__store_taint_read(st, "tn-1", &got, err), 0);
-  ASSERT_INT_EQ(tg__store_taint_clear(st, "tn-1", err), -ENOENT);
+  ASSERT_INT_EQ(tg_store_taint_clear(st, "tn-1", err), -ENOENT);
 }
 
 TEST(a_sessions_taint_only_rises_is_masked_and_cleared) {

@@ -254,13 +254,13 @@ int tg__agent_stop(tg_store *st, const char *id, const char *agent,
 
 /* ---- taint_api.c: a session's taint ---------------------------------- */
 
-/* As the backend's taint_raise / taint_read / taint_clear, the session id
- * checked first (-EINVAL), the reason masked. */
+/* As the backend's taint_raise / taint_read, the session id checked
+ * first (-EINVAL), the reason masked (tg_store_taint_clear in
+ * store_api.h clears). */
 int tg__store_taint_raise(tg_store *st, const char *id, const tg_taint *t,
                           char err[TG_ERRMSG]);
 int tg__store_taint_read(tg_store *st, const char *id, tg_taint *out,
                          char err[TG_ERRMSG]);
-int tg__store_taint_clear(tg_store *st, const char *id, char err[TG_ERRMSG]);
 
 /* ---- export.c, render.c: a session as one document -------------------- */
 

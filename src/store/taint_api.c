@@ -33,7 +33,29 @@ int tg__store_taint_read(tg_store *st, const char *id, tg_taint *out,
   return st->be->taint_read(st, id, out, err);
 }
 
-int tg__store_taint_clear(tg_store *st, const char *id, char err[TG_ERRMSG]) {
-  if (tg__session_id_check(id, err) < 0) return -EINVAL;
-  return st->be->taint_clear(st, id, err);
+cJSON *tg_store_taint(tg_store *st, const char *session, char err[TG_ERRMSG]) {
+  tg_taint t;
+  int rc = tg__store_taint_read(st, session, &t, err);
+  if (rc < 0) return NULL;
+  if (rc == 0) return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  if (o && (!cJSON_AddStringToObject(o, "session", session) ||
+            !cJSON_AddNumberToObject(o, "level", t.level) ||
+            !cJSON_AddStringToObject(o, "reason", t.reason) ||
+            !(*t.call_id ? cJSON_AddStringToObject(o, "call", t.call_id)
+                         : cJSON_AddNullToObject(o, "call")) ||
+            !(*t.tool ? cJSON_AddStringToObject(o, "tool", t.tool)
+                      : cJSON_AddNullToObject(o, "tool")) ||
+            !cJSON_AddNumberToObject(o, "at", (double)t.ts_ms))) {
+    cJSON_Delete(o);
+    o = NULL;
+  }
+  if (!o) snprintf(err, TG_ERRMSG, "out of memory");
+  return o;
+}
+
+int tg_store_taint_clear(tg_store *st, const char *session,
+                         char err[TG_ERRMSG]) {
+  if (tg__session_id_check(session, err) < 0) return -EINVAL;
+  return st->be->taint_clear(st, session, err);
 }

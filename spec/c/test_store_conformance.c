@@ -760,6 +760,13 @@ static void taint_body(tg_store *st, tg_runtime *rt) {
   t.level = 0;
   ASSERT_INT_EQ(tg__store_taint_raise(st, "tn-2", &t, err), -EINVAL);
   /* cleared: clean again; clearing a clean session is -ENOENT */
+  /* an export says when and why */
+  ASSERT_OK(tg__agent_session(st, "tn-1", "claude", "/w", TG_AGENT_NOTE, err));
+  cJSON *doc = tg__session_doc(st, "tn-1", err);
+  ASSERT_NOT_NULL(doc);
+  ASSERT_NUM_EQ(num_at(cJSON_GetObjectItem(doc, "taint"), "level"), 3);
+  ASSERT_NUM_EQ(num_at(cJSON_GetObjectItem(doc, "taint"), "at"), 3000);
+  cJSON_Delete(doc);
   cJSON *j = tg_store_taint(st, "tn-1", err);
   ASSERT_NUM_EQ(num_at(j, "level"), 3);
   ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(j, "call")));
@@ -768,6 +775,9 @@ static void taint_body(tg_store *st, tg_runtime *rt) {
   j = tg_store_taint(st, "tn-1", err);
   ASSERT_TRUE(cJSON_IsNull(j));
   cJSON_Delete(j);
+  doc = tg__session_doc(st, "tn-1", err);
+  ASSERT_NULL(cJSON_GetObjectItem(doc, "taint"));
+  cJSON_Delete(doc);
   ASSERT_INT_EQ(tg__store_taint_read(st, "tn-1", &got, err), 0);
   ASSERT_INT_EQ(tg_store_taint_clear(st, "tn-1", err), -ENOENT);
 }

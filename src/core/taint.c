@@ -46,6 +46,13 @@ int tg__taint_raise(tg_core *core, const char *session, const tg_taint *t,
     return -EINVAL;
   }
   if (core->sink.taint_raise) {
+    /* already as high: no write (a read takes no lock; the write waits
+     * for the store's writer) */
+    tg_taint now;
+    if (core->sink.taint_read &&
+        core->sink.taint_read(core->sink.ud, session, &now, err) > 0 &&
+        now.level >= t->level)
+      return 0;
     int rc = core->sink.taint_raise(core->sink.ud, session, t, err);
     if (rc > 0) tell(core, session, t);
     return rc < 0 ? rc : 0;

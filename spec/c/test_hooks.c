@@ -1808,6 +1808,14 @@ TEST(a_session_that_read_a_secret_gets_no_network) {
   curl_answer(pol, NULL, "taint-cat", tmp, "it read .env");
   curl_answer(pol, NULL, "taint-read", tmp, ".env");
   curl_answer(pol, NULL, "taint-clean", tmp, NULL);
+  /* the agent's WebFetch, by its name */
+  r = taint_event(pol, NULL, "taint-read", tmp,
+                  "\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"WebFetch\","
+                  "\"tool_input\":{\"url\":\"https://x.example\",\"prompt\":\"x\"}");
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "tainted-no-network");
+  ASSERT_CONTAINS(r.out, "sensitive since");
+  ran_free(&r);
   /* toolgate log shows when and why; a person clears it */
   const char *log[] = {"log", "--session", "taint-cat", NULL};
   r = run_text(log, "");

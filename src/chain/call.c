@@ -406,8 +406,18 @@ static void taint_if_redacted(tg_call *c, int in_args, int in_result) {
   char reason[TG_TAINT_REASON_MAX], err[TG_ERRMSG] = "";
   snprintf(reason, sizeof reason, "a redaction rule matched in %s's %s",
            c->tool_name, in_args ? "input" : "result");
+  /* an agent's call by the agent's id and name, as the user saw it */
+  const char *id = c->id, *tool = c->tool_name;
+  if (c->metadata) {
+    const char *aid = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(c->metadata, "agent_tool_use_id"));
+    const char *atool = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(c->metadata, "agent_tool"));
+    if (aid) id = aid;
+    if (atool) tool = atool;
+  }
   tg_taint t;
-  tg__taint_fill(&t, 1, reason, c->id, c->tool_name, (int64_t)tg__wall_ms());
+  tg__taint_fill(&t, 1, reason, id, tool, (int64_t)tg__wall_ms());
   if (tg__taint_raise(c->core, c->session, &t, err) < 0) {
     cJSON *d = tg__event_data(c->core, c);
     if (d) cJSON_AddStringToObject(d, "error", err);

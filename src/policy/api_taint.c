@@ -27,7 +27,9 @@ static const char *call_field(lua_State *L, int t, const char *k) {
   return s;
 }
 
-/* Argument 1: a session id, or a call table (*id, *tool set from it). */
+/* Argument 1: a session id, or a call table (*id, *tool set from it: an
+ * agent's own id and name of the call when the call is an agent's, as the
+ * user saw it, else toolgate's). */
 static const char *session_arg(lua_State *L, const char *fn, const char **id,
                                const char **tool) {
   *id = *tool = NULL;
@@ -35,6 +37,14 @@ static const char *session_arg(lua_State *L, const char *fn, const char **id,
     const char *s = call_field(L, 1, "session");
     *id = call_field(L, 1, "id");
     *tool = call_field(L, 1, "tool");
+    if (tg__rawgetfield(L, 1, "metadata") == LUA_TTABLE) {
+      int md = lua_gettop(L);
+      const char *aid = call_field(L, md, "agent_tool_use_id");
+      const char *atool = call_field(L, md, "agent_tool");
+      if (aid) *id = aid;
+      if (atool) *tool = atool;
+    }
+    lua_pop(L, 1); /* the call table keeps the metadata */
     if (!s) luaL_error(L, "%s: the call has no session", fn);
     return s;
   }

@@ -83,12 +83,12 @@ local function network_use(call)
   return nil
 end
 
-local function because(t)
+local function because(t, session)
   local what = t.call and (" by call " .. t.call .. (t.tool and (" (" .. t.tool .. ")") or ""))
     or ""
   return "this session is sensitive since " .. os.date("!%Y-%m-%d %H:%M:%SZ",
     math.floor(t.at / 1000)) .. what .. ": " .. t.reason
-    .. "; a person can clear it with `toolgate approvals clear-taint SESSION`"
+    .. "; a person can clear it with `toolgate approvals clear-taint " .. session .. "`"
 end
 
 -- A call that read a secret taints its session, once the tool ran.
@@ -105,7 +105,7 @@ tg.rule {
   tools = NETWORK_TOOLS,
   check = function(call)
     local t = call.session and tg.session_taint(call.session)
-    if t then return VERDICT(call.tool .. " reaches the network, and " .. because(t)) end
+    if t then return VERDICT(call.tool .. " reaches the network, and " .. because(t, call.session)) end
   end,
 }
 
@@ -117,6 +117,6 @@ tg.rule {
     local t = call.session and tg.session_taint(call.session)
     if not t then return nil end
     local use = network_use(call)
-    if use then return VERDICT(use .. " reaches the network, and " .. because(t)) end
+    if use then return VERDICT(use .. " reaches the network, and " .. because(t, call.session)) end
   end,
 }

@@ -67,11 +67,13 @@ int tg__l_taint(lua_State *L) {
   tg_generation *g = gen_of(L);
   const char *call_id, *tool;
   const char *session = session_arg(L, fn, &call_id, &tool);
-  lua_Number lv = luaL_checknumber(L, 2);
+  lua_Number lv = lua_type(L, 2) == LUA_TNUMBER ? lua_tonumber(L, 2) : 0;
   if (!isfinite(lv) || lv != floor(lv) || lv < 1 || lv > TG_TAINT_LEVEL_MAX)
     return luaL_error(L, "%s: the level must be a whole number from 1 to %d",
                       fn, TG_TAINT_LEVEL_MAX);
-  luaL_checktype(L, 3, LUA_TSTRING);
+  if (lua_type(L, 3) != LUA_TSTRING)
+    return luaL_error(L, "%s: the reason must be a string (got %s)", fn,
+                      luaL_typename(L, 3));
   const char *reason = tg__checknonul(L, 3, fn, "the reason");
   if (!*reason) return luaL_error(L, "%s: the reason must not be empty", fn);
   tg_taint t;

@@ -55,6 +55,7 @@ cmake -S . -B build.luarocks -DCMAKE_BUILD_TYPE=Release -DTOOLGATE_WERROR=OFF -D
     lib = { toolgate = "build.luarocks/lua/toolgate.so" },
     lua = {
       ["toolgate.shell"] = "lua/toolgate/shell.lua",
+      ["toolgate.secrets"] = "lua/toolgate/secrets.lua",
       -- the agent hooks' mapping (policies find their own copy, as above)
       ["toolgate.agent"] = "lua/toolgate/agent.lua",
       ["toolgate.agents.common"] = "lua/toolgate/agents/common.lua",

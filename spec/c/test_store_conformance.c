@@ -7,7 +7,7 @@
  * remembered approvals (granted, looked up on the loop, revoked, expired,
  * kept to their session or project, queued with a callback), the usage
  * ledger, memories (recorded, recalled, kept to their scope), what an
- * agent's hooks keep of a session, an export imported back, and two
+ * agent's hooks keep of a session, a session's taint, an export imported back, and two
  * stores open on one database at once.
  *
  * Each backend comes as a factory (factories[] below): the address of a
@@ -726,6 +726,66 @@ static void agent_body(tg_store *st, tg_runtime *rt) {
 
 TEST(agent_sessions_count_turns_and_usage_once) { on_each_store(agent_body); }
 
+/* ---- a session's taint ---------------------------------------------------------- */
+
+static void taint_body(tg_store *st, tg_runtime *rt) {
+  (void)rt;
+  char err[TG_ERRMSG] = "";
+  tg_taint t, got;
+  ASSERT_INT_EQ(tg__store_taint_read(st, "tn-1", &got, err), 0); /* clean */
+  ASSERT_INT_EQ(got.level, 0);
+  tg__taint_fill(&t, 1, "it read .env", "call-7", "read_file", 1000);
+  ASSERT_INT_EQ(tg__store_taint_raise(st, "tn-1", &t, err), 1);
+  ASSERT_INT_EQ(tg__store_taint_read(st, "tn-1", &got, err), 1);
+  ASSERT_INT_EQ(got.level, 1);
+  ASSERT_STR_EQ(got.reason, "it read .env");
+  ASSERT_STR_EQ(got.call_id, "call-7");
+  ASSERT_STR_EQ(got.tool, "read_file");
+  ASSERT_NUM_EQ(got.ts_ms, 1000);
+  /* the same level again keeps the first cause; a higher one replaces it */
+  tg__taint_fill(&t, 1, "later", "call-8", "exec", 2000);
+  ASSERT_INT_EQ(tg__store_taint_raise(st, "tn-1", &t, err), 0);
+  ASSERT_INT_EQ(tg__store_taint_read(st, "tn-1", &got, err), 1);
+  ASSERT_STR_EQ(got.call_id, "call-7");
+  tg__taint_fill(&t, 3, "a key, AKIAABCDEFGHIJKLMNOP, in a result", NULL,
+                 NULL, 3000);
+  ASSERT_INT_EQ(tg__store_taint_raise(st, "tn-1", &t, err), 1);
+  ASSERT_INT_EQ(tg__store_taint_read(st, "tn-1", &got, err), 1);
+  ASSERT_INT_EQ(got.level, 3);
+  ASSERT_STR_EQ(got.call_id, "");
+  ASSERT_NOT_CONTAINS(got.reason, "AKIAABCDEFGHIJKLMNOP"); /* masked */
+  /* another session is clean; a bad id or level is refused */
+  ASSERT_INT_EQ(tg__store_taint_read(st, "tn-2", &got, err), 0);
+  ASSERT_INT_EQ(tg__store_taint_read(st, "bad\nid", &got, err), -EINVAL);
+  t.level = 0;
+  ASSERT_INT_EQ(tg__store_taint_raise(st, "tn-2", &t, err), -EINVAL);
+  /* cleared: clean again; clearing a clean session is -ENOENT */
+  /* an export says when and why */
+  ASSERT_OK(tg__agent_session(st, "tn-1", "claude", "/w", TG_AGENT_NOTE, err));
+  cJSON *doc = tg__session_doc(st, "tn-1", err);
+  ASSERT_NOT_NULL(doc);
+  ASSERT_NUM_EQ(num_at(cJSON_GetObjectItem(doc, "taint"), "level"), 3);
+  ASSERT_NUM_EQ(num_at(cJSON_GetObjectItem(doc, "taint"), "at"), 3000);
+  cJSON_Delete(doc);
+  cJSON *j = tg_store_taint(st, "tn-1", err);
+  ASSERT_NUM_EQ(num_at(j, "level"), 3);
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(j, "call")));
+  cJSON_Delete(j);
+  ASSERT_INT_EQ(tg_store_taint_clear(st, "tn-1", err), 0);
+  j = tg_store_taint(st, "tn-1", err);
+  ASSERT_TRUE(cJSON_IsNull(j));
+  cJSON_Delete(j);
+  doc = tg__session_doc(st, "tn-1", err);
+  ASSERT_NULL(cJSON_GetObjectItem(doc, "taint"));
+  cJSON_Delete(doc);
+  ASSERT_INT_EQ(tg__store_taint_read(st, "tn-1", &got, err), 0);
+  ASSERT_INT_EQ(tg_store_taint_clear(st, "tn-1", err), -ENOENT);
+}
+
+TEST(a_sessions_taint_only_rises_is_masked_and_cleared) {
+  on_each_store(taint_body);
+}
+
 /* ---- export and import ------------------------------------------------------------ */
 
 static void export_body(tg_store *st, tg_runtime *rt) {
@@ -832,6 +892,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(memories_are_recalled_within_their_session_or_project),
       TEST_ENTRY(recall_ranks_by_relevance_and_honours_limit_score_and_tokens),
       TEST_ENTRY(agent_sessions_count_turns_and_usage_once),
+      TEST_ENTRY(a_sessions_taint_only_rises_is_masked_and_cleared),
       TEST_ENTRY(an_export_imports_back_as_the_same_session),
       TEST_ENTRY(stores_opened_at_once_on_one_database_see_each_other),
   };

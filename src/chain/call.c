@@ -13,6 +13,7 @@
 #include <string.h>
 #include "call.h"
 #include "core/changes.h"
+#include "core/taint.h"
 #include "core/turns.h"
 #include "core/progress.h"
 #include "policy/api_changes.h"
@@ -396,6 +397,34 @@ static void fill_audit(tg_call *c) {
       .committed = audit_committed};
 }
 
+/* A redaction rule matched in the call's input (args) or result: a
+ * secret passed through the call, so its session is sensitive from now on
+ * (core/taint.h tells it in a session_tainted event). A taint that cannot
+ * be kept is told in a store_error event; the call's outcome stays. */
+static void taint_if_redacted(tg_call *c, int in_args, int in_result) {
+  if ((!in_args && !in_result) || !c->session || !*c->session) return;
+  char reason[TG_TAINT_REASON_MAX], err[TG_ERRMSG] = "";
+  snprintf(reason, sizeof reason, "a redaction rule matched in %s's %s",
+           c->tool_name, in_args ? "input" : "result");
+  /* an agent's call by the agent's id and name, as the user saw it */
+  const char *id = c->id, *tool = c->tool_name;
+  if (c->metadata) {
+    const char *aid = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(c->metadata, "agent_tool_use_id"));
+    const char *atool = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(c->metadata, "agent_tool"));
+    if (aid) id = aid;
+    if (atool) tool = atool;
+  }
+  tg_taint t;
+  tg__taint_fill(&t, 1, reason, id, tool, (int64_t)tg__wall_ms());
+  if (tg__taint_raise(c->core, c->session, &t, err) < 0) {
+    cJSON *d = tg__event_data(c->core, c);
+    if (d) cJSON_AddStringToObject(d, "error", err);
+    tg__emit(c->core, c, "store_error", c->id, d);
+  }
+}
+
 /* The chain is through. With storage on, the record goes to the store
  * first and the call ends when it is committed (0: it waits); else it
  * ends now (1). */
@@ -404,6 +433,11 @@ static int finish(tg_call *c) {
   c->duration_ms = tg__now_ms() - c->start_ms;
   const tg_sink *sink = &c->core->sink;
   if (!sink->audit) {
+    cJSON *a = tg__redact_copy(&c->core->redact, c->args);
+    cJSON *r = tg__redact_copy(&c->core->redact, c->result);
+    taint_if_redacted(c, a != NULL, r != NULL);
+    cJSON_Delete(a);
+    cJSON_Delete(r);
     end_call(c);
     return 1;
   }
@@ -416,6 +450,7 @@ static int finish(tg_call *c) {
   if (c->call_ref != LUA_NOREF) luaL_unref(c->gen->L, LUA_REGISTRYINDEX, c->call_ref);
   c->call_ref = LUA_NOREF;
   fill_audit(c);
+  taint_if_redacted(c, c->red_args != NULL, c->red_result != NULL);
   sink->audit(sink->ud, &c->audit);
   return 0;
 }

@@ -2,7 +2,8 @@
  * approvals_cmd.c — `toolgate approvals`: the remembered approve-always
  * answers in the database. list shows them, revoke ends one (the calls it
  * covered are asked again, in every process on the database), grant makes
- * one ahead of time.
+ * one ahead of time; clear-taint lets a sensitive session use the network
+ * again.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ const char cmd_approvals_usage[] =
     "       toolgate approvals grant TOOL [--args JSON | --pattern ARG=GLOB]\n"
     "                [--project DIR | --session ID] [--until TIME]\n"
     "                [--json] [--db PATH]\n"
+    "       toolgate approvals clear-taint SESSION [--db PATH]\n"
     "\n"
     "Remembered approvals turn a rule's ask into an allow without asking:\n"
     "for the whole tool, for exact args (--args), or for calls whose\n"
@@ -34,6 +36,9 @@ const char cmd_approvals_usage[] =
     "  revoke    ends approval ID: its calls are asked again\n"
     "  grant     remembers one ahead of time (default: the whole tool, for\n"
     "            the project in the current folder, forever)\n"
+    "  clear-taint  makes SESSION clean again: a session that read a secret\n"
+    "            is sensitive (its network calls are refused) until a\n"
+    "            person clears it\n"
     "\n"
     "options:\n"
     DB_PATH_USAGE
@@ -52,7 +57,8 @@ typedef struct {
 
 static int parse(approvals_options *o, int argc, char **argv,
                  const char *usage) {
-  static const char *const names[] = {"list, revoke or grant", "ID or TOOL"};
+  static const char *const names[] = {"list, revoke, grant or clear-taint",
+                                      "ID, TOOL or SESSION"};
   const opt_spec specs[] = {
       {"--db", OPT_VALUE, NULL, &o->db},
       {"--all", OPT_FLAG, &o->all, NULL},
@@ -190,6 +196,30 @@ static int revoke(const approvals_options *o) {
   return rc < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }
 
+/* ---- clear-taint ----------------------------------------------------- */
+
+static int clear_taint(const approvals_options *o) {
+  if (o->npos < 2) {
+    cli_error("approvals clear-taint: which session? (toolgate approvals "
+              "clear-taint SESSION)");
+    return CLI_EXIT_USAGE;
+  }
+  if (o->all || o->json || grant_only(o, "clear-taint")) {
+    if (o->all || o->json)
+      cli_error("approvals clear-taint: options '--all' and '--json' are "
+                "for list");
+    return CLI_EXIT_USAGE;
+  }
+  tg_store *st = open_store(o, 0);
+  if (!st) return CLI_EXIT_USAGE;
+  char err[TG_ERRMSG] = "";
+  int rc = tg_store_taint_clear(st, o->pos[1], err);
+  if (rc < 0) cli_error("approvals clear-taint: %s", err);
+  else printf("session %s is no longer sensitive\n", o->pos[1]);
+  tg_store_close(st);
+  return rc < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+}
+
 /* ---- grant ---------------------------------------------------------- */
 
 /* --pattern ARG=GLOB into spec (arg copied into argbuf). */
@@ -275,13 +305,15 @@ static int grant(const approvals_options *o) {
 int cmd_approvals(int argc, char **argv) {
   approvals_options o;
   memset(&o, 0, sizeof o);
-  int code = parse(&o, argc, argv, "approvals list|revoke ID|grant TOOL "
-                                   "[options]");
+  int code = parse(&o, argc, argv, "approvals list|revoke ID|grant TOOL|"
+                                   "clear-taint SESSION [options]");
   if (code >= 0) return code;
   const char *sub = o.pos[0];
   if (!strcmp(sub, "list")) return list(&o);
   if (!strcmp(sub, "revoke")) return revoke(&o);
   if (!strcmp(sub, "grant")) return grant(&o);
-  cli_error("approvals: unknown subcommand '%s' (list, revoke or grant)", sub);
+  if (!strcmp(sub, "clear-taint")) return clear_taint(&o);
+  cli_error("approvals: unknown subcommand '%s' (list, revoke, grant or "
+            "clear-taint)", sub);
   return CLI_EXIT_USAGE;
 }

@@ -26,7 +26,9 @@ const char cmd_log_usage[] =
     "\n"
     "options:\n"
     DB_PATH_USAGE
-    "  --session S         only the calls of session S\n"
+    "  --session S         only the calls of session S, and whether (and\n"
+    "                      why, since when) S is sensitive: a call of it\n"
+    "                      read a secret\n"
     "  --tool T            only the calls of tool T\n"
     "  --status S          only the calls that ended S: ok, error, denied,\n"
     "                      rejected, cancelled or timeout\n"
@@ -162,6 +164,31 @@ static void print_records(log_run *r, const cJSON *recs) {
   fflush(stdout);
 }
 
+/* With --session: when and why the session became sensitive (its taint),
+ * as a line after its calls. */
+static int print_taint(log_run *r, tg_store *st) {
+  char err[TG_ERRMSG] = "", when[20];
+  if (!r->f.session || r->json) return 0;
+  cJSON *t = tg_store_taint(st, r->f.session, err);
+  if (!t) {
+    cli_error("log: %s", err);
+    return -1;
+  }
+  if (cJSON_IsObject(t)) {
+    const char *call = table_str(t, "call"), *tool = table_str(t, "tool");
+    cli_sgr(stdout, r->color, "31");
+    printf("session %s is sensitive since %s: %s", r->f.session,
+           table_time((int64_t)table_num(t, "at", 0), when),
+           table_str(t, "reason"));
+    if (call) printf(" (call %s%s%s)", call, tool ? ", " : "", tool ? tool : "");
+    cli_sgr(stdout, r->color, "0");
+    printf("; its network calls are refused until `toolgate approvals "
+           "clear-taint %s`\n", r->f.session);
+  }
+  cJSON_Delete(t);
+  return 0;
+}
+
 /* ---- running -------------------------------------------------------- */
 
 /* The id of the last call recorded, matching or not: --follow starts
@@ -223,6 +250,10 @@ int cmd_log(int argc, char **argv) {
               tg_store_path(st));
   print_records(&r, recs);
   cJSON_Delete(recs);
+  if (print_taint(&r, st) < 0) {
+    tg_store_close(st);
+    return CLI_EXIT_USAGE;
+  }
   code = r.follow ? follow(&r, st) : CLI_EXIT_OK;
   tg_store_close(st);
   return code;

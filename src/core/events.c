@@ -17,7 +17,7 @@
   X(approval_request) X(approval) X(attempt) X(retry) X(progress)         \
   X(result_truncated) X(call_end) X(rule_error) X(handler_error)          \
   X(policy_loaded) X(policy_error) X(file_change) X(control_busy)          \
-  X(store_error)                                                           \
+  X(store_error) X(session_tainted)                                        \
   /* the chat side */                                                      \
   X(turn_begin) X(chat_begin) X(chat_end) X(layer_error) X(route)          \
   X(budget_alert) X(notification)

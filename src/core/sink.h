@@ -16,6 +16,7 @@
 #include "core/approval.h"
 #include "core/error.h"
 #include "core/memory.h"
+#include "core/taint.h"
 
 /* A call's audit record. Every pointer borrows the call's own
  * memory: the call neither changes nor frees any of it until committed()
@@ -67,6 +68,13 @@ typedef struct tg_sink {
    * tg_memory_record / tg_memory_recall (store/store_api.h). */
   int64_t (*memory_record)(void *ud, const tg_memory *m, char *err);
   cJSON *(*memory_recall)(void *ud, const tg_recall_filter *f, char *err);
+  /* A session's taint (core/taint.h), blocking on the loop thread like
+   * memory: raise keeps the higher level (1: raised, 0: the level stored
+   * was as high); read answers 1 tainted, 0
+   * clean, or a negative errno. NULL with storage off (kept in memory). */
+  int (*taint_raise)(void *ud, const char *session, const tg_taint *t,
+                     char *err);
+  int (*taint_read)(void *ud, const char *session, tg_taint *out, char *err);
 } tg_sink;
 
 #endif

@@ -5,11 +5,13 @@
 #include <string.h>
 #include "turns.h"
 #include "core.h"
+#include "taint.h"
 #include "base/util.h"
 
 static void state_free(tg_session_state *s) {
   tg__session_chat_clear(s);
   free(s->agent_mark);
+  free(s->taint);
   free(s->session);
   free(s);
 }
@@ -33,7 +35,7 @@ static tg_session_state *find(tg_turns *t, const char *session) {
  * lookups) without end. */
 static void forget_one(tg_turns *t) {
   for (size_t i = 0; i < t->n; i++) {
-    if (t->v[i]->chat_open) continue;
+    if (t->v[i]->chat_open || t->v[i]->taint) continue;
     state_free(t->v[i]);
     memmove(&t->v[i], &t->v[i + 1], (t->n - 1 - i) * sizeof *t->v);
     t->n--;

@@ -32,6 +32,9 @@ typedef struct tg_session_state {
   /* an agent's transcript read up to here (a JSON mark), when no
    * database keeps it (runtime/hook_services.c) */
   char *agent_mark;
+  /* its taint when no database keeps it (core/taint.c); a tainted
+   * session is never forgotten, so its taint holds */
+  struct tg_taint *taint;
 } tg_session_state;
 
 typedef struct tg_turns {

@@ -16,6 +16,7 @@
 #include "api_memory.h"
 #include "api_redact.h"
 #include "api_paths.h"
+#include "api_taint.h"
 #include "generation.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
@@ -541,6 +542,8 @@ static const luaL_Reg api[] = {
     {"redact", tg__l_redact},                   /* api_redact.c */
     {"patch_files", tg__l_patch_files},         /* api_paths.c */
     {"resolve_path", tg__l_resolve_path},
+    {"taint", tg__l_taint},                     /* api_taint.c */
+    {"session_taint", tg__l_session_taint},
     {NULL, NULL}};
 
 void tg__policy_api_open(tg_generation *g) {

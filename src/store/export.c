@@ -1,6 +1,7 @@
 /*
  * export.c — a session as one document, and back: the JSON export
- * (lossless: {format, version, session, messages, calls}; the rows' own
+ * (lossless: {format, version, session, messages, calls, and taint when
+ * the session is sensitive, which an import does not restore}; the rows' own
  * ids are left out, so export -> import -> export gives the same bytes,
  * the session's id aside when it had to change), the import (every value
  * checked and masked (core/redact.h) before anything is written, then the
@@ -39,6 +40,16 @@ cJSON *tg__session_doc(tg_store *st, const char *id, char err[TG_ERRMSG]) {
   cJSON_AddItemToObject(doc, "session", s);
   cJSON_AddItemToObject(doc, "messages", msgs);
   cJSON_AddItemToObject(doc, "calls", calls);
+  /* when and why it became sensitive; an import does not restore it (a
+   * taint guards a live session, and a person cleared or kept it there) */
+  char why[TG_ERRMSG];
+  cJSON *taint = tg_store_taint(st, id, why);
+  if (cJSON_IsObject(taint)) {
+    cJSON_DeleteItemFromObjectCaseSensitive(taint, "session");
+    cJSON_AddItemToObject(doc, "taint", taint);
+  } else {
+    cJSON_Delete(taint);
+  }
   return doc;
 }
 
@@ -273,7 +284,7 @@ static int check_list(checker *c, const cJSON *doc, const char *key,
 
 static int check_doc(checker *c, const cJSON *doc, tg_import_session *s) {
   static const char *const known[] = {"format", "version", "session",
-                                      "messages", "calls", NULL};
+                                      "messages", "calls", "taint", NULL};
   snprintf(c->path, sizeof c->path, "$");
   if (!cJSON_IsObject(doc)) {
     tg__errf(c->err, TG_ERRMSG, "not a toolgate export: the file is not a "

@@ -154,9 +154,19 @@ static cJSON *sink_recall(void *ud, const tg_recall_filter *f, char *err) {
   return tg_memory_recall(st, &c, err);
 }
 
+static int sink_taint_raise(void *ud, const char *session, const tg_taint *t,
+                            char *err) {
+  return tg__store_taint_raise(ud, session, t, err);
+}
+
+static int sink_taint_read(void *ud, const char *session, tg_taint *out,
+                           char *err) {
+  return tg__store_taint_read(ud, session, out, err);
+}
+
 void tg__store_sink(tg_store *st, tg_sink *out) {
   *out = (tg_sink){st, sink_audit, sink_find, sink_add, sink_remember,
-                   sink_recall};
+                   sink_recall, sink_taint_raise, sink_taint_read};
 }
 
 int tg__usage_check(const tg_usage *u, char err[TG_ERRMSG]) {

@@ -33,8 +33,8 @@
  *   - errors: a negative errno code with err filled ("database PATH: ..."
  *     or what failed); -ENOENT where a row is missing (the caller words
  *     it), -EINVAL for a query the backend cannot parse.
- * Taint: the store keeps none today (no slot: a backend has nothing to
- * fill).
+ * Taint: a session's (core/taint.h) is kept by taint_raise / taint_read /
+ * taint_clear, blocking like the agent session functions.
  */
 #ifndef TG_STORE_H
 #define TG_STORE_H
@@ -169,6 +169,18 @@ struct tg_store_backend {
                     const char *new_mark, const tg_usage *u, size_t n,
                     char err[TG_ERRMSG]);
 
+  /* ---- a session's taint (core/taint.h) ---- */
+  /* Raises session id's taint to t, in one statement: the row made, or
+   * replaced when t->level is above the one stored (else left as it is,
+   * first cause kept). 1 raised, 0 kept, or a negative code. */
+  int (*taint_raise)(tg_store *st, const char *id, const tg_taint *t,
+                     char err[TG_ERRMSG]);
+  /* The taint of id into out: 1, 0 (clean), or a negative code. */
+  int (*taint_read)(tg_store *st, const char *id, tg_taint *out,
+                    char err[TG_ERRMSG]);
+  /* Clears id's taint: 0, -ENOENT when it has none. */
+  int (*taint_clear)(tg_store *st, const char *id, char err[TG_ERRMSG]);
+
   /* ---- memories ---- */
   /* Stores m (checked, masked; scope "session" or "project", project the
    * real path for the latter; metadata as JSON text or NULL): its id. */
@@ -239,6 +251,16 @@ int tg__agent_stop(tg_store *st, const char *id, const char *agent,
                    const char *project, const char *old_mark,
                    const char *new_mark, const tg_usage *u, size_t n,
                    char err[TG_ERRMSG]);
+
+/* ---- taint_api.c: a session's taint ---------------------------------- */
+
+/* As the backend's taint_raise / taint_read, the session id checked
+ * first (-EINVAL), the reason masked (tg_store_taint_clear in
+ * store_api.h clears). */
+int tg__store_taint_raise(tg_store *st, const char *id, const tg_taint *t,
+                          char err[TG_ERRMSG]);
+int tg__store_taint_read(tg_store *st, const char *id, tg_taint *out,
+                         char err[TG_ERRMSG]);
 
 /* ---- export.c, render.c: a session as one document -------------------- */
 

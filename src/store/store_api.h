@@ -15,7 +15,7 @@
 #include "core/memory.h"
 
 /* The schema version this toolgate writes (PRAGMA user_version). */
-#define TG_DB_SCHEMA_VERSION 5
+#define TG_DB_SCHEMA_VERSION 6
 
 /* The default database path into buf: ${XDG_STATE_HOME:-$HOME/.local/
  * state}/toolgate/toolgate.db. Makes no folder. -ENOENT when neither
@@ -98,6 +98,17 @@ int64_t tg_store_grant(tg_store *st, const tg_always_spec *spec,
 /* Revokes approval id: calls it covered are asked again. -ENOENT when no
  * approval in force has that id. */
 int tg_store_revoke(tg_store *st, int64_t id, char err[TG_ERRMSG]);
+
+/* A session's taint (a session is sensitive once a call of it read a
+ * secret): {session, level, reason, call, tool, at} (call and tool null
+ * when unknown, at in ms since the epoch), or a JSON null when it is
+ * clean; NULL with err (-EINVAL: a bad session id). */
+struct cJSON *tg_store_taint(tg_store *st, const char *session,
+                             char err[TG_ERRMSG]);
+/* Clears a session's taint (a person's decision): 0, -ENOENT when it is
+ * clean, -EINVAL for a bad session id. */
+int tg_store_taint_clear(tg_store *st, const char *session,
+                         char err[TG_ERRMSG]);
 
 /* Sums the usage records f selects (f may be NULL: all). */
 int tg_store_usage(tg_store *st, const tg_usage_filter *f,

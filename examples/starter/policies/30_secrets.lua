@@ -6,24 +6,15 @@
 -- reads every .env it passes. Code the shell analysis cannot see into
 -- (`python -c "open('.env')"`) is asked about by 10_shell.lua.
 --
--- Extend SECRET below with Lua patterns matched against each path (with a
--- leading "/"); `.env.example`, `.env.sample` and `.env.template` pass.
+-- Which paths are secret is toolgate.secrets' list (80_taint.lua reads the
+-- same one): extend it with secrets.add(pattern), a Lua pattern matched
+-- against each path (with a leading "/"); `.env.example`, `.env.sample`
+-- and `.env.template` pass.
 local tg = require "toolgate"
 local shell = require "toolgate.shell"
+local secrets = require "toolgate.secrets"
 
 local VERDICT = tg.deny -- or tg.ask: the user may let one through
-
-local SECRET = {
-  "/%.env$", "/%.env%.[^/]+$", "/%.envrc$",             -- dotenv files
-  "/%.ssh/", "/id_[rd]sa[^/]*$", "/id_ed25519[^/]*$", "/id_ecdsa[^/]*$",
-  "/%.aws/credentials$", "/%.aws/config$", "/%.aws/sso/cache/",
-  "/%.config/gcloud/", "/%.azure/", "/%.kube/config$", "/%.docker/config%.json$",
-  "/%.git%-credentials$", "/%.netrc$", "/%.npmrc$", "/%.pypirc$",
-  "/%.config/gh/hosts%.yml$", "/%.gnupg/", "/%.password%-store/",
-  "/Library/Keychains/", "%.keychain[^/]*$", "/%.local/share/keyrings/",
-  "%.pem$", "%.key$", "%.p12$", "%.pfx$",
-}
-local NOT_SECRET = { "/%.env%.example$", "/%.env%.sample$", "/%.env%.template$" }
 
 -- Commands that print a secret without naming a file.
 local TOKEN_COMMANDS = {
@@ -33,13 +24,7 @@ local TOKEN_COMMANDS = {
   { "secret-tool", "lookup" },
 }
 
-local function is_secret(path)
-  if type(path) ~= "string" then return false end
-  local p = "/" .. path:gsub("^~/", ""):gsub("^%$HOME/", ""):gsub("^%${HOME}/", "")
-  for _, pat in ipairs(NOT_SECRET) do if p:find(pat) then return false end end
-  for _, pat in ipairs(SECRET) do if p:find(pat) then return true end end
-  return false
-end
+local is_secret = secrets.is_secret
 
 -- The agent's file tools: every path, as written and where it leads.
 tg.rule {
@@ -58,8 +43,7 @@ tg.rule {
 }
 
 -- Words that only name a file, without reading it.
-local NAMES_ONLY = { echo = true, printf = true, ls = true, test = true,
-  ["["] = true, stat = true, touch = true }
+local NAMES_ONLY = secrets.NAMES_ONLY
 
 local function matches(argv, want)
   if shell.basename(argv[1]) ~= want[1] then return false end

@@ -251,6 +251,35 @@ function tg.patch_files(text) end
 ---@return string? err
 function tg.resolve_path(path, cwd) end
 
+-- ---- a session's taint -----------------------------------------------------
+
+---A sensitive session: what tg.session_taint returns.
+---@class tg.taint
+---@field level integer 1 to 100
+---@field reason string why, as tg.taint was told (masked)
+---@field call? string the id of the call that made the session sensitive
+---@field tool? string that call's tool
+---@field at integer when, ms since the epoch
+
+---Marks a session sensitive (kept with the session: in the database, shared
+---by hook processes, a resident instance and a restart; in memory without
+---one). A taint only rises: a level not above the one it has keeps the
+---first cause. Given a call, its session, and the call's id and tool are
+---kept as the cause. Raises for a bad argument.
+---@param session string|tg.call a session id, or the call that caused it
+---@param level integer 1 to 100
+---@param reason string
+---@return true? ok
+---@return string? err
+---@return string? code "EINVAL"|"ENOMEM"|"EIO"
+function tg.taint(session, level, reason) end
+
+---The session's taint, or nil when it is clean. Raises when it cannot be
+---read (the rule fails: fail closed).
+---@param session string|tg.call a session id, or a call (its session)
+---@return tg.taint?
+function tg.session_taint(session) end
+
 -- ---- the chat side: turns, layers, routing, budgets, notifications ------
 
 ---What a chat layer is given (a table of its own for each layer).

@@ -269,6 +269,9 @@ const tg_store_backend tg__sqlite_backend = {
     .agent_session = tg__sq_agent_session,
     .agent_read = tg__sq_agent_read,
     .agent_stop = tg__sq_agent_stop,
+    .taint_raise = tg__sq_taint_raise,
+    .taint_read = tg__sq_taint_read,
+    .taint_clear = tg__sq_taint_clear,
     .memory_add = tg__sq_memory_add,
     .memory_recall = tg__sq_memory_recall,
 };

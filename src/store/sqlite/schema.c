@@ -188,8 +188,20 @@ static const char step5[] =
     "ALTER TABLE approvals ADD COLUMN args_digest TEXT;"
     "ALTER TABLE approvals ADD COLUMN args_preview TEXT;";
 
+/* Version 6: sessions' taints (taint.c): one row per sensitive session,
+ * its level, why, and the call that made it so. A table of its own, not
+ * columns of sessions: a taint may come before the session is noted. */
+static const char step6[] =
+    "CREATE TABLE taints ("
+    " session TEXT PRIMARY KEY,"
+    " level INTEGER NOT NULL CHECK (level > 0),"
+    " reason TEXT NOT NULL,"
+    " call_id TEXT,"
+    " tool TEXT,"
+    " ts INTEGER NOT NULL);";
+
 static const char *const steps[TG_DB_SCHEMA_VERSION + 1] = {
-    NULL, step1, step2, step3, step4, step5};
+    NULL, step1, step2, step3, step4, step5, step6};
 
 /* What a step does that SQL cannot (random bytes, a digest), after its
  * SQL, in the same transaction. */

@@ -226,6 +226,14 @@ int tg__sq_agent_stop(tg_store *st, const char *id, const char *agent,
                       const char *new_mark, const tg_usage *u, size_t n,
                       char err[TG_ERRMSG]);
 
+/* ---- taint.c ------------------------------------------------------------ */
+
+int tg__sq_taint_raise(tg_store *st, const char *id, const tg_taint *t,
+                       char err[TG_ERRMSG]);
+int tg__sq_taint_read(tg_store *st, const char *id, tg_taint *out,
+                      char err[TG_ERRMSG]);
+int tg__sq_taint_clear(tg_store *st, const char *id, char err[TG_ERRMSG]);
+
 /* ---- memory.c ----------------------------------------------------------- */
 
 int64_t tg__sq_memory_add(tg_store *st, const tg_memory *m,

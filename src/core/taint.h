@@ -1,0 +1,46 @@
+/*
+ * taint.h — a session's taint: once a call of the session read something
+ * secret (a policy said so with tg.taint, or a redaction rule matched in a
+ * tool's input or result), the session is *sensitive* and the policies
+ * may refuse it what could carry the secret away (the network). The
+ * level, why, and the call that caused it are kept with the session: in
+ * the store through the sink (core/sink.h: taint_raise, taint_read), so
+ * that a resident instance, an in-process hook answer and a restart see
+ * one taint; in this runtime's memory when storage is off. A taint only
+ * rises: a lower or equal level leaves the first cause in place; only a
+ * person clears it (toolgate approvals clear-taint).
+ */
+#ifndef TG_TAINT_H
+#define TG_TAINT_H
+
+#include <stdint.h>
+#include "toolgate.h"
+
+struct tg_core;
+
+#define TG_TAINT_LEVEL_MAX 100
+#define TG_TAINT_REASON_MAX 512
+#define TG_TAINT_NAME_MAX 256
+
+typedef struct tg_taint {
+  int level;                           /* 0: clean; 1..TG_TAINT_LEVEL_MAX */
+  char reason[TG_TAINT_REASON_MAX];    /* why, as the policy said it */
+  char call_id[TG_TAINT_NAME_MAX];     /* the call that caused it, or "" */
+  char tool[TG_TAINT_NAME_MAX];        /* that call's tool, or "" */
+  int64_t ts_ms;                       /* when (wall clock) */
+} tg_taint;
+
+/* Fills t (strings cut to their buffers; NULL: ""). */
+void tg__taint_fill(tg_taint *t, int level, const char *reason,
+                    const char *call_id, const char *tool, int64_t ts_ms);
+
+/* Raises session's taint to t (kept when t->level is not above the level
+ * it has). 0, or a negative errno with err. */
+int tg__taint_raise(struct tg_core *core, const char *session,
+                    const tg_taint *t, char err[TG_ERRMSG]);
+/* The session's taint into out: 1 tainted, 0 clean, a negative errno with
+ * err (the caller treats a failure as tainted: fail closed). */
+int tg__taint_read(struct tg_core *core, const char *session, tg_taint *out,
+                   char err[TG_ERRMSG]);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * api_taint.c — tg.taint and tg.session_taint (api_taint.h). The first
+ * argument is a session id, or a call table: then its session, and the
+ * call's id and tool are kept as the cause. The store is reached through
+ * core/taint.h only (the sink, or memory with storage off). A taint that
+ * cannot be read raises: the rule that asked fails, and a failing rule
+ * never lets a call through.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include "api_taint.h"
+#include "generation.h"
+#include "core/taint.h"
+#include "lua/luaraw.h"
+#include "base/util.h"
+
+static tg_generation *gen_of(lua_State *L) {
+  return (tg_generation *)lua_touserdata(L, lua_upvalueindex(1));
+}
+
+/* The call table's field k as a string, or NULL. */
+static const char *call_field(lua_State *L, int t, const char *k) {
+  const char *s = NULL;
+  if (tg__rawgetfield(L, t, k) == LUA_TSTRING) s = lua_tostring(L, -1);
+  lua_pop(L, 1); /* the table keeps the string */
+  return s;
+}
+
+/* Argument 1: a session id, or a call table (*id, *tool set from it: an
+ * agent's own id and name of the call when the call is an agent's, as the
+ * user saw it, else toolgate's). */
+static const char *session_arg(lua_State *L, const char *fn, const char **id,
+                               const char **tool) {
+  *id = *tool = NULL;
+  if (lua_type(L, 1) == LUA_TTABLE) {
+    const char *s = call_field(L, 1, "session");
+    *id = call_field(L, 1, "id");
+    *tool = call_field(L, 1, "tool");
+    if (tg__rawgetfield(L, 1, "metadata") == LUA_TTABLE) {
+      int md = lua_gettop(L);
+      const char *aid = call_field(L, md, "agent_tool_use_id");
+      const char *atool = call_field(L, md, "agent_tool");
+      if (aid) *id = aid;
+      if (atool) *tool = atool;
+    }
+    lua_pop(L, 1); /* the call table keeps the metadata */
+    if (!s) luaL_error(L, "%s: the call has no session", fn);
+    return s;
+  }
+  if (lua_type(L, 1) != LUA_TSTRING)
+    luaL_error(L, "%s: the session must be a session id or a call (got %s)",
+               fn, luaL_typename(L, 1));
+  return tg__checknonul(L, 1, fn, "the session");
+}
+
+static int failed(lua_State *L, const char *err, int rc) {
+  lua_pushnil(L);
+  lua_pushstring(L, err);
+  lua_pushstring(L, rc == -EINVAL ? "EINVAL" : rc == -ENOMEM ? "ENOMEM"
+                                                            : "EIO");
+  return 3;
+}
+
+int tg__l_taint(lua_State *L) {
+  const char *fn = "tg.taint";
+  tg_generation *g = gen_of(L);
+  const char *call_id, *tool;
+  const char *session = session_arg(L, fn, &call_id, &tool);
+  lua_Number lv = lua_type(L, 2) == LUA_TNUMBER ? lua_tonumber(L, 2) : 0;
+  if (!isfinite(lv) || lv != floor(lv) || lv < 1 || lv > TG_TAINT_LEVEL_MAX)
+    return luaL_error(L, "%s: the level must be a whole number from 1 to %d",
+                      fn, TG_TAINT_LEVEL_MAX);
+  if (lua_type(L, 3) != LUA_TSTRING)
+    return luaL_error(L, "%s: the reason must be a string (got %s)", fn,
+                      luaL_typename(L, 3));
+  const char *reason = tg__checknonul(L, 3, fn, "the reason");
+  if (!*reason) return luaL_error(L, "%s: the reason must not be empty", fn);
+  tg_taint t;
+  tg__taint_fill(&t, (int)lv, reason, call_id, tool, (int64_t)tg__wall_ms());
+  char err[TG_ERRMSG] = "";
+  int rc = tg__taint_raise(g->core, session, &t, err);
+  if (rc < 0) return failed(L, err, rc);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+int tg__l_session_taint(lua_State *L) {
+  const char *fn = "tg.session_taint";
+  tg_generation *g = gen_of(L);
+  const char *call_id, *tool;
+  const char *session = session_arg(L, fn, &call_id, &tool);
+  tg_taint t;
+  char err[TG_ERRMSG] = "";
+  int rc = tg__taint_read(g->core, session, &t, err);
+  if (rc < 0)
+    return luaL_error(L, "%s: session %s: its taint cannot be read: %s", fn,
+                      session, err);
+  if (rc == 0) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lua_createtable(L, 0, 5);
+  lua_pushinteger(L, t.level);
+  lua_setfield(L, -2, "level");
+  lua_pushstring(L, t.reason);
+  lua_setfield(L, -2, "reason");
+  if (*t.call_id) {
+    lua_pushstring(L, t.call_id);
+    lua_setfield(L, -2, "call");
+  }
+  if (*t.tool) {
+    lua_pushstring(L, t.tool);
+    lua_setfield(L, -2, "tool");
+  }
+  lua_pushinteger(L, (lua_Integer)t.ts_ms);
+  lua_setfield(L, -2, "at");
+  return 1;
+}

@@ -1,0 +1,18 @@
+/*
+ * api_taint.h — a session's taint for policies (api_taint.c, core/taint.h):
+ * tg.taint(session, level, reason) marks a session sensitive, and
+ * tg.session_taint(session) tells whether it is, and why.
+ */
+#ifndef TG_API_TAINT_H
+#define TG_API_TAINT_H
+
+#include "lua/luacompat.h"
+
+/* tg.taint(session | call, level, reason) -> true | nil, why, code
+ * (upvalue 1: the generation) */
+int tg__l_taint(lua_State *L);
+/* tg.session_taint(session | call) -> nil | {level, reason, call, tool, at}
+ * (upvalue 1: the generation) */
+int tg__l_session_taint(lua_State *L);
+
+#endif

@@ -910,6 +910,10 @@ TEST(the_audit_says_what_the_agent_was_told) {
   static const char token[] = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
   char cmd[128];
   snprintf(cmd, sizeof cmd, "echo %s", token);
+  ran r = hook_event("claude-code", "{\"session_id\":\"sess-audit\","
+                     "\"cwd\":\"/w\",\"hook_event_name\":\"SessionStart\"}");
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
   /* no rule decides an echo: left to the agent (two processes) */
   audit_event("claude-code", "PreToolUse", "toolu_a1", cmd, "");
   audit_event("claude-code", "PreToolUse", "toolu_a2", "make deploy", "");
@@ -918,18 +922,26 @@ TEST(the_audit_says_what_the_agent_was_told) {
               ",\"tool_response\":{\"stdout\":\"hi\"}");
   audit_event("claude-code", "PostToolUseFailure", "toolu_a2", "make deploy",
               ",\"error\":\"make: no rule\"");
+  /* a rule that fails: nothing judged it, on_error answered */
+  r = hook_event("claude-code", "{\"session_id\":\"sess-audit\",\"cwd\":"
+                 "\"/w\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":"
+                 "\"Bash\",\"tool_use_id\":\"toolu_a4\",\"tool_input\":"
+                 "{\"command\":\"trigger-a-policy-bug\"}}");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ran_free(&r);
   char err[TG_ERRMSG];
   tg_store *st = hook_db();
   tg_audit_filter f = {.session = "sess-audit", .limit = 100};
   cJSON *recs = tg_store_audit(st, &f, err);
   tg_store_close(st);
   ASSERT_NOT_NULL(recs);
-  ASSERT_INT_EQ(cJSON_GetArraySize(recs), 5);
+  ASSERT_INT_EQ(cJSON_GetArraySize(recs), 6);
   const cJSON *left = cJSON_GetArrayItem(recs, 0), *asked = cJSON_GetArrayItem(recs, 1);
   const cJSON *codex = cJSON_GetArrayItem(recs, 2), *post = cJSON_GetArrayItem(recs, 3);
-  const cJSON *failed = cJSON_GetArrayItem(recs, 4);
+  const cJSON *failed = cJSON_GetArrayItem(recs, 4), *bug = cJSON_GetArrayItem(recs, 5);
   /* call ids: each its own, none the chain's per-process count */
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 6; i++) {
     const char *id = str_at(cJSON_GetArrayItem(recs, i), "call_id");
     ASSERT_STARTS_WITH(id, "hook-");
     ASSERT_INT_EQ(strlen(id), 5 + 32);
@@ -972,10 +984,31 @@ TEST(the_audit_says_what_the_agent_was_told) {
   ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(agent_of(asked), "ran"), "ended"),
                 "failed");
   ASSERT_NULL(cJSON_GetObjectItem(agent_of(codex), "ran")); /* never ran */
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(bug, "decision"), "by"), "fail-safe");
+  ASSERT_STR_EQ(str_at(agent_of(bug), "answer"), "deny");
   cJSON_Delete(recs);
+  /* an export keeps all of it, and its import reads back the same */
+  st = hook_db();
+  char *first = tg_store_export(st, "sess-audit", TG_EXPORT_JSON, err);
+  ASSERT_NOT_NULL(first);
+  ASSERT_CONTAINS(first, "\"judged_call\"");
+  tg_import_report rep;
+  ASSERT_INT_EQ(tg_store_import(st, first, strlen(first), &rep, err), 0);
+  ASSERT_INT_EQ(cJSON_GetArraySize(rep.skipped), 0);
+  cJSON_Delete(rep.skipped);
+  char *again = tg_store_export(st, rep.session, TG_EXPORT_JSON, err);
+  tg_store_close(st);
+  cJSON *x = cJSON_Parse(first), *y = cJSON_Parse(again);
+  cJSON_ReplaceItemInObject(cJSON_GetObjectItem(y, "session"), "id",
+                            cJSON_CreateString("sess-audit"));
+  ASSERT_TRUE(cJSON_Compare(x, y, 1));
+  cJSON_Delete(x);
+  cJSON_Delete(y);
+  free(first);
+  free(again);
   /* toolgate log says it as it was */
   const char *argv[] = {"log", "--session", "sess-audit", NULL};
-  ran r = run_text(argv, "");
+  r = run_text(argv, "");
   ASSERT_INT_EQ(r.code, 0);
   char *line = strstr(r.out, "\n") + 1; /* the first call, after the header */
   *strchr(line, '\n') = '\0';

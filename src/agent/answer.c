@@ -386,6 +386,9 @@ static const char *told(hook_job *j) {
   return tg__hook_told(&s, 0);
 }
 
+/* The longest tool_use_id kept (Claude Code's are ~30 bytes). */
+#define TOOL_USE_ID_MAX 256
+
 /* Before the call's record is written: the answer decided, and the
  * record told what the agent sent and what it is told (the strings are
  * the job's and the event's: they outlive the commit, which comes before
@@ -394,12 +397,18 @@ static void recording(void *ud, const tg_outcome *o, tg_audit_rec *rec) {
   hook_job *j = ud;
   decide(j, o);
   rec->decided_by = j->decided_by;
-  rec->no_verdict = j->no_verdict;
+  /* after the tool, the agent had run it: no verdict of toolgate's */
+  rec->no_verdict = j->no_verdict || j->kind == TG_HOOK_EV_POST ||
+                    j->kind == TG_HOOK_EV_POST_FAILURE;
+  /* the agent's id links its events; one past any id an agent gives is
+   * not kept (it would link nothing) */
+  const char *id = str(j->event, "tool_use_id");
+  if (id && strlen(id) > TOOL_USE_ID_MAX) id = NULL;
   rec->agent = (tg_audit_agent){
       .name = j->agent->name, .event = j->event_name,
       .tool = str(j->event, "tool_name"),
       .input = cJSON_GetObjectItemCaseSensitive(j->event, "tool_input"),
-      .tool_use_id = str(j->event, "tool_use_id"), .answer = told(j)};
+      .tool_use_id = id, .answer = told(j)};
 }
 
 static void call_done(tg_runtime *rt, const tg_outcome *o, void *ud) {

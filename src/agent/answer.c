@@ -11,6 +11,10 @@
  * again after a rewrite, the tool does not run here and an ask is left to
  * the agent; after it, the post-hooks judge the agent's result. What came
  * of it (the typed outcome) is put in the agent's words (reply.c).
+ * The answer is decided before the call's audit record is written (the
+ * strategy's recording callback), so that the record says what the agent
+ * was told and who decided — a call no rule decides is left to the
+ * agent, with no verdict — under a call id no other process gives.
  * Whatever cannot be judged —
  * a malformed event, a rule or hook that failed, a mapping that raised —
  * gets the answer on_error names, never a crash and never silence.

@@ -5,7 +5,8 @@
  * (core/sink.h): the args and the result are printed there, off the
  * loop, and kept up to audit_args_max /
  * audit_result_max bytes (cut at a UTF-8 boundary, the full size kept
- * beside). Read back as JSON for `toolgate log` and hosts.
+ * beside). Read back as JSON for `toolgate log` and hosts; a coding
+ * agent's calls with their hook events linked (below).
  */
 #include <stdint.h>
 #include <stdio.h>

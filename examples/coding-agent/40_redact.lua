@@ -1,9 +1,17 @@
--- Secrets never reach the model: after every tool, strings in its result
--- are scanned and anything that looks like a credential is replaced by
--- [redacted:<kind>]. The patterns are the common, well-formed kinds; add
--- your own below. The call's events and audit keep the result the tool
--- returned before this hook (hooks see results first); what the agent
--- reads is the redacted one.
+-- Secrets are masked in what toolgate hands the agent: after every tool
+-- toolgate runs (toolgate call, MCP, a host's calls), strings in its
+-- result are scanned and anything that looks like a credential is
+-- replaced by [redacted:<kind>] before the agent reads it. The patterns
+-- are the common, well-formed kinds; add your own below. The call's
+-- events keep the result the tool returned before this hook (hooks see
+-- results first); the audit and what the agent reads are the redacted
+-- one.
+--
+-- Under an agent's hooks (toolgate hook) this cannot hide a secret: the
+-- agent ran its own tool and its model read the output before the
+-- PostToolUse hook. There the masked result only reaches the model as
+-- added context, and the audit keeps the masked copy; to keep a secret
+-- from the agent, deny the read or the command before it runs.
 local tg = require "toolgate"
 
 local PATTERNS = {

@@ -138,8 +138,8 @@ TEST(markdown_and_html_show_the_calls_and_html_escapes_every_value) {
   record_session(dir, a);
   tg_store *st = open_at(a);
   char *md = export_of(st, "conv", TG_EXPORT_MARKDOWN);
-  ASSERT_CONTAINS(md, "| time | tool | decision | rule | status | error | ms |");
-  ASSERT_CONTAINS(md, "| deny | no-rm | denied | DENIED |");
+  ASSERT_CONTAINS(md, "| time | tool | decision | decided by | status | error | ms |");
+  ASSERT_CONTAINS(md, "| deny | rule no-rm | denied | DENIED |");
   ASSERT_CONTAINS(md, "UNKNOWN\\_TOOL");
   ASSERT_CONTAINS(md, "````text\n"); /* longer than the ``` inside */
   char *html = export_of(st, "conv", TG_EXPORT_HTML);
@@ -151,7 +151,7 @@ TEST(markdown_and_html_show_the_calls_and_html_escapes_every_value) {
   ASSERT_NOT_CONTAINS(html, "<img");
   ASSERT_NOT_CONTAINS(html, "src=\"");
   ASSERT_NOT_CONTAINS(html, "href=");
-  ASSERT_CONTAINS(html, "<td class=\"rule\">no-rm</td>");
+  ASSERT_CONTAINS(html, "<td class=\"rule\">rule no-rm</td>");
   ASSERT_CONTAINS(html, "<td class=\"status denied\">denied</td>");
   char err[TG_ERRMSG] = "";
   ASSERT_NULL(tg_store_export(st, "nobody", TG_EXPORT_HTML, err));

@@ -880,6 +880,153 @@ TEST(policies_see_the_agent_and_the_turn) {
   remove_tree(tmp);
 }
 
+/* One hook event of session sess-audit, answered in its own process. */
+static void audit_event(const char *agent, const char *event, const char *id,
+                        const char *command, const char *tail) {
+  char ev[1024];
+  snprintf(ev, sizeof ev, "{\"session_id\":\"sess-audit\",\"cwd\":\"/w\","
+           "\"hook_event_name\":\"%s\",\"tool_name\":\"Bash\",\"tool_use_id\":"
+           "\"%s\",\"tool_input\":{\"command\":\"%s\"}%s}", event, id, command,
+           tail);
+  ran r = hook_event(agent, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+}
+
+static const cJSON *agent_of(const cJSON *rec) {
+  const cJSON *a = cJSON_GetObjectItem(rec, "agent");
+  ASSERT_NOT_NULL(a);
+  return a;
+}
+
+/* The audit says what happened, not what toolgate did not do: each call a
+ * hook judges or sees keeps the agent, the event, the agent's tool and
+ * input (masked), what the agent was told and who decided, under a call
+ * id no other process gives; a call no rule decides is left to the agent
+ * (no verdict, never "ask / ok"); a PostToolUse is linked to the
+ * PreToolUse that judged it, and that one to how the tool ended. */
+TEST(the_audit_says_what_the_agent_was_told) {
+  static const char token[] = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "echo %s", token);
+  ran r = hook_event("claude-code", "{\"session_id\":\"sess-audit\","
+                     "\"cwd\":\"/w\",\"hook_event_name\":\"SessionStart\"}");
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  /* no rule decides an echo: left to the agent (two processes) */
+  audit_event("claude-code", "PreToolUse", "toolu_a1", cmd, "");
+  audit_event("claude-code", "PreToolUse", "toolu_a2", "make deploy", "");
+  audit_event("codex", "PreToolUse", "toolu_a3", "make deploy", "");
+  audit_event("claude-code", "PostToolUse", "toolu_a1", cmd,
+              ",\"tool_response\":{\"stdout\":\"hi\"}");
+  audit_event("claude-code", "PostToolUseFailure", "toolu_a2", "make deploy",
+              ",\"error\":\"make: no rule\"");
+  /* a rule that fails: nothing judged it, on_error answered */
+  r = hook_event("claude-code", "{\"session_id\":\"sess-audit\",\"cwd\":"
+                 "\"/w\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":"
+                 "\"Bash\",\"tool_use_id\":\"toolu_a4\",\"tool_input\":"
+                 "{\"command\":\"trigger-a-policy-bug\"}}");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"deny\"");
+  ran_free(&r);
+  char err[TG_ERRMSG];
+  tg_store *st = hook_db();
+  tg_audit_filter f = {.session = "sess-audit", .limit = 100};
+  cJSON *recs = tg_store_audit(st, &f, err);
+  tg_store_close(st);
+  ASSERT_NOT_NULL(recs);
+  ASSERT_INT_EQ(cJSON_GetArraySize(recs), 6);
+  const cJSON *left = cJSON_GetArrayItem(recs, 0), *asked = cJSON_GetArrayItem(recs, 1);
+  const cJSON *codex = cJSON_GetArrayItem(recs, 2), *post = cJSON_GetArrayItem(recs, 3);
+  const cJSON *failed = cJSON_GetArrayItem(recs, 4), *bug = cJSON_GetArrayItem(recs, 5);
+  /* call ids: each its own, none the chain's per-process count */
+  for (int i = 0; i < 6; i++) {
+    const char *id = str_at(cJSON_GetArrayItem(recs, i), "call_id");
+    ASSERT_STARTS_WITH(id, "hook-");
+    ASSERT_INT_EQ(strlen(id), 5 + 32);
+    for (int k = 0; k < i; k++)
+      ASSERT_TRUE(strcmp(id, str_at(cJSON_GetArrayItem(recs, k), "call_id")));
+  }
+  /* the agent, the event, its tool, its input masked like the args */
+  const cJSON *a = agent_of(left);
+  ASSERT_STR_EQ(str_at(a, "name"), "claude-code");
+  ASSERT_STR_EQ(str_at(a, "event"), "PreToolUse");
+  ASSERT_STR_EQ(str_at(a, "tool"), "Bash");
+  ASSERT_STR_EQ(str_at(a, "tool_use_id"), "toolu_a1");
+  char *input = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, "input"));
+  ASSERT_CONTAINS(input, "echo [REDACTED:github-token]");
+  ASSERT_NOT_CONTAINS(input, token);
+  free(input);
+  ASSERT_STR_EQ(str_at(left, "tool"), "exec");
+  /* left to the agent: no verdict, nobody here decided, nothing said */
+  const cJSON *d = cJSON_GetObjectItem(left, "decision");
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(d, "verdict")));
+  ASSERT_STR_EQ(str_at(d, "by"), "agent");
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(a, "answer")));
+  /* a rule's ask, by name; Codex cannot ask: it was told deny */
+  d = cJSON_GetObjectItem(asked, "decision");
+  ASSERT_STR_EQ(str_at(d, "verdict"), "ask");
+  ASSERT_STR_EQ(str_at(d, "by"), "rule");
+  ASSERT_STR_EQ(str_at(d, "rule"), "ask-deploy");
+  ASSERT_STR_EQ(str_at(agent_of(asked), "answer"), "ask");
+  ASSERT_STR_EQ(str_at(agent_of(codex), "name"), "codex");
+  ASSERT_STR_EQ(str_at(agent_of(codex), "answer"), "deny");
+  /* after the tool: linked both ways, with how it ended */
+  ASSERT_STR_EQ(str_at(agent_of(post), "event"), "PostToolUse");
+  ASSERT_STR_EQ(str_at(agent_of(post), "judged_call"), str_at(left, "call_id"));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(post,
+                                               "decision"), "verdict")));
+  const cJSON *how = cJSON_GetObjectItem(agent_of(left), "ran");
+  ASSERT_STR_EQ(str_at(how, "call_id"), str_at(post, "call_id"));
+  ASSERT_STR_EQ(str_at(how, "ended"), "ok");
+  ASSERT_STR_EQ(str_at(agent_of(failed), "judged_call"), str_at(asked, "call_id"));
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(agent_of(asked), "ran"), "ended"),
+                "failed");
+  ASSERT_NULL(cJSON_GetObjectItem(agent_of(codex), "ran")); /* never ran */
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(bug, "decision"), "by"), "fail-safe");
+  ASSERT_STR_EQ(str_at(agent_of(bug), "answer"), "deny");
+  cJSON_Delete(recs);
+  /* an export keeps all of it, and its import reads back the same */
+  st = hook_db();
+  char *first = tg_store_export(st, "sess-audit", TG_EXPORT_JSON, err);
+  ASSERT_NOT_NULL(first);
+  ASSERT_CONTAINS(first, "\"judged_call\"");
+  tg_import_report rep;
+  ASSERT_INT_EQ(tg_store_import(st, first, strlen(first), &rep, err), 0);
+  ASSERT_INT_EQ(cJSON_GetArraySize(rep.skipped), 0);
+  cJSON_Delete(rep.skipped);
+  char *again = tg_store_export(st, rep.session, TG_EXPORT_JSON, err);
+  tg_store_close(st);
+  cJSON *x = cJSON_Parse(first), *y = cJSON_Parse(again);
+  cJSON_ReplaceItemInObject(cJSON_GetObjectItem(y, "session"), "id",
+                            cJSON_CreateString("sess-audit"));
+  /* the token in an input tainted the session; an import carries the
+   * record, not the taint (docs/storage.md), so that key is left out */
+  cJSON_DeleteItemFromObject(x, "taint");
+  cJSON_DeleteItemFromObject(y, "taint");
+  ASSERT_TRUE(cJSON_Compare(x, y, 1));
+  cJSON_Delete(x);
+  cJSON_Delete(y);
+  free(first);
+  free(again);
+  /* toolgate log says it as it was */
+  const char *argv[] = {"log", "--session", "sess-audit", NULL};
+  r = run_text(argv, "");
+  ASSERT_INT_EQ(r.code, 0);
+  char *line = strstr(r.out, "\n") + 1; /* the first call, after the header */
+  *strchr(line, '\n') = '\0';
+  ASSERT_CONTAINS(line, "Bash (exec)");
+  ASSERT_CONTAINS(line, "claude-code pre");
+  ASSERT_CONTAINS(line, "left to the agent");
+  ASSERT_CONTAINS(line, "ran: ok");
+  ASSERT_NOT_CONTAINS(line, "ask");
+  line += strlen(line) + 1;
+  ASSERT_CONTAINS(line, "rule ask-deploy");
+  ASSERT_CONTAINS(line, "ran: failed");
+  ran_free(&r);
+}
+
 /* Remembers an approval in the hooks' database, as `toolgate approvals
  * grant` does. */
 static void grant(const tg_always_spec *spec) {
@@ -1855,6 +2002,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(rules_name_the_agents_tools_and_guard_every_file_tool),
           TEST_ENTRY(start_daemon_on_demand),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
+          TEST_ENTRY(the_audit_says_what_the_agent_was_told),
           TEST_ENTRY(remembered_approvals_apply_to_agent_calls),
           TEST_ENTRY(concurrent_prompts_count_once_each),
           TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),

@@ -232,20 +232,22 @@ TEST(version_1_file_is_upgraded_in_place_keeping_its_calls) {
 
 TEST(newer_schema_is_refused_naming_both_versions) {
   char *dir = temp_dir(), *path = db_in(dir, "newer.db");
-  char err[TG_ERRMSG] = "";
+  char err[TG_ERRMSG] = "", set[64], newer[64], known[64];
+  int v = TG_DB_SCHEMA_VERSION + 2;
+  snprintf(set, sizeof set, "PRAGMA user_version=%d", v);
+  snprintf(newer, sizeof newer, "schema version %d", v);
+  snprintf(known, sizeof known, "up to version %d", TG_DB_SCHEMA_VERSION);
   tg_store_close(tg_store_open(path, 1, err));
-  sql_exec(path, "PRAGMA user_version=99");
+  sql_exec(path, set);
   tg_config cfg = db_cfg(path);
   const char *msg = new_fails(&cfg);
   ASSERT_CONTAINS(msg, path);
-  ASSERT_CONTAINS(msg, "schema version 99");
+  ASSERT_CONTAINS(msg, newer);
   ASSERT_CONTAINS(msg, "newer toolgate");
-  char known[40];
-  snprintf(known, sizeof known, "up to version %d", TG_DB_SCHEMA_VERSION);
   ASSERT_CONTAINS(msg, known);
   ASSERT_TRUE(!tg_store_open(path, 0, err));
-  ASSERT_CONTAINS(err, "schema version 99");
-  ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), 99); /* untouched */
+  ASSERT_CONTAINS(err, newer);
+  ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), v); /* untouched */
   free(path);
   remove_tree(dir);
 }

@@ -268,7 +268,7 @@ out_has "explain names it an error" "verdict   error, rule 'buggy'"
 run test "$WORK/raises"
 out_has "test names it an error" "got error: rule 'buggy'"
 run log --db "$WORK/raises.db"
-out_has "log names it an error" "echo             error   buggy"
+out_has "log names it an error" "echo               -                     error    rule buggy"
 
 # The tools toolgate.lua's servers declare (servers.x.tools) are known to
 # check and judged as stand-ins by test, without starting the servers.

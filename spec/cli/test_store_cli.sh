@@ -406,7 +406,7 @@ run call sh '{"command":"rm -rf /"}' "${P[@]}" --db "$SDB" --session walrus-s --
 run export walrus-s --db "$SDB" -o "$WORK/w.json"
 expect "export --format json (the default) to a file" 0
 run export walrus-s --db "$SDB" --format markdown
-expect "export --format markdown" 0 "| time | tool | decision | rule | status | error | ms |" stdout
+expect "export --format markdown" 0 "| time | tool | decision | decided by | status | error | ms |" stdout
 run export walrus-s --db "$SDB" --format html -o "$WORK/w.html"
 expect "export --format html" 0
 if grep -q '<script' "$WORK/w.html"; then fail "the HTML page has no script" "$(cat "$WORK/w.html")"

@@ -11,6 +11,10 @@
  * again after a rewrite, the tool does not run here and an ask is left to
  * the agent; after it, the post-hooks judge the agent's result. What came
  * of it (the typed outcome) is put in the agent's words (reply.c).
+ * The answer is decided before the call's audit record is written (the
+ * strategy's recording callback), so that the record says what the agent
+ * was told and who decided — a call no rule decides is left to the
+ * agent, with no verdict — under a call id no other process gives.
  * Whatever cannot be judged —
  * a malformed event, a rule or hook that failed, a mapping that raised —
  * gets the answer on_error names, never a crash and never silence.
@@ -19,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "protocol.h"
+#include "base/random.h"
 
 
 typedef struct {
@@ -42,6 +49,13 @@ typedef struct {
   cJSON *k_input, *k_mcp;
   cJSON *trace;                /* explain --event: what the chain saw (the
                                   caller's), context tools listed, not run */
+  /* the answer, decided once: before the call's audit record is written
+   * (storage on), so that the record says what the agent is told */
+  int decided;
+  char *fail_why;              /* nothing could judge: on_error answers */
+  const char *decided_by;      /* for the record (sink.h) */
+  int no_verdict;
+  char call_id[48];            /* unique across processes (not call-N) */
 } hook_job;
 
 static const char *str(const cJSON *o, const char *k) {
@@ -49,6 +63,7 @@ static const char *str(const cJSON *o, const char *k) {
 }
 
 static void job_free(hook_job *j) {
+  free(j->fail_why);
   free(j->k_reason);
   free(j->k_context);
   free(j->k_system);
@@ -111,17 +126,11 @@ static void context_done(void *ud, char *text) {
   free(text);
 }
 
-/* Says s, after the tools policy code asked to run for the model's
- * context, if any: then s is kept (its own copies) until they end. */
-static void answer(hook_job *j, const tg_hook_say *s) {
-  const cJSON *calls = cJSON_GetObjectItem(j->how.seen.metadata,
-                                           "agent_context_calls");
-  if (calls && j->trace) /* explained: what would run, not run */
-    cJSON_AddItemToObject(j->trace, "context_calls", cJSON_Duplicate(calls, 1));
-  if (!calls || j->trace) {
-    finish(j, s);
-    return;
-  }
+/* Keeps s (its own copies) as the answer: said once the call's record is
+ * written and the tools policy code asked to run for the model's context
+ * have ended. */
+static void keep(hook_job *j, const tg_hook_say *s, const char *decided_by) {
+  j->decided_by = decided_by;
   j->kept = *s;
   j->kept.reason = j->k_reason = tg__strdup(s->reason);
   j->kept.context = j->k_context = tg__strdup(s->context);
@@ -131,8 +140,29 @@ static void answer(hook_job *j, const tg_hook_say *s) {
       s->updated_input ? cJSON_Duplicate(s->updated_input, 1) : NULL;
   j->kept.updated_mcp_output = j->k_mcp =
       s->updated_mcp_output ? cJSON_Duplicate(s->updated_mcp_output, 1) : NULL;
-  if (!tg__hook_context_start(j->rt, j->how.seen.metadata, j->event, j->deadline_ms,
-                              context_done, j))
+}
+
+/* Nothing could judge the call: on_error answers, with why. */
+static void keep_fail_safe(hook_job *j, const char *why) {
+  j->decided_by = "fail-safe";
+  j->fail_why = tg__strdup(why);
+  if (!j->fail_why) j->fail_why = tg__strdup("out of memory");
+}
+
+/* Says the answer kept, after the tools policy code asked to run for the
+ * model's context, if any. */
+static void deliver(hook_job *j) {
+  if (j->fail_why) {
+    fail_safe(j, j->fail_why);
+    return;
+  }
+  const cJSON *calls = cJSON_GetObjectItem(j->how.seen.metadata,
+                                           "agent_context_calls");
+  if (calls && j->trace) /* explained: what would run, not run */
+    cJSON_AddItemToObject(j->trace, "context_calls", cJSON_Duplicate(calls, 1));
+  if (!calls || j->trace ||
+      !tg__hook_context_start(j->rt, j->how.seen.metadata, j->event,
+                              j->deadline_ms, context_done, j))
     finish(j, &j->kept);
 }
 
@@ -169,7 +199,7 @@ static void judged(hook_job *j, const tg_outcome *o) {
   const char *msg = e.message, *rule = o->rule;
   if (policy_failure(e.code) ||
       (e.failed && o->error.phase == TG_PHASE_INTERNAL)) {
-    fail_safe(j, msg ? msg : "a policy failed");
+    keep_fail_safe(j, msg ? msg : "a policy failed");
     return;
   }
   char reason[2048];
@@ -180,7 +210,9 @@ static void judged(hook_job *j, const tg_outcome *o) {
   if (e.failed) { /* denied, aborted, args refused, rerouted nowhere */
     s.verdict = TG_HOOK_DENY;
     s.reason = msg;
-    answer(j, &s);
+    keep(j, &s, e.code == TG_E_DENIED ? (rule ? "rule" : "default")
+                : e.code == TG_E_ABORTED ? "pre-hook"
+                                         : "toolgate");
     free(ctx);
     return;
   }
@@ -192,7 +224,7 @@ static void judged(hook_job *j, const tg_outcome *o) {
              result ? result : "(none)");
     s.verdict = TG_HOOK_DENY;
     s.reason = reason;
-    answer(j, &s);
+    keep(j, &s, "pre-hook");
     free(result);
     free(ctx);
     return;
@@ -208,7 +240,7 @@ static void judged(hook_job *j, const tg_outcome *o) {
                "pre-hooks rewrote this call, and %s", why);
       s.verdict = TG_HOOK_DENY;
       s.reason = reason;
-      answer(j, &s);
+      keep(j, &s, "toolgate");
       free(ctx);
       return;
     }
@@ -246,7 +278,12 @@ static void judged(hook_job *j, const tg_outcome *o) {
     s.verdict = TG_HOOK_NONE; /* no rule spoke: the agent's own flow */
   }
   s.reason = reason;
-  answer(j, &s);
+  /* who decided: a rule (by name), a remembered approval, toolgate's
+   * default (asked for, or travelling with a rewrite), or nobody here —
+   * left to the agent, whose own permissions decide (no verdict) */
+  j->no_verdict = s.verdict == TG_HOOK_NONE;
+  keep(j, &s, f->remembered ? "remembered" : !by_default ? "rule"
+              : s.verdict == TG_HOOK_NONE ? "agent" : "default");
   cJSON_Delete(input);
   free(ctx);
 }
@@ -256,14 +293,14 @@ static void after(hook_job *j, const tg_outcome *o) {
   outcome_error e = error_of(o);
   const char *msg = e.message;
   if (policy_failure(e.code)) {
-    fail_safe(j, msg ? msg : "a post-hook failed");
+    keep_fail_safe(j, msg ? msg : "a post-hook failed");
     return;
   }
   /* our own copy of the result, put in the order the agent wrote it
    * (none: null) */
   cJSON *res = o->result ? cJSON_Duplicate(o->result, 1) : cJSON_CreateNull();
   if (!res) {
-    fail_safe(j, "out of memory");
+    keep_fail_safe(j, "out of memory");
     return;
   }
   char *ctx = tg__hook_context_text(j->how.seen.metadata), *note = NULL, *all = NULL;
@@ -300,7 +337,10 @@ static void after(hook_job *j, const tg_outcome *o) {
     if (all) snprintf(all, n, "%s\n\n%s", ctx, note);
   }
   s.context = all ? all : note ? note : ctx;
-  answer(j, &s);
+  /* the agent ran it, by its own decision: no verdict here; a post-hook
+   * may block what comes next */
+  j->no_verdict = 1;
+  keep(j, &s, s.block ? "post-hook" : NULL);
   cJSON_Delete(res);
   free(ctx);
   free(note);
@@ -326,13 +366,77 @@ static void trace_call(hook_job *j, const tg_outcome *o) {
   cJSON_AddBoolToObject(t, "remembered", f->remembered);
 }
 
-static void call_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
-  hook_job *j = ud;
-  if (j->trace) trace_call(j, o);
+/* The answer to the outcome, once (recording() may have decided it). */
+static void decide(hook_job *j, const tg_outcome *o) {
+  if (j->decided) return;
+  j->decided = 1;
   if (j->kind == TG_HOOK_EV_PRE || j->kind == TG_HOOK_EV_PERMISSION)
     judged(j, o);
   else
     after(j, o);
+}
+
+/* What the agent was told, in one word for the record (NULL: nothing). */
+static const char *told(hook_job *j) {
+  if (!j->fail_why) {
+    int more_context = cJSON_GetObjectItem(j->how.seen.metadata,
+                                           "agent_context_calls") != NULL;
+    return tg__hook_told(&j->kept, more_context);
+  }
+  tg_hook_say s = {.agent = j->agent, .event = j->kind};
+  s.verdict = !strcmp(j->on_error, "allow") ? TG_HOOK_ALLOW
+              : !strcmp(j->on_error, "ask") ? TG_HOOK_ASK : TG_HOOK_DENY;
+  s.block = s.verdict == TG_HOOK_DENY;
+  return tg__hook_told(&s, 0);
+}
+
+/* The longest tool_use_id kept (Claude Code's are ~30 bytes). */
+#define TOOL_USE_ID_MAX 256
+
+/* Before the call's record is written: the answer decided, and the
+ * record told what the agent sent and what it is told (the strings are
+ * the job's and the event's: they outlive the commit, which comes before
+ * call_done). */
+static void recording(void *ud, const tg_outcome *o, tg_audit_rec *rec) {
+  hook_job *j = ud;
+  decide(j, o);
+  rec->decided_by = j->decided_by;
+  /* after the tool, the agent had run it: no verdict of toolgate's */
+  rec->no_verdict = j->no_verdict || j->kind == TG_HOOK_EV_POST ||
+                    j->kind == TG_HOOK_EV_POST_FAILURE;
+  /* the agent's id links its events; one past any id an agent gives is
+   * not kept (it would link nothing) */
+  const char *id = str(j->event, "tool_use_id");
+  if (id && strlen(id) > TOOL_USE_ID_MAX) id = NULL;
+  rec->agent = (tg_audit_agent){
+      .name = j->agent->name, .event = j->event_name,
+      .tool = str(j->event, "tool_name"),
+      .input = cJSON_GetObjectItemCaseSensitive(j->event, "tool_input"),
+      .tool_use_id = id, .answer = told(j)};
+}
+
+static void call_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
+  hook_job *j = ud;
+  (void)rt;
+  if (j->trace) trace_call(j, o);
+  decide(j, o);
+  deliver(j);
+}
+
+/* A call id no other process gives: 128 random bits (the kernel's), or
+ * when they cannot be had, the pid, the clock and a count. */
+static void fresh_call_id(char id[48]) {
+  static unsigned count;
+  unsigned char b[16];
+  if (tg__random_bytes(b, sizeof b) == 0) {
+    memcpy(id, "hook-", 5);
+    for (int i = 0; i < 16; i++) snprintf(id + 5 + 2 * i, 3, "%02x", b[i]);
+    return;
+  }
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  snprintf(id, 48, "hook-%ld-%lld%09ld-%u", (long)getpid(),
+           (long long)ts.tv_sec, ts.tv_nsec, ++count);
 }
 
 /* ---- the call ------------------------------------------------------------ */
@@ -374,9 +478,13 @@ static void start_call(hook_job *j, int64_t turn) {
       j->how.has_result = 1;
     }
   }
+  j->how.recording = recording;
+  j->how.recording_ud = j;
   cJSON *meta = tg__agent_metadata(j->agent->name, j->event, &j->m);
   tg_call_request req;
   memset(&req, 0, sizeof req);
+  fresh_call_id(j->call_id);
+  req.id = j->call_id;
   req.tool = j->m.tool;
   req.args = j->m.args;
   req.session = session;

@@ -110,6 +110,13 @@ typedef struct {
   int exit_code;               /* 0, or 2 (with message) */
 } tg_hook_say;
 
+/* What `say` tells the agent, in one word, after the agent's limits (as
+ * tg__hook_render puts it): "allow", "deny", "ask", "block", "output" (an
+ * MCP tool's new output), "context" (only context for the model; also
+ * when more_context: tools run for it may add some); NULL: nothing — the
+ * agent's own flow decides. For the audit. */
+const char *tg__hook_told(const tg_hook_say *say, int more_context);
+
 /* Renders `say` into res (output, message, exit code). -ENOMEM. */
 int tg__hook_render(const tg_hook_say *say, tg_hook_result *res);
 

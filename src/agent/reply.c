@@ -146,6 +146,28 @@ static void post_tool_use(const tg_hook_say *s, cJSON *out) {
                           cJSON_Duplicate(s->updated_mcp_output, 1));
 }
 
+const char *tg__hook_told(const tg_hook_say *s, int more_context) {
+  int ctx = more_context || (s->context && *s->context);
+  tg_hook_verdict v = s->verdict;
+  if (s->event == TG_HOOK_EV_PRE) {
+    if (v == TG_HOOK_ASK && !s->agent->pre_ask) v = TG_HOOK_DENY;
+    if (v == TG_HOOK_ALLOW && !s->updated_input && !s->agent->pre_allow_plain)
+      v = TG_HOOK_NONE;
+  } else if (s->event == TG_HOOK_EV_PERMISSION) {
+    if (s->updated_input && !s->agent->permission_rewrite) v = TG_HOOK_NONE;
+    if (v == TG_HOOK_ASK) v = TG_HOOK_NONE; /* the agent's prompt shows */
+    ctx = 0;
+  } else if (s->event == TG_HOOK_EV_POST ||
+             s->event == TG_HOOK_EV_POST_FAILURE) {
+    return s->block ? "block" : s->updated_mcp_output ? "output"
+           : ctx ? "context" : NULL;
+  } else {
+    return NULL;
+  }
+  if (v != TG_HOOK_NONE) return verdict_word(v);
+  return ctx ? "context" : NULL;
+}
+
 static char *line_of(const char *s) {
   size_t n = strlen(s);
   char *l = malloc(n + 2);

@@ -326,6 +326,7 @@ void tg__call_free_fields(tg_call *c) {
   cJSON_Delete(c->red_args);
   cJSON_Delete(c->red_result);
   cJSON_Delete(c->red_hooks);
+  cJSON_Delete(c->red_agent_input);
   free(c->red_reason);
   tg__err_clear(&c->red_error);
 }
@@ -389,12 +390,21 @@ static void fill_audit(tg_call *c) {
       .hooks = c->red_hooks ? c->red_hooks : c->hooks_log,
       .verdict = c->verdict, .rule = c->rule,
       .rule_where = c->rule ? c->rule_where : NULL,
+      .decided_by = c->rule ? "rule" : "default",
       .reason = c->red_reason ? c->red_reason : c->reason,
       .approval = c->approval_how, .approval_id = c->approval_ref,
       .attempts = c->attempt, .status = c->status, .error = redacted_error(c),
       .truncated = c->truncated, .ts_ms = (int64_t)c->start_wall_ms,
       .duration_ms = c->duration_ms, .generation = c->gen->number,
       .committed = audit_committed};
+  /* what the caller makes of the outcome (an agent's hook), its input
+   * masked like the args */
+  if (c->how && c->how->recording) {
+    tg_outcome o = outcome_of(c);
+    c->how->recording(c->how->recording_ud, &o, &c->audit);
+    c->red_agent_input = tg__redact_copy(r, c->audit.agent.input);
+    if (c->red_agent_input) c->audit.agent.input = c->red_agent_input;
+  }
 }
 
 /* A redaction rule matched in the call's input (args) or result: a

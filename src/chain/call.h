@@ -125,7 +125,7 @@ struct tg_call {
   int tool_layered;              /* the before_tool layers ran: after_tool
                                     runs when the call ends (layers.h) */
   /* the audit's redacted copies, when something had to be masked */
-  cJSON *red_args, *red_result, *red_hooks;
+  cJSON *red_args, *red_result, *red_hooks, *red_agent_input;
   char *red_reason;
   tg_err red_error;
   char *first_name;              /* a pre-hook rerouted the call: the name

@@ -11,6 +11,8 @@
 #define TG_STRATEGY_H
 
 #include <cjson/cJSON.h>
+#include "toolgate.h"
+#include "core/sink.h"
 
 typedef enum {
   TG_TOOL_RUNS = 0,     /* the tool runs here (every ordinary call) */
@@ -69,6 +71,14 @@ typedef struct {
    * from the call's metadata (policy code may write that). */
   const char *const *agent_names;
   tg_call_seen seen;    /* filled in when the call ends */
+  /* With storage on: called when the call is through, seen filled in,
+   * before its audit record is written, so that the record says what the
+   * caller makes of the outcome (an agent's hook: what the agent is told,
+   * who decided). It may set rec's decided_by, no_verdict and agent (its
+   * strings and agent.input must live until the call's done callback);
+   * agent.input is masked by the chain after it. NULL: none. */
+  void (*recording)(void *ud, const tg_outcome *o, tg_audit_rec *rec);
+  void *recording_ud;
 } tg_call_strategy;
 
 /* Frees what a call recorded in s. */

@@ -22,7 +22,11 @@ const char cmd_log_usage[] =
     "usage: toolgate log [options]\n"
     "\n"
     "Shows the calls in the audit trail, oldest first: when, session, tool,\n"
-    "the decision (verdict and rule), how it ended and how long it took.\n"
+    "the agent and its hook event (for a coding agent's call), the verdict\n"
+    "and who decided it (a rule by name, toolgate's default, or left to the\n"
+    "agent), how it ended and how long it took. An agent's call judged\n"
+    "before it runs ends as \"judged\" (the agent runs it, not toolgate), or\n"
+    "as the agent's PostToolUse told: \"ran: ok\", \"ran: failed\".\n"
     "\n"
     "options:\n"
     DB_PATH_USAGE
@@ -117,37 +121,99 @@ static int parse_log_options(log_run *r, int argc, char **argv) {
 
 static void print_header(log_run *r) {
   cli_sgr(stdout, r->color, "1");
-  printf("%-19s  %-12s %-16s %-7s %-20s %-9s %9s\n", "TIME", "SESSION",
-         "TOOL", "VERDICT", "RULE", "STATUS", "MS");
+  printf("%-19s  %-12s %-18s %-21s %-8s %-20s %-11s %9s\n", "TIME",
+         "SESSION", "TOOL", "AGENT", "VERDICT", "DECIDED BY", "STATUS", "MS");
   cli_sgr(stdout, r->color, "0");
 }
 
 static const char *status_sgr(const char *s) {
-  if (!s || !strcmp(s, "ok")) return "32";
-  return !strcmp(s, "error") || !strcmp(s, "denied") ? "31" : "33";
+  if (!s || !strcmp(s, "ok") || !strcmp(s, "ran: ok") || !strcmp(s, "judged"))
+    return "32";
+  return !strcmp(s, "error") || !strcmp(s, "denied") ||
+                 !strcmp(s, "ran: failed") ? "31" : "33";
+}
+
+/* An agent's hook event, short. */
+static const char *event_short(const char *ev) {
+  static const char *const names[][2] = {
+      {"PreToolUse", "pre"}, {"PermissionRequest", "permission"},
+      {"PostToolUse", "post"}, {"PostToolUseFailure", "post-fail"}};
+  for (size_t i = 0; ev && i < sizeof names / sizeof *names; i++)
+    if (!strcmp(ev, names[i][0])) return names[i][1];
+  return ev ? ev : "?";
+}
+
+/* Who decided, as people read it. */
+static const char *decider(const cJSON *d, char buf[64]) {
+  const char *by = table_str(d, "by"), *rule = table_str(d, "rule");
+  if (!by || !strcmp(by, "-")) return "-";
+  if (!strcmp(by, "rule")) {
+    snprintf(buf, 64, "rule %s", rule ? rule : "?");
+    return buf;
+  }
+  if (!strcmp(by, "default")) return "toolgate's default";
+  if (!strcmp(by, "agent")) return "left to the agent";
+  return by;
+}
+
+/* How an agent's call judged before it runs ended: it is the agent's to
+ * run, so "judged", or what its PostToolUse told. */
+static const char *agent_status(const cJSON *a, const char *status) {
+  const char *ev = table_str(a, "event");
+  int judged = ev && (!strcmp(ev, "PreToolUse") ||
+                      !strcmp(ev, "PermissionRequest"));
+  if (!judged || !status || strcmp(status, "ok")) return status;
+  const cJSON *ran = cJSON_GetObjectItemCaseSensitive(a, "ran");
+  if (!ran) return "judged";
+  const char *ended = table_str(ran, "ended");
+  return ended && !strcmp(ended, "ok") ? "ran: ok" : "ran: failed";
 }
 
 static void print_row(log_run *r, const cJSON *rec) {
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(rec, "decision");
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(rec, "agent");
   const char *status = table_str(rec, "status");
-  char when[20];
+  const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItem(d, "verdict"));
+  char when[20], tool[160], agent[96], by[64];
   table_cell(stdout, table_time((int64_t)table_num(rec, "ts", 0), when), 19);
   fputs("  ", stdout);
   table_cell(stdout, table_str(rec, "session"), 12);
   fputc(' ', stdout);
-  table_cell(stdout, table_str(rec, "tool"), 16);
+  /* an agent's call: its tool by the agent's name, then toolgate's */
+  if (a && table_str(a, "tool"))
+    snprintf(tool, sizeof tool, "%.60s (%.60s)", table_str(a, "tool"),
+             table_str(rec, "tool") ? table_str(rec, "tool") : "?");
+  else
+    snprintf(tool, sizeof tool, "%.120s",
+             table_str(rec, "tool") ? table_str(rec, "tool") : "-");
+  table_cell(stdout, tool, 18);
   fputc(' ', stdout);
-  /* a rule that failed is named as call, explain and test name it */
-  table_cell(stdout, tg_decision_word(table_str(d, "verdict"),
-                                      cJSON_GetStringValue(cJSON_GetObjectItem(
-                                          cJSON_GetObjectItem(rec, "error"),
-                                          "code"))),
-             7);
+  if (a)
+    snprintf(agent, sizeof agent, "%.40s %s",
+             table_str(a, "name") ? table_str(a, "name") : "?",
+             event_short(table_str(a, "event")));
+  table_cell(stdout, a ? agent : "-", 21);
   fputc(' ', stdout);
-  table_cell(stdout, table_str(d, "rule"), 20);
+  /* a rule that failed is named as call, explain and test name it; no
+   * verdict (left to the agent, or seen after the agent ran it): none; an
+   * agent told otherwise (Codex cannot ask: a deny): both */
+  const char *word = verdict ? tg_decision_word(verdict, cJSON_GetStringValue(
+                                   cJSON_GetObjectItem(cJSON_GetObjectItem(
+                                       rec, "error"), "code")))
+                             : "-";
+  const char *told = table_str(a, "answer");
+  char both[40];
+  if (verdict && told && strcmp(told, word) && strcmp(told, "context")) {
+    snprintf(both, sizeof both, "%s/%s", word, told);
+    word = both;
+  }
+  table_cell(stdout, word, 8);
   fputc(' ', stdout);
+  table_cell(stdout, decider(d, by), 20);
+  fputc(' ', stdout);
+  if (a) status = agent_status(a, status);
   cli_sgr(stdout, r->color, status_sgr(status));
-  table_cell(stdout, status, 9);
+  table_cell(stdout, status, 11);
   cli_sgr(stdout, r->color, "0");
   printf(" %9.1f\n", table_num(rec, "duration_ms", 0));
 }

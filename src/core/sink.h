@@ -18,6 +18,20 @@
 #include "core/memory.h"
 #include "core/taint.h"
 
+/* What an agent's hook adds to its call's record (an agent's tool call,
+ * judged before it runs or seen after): NULL name for any other call. */
+typedef struct tg_audit_agent {
+  const char *name;            /* "claude-code", "codex" */
+  const char *event;           /* "PreToolUse", "PostToolUse", ... */
+  const char *tool;            /* the agent's name of its tool ("Bash") */
+  const cJSON *input;          /* the agent's tool input, as sent */
+  const char *tool_use_id;     /* the agent's id of the tool call: links the
+                                  events of one call (NULL: none given) */
+  const char *answer;          /* what the agent was told: "allow", "deny",
+                                  "ask", "block", "context", "output";
+                                  NULL: nothing (the agent's own flow) */
+} tg_audit_agent;
+
 /* A call's audit record. Every pointer borrows the call's own
  * memory: the call neither changes nor frees any of it until committed()
  * has run, so the store reads them (on its writer thread) without a copy. */
@@ -29,7 +43,16 @@ typedef struct tg_audit_rec {
   const cJSON *result;         /* NULL: none (or withheld) */
   const cJSON *hooks;          /* [{stage, hook, what}] that rewrote, or NULL */
   tg_verdict verdict;
+  int no_verdict;              /* none was given (left to the agent, or
+                                  seen after the agent ran it): verdict is
+                                  not recorded */
   const char *rule, *rule_where, *reason; /* NULL: the default decided */
+  /* who decided: "rule" (rule names it), "default" (toolgate's), "agent"
+   * (left to the agent: toolgate said nothing), "remembered", "pre-hook",
+   * "fail-safe" (nothing could judge: on_error answered); NULL: none
+   * (a call seen after the agent ran it) */
+  const char *decided_by;
+  tg_audit_agent agent;        /* an agent's call (agent.name set) */
   const char *approval;        /* how an ask ended ("approve", "always",
                                   "reject", "timeout", "mode", "remembered"),
                                   NULL when nobody was asked */

@@ -206,14 +206,29 @@ static int known_status(const char *s) {
   return 0;
 }
 
+/* An agent's call: the strings its hook added; the links (judged_call,
+ * ran) are read from the rows, so taken and not kept. */
+static int check_agent(checker *c, const cJSON *a) {
+  static const char *const known[] = {"name", "event", "tool", "tool_use_id",
+                                      "answer", "input", "judged_call",
+                                      "ran", NULL};
+  const char *s;
+  if (!cJSON_IsObject(a)) return bad(c, "agent", "must be an object");
+  note_unknown(c, a, known);
+  if (want_str(c, a, "name", 0, 64, &s) < 0) return -1;
+  for (const char *const *f = known + 1; strcmp(*f, "input"); f++)
+    if (want_str(c, a, *f, OPT | NUL_OK, 4096, &s) < 0) return -1;
+  return 0;
+}
+
 static int check_call(checker *c, const cJSON *k) {
   static const char *const known[] = {
       "call_id", "turn", "tool", "args", "args_bytes", "args_cut",
       "decision", "hooks", "attempts", "status", "error", "result",
       "result_bytes", "result_cut", "truncated", "ts", "duration_ms",
-      "generation", "parent_call", NULL};
+      "generation", "parent_call", "agent", NULL};
   static const char *const dknown[] = {"verdict", "rule", "where", "reason",
-                                       "approval", "approval_id", NULL};
+                                       "approval", "by", "approval_id", NULL};
   static const char *const eknown[] = {"phase", "code", "message",
                                        "suggestion", "retryable", NULL};
   if (!cJSON_IsObject(k)) return bad(c, "", "must be an object");
@@ -254,6 +269,8 @@ static int check_call(checker *c, const cJSON *k) {
     if (want_int(c, dec, "approval_id", OPT | NUL_OK, 0, 9e15, &n, &isnull) < 0)
       return -1;
   }
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(k, "agent");
+  if (a && check_agent(c, a) < 0) return -1;
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(k, "error");
   if (e && !cJSON_IsNull(e)) {
     if (!cJSON_IsObject(e)) return bad(c, "error", "must be an object or null");

@@ -40,6 +40,54 @@ static char *value_text(const cJSON *o, const char *k) {
   return tg_json_print(v, 1);
 }
 
+/* ---- an agent's call -------------------------------------------------------- */
+
+/* The verdict, or why there is none: "left to the agent" (toolgate said
+ * nothing; the agent's own permissions decided), "-" (seen after the
+ * agent ran it). */
+static const char *verdict_of(const cJSON *d) {
+  const char *v = str(d, "verdict"), *by = str(d, "by");
+  if (v) return v;
+  return by && !strcmp(by, "agent") ? "left to the agent" : "-";
+}
+
+/* Who decided: "rule NAME", "toolgate's default", "left to the agent",
+ * or the word kept ("remembered", "pre-hook", "fail-safe", ...). */
+static const char *decider(const cJSON *d, char buf[160]) {
+  const char *by = str(d, "by");
+  if (!by) return "-";
+  if (!strcmp(by, "rule")) {
+    snprintf(buf, 160, "rule %.120s", str(d, "rule") ? str(d, "rule") : "?");
+    return buf;
+  }
+  if (!strcmp(by, "default")) return "toolgate's default";
+  if (!strcmp(by, "agent")) return "left to the agent";
+  return by;
+}
+
+/* "claude-code PreToolUse, Bash" and what came of it: the answer the
+ * agent read, and whether it ran (its PostToolUse) or which judged
+ * call it follows. "-" for a call that is not an agent's. */
+static const char *agent_line(const cJSON *k, char buf[512]) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(k, "agent");
+  if (!a) return "-";
+  const cJSON *ran = cJSON_GetObjectItemCaseSensitive(a, "ran");
+  int n = snprintf(buf, 512, "%.64s %.32s, %.100s; told: %.16s",
+                   str(a, "name") ? str(a, "name") : "?",
+                   str(a, "event") ? str(a, "event") : "?",
+                   str(a, "tool") ? str(a, "tool") : "?",
+                   str(a, "answer") ? str(a, "answer") : "nothing");
+  if (n < 0 || n >= 512) return buf;
+  if (ran)
+    snprintf(buf + n, 512 - (size_t)n, "; ran: %.16s (%.64s)",
+             str(ran, "ended") ? str(ran, "ended") : "?",
+             str(ran, "call_id") ? str(ran, "call_id") : "?");
+  else if (str(a, "judged_call"))
+    snprintf(buf + n, 512 - (size_t)n, "; judged as %.64s",
+             str(a, "judged_call"));
+  return buf;
+}
+
 /* Closes f; its text (set by fclose, not before), or NULL. */
 static char *finish(FILE *f, char **buf) {
   if (fclose(f) != 0) {
@@ -82,9 +130,9 @@ static void md_cell(FILE *f, const char *s) {
 }
 
 static void md_calls(FILE *f, const cJSON *calls) {
-  char t[32], ms[32];
-  fputs("## Tool calls\n\n| time | tool | decision | rule | status | error "
-        "| ms |\n|---|---|---|---|---|---|---:|\n", f);
+  char t[32], ms[32], by[160], ag[512];
+  fputs("## Tool calls\n\n| time | tool | decision | decided by | status | "
+        "error | ms |\n|---|---|---|---|---|---|---:|\n", f);
   const cJSON *k;
   cJSON_ArrayForEach(k, calls) {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(k, "decision");
@@ -92,8 +140,8 @@ static void md_calls(FILE *f, const cJSON *calls) {
     fputc('|', f);
     md_cell(f, when(num(k, "ts"), t));
     md_cell(f, str(k, "tool"));
-    md_cell(f, str(d, "verdict"));
-    md_cell(f, str(d, "rule"));
+    md_cell(f, verdict_of(d));
+    md_cell(f, decider(d, by));
     md_cell(f, str(k, "status"));
     md_cell(f, str(e, "code"));
     snprintf(ms, sizeof ms, "%.1f", num(k, "duration_ms"));
@@ -108,6 +156,15 @@ static void md_calls(FILE *f, const cJSON *calls) {
     fputs(" (", f);
     md_text(f, str(k, "call_id"));
     fputs(")\n\n", f);
+    if (cJSON_GetObjectItemCaseSensitive(k, "agent")) {
+      fputs("Agent: ", f);
+      md_text(f, agent_line(k, ag));
+      fputs("\n\n", f);
+      char *in = value_text(cJSON_GetObjectItemCaseSensitive(k, "agent"),
+                            "input");
+      if (in) fputs("The agent's input:\n\n", f), md_code(f, "json", in);
+      free(in);
+    }
     char *a = value_text(k, "args"), *r = value_text(k, "result");
     if (a) fputs("Args:\n\n", f), md_code(f, "json", a);
     if (r) fputs("Result:\n\n", f), md_code(f, "json", r);
@@ -202,9 +259,9 @@ static void html_td(FILE *f, const char *cls, const char *s) {
 }
 
 static void html_calls(FILE *f, const cJSON *calls) {
-  char t[32], ms[32];
+  char t[32], ms[32], by[160], ag[512];
   fputs("<h2>Tool calls</h2>\n<table>\n<tr><th>time</th><th>tool</th>"
-        "<th>call</th><th>decision</th><th>rule</th><th>status</th>"
+        "<th>call</th><th>decision</th><th>decided by</th><th>status</th>"
         "<th>error</th><th>ms</th></tr>\n", f);
   const cJSON *k;
   cJSON_ArrayForEach(k, calls) {
@@ -215,8 +272,8 @@ static void html_calls(FILE *f, const cJSON *calls) {
     html_td(f, "ts", when(num(k, "ts"), t));
     html_td(f, "tool", str(k, "tool"));
     html_td(f, "id", str(k, "call_id"));
-    html_td(f, "verdict", str(d, "verdict"));
-    html_td(f, "rule", str(d, "rule"));
+    html_td(f, "verdict", verdict_of(d));
+    html_td(f, "rule", decider(d, by));
     /* the class is one of the known statuses, or none */
     fprintf(f, "<td class=\"status %s\">", st && strspn(st, "abcdefghijklmnopqrstuvwxyz") == strlen(st) ? st : "");
     esc(f, st ? st : "-");
@@ -229,6 +286,13 @@ static void html_calls(FILE *f, const cJSON *calls) {
     html_td(f, "num", ms);
     fputs("</tr>\n<tr><td colspan=\"8\">", f);
     char *a = value_text(k, "args"), *r = value_text(k, "result");
+    const cJSON *agent = cJSON_GetObjectItemCaseSensitive(k, "agent");
+    if (agent) {
+      char *in = value_text(agent, "input");
+      html_pre(f, "agent", agent_line(k, ag));
+      html_pre(f, "the agent's input", in);
+      free(in);
+    }
     html_pre(f, "args", a);
     html_pre(f, "result", r);
     free(a);

@@ -5,7 +5,8 @@
  * (core/sink.h): the args and the result are printed there, off the
  * loop, and kept up to audit_args_max /
  * audit_result_max bytes (cut at a UTF-8 boundary, the full size kept
- * beside). Read back as JSON for `toolgate log` and hosts.
+ * beside). Read back as JSON for `toolgate log` and hosts; a coding
+ * agent's calls with their hook events linked (below).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,9 +22,11 @@ const char tg__audit_insert_sql[] =
     " args_cut, verdict, rule, rule_where, reason, approval, approval_id,"
     " hooks, attempts, status, error_phase, error_code, error_message,"
     " error_suggestion, error_retryable, result, result_bytes, result_cut,"
-    " truncated, ts, duration_ms, generation, parent_call) VALUES"
+    " truncated, ts, duration_ms, generation, parent_call, decided_by, agent,"
+    " agent_event, agent_tool, agent_input, agent_call, agent_answer) VALUES"
     " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-    " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)";
+    " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29,"
+    " ?30, ?31, ?32, ?33, ?34, ?35, ?36)";
 
 int tg__audit_prepare(sqlite3 *db, sqlite3_stmt **st) {
   return sqlite3_prepare_v3(db, tg__audit_insert_sql, -1, SQLITE_PREPARE_PERSISTENT, st,
@@ -74,7 +77,7 @@ int tg__audit_insert(sqlite3_stmt *st, const tg_audit_rec *r,
   sqlite3_bind_int64(st, 3, r->turn);
   tg__bind_str(st, 4, r->tool);
   bind_json(st, 5, 6, 7, r->args, caps->args_max);
-  tg__bind_str(st, 8, tg_verdict_name(r->verdict));
+  tg__bind_str(st, 8, r->no_verdict ? NULL : tg_verdict_name(r->verdict));
   tg__bind_str(st, 9, r->rule);
   tg__bind_str(st, 10, r->rule_where);
   tg__bind_str(st, 11, r->reason);
@@ -91,6 +94,14 @@ int tg__audit_insert(sqlite3_stmt *st, const tg_audit_rec *r,
   sqlite3_bind_double(st, 27, r->duration_ms);
   sqlite3_bind_int64(st, 28, (sqlite3_int64)r->generation);
   tg__bind_str(st, 29, r->parent_call);
+  tg__bind_str(st, 30, r->decided_by);
+  const tg_audit_agent *a = &r->agent;
+  tg__bind_str(st, 31, a->name);
+  tg__bind_str(st, 32, a->name ? a->event : NULL);
+  tg__bind_str(st, 33, a->name ? a->tool : NULL);
+  bind_json(st, 34, 0, 0, a->name ? a->input : NULL, caps->args_max);
+  tg__bind_str(st, 35, a->name ? a->tool_use_id : NULL);
+  tg__bind_str(st, 36, a->name ? a->answer : NULL);
   int rc = sqlite3_step(st);
   sqlite3_reset(st); /* every parameter is bound again next time */
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
@@ -104,7 +115,8 @@ enum {
   C_APPROVAL_ID, C_HOOKS, C_ATTEMPTS, C_STATUS, C_ERROR_PHASE, C_ERROR_CODE,
   C_ERROR_MESSAGE, C_ERROR_SUGGESTION, C_ERROR_RETRYABLE, C_RESULT,
   C_RESULT_BYTES, C_RESULT_CUT, C_TRUNCATED, C_TS, C_DURATION, C_GENERATION,
-  C_PARENT
+  C_PARENT, C_DECIDED_BY, C_AGENT, C_AGENT_EVENT, C_AGENT_TOOL,
+  C_AGENT_INPUT, C_AGENT_CALL, C_AGENT_ANSWER
 };
 
 static const char select_cols[] =
@@ -112,7 +124,9 @@ static const char select_cols[] =
     " verdict, rule, rule_where, reason, approval, approval_id, hooks,"
     " attempts, status, error_phase, error_code, error_message,"
     " error_suggestion, error_retryable, result, result_bytes, result_cut,"
-    " truncated, ts, duration_ms, generation, parent_call FROM calls";
+    " truncated, ts, duration_ms, generation, parent_call, decided_by, agent,"
+    " agent_event, agent_tool, agent_input, agent_call, agent_answer"
+    " FROM calls";
 
 static const char *col_text(sqlite3_stmt *st, int i) {
   return (const char *)sqlite3_column_text(st, i);
@@ -167,6 +181,12 @@ static cJSON *row_decision(sqlite3_stmt *st) {
   add_text(d, "reason", st, C_REASON);
   add_text(d, "approval", st, C_APPROVAL);
   add_int(d, "approval_id", st, C_APPROVAL_ID);
+  /* a row from before who decided was kept: as its rule says */
+  const char *by = col_text(st, C_DECIDED_BY);
+  if (by) cJSON_AddStringToObject(d, "by", by);
+  else if (!is_null(st, C_VERDICT))
+    cJSON_AddStringToObject(d, "by", is_null(st, C_RULE) ? "default" : "rule");
+  else cJSON_AddNullToObject(d, "by");
   return d;
 }
 
@@ -195,6 +215,16 @@ static cJSON *row_json(sqlite3_stmt *st) {
   cJSON_AddNumberToObject(o, "duration_ms", sqlite3_column_double(st, C_DURATION));
   add_int(o, "generation", st, C_GENERATION);
   if (!is_null(st, C_PARENT)) add_text(o, "parent_call", st, C_PARENT);
+  if (!is_null(st, C_AGENT)) {
+    cJSON *a = cJSON_CreateObject();
+    add_text(a, "name", st, C_AGENT);
+    add_text(a, "event", st, C_AGENT_EVENT);
+    add_text(a, "tool", st, C_AGENT_TOOL);
+    add_json(a, "input", st, C_AGENT_INPUT, 0);
+    add_text(a, "tool_use_id", st, C_AGENT_CALL);
+    add_text(a, "answer", st, C_AGENT_ANSWER);
+    cJSON_AddItemToObject(o, "agent", a);
+  }
   return o;
 }
 
@@ -262,6 +292,78 @@ static void bind_filter(sqlite3 *db, sqlite3_stmt *st,
   sqlite3_bind_int64(st, i, (sqlite3_int64)limit);
 }
 
+/* ---- an agent's call, its events linked -------------------------------- */
+
+/* One agent's tool call comes as up to three hook events, each its own
+ * row: judged before it runs (PreToolUse, PermissionRequest), then seen
+ * after (PostToolUse, or PostToolUseFailure) — when the agent ran it. The
+ * agent's id of the call (tool_use_id) links them, within the session:
+ * a judged row gets `ran` (the row after it, before any other judging
+ * the same id, and how the tool ended), a row after gets `judged_call`
+ * (the call id of the last row that judged it). Read, not stored: an import or a late event links the same way. */
+static const char after_sql[] =
+    "SELECT call_id, agent_event FROM calls WHERE session = ?1 AND"
+    " agent_call = ?2 AND id > ?3 AND agent_event IN ('PostToolUse',"
+    " 'PostToolUseFailure') AND NOT EXISTS (SELECT 1 FROM calls j WHERE"
+    " j.session = ?1 AND j.agent_call = ?2 AND j.id > ?3 AND j.id < calls.id"
+    " AND j.agent_event IN ('PreToolUse', 'PermissionRequest'))"
+    " ORDER BY id LIMIT 1";
+static const char before_sql[] =
+    "SELECT call_id FROM calls WHERE session = ?1 AND agent_call = ?2 AND"
+    " id < ?3 AND agent_event IN ('PreToolUse', 'PermissionRequest')"
+    " ORDER BY id DESC LIMIT 1";
+
+static int is_after(const char *event) {
+  return event && (!strcmp(event, "PostToolUse") ||
+                   !strcmp(event, "PostToolUseFailure"));
+}
+
+static void link_one(sqlite3_stmt *after, sqlite3_stmt *before, cJSON *rec) {
+  cJSON *a = cJSON_GetObjectItemCaseSensitive(rec, "agent");
+  const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(a, "tool_use_id"));
+  const char *event = cJSON_GetStringValue(cJSON_GetObjectItem(a, "event"));
+  const char *session = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "session"));
+  if (!id || !session) return;
+  sqlite3_stmt *st = is_after(event) ? before : after;
+  sqlite3_bind_text(st, 1, session, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 3, (sqlite3_int64)cJSON_GetNumberValue(
+                                cJSON_GetObjectItem(rec, "id")));
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    const char *call = col_text(st, 0);
+    if (st == before) {
+      cJSON_AddStringToObject(a, "judged_call", call ? call : "");
+    } else {
+      cJSON *ran = cJSON_CreateObject();
+      cJSON_AddStringToObject(ran, "call_id", call ? call : "");
+      const char *ev = col_text(st, 1);
+      cJSON_AddStringToObject(ran, "ended", ev && !strcmp(ev, "PostToolUse")
+                                                ? "ok" : "failed");
+      cJSON_AddItemToObject(a, "ran", ran);
+    }
+  }
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+}
+
+static void link_agent_calls(sqlite3 *db, cJSON *recs) {
+  sqlite3_stmt *after = NULL, *before = NULL;
+  int ready = 0;
+  cJSON *rec;
+  cJSON_ArrayForEach(rec, recs) {
+    if (!cJSON_GetObjectItemCaseSensitive(rec, "agent")) continue;
+    if (!ready && (sqlite3_prepare_v2(db, after_sql, -1, &after, NULL) !=
+                       SQLITE_OK ||
+                   sqlite3_prepare_v2(db, before_sql, -1, &before, NULL) !=
+                       SQLITE_OK))
+      break; /* unlinked: each row still says what it was */
+    ready = 1;
+    link_one(after, before, rec);
+  }
+  sqlite3_finalize(after);
+  sqlite3_finalize(before);
+}
+
 cJSON *tg__audit_query(sqlite3 *db, const tg_audit_filter *f,
                        char err[TG_ERRMSG]) {
   static const tg_audit_filter none;
@@ -294,5 +396,6 @@ cJSON *tg__audit_query(sqlite3 *db, const tg_audit_filter *f,
     out = NULL;
   }
   sqlite3_finalize(st);
+  if (out) link_agent_calls(db, out);
   return out;
 }

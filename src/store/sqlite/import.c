@@ -120,6 +120,16 @@ static int put_call(sqlite3_stmt *st, const char *session, const cJSON *k) {
   bind_n(st, 27, k, "duration_ms", 1);
   bind_n(st, 28, k, "generation", 0);
   bind_s(st, 29, k, "parent_call");
+  bind_s(st, 30, d, "by");
+  /* an agent's call: what its hook added (the links are read, not kept) */
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(k, "agent");
+  int has_a = cJSON_IsObject(a);
+  bind_s(st, 31, has_a ? a : NULL, "name");
+  bind_s(st, 32, has_a ? a : NULL, "event");
+  bind_s(st, 33, has_a ? a : NULL, "tool");
+  if (bind_j(st, 34, has_a ? a : NULL, "input", 0) < 0) return -1;
+  bind_s(st, 35, has_a ? a : NULL, "tool_use_id");
+  bind_s(st, 36, has_a ? a : NULL, "answer");
   return step_done(st);
 }
 

@@ -200,8 +200,25 @@ static const char step6[] =
     " tool TEXT,"
     " ts INTEGER NOT NULL);";
 
+/* Version 7: what an agent's hook adds to its call's row (audit.c): the
+ * agent, the event, its tool's name and input, its id of the tool call
+ * (which links the call's events: a PostToolUse to the PreToolUse that
+ * judged it), what the agent was told; and for every call who decided.
+ * The index holds agent calls only (a partial index: other rows cost the
+ * writer nothing). */
+static const char step7[] =
+    "ALTER TABLE calls ADD COLUMN decided_by TEXT;"
+    "ALTER TABLE calls ADD COLUMN agent TEXT;"
+    "ALTER TABLE calls ADD COLUMN agent_event TEXT;"
+    "ALTER TABLE calls ADD COLUMN agent_tool TEXT;"
+    "ALTER TABLE calls ADD COLUMN agent_input TEXT;"
+    "ALTER TABLE calls ADD COLUMN agent_call TEXT;"
+    "ALTER TABLE calls ADD COLUMN agent_answer TEXT;"
+    "CREATE INDEX calls_agent_call ON calls(session, agent_call)"
+    " WHERE agent_call IS NOT NULL;";
+
 static const char *const steps[TG_DB_SCHEMA_VERSION + 1] = {
-    NULL, step1, step2, step3, step4, step5, step6};
+    NULL, step1, step2, step3, step4, step5, step6, step7};
 
 /* What a step does that SQL cannot (random bytes, a digest), after its
  * SQL, in the same transaction. */

@@ -107,7 +107,8 @@ static void add_agent_names(const tg_generation *g, known_names *k) {
   }
   int t = lua_gettop(L);
   for (lua_Integer i = 1;; i++) {
-    if (lua_rawgeti(L, t, i) != LUA_TTABLE) break;
+    lua_rawgeti(L, t, i); /* void on LuaJIT: read the type after */
+    if (lua_type(L, -1) != LUA_TTABLE) break;
     const char *name = tg__rawgetstring(L, -1, "name");
     const char *tool = tg__rawgetstring(L, -1, "tool");
     add_name(k, name);

@@ -7,28 +7,42 @@
  * burst of calls costs one commit, and a call is answered only after its
  * record is in the file.
  *
+ * Why the answer waits for the commit, not only the queue: the tool has
+ * run by then, but its result has not reached the agent. Answering first
+ * would let a crash (or a kill the agent provokes) between the answer and
+ * the commit hand the agent a result — a file read, a secret — that the
+ * audit never shows; waiting keeps "no answered call is missing from the
+ * audit" (docs/storage.md, the SIGKILL test in spec/c/test_store.c). What
+ * the wait costs is kept to the commit itself: the thread starts on a
+ * record as soon as it is queued (it never lingers for company), the batch
+ * is handed back before anything else (the approvals poll, checkpoints),
+ * and records queued meanwhile share the next commit (group commit).
+ *
  * A batch that fails is tried again (twice, after 50 and 100 ms: the
  * busy timeout has already waited for a lock), then item by item so one
  * bad item cannot sink the others; what still fails is reported in a
  * store_error event and its callbacks told (ok 0): never lost in silence.
  *
  * Batches: a commit costs about as much as 15 rows (the WAL frames of
- * each page it touched), so under load — the last batch was big — the
- * thread waits up to LINGER_US for a fuller one; a lone call is written
- * at once. The loop wakes the thread only for the first item it queues
- * and for the BATCH_FULL-th, not for each.
+ * each page it touched, the full-text index's new segment), so calls
+ * answered together share one (write_records also gives the batch one
+ * index flush). The loop wakes the thread only for the first item it
+ * queues, not for each.
  *
  * Checkpoints (copying the WAL into the file, with an fsync) would stall
  * the commit that triggers them: SQLite's automatic one is off on the
- * writer's connection, and the thread checkpoints after it has handed a
- * batch back, when nothing is queued and the WAL holds CHECKPOINT_PAGES,
- * or whatever is queued once it holds CHECKPOINT_MAX (16 MB).
+ * writer's connection. After a batch is handed back, when nothing is
+ * queued and the WAL holds CHECKPOINT_PAGES, the checkpointer's thread
+ * (checkpointer.c) copies it while the writer goes on; once the WAL holds
+ * CHECKPOINT_MAX (16 MB) the writer checkpoints itself, whatever is
+ * queued (maybe_checkpoint).
  *
  * Approvals: after a batch that stored or revoked one, and whenever
  * another connection has changed them (PRAGMA data_version, then the
  * `approvals` counter in meta; polled every POLL_MS when idle), the thread
  * loads the approvals in force and hands the snapshot to the loop, before
- * the callbacks of that batch (approvals.c).
+ * the callbacks of a batch with jobs (approvals.c); a batch of records
+ * only looks after its answers.
  *
  * Threads: everything marked "mu" is shared; `pending` and the async's ref
  * are the loop's. The async is ref'd while anything is pending, so a loop
@@ -58,6 +72,7 @@ struct tg_writer {
   sqlite3 *db;               /* the thread's connection */
   int shared;                /* db is st->db (":memory:") */
   sqlite3_stmt *insert;
+  tg_checkpointer *checkpointer; /* NULL: the thread checkpoints itself */
   sqlite3_stmt *begin, *commit; /* BEGIN IMMEDIATE, COMMIT: prepared once */
   sqlite3_stmt *dv_query;        /* PRAGMA data_version */
   /* A batch of several records goes into calls in one statement from a
@@ -284,13 +299,21 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages) {
   return SQLITE_OK;
 }
 
-/* Checkpoints when idle (idle: nothing queued) or when the WAL is long. */
+/* Checkpoints when idle (idle: nothing queued) on the checkpointer's
+ * thread, so the next batch does not wait for its fsync. Commits made
+ * while it runs stay in the WAL, and the WAL starts over only after a
+ * checkpoint that copied all of it: if calls never pause long enough for
+ * one, the WAL reaches CHECKPOINT_MAX and the thread checkpoints itself,
+ * between two batches, which always ends with all of it copied (readers
+ * aside). */
 static void maybe_checkpoint(tg_writer *w, int idle) {
   if (w->wal_pages < (idle ? CHECKPOINT_PAGES : CHECKPOINT_MAX)) return;
-  /* PASSIVE: never waits for readers (log --follow); what it leaves, the
-   * next one takes */
-  sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
-                            NULL);
+  if (w->checkpointer && w->wal_pages < CHECKPOINT_MAX)
+    tg__checkpointer_ask(w->checkpointer);
+  else /* PASSIVE: never waits for readers (log --follow); what it leaves,
+        * the next one takes */
+    sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
+                              NULL);
   w->wal_pages = 0;
 }
 
@@ -591,6 +614,7 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
     goto fail;
   }
   prepare_staging(w);
+  if (!w->shared) w->checkpointer = tg__checkpointer_start(st->base.path);
   if (init_sync(w, err) < 0) goto fail;
   /* the approvals in force now, for the loop's first calls */
   w->data_version = int_query(db, "PRAGMA data_version");
@@ -629,6 +653,7 @@ void tg__writer_stop(tg_writer *w) {
     uv_thread_join(&w->thread);
     deliver(w); /* what was written after the last turn of the loop */
   }
+  tg__checkpointer_stop(w->checkpointer);
   close_async(w);
   tg__snap_free(w->snap);
   finalize_all(w);

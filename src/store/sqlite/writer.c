@@ -97,6 +97,9 @@ struct tg_writer {
   tg_snap *snap;                 /* approvals loaded for the loop */
   /* the thread's: */
   int wal_pages;                 /* in the WAL since the last checkpoint */
+  int asked_at;                  /* wal_pages when the checkpointer was
+                                    last asked (0: since the WAL started
+                                    over) */
   int64_t data_version;          /* PRAGMA data_version last seen */
   int64_t approvals_version;     /* meta's counter of the snapshot */
   /* the loop's: */
@@ -307,14 +310,22 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages) {
  * between two batches, which always ends with all of it copied (readers
  * aside). */
 static void maybe_checkpoint(tg_writer *w, int idle) {
-  if (w->wal_pages < (idle ? CHECKPOINT_PAGES : CHECKPOINT_MAX)) return;
-  if (w->checkpointer && w->wal_pages < CHECKPOINT_MAX)
+  if (w->wal_pages < w->asked_at) w->asked_at = 0; /* the WAL started over */
+  if (w->wal_pages < (idle ? w->asked_at + CHECKPOINT_PAGES : CHECKPOINT_MAX))
+    return;
+  if (w->checkpointer && w->wal_pages < CHECKPOINT_MAX) {
+    /* once per CHECKPOINT_PAGES written, not after every batch while the
+     * WAL waits to start over */
     tg__checkpointer_ask(w->checkpointer);
-  else /* PASSIVE: never waits for readers (log --follow); what it leaves,
-        * the next one takes */
-    sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
-                              NULL);
+    w->asked_at = w->wal_pages;
+    return;
+  }
+  /* PASSIVE: never waits for readers (log --follow); what it leaves, the
+   * next one takes */
+  sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
+                            NULL);
   w->wal_pages = 0;
+  w->asked_at = 0;
 }
 
 /* Did this batch store or revoke an approval? */

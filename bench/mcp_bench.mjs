@@ -1,9 +1,12 @@
-// mcp_bench.mjs — what `toolgate serve` costs an MCP client: server-
-// everything's echo called directly and through toolgate (the default
-// policies loaded, echo marked read-only so no one is asked), by the same
-// SDK client in the same run, in interleaved rounds: one call at a time
-// and 16 in flight. Prints latency p50/p99 and calls/s for each, what
-// toolgate adds, and toolgate's RSS when idle.
+// mcp_bench.mjs — what `toolgate serve` costs an MCP client, by the same
+// SDK client in one run, in interleaved rounds, one call at a time and 16
+// in flight: server-everything's echo called directly and through toolgate
+// as a gateway (the default policies loaded, echo marked read-only so no
+// one is asked; audit on, the default), and a local Lua tool served by
+// toolgate itself with audit on and off (--no-db). Prints p50/p99 and
+// calls/s for each, what the gateway adds, what the audit costs (ratios
+// taken within each round), the load average, toolgate's CPU per call
+// and its RSS when idle.
 //   node bench/mcp_bench.mjs PATH/TO/toolgate [calls-per-round] [rounds]
 // Uses the SDK and server-everything from spec/mcp/node_modules (npm ci).
 import fs from "node:fs";
@@ -30,19 +33,35 @@ function project() {
   servers = { everything = { command = ${JSON.stringify(process.execPath)},
     args = { ${JSON.stringify(everything)}, "stdio" }, read_only = { "echo" } } },
 }`);
+  // a local Lua tool, answered by toolgate itself: what the chain and the
+  // audit cost without an upstream
+  fs.mkdirSync(path.join(dir, "local"));
+  fs.writeFileSync(path.join(dir, "local", "10_echo.lua"), `local tg = require "toolgate"
+tg.tool { name = "echo", description = "echoes its message", read_only = true,
+  schema = { type = "object", required = { "message" },
+             properties = { message = { type = "string" } } },
+  run = function(args) return { content = { { type = "text", text = "Echo: " .. args.message } } } end }
+`);
+  fs.writeFileSync(path.join(dir, "local.lua"), `return { policies = "local" }`);
   process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
-async function connect(viaToolgate, dir) {
-  const transport = viaToolgate
-    ? new StdioClientTransport({ command: toolgate, cwd: dir, stderr: "ignore",
-        args: ["serve", "--log-level", "warning", "--socket", path.join(dir, "s.sock")] })
-    : new StdioClientTransport({ command: process.execPath, args: [everything, "stdio"],
-        stderr: "ignore" });
+// kind: "direct" (server-everything), "gated" (through toolgate serve),
+// "lua" (toolgate's local Lua tool, audit on), "lua-noaudit" (--no-db)
+async function connect(kind, dir) {
+  const serve = (config, extra) => new StdioClientTransport({ command: toolgate, cwd: dir,
+    stderr: "ignore", args: ["serve", "--config", path.join(dir, config), "--log-level",
+      "warning", "--socket", path.join(dir, `${kind}.sock`), ...extra] });
+  const transport =
+    kind === "direct" ? new StdioClientTransport({ command: process.execPath,
+      args: [everything, "stdio"], stderr: "ignore" })
+    : kind === "gated" ? serve("toolgate.lua", ["--db", path.join(dir, "gated.db")])
+    : kind === "lua" ? serve("local.lua", ["--db", path.join(dir, "lua.db")])
+    : serve("local.lua", ["--no-db"]);
   const client = new Client({ name: "bench", version: "1" }, { capabilities: {} });
   await client.connect(transport);
-  return { client, transport, tool: viaToolgate ? "everything__echo" : "echo" };
+  return { client, transport, tool: kind === "gated" ? "everything__echo" : "echo" };
 }
 
 const call = (c, i) => c.client.callTool({ name: c.tool, arguments: { message: `m${i}` } });
@@ -94,44 +113,57 @@ function rss(pid) {
 }
 
 const dir = project();
-const direct = await connect(false, dir);
-const gated = await connect(true, dir);
-for (const c of [direct, gated]) await sequential(c, 300); // warm-up: JIT, caches
+const KINDS = ["direct", "gated", "lua", "lua-noaudit"];
+const conns = {};
+for (const k of KINDS) conns[k] = await connect(k, dir);
+for (const k of KINDS) await sequential(conns[k], 300); // warm-up: JIT, caches
 await new Promise((r) => setTimeout(r, 1000));
-const idleMb = rss(gated.transport.pid);
+const idleMb = rss(conns.gated.transport.pid);
+const load = fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
-// per mode, per round: the p50/p99 of the round and its calls/s; the
-// median over rounds is reported (a busy machine slows both alike)
-const results = { seq: { direct: [], gated: [] }, conc: { direct: [], gated: [] } };
+// per mode, per kind, per round: the p50/p99 of the round and its calls/s;
+// the rounds interleave the kinds (a busy moment slows all alike) and the
+// median over rounds is reported, with each round's ratios
+const results = { seq: {}, conc: {} };
+for (const m of ["seq", "conc"]) for (const k of KINDS) results[m][k] = [];
 let gatedCpu = 0;
 for (let round = 0; round < ROUNDS; round++) {
-  for (const [name, c] of [["direct", direct], ["gated", gated]]) {
-    const cpu0 = name === "gated" ? cpu(c.transport.pid) : 0;
+  for (const k of KINDS) {
+    const c = conns[k];
+    const cpu0 = k === "gated" ? cpu(c.transport.pid) : 0;
     const s = await sequential(c, CALLS);
-    results.seq[name].push({ p50: pct(s.lat, 0.5), p99: pct(s.lat, 0.99), rate: CALLS / s.secs });
-    const k = await concurrent(c, CALLS);
-    results.conc[name].push({ p50: pct(k.lat, 0.5), p99: pct(k.lat, 0.99), rate: CALLS / k.secs });
-    if (name === "gated") gatedCpu += cpu(c.transport.pid) - cpu0;
+    results.seq[k].push({ p50: pct(s.lat, 0.5), p99: pct(s.lat, 0.99), rate: CALLS / s.secs });
+    const q = await concurrent(c, CALLS);
+    results.conc[k].push({ p50: pct(q.lat, 0.5), p99: pct(q.lat, 0.99), rate: CALLS / q.secs });
+    if (k === "gated") gatedCpu += cpu(c.transport.pid) - cpu0;
   }
 }
-const med = (xs, k) => pct(xs.map((x) => x[k]), 0.5);
-const row = (label, r) => {
-  const d = { p50: med(r.direct, "p50"), p99: med(r.direct, "p99"), rate: med(r.direct, "rate") };
-  const g = { p50: med(r.gated, "p50"), p99: med(r.gated, "p99"), rate: med(r.gated, "rate") };
-  return `| ${label} | ${d.p50.toFixed(0)} | ${d.p99.toFixed(0)} | ${d.rate.toFixed(0)} | ` +
-    `${g.p50.toFixed(0)} | ${g.p99.toFixed(0)} | ${g.rate.toFixed(0)} | ` +
-    `${(g.p50 - d.p50).toFixed(0)} | ${(100 * g.rate / d.rate).toFixed(0)}% |`;
-};
-console.log(`server-everything echo, ${CALLS} calls per round, median of ${ROUNDS} rounds ` +
-  `(node ${process.version}, SDK client):\n`);
-console.log("| calls | direct p50 µs | direct p99 µs | direct calls/s | toolgate p50 µs | " +
-  "toolgate p99 µs | toolgate calls/s | added p50 µs | throughput kept |");
-console.log("|---|---|---|---|---|---|---|---|---|");
-console.log(row("one at a time", results.seq));
-console.log(row(`${IN_FLIGHT} in flight`, results.conc));
-console.log(`\ntoolgate's own CPU per call (user + system, both modes): ` +
+const loadAfter = fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+const med = (xs) => pct(xs, 0.5);
+const col = (rs, key) => med(rs.map((r) => r[key]));
+// ratios within each round, then their median: both sides of a ratio ran
+// seconds apart
+const perRound = (m, a, b, f) => med(results[m][a].map((x, i) => f(x, results[m][b][i])));
+const LABEL = { direct: "server-everything echo, direct", gated: "echo through toolgate serve (audit on)",
+  lua: "local Lua tool, audit on", "lua-noaudit": "local Lua tool, audit off (--no-db)" };
+console.log(`${CALLS} calls per round, median of ${ROUNDS} interleaved rounds ` +
+  `(node ${process.version}, SDK client); load average ${load} before, ${loadAfter} after:\n`);
+console.log("| what | calls | p50 µs | p99 µs | calls/s |");
+console.log("|---|---|---|---|---|");
+for (const [m, label] of [["seq", "one at a time"], ["conc", `${IN_FLIGHT} in flight`]])
+  for (const k of KINDS)
+    console.log(`| ${LABEL[k]} | ${label} | ${col(results[m][k], "p50").toFixed(0)} | ` +
+      `${col(results[m][k], "p99").toFixed(0)} | ${col(results[m][k], "rate").toFixed(0)} |`);
+console.log("\n| calls | gateway: added p50 µs | gateway: throughput kept | " +
+  "Lua tool: audit on − off, p50 µs | Lua tool: throughput audit on / off |");
+console.log("|---|---|---|---|---|");
+for (const [m, label] of [["seq", "one at a time"], ["conc", `${IN_FLIGHT} in flight`]])
+  console.log(`| ${label} | ${perRound(m, "gated", "direct", (g, d) => g.p50 - d.p50).toFixed(0)} | ` +
+    `${(100 * perRound(m, "gated", "direct", (g, d) => g.rate / d.rate)).toFixed(0)}% | ` +
+    `${perRound(m, "lua", "lua-noaudit", (a, b) => a.p50 - b.p50).toFixed(0)} | ` +
+    `${(100 * perRound(m, "lua", "lua-noaudit", (a, b) => a.rate / b.rate)).toFixed(0)}% |`);
+console.log(`\ntoolgate's own CPU per gateway call (user + system, both modes): ` +
   `${(gatedCpu / (2 * CALLS * ROUNDS) * 1e6).toFixed(1)} µs`);
 console.log(`toolgate serve idle RSS: ${idleMb.toFixed(1)} MB (after warm-up, 1 s idle)`);
-await direct.client.close();
-await gated.client.close();
+for (const k of KINDS) await conns[k].client.close();
 process.exit(0);

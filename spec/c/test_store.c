@@ -562,6 +562,54 @@ TEST(done_comes_after_the_record_is_committed) {
   remove_tree(dir);
 }
 
+/* Calls answered together share a commit (and one flush of the full-text
+ * index): each is recorded once, in the order the calls ended, searchable;
+ * a record the database refuses sinks none of the others in its batch, and
+ * is reported. */
+TEST(a_burst_of_calls_is_recorded_in_order_one_refusal_lost_not_the_batch) {
+  enum { N = 40, REFUSED = 13 };
+  char *dir = temp_dir(), *path = db_in(dir, "burst.db");
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &d);
+  event_log ev = {0};
+  tg_events_subscribe(rt, log_event, &ev);
+  sql_exec(path, "CREATE TRIGGER refuse_one BEFORE INSERT ON calls "
+                 "WHEN new.call_id = 'burst-13' "
+                 "BEGIN SELECT RAISE(ABORT, 'not this one'); END");
+  outcome o[N];
+  memset(o, 0, sizeof o);
+  char id[N][32];
+  for (int i = 0; i < N; i++) { /* each ends inside its start */
+    snprintf(id[i], sizeof id[i], "burst-%d", i);
+    start_call(rt, id[i], "echo", "{\"note\":\"the walrus sleeps\"}", &o[i]);
+  }
+  for (int i = 0; i < N; i++) {
+    run_until(rt, &o[i].n, 1);
+    ASSERT_INT_EQ(o[i].status, TG_STATUS_OK);
+  }
+  int e = find_event(&ev, "store_error");
+  ASSERT_TRUE(e >= 0);
+  ASSERT_NUM_EQ(num_at(ev.ev[e].data, "lost"), 1);
+  ASSERT_CONTAINS(str_at(ev.ev[e].data, "error"), "not this one");
+  tg_audit_filter f = {.limit = 1000};
+  cJSON *a = audit_of(path, &f);
+  ASSERT_INT_EQ(cJSON_GetArraySize(a), N - 1);
+  for (int i = 0, k = 0; i < N; i++) {
+    if (i == REFUSED) continue;
+    ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(a, k++), "call_id"), id[i]);
+  }
+  cJSON_Delete(a);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls_fts "
+                              "WHERE calls_fts MATCH 'walrus'"), N - 1);
+  tg_runtime_free(rt);
+  event_log_free(&ev);
+  for (int i = 0; i < N; i++) outcome_free(&o[i]);
+  free(path);
+  remove_tree(dir);
+}
+
 /* The database refuses writes under a running runtime: the call is still
  * answered, and a store_error event says the record was lost, and why. */
 TEST(a_record_that_cannot_be_written_is_reported_not_lost_silently) {
@@ -1374,6 +1422,7 @@ TEST_MAIN(TEST_ENTRY(schema_created_in_a_new_private_wal_file),
           TEST_ENTRY(audit_caps_args_and_result_at_a_character_boundary),
           TEST_ENTRY(done_comes_after_the_record_is_committed),
           TEST_ENTRY(a_record_that_cannot_be_written_is_reported_not_lost_silently),
+          TEST_ENTRY(a_burst_of_calls_is_recorded_in_order_one_refusal_lost_not_the_batch),
           TEST_ENTRY(every_answered_call_is_in_the_audit_after_kill_9),
           TEST_ENTRY(approvals_by_pattern_are_honoured_by_a_second_runtime_until_revoked),
           TEST_ENTRY(approvals_keep_to_their_session_or_project),

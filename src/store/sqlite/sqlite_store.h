@@ -181,6 +181,17 @@ void tg__writer_drain(tg_writer *w);
 void tg__writer_stop(tg_writer *w);
 void tg__job_free(tg_job *job);
 
+/* ---- checkpointer.c: the writer's checkpoints, on a thread of their own */
+
+typedef struct tg_checkpointer tg_checkpointer;
+/* A thread and a connection to path (a file) for checkpoints. NULL when
+ * they cannot be had: the caller checkpoints itself. */
+tg_checkpointer *tg__checkpointer_start(const char *path);
+/* Asks for a PASSIVE checkpoint; returns at once. */
+void tg__checkpointer_ask(tg_checkpointer *c);
+/* Waits for a checkpoint under way, stops the thread, frees c (NULL ok). */
+void tg__checkpointer_stop(tg_checkpointer *c);
+
 /* ---- backend.c: open, close, where writes go --------------------------- */
 
 /* Runs fn now, where writes go: on a runtime's writer (waiting for it),

@@ -7,28 +7,42 @@
  * burst of calls costs one commit, and a call is answered only after its
  * record is in the file.
  *
+ * Why the answer waits for the commit, not only the queue: the tool has
+ * run by then, but its result has not reached the agent. Answering first
+ * would let a crash (or a kill the agent provokes) between the answer and
+ * the commit hand the agent a result — a file read, a secret — that the
+ * audit never shows; waiting keeps "no answered call is missing from the
+ * audit" (docs/storage.md, the SIGKILL test in spec/c/test_store.c). What
+ * the wait costs is kept to the commit itself: the thread starts on a
+ * record as soon as it is queued (it never lingers for company), the batch
+ * is handed back before anything else (the approvals poll, checkpoints),
+ * and records queued meanwhile share the next commit (group commit).
+ *
  * A batch that fails is tried again (twice, after 50 and 100 ms: the
  * busy timeout has already waited for a lock), then item by item so one
  * bad item cannot sink the others; what still fails is reported in a
  * store_error event and its callbacks told (ok 0): never lost in silence.
  *
  * Batches: a commit costs about as much as 15 rows (the WAL frames of
- * each page it touched), so under load — the last batch was big — the
- * thread waits up to LINGER_US for a fuller one; a lone call is written
- * at once. The loop wakes the thread only for the first item it queues
- * and for the BATCH_FULL-th, not for each.
+ * each page it touched, the full-text index's new segment), so calls
+ * answered together share one (write_records also gives the batch one
+ * index flush). The loop wakes the thread only for the first item it
+ * queues, not for each.
  *
  * Checkpoints (copying the WAL into the file, with an fsync) would stall
  * the commit that triggers them: SQLite's automatic one is off on the
- * writer's connection, and the thread checkpoints after it has handed a
- * batch back, when nothing is queued and the WAL holds CHECKPOINT_PAGES,
- * or whatever is queued once it holds CHECKPOINT_MAX (16 MB).
+ * writer's connection. After a batch is handed back, when nothing is
+ * queued and the WAL holds CHECKPOINT_PAGES, the checkpointer's thread
+ * (checkpointer.c) copies it while the writer goes on; once the WAL holds
+ * CHECKPOINT_MAX (16 MB) the writer checkpoints itself, whatever is
+ * queued (maybe_checkpoint).
  *
  * Approvals: after a batch that stored or revoked one, and whenever
  * another connection has changed them (PRAGMA data_version, then the
  * `approvals` counter in meta; polled every POLL_MS when idle), the thread
  * loads the approvals in force and hands the snapshot to the loop, before
- * the callbacks of that batch (approvals.c).
+ * the callbacks of a batch with jobs (approvals.c); a batch of records
+ * only looks after its answers.
  *
  * Threads: everything marked "mu" is shared; `pending` and the async's ref
  * are the loop's. The async is ref'd while anything is pending, so a loop
@@ -42,9 +56,6 @@
 #include "base/closer.h"
 #include "base/util.h"
 
-#define BATCH_FULL 64        /* a batch worth writing without waiting */
-#define LINGER_FROM 48       /* a last batch this big means load */
-#define LINGER_US 200        /* the most a record waits for company */
 #define POLL_MS 100          /* how often an idle thread looks for
                                 approvals changed by other processes */
 #define CHECKPOINT_PAGES 1000 /* WAL pages worth a checkpoint when idle */
@@ -61,6 +72,12 @@ struct tg_writer {
   sqlite3 *db;               /* the thread's connection */
   int shared;                /* db is st->db (":memory:") */
   sqlite3_stmt *insert;
+  tg_checkpointer *checkpointer; /* NULL: the thread checkpoints itself */
+  sqlite3_stmt *begin, *commit; /* BEGIN IMMEDIATE, COMMIT: prepared once */
+  sqlite3_stmt *dv_query;        /* PRAGMA data_version */
+  /* A batch of several records goes into calls in one statement from a
+   * temporary table (NULL: row by row): see write_records. */
+  sqlite3_stmt *stage, *unstage, *clear_stage;
   tg_audit_caps caps;
   uv_thread_t thread;
   int started;
@@ -79,8 +96,10 @@ struct tg_writer {
   char fail_msg[TG_ERRMSG];
   tg_snap *snap;                 /* approvals loaded for the loop */
   /* the thread's: */
-  size_t last_batch;
   int wal_pages;                 /* in the WAL since the last checkpoint */
+  int asked_at;                  /* wal_pages when the checkpointer was
+                                    last asked (0: since the WAL started
+                                    over) */
   int64_t data_version;          /* PRAGMA data_version last seen */
   int64_t approvals_version;     /* meta's counter of the snapshot */
   /* the loop's: */
@@ -130,21 +149,49 @@ static int run_job(tg_writer *w, tg_job *j) {
   return -EINVAL;
 }
 
+/* Runs a statement without rows (prepared once); the error in err. */
+static int step_once(tg_writer *w, sqlite3_stmt *st, char *err,
+                     size_t errlen) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  if (rc == SQLITE_DONE) return SQLITE_OK;
+  snprintf(err, errlen, "%s", sqlite3_errmsg(w->db));
+  return rc;
+}
+
+/* The records into calls. Each statement that inserts into calls ends
+ * with a flush of the full-text index (calls_fts, kept by a trigger) into
+ * a new segment, which costs far more than the row: several records go
+ * into a temporary table (no trigger, no WAL) and from there into calls
+ * in one statement, so a batch pays one flush, not one per record. A lone
+ * record is inserted directly. */
+static int write_records(tg_writer *w, tg_audit_rec *recs, char *err,
+                         size_t errlen) {
+  int several = recs && recs->next && w->stage;
+  sqlite3_stmt *ins = several ? w->stage : w->insert;
+  int rc = SQLITE_OK;
+  for (tg_audit_rec *r = recs; rc == SQLITE_OK && r; r = r->next)
+    if ((rc = tg__audit_insert(ins, r, &w->caps)) != SQLITE_OK)
+      snprintf(err, errlen, "writing the audit record of %s: %s",
+               r->call_id, sqlite3_errmsg(w->db));
+  if (several && rc == SQLITE_OK &&
+      (rc = step_once(w, w->unstage, err, errlen)) == SQLITE_OK)
+    rc = step_once(w, w->clear_stage, err, errlen);
+  return rc; /* on failure the ROLLBACK empties the temporary table too */
+}
+
 /* One transaction for the records and jobs given. SQLite's result code;
  * what went wrong in err. */
 static int write_all(tg_writer *w, tg_audit_rec *recs, tg_job *jobs,
                      char *err, size_t errlen) {
-  int rc = tg__db_exec(w->db, "BEGIN IMMEDIATE", err, errlen);
-  for (tg_audit_rec *r = recs; rc == SQLITE_OK && r; r = r->next)
-    if ((rc = tg__audit_insert(w->insert, r, &w->caps)) != SQLITE_OK)
-      snprintf(err, errlen, "writing the audit record of %s: %s",
-               r->call_id, sqlite3_errmsg(w->db));
+  int rc = step_once(w, w->begin, err, errlen);
+  if (rc == SQLITE_OK) rc = write_records(w, recs, err, errlen);
   for (tg_job *j = jobs; rc == SQLITE_OK && j; j = j->next)
     if (run_job(w, j) < 0) {
       rc = SQLITE_ERROR;
       snprintf(err, errlen, "%s", j->err);
     }
-  if (rc == SQLITE_OK) rc = tg__db_exec(w->db, "COMMIT", err, errlen);
+  if (rc == SQLITE_OK) rc = step_once(w, w->commit, err, errlen);
   if (rc != SQLITE_OK) tg__db_exec(w->db, "ROLLBACK", NULL, 0);
   return rc;
 }
@@ -228,7 +275,10 @@ static int64_t int_query(sqlite3 *db, const char *sql) {
  * (force), or by another connection. Returns 1 when a snapshot waits for
  * the loop. */
 static int refresh_approvals(tg_writer *w, int force) {
-  int64_t dv = int_query(w->db, "PRAGMA data_version");
+  int64_t dv = -1;
+  if (sqlite3_step(w->dv_query) == SQLITE_ROW)
+    dv = sqlite3_column_int64(w->dv_query, 0);
+  sqlite3_reset(w->dv_query);
   if (!force && dv == w->data_version) return 0;
   w->data_version = dv;
   int64_t av = tg__approvals_version(w->db);
@@ -252,14 +302,30 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int pages) {
   return SQLITE_OK;
 }
 
-/* Checkpoints when idle (idle: nothing queued) or when the WAL is long. */
+/* Checkpoints when idle (idle: nothing queued) on the checkpointer's
+ * thread, so the next batch does not wait for its fsync. Commits made
+ * while it runs stay in the WAL, and the WAL starts over only after a
+ * checkpoint that copied all of it: if calls never pause long enough for
+ * one, the WAL reaches CHECKPOINT_MAX and the thread checkpoints itself,
+ * between two batches, which always ends with all of it copied (readers
+ * aside). */
 static void maybe_checkpoint(tg_writer *w, int idle) {
-  if (w->wal_pages < (idle ? CHECKPOINT_PAGES : CHECKPOINT_MAX)) return;
+  if (w->wal_pages < w->asked_at) w->asked_at = 0; /* the WAL started over */
+  if (w->wal_pages < (idle ? w->asked_at + CHECKPOINT_PAGES : CHECKPOINT_MAX))
+    return;
+  if (w->checkpointer && w->wal_pages < CHECKPOINT_MAX) {
+    /* once per CHECKPOINT_PAGES written, not after every batch while the
+     * WAL waits to start over */
+    tg__checkpointer_ask(w->checkpointer);
+    w->asked_at = w->wal_pages;
+    return;
+  }
   /* PASSIVE: never waits for readers (log --follow); what it leaves, the
    * next one takes */
   sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
                             NULL);
   w->wal_pages = 0;
+  w->asked_at = 0;
 }
 
 /* Did this batch store or revoke an approval? */
@@ -283,12 +349,7 @@ static int wait_for_work(tg_writer *w) {
     uv_mutex_lock(&w->mu);
     if (fresh) uv_async_send(&w->box->async);
   }
-  if (w->queued == w->taken) return 0;
-  /* under load, one commit for more records */
-  if (w->last_batch >= LINGER_FROM && w->queued - w->taken < BATCH_FULL &&
-      !w->quit)
-    (void)uv_cond_timedwait(&w->work, &w->mu, LINGER_US * 1000ull);
-  return 1;
+  return w->queued != w->taken;
 }
 
 static void writer_main(void *arg) {
@@ -298,7 +359,6 @@ static void writer_main(void *arg) {
     tg_audit_rec *recs = w->aq;
     tg_job *jobs = w->jq;
     uint64_t upto = w->queued;
-    w->last_batch = (size_t)(upto - w->taken);
     w->taken = upto;
     w->aq = NULL;
     w->aq_tail = &w->aq;
@@ -306,7 +366,13 @@ static void writer_main(void *arg) {
     w->jq_tail = &w->jq;
     uv_mutex_unlock(&w->mu);
     write_batch(w, recs, jobs);
-    refresh_approvals(w, touches_approvals(jobs)); /* before the answers */
+    /* A batch with jobs reloads the approvals before its answers: a grant
+     * or revoke is in force when its caller hears of it, and a flush
+     * (tg__writer_flush) sees what other processes changed. A batch of
+     * audit records only looks for others' changes after its answers:
+     * nothing in it waits for them, and they cost its calls a query. */
+    int first = jobs != NULL;
+    if (first) refresh_approvals(w, touches_approvals(jobs));
     uv_mutex_lock(&w->mu);
     append_answered(w, recs, jobs);
     w->written = upto;
@@ -314,6 +380,7 @@ static void writer_main(void *arg) {
     uv_async_send(&w->box->async);
     int idle = w->queued == w->taken;
     uv_mutex_unlock(&w->mu);
+    if (!first && refresh_approvals(w, 0)) uv_async_send(&w->box->async);
     maybe_checkpoint(w, idle); /* after the batch is answered */
     uv_mutex_lock(&w->mu);
   }
@@ -395,10 +462,10 @@ static void keep(tg_writer *w) {
 }
 
 /* Counts one more item queued (mu held) and wakes the thread for the
- * first one (it may be idle) and when a batch is full (it may linger). */
+ * first one: it may be idle; with items queued it is busy and takes them
+ * all once its batch is answered. */
 static void wake(tg_writer *w) {
-  uint64_t waiting = ++w->queued - w->taken;
-  if (waiting == 1 || waiting == BATCH_FULL) uv_cond_signal(&w->work);
+  if (++w->queued - w->taken == 1) uv_cond_signal(&w->work);
 }
 
 void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
@@ -446,6 +513,50 @@ void tg__writer_drain(tg_writer *w) {
 }
 
 /* ---- life cycle --------------------------------------------------------- */
+
+static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st) {
+  return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+}
+
+/* The temporary table a batch of records goes through (write_records):
+ * calls' columns as the audit insert names them, no constraint, no
+ * trigger. Without it (an error here) records go in row by row. */
+static void prepare_staging(tg_writer *w) {
+  const char *sql = tg__audit_insert_sql;
+  const char *prefix = "INSERT INTO calls ";
+  const char *open = strchr(sql, '('), *close = strchr(sql, ')');
+  if (strncmp(sql, prefix, strlen(prefix)) || !open || !close) return;
+  int cols = (int)(close - open - 1);
+  char *create = sqlite3_mprintf(
+      "CREATE TEMP TABLE IF NOT EXISTS calls_batch AS SELECT %.*s FROM "
+      "main.calls WHERE 0", cols, open + 1);
+  char *stage = sqlite3_mprintf("INSERT INTO temp.calls_batch %s",
+                             sql + strlen(prefix));
+  char *unstage = sqlite3_mprintf(
+      "INSERT INTO main.calls (%.*s) SELECT %.*s FROM temp.calls_batch "
+      "ORDER BY rowid", cols, open + 1, cols, open + 1);
+  if (!w->shared) tg__db_exec(w->db, "PRAGMA temp_store=MEMORY", NULL, 0);
+  if (!create || !stage || !unstage ||
+      tg__db_exec(w->db, create, NULL, 0) != SQLITE_OK ||
+      prepare(w->db, stage, &w->stage) != SQLITE_OK ||
+      prepare(w->db, unstage, &w->unstage) != SQLITE_OK ||
+      prepare(w->db, "DELETE FROM temp.calls_batch", &w->clear_stage) !=
+          SQLITE_OK) {
+    sqlite3_finalize(w->stage);
+    sqlite3_finalize(w->unstage);
+    w->stage = w->unstage = NULL;
+  }
+  sqlite3_free(create);
+  sqlite3_free(stage);
+  sqlite3_free(unstage);
+}
+
+static void finalize_all(tg_writer *w) {
+  sqlite3_stmt *all[] = {w->insert, w->begin, w->commit, w->dv_query,
+                         w->stage, w->unstage, w->clear_stage};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    sqlite3_finalize(all[i]);
+}
 
 static int init_sync(tg_writer *w, char err[TG_ERRMSG]) {
   if (uv_mutex_init(&w->mu) < 0) goto fail;
@@ -506,10 +617,15 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   /* checkpoints are the thread's to time (maybe_checkpoint) */
   tg__db_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, 0);
   sqlite3_wal_hook(db, wal_hook, w);
-  if (tg__audit_prepare(db, &w->insert) != SQLITE_OK) {
+  if (tg__audit_prepare(db, &w->insert) != SQLITE_OK ||
+      prepare(db, "BEGIN IMMEDIATE", &w->begin) != SQLITE_OK ||
+      prepare(db, "COMMIT", &w->commit) != SQLITE_OK ||
+      prepare(db, "PRAGMA data_version", &w->dv_query) != SQLITE_OK) {
     tg__db_error(db, st->base.path, "cannot prepare its audit insert", err);
     goto fail;
   }
+  prepare_staging(w);
+  if (!w->shared) w->checkpointer = tg__checkpointer_start(st->base.path);
   if (init_sync(w, err) < 0) goto fail;
   /* the approvals in force now, for the loop's first calls */
   w->data_version = int_query(db, "PRAGMA data_version");
@@ -532,7 +648,7 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   w->started = 1;
   return w;
 fail: /* before the mutex and conditions exist */
-  sqlite3_finalize(w->insert);
+  finalize_all(w);
   if (!w->shared) sqlite3_close(db);
   free(w);
   return NULL;
@@ -548,9 +664,10 @@ void tg__writer_stop(tg_writer *w) {
     uv_thread_join(&w->thread);
     deliver(w); /* what was written after the last turn of the loop */
   }
+  tg__checkpointer_stop(w->checkpointer);
   close_async(w);
   tg__snap_free(w->snap);
-  sqlite3_finalize(w->insert);
+  finalize_all(w);
   if (!w->shared) sqlite3_close(w->db);
   uv_cond_destroy(&w->written_cv);
   uv_cond_destroy(&w->work);

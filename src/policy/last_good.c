@@ -97,7 +97,8 @@ static int list_of(const char *dir, lg_list *l) {
     list_free(l);
     return rc;
   }
-  qsort(l->rel, l->n, sizeof *l->rel, by_name);
+  if (l->n > 1) /* an empty folder has no list at all (NULL) */
+    qsort(l->rel, l->n, sizeof *l->rel, by_name);
   return 0;
 }
 

@@ -4,7 +4,7 @@
  * registration order; one that fails is told as a layer_error event and
  * the next runs — a layer never stops what it wraps. The policies' own
  * layers (tg.before_chat / tg.after_chat) are the policy layer's
- * (policy/chat.h): the runtime runs these first, then those.
+ * (policy/chat_side.h): the runtime runs these first, then those.
  */
 #ifndef TG_LAYERS_H
 #define TG_LAYERS_H

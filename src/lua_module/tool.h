@@ -105,7 +105,7 @@ typedef struct {
   const cJSON *args;    /* WAKE_START */
   const tg_outcome *o;  /* WAKE_OUTCOME */
   const char *message;  /* WAKE_FAILED: nil, message */
-} wake;
+} run_wake;
 
 /* tool_run.c: one attempt. */
 char *tg__lm_dup_str(const char *s);
@@ -115,7 +115,7 @@ void tg__lm_run_set_error(hrun *h, const char *code, const char *message,
 void tg__lm_run_end(hrun *h);
 /* Resumes the attempt's coroutine with what w says (or kind), then ends
  * the attempt if that gave it an outcome. */
-void tg__lm_run_resume_with(hrun *h, wake *w);
+void tg__lm_run_resume_with(hrun *h, run_wake *w);
 void tg__lm_run_resume(hrun *h, int kind);
 /* The attempt waits (WAIT_*) for its timer, ms from now. */
 void tg__lm_run_arm(hrun *h, int kind, uint64_t ms);

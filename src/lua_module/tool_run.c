@@ -188,7 +188,7 @@ static void take_yield(hrun *h) {
 }
 
 /* Moves what the resume ended with from the coroutine to L and reads it. */
-static void take(hrun *h, lua_State *L, int st, int nres) {
+static void take_step(hrun *h, lua_State *L, int st, int nres) {
   lua_State *co = h->co;
   if (st == LUA_YIELD) {
     lua_pop(co, nres);
@@ -273,7 +273,7 @@ static int push_start(lua_State *L, hrun *h, const cJSON *args) {
 }
 
 /* Pushes what the coroutine receives; returns how many values. */
-static int push_wake(lua_State *L, wake *w) {
+static int push_wake(lua_State *L, run_wake *w) {
   switch (w->kind) {
   case WAKE_START: return 1 + push_start(L, w->h, w->args);
   case WAKE_TRUE: lua_pushboolean(L, 1); return 1;
@@ -291,7 +291,7 @@ static int push_wake(lua_State *L, wake *w) {
 }
 
 static int resume_body(lua_State *L) {
-  wake *w = lua_touserdata(L, 1);
+  run_wake *w = lua_touserdata(L, 1);
   hrun *h = w->h;
   int n = push_wake(L, w);
   lua_State *co = h->co;
@@ -302,7 +302,7 @@ static int resume_body(lua_State *L) {
   h->flags |= RUN_RESUMED;
   int st = tg__resume(co, L, w->kind == WAKE_START ? n - 1 : n, &nres);
   h->flags &= ~RUN_RESUMED;
-  take(h, L, st, nres);
+  take_step(h, L, st, nres);
   return 0;
 }
 
@@ -319,7 +319,7 @@ static int pcall_body(lua_State *L, lua_CFunction body, void *arg, char *err,
 /* Resumes the attempt's coroutine with what w says, on the host thread
  * inside toolgate now, then ends the attempt if that gave it an
  * outcome. */
-void tg__lm_run_resume_with(hrun *h, wake *w) {
+void tg__lm_run_resume_with(hrun *h, run_wake *w) {
   lua_State *L = tg__lm_thread(h->t->r);
   char err[TG_ERRMSG];
   if (!L) { /* the loop turned outside the host's call: cannot be */
@@ -337,7 +337,7 @@ void tg__lm_run_resume_with(hrun *h, wake *w) {
 }
 
 void tg__lm_run_resume(hrun *h, int kind) {
-  wake w = {h, kind, NULL, NULL, NULL};
+  run_wake w = {h, kind, NULL, NULL, NULL};
   tg__lm_run_resume_with(h, &w);
 }
 
@@ -352,7 +352,7 @@ static void nested_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
     maybe_free(h);
     return;
   }
-  wake w = {h, WAKE_OUTCOME, NULL, o, NULL};
+  run_wake w = {h, WAKE_OUTCOME, NULL, o, NULL};
   tg__lm_run_resume_with(h, &w);
 }
 
@@ -383,7 +383,7 @@ static void start_nested(hrun *h) {
   char m[TG_ERRMSG + 16];
   snprintf(m, sizeof m, "ctx.%s: %s", h->flags & RUN_AS_EXEC ? "exec" : "call",
            err);
-  wake w = {h, WAKE_FAILED, NULL, NULL, m};
+  run_wake w = {h, WAKE_FAILED, NULL, NULL, m};
   tg__lm_run_resume_with(h, &w);
 }
 

@@ -28,7 +28,7 @@ static void tool_start(tg_exec *ex, const cJSON *args, void *ud) {
   h->cur = h->total = -1;
   h->next = t->runs;
   t->runs = h;
-  wake w = {h, WAKE_START, args, NULL, NULL};
+  run_wake w = {h, WAKE_START, args, NULL, NULL};
   tg__lm_run_resume_with(h, &w);
 }
 
@@ -58,7 +58,7 @@ static void tool_cancel(tg_exec *ex, void *ud) {
     cJSON_Delete(h->call_args);
     h->call_tool = NULL;
     h->call_args = NULL;
-    wake w = {h, WAKE_FAILED, NULL, NULL,
+    run_wake w = {h, WAKE_FAILED, NULL, NULL,
               h->flags & RUN_AS_EXEC ? "ctx.exec: the tool is being cancelled"
                                      : "ctx.call: the tool is being cancelled"};
     tg__lm_run_resume_with(h, &w);

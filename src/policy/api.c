@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include "api_changes.h"
-#include "chat.h"
+#include "chat_side.h"
 #include "api_memory.h"
 #include "api_redact.h"
 #include "api_paths.h"

@@ -1,5 +1,5 @@
 /*
- * budget.c — budgets (chat.h): tg.budget{name, limit, period,
+ * budget.c — budgets (chat_side.h): tg.budget{name, limit, period,
  * scope, thresholds, on_alert} counts the usage records its scope selects
  * per period, and tells each alert level once per period: a budget_alert
  * event, the budget's on_alert(alert), and a notification.
@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "chat.h"
+#include "chat_side.h"
 #include "generation.h"
 #include "sandbox.h"
 #include "core/layers.h"

@@ -1,5 +1,5 @@
 /*
- * chat_api.c — the policy side of the chat (chat.h): tg.before_chat,
+ * chat_api.c — the policy side of the chat (chat_side.h): tg.before_chat,
  * tg.after_chat, tg.route_model and tg.budget register while the files
  * load; tg.budget_status and tg.notify work at any time. As in api.c,
  * every argument is read raw and checked before anything is taken, keys
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "chat.h"
+#include "chat_side.h"
 #include "generation.h"
 #include "core/notify.h"
 #include "lua/luajson.h"

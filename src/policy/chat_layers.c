@@ -1,5 +1,5 @@
 /*
- * chat_layers.c — the policies' chat layers (chat.h): tg.before_chat(fn)
+ * chat_layers.c — the policies' chat layers (chat_side.h): tg.before_chat(fn)
  * and tg.after_chat(fn), in registration order. Each layer gets a table
  * of its own, built inside its protected call (so the memory cap and the
  * time limit cover building it too, and one layer cannot change what the
@@ -9,7 +9,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "chat.h"
+#include "chat_side.h"
 #include "generation.h"
 #include "sandbox.h"
 #include "core/layers.h"

@@ -1,5 +1,5 @@
 /*
- * chat_route.c — the policies' routing hooks (chat.h): tg.route_model(fn),
+ * chat_route.c — the policies' routing hooks (chat_side.h): tg.route_model(fn),
  * run in registration order after the routing table's baseline and before
  * the provider fallback (runtime/route.c). Each hook gets a decision table
  * of its own, {requested_model, selected_model, reason, task_weight,
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "chat.h"
+#include "chat_side.h"
 #include "generation.h"
 #include "sandbox.h"
 #include "core/layers.h"

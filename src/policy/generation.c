@@ -12,7 +12,7 @@
 #include "lua/luacall.h"
 #include "lua/luajson.h"
 #include "sandbox.h"
-#include "chat.h"
+#include "chat_side.h"
 #include "base/util.h"
 
 static int rule_cmp(const void *a, const void *b) {

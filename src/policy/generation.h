@@ -62,7 +62,7 @@ typedef struct tg_generation {
   tg_handler *listers; size_t nlisters, caplisters; /* tg.list_tools hooks
                                                        (type unused) */
   char **files;     size_t nfiles;             /* malloc'd */
-  struct tg_chat_reg *chat; /* layers, routing hooks, budgets (chat.h) */
+  struct tg_chat_reg *chat; /* layers, routing hooks, budgets (chat_side.h) */
   int in_handler;           /* delivering an event to on_event handlers */
   int call_keys_ref;        /* the chain's call-table field names in L's
                                registry (chain/call.c); 0 until made */

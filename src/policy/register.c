@@ -13,7 +13,7 @@
 #include <string.h>
 #include "generation.h"
 #include "sandbox.h"
-#include "chat.h"
+#include "chat_side.h"
 
 static void *reg_realloc(tg_generation *g, void *p, size_t old, size_t n) {
   void *ud;

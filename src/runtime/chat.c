@@ -15,7 +15,7 @@
 #include "core/notify.h"
 #include "core/progress.h"
 #include "core/turns.h"
-#include "policy/chat.h"
+#include "policy/chat_side.h"
 #include "base/util.h"
 #include "base/json.h"
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "runtime.h"
-#include "policy/chat.h"
+#include "policy/chat_side.h"
 #include "base/util.h"
 
 static const char *const models_keys[] = {"routes", "default", "fallback",

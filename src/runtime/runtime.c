@@ -13,7 +13,7 @@
 #include "core/changes.h"
 #include "proc/process.h"
 #include "policy/generation.h"
-#include "policy/chat.h"
+#include "policy/chat_side.h"
 #include "policy/api_redact.h"
 #include "watch.h"
 #include "embed.h"

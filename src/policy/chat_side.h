@@ -1,5 +1,5 @@
 /*
- * chat.h — what a policy generation registers for the chat side
+ * chat_side.h — what a policy generation registers for the chat side
  * and runs when the runtime asks:
  *   - layers: tg.before_chat(fn) / tg.after_chat(fn) (chat_layers.c);
  *   - routing hooks: tg.route_model(fn) (chat_route.c);

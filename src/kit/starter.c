@@ -65,7 +65,7 @@ int starter_sources(char *a, char *b, size_t len) {
   int have_own = own_folder(own);
   b[0] = '\0';
   if (have_own && in_build(own) && source_tree(a, b, len) == 0) return 0;
-  if (have_own && TOOLGATE_STARTER_RELDIR[0]) {
+  if (have_own && sizeof TOOLGATE_STARTER_RELDIR > 1) { /* set at build */
     snprintf(a, len, "%s/%s", own, TOOLGATE_STARTER_RELDIR);
     if (is_dir(a)) return 0;
   }

@@ -360,6 +360,10 @@ void mcp_gateway_free(mcp_server *s);
 /* The prompts and resources methods: forwarded to the upstream that owns the
  * name; 0 when the gateway handled the method, -1 when it has none. */
 int mcp_gateway_request(mcp_session *ss, const mcp_req *req);
+/* notifications/cancelled for a request the gateway passed to an
+ * upstream (prompts/get, resources/read, ...): the upstream is told
+ * (with its own id for it) and its answer dropped. 1 when it was one. */
+int mcp_gateway_cancel(mcp_session *ss, const cJSON *id);
 /* The capabilities the gateway adds (prompts, resources, completions) to
  * cap. */
 void mcp_gateway_capabilities(mcp_server *s, cJSON *caps);

@@ -273,6 +273,7 @@ void mcp_cancelled(mcp_session *ss, const cJSON *params) {
   mcp_server *s = ss->s;
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "requestId");
   mcp_call *c = id ? call_by_request(ss, id) : NULL;
+  if (!c && mcp_gateway_cancel(ss, id)) return; /* passed to an upstream */
   if (!c) { /* it may have ended already: the race the spec allows */
     mcp_logf(s->log, MCP_LOG_DEBUG, "cancel of a request not in flight");
     return;

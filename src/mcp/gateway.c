@@ -410,6 +410,12 @@ static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params)
   }
 }
 
+static void withdraw_relay(mcp_gateway *gw, gw_relay *r, const char *why) {
+  if (r->call_id[0]) mcp_call_input_withdraw(gw->s, r->call_id);
+  else mcp_withdraw(r->pending, why);
+  drop_relay(gw, r);
+}
+
 static void on_notification(mcp_upstream *u, const char *method,
                             const cJSON *params, void *ud) {
   mcp_gateway *gw = ud;
@@ -421,8 +427,7 @@ static void on_notification(mcp_upstream *u, const char *method,
   const cJSON *id = cJSON_GetObjectItem(params, "requestId");
   for (gw_relay *r = gw->relays; r && id; r = r->next)
     if (r->up == u && tg_json_equal(r->id, id)) { /* it withdrew its question */
-      mcp_withdraw(r->pending, "the upstream server withdrew it");
-      drop_relay(gw, r);
+      withdraw_relay(gw, r, "the upstream server withdrew it");
       return;
     }
 }
@@ -468,30 +473,26 @@ const char *gw_capability_for(const char *method) {
   return "elicitation";
 }
 
-/* Its request of its client, to ours: a question's message says which
- * server asks; sampling and roots go as they came (the client shows the
- * sampling request to its user before its model sees it). */
-static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
-                       const cJSON *params, void *ud) {
-  mcp_gateway *gw = ud;
-  const char *cap = gw_capability_for(method);
-  int question = !strcmp(cap, "elicitation");
-  mcp_session *asker = mcp_server_asker_with(gw->s, cap);
-  if (!asker) {
-    char why[200];
-    snprintf(why, sizeof why, "toolgate's client cannot answer %s (it "
-             "declared no %s capability)", method, cap);
-    return refuse_relay(u, id, why);
-  }
-  size_t open = 0;
-  for (gw_relay *x = gw->relays; x; x = x->next) open++;
-  if (open >= MAX_RELAYS)
-    return refuse_relay(u, id, "too many questions are open at the user "
-                        "already");
+static void call_answered(const cJSON *result, const cJSON *error, void *ud) {
+  relay_answer(NULL, result, error, ud);
+}
+
+static cJSON *relayed_params(const mcp_upstream *u, const char *method,
+                             const cJSON *params) {
+  if (!strcmp(gw_capability_for(method), "elicitation"))
+    return gw_question(u, params);
+  return cJSON_IsObject(params) ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
+}
+
+/* Its request during a tool call of a 2026-07-28 client: that era has no
+ * requests of the client during a call, only the call's input_required
+ * result (call_input.c). The upstream's link says not which call asks:
+ * with one call forwarded to it, that one does. */
+static void relay_to_call(mcp_gateway *gw, mcp_upstream *u, const cJSON *id,
+                          const char *method, const cJSON *params,
+                          const char *call_id) {
   gw_relay *r = calloc(1, sizeof *r);
-  cJSON *p = question ? gw_question(u, params)
-                      : (cJSON_IsObject(params) ? cJSON_Duplicate(params, 1)
-                                                : cJSON_CreateObject());
+  cJSON *p = relayed_params(u, method, params);
   if (!r || !p) {
     free(r);
     cJSON_Delete(p);
@@ -499,7 +500,60 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
   }
   size_t i = gw_index_of(gw, u);
   *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
-                  cJSON_Duplicate(id, 1), NULL, gw->relays};
+                  cJSON_Duplicate(id, 1), NULL, gw->relays, ""};
+  snprintf(r->call_id, sizeof r->call_id, "%s", call_id);
+  gw->relays = r;
+  char why[300], msg[400];
+  if (mcp_call_ask_input(gw->s, call_id, method, p, call_answered, r, why,
+                         sizeof why) == 0)
+    return;
+  drop_relay(gw, r);
+  snprintf(msg, sizeof msg, "toolgate's client (%s era) cannot take %s "
+           "during this tool call: %s", MCP_STATELESS_VERSION, method, why);
+  refuse_relay(u, id, msg);
+}
+
+/* Its request of its client, to ours: a question's message says which
+ * server asks; sampling and roots go as they came (the client shows the
+ * sampling request to its user before its model sees it). */
+static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
+                       const cJSON *params, void *ud) {
+  mcp_gateway *gw = ud;
+  const char *cap = gw_capability_for(method);
+  const char *call_id = NULL;
+  size_t calls = gw_calls_at(gw, u, &call_id);
+  size_t open = 0;
+  for (gw_relay *x = gw->relays; x; x = x->next) open++;
+  if (open >= MAX_RELAYS)
+    return refuse_relay(u, id, "too many questions are open at the user "
+                        "already");
+  if (calls == 1 && mcp_call_is_stateless(gw->s, call_id))
+    return relay_to_call(gw, u, id, method, params, call_id);
+  mcp_session *asker = mcp_server_asker_with(gw->s, cap);
+  if (!asker && calls > 1) {
+    char why[300];
+    snprintf(why, sizeof why, "toolgate cannot relay %s: %zu tool calls are "
+             "in flight at this server, and a %s client can be asked only "
+             "through the call that asks, which toolgate cannot tell",
+             method, calls, MCP_STATELESS_VERSION);
+    return refuse_relay(u, id, why);
+  }
+  if (!asker) {
+    char why[200];
+    snprintf(why, sizeof why, "toolgate's client cannot answer %s (it "
+             "declared no %s capability)", method, cap);
+    return refuse_relay(u, id, why);
+  }
+  gw_relay *r = calloc(1, sizeof *r);
+  cJSON *p = relayed_params(u, method, params);
+  if (!r || !p) {
+    free(r);
+    cJSON_Delete(p);
+    return refuse_relay(u, id, "out of memory");
+  }
+  size_t i = gw_index_of(gw, u);
+  *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
+                  cJSON_Duplicate(id, 1), NULL, gw->relays, ""};
   gw->relays = r;
   r->pending = mcp_ask_client(asker, NULL, method, p, relay_answer, r);
   if (!r->pending) {
@@ -1087,10 +1141,7 @@ void mcp_gateway_stop(mcp_server *s) {
   if (!gw || gw->stopped) return;
   gw->stopped = 1;
   settle(gw);
-  while (gw->relays) {
-    mcp_withdraw(gw->relays->pending, "toolgate is stopping");
-    drop_relay(gw, gw->relays);
-  }
+  while (gw->relays) withdraw_relay(gw, gw->relays, "toolgate is stopping");
   for (size_t i = 0; i < gw->nups; i++) up_stop(gw->ups[i]);
 }
 

@@ -44,8 +44,10 @@ typedef struct gw_relay {
   mcp_upstream *up;
   unsigned start;          /* which run of the upstream asked */
   cJSON *id;               /* its request id */
-  mcp_pending *pending;    /* our request to the client */
+  mcp_pending *pending;    /* our request to the client (2025 era) */
   struct gw_relay *next;
+  char call_id[48];        /* or: the 2026-07-28 call it was put to as
+                              input_required (call_input.c); "" none */
 } gw_relay;
 
 /* A client's prompts/get, resources/read, completion/complete or
@@ -118,6 +120,10 @@ void gw_tool_start(tg_exec *ex, const cJSON *args, void *ud);
 void gw_tool_cancel(tg_exec *ex, void *ud);
 void gw_progress(mcp_gateway *gw, mcp_upstream *u, const cJSON *params);
 void gw_fwds_free(mcp_gateway *gw);
+/* How many tool calls are forwarded to u now; *one: the call id (the
+ * chain's) of one of them. */
+size_t gw_calls_at(const mcp_gateway *gw, const mcp_upstream *u,
+                   const char **one);
 /* An upstream's log message, to the calls forwarded to it that asked for
  * log messages (a 2026-07-28 request's _meta logLevel). */
 void gw_fwds_log(mcp_gateway *gw, mcp_upstream *u, int level,

@@ -96,6 +96,10 @@ await run("era2026_relay", async (check) => {
   check("no sampling capability in the request: the upstream got an error saying why (its result shows it)",
     no.isError === true && /declared no sampling capability/.test(textOf(no)), no);
 
+  // left waiting: the client never sends the call again, and goes
+  const left = await m.callTool(call, { allowInputRequired: true });
+  check("a call left waiting on the client (then the client goes)",
+    left.resultType === "input_required", left);
   for (const x of [c, m, n]) await x.close();
   check("the log says the requests were put to the client",
     /the upstream's elicitation\/create put to the client \(input_required\)/.test(readLog(p)) &&

@@ -59,9 +59,9 @@ static int pose(mcp_server *s, mcp_call *c) {
   return 0;
 }
 
-int mcp_call_ask_input(mcp_server *s, const char *call_id, const char *method,
-                       cJSON *params, mcp_input_fn fn, void *ud, char *why,
-                       size_t len) {
+mcp_call *mcp_call_ask_input(mcp_server *s, const char *call_id,
+                             const char *method, cJSON *params,
+                             mcp_input_fn fn, void *ud, char *why, size_t len) {
   mcp_call *c = mcp_call_find(s, call_id);
   const char *cap = !strcmp(method, "sampling/createMessage") ? "sampling"
                     : !strcmp(method, "roots/list")           ? "roots"
@@ -85,7 +85,7 @@ int mcp_call_ask_input(mcp_server *s, const char *call_id, const char *method,
     if (pose(s, c) == 0) {
       mcp_logf(s->log, MCP_LOG_INFO, "%s %s: the upstream's %s put to the "
                "client (input_required)", c->call_id, c->tool, method);
-      return 0;
+      return c;
     }
     c->input_fn = NULL;
     cJSON_Delete(c->input_request);
@@ -93,30 +93,34 @@ int mcp_call_ask_input(mcp_server *s, const char *call_id, const char *method,
     snprintf(why, len, "out of memory");
   }
   cJSON_Delete(params);
-  return -1;
+  return NULL;
 }
 
-void mcp_call_input_withdraw(mcp_server *s, const char *call_id) {
-  mcp_call *c = mcp_call_find(s, call_id);
-  if (!c || !c->input_fn) return;
+/* What a waiting request leaves on the call, gone (fn not called). */
+static void forget_input(mcp_call *c) {
   c->input_fn = NULL;
   c->input_ud = NULL;
-}
-
-void mcp_call_input_drop(mcp_call *c, const char *why) {
-  mcp_input_fn fn = c->input_fn;
-  c->input_fn = NULL;
-  if (fn) {
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddNumberToObject(e, "code", JRPC_INTERNAL_ERROR);
-    cJSON_AddStringToObject(e, "message", why);
-    fn(NULL, e, c->input_ud);
-    cJSON_Delete(e);
-  }
   cJSON_Delete(c->input_request);
   c->input_request = NULL;
   free(c->input_state);
   c->input_state = NULL;
+}
+
+void mcp_call_input_withdraw(mcp_call *c) {
+  if (c) forget_input(c);
+}
+
+void mcp_call_input_drop(mcp_call *c, const char *why) {
+  mcp_input_fn fn = c->input_fn;
+  void *ud = c->input_ud;
+  forget_input(c);
+  if (fn) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddNumberToObject(e, "code", JRPC_INTERNAL_ERROR);
+    cJSON_AddStringToObject(e, "message", why);
+    fn(NULL, e, ud);
+    cJSON_Delete(e);
+  }
 }
 
 static mcp_call *waiting_with(mcp_session *ss, const char *state) {
@@ -207,11 +211,7 @@ int mcp_call_resume(mcp_session *ss, const mcp_req *req) {
   }
   mcp_input_fn fn = c->input_fn;
   void *ud = c->input_ud;
-  c->input_fn = NULL;
-  cJSON_Delete(c->input_request);
-  c->input_request = NULL;
-  free(c->input_state);
-  c->input_state = NULL;
+  forget_input(c);
   mcp_logf(s->log, MCP_LOG_INFO, "%s %s: the client answered the upstream's "
            "request: the call goes on", c->call_id, c->tool);
   fn(a, NULL, ud); /* may end the call (and free c): not touched after */

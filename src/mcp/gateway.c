@@ -411,7 +411,7 @@ static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params)
 }
 
 static void withdraw_relay(mcp_gateway *gw, gw_relay *r, const char *why) {
-  if (r->call_id[0]) mcp_call_input_withdraw(gw->s, r->call_id);
+  if (r->call) mcp_call_input_withdraw(r->call);
   else mcp_withdraw(r->pending, why);
   drop_relay(gw, r);
 }
@@ -500,13 +500,12 @@ static void relay_to_call(mcp_gateway *gw, mcp_upstream *u, const cJSON *id,
   }
   size_t i = gw_index_of(gw, u);
   *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
-                  cJSON_Duplicate(id, 1), NULL, gw->relays, ""};
-  snprintf(r->call_id, sizeof r->call_id, "%s", call_id);
+                  cJSON_Duplicate(id, 1), NULL, gw->relays, NULL};
   gw->relays = r;
   char why[300], msg[400];
-  if (mcp_call_ask_input(gw->s, call_id, method, p, call_answered, r, why,
-                         sizeof why) == 0)
-    return;
+  r->call = mcp_call_ask_input(gw->s, call_id, method, p, call_answered, r,
+                               why, sizeof why);
+  if (r->call) return;
   drop_relay(gw, r);
   snprintf(msg, sizeof msg, "toolgate's client (%s era) cannot take %s "
            "during this tool call: %s", MCP_STATELESS_VERSION, method, why);
@@ -553,7 +552,7 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
   }
   size_t i = gw_index_of(gw, u);
   *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
-                  cJSON_Duplicate(id, 1), NULL, gw->relays, ""};
+                  cJSON_Duplicate(id, 1), NULL, gw->relays, NULL};
   gw->relays = r;
   r->pending = mcp_ask_client(asker, NULL, method, p, relay_answer, r);
   if (!r->pending) {

@@ -46,8 +46,9 @@ typedef struct gw_relay {
   cJSON *id;               /* its request id */
   mcp_pending *pending;    /* our request to the client (2025 era) */
   struct gw_relay *next;
-  char call_id[48];        /* or: the 2026-07-28 call it was put to as
-                              input_required (call_input.c); "" none */
+  mcp_call *call;          /* or: the 2026-07-28 call it was put to as
+                              input_required (call_input.c; it holds this
+                              relay until it answers); NULL none */
 } gw_relay;
 
 /* A client's prompts/get, resources/read, completion/complete or

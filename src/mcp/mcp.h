@@ -321,12 +321,15 @@ int mcp_call_is_stateless(mcp_server *s, const char *call_id);
 /* An upstream's request (method, params taken) made while it runs call
  * call_id of a 2026-07-28 client: the call is answered input_required,
  * and fn gets the client's answer when it sends the call again (or an
- * error when the call ends first). 0, or -1 with why (fn not called). */
-int mcp_call_ask_input(mcp_server *s, const char *call_id, const char *method,
-                       cJSON *params, mcp_input_fn fn, void *ud, char *why,
-                       size_t len);
-/* The upstream withdrew its request: fn will not be called. */
-void mcp_call_input_withdraw(mcp_server *s, const char *call_id);
+ * error when the call ends first). Returns the call (for
+ * mcp_call_input_withdraw, good until fn has run), or NULL with why (fn
+ * not called). */
+mcp_call *mcp_call_ask_input(mcp_server *s, const char *call_id,
+                             const char *method, cJSON *params,
+                             mcp_input_fn fn, void *ud, char *why, size_t len);
+/* The upstream withdrew its request (or toolgate stops) before fn ran: fn
+ * will not be called. */
+void mcp_call_input_withdraw(mcp_call *c);
 /* The call is freed: a request still waiting is answered with an error
  * (why), through its fn. */
 void mcp_call_input_drop(mcp_call *c, const char *why);

@@ -543,8 +543,8 @@ cJSON *tg__hook_read_event(const tg_dialect *d, const char *text, size_t n,
   if (!own) snprintf(why, len, "out of memory");
   if (canon && canon != ev) {
     const char *cname = tg__hook_kind_name(kind);
-    cJSON_DeleteItemFromObjectCaseSensitive(canon, "hook_event_name");
-    cJSON_AddStringToObject(canon, "hook_event_name", cname ? cname : own);
+    if (!str(canon, "hook_event_name"))
+      cJSON_AddStringToObject(canon, "hook_event_name", cname ? cname : own);
     cJSON_AddStringToObject(canon, "agent_event_name", own);
     cJSON_AddItemToObject(canon, "agent_event", ev);
   } else if (!canon) {
@@ -601,6 +601,8 @@ static int answer_event(tg_runtime *rt, const tg_hook_request *req,
   j->event = event;
   j->trace = trace;
   if (!j->event) {
+    /* unread: its name is the one given with it, if any */
+    j->event_name = req->event_name;
     fail_safe(j, why);
     return 0;
   }

@@ -137,9 +137,14 @@ struct tg_dialect {
   int pre_ask;                     /* a pre-tool "ask" */
   int pre_rewrite;                 /* a pre-tool rewrite of the input */
   int permission_rewrite;          /* a permission request's rewrite */
-  int pre_context, post_context;   /* text for the model, before / after */
+  int pre_context, post_context;   /* text for the model: before the
+                                      tool, after it ran */
+  int failure_context;             /* ... after it failed */
   int post_block;                  /* a post-tool block (the next step) */
   const tg_dialect_event *events;  /* its event names; NULL name ends */
+  /* its transcript (transcript_path) is read at a stop for the model's
+   * token usage (transcript.c knows Claude Code's and Codex's) */
+  int transcript_usage;
   /* the payload has no event name: it comes from --event NAME */
   int event_from_arg;
   /* The canonical event of native (the agent's, read strictly), named
@@ -183,6 +188,15 @@ const char *tg__hook_said_reason(const tg_hook_say *say, char *buf,
 /* Agents refuse an empty reason: s, or dflt. */
 const char *tg__hook_some(const char *s, const char *dflt);
 const char *tg__hook_verdict_word(tg_hook_verdict v);
+
+/* A copy of native to make a canonical event of: every key but
+ * hook_event_name (the caller names it). NULL: out of memory. */
+cJSON *tg__dialect_copy_event(const cJSON *native);
+/* The strict parser's object of the JSON text s (an agent's arguments
+ * given as a string); NULL with why (what names them) when it is not
+ * one. */
+cJSON *tg__dialect_object_of(const char *s, const char *what, char *why,
+                             size_t len);
 
 /* Claude Code's wire format, which Codex shares (dialect_claude_shape.c):
  * hookSpecificOutput with permissionDecision, PermissionRequest's

@@ -49,8 +49,10 @@ const tg_dialect tg__dialect_claude_code = {
     .program = "claude",
     .pre_allow_plain = 1, .pre_ask = 1, .pre_rewrite = 1,
     .permission_rewrite = 1, .pre_context = 1, .post_context = 1,
+    .failure_context = 1,
     .post_block = 1,
     .events = events,
+    .transcript_usage = 1,
     .render = tg__claude_shape_render,
     .install = {
         .places = places, .hooks = hooks,

@@ -51,8 +51,10 @@ const tg_dialect tg__dialect_codex = {
     .program = "codex",
     .pre_allow_plain = 0, .pre_ask = 0, .pre_rewrite = 1,
     .permission_rewrite = 0, .pre_context = 1, .post_context = 1,
+    .failure_context = 1,
     .post_block = 1,
     .events = events,
+    .transcript_usage = 1,
     .render = tg__claude_shape_render,
     .ask_degraded = "a Codex hook cannot ask",
     .install = {

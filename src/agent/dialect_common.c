@@ -9,6 +9,7 @@
 #include <string.h>
 #include "toolgate.h"
 #include "dialect.h"
+#include "base/json.h"
 
 static const tg_dialect_event canonical[] = {
     {"PreToolUse", TG_HOOK_EV_PRE},
@@ -78,4 +79,37 @@ const char *tg__hook_said_reason(const tg_hook_say *s, char *buf,
            tg__hook_some(s->agent->ask_degraded, "this agent's hook cannot ask"),
            tg__hook_some(s->reason, "no reason given"));
   return buf;
+}
+
+cJSON *tg__dialect_copy_event(const cJSON *native) {
+  cJSON *c = cJSON_CreateObject();
+  const cJSON *k;
+  if (!c) return NULL;
+  cJSON_ArrayForEach(k, native) {
+    if (!k->string || !strcmp(k->string, "hook_event_name")) continue;
+    cJSON *v = cJSON_Duplicate(k, 1);
+    if (!v) {
+      cJSON_Delete(c);
+      return NULL;
+    }
+    cJSON_AddItemToObject(c, k->string, v);
+  }
+  return c;
+}
+
+cJSON *tg__dialect_object_of(const char *s, const char *what, char *why,
+                             size_t len) {
+  char msg[300];
+  cJSON *o = tg_json_parse(s, strlen(s), NULL, msg, sizeof msg);
+  if (!o) {
+    snprintf(why, len, "%s: a string that is not valid JSON: %s", what, msg);
+    return NULL;
+  }
+  if (!cJSON_IsObject(o)) {
+    snprintf(why, len, "%s: JSON text of another value than an object",
+             what);
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
 }

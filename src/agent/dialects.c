@@ -12,7 +12,10 @@
 
 #define TG_DIALECTS(X) \
   X(claude_code)       \
-  X(codex)
+  X(codex)             \
+  X(gemini)            \
+  X(copilot)           \
+  /* one line per agent, above; registry order is doctor's and --help's */
 
 #define DECLARE(n) extern const tg_dialect tg__dialect_##n;
 TG_DIALECTS(DECLARE)

@@ -30,9 +30,11 @@ const char *tg__hook_told(const tg_hook_say *s, int more_context) {
     ctx = 0;
   } else if (s->event == TG_HOOK_EV_POST ||
              s->event == TG_HOOK_EV_POST_FAILURE) {
+    int can = s->event == TG_HOOK_EV_POST ? d->post_context
+                                           : d->failure_context;
     return s->block && d->post_block ? "block"
            : s->updated_mcp_output ? "output"
-           : ctx && d->post_context ? "context" : NULL;
+           : ctx && can ? "context" : NULL;
   } else {
     return NULL;
   }

@@ -1,6 +1,6 @@
 /*
- * hook_cmd.c — `toolgate hook claude-code|codex`: the hook command of a
- * coding agent. One event on stdin, the agent's answer on stdout, its
+ * hook_cmd.c — `toolgate hook AGENT` (claude-code, codex, gemini,
+ * copilot: agent/dialects.c): the hook command of a coding agent. One event on stdin, the agent's answer on stdout, its
  * exit code; the same answer whichever way it was reached:
  *
  *   1. a resident instance (toolgate watch / daemon / serve, listening on
@@ -37,11 +37,13 @@
 #define TEXT(x) TEXT_(x)
 
 const char cmd_hook_usage[] =
-    "usage: toolgate hook claude-code|codex [options]   (the agent runs it)\n"
+    "usage: toolgate hook AGENT [options]   (the agent runs it)\n"
     "       toolgate hook install claude-code [--project | --user | --local]\n"
     "                              [--dry-run] [--policies DIR] ...\n"
-    "       toolgate hook install codex [--project | --user] ...\n"
-    "       toolgate hook uninstall claude-code|codex [same places]\n"
+    "       toolgate hook install codex|gemini|copilot [--project | --user] ...\n"
+    "       toolgate hook uninstall AGENT [same places]\n"
+    "AGENT: claude-code (claude), codex, gemini (gemini-cli), copilot\n"
+    "(copilot-cli)\n"
     "\n"
     "Reads one hook event (JSON) on stdin, as the agent writes it before and\n"
     "after each of its tool calls, and writes the answer in the agent's\n"
@@ -80,9 +82,11 @@ const char cmd_hook_usage[] =
     "\n"
     "install and uninstall options:\n"
     "  --project           the project's settings (default): .claude/settings.json,\n"
-    "                      .codex/hooks.json\n"
+    "                      .codex/hooks.json, .gemini/settings.json,\n"
+    "                      .github/hooks/toolgate.json (copilot)\n"
     "  --local             Claude Code's .claude/settings.local.json\n"
-    "  --user              ~/.claude/settings.json, ~/.codex/hooks.json\n"
+    "  --user              ~/.claude/settings.json, ~/.codex/hooks.json,\n"
+    "                      ~/.gemini/settings.json, ~/.copilot/hooks/toolgate.json\n"
     "  --settings FILE     another settings file\n"
     "  --dry-run           print the change and the new file; write nothing\n"
     "  --policies DIR      the policies the hook uses (default ./policies;\n"
@@ -100,7 +104,8 @@ const char cmd_hook_usage[] =
     "line does not answer (it blocks until fixed); 2 usage error, or a\n"
     "settings file that is not JSON of the expected shape (left untouched).\n"
     "The installed line fails closed: a missing binary, a crash or a hang\n"
-    "past the agent's timeout blocks the tool call (exit 2).\n";
+    "past the agent's timeout blocks the tool call, in the agent's own\n"
+    "blocking form (exit 2; for copilot a deny on stdout).\n";
 
 typedef struct {
   const char *agent, *policies, *socket, *on_error, *deadline;

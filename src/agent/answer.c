@@ -518,8 +518,11 @@ cJSON *tg__hook_read_event(const tg_dialect *d, const char *text, size_t n,
     snprintf(why, len, "the hook event is not valid JSON: %s", msg);
     return NULL;
   }
-  const char *name = str(ev, "hook_event_name");
-  if (!name && cJSON_IsObject(ev) && d && d->event_from_arg) name = event_name;
+  /* for an agent whose payload may not name its event, the name the
+   * installed line gives is the event that fired: it wins over the
+   * payload's */
+  const char *name = d && d->event_from_arg && event_name
+                         ? event_name : str(ev, "hook_event_name");
   if (!cJSON_IsObject(ev) || !name) {
     snprintf(why, len, !cJSON_IsObject(ev) ? "the hook event is not a JSON "
              "object" : d && d->event_from_arg ? "the hook event has no "

@@ -77,11 +77,14 @@ typedef struct {
 
 /* One settings file an install may write: the install flag that picks it
  * ("--project", the first is the default; "--user"; "--local"), its path
- * (from the project, or from HOME when in_home). */
+ * (from the project, or from HOME when in_home; or, when the environment
+ * variable var is set, var_file under the folder it names: the agent's
+ * own home, as COPILOT_HOME). */
 typedef struct {
   const char *flag;
   const char *file;
   int in_home;
+  const char *var, *var_file;
 } tg_dialect_place;
 
 /* One hook an install writes: the agent's event name (as in its settings),
@@ -172,6 +175,9 @@ const char *tg__dialect_names(void);
 
 /* ---- shared by dialects (dialect_common.c) -------------------------------- */
 
+/* Where place pl is, into out: "" and -1 when it is under a HOME that is
+ * not set (not absolute). */
+int tg__dialect_place_path(const tg_dialect_place *pl, char *out, size_t len);
 /* The kind of an agent's event name; TG_HOOK_EV_OTHER. */
 tg_hook_event tg__dialect_kind(const tg_dialect *d, const char *name);
 /* toolgate's (the canonical) name of kind; NULL for OTHER. */

@@ -6,6 +6,7 @@
  * becomes no decision, which for such an agent is the same as allowing).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "toolgate.h"
 #include "dialect.h"
@@ -112,4 +113,22 @@ cJSON *tg__dialect_object_of(const char *s, const char *what, char *why,
     return NULL;
   }
   return o;
+}
+
+int tg__dialect_place_path(const tg_dialect_place *pl, char *out,
+                           size_t len) {
+  const char *v = pl->var ? getenv(pl->var) : NULL;
+  const char *home = getenv("HOME");
+  out[0] = '\0';
+  if (v && v[0] == '/' && pl->var_file) {
+    snprintf(out, len, "%s/%s", v, pl->var_file);
+    return 0;
+  }
+  if (!pl->in_home) {
+    snprintf(out, len, "%s", pl->file);
+    return 0;
+  }
+  if (!home || home[0] != '/') return -1;
+  snprintf(out, len, "%s/%s", home, pl->file);
+  return 0;
 }

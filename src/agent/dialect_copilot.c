@@ -38,7 +38,7 @@
  *
  * Settings: a file of its own, .github/hooks/toolgate.json (--project;
  * Copilot loads every JSON file of that folder) or ~/.copilot/hooks/
- * toolgate.json (--user): {"version": 1, "hooks": {EVENT: [{"type":
+ * toolgate.json ($COPILOT_HOME/hooks/ when set; --user): {"version": 1, "hooks": {EVENT: [{"type":
  * "command", "bash", "timeoutSec"}]}} — flat, no matcher (every tool).
  */
 #include <stdio.h>
@@ -205,9 +205,10 @@ static cJSON *check_event(const char *cwd) {
 }
 
 static const tg_dialect_place places[] = {
-    {"--project", ".github/hooks/toolgate.json", 0},
-    {"--user", ".copilot/hooks/toolgate.json", 1},
-    {NULL, NULL, 0},
+    {"--project", ".github/hooks/toolgate.json", 0, NULL, NULL},
+    {"--user", ".copilot/hooks/toolgate.json", 1, "COPILOT_HOME",
+     "hooks/toolgate.json"},
+    {NULL, NULL, 0, NULL, NULL},
 };
 
 /* Only the tool events before the tool can block; the others report. */

@@ -341,18 +341,14 @@ static void check_settings(doctor_run *d, const settings_place *s) {
 }
 
 static void hooks(doctor_run *d) {
-  const char *home = getenv("HOME");
   const tg_dialect *a;
   /* every place each agent's install may write, in the registry's order */
   for (size_t i = 0; (a = tg__dialect_at(i)); i++) {
     for (const tg_dialect_place *pl = a->install.places; pl && pl->flag;
          pl++) {
       settings_place place = {a->name, pl->flag, a, ""};
-      if (pl->in_home && !(home && home[0] == '/')) continue;
-      if (pl->in_home)
-        snprintf(place.file, sizeof place.file, "%s/%s", home, pl->file);
-      else
-        snprintf(place.file, sizeof place.file, "%s", pl->file);
+      if (tg__dialect_place_path(pl, place.file, sizeof place.file) < 0)
+        continue; /* under a HOME that is not set */
       check_settings(d, &place);
     }
   }

@@ -58,7 +58,6 @@ typedef struct {
 /* ---- where, and what to run ---------------------------------------------- */
 
 static int settings_file(install_run *r) {
-  const char *home = getenv("HOME");
   const tg_dialect_place *pl = r->d->install.places, *at = NULL;
   if (r->settings) {
     snprintf(r->file, sizeof r->file, "%s", r->settings);
@@ -81,12 +80,10 @@ static int settings_file(install_run *r) {
               r->agent, flag);
     return -1;
   }
-  if (at->in_home && (!home || *home != '/')) {
+  if (tg__dialect_place_path(at, r->file, sizeof r->file) < 0) {
     cli_error("hook install: --user needs HOME");
     return -1;
   }
-  if (at->in_home) snprintf(r->file, sizeof r->file, "%s/%s", home, at->file);
-  else snprintf(r->file, sizeof r->file, "%s", at->file);
   return 0;
 }
 

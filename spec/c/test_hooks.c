@@ -1909,6 +1909,18 @@ TEST(install_gemini_and_copilot_settings) {
   ASSERT_NOT_CONTAINS(t, "toolgate");
   ASSERT_CONTAINS(t, "\"version\"");
   free(t);
+  /* the user's hooks are in Copilot's own home when COPILOT_HOME names one */
+  char *home = path_join(tmp, "copilot-home");
+  setenv("COPILOT_HOME", home, 1);
+  const char *cuser[] = {"install", "copilot", "--user", "--dry-run", NULL};
+  r = install_in(tmp, cuser);
+  unsetenv("COPILOT_HOME");
+  ASSERT_INT_EQ(r.code, 0);
+  char want[PATH_MAX + 64];
+  snprintf(want, sizeof want, "would write %s/hooks/toolgate.json", home);
+  ASSERT_CONTAINS(r.out, want);
+  ran_free(&r);
+  free(home);
   remove_tree(tmp);
 }
 

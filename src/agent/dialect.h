@@ -77,14 +77,11 @@ typedef struct {
 
 /* One settings file an install may write: the install flag that picks it
  * ("--project", the first is the default; "--user"; "--local"), its path
- * (from the project, or from HOME when in_home; or, when the environment
- * variable var is set, var_file under the folder it names: the agent's
- * own home, as COPILOT_HOME). */
+ * (from the project, or from HOME when in_home: see home_var below). */
 typedef struct {
   const char *flag;
   const char *file;
   int in_home;
-  const char *var, *var_file;
 } tg_dialect_place;
 
 /* One hook an install writes: the agent's event name (as in its settings),
@@ -102,6 +99,9 @@ typedef struct {
 /* How an install writes the agent's settings. */
 typedef struct {
   const tg_dialect_place *places;  /* ends with a NULL flag */
+  /* the agent's own home folder, when this environment variable names
+   * one (COPILOT_HOME): the in_home places are home_file under it */
+  const char *home_var, *home_file;
   const tg_dialect_hook *hooks;    /* ends with a NULL event */
   /* hooks.EVENT is [{"matcher"?, "hooks": [HOOK]}] (grouped), or [HOOK]
    * (flat: the matcher, if any, in the hook) */
@@ -175,9 +175,10 @@ const char *tg__dialect_names(void);
 
 /* ---- shared by dialects (dialect_common.c) -------------------------------- */
 
-/* Where place pl is, into out: "" and -1 when it is under a HOME that is
- * not set (not absolute). */
-int tg__dialect_place_path(const tg_dialect_place *pl, char *out, size_t len);
+/* Where place pl of install in is, into out: "" and -1 when it is under a
+ * HOME that is not set (not absolute). */
+int tg__dialect_place_path(const tg_dialect_install *in,
+                           const tg_dialect_place *pl, char *out, size_t len);
 /* The kind of an agent's event name; TG_HOOK_EV_OTHER. */
 tg_hook_event tg__dialect_kind(const tg_dialect *d, const char *name);
 /* toolgate's (the canonical) name of kind; NULL for OTHER. */

@@ -28,10 +28,10 @@ static const tg_dialect_event events[] = {
 };
 
 static const tg_dialect_place places[] = {
-    {"--project", ".claude/settings.json", 0, NULL, NULL},
-    {"--local", ".claude/settings.local.json", 0, NULL, NULL},
-    {"--user", ".claude/settings.json", 1, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL},
+    {"--project", ".claude/settings.json", 0},
+    {"--local", ".claude/settings.local.json", 0},
+    {"--user", ".claude/settings.json", 1},
+    {NULL, NULL, 0},
 };
 
 /* Tool events match every tool: the policies decide which they care

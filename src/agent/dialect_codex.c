@@ -29,9 +29,9 @@ static const tg_dialect_event events[] = {
 };
 
 static const tg_dialect_place places[] = {
-    {"--project", ".codex/hooks.json", 0, NULL, NULL},
-    {"--user", ".codex/hooks.json", 1, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL},
+    {"--project", ".codex/hooks.json", 0},
+    {"--user", ".codex/hooks.json", 1},
+    {NULL, NULL, 0},
 };
 
 #define TOOLS "Bash|apply_patch|mcp__.*"

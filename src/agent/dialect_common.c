@@ -115,17 +115,18 @@ cJSON *tg__dialect_object_of(const char *s, const char *what, char *why,
   return o;
 }
 
-int tg__dialect_place_path(const tg_dialect_place *pl, char *out,
+int tg__dialect_place_path(const tg_dialect_install *in,
+                           const tg_dialect_place *pl, char *out,
                            size_t len) {
-  const char *v = pl->var ? getenv(pl->var) : NULL;
+  const char *v = in->home_var ? getenv(in->home_var) : NULL;
   const char *home = getenv("HOME");
   out[0] = '\0';
-  if (v && v[0] == '/' && pl->var_file) {
-    snprintf(out, len, "%s/%s", v, pl->var_file);
-    return 0;
-  }
   if (!pl->in_home) {
     snprintf(out, len, "%s", pl->file);
+    return 0;
+  }
+  if (v && v[0] == '/' && in->home_file) {
+    snprintf(out, len, "%s/%s", v, in->home_file);
     return 0;
   }
   if (!home || home[0] != '/') return -1;

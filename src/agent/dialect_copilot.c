@@ -205,10 +205,9 @@ static cJSON *check_event(const char *cwd) {
 }
 
 static const tg_dialect_place places[] = {
-    {"--project", ".github/hooks/toolgate.json", 0, NULL, NULL},
-    {"--user", ".copilot/hooks/toolgate.json", 1, "COPILOT_HOME",
-     "hooks/toolgate.json"},
-    {NULL, NULL, 0, NULL, NULL},
+    {"--project", ".github/hooks/toolgate.json", 0},
+    {"--user", ".copilot/hooks/toolgate.json", 1},
+    {NULL, NULL, 0},
 };
 
 /* Only the tool events before the tool can block; the others report. */
@@ -234,6 +233,7 @@ const tg_dialect tg__dialect_copilot = {
     .render = render,
     .install = {
         .places = places, .hooks = hooks, .flat = 1,
+        .home_var = "COPILOT_HOME", .home_file = "hooks/toolgate.json",
         .command_key = "bash", .timeout_key = "timeoutSec",
         .timeout_scale = 1, .top = "{\"version\": 1}",
         .exit_2_blocks = 0,

@@ -139,9 +139,9 @@ static cJSON *check_event(const char *cwd) {
 }
 
 static const tg_dialect_place places[] = {
-    {"--project", ".gemini/settings.json", 0, NULL, NULL},
-    {"--user", ".gemini/settings.json", 1, NULL, NULL},
-    {NULL, NULL, 0, NULL, NULL},
+    {"--project", ".gemini/settings.json", 0},
+    {"--user", ".gemini/settings.json", 1},
+    {NULL, NULL, 0},
 };
 
 static const tg_dialect_hook hooks[] = {

@@ -347,7 +347,8 @@ static void hooks(doctor_run *d) {
     for (const tg_dialect_place *pl = a->install.places; pl && pl->flag;
          pl++) {
       settings_place place = {a->name, pl->flag, a, ""};
-      if (tg__dialect_place_path(pl, place.file, sizeof place.file) < 0)
+      if (tg__dialect_place_path(&a->install, pl, place.file,
+                                 sizeof place.file) < 0)
         continue; /* under a HOME that is not set */
       check_settings(d, &place);
     }

@@ -80,7 +80,7 @@ static int settings_file(install_run *r) {
               r->agent, flag);
     return -1;
   }
-  if (tg__dialect_place_path(at, r->file, sizeof r->file) < 0) {
+  if (tg__dialect_place_path(&r->d->install, at, r->file, sizeof r->file) < 0) {
     cli_error("hook install: --user needs HOME");
     return -1;
   }

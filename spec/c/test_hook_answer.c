@@ -104,14 +104,14 @@ TEST(refusals) {
   tg_runtime *rt = runtime(&dir);
   tg_hook_request req;
   memset(&req, 0, sizeof req);
-  req.agent = "cursor";
+  req.agent = "aider";
   req.event = pre_rm;
   req.event_len = strlen(pre_rm);
   char err[TG_ERRMSG] = "";
   got g;
   memset(&g, 0, sizeof g);
   ASSERT_INT_EQ(tg_hook_answer(rt, &req, done, &g, err), -EINVAL);
-  ASSERT_CONTAINS(err, "unknown agent 'cursor'");
+  ASSERT_CONTAINS(err, "unknown agent 'aider'");
   req.agent = "codex";
   req.on_error = "shrug";
   ASSERT_INT_EQ(tg_hook_answer(rt, &req, done, &g, err), -EINVAL);
@@ -121,7 +121,7 @@ TEST(refusals) {
   ASSERT_INT_EQ(g.n, 0);
   tg_hook_result r;
   ASSERT_INT_EQ(tg_hook_remote("/nonexistent/x.sock", &req, &r, 100, err), -ENOENT);
-  ASSERT_INT_EQ(tg_hook_fallback("cursor", NULL, NULL, "x", &r), -EINVAL);
+  ASSERT_INT_EQ(tg_hook_fallback("aider", NULL, NULL, "x", &r), -EINVAL);
   ASSERT_TRUE(tg_hook_agent_known("claude-code"));
   ASSERT_FALSE(tg_hook_agent_known("Claude Code"));
   ASSERT_TRUE(tg_hook_on_error_known(NULL));

@@ -559,7 +559,7 @@ TEST(usage_errors) {
   ASSERT_INT_EQ(r.code, 2);
   ASSERT_CONTAINS(r.err, "which agent?");
   ran_free(&r);
-  const char *bad[] = {"hook", "cursor", NULL};
+  const char *bad[] = {"hook", "aider", NULL}; /* not one of the six */
   r = run_text(bad, "");
   ASSERT_INT_EQ(r.code, 2);
   ASSERT_CONTAINS(r.err, "unknown agent");

@@ -14,6 +14,8 @@
  */
 #include "dialect.h"
 
+static const char *const aliases[] = {"claude", NULL};
+
 static const tg_dialect_event events[] = {
     {"PreToolUse", TG_HOOK_EV_PRE},
     {"PermissionRequest", TG_HOOK_EV_PERMISSION},
@@ -45,6 +47,7 @@ static const tg_dialect_hook hooks[] = {
 
 const tg_dialect tg__dialect_claude_code = {
     .name = "claude-code",
+    .aliases = aliases,
     .title = "Claude Code",
     .program = "claude",
     .pre_allow_plain = 1, .pre_ask = 1, .pre_rewrite = 1,

@@ -1164,7 +1164,10 @@ TG_API int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
 TG_API struct cJSON *tg_hook_explain(tg_runtime *rt, const tg_hook_request *req,
                                      char err[TG_ERRMSG]);
 /* The agent whose hook wrote the event text: "codex" when it has a
- * turn_id, else "claude-code". */
+ * turn_id; else the first agent (claude-code, codex, gemini, copilot, ...)
+ * with an event of its hook_event_name; with none, one whose payloads do
+ * not name their event when it has their keys (copilot: sessionId,
+ * toolName); else "claude-code". */
 TG_API const char *tg_hook_detect_agent(const char *event, size_t len);
 
 /* The fail-safe answer, without a runtime (no Lua, no policies): what

@@ -21,11 +21,28 @@ static const char *str(const cJSON *o, const char *k) {
 
 const char *tg_hook_detect_agent(const char *event, size_t len) {
   char why[TG_ERRMSG];
-  cJSON *ev = tg__hook_read_event(tg__dialect("claude-code"), event, len,
-                                  NULL, why, sizeof why);
-  /* Codex's events carry the turn (turn_id); Claude Code's do not */
-  const char *agent = ev && cJSON_GetObjectItemCaseSensitive(ev, "turn_id")
-                          ? "codex" : "claude-code";
+  cJSON *ev = event ? tg_json_parse(event, len, NULL, why, sizeof why) : NULL;
+  const char *agent = "claude-code", *name = str(ev, "hook_event_name");
+  const tg_dialect *d;
+  if (cJSON_GetObjectItemCaseSensitive(ev, "turn_id")) {
+    agent = "codex"; /* Codex's events carry the turn; Claude Code's not */
+  } else if (name) {
+    /* the first agent, in the registry's order, with an event so named */
+    for (size_t i = 0; (d = tg__dialect_at(i)); i++)
+      if (tg__dialect_kind(d, name) != TG_HOOK_EV_OTHER) {
+        agent = d->name;
+        break;
+      }
+  } else {
+    /* no name: an agent whose payload does not carry it, known by a key
+     * of its own (Copilot CLI's camelCase sessionId, toolName) */
+    for (size_t i = 0; (d = tg__dialect_at(i)); i++)
+      if (d->event_from_arg && (cJSON_GetObjectItemCaseSensitive(ev, "sessionId") ||
+                                cJSON_GetObjectItemCaseSensitive(ev, "toolName"))) {
+        agent = d->name;
+        break;
+      }
+  }
   cJSON_Delete(ev);
   return agent;
 }

@@ -31,8 +31,16 @@ run hook install claude-code
 expect "hook install" 0
 run hook install codex
 expect "hook install codex" 0
+run hook install gemini
+expect "hook install gemini" 0
+run hook install copilot
+expect "hook install copilot" 0
 run doctor
 expect "a good set-up: all is well" 0 "all is well" stdout
+expect "a good set-up: Gemini CLI's line answers" 0 \
+  "ok: the gemini hook in .gemini/settings.json answers (6 lines; BeforeTool" stdout
+expect "a good set-up: Copilot CLI's line answers" 0 \
+  "ok: the copilot hook in .github/hooks/toolgate.json answers (8 lines; preToolUse" stdout
 expect "a good set-up: Claude Code's line answers" 0 \
   "ok: the claude-code hook in .claude/settings.json answers" stdout
 expect "a good set-up: Codex's line answers" 0 \
@@ -53,6 +61,16 @@ expect "a binary that is gone: named" 1 \
   "runs $WORK/gone/toolgate, which does not exist" stdout
 expect "a binary that is gone: the fix" 1 \
   "— run: toolgate hook install claude-code --project --policies policies" stdout
+
+# ... in Copilot CLI's flat file too
+cp "$WORK/.github/hooks/toolgate.json" "$WORK/copilot.good"
+sed -i "s#$TG#$WORK/gone/toolgate#g" "$WORK/.github/hooks/toolgate.json"
+run doctor
+expect "a binary that is gone from copilot's hooks: named" 1 \
+  "the copilot hook in .github/hooks/toolgate.json (preToolUse) runs $WORK/gone/toolgate, which does not exist" stdout
+expect "... with copilot's fix" 1 \
+  "— run: toolgate hook install copilot --project --policies policies" stdout
+cp "$WORK/copilot.good" "$WORK/.github/hooks/toolgate.json"
 
 # ---- a hook line that does not answer ------------------------------------------
 mkdir -p "$WORK/bin"

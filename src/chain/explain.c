@@ -240,9 +240,12 @@ static void add_notes(cJSON *j, int hooks_run, int has_pre) {
 
 /* ---- what the call touches and runs ----------------------------------- */
 
-/* [call] -> {paths = call.paths, commands = call.commands} */
+/* [call] -> {paths = call.paths, commands = call.commands,
+ *           network = call.network} */
 static int read_facts(lua_State *L) {
-  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 3);
+  lua_getfield(L, 1, "network");
+  lua_setfield(L, -2, "network");
   lua_getfield(L, 1, "paths");
   lua_setfield(L, -2, "paths");
   lua_getfield(L, 1, "commands");
@@ -261,7 +264,7 @@ static void add_facts(tg_call *c, cJSON *j) {
   tg__call_push_table(c);
   char why[300] = "";
   if (tg__sandbox_pcall(c->gen->sb, L, 1, 1) != LUA_OK) {
-    if (!tg__sandbox_describe_stop(c->gen->sb, "call.paths / call.commands",
+    if (!tg__sandbox_describe_stop(c->gen->sb, "call.paths / call.commands / call.network",
                                    why, sizeof why))
       snprintf(why, sizeof why, "%s", lua_type(L, -1) == LUA_TSTRING
                                           ? lua_tostring(L, -1)
@@ -272,8 +275,10 @@ static void add_facts(tg_call *c, cJSON *j) {
     if (!f) cJSON_AddStringToObject(j, "facts_error", why);
     cJSON *p = f ? cJSON_DetachItemFromObject(f, "paths") : NULL;
     cJSON *k = f ? cJSON_DetachItemFromObject(f, "commands") : NULL;
+    cJSON *net = f ? cJSON_DetachItemFromObject(f, "network") : NULL;
     if (p) cJSON_AddItemToObject(j, "paths", p);
     if (k) cJSON_AddItemToObject(j, "commands", k);
+    if (net) cJSON_AddItemToObject(j, "network", net);
     cJSON_Delete(f);
   }
   lua_settop(L, top);

@@ -290,6 +290,13 @@ int cmd_test(int argc, char **argv) {
   }
   tg_runtime_declare_tools(rt, decl);
   cJSON_Delete(decl);
+  if (kit_network_tools(o.config, &decl, err, sizeof err) < 0) {
+    cli_error("test: %s", err);
+    tg_runtime_free(rt);
+    return CLI_EXIT_USAGE;
+  }
+  tg_runtime_declare_network(rt, decl); /* call.network */
+  cJSON_Delete(decl);
   code = o.watch ? watch_cases(&o, rt) : run_cases(&o, rt);
   tg_runtime_free(rt);
   return code;

@@ -34,6 +34,9 @@ typedef struct tg_core {
                                 declares that nobody registers here (an
                                 upstream MCP server's), known by name to
                                 check and test (owned; NULL: none) */
+  cJSON *network_tools;      /* globs of the tools that reach the network
+                                (core/network.c; owned; NULL: none) */
+  int network_known;         /* network_tools declared or read */
   /* slots: one layer's state each */
   struct tg_changes *changes; /* file changes: core/changes.c */
   struct tg_proc *procs;     /* processes still supervised: proc/process.c */

@@ -25,4 +25,13 @@ void kit_set_declared_tools(kit_declared_tools_fn fn);
 int kit_declared_tools(const char *path, struct cJSON **out, char *err,
                        size_t errlen);
 
+/* The reader of the tools a config marks as reaching the network (same
+ * form; *out: an array of globs), handed to the runtime: a runtime no
+ * front declared them to (the hook's) reads the default file with it
+ * when a rule first reads call.network. */
+void kit_set_network_tools(kit_declared_tools_fn fn);
+/* With it: 0 with *out (empty when none is set), or -1 with err. */
+int kit_network_tools(const char *path, struct cJSON **out, char *err,
+                      size_t errlen);
+
 #endif

@@ -19,5 +19,13 @@ extern const char cmd_serve_usage[];
 struct cJSON;
 int mcp_declared_tools(const char *path, struct cJSON **out, char *err,
                        size_t errlen);
+/* The tools the servers of the toolgate.lua at path mark as reaching the
+ * network (servers.x.network), as globs of the names toolgate judges them
+ * by: ["x__*"] for network = true, ["x__fetch"] for { "fetch" } (also with
+ * "__" when the separator is another: an agent's own MCP client names
+ * them mcp__x__fetch, judged as x__fetch). path NULL as above. main.c
+ * hands it to the runtime (tg_runtime_set_network_reader). */
+int mcp_network_tools(const char *path, struct cJSON **out, char *err,
+                      size_t errlen);
 
 #endif

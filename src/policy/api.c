@@ -548,6 +548,8 @@ static const luaL_Reg api[] = {
 
 void tg__policy_api_open(tg_generation *g) {
   lua_State *L = g->L;
+  lua_pushlightuserdata(L, g);
+  lua_setfield(L, LUA_REGISTRYINDEX, TG_GENERATION_KEY);
   lua_newtable(L);                               /* tg */
   lua_pushlightuserdata(L, g);
   luaL_setfuncs(L, api, 1);

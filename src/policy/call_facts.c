@@ -1,7 +1,8 @@
 /*
  * call_facts.c — the call tables' metatable (call_facts.h): __index
  * answers `paths` and `commands` through require("toolgate.facts"),
- * inside the rule's own protected call and limits.
+ * inside the rule's own protected call and limits, and `network` from
+ * the configuration's marks (core/network.h).
  *
  * The answers are kept beside the table, in a weak registry table keyed
  * by it, not in it: a rule that stores its own `paths` in the call table
@@ -10,11 +11,13 @@
  */
 #include <string.h>
 #include "call_facts.h"
+#include "generation.h"
+#include "core/network.h"
 
 #define CALL_MT "toolgate.call"
 #define CACHE "toolgate.call_facts" /* call table -> {paths=, commands=} */
 
-static const char *const facts[] = {"paths", "commands", NULL};
+static const char *const facts[] = {"paths", "commands", "network", NULL};
 
 static int is_fact(lua_State *L, int idx) {
   if (lua_type(L, idx) != LUA_TSTRING) return 0;
@@ -50,6 +53,23 @@ static void push_entry(lua_State *L, int idx) {
   lua_remove(L, -2);
 }
 
+/* Whether the call's tool reaches the network, as the configuration
+ * marks it; raises when that cannot be known (the rule fails closed). */
+static int network_of(lua_State *L, int call) {
+  lua_getfield(L, LUA_REGISTRYINDEX, TG_GENERATION_KEY);
+  tg_generation *g = (tg_generation *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  lua_pushliteral(L, "tool");
+  lua_rawget(L, call);
+  const char *tool = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
+                                                    : NULL;
+  char err[TG_ERRMSG] = "";
+  int rc = g ? tg__network_of(g->core, tool, err) : 0;
+  lua_pop(L, 1); /* the call table keeps the name */
+  if (rc < 0) return luaL_error(L, "call.network: %s", err);
+  return rc;
+}
+
 /* __index(call, key) */
 static int facts_index(lua_State *L) {
   if (!is_fact(L, 2)) return 0;
@@ -58,6 +78,13 @@ static int facts_index(lua_State *L) {
   lua_rawget(L, 3);
   if (!lua_isnil(L, -1)) return 1;
   lua_pop(L, 1);
+  if (!strcmp(lua_tostring(L, 2), "network")) {
+    lua_pushboolean(L, network_of(L, 1));
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, 3);
+    return 1;
+  }
   lua_getglobal(L, "require");
   lua_pushliteral(L, "toolgate.facts");
   lua_call(L, 1, 1);

@@ -1,7 +1,9 @@
 /*
  * call_facts.h — call.paths and call.commands: what a call touches and
  * what it runs, computed by toolgate.facts (lua/toolgate/facts.lua) when
- * a rule first reads them, and kept in the call table until a rewrite.
+ * a rule first reads them, and kept in the call table until a rewrite;
+ * and call.network: whether the configuration marks the call's tool as
+ * reaching the network (core/network.h).
  *
  * Why lazily: most calls are read by no rule that asks (a Lua tool's,
  * an MCP tool's), and resolving paths costs system calls; the facts come

@@ -71,7 +71,15 @@ typedef struct tg_generation {
   const char *commit_fn;
   char commit_where[256];
   char broken[TG_ERRMSG];
+  /* a dry run (toolgate explain) under way: tg.taint adds what it would
+   * do here ({session, level, reason, call?, tool?}) and keeps nothing */
+  struct cJSON *taint_preview;
 } tg_generation;
+
+/* The key of L's registry that holds its generation (light userdata):
+ * the call tables' metatable (call_facts.c) reaches the runtime there. */
+#define TG_GENERATION_KEY "toolgate.generation"
+
 
 /* Builds a generation from the policy files of dir (tg__is_policy_file),
  * in name order. dir may be NULL (an empty generation). Returns NULL with

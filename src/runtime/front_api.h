@@ -22,6 +22,19 @@
  * list with a copy of decl. */
 void tg_runtime_declare_tools(tg_runtime *rt, const struct cJSON *decl);
 
+/* ---- tools that reach the network --------------------------------------
+ * Globs of toolgate's tool names a configuration marks as reaching the
+ * network whatever their input (toolgate.lua's servers.NAME.network);
+ * policies read call.network. Replaces the runtime's globs with a copy
+ * (NULL: none). A runtime given none asks the process's reader (set once
+ * at start: main.c gives toolgate.lua's) when a rule first reads
+ * call.network. */
+void tg_runtime_declare_network(tg_runtime *rt, const struct cJSON *globs);
+typedef int (*tg_runtime_network_reader)(const char *path,
+                                         struct cJSON **out, char *err,
+                                         size_t errlen);
+void tg_runtime_set_network_reader(tg_runtime_network_reader fn);
+
 /* ---- how a decision is named ------------------------------------------
  * A rule that failed (it raised, or answered with something that is no
  * verdict: error code RULE_ERROR or BAD_VERDICT) fails closed: the call is

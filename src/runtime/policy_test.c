@@ -23,6 +23,7 @@
 #include "base/util.h"
 #include "policy/policy_tests.h"
 #include "base/json.h"
+#include "core/network.h"
 #include "runtime/front_api.h"
 #include "hook_services.h"
 
@@ -216,6 +217,15 @@ static cJSON *case_event(const cJSON *cs) {
                          str(cs, "session"));
 }
 
+/* network = true: the case's tool reaches the network (call.network), as
+ * toolgate.lua's servers.x.network would say, from then on in this run;
+ * an agent's MCP tool (mcp__x__y) is judged as x__y, marked too. */
+static void mark_network(tg_runtime *rt, const char *tool) {
+  tg__network_mark(&rt->core, tool);
+  if (!strncmp(tool, "mcp__", 5) && tool[5])
+    tg__network_mark(&rt->core, tool + 5);
+}
+
 /* Sets the call up as an agent's (mapped) or a stand-in's when the case
  * is one: 1 when it is, 0 when it is an ordinary call, -1 with why. */
 static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
@@ -323,6 +333,8 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
   case_run r = {0, NULL};
   char err[TG_ERRMSG] = "";
   agent_case ac;
+  if (cJSON_IsTrue(cJSON_GetObjectItem(cs, "network")))
+    mark_network(rt, str(cs, "tool"));
   int ready = agent_or_stand_in(rt, cs, &how, &req, &ac, err);
   if (ready < 0)
     failure(fails, "%s", err);

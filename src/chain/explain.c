@@ -9,7 +9,8 @@
  * rules written as the policy API asks; a rule with side effects will have
  * them. Hooks and the tool are only listed, never run: a pre-hook may
  * rewrite the call, which the real chain would then judge again — the
- * explanation says so rather than guessing.
+ * explanation says so rather than guessing. A rule's tg.taint is listed
+ * in the explanation ("taints") and kept nowhere.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -295,6 +296,12 @@ static cJSON *explain(tg_call *c) {
   cJSON_AddNumberToObject(j, "generation", (double)g->number);
   cJSON_AddItemToObject(j, "tool_info", tool_info(c->tool));
   decision d = {TG_VERDICT_NONE, NULL, NULL, 0};
+  /* a rule's tg.taint is listed, not kept: the call never runs */
+  tg_core *core = c->ch->core;
+  cJSON *was_seen = core->taint_seen, *taints = cJSON_CreateArray();
+  int was_dry = core->taint_dry;
+  core->taint_seen = taints;
+  core->taint_dry = 1;
   cJSON_AddItemToObject(j, "rules", explain_rules(c, &d));
   char default_why[300] = "";
   if (d.verdict == TG_VERDICT_NONE)
@@ -308,6 +315,10 @@ static cJSON *explain(tg_call *c) {
                             approval_outcome(c->ch, c, remembered));
   cJSON_AddItemToObject(j, "validation", explain_validation(c));
   add_facts(c, j);
+  core->taint_seen = was_seen;
+  core->taint_dry = was_dry;
+  if (cJSON_GetArraySize(taints) > 0) cJSON_AddItemToObject(j, "taints", taints);
+  else cJSON_Delete(taints);
   const char *const *also = tg__call_also_names(c);
   cJSON *pre = tg__hooks_describe(g, 0, c->tool_name, also); /* the chain's order */
   cJSON_AddItemToObject(j, "pre_hooks", pre);

@@ -103,12 +103,30 @@ static int num(const cJSON *o, const char *k) {
   return (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, k));
 }
 
+/* s with control characters as spaces: a policy's reason is its own text. */
+static void put_plain(FILE *f, const char *s) {
+  for (; s && *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, f);
+}
+
+/* What the case's tg.taint did (in this run's memory only). */
+static void print_taints(FILE *f, const cJSON *c) {
+  const cJSON *t;
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(c, "taints")) {
+    fputs("      tainted session ", f);
+    put_plain(f, str(t, "session"));
+    fprintf(f, " (level %d): ", num(t, "level"));
+    put_plain(f, str(t, "reason"));
+    fputc('\n', f);
+  }
+}
+
 static void print_case(FILE *f, const cJSON *c, int color) {
   int ok = cJSON_IsTrue(cJSON_GetObjectItem(c, "passed"));
   cli_sgr(f, color, ok ? "32" : "1;31");
   fputs(ok ? "PASS" : "FAIL", f);
   cli_sgr(f, color, "0");
   fprintf(f, "  %s  %s\n", str(c, "where"), str(c, "name"));
+  print_taints(f, c);
   const cJSON *why;
   cJSON_ArrayForEach(why, cJSON_GetObjectItem(c, "failures"))
     fprintf(f, "      %s\n", cJSON_IsString(why) ? why->valuestring : "?");

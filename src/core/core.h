@@ -37,6 +37,10 @@ typedef struct tg_core {
   cJSON *network_tools;      /* globs of the tools that reach the network
                                 (core/network.c; owned; NULL: none) */
   int network_known;         /* network_tools declared or read */
+  /* taints raised while a dry run or a policy test runs (core/taint.c) */
+  cJSON *taint_seen;         /* each raise is added here when set */
+  int taint_dry;             /* explain: nothing is kept, only seen */
+  int taint_memory;          /* test: kept in memory, never in the store */
   /* slots: one layer's state each */
   struct tg_changes *changes; /* file changes: core/changes.c */
   struct tg_proc *procs;     /* processes still supervised: proc/process.c */

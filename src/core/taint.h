@@ -35,7 +35,10 @@ void tg__taint_fill(tg_taint *t, int level, const char *reason,
                     const char *call_id, const char *tool, int64_t ts_ms);
 
 /* Raises session's taint to t (kept when t->level is not above the level
- * it has). 0, or a negative errno with err. */
+ * it has). 0, or a negative errno with err. While a dry run or a policy
+ * test runs (core.h: taint_seen, taint_dry, taint_memory), the raise is
+ * also listed, and kept nowhere (explain) or in memory only (test): they
+ * judge calls that never ran, and must not mark the user's sessions. */
 int tg__taint_raise(struct tg_core *core, const char *session,
                     const tg_taint *t, char err[TG_ERRMSG]);
 /* The session's taint into out: 1 tainted, 0 clean, a negative errno with

@@ -71,9 +71,6 @@ typedef struct tg_generation {
   const char *commit_fn;
   char commit_where[256];
   char broken[TG_ERRMSG];
-  /* a dry run (toolgate explain) under way: tg.taint adds what it would
-   * do here ({session, level, reason, call?, tool?}) and keeps nothing */
-  struct cJSON *taint_preview;
 } tg_generation;
 
 /* The key of L's registry that holds its generation (light userdata):

@@ -57,6 +57,11 @@ int tg__taint_raise(tg_core *core, const char *session, const tg_taint *t,
              "to %d", TG_TAINT_LEVEL_MAX);
     return -EINVAL;
   }
+  if (strlen(session) > TG_TAINT_SESSION_MAX) { /* as the store's ids */
+    snprintf(err, TG_ERRMSG, "a session id is 1 to %d bytes",
+             TG_TAINT_SESSION_MAX);
+    return -EINVAL;
+  }
   seen(core, session, t);
   if (core->taint_dry) return 0; /* explain: said, not done */
   if (core->sink.taint_raise && !core->taint_memory) {
@@ -93,4 +98,12 @@ int tg__taint_read(tg_core *core, const char *session, tg_taint *out,
   if (!s || !s->taint || s->taint->level < 1) return 0;
   *out = *s->taint;
   return 1;
+}
+
+int tg__taint_forget(tg_core *core, const char *session) {
+  tg_session_state *s = session ? tg__session_state(core, session, 0) : NULL;
+  if (!s || !s->taint || s->taint->level < 1) return -ENOENT;
+  free(s->taint);
+  s->taint = NULL;
+  return 0;
 }

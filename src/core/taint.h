@@ -21,6 +21,7 @@ struct tg_core;
 #define TG_TAINT_LEVEL_MAX 100
 #define TG_TAINT_REASON_MAX 512
 #define TG_TAINT_NAME_MAX 256
+#define TG_TAINT_SESSION_MAX 128          /* bytes of a session id */
 
 typedef struct tg_taint {
   int level;                           /* 0: clean; 1..TG_TAINT_LEVEL_MAX */
@@ -45,5 +46,10 @@ int tg__taint_raise(struct tg_core *core, const char *session,
  * err (the caller treats a failure as tainted: fail closed). */
 int tg__taint_read(struct tg_core *core, const char *session, tg_taint *out,
                    char err[TG_ERRMSG]);
+
+/* Clears the session's taint kept in this runtime's memory (storage
+ * off): 0, -ENOENT when it has none. With storage on, the store clears
+ * it (store_api.h: tg_store_taint_clear). */
+int tg__taint_forget(struct tg_core *core, const char *session);
 
 #endif

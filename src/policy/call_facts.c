@@ -100,8 +100,85 @@ static int facts_index(lua_State *L) {
   return 1;
 }
 
+#define ORIGIN "toolgate.call_origin" /* call table -> {session, id, tool} */
+
+/* t[k] raw, when a string, into o[k]. */
+static void copy_string(lua_State *L, int t, int o, const char *k) {
+  lua_pushstring(L, k);
+  lua_rawget(L, t);
+  if (lua_type(L, -1) == LUA_TSTRING) {
+    lua_pushstring(L, k);
+    lua_insert(L, -2);
+    lua_rawset(L, o);
+  } else {
+    lua_pop(L, 1);
+  }
+}
+
+/* The first time a table gets the metatable, C has just built it: what
+ * it says of the call is kept aside, where policy code cannot write. */
+static void keep_origin(lua_State *L, int idx) {
+  lua_getfield(L, LUA_REGISTRYINDEX, ORIGIN);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, ORIGIN);
+  }
+  int reg = lua_gettop(L);
+  lua_pushvalue(L, idx);
+  lua_rawget(L, reg);
+  int known = !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (!known) {
+    lua_createtable(L, 0, 3);
+    int o = lua_gettop(L);
+    copy_string(L, idx, o, "session");
+    copy_string(L, idx, o, "id");
+    copy_string(L, idx, o, "tool");
+    lua_pushliteral(L, "metadata");
+    lua_rawget(L, idx);
+    if (lua_istable(L, -1)) { /* an agent's own id and name of the call */
+      int md = lua_gettop(L);
+      lua_pushliteral(L, "agent_tool_use_id");
+      lua_rawget(L, md);
+      if (lua_type(L, -1) == LUA_TSTRING) lua_setfield(L, o, "id");
+      else lua_pop(L, 1);
+      lua_pushliteral(L, "agent_tool");
+      lua_rawget(L, md);
+      if (lua_type(L, -1) == LUA_TSTRING) lua_setfield(L, o, "tool");
+      else lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_pushvalue(L, idx);
+    lua_insert(L, -2);
+    lua_rawset(L, reg);
+  }
+  lua_pop(L, 1);
+}
+
+int tg__call_facts_origin(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_getfield(L, LUA_REGISTRYINDEX, ORIGIN);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+  if (lua_istable(L, -1)) return 1;
+  lua_pop(L, 1);
+  return 0;
+}
+
 void tg__call_facts_attach(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
+  keep_origin(L, idx);
   if (luaL_newmetatable(L, CALL_MT)) {
     lua_pushcfunction(L, facts_index);
     lua_setfield(L, -2, "__index");

@@ -22,6 +22,13 @@
  * and a pre-hook's is undone before the rules judge again. */
 void tg__call_facts_attach(lua_State *L, int idx);
 
+/* Pushes {session, id, tool} as C built the call table at idx (an
+ * agent's call: the agent's own id and tool name), and returns 1; or
+ * pushes nothing and returns 0 when idx is no call table (a table policy
+ * code made). What policy code later writes into the table does not
+ * change it: tg.taint records the cause from here. */
+int tg__call_facts_origin(lua_State *L, int idx);
+
 /* Forgets the facts computed for the call table at idx (after a rewrite
  * its args are new) and attaches the metatable again. */
 void tg__call_facts_reset(lua_State *L, int idx);

@@ -12,6 +12,7 @@
 #include "toolgate.h"
 #include "core/memory.h"
 #include "core/redact.h"
+#include "core/taint.h"
 #include "store/store_api.h"
 
 /* ---- declared tools -----------------------------------------------------
@@ -34,6 +35,22 @@ typedef int (*tg_runtime_network_reader)(const char *path,
                                          struct cJSON **out, char *err,
                                          size_t errlen);
 void tg_runtime_set_network_reader(tg_runtime_network_reader fn);
+
+/* ---- a session's taint, from the host (rt:taint & co.) ------------------
+ * As a policy's tg.taint and tg.session_taint, for the program that
+ * embeds the runtime: the host marks a session sensitive (level 1 to
+ * TG_TAINT_LEVEL_MAX, a reason; the cause recorded as the host's, with no
+ * call), reads it, and — a person's decision, as `toolgate approvals
+ * clear-taint` — clears it. Kept where the runtime keeps taints: its
+ * database, or its memory when storage is off. 0 (taint_of: 1 tainted,
+ * 0 clean), or a negative errno with err (-EINVAL: a bad session, level
+ * or reason; -ENOENT: untaint of a clean session). */
+int tg_runtime_taint(tg_runtime *rt, const char *session, int level,
+                     const char *reason, char err[TG_ERRMSG]);
+int tg_runtime_taint_of(tg_runtime *rt, const char *session,
+                        tg_taint *out, char err[TG_ERRMSG]);
+int tg_runtime_untaint(tg_runtime *rt, const char *session,
+                       char err[TG_ERRMSG]);
 
 /* ---- how a decision is named ------------------------------------------
  * A rule that failed (it raised, or answered with something that is no

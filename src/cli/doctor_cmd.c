@@ -154,14 +154,28 @@ typedef struct {
 /* The file's JSON (NULL: no file, or *bad set with why). */
 static cJSON *read_json(const char *file, char *bad, size_t len) {
   bad[0] = '\0';
+  /* O_NONBLOCK: a FIFO opens without a writer, and is refused below */
   int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat st;
   if (fd < 0) {
     if (errno != ENOENT) snprintf(bad, len, "%s", strerror(errno));
+    else if (lstat(file, &st) == 0) /* the agent reads nothing there */
+      snprintf(bad, len, "a symbolic link to nothing");
     return NULL;
   }
-  struct stat st;
   if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX) {
-    snprintf(bad, len, "not a regular file of at most 16 MiB");
+    if (fstat(fd, &st) < 0)
+      snprintf(bad, len, "%s", strerror(errno));
+    else if (S_ISDIR(st.st_mode))
+      snprintf(bad, len, "a folder, not a file");
+    else if (!S_ISREG(st.st_mode))
+      snprintf(bad, len, "not a regular file (%s)",
+               S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode)
+               ? "a socket" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
+               ? "a device" : "a special file");
+    else
+      snprintf(bad, len, "%lld bytes, more than the %u MiB a settings "
+               "file may hold", (long long)st.st_size, SETTINGS_MAX >> 20);
     close(fd);
     return NULL;
   }

@@ -230,3 +230,57 @@ tg.tool { name = "forge2", read_only = true, run = function() return {} end }
     end)
   end)
 end)
+
+describe("what a person reads of a sensitive session", function()
+  after_each(H.cleanup)
+
+  local function toolgate_bin()
+    local dir = os.getenv("TOOLGATE_BUILD_DIR")
+    return dir and dir .. "/toolgate"
+  end
+
+  -- out, exit code (read from the shell: LuaJIT's close() does not tell)
+  local function run(args)
+    local p = assert(io.popen(toolgate_bin() .. " " .. args .. " 2>&1; echo \"rc=$?\""))
+    local out = p:read("*a")
+    p:close()
+    local code = tonumber(out:match("rc=(%d+)%s*$"))
+    return out:gsub("rc=%d+%s*$", ""), code
+  end
+
+  it("the log and every export say when and why; approvals clear-taint clears it", function()
+    if not toolgate_bin() then return pending("TOOLGATE_BUILD_DIR is not set") end
+    local db = H.tmpdir() .. "/x.db"
+    local rt = H.runtime({ ["10_p.lua"] = POLICY }, { db = db })
+    assert.are.equal("e1", rt:session { id = "e1", project = H.tmpdir() })
+    H.call(rt, "net", {}, { session = "e1" })
+    assert.are.equal(true, rt:taint("e1", 4, "the build read <secret> & kept it"))
+    local q = "--db '" .. db .. "'"
+    local out, code = run("log --session e1 " .. q)
+    assert.are.equal(0, code, out)
+    assert.is_true(H.has(out, "session e1 is sensitive since "), out)
+    assert.is_true(H.has(out, "the build read <secret> & kept it"), out)
+    out, code = run("export e1 " .. q)
+    assert.are.equal(0, code, out)
+    assert.is_true(H.has(out, '"taint"'), out)
+    assert.is_true(out:match('"level":%s*4') ~= nil, out)
+    out, code = run("export e1 --format markdown " .. q)
+    assert.are.equal(0, code, out)
+    assert.is_true(H.has(out, "- Sensitive: since "), out)
+    assert.is_true(H.has(out, "level 4: the build read"), out)
+    assert.is_true(H.has(out, "host)"), out)
+    out, code = run("export e1 --format html " .. q)
+    assert.are.equal(0, code, out)
+    assert.is_true(H.has(out, "<dt>sensitive</dt><dd>since "), out)
+    assert.is_true(H.has(out, "&lt;secret&gt; &amp; kept it"), out)
+    assert.is_false(H.has(out, "<secret>"), "not escaped")
+    out, code = run("approvals clear-taint e1 " .. q)
+    assert.are.equal(0, code, out)
+    assert.is_true(H.has(out, "no longer sensitive"), out)
+    assert.is_nil(rt:session_taint("e1"))
+    out = run("export e1 --format markdown " .. q)
+    assert.is_false(H.has(out, "Sensitive"), out)
+    out = run("log --session e1 " .. q)
+    assert.is_false(H.has(out, "sensitive"), out)
+  end)
+end)

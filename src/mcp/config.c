@@ -20,7 +20,7 @@
 #include "log.h"
 #include "lua/luacall.h"
 #include "lua/luaraw.h"
-#include "policy/generation.h" /* tg__name_distance: did you mean */
+#include "kit/nearest.h"
 #if !TG_LUA54
 #include <luajit.h>
 #endif
@@ -163,17 +163,6 @@ static int fail(reader *r, const char *path, const char *fmt, ...) {
   return -1;
 }
 
-/* The allowed key nearest to key (a typo or two away), or NULL. */
-static const char *nearest_key(const char *key, const char *const *allowed) {
-  const char *best = NULL;
-  size_t best_d = 3;
-  for (int i = 0; allowed[i]; i++) {
-    size_t d = tg__name_distance(key, allowed[i]);
-    if (d < best_d) best_d = d, best = allowed[i];
-  }
-  return best;
-}
-
 /* Every key of the table at idx is a string in allowed. */
 static int check_keys(reader *r, int idx, const char *path,
                       const char *const *allowed) {
@@ -193,7 +182,7 @@ static int check_keys(reader *r, int idx, const char *path,
       char key[128];
       snprintf(key, sizeof key, "%s", k);
       lua_pop(L, 1);
-      const char *near = nearest_key(key, allowed);
+      const char *near = kit_nearest_name(key, allowed);
       if (near)
         return fail(r, path, "unknown key '%s' (did you mean '%s'?)", key,
                     near);

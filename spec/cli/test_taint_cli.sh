@@ -65,6 +65,12 @@ not_denied "a tool of that server no glob marks is not"
 hook PreToolUse mcp__other__fetch '{}' ''
 not_denied "a server toolgate.lua does not declare is not"
 
+# ---- serve reads the same key ---------------------------------------------------
+run serve --config good.lua --print-config
+json_ok "serve --print-config shows the marks" \
+  'objs[0]["servers"]["web"]["network"] is True and objs[0]["servers"]["files"]["network"] == ["upload*"]' \
+  <(tr -d '\n' <"$WORK/stdout"; echo)
+
 # ---- a toolgate.lua that does not load ----------------------------------------
 echo 'return { servers = { web = { command = "true", netwrok = true } } }' >"$WORK/toolgate.lua"
 S=hot
@@ -76,6 +82,9 @@ hook PreToolUse mcp__web__fetch '{}' ''
 not_denied "a broken toolgate.lua: a clean session is not refused"
 hook PreToolUse Read "{\"file_path\":\"$WORK/a.txt\"}" ''
 not_denied "nor its reads"
+S=hot
+hook PreToolUse Bash '{"command":"ls"}' ''
+not_denied "nor a sensitive session's own tools (toolgate.lua marks servers' only)"
 cp "$WORK/good.lua" "$WORK/toolgate.lua"
 
 # ---- toolgate test --config: the stand-ins are marked by the config -----------

@@ -53,6 +53,18 @@ static void push_entry(lua_State *L, int idx) {
   lua_remove(L, -2);
 }
 
+/* 1 when tool is toolgate's own or a policy's (no upstream server's):
+ * the configuration marks only servers' tools, so there is nothing to
+ * read for it (the hook's Bash, Read, Edit are exec, read_file, ...). */
+static int own_tool(const tg_generation *g, const char *tool) {
+  for (size_t i = 0; i < g->core->nctools; i++)
+    if (!strcmp(g->core->ctools[i]->name, tool))
+      return !g->core->ctools[i]->group;
+  for (size_t i = 0; i < g->ntools; i++)
+    if (!strcmp(g->tools[i]->name, tool)) return 1;
+  return 0;
+}
+
 /* Whether the call's tool reaches the network, as the configuration
  * marks it; raises when that cannot be known (the rule fails closed). */
 static int network_of(lua_State *L, int call) {
@@ -64,7 +76,8 @@ static int network_of(lua_State *L, int call) {
   const char *tool = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1)
                                                     : NULL;
   char err[TG_ERRMSG] = "";
-  int rc = g ? tg__network_of(g->core, tool, err) : 0;
+  int rc = !g || !tool || own_tool(g, tool) ? 0
+                                            : tg__network_of(g->core, tool, err);
   lua_pop(L, 1); /* the call table keeps the name */
   if (rc < 0) return luaL_error(L, "call.network: %s", err);
   return rc;

@@ -57,11 +57,6 @@ int tg__taint_raise(tg_core *core, const char *session, const tg_taint *t,
              "to %d", TG_TAINT_LEVEL_MAX);
     return -EINVAL;
   }
-  if (strlen(session) > TG_TAINT_SESSION_MAX) { /* as the store's ids */
-    snprintf(err, TG_ERRMSG, "a session id is 1 to %d bytes",
-             TG_TAINT_SESSION_MAX);
-    return -EINVAL;
-  }
   seen(core, session, t);
   if (core->taint_dry) return 0; /* explain: said, not done */
   if (core->sink.taint_raise && !core->taint_memory) {

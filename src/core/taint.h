@@ -21,7 +21,7 @@ struct tg_core;
 #define TG_TAINT_LEVEL_MAX 100
 #define TG_TAINT_REASON_MAX 512
 #define TG_TAINT_NAME_MAX 256
-#define TG_TAINT_SESSION_MAX 128          /* bytes of a session id */
+#define TG_TAINT_SESSION_MAX 128 /* bytes of a session id a policy or host names */
 
 typedef struct tg_taint {
   int level;                           /* 0: clean; 1..TG_TAINT_LEVEL_MAX */

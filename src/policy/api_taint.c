@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "api_taint.h"
 #include "generation.h"
@@ -84,6 +85,13 @@ int tg__l_taint(lua_State *L) {
   tg_taint t;
   tg__taint_fill(&t, (int)lv, reason, call_id, tool, (int64_t)tg__wall_ms());
   char err[TG_ERRMSG] = "";
+  /* a session the policy names is an id as the store keeps them (a call's
+   * own session is the runtime's, whatever its length) */
+  if (lua_type(L, 1) == LUA_TSTRING && strlen(session) > TG_TAINT_SESSION_MAX) {
+    snprintf(err, sizeof err, "a session id is 1 to %d bytes",
+             TG_TAINT_SESSION_MAX);
+    return failed(L, err, -EINVAL);
+  }
   int rc = tg__taint_raise(g->core, session, &t, err);
   if (rc < 0) return failed(L, err, rc);
   lua_pushboolean(L, 1);

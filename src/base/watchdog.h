@@ -12,9 +12,14 @@
  * the next enter wakes it (one lock, once per idle period): an idle
  * runtime costs no CPU.
  *
+ * What is timed: the CPU time the owner's thread spends in the section
+ * (not the time it waited for a core on a busy machine), and, for a
+ * section that uses no CPU (blocked in a C function), 10 × the limit of
+ * wall time.
+ *
  * Precision: a section is reported between `limit` and `limit + tick`
- * after it began, tick = limit / 10 clamped to 1..10 ms (plus the thread's
- * wake-up latency on a loaded machine).
+ * of its CPU time, tick = limit / 10 clamped to 1..10 ms (plus the
+ * thread's wake-up latency on a loaded machine).
  */
 #ifndef TG_WATCHDOG_H
 #define TG_WATCHDOG_H

@@ -343,7 +343,8 @@ static int read_enum(reader *r, int idx, const char *k, const char *path,
 static int read_mcp(reader *r, int idx, mcp_config *c) {
   static const char *const keys[] = {
       "separator", "max_message_bytes", "ask_fallback", "log", "log_level",
-      "tools_ttl_ms", "request_state_ttl_ms", "max_calls", NULL};
+      "tools_ttl_ms", "request_state_ttl_ms", "max_calls", "startup_wait_ms",
+      NULL};
   static const char *const fallbacks[] = {"reject", "allow", NULL};
   static const char *const levels[] = {"debug", "info", "notice", "warning",
                                        "error", "critical", "alert",
@@ -358,6 +359,9 @@ static int read_mcp(reader *r, int idx, mcp_config *c) {
   if (!rc) rc = get_count(r, idx, "request_state_ttl_ms", "mcp",
                           &c->request_state_ttl_ms);
   if (!rc) rc = get_count(r, idx, "max_calls", "mcp", &c->max_calls);
+  uint64_t wait = UINT64_MAX;
+  if (!rc) rc = get_count(r, idx, "startup_wait_ms", "mcp", &wait);
+  if (!rc && wait != UINT64_MAX) c->startup_wait_ms = (int64_t)wait;
   if (!rc && c->separator && !c->separator[0])
     rc = fail(r, "mcp", "separator must not be empty");
   if (!rc) rc = resolve_in_place(r, &c->log);
@@ -611,6 +615,7 @@ void mcp_config_empty(mcp_config *c) {
   memset(c, 0, sizeof *c);
   c->ask_fallback = -1;
   c->log_level = -1;
+  c->startup_wait_ms = -1;
 }
 
 static char *folder_of(const char *path) {
@@ -737,6 +742,8 @@ cJSON *mcp_config_to_json(const mcp_config *c) {
   add_num(m, "tools_ttl_ms", c->tools_ttl_ms);
   add_num(m, "request_state_ttl_ms", c->request_state_ttl_ms);
   add_num(m, "max_calls", c->max_calls);
+  if (c->startup_wait_ms >= 0)
+    cJSON_AddNumberToObject(m, "startup_wait_ms", (double)c->startup_wait_ms);
   add_list(o, "expose", c->expose);
   cJSON *sv = cJSON_AddObjectToObject(o, "servers");
   for (size_t i = 0; i < c->nservers; i++)

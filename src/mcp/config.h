@@ -14,7 +14,8 @@
  *     mcp = { separator = "__", max_message_bytes = 4194304,
  *             ask_fallback = "reject", log = "toolgate.log",
  *             log_level = "info", tools_ttl_ms = 60000,
- *             request_state_ttl_ms = 600000, max_calls = 256 },
+ *             request_state_ttl_ms = 600000, max_calls = 256,
+ *             startup_wait_ms = 5000 },
  *     expose = { "*", "!everything__get-env" },
  *     servers = {
  *       everything = { command = "npx", args = { "-y", "..." },
@@ -78,6 +79,7 @@ typedef struct {
   char *log;
   int log_level;       /* -1: not given */
   uint64_t tools_ttl_ms, request_state_ttl_ms, max_calls;
+  int64_t startup_wait_ms; /* -1: not given; 0: no wait */
   char **expose;
   mcp_upstream_conf *servers;
   size_t nservers;

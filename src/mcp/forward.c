@@ -349,3 +349,14 @@ void gw_fwds_log(mcp_gateway *gw, mcp_upstream *u, int level,
       mcp_call_log(gw->s, tg_exec_call_id(f->ex), (mcp_log_level)level,
                    gw_log_params(level, logger, data));
 }
+
+size_t gw_calls_at(const mcp_gateway *gw, const mcp_upstream *u,
+                   const char **one) {
+  size_t n = 0;
+  for (const gw_fwd *f = gw->fwds; f; f = f->next)
+    if (f->tool->up == u) {
+      n++;
+      *one = tg_exec_call_id(f->ex);
+    }
+  return n;
+}

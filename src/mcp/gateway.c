@@ -20,16 +20,18 @@
  * level, the logger naming the server; its resources/updated the
  * clients that subscribed to the resource.
  *
- * Until every upstream has started once (or failed to), or STARTUP_MS has
- * passed, the server holds the client's requests (server.c), so that the
- * first tools/list already has the upstream tools.
+ * Until every upstream has started once (or failed to), or the start-up
+ * wait (mcp_options.startup_wait_ms) has passed, the server holds the
+ * client's requests (server.c), so that the first tools/list already has
+ * the upstream tools. The wait is short by default (an MCP Inspector gives
+ * up on a request after 10 s); with none, the client is answered at once
+ * and told list_changed when an upstream has listed.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gateway.h"
 
-#define STARTUP_MS 15000
 #define MAX_TOOL_NAME 128
 #define MAX_TOOLS 1000     /* per upstream: a flood is not registered */
 #define MAX_RELAYS 64      /* upstreams' questions open at the user at once */
@@ -269,7 +271,9 @@ static void first_done(mcp_gateway *gw, mcp_upstream *u) {
 static void startup_timeout(uv_timer_t *t) {
   mcp_gateway *gw = t->data;
   mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream servers still starting after "
-           "%d s: serving without them for now", STARTUP_MS / 1000);
+           "%lld ms: serving without them for now (their tools, prompts and "
+           "resources come with a list_changed)",
+           (long long)gw->s->opt.startup_wait_ms);
   settle(gw);
 }
 
@@ -304,10 +308,13 @@ static void on_listed(mcp_upstream *u, void *ud) {
     tell_level(gw, u);
     if (!first) resubscribe(gw, u); /* a restart forgot them */
   }
+  /* the client may have listed without it: the wait was over (or there
+   * was none) before its first list */
+  int late = gw->settled;
   sync_tools(gw, u);
   first_done(gw, u);
   mcp_tools_maybe_changed(gw->s);
-  if (!first) {
+  if (!first || late) {
     if (up_prompts(u))
       mcp_notify_sessions(gw->s, "notifications/prompts/list_changed");
     if (up_resources(u))
@@ -403,6 +410,12 @@ static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params)
   }
 }
 
+static void withdraw_relay(mcp_gateway *gw, gw_relay *r, const char *why) {
+  if (r->call) mcp_call_input_withdraw(r->call);
+  else mcp_withdraw(r->pending, why);
+  drop_relay(gw, r);
+}
+
 static void on_notification(mcp_upstream *u, const char *method,
                             const cJSON *params, void *ud) {
   mcp_gateway *gw = ud;
@@ -414,8 +427,7 @@ static void on_notification(mcp_upstream *u, const char *method,
   const cJSON *id = cJSON_GetObjectItem(params, "requestId");
   for (gw_relay *r = gw->relays; r && id; r = r->next)
     if (r->up == u && tg_json_equal(r->id, id)) { /* it withdrew its question */
-      mcp_withdraw(r->pending, "the upstream server withdrew it");
-      drop_relay(gw, r);
+      withdraw_relay(gw, r, "the upstream server withdrew it");
       return;
     }
 }
@@ -461,30 +473,26 @@ const char *gw_capability_for(const char *method) {
   return "elicitation";
 }
 
-/* Its request of its client, to ours: a question's message says which
- * server asks; sampling and roots go as they came (the client shows the
- * sampling request to its user before its model sees it). */
-static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
-                       const cJSON *params, void *ud) {
-  mcp_gateway *gw = ud;
-  const char *cap = gw_capability_for(method);
-  int question = !strcmp(cap, "elicitation");
-  mcp_session *asker = mcp_server_asker_with(gw->s, cap);
-  if (!asker) {
-    char why[200];
-    snprintf(why, sizeof why, "toolgate's client cannot answer %s (it "
-             "declared no %s capability)", method, cap);
-    return refuse_relay(u, id, why);
-  }
-  size_t open = 0;
-  for (gw_relay *x = gw->relays; x; x = x->next) open++;
-  if (open >= MAX_RELAYS)
-    return refuse_relay(u, id, "too many questions are open at the user "
-                        "already");
+static void call_answered(const cJSON *result, const cJSON *error, void *ud) {
+  relay_answer(NULL, result, error, ud);
+}
+
+static cJSON *relayed_params(const mcp_upstream *u, const char *method,
+                             const cJSON *params) {
+  if (!strcmp(gw_capability_for(method), "elicitation"))
+    return gw_question(u, params);
+  return cJSON_IsObject(params) ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
+}
+
+/* Its request during a tool call of a 2026-07-28 client: that era has no
+ * requests of the client during a call, only the call's input_required
+ * result (call_input.c). The upstream's link says not which call asks:
+ * with one call forwarded to it, that one does. */
+static void relay_to_call(mcp_gateway *gw, mcp_upstream *u, const cJSON *id,
+                          const char *method, const cJSON *params,
+                          const char *call_id) {
   gw_relay *r = calloc(1, sizeof *r);
-  cJSON *p = question ? gw_question(u, params)
-                      : (cJSON_IsObject(params) ? cJSON_Duplicate(params, 1)
-                                                : cJSON_CreateObject());
+  cJSON *p = relayed_params(u, method, params);
   if (!r || !p) {
     free(r);
     cJSON_Delete(p);
@@ -492,7 +500,59 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
   }
   size_t i = gw_index_of(gw, u);
   *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
-                  cJSON_Duplicate(id, 1), NULL, gw->relays};
+                  cJSON_Duplicate(id, 1), NULL, gw->relays, NULL};
+  gw->relays = r;
+  char why[300], msg[400];
+  r->call = mcp_call_ask_input(gw->s, call_id, method, p, call_answered, r,
+                               why, sizeof why);
+  if (r->call) return;
+  drop_relay(gw, r);
+  snprintf(msg, sizeof msg, "toolgate's client (%s era) cannot take %s "
+           "during this tool call: %s", MCP_STATELESS_VERSION, method, why);
+  refuse_relay(u, id, msg);
+}
+
+/* Its request of its client, to ours: a question's message says which
+ * server asks; sampling and roots go as they came (the client shows the
+ * sampling request to its user before its model sees it). */
+static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
+                       const cJSON *params, void *ud) {
+  mcp_gateway *gw = ud;
+  const char *cap = gw_capability_for(method);
+  const char *call_id = NULL;
+  size_t calls = gw_calls_at(gw, u, &call_id);
+  size_t open = 0;
+  for (gw_relay *x = gw->relays; x; x = x->next) open++;
+  if (open >= MAX_RELAYS)
+    return refuse_relay(u, id, "too many questions are open at the user "
+                        "already");
+  if (calls == 1 && mcp_call_is_stateless(gw->s, call_id))
+    return relay_to_call(gw, u, id, method, params, call_id);
+  mcp_session *asker = mcp_server_asker_with(gw->s, cap);
+  if (!asker && calls > 1) {
+    char why[300];
+    snprintf(why, sizeof why, "toolgate cannot relay %s: %zu tool calls are "
+             "in flight at this server, and a %s client can be asked only "
+             "through the call that asks, which toolgate cannot tell",
+             method, calls, MCP_STATELESS_VERSION);
+    return refuse_relay(u, id, why);
+  }
+  if (!asker) {
+    char why[200];
+    snprintf(why, sizeof why, "toolgate's client cannot answer %s (it "
+             "declared no %s capability)", method, cap);
+    return refuse_relay(u, id, why);
+  }
+  gw_relay *r = calloc(1, sizeof *r);
+  cJSON *p = relayed_params(u, method, params);
+  if (!r || !p) {
+    free(r);
+    cJSON_Delete(p);
+    return refuse_relay(u, id, "out of memory");
+  }
+  size_t i = gw_index_of(gw, u);
+  *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
+                  cJSON_Duplicate(id, 1), NULL, gw->relays, NULL};
   gw->relays = r;
   r->pending = mcp_ask_client(asker, NULL, method, p, relay_answer, r);
   if (!r->pending) {
@@ -543,9 +603,16 @@ static int session_alive(const mcp_server *s, const mcp_session *ss) {
   return 0;
 }
 
+static void unlink_pass(mcp_gateway *gw, gw_pass *p) {
+  gw_pass **pp = &gw->passes;
+  while (*pp && *pp != p) pp = &(*pp)->next;
+  if (*pp) *pp = p->next;
+}
+
 static void on_pass_answer(mcp_upstream *u, const cJSON *result,
                            const cJSON *error, void *ud) {
   gw_pass *p = ud;
+  unlink_pass(p->gw, p);
   mcp_req req = {p->id, NULL, NULL, p->stateless, NULL};
   const char *rt = cJSON_GetStringValue(cJSON_GetObjectItem(result, "resultType"));
   if (!session_alive(p->gw->s, p->ss)) {
@@ -580,21 +647,66 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
   free(p);
 }
 
-/* Sends method with params (taken) to u; the answer goes to the client. */
+/* Sends method with params (taken) to u; the answer goes to the client.
+ * what: the name or URI asked for, for the message when u is not up. */
 static void pass(mcp_session *ss, const mcp_req *req, mcp_upstream *u,
-                 const char *method, cJSON *params) {
+                 const char *method, cJSON *params, const char *what) {
+  mcp_gateway *gw = ss->s->gw;
   gw_pass *p = calloc(1, sizeof *p);
-  if (p) *p = (gw_pass){ss->s->gw, ss, cJSON_Duplicate(req->id, 1), req->stateless,
-                        !strcmp(method, "resources/read"),
-                        !strcmp(method, "completion/complete")};
-  if (!p || up_request(u, method, params, on_pass_answer, p) < 0) {
-    if (p) cJSON_Delete(p->id);
+  if (!p || !(p->id = cJSON_Duplicate(req->id, 1))) {
     free(p);
-    char msg[200];
-    snprintf(msg, sizeof msg, "upstream server '%s' is not running: try again "
-             "shortly", up_name(u));
-    mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, msg, NULL);
+    cJSON_Delete(params);
+    mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, "out of memory", NULL);
+    return;
   }
+  p->gw = gw;
+  p->ss = ss;
+  p->up = u;
+  p->stateless = req->stateless;
+  p->cacheable = !strcmp(method, "resources/read");
+  p->completion = !strcmp(method, "completion/complete");
+  p->up_id = up_request(u, method, params, on_pass_answer, p);
+  if (p->up_id < 0) {
+    cJSON_Delete(p->id);
+    free(p);
+    gw_reply_unavailable(ss, req, u, what);
+    return;
+  }
+  p->next = gw->passes;
+  gw->passes = p;
+}
+
+int mcp_gateway_cancel(mcp_session *ss, const cJSON *id) {
+  mcp_gateway *gw = ss->s->gw;
+  gw_pass *p = gw && id ? gw->passes : NULL;
+  while (p && !(p->ss == ss && tg_json_equal(p->id, id))) p = p->next;
+  if (!p) return 0;
+  /* the upstream is told with its own id for the request; its answer, if
+   * it comes still, is dropped */
+  up_forget(p->up, p->up_id);
+  cJSON *n = cJSON_CreateObject();
+  cJSON_AddNumberToObject(n, "requestId", p->up_id);
+  cJSON_AddStringToObject(n, "reason", "cancelled by toolgate's client");
+  up_notify(p->up, "notifications/cancelled", n);
+  mcp_logf(gw->s->log, MCP_LOG_INFO, "upstream %s: cancelled request %.0f "
+           "(the client cancelled it)", up_name(p->up), p->up_id);
+  unlink_pass(gw, p);
+  cJSON_Delete(p->id);
+  free(p);
+  return 1;
+}
+
+/* The upstream that must answer a prompt's name no upstream lists yet: u
+ * (the name's prefix) when it is not up, else the first server of prefix =
+ * false still starting (it may list it). NULL: it is up, or the name is
+ * unknown. */
+static mcp_upstream *not_up(const mcp_gateway *gw, mcp_upstream *u) {
+  if (u) return up_ready(u) ? NULL : u;
+  return gw_first_starting(gw, 1);
+}
+
+static void quoted(char *out, size_t size, const char *text) {
+  snprintf(out, size, "'%.200s'", text ? text : "");
 }
 
 static void get_prompt(mcp_session *ss, const mcp_req *req) {
@@ -602,6 +714,10 @@ static void get_prompt(mcp_session *ss, const mcp_req *req) {
   const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "name"));
   const char *orig = NULL;
   mcp_upstream *u = by_prefix(s->gw, name, &orig);
+  mcp_upstream *down = name ? not_up(s->gw, u) : NULL;
+  char what[210];
+  quoted(what, sizeof what, name);
+  if (down) return gw_reply_unavailable(ss, req, down, what);
   if (!u) {
     mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, "prompts/get: unknown "
                     "prompt (prompts/list names them)", NULL);
@@ -611,7 +727,7 @@ static void get_prompt(mcp_session *ss, const mcp_req *req) {
   cJSON_AddStringToObject(p, "name", orig);
   const cJSON *args = cJSON_GetObjectItem(req->params, "arguments");
   if (cJSON_IsObject(args)) cJSON_AddItemToObject(p, "arguments", cJSON_Duplicate(args, 1));
-  pass(ss, req, u, "prompts/get", p);
+  pass(ss, req, u, "prompts/get", p, what);
 }
 
 static int lists_uri(const mcp_upstream *u, const char *uri) {
@@ -638,6 +754,10 @@ static void read_resource(mcp_session *ss, const mcp_req *req) {
   mcp_server *s = ss->s;
   const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "uri"));
   mcp_upstream *u = owner_of_uri(s->gw, uri);
+  char what[210];
+  quoted(what, sizeof what, uri);
+  if (!u && uri && (u = gw_first_starting(s->gw, 0)))
+    return gw_reply_unavailable(ss, req, u, what);
   if (!u) {
     mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, "resources/read: no "
                     "upstream server lists this uri (resources/list)", NULL);
@@ -645,7 +765,7 @@ static void read_resource(mcp_session *ss, const mcp_req *req) {
   }
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "uri", uri);
-  pass(ss, req, u, "resources/read", p);
+  pass(ss, req, u, "resources/read", p, what);
 }
 
 /* Does the upstream declare capability cap (and, when sub is given,
@@ -675,6 +795,12 @@ static void complete(mcp_session *ss, const mcp_req *req) {
   }
   if (!strcmp(type, "ref/prompt")) u = by_prefix(gw, name, &orig);
   else if (!strcmp(type, "ref/resource")) u = owner_of_uri(gw, uri);
+  char what[210];
+  quoted(what, sizeof what, !strcmp(type, "ref/prompt") ? name : uri);
+  mcp_upstream *down = NULL;
+  if (!strcmp(type, "ref/prompt") && name) down = not_up(gw, u);
+  else if (uri) down = u ? (up_ready(u) ? NULL : u) : gw_first_starting(gw, 0);
+  if (down) return gw_reply_unavailable(ss, req, down, what);
   if (!u) {
     mcp_reply_error(ss, req->id, JRPC_INVALID_PARAMS, "completion/complete: "
                     "no upstream server offers this prompt or resource "
@@ -693,7 +819,7 @@ static void complete(mcp_session *ss, const mcp_req *req) {
     cJSON *r = cJSON_GetObjectItem(p, "ref");
     cJSON_ReplaceItemInObject(r, "name", cJSON_CreateString(orig));
   }
-  pass(ss, req, u, "completion/complete", p);
+  pass(ss, req, u, "completion/complete", p, what);
 }
 
 /* The session's resources/subscribe of uri (not a stream's). */
@@ -731,6 +857,12 @@ static void subscribe(mcp_session *ss, const mcp_req *req, int on) {
   const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "uri"));
   mcp_upstream *u = owner_of_uri(gw, uri);
   const char *bad = NULL;
+  char what[210];
+  quoted(what, sizeof what, uri);
+  mcp_upstream *down = NULL;
+  if (!req->stateless && uri)
+    down = u ? (up_ready(u) ? NULL : u) : gw_first_starting(gw, 0);
+  if (down) return gw_reply_unavailable(ss, req, down, what);
   if (req->stateless)
     bad = "resources/subscribe and unsubscribe belong to a 2025-era session "
           "(the 2026-07-28 era has subscriptions/listen, which toolgate does "
@@ -771,7 +903,7 @@ static void subscribe(mcp_session *ss, const mcp_req *req, int on) {
     return mcp_reply(ss, req, cJSON_CreateObject());
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "uri", uri);
-  pass(ss, req, u, req->method, p);
+  pass(ss, req, u, req->method, p, what);
 }
 
 static void upstream_subscribed(mcp_upstream *u, const cJSON *result,
@@ -859,6 +991,8 @@ void mcp_gateway_listen_gone(mcp_server *s, mcp_session *ss,
 
 void mcp_gateway_session_gone(mcp_server *s, mcp_session *ss) {
   if (!s->gw) return;
+  for (gw_pass *p = s->gw->passes; p; p = p->next)
+    if (p->ss == ss) p->ss = NULL; /* its answer has no one to go to */
   gw_sub **pp = &s->gw->subs;
   while (*pp) {
     gw_sub *x = *pp;
@@ -984,7 +1118,11 @@ int mcp_gateway_start(mcp_server *s, char err[TG_ERRMSG]) {
   uv_timer_init(s->loop, &gw->startup);
   gw->startup.data = gw;
   gw->startup_open = 1;
-  uv_timer_start(&gw->startup, startup_timeout, STARTUP_MS, 0);
+  if (s->opt.startup_wait_ms > 0)
+    uv_timer_start(&gw->startup, startup_timeout,
+                   (uint64_t)s->opt.startup_wait_ms, 0);
+  else
+    gw->settled = 1; /* no wait: requests are answered at once */
   for (size_t i = 0; i < n; i++) {
     gw->ups[i] = up_new(s->loop, &s->opt.upstreams[i], s->log, &h, gw);
     if (!gw->ups[i]) {
@@ -1002,10 +1140,7 @@ void mcp_gateway_stop(mcp_server *s) {
   if (!gw || gw->stopped) return;
   gw->stopped = 1;
   settle(gw);
-  while (gw->relays) {
-    mcp_withdraw(gw->relays->pending, "toolgate is stopping");
-    drop_relay(gw, gw->relays);
-  }
+  while (gw->relays) withdraw_relay(gw, gw->relays, "toolgate is stopping");
   for (size_t i = 0; i < gw->nups; i++) up_stop(gw->ups[i]);
 }
 

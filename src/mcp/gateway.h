@@ -44,13 +44,21 @@ typedef struct gw_relay {
   mcp_upstream *up;
   unsigned start;          /* which run of the upstream asked */
   cJSON *id;               /* its request id */
-  mcp_pending *pending;    /* our request to the client */
+  mcp_pending *pending;    /* our request to the client (2025 era) */
   struct gw_relay *next;
+  mcp_call *call;          /* or: the 2026-07-28 call it was put to as
+                              input_required (call_input.c; it holds this
+                              relay until it answers); NULL none */
 } gw_relay;
 
-/* A client's prompts/get or resources/read, passed to an upstream. */
-typedef struct {
+/* A client's prompts/get, resources/read, completion/complete or
+ * resources/(un)subscribe, passed to an upstream: until it answers, the
+ * client may cancel it (the upstream is told, its answer dropped). */
+typedef struct gw_pass {
   mcp_gateway *gw;
+  mcp_upstream *up;
+  double up_id;            /* the request at the upstream */
+  struct gw_pass *next;    /* gw->passes */
   mcp_session *ss;         /* the client that asked (it may go first) */
   cJSON *id;
   int stateless;
@@ -71,6 +79,7 @@ struct mcp_gateway {
   gw_tool **tools;
   size_t ntools;
   gw_fwd *fwds;
+  gw_pass *passes;
   gw_relay *relays;
   gw_sub *subs;
   int log_level;           /* told the upstreams that log; -1: not yet */
@@ -91,6 +100,17 @@ cJSON *gw_log_params(int level, const char *logger, const cJSON *data);
  * ("sampling", "roots", else "elicitation"). */
 const char *gw_capability_for(const char *method);
 
+/* gateway_starting.c: the first upstream that has not listed yet in any
+ * run (a URI may be its; bare_only: one of prefix = false, whose names
+ * have no prefix), or NULL. */
+mcp_upstream *gw_first_starting(const mcp_gateway *gw, int bare_only);
+/* Answers req (prompts/get, resources/read, completion/complete,
+ * resources/subscribe) aimed at u, which is not up, with a retryable
+ * -32603 whose data is the outcome a tool call would carry (code
+ * UPSTREAM_UNAVAILABLE); what: the name or URI asked for, quoted. */
+void gw_reply_unavailable(mcp_session *ss, const mcp_req *req,
+                          const mcp_upstream *u, const char *what);
+
 /* The upstream's index in gw->ups (gw->nups when it is not there). */
 size_t gw_index_of(const mcp_gateway *gw, const mcp_upstream *u);
 
@@ -101,6 +121,10 @@ void gw_tool_start(tg_exec *ex, const cJSON *args, void *ud);
 void gw_tool_cancel(tg_exec *ex, void *ud);
 void gw_progress(mcp_gateway *gw, mcp_upstream *u, const cJSON *params);
 void gw_fwds_free(mcp_gateway *gw);
+/* How many tool calls are forwarded to u now; *one: the call id (the
+ * chain's) of one of them. */
+size_t gw_calls_at(const mcp_gateway *gw, const mcp_upstream *u,
+                   const char **one);
 /* An upstream's log message, to the calls forwarded to it that asked for
  * log messages (a 2026-07-28 request's _meta logLevel). */
 void gw_fwds_log(mcp_gateway *gw, mcp_upstream *u, int level,

@@ -1,16 +1,21 @@
 /*
- * gateway_starting.c — a call to an upstream tool whose server has not
- * listed its tools yet: one started with `npx -y` can take longer than
- * the start-up hold (gateway.c), or it is restarting after a crash before
- * its first list. The tool is not known yet, but its server is, from the
- * name's prefix (<server><separator><tool>): the client is told that the
- * server is starting and to try again (a retryable isError result, like
- * a call to a listed tool of a server that is down), not "Unknown tool",
- * which a client takes as final. When the server has listed, the tool
- * list changes and every client is sent notifications/tools/list_changed.
+ * gateway_starting.c — requests aimed at an upstream server that is not
+ * up: one started with `npx -y` can take longer than the start-up wait
+ * (gateway.c), or it is restarting after a crash. What it offers is not
+ * known yet (or not reachable now), but often its server is: from a
+ * name's prefix (<server><separator><tool>), or, for a URI or a name of a
+ * server of prefix = false, as the one server still starting. The client
+ * is told that the server is starting and to try again — a tools/call as
+ * a retryable isError result (like a call to a listed tool of a server
+ * that is down), prompts/get, resources/read, completion/complete and
+ * resources/subscribe as a JSON-RPC error whose data is the same outcome
+ * — not "Unknown tool" or "unknown prompt", which a client takes as
+ * final. When the server has listed, the lists change and every client
+ * is sent list_changed (gateway.c).
  *
  * Kept apart from the gateway's other files: it only reads the gateway's
- * state, and the one caller is tools/call's check (tools.c).
+ * state; its callers are tools/call's check (tools.c) and the gateway's
+ * passthrough (gateway.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +47,20 @@ static int listed_once(const mcp_gateway *gw, const char *name) {
   return 0;
 }
 
+/* What toolgate says of a call that did not reach its upstream: the
+ * _meta["toolgate/outcome"] of a tool call's result, the data of another
+ * request's error. */
+static cJSON *unavailable_outcome(const mcp_upstream *u) {
+  cJSON *m = cJSON_CreateObject();
+  cJSON_AddStringToObject(m, "status", tg_status_name(TG_STATUS_ERROR));
+  cJSON_AddStringToObject(m, "phase", "UPSTREAM");
+  cJSON_AddStringToObject(m, "code", "UPSTREAM_UNAVAILABLE");
+  cJSON_AddTrueToObject(m, "retryable");
+  cJSON_AddStringToObject(m, "verdict", tg_verdict_name(TG_VERDICT_NONE));
+  if (u) cJSON_AddStringToObject(m, "server", up_name(u));
+  return m;
+}
+
 static cJSON *unavailable_result(const char *msg) {
   cJSON *r = cJSON_CreateObject();
   cJSON *content = cJSON_AddArrayToObject(r, "content");
@@ -50,13 +69,8 @@ static cJSON *unavailable_result(const char *msg) {
   cJSON_AddStringToObject(t, "text", msg);
   cJSON_AddItemToArray(content, t);
   cJSON_AddTrueToObject(r, "isError");
-  cJSON *m = cJSON_AddObjectToObject(cJSON_AddObjectToObject(r, "_meta"),
-                                     MCP_META_OUTCOME);
-  cJSON_AddStringToObject(m, "status", tg_status_name(TG_STATUS_ERROR));
-  cJSON_AddStringToObject(m, "phase", "UPSTREAM");
-  cJSON_AddStringToObject(m, "code", "UPSTREAM_UNAVAILABLE");
-  cJSON_AddTrueToObject(m, "retryable");
-  cJSON_AddStringToObject(m, "verdict", tg_verdict_name(TG_VERDICT_NONE));
+  cJSON *m = unavailable_outcome(NULL);
+  cJSON_AddItemToObject(cJSON_AddObjectToObject(r, "_meta"), MCP_META_OUTCOME, m);
   return r;
 }
 
@@ -81,4 +95,47 @@ int mcp_gateway_answer_starting(mcp_session *ss, const mcp_req *req,
   if (!s->tools.have_digest) mcp_tools_maybe_changed(s);
   mcp_reply(ss, req, unavailable_result(msg));
   return 1;
+}
+
+mcp_upstream *gw_first_starting(const mcp_gateway *gw, int bare_only) {
+  for (size_t i = 0; i < gw->nups; i++)
+    if (!gw->listed_start[i] && !up_ready(gw->ups[i]) &&
+        (!bare_only || up_conf(gw->ups[i])->bare))
+      return gw->ups[i];
+  return NULL;
+}
+
+/* What the client asked for, in the message: "prompt 'x'", "uri 'y'". */
+static const char *list_of(const char *method) {
+  if (!strncmp(method, "prompts/", 8)) return "prompts";
+  if (!strncmp(method, "completion/", 11)) return "prompts and resources";
+  return "resources";
+}
+
+static const char *notice_of(const char *method) {
+  if (!strncmp(method, "prompts/", 8)) return "notifications/prompts/list_changed";
+  return "notifications/resources/list_changed";
+}
+
+void gw_reply_unavailable(mcp_session *ss, const mcp_req *req,
+                          const mcp_upstream *u, const char *what) {
+  mcp_gateway *gw = ss->s->gw;
+  size_t i = gw_index_of(gw, u);
+  int starting = i < gw->nups && !gw->listed_start[i];
+  char msg[800];
+  if (starting)
+    snprintf(msg, sizeof msg, "upstream server '%s' is still starting: its "
+             "%s are not listed yet, so %s of %.200s did not reach it.\n"
+             "Suggestion: try again shortly; a %s comes when they are there "
+             "(if it never starts, the log of 'toolgate serve' says why)",
+             up_name(u), list_of(req->method), req->method, what,
+             notice_of(req->method));
+  else
+    snprintf(msg, sizeof msg, "upstream server '%s' is not running (it is "
+             "restarting after it went down, or toolgate is stopping), so "
+             "%s of %.200s did not reach it.\nSuggestion: try again shortly",
+             up_name(u), req->method, what);
+  mcp_logf(ss->s->log, MCP_LOG_INFO, "%s %.200s: upstream %s is not up: "
+           "told to try again", req->method, what, up_name(u));
+  mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, msg, unavailable_outcome(u));
 }

@@ -15,6 +15,9 @@
  *   approval.c  an `ask`: elicitation/create to the client (2025 era), an
  *               input_required result (2026-07-28), or the fallback
  *   reqstate.c  the integrity-protected requestState of input_required
+ *   call_input.c an upstream's request during a 2026-07-28 client's call,
+ *               put to that client as input_required; the retry that
+ *               answers it takes the call over
  *   listen.c    subscriptions/listen (2026-07-28): list changes and
  *               resource updates on a client's streams
  *   gateway.c   the upstream MCP servers' tools (a tool source),
@@ -95,6 +98,10 @@ struct mcp_pending {
   mcp_pending *next;
 };
 
+/* The client's answer to an upstream's request put to it during a call
+ * (call_input.c): its result, or an error when it will not come. */
+typedef void (*mcp_input_fn)(const cJSON *result, const cJSON *error, void *ud);
+
 /* A tools/call in flight. */
 struct mcp_call {
   mcp_session *ss;       /* NULL: orphaned (the server has gone) */
@@ -118,6 +125,7 @@ struct mcp_call {
                             messages of its upstream while it runs; -1 */
   int stateless;         /* a 2026-07-28 request */
   int can_elicit;        /* its client accepts elicitation/create */
+  int can_sample, can_roots; /* ... sampling/createMessage, roots/list */
   int cancelled;         /* notifications/cancelled: nothing more is sent */
   int answered;          /* its answer went out before the call ended
                             (input_required) */
@@ -127,6 +135,11 @@ struct mcp_call {
   char *preset_guidance;
   uint64_t approval_id;  /* an ask waiting on the client's answer */
   mcp_pending *elicit;   /* the elicitation/create it waits on */
+  /* an upstream's request put to a 2026-07-28 client (call_input.c) */
+  cJSON *input_request;  /* {method, params} as put */
+  char *input_state;     /* the requestState the retry must bring */
+  mcp_input_fn input_fn; /* NULL: none waits */
+  void *input_ud;
 };
 
 /* The client's tools as last listed: names, sorted, and which are hidden. */
@@ -298,6 +311,32 @@ void mcp_call_log(mcp_server *s, const char *call_id, mcp_log_level level,
                   cJSON *params);
 /* The client reads again: each call's held progress notice goes out. */
 void mcp_calls_flush_progress(mcp_session *ss);
+/* The call of that chain call id, in any session, or NULL. */
+mcp_call *mcp_call_find(mcp_server *s, const char *call_id);
+
+/* ---- call_input.c -------------------------------------------------------- */
+
+/* Is call_id a call of a 2026-07-28 request? */
+int mcp_call_is_stateless(mcp_server *s, const char *call_id);
+/* An upstream's request (method, params taken) made while it runs call
+ * call_id of a 2026-07-28 client: the call is answered input_required,
+ * and fn gets the client's answer when it sends the call again (or an
+ * error when the call ends first). Returns the call (for
+ * mcp_call_input_withdraw, good until fn has run), or NULL with why (fn
+ * not called). */
+mcp_call *mcp_call_ask_input(mcp_server *s, const char *call_id,
+                             const char *method, cJSON *params,
+                             mcp_input_fn fn, void *ud, char *why, size_t len);
+/* The upstream withdrew its request (or toolgate stops) before fn ran: fn
+ * will not be called. */
+void mcp_call_input_withdraw(mcp_call *c);
+/* The call is freed: a request still waiting is answered with an error
+ * (why), through its fn. */
+void mcp_call_input_drop(mcp_call *c, const char *why);
+/* A tools/call that brings the requestState of a call waiting on the
+ * client: handled (the answer goes on, or the request is put again) and
+ * 1; 0 when it is no such retry. */
+int mcp_call_resume(mcp_session *ss, const mcp_req *req);
 
 /* ---- approval.c ---------------------------------------------------------- */
 
@@ -360,6 +399,10 @@ void mcp_gateway_free(mcp_server *s);
 /* The prompts and resources methods: forwarded to the upstream that owns the
  * name; 0 when the gateway handled the method, -1 when it has none. */
 int mcp_gateway_request(mcp_session *ss, const mcp_req *req);
+/* notifications/cancelled for a request the gateway passed to an
+ * upstream (prompts/get, resources/read, ...): the upstream is told
+ * (with its own id for it) and its answer dropped. 1 when it was one. */
+int mcp_gateway_cancel(mcp_session *ss, const cJSON *id);
 /* The capabilities the gateway adds (prompts, resources, completions) to
  * cap. */
 void mcp_gateway_capabilities(mcp_server *s, cJSON *caps);

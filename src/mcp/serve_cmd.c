@@ -82,6 +82,9 @@ const char cmd_serve_usage[] =
     "  --request-state-ttl-ms N\n"
     "                      how long a 2026-07-28 requestState is good\n"
     "                      (default 600000)\n"
+    "  --startup-wait-ms N how long requests wait for the upstream servers'\n"
+    "                      first start (default 5000); 0: answer at once,\n"
+    "                      their tools come with a list_changed\n"
     "  --print-config      print the config as read (paths resolved) as JSON\n"
     "                      and exit, starting nothing\n"
     SANDBOX_OPT_USAGE
@@ -92,6 +95,7 @@ const char cmd_serve_usage[] =
 typedef struct {
   const char *config, *policies, *workspace, *socket, *log, *log_level;
   const char *fallback, *max_bytes, *timeout, *approval_timeout, *state_ttl;
+  const char *startup_wait;
   const char *project;
   int print_config;
   sandbox_options sandbox;
@@ -125,6 +129,7 @@ static int parse_serve_options(serve_options *o, int argc, char **argv) {
       {"--timeout-ms", OPT_VALUE, NULL, &o->timeout},
       {"--approval-timeout-ms", OPT_VALUE, NULL, &o->approval_timeout},
       {"--request-state-ttl-ms", OPT_VALUE, NULL, &o->state_ttl},
+      {"--startup-wait-ms", OPT_VALUE, NULL, &o->startup_wait},
       {"--print-config", OPT_FLAG, &o->print_config, NULL},
       {"--project", OPT_VALUE, NULL, &o->project},
       SANDBOX_OPT_SPECS(&o->sandbox),
@@ -194,6 +199,12 @@ static int apply_overrides(serve_run *r) {
       opt_millis("serve", "--request-state-ttl-ms", o->state_ttl,
                  &c->request_state_ttl_ms) < 0)
     return -1;
+  if (o->startup_wait) { /* 0 is a value here: no wait */
+    if (strcmp(o->startup_wait, "0") &&
+        opt_millis("serve", "--startup-wait-ms", o->startup_wait, &v) < 0)
+      return -1;
+    c->startup_wait_ms = strcmp(o->startup_wait, "0") ? (int64_t)v : 0;
+  }
   return 0;
 }
 
@@ -286,6 +297,9 @@ static int start_server(serve_run *r) {
   o.tools_ttl_ms = c->tools_ttl_ms;
   o.state_ttl_ms = c->request_state_ttl_ms;
   o.max_calls = c->max_calls;
+  /* not given: the server's default; 0 given: no wait (-1 to the server) */
+  o.startup_wait_ms = c->startup_wait_ms < 0 ? 0
+                      : c->startup_wait_ms == 0 ? -1 : c->startup_wait_ms;
   o.expose = (const char *const *)c->expose;
   o.upstreams = c->servers;
   o.nupstreams = c->nservers;

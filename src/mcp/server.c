@@ -423,6 +423,8 @@ mcp_server *mcp_server_new(tg_runtime *rt, const mcp_options *o,
   if (!s->opt.max_calls) s->opt.max_calls = 256;
   if (!s->opt.tools_ttl_ms) s->opt.tools_ttl_ms = 60000;
   if (!s->opt.state_ttl_ms) s->opt.state_ttl_ms = 600000;
+  /* below the 10 s an MCP Inspector waits for an answer by default */
+  if (!s->opt.startup_wait_ms) s->opt.startup_wait_ms = 5000;
   s->log = o->log;
   s->states = mcp_states_new(s->opt.state_ttl_ms, err);
   if (!s->states) {

@@ -32,6 +32,10 @@ typedef struct {
   uint64_t state_ttl_ms;     /* how long a requestState is good; 0: 10 min */
   size_t max_calls;          /* tools/call in flight at once, per
                                 session; 0: 256 */
+  int64_t startup_wait_ms;   /* how long the client's requests wait for
+                                the upstream servers' first start; 0: the
+                                default (5 s), < 0: no wait (their tools
+                                come with a list_changed) */
   const char *const *expose; /* globs of tool names the client sees
                                 ("!glob" hides); NULL: all */
   /* The gateway (gateway.c): the upstream servers and the separator of

@@ -229,6 +229,7 @@ static void unlink_call(mcp_session *ss, mcp_call *c) {
 }
 
 static void call_free(mcp_call *c) {
+  mcp_call_input_drop(c, "the tool call ended before the client answered");
   cJSON_Delete(c->id);
   cJSON_Delete(c->args);
   cJSON_Delete(c->progress_token);
@@ -273,6 +274,7 @@ void mcp_cancelled(mcp_session *ss, const cJSON *params) {
   mcp_server *s = ss->s;
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "requestId");
   mcp_call *c = id ? call_by_request(ss, id) : NULL;
+  if (!c && mcp_gateway_cancel(ss, id)) return; /* passed to an upstream */
   if (!c) { /* it may have ended already: the race the spec allows */
     mcp_logf(s->log, MCP_LOG_DEBUG, "cancel of a request not in flight");
     return;
@@ -453,7 +455,7 @@ static void on_progress(tg_runtime *rt, const tg_event *ev, void *ud) {
   send_progress(c, v, cJSON_IsNumber(cur) ? total : NULL, msg);
 }
 
-static mcp_call *call_anywhere(mcp_server *s, const char *call_id) {
+mcp_call *mcp_call_find(mcp_server *s, const char *call_id) {
   mcp_call *c = NULL;
   for (mcp_session *ss = s->sessions; ss && !c; ss = ss->next)
     c = session_call(ss, call_id);
@@ -462,7 +464,7 @@ static mcp_call *call_anywhere(mcp_server *s, const char *call_id) {
 
 void mcp_call_log(mcp_server *s, const char *call_id, mcp_log_level level,
                   cJSON *params) {
-  mcp_call *c = call_anywhere(s, call_id);
+  mcp_call *c = mcp_call_find(s, call_id);
   if (!c || !c->stateless || c->log_level < 0 || (int)level < c->log_level ||
       c->cancelled || c->answered || mcp_session_wants_log(c->ss, level)) {
     cJSON_Delete(params);
@@ -473,7 +475,7 @@ void mcp_call_log(mcp_server *s, const char *call_id, mcp_log_level level,
 
 void mcp_call_own_progress(mcp_server *s, const char *call_id,
                            const cJSON *params) {
-  mcp_call *c = call_anywhere(s, call_id);
+  mcp_call *c = mcp_call_find(s, call_id);
   if (!c) return;
   c->own_progress = 1;
   if (c->cancelled || c->answered || !c->progress_token) return;
@@ -504,6 +506,8 @@ static mcp_call *new_call(mcp_session *ss, const mcp_req *req, const char *name,
   c->last_progress = -HUGE_VAL; /* a first notice of 0 is sent too */
   c->stateless = req->stateless;
   c->can_elicit = mcp_can_elicit(req);
+  c->can_sample = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(req->caps, "sampling"));
+  c->can_roots = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(req->caps, "roots"));
   c->log_level = req->stateless
       ? mcp_log_level_of(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(req->params, "_meta"), MCP_META_LOG_LEVEL)))
@@ -584,6 +588,7 @@ void mcp_tools_call(mcp_session *ss, const mcp_req *req) {
   mcp_server *s = ss->s;
   const char *name;
   const cJSON *args, *token;
+  if (mcp_call_resume(ss, req)) return; /* the answer to an upstream's request */
   if (check_call(ss, req, &name, &args, &token) < 0) return;
   if (cJSON_IsNull(args)) args = NULL;
   mcp_call *c = new_call(ss, req, name, args, token);

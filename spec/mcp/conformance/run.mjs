@@ -14,12 +14,11 @@
 // exactly the scenarios of BRIDGE_LOSES — a list that is no longer true
 // fails the run, so it cannot go stale. Offline: everything runs from
 // node_modules on localhost.
-import { spawn } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { through, quote } from "./bridge.mjs";
 
 // What the bridge itself loses (supergateway 4.0.0, stdio→Streamable HTTP,
 // --stateful), and why; README.md says more.
@@ -36,80 +35,8 @@ export const TOOLGATE_EXCEPTIONS = {};
 const here = path.dirname(fileURLToPath(import.meta.url));
 const mods = path.resolve(here, "../node_modules");
 const SUITE = path.join(mods, "@modelcontextprotocol/conformance/dist/index.js");
-const BRIDGE = path.join(mods, "supergateway/dist/index.js");
 const REFERENCE = path.join(here, "reference-server.mjs");
 const TOOLGATE = path.resolve(process.argv[2] || path.join(here, "../../../build/toolgate"));
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const quote = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-// The bridge in front of `command` (a shell command line it starts, one
-// per session), in a process group of its own; resolves once it answers.
-async function bridge(command, dir) {
-  const port = await freePort();
-  const log = fs.openSync(path.join(dir, "bridge.log"), "w");
-  const child = spawn(process.execPath,
-    [BRIDGE, "--stdio", command, "--outputTransport", "streamableHttp",
-     "--stateful", "--port", String(port), "--healthEndpoint", "/healthz",
-     "--logLevel", "info"],
-    { cwd: dir, detached: true, stdio: ["ignore", log, log] });
-  const stop = () => {
-    try { process.kill(-child.pid, "SIGTERM"); } catch {}
-  };
-  process.on("exit", stop);
-  const end = Date.now() + 30000;
-  while (Date.now() < end) {
-    try {
-      const r = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (r.ok) return { url: `http://localhost:${port}/mcp`, stop };
-    } catch {}
-    if (child.exitCode !== null) break;
-    await sleep(100);
-  }
-  stop();
-  throw new Error(`the bridge did not come up: ${fs.readFileSync(path.join(dir, "bridge.log"), "utf8").slice(-2000)}`);
-}
-
-// Runs every server scenario of the suite (--suite all: the "active" ones
-// and those it calls pending) against url; resolves to {scenario: {passed, failed}} and the output.
-function suite(url, dir) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath,
-      ["--import", path.join(here, "node20.mjs"), SUITE, "server", "--suite", "all", "--url", url],
-      { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d) => { out += d; });
-    child.stderr.on("data", (d) => { out += d; });
-    child.on("close", () => {
-      fs.writeFileSync(path.join(dir, "suite.txt"), out);
-      const results = {};
-      const summary = out.slice(out.lastIndexOf("=== SUMMARY ==="));
-      for (const m of summary.matchAll(/^[✓✗] (\S+): (\d+) passed, (\d+) failed/gmu))
-        results[m[1]] = { passed: +m[2], failed: +m[3] };
-      resolve({ results, out });
-    });
-  });
-}
-
-async function through(label, command, dir) {
-  const b = await bridge(command, dir);
-  try {
-    return { label, ...(await suite(b.url, dir)) };
-  } finally {
-    b.stop();
-  }
-}
 
 const keep = process.env.TOOLGATE_KEEP;
 const top = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-conformance-"));
@@ -126,10 +53,12 @@ const guard = setTimeout(() => {
 
 // both at once: the suite mostly waits on its own timers
 const [alone, gated] = await Promise.all([
-  through("bridge alone", `${quote(process.execPath)} ${quote(REFERENCE)}`, dirs.bridge),
+  through("bridge alone", `${quote(process.execPath)} ${quote(REFERENCE)}`, dirs.bridge,
+          SUITE, ["--suite", "all"]),
   through("toolgate", `${quote(TOOLGATE)} serve --config ${quote(path.join(dirs.toolgate, "toolgate.lua"))}` +
           ` --log ${quote(path.join(dirs.toolgate, "toolgate.log"))} --log-level info` +
-          ` 2>>${quote(path.join(dirs.toolgate, "stderr.txt"))}`, dirs.toolgate),
+          ` 2>>${quote(path.join(dirs.toolgate, "stderr.txt"))}`, dirs.toolgate,
+          SUITE, ["--suite", "all"]),
 ]);
 clearTimeout(guard);
 

@@ -27,10 +27,12 @@ LUA
 cp "$WORK/toolgate.lua" "$WORK/good.lua"
 
 # hook EVENT...: one Claude Code event of session $S, answered in-process
+# (HOOK_HOW: how it is answered; default in-process)
+HOOK_HOW=--no-resident
 hook() {
   printf '{"session_id":"%s","cwd":"%s","hook_event_name":"%s","tool_name":"%s","tool_input":%s%s}' \
     "$S" "$WORK" "$@" >"$WORK/event"
-  (cd "$WORK" && "$TG" hook claude-code --policies policies --no-resident \
+  (cd "$WORK" && "$TG" hook claude-code --policies "$WORK/policies" $HOOK_HOW \
     <"$WORK/event" >"$WORK/stdout" 2>"$WORK/stderr")
   RC=$?
   OUT=$(cat "$WORK/stdout")
@@ -64,6 +66,29 @@ hook PreToolUse mcp__files__list '{}' ''
 not_denied "a tool of that server no glob marks is not"
 hook PreToolUse mcp__other__fetch '{}' ''
 not_denied "a server toolgate.lua does not declare is not"
+
+# ---- a resident instance reads its own folder's toolgate.lua, again after a save
+mkdir -p "$WORK/dd"
+cp "$WORK/good.lua" "$WORK/dd/toolgate.lua"
+# here, web is not marked: a denial below is the instance's answer
+echo 'return { servers = { files = { command = "true", network = { "upload*" } } } }' \
+  >"$WORK/toolgate.lua"
+(cd "$WORK/dd" && exec "$TG" daemon --policies "$WORK/policies" --socket "$WORK/d.sock" \
+  >"$WORK/daemon.out" 2>&1) &
+DAEMON=$!
+at_exit "kill $DAEMON 2>/dev/null"
+for _ in $(seq 600); do [ -S "$WORK/d.sock" ] && break; sleep 0.1; done
+HOOK_HOW="--socket $WORK/d.sock"
+S=hot
+hook PreToolUse mcp__web__fetch '{}' ''
+denied "the resident instance denies by its toolgate.lua" "mcp__web__fetch reaches the network"
+echo 'return { servers = { web = { command = "true" } } }' >"$WORK/dd/toolgate.lua.tmp"
+mv "$WORK/dd/toolgate.lua.tmp" "$WORK/dd/toolgate.lua"
+hook PreToolUse mcp__web__fetch '{}' ''
+not_denied "after a save that unmarks it, the instance reads it again"
+kill "$DAEMON"; wait "$DAEMON" 2>/dev/null
+HOOK_HOW=--no-resident
+cp "$WORK/good.lua" "$WORK/toolgate.lua"
 
 # ---- serve reads the same key ---------------------------------------------------
 run serve --config good.lua --print-config

@@ -36,7 +36,10 @@ typedef struct tg_core {
                                 check and test (owned; NULL: none) */
   cJSON *network_tools;      /* globs of the tools that reach the network
                                 (core/network.c; owned; NULL: none) */
-  int network_known;         /* network_tools declared or read */
+  cJSON *network_marked;     /* names marked one by one (toolgate test) */
+  int network_declared;      /* network_tools given by a front: not read */
+  int network_read;          /* network_tools read, at network_stamp */
+  uint64_t network_stamp;
   /* taints raised while a dry run or a policy test runs (core/taint.c) */
   cJSON *taint_seen;         /* each raise is added here when set */
   int taint_dry;             /* explain: nothing is kept, only seen */

@@ -8,13 +8,15 @@
  * A front that loaded the configuration declares the globs itself
  * (toolgate serve, test, explain); a runtime that was given none asks the
  * process's reader once, when a rule first reads call.network (the hook:
- * toolgate.lua in its folder). main.c sets the reader; without one (the
- * Lua module, an embedder) nothing is marked unless declared.
+ * toolgate.lua in its folder; again after the file is saved). main.c
+ * sets the reader; without one (the Lua module, an embedder) nothing is
+ * marked unless declared.
  */
 #ifndef TG_CORE_NETWORK_H
 #define TG_CORE_NETWORK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "toolgate.h"
 
 struct tg_core;
@@ -25,8 +27,14 @@ struct cJSON;
 typedef int (*tg_network_reader)(const char *path, struct cJSON **out,
                                  char *err, size_t errlen);
 
-/* The process's reader (one per process: main.c sets it at start). */
-void tg__network_set_reader(tg_network_reader fn);
+/* A stamp of the default file (its inode, size and modification time;
+ * 0: there is none), so that a long-lived runtime reads it again after a
+ * save. */
+typedef uint64_t (*tg_network_stamp)(void);
+
+/* The process's reader and stamp (one per process: main.c sets them at
+ * start; stamp may be NULL: the file is read once). */
+void tg__network_set_reader(tg_network_reader fn, tg_network_stamp stamp);
 
 /* Replaces the runtime's globs with a copy of globs (NULL: none): the
  * reader is not asked afterwards. */

@@ -23,9 +23,9 @@ int kit_declared_tools(const char *path, cJSON **out, char *err,
 
 static kit_declared_tools_fn network_reader;
 
-void kit_set_network_tools(kit_declared_tools_fn fn) {
+void kit_set_network_tools(kit_declared_tools_fn fn, uint64_t (*stamp)(void)) {
   network_reader = fn;
-  tg_runtime_set_network_reader(fn);
+  tg_runtime_set_network_reader(fn, stamp);
 }
 
 int kit_network_tools(const char *path, cJSON **out, char *err,

@@ -6,6 +6,8 @@
 #ifndef TOOLGATE_MCP_COMMANDS_H
 #define TOOLGATE_MCP_COMMANDS_H
 
+#include <stdint.h>
+
 int cmd_serve(int argc, char **argv);
 /* Its usage text, for `toolgate serve --help` and `toolgate help serve`. */
 extern const char cmd_serve_usage[];
@@ -27,5 +29,8 @@ int mcp_declared_tools(const char *path, struct cJSON **out, char *err,
  * hands it to the runtime (tg_runtime_set_network_reader). */
 int mcp_network_tools(const char *path, struct cJSON **out, char *err,
                       size_t errlen);
+/* A stamp of ./toolgate.lua (inode, size, modification time), 0 when
+ * there is none: a resident instance reads the marks again after a save. */
+uint64_t mcp_config_stamp(void);
 
 #endif

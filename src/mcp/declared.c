@@ -92,6 +92,19 @@ int mcp_network_tools(const char *path, cJSON **out, char *err,
   return -1;
 }
 
+uint64_t mcp_config_stamp(void) {
+  struct stat st;
+  if (stat("toolgate.lua", &st) < 0) return 0;
+  uint64_t h = 1469598103934665603ull; /* FNV-1a over the facts */
+  const uint64_t facts[] = {(uint64_t)st.st_ino, (uint64_t)st.st_size,
+                            (uint64_t)st.st_mtim.tv_sec,
+                            (uint64_t)st.st_mtim.tv_nsec,
+                            (uint64_t)st.st_ctim.tv_nsec};
+  for (size_t i = 0; i < sizeof facts / sizeof *facts; i++)
+    for (int b = 0; b < 64; b += 8) h = (h ^ ((facts[i] >> b) & 0xff)) * 1099511628211ull;
+  return h ? h : 1;
+}
+
 int mcp_declared_tools(const char *path, cJSON **out, char *err,
                        size_t errlen) {
   mcp_config c;

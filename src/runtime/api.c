@@ -193,6 +193,7 @@ void tg_runtime_declare_network(tg_runtime *rt, const cJSON *globs) {
   tg__network_declare(&rt->core, globs);
 }
 
-void tg_runtime_set_network_reader(tg_runtime_network_reader fn) {
-  tg__network_set_reader(fn);
+void tg_runtime_set_network_reader(tg_runtime_network_reader fn,
+                                   uint64_t (*stamp)(void)) {
+  tg__network_set_reader(fn, stamp);
 }

@@ -34,7 +34,9 @@ void tg_runtime_declare_network(tg_runtime *rt, const struct cJSON *globs);
 typedef int (*tg_runtime_network_reader)(const char *path,
                                          struct cJSON **out, char *err,
                                          size_t errlen);
-void tg_runtime_set_network_reader(tg_runtime_network_reader fn);
+/* stamp: the default file's (0: none), read again when it changes. */
+void tg_runtime_set_network_reader(tg_runtime_network_reader fn,
+                                   uint64_t (*stamp)(void));
 
 /* ---- a session's taint, from the host (rt:taint & co.) ------------------
  * As a policy's tg.taint and tg.session_taint, for the program that

@@ -144,6 +144,18 @@ odd "a NUL after the object" 'not a JSON object ($: text after the JSON value: b
 run doctor
 expect "odd settings gone: good again" 0 "all is well" stdout
 
+# ---- ./toolgate.lua's network marks ---------------------------------------------
+echo 'return { servers = { web = { command = "true", network = true } } }' >"$WORK/toolgate.lua"
+run doctor
+expect "toolgate.lua's marks are named" 0 \
+  "toolgate.lua marks these MCP tools as reaching the network: web__*" stdout
+echo 'return { servers = { web = { command = "true", netwrok = true } } }' >"$WORK/toolgate.lua"
+run doctor
+expect "a toolgate.lua that does not load is a fault" 1 \
+  "toolgate.lua does not load, so which MCP tools reach the network is not known" stdout
+expect "naming the key" 1 "unknown key 'netwrok' (did you mean 'network'?)" stdout
+rm -f "$WORK/toolgate.lua"
+
 # ---- test --watch: a save runs the cases again ------------------------------------------
 mkdir -p "$WORK/tw/tests"
 cat >"$WORK/tw/p.lua" <<'LUA'

@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "commands.h"
+#include "kit/declared_tools.h"
 #include "kit/hook_line.h"
 #include "kit/kit.h"
 #include "kit/options.h"
@@ -40,7 +41,10 @@ const char cmd_doctor_usage[] =
     "    ~/.codex/hooks.json): each must be the fail-closed line an install\n"
     "    writes and name an existing toolgate by absolute path, and the\n"
     "    PreToolUse line must answer when run once on a harmless event;\n"
-    "  - whether the policies in DIR load (as 'toolgate check');\n"
+    "  - whether the policies in DIR load (as 'toolgate check'), and\n"
+    "    ./toolgate.lua when there is one (the MCP tools it marks as\n"
+    "    reaching the network: a sensitive session's calls of them are\n"
+    "    refused while it does not load);\n"
     "  - whether a resident instance ('toolgate daemon', 'watch', 'serve')\n"
     "    answers on DIR's control socket, and serves DIR itself;\n"
     "  - whether the database can be written;\n"
@@ -395,6 +399,40 @@ static int policies(doctor_run *d) {
   return 0;
 }
 
+/* ./toolgate.lua, when there is one: the hook reads the MCP tools it marks
+ * as reaching the network from it (call.network), and a file that does
+ * not load refuses a sensitive session's calls of MCP tools. */
+static void network_marks(doctor_run *d) {
+  struct stat st;
+  if (lstat("toolgate.lua", &st) < 0 && errno == ENOENT) return;
+  cJSON *globs = NULL;
+  char err[TG_ERRMSG] = "", msg[320];
+  if (kit_network_tools(NULL, &globs, err, sizeof err) < 0) {
+    one_line(msg, sizeof msg, err);
+    fault(d, "${EDITOR:-vi} toolgate.lua", "toolgate.lua does not load, so "
+          "which MCP tools reach the network is not known (a sensitive "
+          "session's calls of them are refused): %s", msg);
+    return;
+  }
+  char list[1024] = "";
+  size_t used = 0;
+  const cJSON *g;
+  cJSON_ArrayForEach(g, globs) {
+    int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                     cJSON_GetStringValue(g) ? cJSON_GetStringValue(g) : "");
+    if (w < 0 || (size_t)w >= sizeof list - used) break;
+    used += (size_t)w;
+  }
+  one_line(msg, sizeof msg, list);
+  if (used)
+    note(d, "toolgate.lua marks these MCP tools as reaching the network: %s",
+         msg);
+  else
+    note(d, "toolgate.lua loads, and marks no MCP tool as reaching the "
+         "network");
+  cJSON_Delete(globs);
+}
+
 /* ---- a resident instance --------------------------------------------------- */
 
 /* The instance's folder as a full path: a relative one is from its cwd. */
@@ -535,6 +573,7 @@ int cmd_doctor(int argc, char **argv) {
   agents(&d);
   hooks(&d);
   policies(&d);
+  network_marks(&d);
   instance(&d);
   database(&d);
   int n = cJSON_GetArraySize(d.faults);

@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "commands.h"
+#include "kit/declared_tools.h"
 #include "kit/hook_line.h"
 #include "kit/kit.h"
 #include "kit/options.h"
@@ -42,7 +43,10 @@ const char cmd_doctor_usage[] =
     "    ~/.copilot/hooks/toolgate.json): each must be the fail-closed line\n"
     "    an install writes and name an existing toolgate by absolute path,\n"
     "    and the pre-tool line must answer when run once on a harmless event;\n"
-    "  - whether the policies in DIR load (as 'toolgate check');\n"
+    "  - whether the policies in DIR load (as 'toolgate check'), and\n"
+    "    ./toolgate.lua when there is one (the MCP tools it marks as\n"
+    "    reaching the network: a sensitive session's calls of them are\n"
+    "    refused while it does not load);\n"
     "  - whether a resident instance ('toolgate daemon', 'watch', 'serve')\n"
     "    answers on DIR's control socket, and serves DIR itself;\n"
     "  - whether the database can be written;\n"
@@ -157,14 +161,28 @@ typedef struct {
 /* The file's JSON (NULL: no file, or *bad set with why). */
 static cJSON *read_json(const char *file, char *bad, size_t len) {
   bad[0] = '\0';
+  /* O_NONBLOCK: a FIFO opens without a writer, and is refused below */
   int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat st;
   if (fd < 0) {
     if (errno != ENOENT) snprintf(bad, len, "%s", strerror(errno));
+    else if (lstat(file, &st) == 0) /* the agent reads nothing there */
+      snprintf(bad, len, "a symbolic link to nothing");
     return NULL;
   }
-  struct stat st;
   if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX) {
-    snprintf(bad, len, "not a regular file of at most 16 MiB");
+    if (fstat(fd, &st) < 0)
+      snprintf(bad, len, "%s", strerror(errno));
+    else if (S_ISDIR(st.st_mode))
+      snprintf(bad, len, "a folder, not a file");
+    else if (!S_ISREG(st.st_mode))
+      snprintf(bad, len, "not a regular file (%s)",
+               S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode)
+               ? "a socket" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
+               ? "a device" : "a special file");
+    else
+      snprintf(bad, len, "%lld bytes, more than the %u MiB a settings "
+               "file may hold", (long long)st.st_size, SETTINGS_MAX >> 20);
     close(fd);
     return NULL;
   }
@@ -391,6 +409,40 @@ static int policies(doctor_run *d) {
   return 0;
 }
 
+/* ./toolgate.lua, when there is one: the hook reads the MCP tools it marks
+ * as reaching the network from it (call.network), and a file that does
+ * not load refuses a sensitive session's calls of MCP tools. */
+static void network_marks(doctor_run *d) {
+  struct stat st;
+  if (lstat("toolgate.lua", &st) < 0 && errno == ENOENT) return;
+  cJSON *globs = NULL;
+  char err[TG_ERRMSG] = "", msg[320];
+  if (kit_network_tools(NULL, &globs, err, sizeof err) < 0) {
+    one_line(msg, sizeof msg, err);
+    fault(d, "${EDITOR:-vi} toolgate.lua", "toolgate.lua does not load, so "
+          "which MCP tools reach the network is not known (a sensitive "
+          "session's calls of them are refused): %s", msg);
+    return;
+  }
+  char list[1024] = "";
+  size_t used = 0;
+  const cJSON *g;
+  cJSON_ArrayForEach(g, globs) {
+    int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                     cJSON_GetStringValue(g) ? cJSON_GetStringValue(g) : "");
+    if (w < 0 || (size_t)w >= sizeof list - used) break;
+    used += (size_t)w;
+  }
+  one_line(msg, sizeof msg, list);
+  if (used)
+    note(d, "toolgate.lua marks these MCP tools as reaching the network: %s",
+         msg);
+  else
+    note(d, "toolgate.lua loads, and marks no MCP tool as reaching the "
+         "network");
+  cJSON_Delete(globs);
+}
+
 /* ---- a resident instance --------------------------------------------------- */
 
 /* The instance's folder as a full path: a relative one is from its cwd. */
@@ -531,6 +583,7 @@ int cmd_doctor(int argc, char **argv) {
   agents(&d);
   hooks(&d);
   policies(&d);
+  network_marks(&d);
   instance(&d);
   database(&d);
   int n = cJSON_GetArraySize(d.faults);

@@ -254,6 +254,11 @@ static void print_decision(FILE *f, const cJSON *j, int color) {
 /* call.paths: each as written -> where it leads (or why it cannot be
  * told); call.commands: each simple command, its wrappers and why the
  * analysis could not see through it. */
+/* s with control characters as spaces: a policy's text is its own. */
+static void put_plain(FILE *f, const char *s) {
+  for (; s && *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, f);
+}
+
 static void print_facts(FILE *f, const cJSON *j) {
   const cJSON *e, *paths = cJSON_GetObjectItem(j, "paths");
   const char *label = "paths     ";
@@ -281,6 +286,17 @@ static void print_facts(FILE *f, const cJSON *j) {
     if (str(e, "opaque")) fprintf(f, "   OPAQUE: %s", str(e, "opaque"));
     fputc('\n', f);
     label = "          ";
+  }
+  if (cJSON_IsTrue(cJSON_GetObjectItem(j, "network")))
+    fputs("network   toolgate.lua marks the tool as reaching the network\n", f);
+  const cJSON *t;
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(j, "taints")) {
+    fputs("taint     would mark session ", f);
+    put_plain(f, str(t, "session"));
+    fprintf(f, " sensitive (level %.0f): ",
+            cJSON_GetNumberValue(cJSON_GetObjectItem(t, "level")));
+    put_plain(f, str(t, "reason"));
+    fputs(" — not kept: explain changes nothing\n", f);
   }
   if (str(j, "facts_error"))
     fprintf(f, "facts     could not be read: %s\n", str(j, "facts_error"));

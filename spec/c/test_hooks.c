@@ -386,6 +386,14 @@ TEST(copilot_fixtures_in_process_and_resident) {
   ASSERT_TRUE(run_fixtures("copilot") >= 20);
 }
 
+TEST(cursor_fixtures_in_process_and_resident) {
+  ASSERT_TRUE(run_fixtures("cursor") >= 28);
+}
+
+TEST(opencode_fixtures_in_process_and_resident) {
+  ASSERT_TRUE(run_fixtures("opencode") >= 24);
+}
+
 /* A 3 MB event whose rewrite comes back as a 3 MB answer: read in pieces
  * by the instance, written as the hook reads it, the same as in-process. */
 TEST(a_big_event_and_a_big_answer) {
@@ -2284,4 +2292,6 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(a_half_saved_file_is_answered_by_the_last_good_policies),
           TEST_ENTRY(daemon_status_stop_and_idle_exit),
           TEST_ENTRY(a_daemons_reload_refreshes_the_last_good_policies),
-          TEST_ENTRY(a_session_that_read_a_secret_gets_no_network))
+          TEST_ENTRY(a_session_that_read_a_secret_gets_no_network),
+          TEST_ENTRY(cursor_fixtures_in_process_and_resident),
+          TEST_ENTRY(opencode_fixtures_in_process_and_resident))

@@ -58,7 +58,8 @@ int tg__hook_render(const tg_hook_say *s, tg_hook_result *res) {
   if (!out) return -ENOMEM;
   int code = s->exit_code;
   s->agent->render(s, out, &code);
-  char *text = out->child ? tg_json_print(out, 0) : tg__strdup("");
+  char *text = out->child || (s->agent->answer_always && code == 0)
+                   ? tg_json_print(out, 0) : tg__strdup("");
   cJSON_Delete(out);
   res->output = text && *text ? line_of(text) : tg__strdup("");
   free(text);

@@ -364,8 +364,10 @@ int cmd_hook(int argc, char **argv) {
     set_watchdog(&h, event, deadline);
     /* the events toolgate neither answers nor records are passed over
      * without loading anything (the protocols grow) */
-    code = tg_hook_event_known(event)
-               ? answer_event(&h, text, len, event, &ev) : 0;
+    int known = tg_hook_event_known(event);
+    code = known ? answer_event(&h, text, len, event, &ev) : 0;
+    /* an agent that takes silence for a failure gets an empty answer */
+    if (!known && tg__dialect(h.agent)->answer_always) fputs("{}\n", stdout);
   }
   watchdog_hold(); /* answered: the deadline no longer applies */
   cJSON_Delete(ev);

@@ -324,6 +324,8 @@ static int add_ours(install_run *r, cJSON *settings, cJSON *added) {
     cJSON_AddStringToObject(h, in->command_key, cmd);
     cJSON_AddNumberToObject(h, in->timeout_key,
                             (double)r->timeout_s * in->timeout_scale);
+    if (in->fail_closed_key && e->blocks) /* the agent blocks on a failure too */
+      cJSON_AddTrueToObject(h, in->fail_closed_key);
     if (in->flat) {
       if (e->matcher) cJSON_AddStringToObject(h, "matcher", e->matcher);
       cJSON_AddItemToArray(list, h);

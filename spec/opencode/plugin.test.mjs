@@ -146,8 +146,8 @@ test("with toolgate: a deny, a rewrite, a removed binary", { skip: !TOOLGATE && 
   assert.deepEqual(await before(h, "bash", { command: "npm install left-pad", description: "d" }),
     { command: "npm install left-pad --ignore-scripts", description: "d" })
   assert.deepEqual(await before(h, "bash", { command: "echo hello" }), { command: "echo hello" })
-  assert.equal(await after(h, "bash", { command: "cat id_rsa" }, "-----BEGIN PRIVATE KEY-----\nMII"),
-    "post-hook at spec/fixtures/hooks/policies/10_agents.lua:93 failed the call, so the result is withheld: the output holds a private key; do not repeat it")
+  assert.match(await after(h, "bash", { command: "cat id_rsa" }, "-----BEGIN PRIVATE KEY-----\nMII"),
+    /^post-hook at .*10_agents.lua:93 failed the call, so the result is withheld: the output holds a private key; do not repeat it$/)
   // the binary gone: blocked
   const gone = await hooks(line.replace(TOOLGATE, path.join(tmp, "removed/toolgate")))
   await assert.rejects(before(gone, "bash", { command: "ls" }), /so the tool is blocked/)

@@ -69,7 +69,7 @@ function model() {
 
 const env = (home) => ({ ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"),
   XDG_DATA_HOME: path.join(home, ".local/share"), XDG_STATE_HOME: path.join(home, ".local/state"),
-  XDG_CACHE_HOME: path.join(home, ".cache"), OPENCODE_DISABLE_AUTOUPDATE: "1" })
+  XDG_CACHE_HOME: path.join(home, ".cache") })
 
 function run(cmd, args, opts) {
   return new Promise((resolve) => {
@@ -92,6 +92,7 @@ test("OpenCode runs toolgate's plugin: deny, rewrite, withheld result, removed b
     fs.copyFileSync(path.join(root, "spec/fixtures/hooks/policies", f), path.join(proj, "policies", f))
   }
   fs.writeFileSync(path.join(proj, "README.md"), "the twin of README\n")
+  spawnSync("git", ["init", "-q"], { cwd: proj }) // OpenCode's project: its worktree
   fs.writeFileSync(path.join(proj, "opencode.json"), JSON.stringify({
     $schema: "https://opencode.ai/config.json",
     provider: { stand_in: { npm: "@ai-sdk/openai-compatible", name: "stand-in",
@@ -99,7 +100,8 @@ test("OpenCode runs toolgate's plugin: deny, rewrite, withheld result, removed b
       models: { m: { name: "m", tool_call: true } } } },
     model: "stand_in/m", permission: "allow", autoupdate: false, share: "disabled",
   }))
-  const st = { cwd: proj, env: env(home), timeout: 120000 }
+  // OpenCode takes its project from PWD: the shell's word for the cwd
+  const st = { cwd: proj, env: { ...env(home), PWD: proj }, timeout: 120000 }
   // the install, as a user runs it: the plugin in .opencode/plugins/
   const inst = spawnSync(TOOLGATE, ["hook", "install", "opencode"], { ...st, encoding: "utf8" })
   assert.equal(inst.status, 0, inst.stdout + inst.stderr)
@@ -107,12 +109,16 @@ test("OpenCode runs toolgate's plugin: deny, rewrite, withheld result, removed b
   assert.ok(fs.existsSync(plugin))
   const opencode = async (call) => {
     m.next(call)
-    const r = await run(OPENCODE, ["run", "go"], { ...st, timeout: 300000 })
+    const r = await run(OPENCODE, ["run", "-m", "stand_in/m", "--print-logs", "--log-level", "ERROR", "go"], { ...st, timeout: 300000 })
     assert.equal(r.code, 0, r.out + r.err)
     assert.equal(m.seen.tool.length, 1, "one tool result: " + r.out + r.err)
     return m.seen.tool[0]
   }
   try {
+    // a first run installs what OpenCode fetches on its first start (its
+    // plugin package, the provider's): its answer is not looked at
+    m.next(null)
+    await run(OPENCODE, ["run", "-m", "stand_in/m", "hello"], { ...st, timeout: 300000 })
     // denied: the model reads the rule's reason, the command never ran
     let t = await opencode({ name: "bash", args: { command: "git push --force origin main; touch ran-1", description: "push" } })
     assert.match(t, /Denied by rule 'no-force-push'/)
@@ -133,6 +139,6 @@ test("OpenCode runs toolgate's plugin: deny, rewrite, withheld result, removed b
     assert.ok(!fs.existsSync(path.join(proj, "ran-2")))
   } finally {
     m.srv.close()
-    fs.rmSync(dir, { recursive: true, force: true })
+    if (!process.env.KEEP) fs.rmSync(dir, { recursive: true, force: true })
   }
 })

@@ -372,8 +372,8 @@ static int copy_file(const char *from, const char *to) {
 }
 
 /* Writes text over file: backup, temporary file, rename. */
-static int write_settings(const char *file, const char *text, int exists,
-                          char *backup, size_t blen) {
+int hook_write_settings(const char *file, const char *text, int exists,
+                        char *backup, size_t blen) {
   char real[PATH_MAX], tmp[PATH_MAX + 32];
   const char *target = file;
   backup[0] = '\0';
@@ -503,6 +503,12 @@ int hook_install(int argc, char **argv, int uninstall) {
   int code = parse(&r, argc, argv);
   if (code >= 0) return code;
   if (!uninstall && command_of(&r) < 0) return CLI_EXIT_USAGE;
+  if (r.d->install.plugin) { /* a plugin file, not settings (plugin.c) */
+    hook_plugin_job pj = {r.d, r.file, r.prog, r.args, r.timeout_s,
+                          uninstall ? 0 : r.timeout_s - WATCH_MARGIN_S,
+                          uninstall, r.dry_run};
+    return hook_install_plugin(&pj);
+  }
   int exists;
   cJSON *settings = read_settings(r.file, &exists);
   if (!settings) return CLI_EXIT_USAGE;
@@ -535,7 +541,7 @@ int hook_install(int argc, char **argv, int uninstall) {
       printf("would write %s (%s):\n", r.file, exists ? "a backup of it first"
                                                       : "a new file");
     } else if (rc == 0) {
-      rc = write_settings(r.file, withnl, exists, backup, sizeof backup);
+      rc = hook_write_settings(r.file, withnl, exists, backup, sizeof backup);
     }
     if (rc < 0) {
       cli_error("%s: cannot write '%s': %s", uninstall ? "hook uninstall"

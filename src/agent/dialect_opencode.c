@@ -87,7 +87,7 @@ const tg_dialect tg__dialect_opencode = {
     .render = render,
     .ask_degraded = "an OpenCode plugin cannot ask",
     .install = {
-        .places = places, .hooks = hooks,
+        .places = places, .hooks = hooks, .flat = 1, /* doctor's reading */
         .command_key = "command", .timeout_key = "timeout",
         .timeout_scale = 1,
         .exit_2_blocks = 1, .fail_block = "exit 2", .fail_report = "exit 1",

@@ -437,8 +437,10 @@ static int check_installed(install_run *r, const cJSON *settings) {
            !res.err[0];
   if (ok) {
     printf("checked: the hook answers (a %s of `true`: exit %d%s%s)\n",
-           in->check_event_name, res.code, res.out[0] ? ", " : ", no verdict: the agent's own "
-           "permissions decide", res.out);
+           in->check_event_name, res.code,
+           res.out[0] && strcmp(res.out, "{}") ? ", " : ", no verdict: the "
+           "agent's own permissions decide",
+           res.out[0] && strcmp(res.out, "{}") ? res.out : "");
   } else {
     cli_error("hook install: the hook line is written but does not answer "
               "as it should (exit %d): %s%s%s", res.code,

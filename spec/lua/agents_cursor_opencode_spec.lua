@@ -115,6 +115,6 @@ describe("OpenCode's tools", function()
     -- Claude Code's Read comes first: a case naming Read is Claude Code's
     assert.are.equal("claude-code", agent.which("Read"))
     assert.are.equal("cursor", agent.which("Shell"))
-    assert.are.equal("opencode", agent.which("bash"))
+    assert.are.equal("opencode", agent.which("todowrite"))
   end)
 end)

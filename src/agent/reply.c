@@ -32,6 +32,8 @@ const char *tg__hook_told(const tg_hook_say *s, int more_context) {
              s->event == TG_HOOK_EV_POST_FAILURE) {
     int can = s->event == TG_HOOK_EV_POST ? d->post_context
                                            : d->failure_context;
+    /* a block the agent cannot say is said as context (Cursor) */
+    if (s->block && !d->post_block) ctx = 1;
     return s->block && d->post_block ? "block"
            : s->updated_mcp_output ? "output"
            : ctx && can ? "context" : NULL;

@@ -204,7 +204,7 @@ static void judged(hook_job *j, const tg_outcome *o) {
     keep_fail_safe(j, msg ? msg : "a policy failed");
     return;
   }
-  char reason[2048];
+  char reason[2048] = ""; /* no rule spoke: kept as no reason */
   char *ctx = tg__hook_context_text(f->metadata), *result = NULL;
   cJSON *input = NULL;
   tg_hook_say s = {.agent = j->agent, .event = j->kind};

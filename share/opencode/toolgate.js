@@ -16,7 +16,7 @@
 //
 //   exit 0, stdout empty           nothing to say
 //   exit 0, stdout a JSON object   {"decision": "deny"|"allow"|"block",
-//                                   "reason", "args", "context"}
+//                                   "reason", "args", "output", "context"}
 //   anything else                  the hook failed: a tool call is blocked
 //                                  and a result withheld (fail closed) —
 //                                  a missing program, a crash, exit 2, a
@@ -131,6 +131,7 @@ function makeToolgatePlugin(command, timeoutMs) {
           output.output = a.reason || "toolgate withheld this tool's result"
           return
         }
+        if (typeof a.output === "string") output.output = a.output // replaced by the post-hooks
         if (typeof a.context === "string" && a.context !== "") {
           output.output = (typeof output.output === "string" ? output.output : "") + "\n\n" + a.context
         }

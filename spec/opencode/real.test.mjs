@@ -82,7 +82,7 @@ function run(cmd, args, opts) {
   })
 }
 
-test("OpenCode runs toolgate's plugin: deny, rewrite, withheld result, removed binary", { skip, timeout: 900000 }, async () => {
+test("OpenCode runs toolgate's plugin: deny, rewrite, withheld and masked results, removed binary", { skip, timeout: 900000 }, async () => {
   const m = await model()
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tg-opencode-real-"))
   const home = path.join(dir, "home"), proj = path.join(dir, "proj")
@@ -130,6 +130,10 @@ test("OpenCode runs toolgate's plugin: deny, rewrite, withheld result, removed b
     t = await opencode({ name: "bash", args: { command: "printf '%s\\n' '-----BEGIN PRIVATE KEY-----'", description: "key" } })
     assert.doesNotMatch(t, /BEGIN PRIVATE KEY-----$/m)
     assert.match(t, /the output holds a private key/)
+    // after the tool: a post-hook's masked output is what the model reads
+    t = await opencode({ name: "bash", args: { command: "printf 'key=AKIAABCDEFGH\\n'", description: "creds" } })
+    assert.match(t, /key=\[redacted\]/)
+    assert.doesNotMatch(t, /AKIAABCDEFGH/)
     // the binary removed: every tool call is blocked
     const text = fs.readFileSync(plugin, "utf8")
     const moved = path.join(dir, "gone-toolgate")

@@ -173,6 +173,9 @@ struct tg_dialect {
   /* the agent reads a hook that prints nothing as a failed one: every
    * answer with exit 0 is a JSON object, {} for nothing */
   int answer_always;
+  /* the agent takes any tool's result as the post-hooks left it, before
+   * its model reads it (said in updated_mcp_output, whatever the tool) */
+  int post_replace;
 };
 
 /* ---- the registry (dialects.c) ------------------------------------------ */

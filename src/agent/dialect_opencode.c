@@ -17,14 +17,19 @@
  *                     replace the tool's), or nothing
  *   after the tool    {"decision": "block", "reason"} (the result is
  *                     withheld: the model reads the reason instead),
- *                     {"context"} (added to the result), or nothing
+ *                     {"output"} (the result as the post-hooks replaced
+ *                     it: the model reads that), {"context"} (added to
+ *                     the result), or nothing
  *
  * A plugin hook cannot ask: an ask is said as a deny that says a human
  * must approve. The plugin blocks on anything but exit 0 with an answer
  * it can read: a missing program, a crash, exit 2, its own time limit.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "base/json.h"
+#include "base/util.h"
 #include "dialect.h"
 
 static const tg_dialect_place places[] = {
@@ -38,6 +43,16 @@ static const tg_dialect_hook hooks[] = {
     {"PreToolUse", NULL, 1, 0},
     {NULL, NULL, 0, 0},
 };
+
+/* The text the model is to read of a result the post-hooks replaced: a
+ * string as it is, else its "output" (OpenCode's {title, output,
+ * metadata}) or "stdout" (exec's) when a string, else the JSON. */
+static char *output_text(const cJSON *r) {
+  const char *t = cJSON_GetStringValue(r);
+  if (!t) t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "output"));
+  if (!t) t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "stdout"));
+  return t ? tg__strdup(t) : tg_json_print(r, 0);
+}
 
 static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
   (void)exit_code; /* the plugin blocks on any exit but 0 */
@@ -59,6 +74,11 @@ static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
       cJSON_AddStringToObject(out, "reason",
                               tg__hook_some(s->reason, "blocked by toolgate"));
       return;
+    }
+    if (s->updated_mcp_output) {
+      char *text = output_text(s->updated_mcp_output);
+      if (text) cJSON_AddStringToObject(out, "output", text);
+      free(text);
     }
     if (s->context && *s->context)
       cJSON_AddStringToObject(out, "context", s->context);
@@ -86,6 +106,7 @@ const tg_dialect tg__dialect_opencode = {
     .post_block = 1,
     .render = render,
     .ask_degraded = "an OpenCode plugin cannot ask",
+    .post_replace = 1,
     .install = {
         .places = places, .hooks = hooks, .flat = 1, /* doctor's reading */
         .command_key = "command", .timeout_key = "timeout",

@@ -46,6 +46,8 @@ M.modules = {
   codex = "toolgate.agents.codex",
   gemini = "toolgate.agents.gemini",
   copilot = "toolgate.agents.copilot",
+  cursor = "toolgate.agents.cursor",
+  opencode = "toolgate.agents.opencode",
 }
 
 ---------------------------------------------------------------------------

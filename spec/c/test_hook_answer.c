@@ -241,6 +241,8 @@ TEST(the_agent_is_told_by_its_event) {
       {"{\"hook_event_name\":\"BeforeTool\",\"tool_name\":\"run_shell_command\"}",
        "gemini"},
       {"{\"sessionId\":\"s\",\"toolName\":\"bash\",\"toolArgs\":\"{}\"}", "copilot"},
+      /* Cursor's camelCase names are Copilot's too: its conversation_id tells */
+      {"{\"hook_event_name\":\"preToolUse\",\"conversation_id\":\"c\"}", "cursor"},
       {"not json", "claude-code"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)

@@ -386,6 +386,14 @@ TEST(copilot_fixtures_in_process_and_resident) {
   ASSERT_TRUE(run_fixtures("copilot") >= 20);
 }
 
+TEST(cursor_fixtures_in_process_and_resident) {
+  ASSERT_TRUE(run_fixtures("cursor") >= 28);
+}
+
+TEST(opencode_fixtures_in_process_and_resident) {
+  ASSERT_TRUE(run_fixtures("opencode") >= 24);
+}
+
 /* A 3 MB event whose rewrite comes back as a 3 MB answer: read in pieces
  * by the instance, written as the hook reads it, the same as in-process. */
 TEST(a_big_event_and_a_big_answer) {
@@ -2247,6 +2255,190 @@ TEST(a_session_that_read_a_secret_gets_no_network) {
   remove_tree(tmp);
 }
 
+/* ---- Cursor and OpenCode installs ------------------------------------------ */
+
+/* The last hook of event in a flat hooks file (Cursor's: hooks.EVENT is a
+ * list of hooks), as a copy. */
+static cJSON *flat_hook(const char *dir, const char *file, const char *event) {
+  char *t = file_text(dir, file);
+  cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_NOT_NULL(j);
+  const cJSON *l = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hooks"), event);
+  ASSERT_TRUE(cJSON_GetArraySize(l) >= 1);
+  cJSON *h = cJSON_Duplicate(cJSON_GetArrayItem(l, cJSON_GetArraySize(l) - 1), 1);
+  cJSON_Delete(j);
+  free(t);
+  return h;
+}
+
+/* The command toolgate's OpenCode plugin runs: its `const COMMAND = "..."`
+ * read as the JSON string it is (malloc'd). */
+static char *plugin_command(const char *text) {
+  const char *p = strstr(text, "\nconst COMMAND = \"");
+  ASSERT_NOT_NULL(p);
+  p += strlen("\nconst COMMAND = ");
+  const char *q = p + 1;
+  while (*q && *q != '"') q += *q == '\\' ? 2 : 1;
+  ASSERT_TRUE(*q == '"');
+  cJSON *v = tg_json_parse(p, (size_t)(q + 1 - p), NULL, NULL, 0);
+  ASSERT_TRUE(cJSON_IsString(v));
+  char *line = strdup(v->valuestring);
+  cJSON_Delete(v);
+  return line;
+}
+
+/* Cursor: {"version": 1, "hooks": {event: [{command, timeout,
+ * failClosed}]}}, the user's own hooks kept; failClosed on the hooks that
+ * block, never on a stop. */
+TEST(install_cursor_keeps_its_shape_and_fails_closed) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  make_subdir(tmp, ".cursor");
+  put_file(tmp, ".cursor/hooks.json", "{\"version\": 1, \"hooks\": {\"afterFileEdit\": "
+           "[{\"command\": \"./hooks/format.sh\"}], \"preToolUse\": [{\"command\": "
+           "\"./hooks/audit.sh\", \"matcher\": \"Shell\"}]}}\n");
+  const char *args[] = {"install", "cursor", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "installed the cursor hooks in .cursor/hooks.json");
+  ASSERT_CONTAINS(r.out, "checked: the hook answers (a preToolUse of `true`: exit 0");
+  ran_free(&r);
+  char *t = file_text(tmp, ".cursor/hooks.json");
+  ASSERT_CONTAINS(t, "\"version\": 1");
+  ASSERT_CONTAINS(t, "./hooks/format.sh");
+  ASSERT_CONTAINS(t, "./hooks/audit.sh");
+  ASSERT_INT_EQ(count_of(t, " hook cursor --policies "), 6);
+  free(t);
+  static const char *const blocking[] = {"preToolUse", "postToolUse",
+                                         "beforeSubmitPrompt"};
+  for (int i = 0; i < 3; i++) {
+    cJSON *h = flat_hook(tmp, ".cursor/hooks.json", blocking[i]);
+    ASSERT_CONTAINS(str_at(h, "command"),
+                    " hook cursor --policies \"$CURSOR_PROJECT_DIR\"/policies");
+    ASSERT_NUM_EQ(num_at(h, "timeout"), 30);
+    ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(h, "failClosed")));
+    cJSON_Delete(h);
+  }
+  cJSON *stop = flat_hook(tmp, ".cursor/hooks.json", "stop");
+  ASSERT_NULL(cJSON_GetObjectItem(stop, "failClosed"));
+  cJSON_Delete(stop);
+  /* uninstall takes out what install added, and nothing else */
+  const char *un[] = {"uninstall", "cursor", NULL};
+  r = install_in(tmp, un);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  t = file_text(tmp, ".cursor/hooks.json");
+  ASSERT_NOT_CONTAINS(t, "hook cursor");
+  ASSERT_CONTAINS(t, "./hooks/audit.sh");
+  ASSERT_CONTAINS(t, "\"version\": 1");
+  free(t);
+  remove_tree(tmp);
+}
+
+/* Cursor's line, its binary removed: exit 2 (Cursor blocks on it), the
+ * reason on stderr; a stop only reports. */
+TEST(an_installed_cursor_hook_whose_binary_is_gone_blocks) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  char *copy = path_join(tmp, "tg-copy");
+  char cmd[PATH_MAX * 3];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TOOLGATE, copy);
+  ASSERT_INT_EQ(system(cmd), 0);
+  const char *args[] = {"install", "cursor", NULL};
+  ran r = install_with(copy, tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  cJSON *h = flat_hook(tmp, ".cursor/hooks.json", "preToolUse");
+  char *line = strdup(str_at(h, "command"));
+  cJSON_Delete(h);
+  ASSERT_CONTAINS(line, copy);
+  char ev[PATH_MAX + 256];
+  snprintf(ev, sizeof ev, "{\"conversation_id\":\"c\",\"hook_event_name\":"
+           "\"preToolUse\",\"workspace_roots\":[\"%s\"],\"tool_name\":\"Shell\","
+           "\"tool_input\":{\"command\":\"git push -f\",\"cwd\":\"\"}}", tmp);
+  char with[PATH_MAX * 8];
+  snprintf(with, sizeof with, "%s --no-db", line);
+  setenv("CURSOR_PROJECT_DIR", tmp, 1);
+  r = run_line(tmp, with, ev);
+  ASSERT_INT_EQ(r.code, 0); /* an empty policies folder: no rule decides */
+  ASSERT_CONTAINS(r.out, "{}");
+  ran_free(&r);
+  ASSERT_OK(unlink(copy));
+  r = run_line(tmp, line, ev);
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.err, "the hook did not answer (exit 127");
+  ran_free(&r);
+  free(line);
+  h = flat_hook(tmp, ".cursor/hooks.json", "stop");
+  r = run_line(tmp, str_at(h, "command"), "{}");
+  ASSERT_INT_EQ(r.code, 1);
+  ran_free(&r);
+  cJSON_Delete(h);
+  unsetenv("CURSOR_PROJECT_DIR");
+  free(copy);
+  remove_tree(tmp);
+}
+
+/* OpenCode: toolgate's plugin in .opencode/plugins/, with the fail-closed
+ * line in it; a file there that is not toolgate's is left alone; the
+ * line, its binary removed, blocks. */
+TEST(install_opencode_writes_the_plugin) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  char *copy = path_join(tmp, "tg-copy");
+  char cmd[PATH_MAX * 3];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TOOLGATE, copy);
+  ASSERT_INT_EQ(system(cmd), 0);
+  const char *args[] = {"install", "opencode", NULL};
+  ran r = install_with(copy, tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "installed the opencode plugin in .opencode/plugins/toolgate.js");
+  ASSERT_CONTAINS(r.out, "checked: the hook answers (a PreToolUse of `true`: exit 0");
+  ran_free(&r);
+  char *t = file_text(tmp, ".opencode/plugins/toolgate.js");
+  ASSERT_CONTAINS(t, "export const ToolgatePlugin = ");
+  ASSERT_CONTAINS(t, "const TIMEOUT_MS = 30000");
+  ASSERT_CONTAINS(t, "const COMMAND = \"/bin/sh -c ");
+  ASSERT_CONTAINS(t, " hook opencode --policies ");
+  ASSERT_NOT_CONTAINS(t, "const COMMAND = null");
+  char *line = plugin_command(t);
+  ASSERT_CONTAINS(line, copy);
+  free(t);
+  /* the line as the plugin runs it: answers, then blocks once the binary is gone */
+  char ev[PATH_MAX + 256];
+  snprintf(ev, sizeof ev, "{\"hook_event_name\":\"PreToolUse\",\"session_id\":"
+           "\"s\",\"cwd\":\"%s\",\"tool_name\":\"bash\",\"tool_input\":"
+           "{\"command\":\"ls\"}}", tmp);
+  char with[PATH_MAX * 8];
+  snprintf(with, sizeof with, "%s --no-db", line);
+  r = run_line(tmp, with, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  ASSERT_OK(unlink(copy));
+  r = run_line(tmp, line, ev);
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.err, "the hook did not answer (exit 127");
+  ran_free(&r);
+  free(line);
+  /* uninstall removes it; a file there that is not toolgate's is kept */
+  const char *un[] = {"uninstall", "opencode", NULL};
+  r = install_in(tmp, un);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "removed the opencode plugin");
+  ran_free(&r);
+  ASSERT_FALSE(file_exists(tmp, ".opencode/plugins/toolgate.js"));
+  put_file(tmp, ".opencode/plugins/toolgate.js", "export const Mine = async () => ({})\n");
+  r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.out, "is not toolgate's plugin; it is left as it is");
+  ran_free(&r);
+  t = file_text(tmp, ".opencode/plugins/toolgate.js");
+  ASSERT_STR_EQ(t, "export const Mine = async () => ({})\n");
+  free(t);
+  free(copy);
+  remove_tree(tmp);
+}
+
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
           TEST_ENTRY(gemini_fixtures_in_process_and_resident),
@@ -2284,4 +2476,9 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(a_half_saved_file_is_answered_by_the_last_good_policies),
           TEST_ENTRY(daemon_status_stop_and_idle_exit),
           TEST_ENTRY(a_daemons_reload_refreshes_the_last_good_policies),
-          TEST_ENTRY(a_session_that_read_a_secret_gets_no_network))
+          TEST_ENTRY(a_session_that_read_a_secret_gets_no_network),
+          TEST_ENTRY(cursor_fixtures_in_process_and_resident),
+          TEST_ENTRY(opencode_fixtures_in_process_and_resident),
+          TEST_ENTRY(install_cursor_keeps_its_shape_and_fails_closed),
+          TEST_ENTRY(an_installed_cursor_hook_whose_binary_is_gone_blocks),
+          TEST_ENTRY(install_opencode_writes_the_plugin))

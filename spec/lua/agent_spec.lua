@@ -211,7 +211,7 @@ describe("Claude Code's tools", function()
     assert.is_nil((agent.map("claude-code", event("Bash", "ls"))))
     assert.is_nil((agent.map("claude-code", event("Bash", { cmd = "ls" }))))
     assert.is_nil((agent.map("claude-code", event(nil, {}))))
-    assert.is_nil((agent.map("cursor", event("Bash", { command = "ls" }))))
+    assert.is_nil((agent.map("no-such-agent", event("Bash", { command = "ls" }))))
   end)
 
   it("gives a rewrite back in the agent's shape, or says why not", function()

@@ -204,7 +204,7 @@ static void judged(hook_job *j, const tg_outcome *o) {
     keep_fail_safe(j, msg ? msg : "a policy failed");
     return;
   }
-  char reason[2048];
+  char reason[2048] = ""; /* no rule spoke: kept as no reason */
   char *ctx = tg__hook_context_text(f->metadata), *result = NULL;
   cJSON *input = NULL;
   tg_hook_say s = {.agent = j->agent, .event = j->kind};
@@ -321,8 +321,11 @@ static void after(hook_job *j, const tg_outcome *o) {
                  (j->m.result ? !tg_json_equal(res, j->m.result)
                               : !cJSON_IsNull(res)));
   const char *name = str(j->event, "tool_name");
-  if (changed && !j->m.mapped && name && !strncmp(name, "mcp__", 5)) {
-    s.updated_mcp_output = res; /* the agent takes an MCP tool's new output */
+  if (changed && ((!j->m.mapped && name && !strncmp(name, "mcp__", 5)) ||
+                  (j->agent->post_replace && j->kind == TG_HOOK_EV_POST))) {
+    /* the agent takes the new output: an MCP tool's, or any tool's where
+     * the result is replaced before the model reads it (OpenCode) */
+    s.updated_mcp_output = res;
   } else if (changed) {
     char *r = tg__hook_shown(res);
     size_t n = (r ? strlen(r) : 0) + 200;

@@ -128,6 +128,14 @@ typedef struct {
    * event is check_event */
   cJSON *(*check_event)(const char *cwd);
   const char *check_event_name;
+  /* the key that makes the agent itself block when the hook fails (a
+   * crash, its own timeout), set true on the hooks that block: Cursor's
+   * failClosed; NULL: none */
+  const char *fail_closed_key;
+  /* the agent runs no hook commands but a plugin file: the place is that
+   * file, written whole from toolgate's plugin (src/hook/plugin.c) with
+   * the line of hooks[0] in it */
+  int plugin;
 } tg_dialect_install;
 
 struct tg_dialect {
@@ -162,6 +170,12 @@ struct tg_dialect {
   const char *ask_degraded;        /* how an ask is said when it cannot
                                       be ("a Codex hook cannot ask") */
   tg_dialect_install install;
+  /* the agent reads a hook that prints nothing as a failed one: every
+   * answer with exit 0 is a JSON object, {} for nothing */
+  int answer_always;
+  /* the agent takes any tool's result as the post-hooks left it, before
+   * its model reads it (said in updated_mcp_output, whatever the tool) */
+  int post_replace;
 };
 
 /* ---- the registry (dialects.c) ------------------------------------------ */

@@ -15,6 +15,8 @@
   X(codex)             \
   X(gemini)            \
   X(copilot)           \
+  X(cursor)            \
+  X(opencode)          \
   /* one line per agent, above; registry order is doctor's and --help's */
 
 #define DECLARE(n) extern const tg_dialect tg__dialect_##n;

@@ -26,6 +26,8 @@ const char *tg_hook_detect_agent(const char *event, size_t len) {
   const tg_dialect *d;
   if (cJSON_GetObjectItemCaseSensitive(ev, "turn_id")) {
     agent = "codex"; /* Codex's events carry the turn; Claude Code's not */
+  } else if (cJSON_GetObjectItemCaseSensitive(ev, "conversation_id")) {
+    agent = "cursor"; /* Cursor's events name their conversation */
   } else if (name) {
     /* the first agent, in the registry's order, with an event so named */
     for (size_t i = 0; (d = tg__dialect_at(i)); i++)

@@ -32,6 +32,8 @@ const char *tg__hook_told(const tg_hook_say *s, int more_context) {
              s->event == TG_HOOK_EV_POST_FAILURE) {
     int can = s->event == TG_HOOK_EV_POST ? d->post_context
                                            : d->failure_context;
+    /* a block the agent cannot say is said as context (Cursor) */
+    if (s->block && !d->post_block) ctx = 1;
     return s->block && d->post_block ? "block"
            : s->updated_mcp_output ? "output"
            : ctx && can ? "context" : NULL;
@@ -58,7 +60,8 @@ int tg__hook_render(const tg_hook_say *s, tg_hook_result *res) {
   if (!out) return -ENOMEM;
   int code = s->exit_code;
   s->agent->render(s, out, &code);
-  char *text = out->child ? tg_json_print(out, 0) : tg__strdup("");
+  char *text = out->child || (s->agent->answer_always && code == 0)
+                   ? tg_json_print(out, 0) : tg__strdup("");
   cJSON_Delete(out);
   res->output = text && *text ? line_of(text) : tg__strdup("");
   free(text);

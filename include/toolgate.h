@@ -1109,7 +1109,8 @@ TG_API void tg_progress_unsubscribe(tg_runtime *rt, int id);
 #define TG_HOOK_MAX_EVENT (16u << 20)
 
 typedef struct {
-  const char *agent;       /* "claude-code" or "codex" */
+  const char *agent;       /* "claude-code", "codex", ... (an agent's
+                              name or alias: tg_hook_agent_known) */
   const char *event;       /* the event's JSON text, as the agent wrote it */
   size_t event_len;
   const char *on_error;    /* the answer when nothing can judge (a
@@ -1122,6 +1123,9 @@ typedef struct {
   uint64_t deadline_ms;    /* how long the tools policies run for the
                               model's context may take (0: 10000); they
                               are cancelled then, their output so far kept */
+  const char *event_name;  /* the agent's name of the event, for an agent
+                              whose payload does not carry it (the
+                              installed line's --event NAME); NULL */
 } tg_hook_request;
 
 /* What the hook command prints and how it exits. */
@@ -1160,7 +1164,10 @@ TG_API int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
 TG_API struct cJSON *tg_hook_explain(tg_runtime *rt, const tg_hook_request *req,
                                      char err[TG_ERRMSG]);
 /* The agent whose hook wrote the event text: "codex" when it has a
- * turn_id, else "claude-code". */
+ * turn_id; else the first agent (claude-code, codex, gemini, copilot, ...)
+ * with an event of its hook_event_name; with none, one whose payloads do
+ * not name their event when it has their keys (copilot: sessionId,
+ * toolName); else "claude-code". */
 TG_API const char *tg_hook_detect_agent(const char *event, size_t len);
 
 /* The fail-safe answer, without a runtime (no Lua, no policies): what

@@ -97,6 +97,7 @@ static int help(int argc, char **argv) {
 int main(int argc, char **argv) {
   /* the tools toolgate.lua's servers declare, for check and test */
   kit_set_declared_tools(mcp_declared_tools);
+  kit_set_network_tools(mcp_network_tools, mcp_config_stamp);
   if (argc < 2) {
     usage(stderr);
     return CLI_EXIT_USAGE;

@@ -1,5 +1,6 @@
 -- toolgate.agent — coding agents' own tools (Claude Code's Bash, Edit,
--- Read..., Codex's shell and apply_patch) seen as toolgate's, so that
+-- Read..., Codex's shell and apply_patch, Gemini CLI's run_shell_command,
+-- Copilot CLI's bash, view, edit...) seen as toolgate's, so that
 -- `toolgate hook` judges them with the same rules as every other call
 -- (docs/agent-hooks.md).
 --
@@ -43,6 +44,8 @@ M.MAX_CONTEXT = 65536 -- bytes of one agent.context text
 M.modules = {
   ["claude-code"] = "toolgate.agents.claude_code",
   codex = "toolgate.agents.codex",
+  gemini = "toolgate.agents.gemini",
+  copilot = "toolgate.agents.copilot",
 }
 
 ---------------------------------------------------------------------------

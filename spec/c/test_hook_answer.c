@@ -104,14 +104,14 @@ TEST(refusals) {
   tg_runtime *rt = runtime(&dir);
   tg_hook_request req;
   memset(&req, 0, sizeof req);
-  req.agent = "cursor";
+  req.agent = "aider";
   req.event = pre_rm;
   req.event_len = strlen(pre_rm);
   char err[TG_ERRMSG] = "";
   got g;
   memset(&g, 0, sizeof g);
   ASSERT_INT_EQ(tg_hook_answer(rt, &req, done, &g, err), -EINVAL);
-  ASSERT_CONTAINS(err, "unknown agent 'cursor'");
+  ASSERT_CONTAINS(err, "unknown agent 'aider'");
   req.agent = "codex";
   req.on_error = "shrug";
   ASSERT_INT_EQ(tg_hook_answer(rt, &req, done, &g, err), -EINVAL);
@@ -121,7 +121,7 @@ TEST(refusals) {
   ASSERT_INT_EQ(g.n, 0);
   tg_hook_result r;
   ASSERT_INT_EQ(tg_hook_remote("/nonexistent/x.sock", &req, &r, 100, err), -ENOENT);
-  ASSERT_INT_EQ(tg_hook_fallback("cursor", NULL, NULL, "x", &r), -EINVAL);
+  ASSERT_INT_EQ(tg_hook_fallback("aider", NULL, NULL, "x", &r), -EINVAL);
   ASSERT_TRUE(tg_hook_agent_known("claude-code"));
   ASSERT_FALSE(tg_hook_agent_known("Claude Code"));
   ASSERT_TRUE(tg_hook_on_error_known(NULL));
@@ -232,7 +232,24 @@ TEST(the_same_answer_over_the_control_socket) {
   remove_tree(dir);
 }
 
+/* explain --event without --agent: the agent told by the event's name,
+ * its turn_id, or (no name) its own keys. */
+TEST(the_agent_is_told_by_its_event) {
+  static const struct { const char *ev, *agent; } cases[] = {
+      {"{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\"}", "claude-code"},
+      {"{\"hook_event_name\":\"PreToolUse\",\"turn_id\":\"t1\"}", "codex"},
+      {"{\"hook_event_name\":\"BeforeTool\",\"tool_name\":\"run_shell_command\"}",
+       "gemini"},
+      {"{\"sessionId\":\"s\",\"toolName\":\"bash\",\"toolArgs\":\"{}\"}", "copilot"},
+      {"not json", "claude-code"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    ASSERT_STR_EQ(tg_hook_detect_agent(cases[i].ev, strlen(cases[i].ev)),
+                  cases[i].agent);
+}
+
 TEST_MAIN(TEST_ENTRY(answer_on_a_runtime),
+          TEST_ENTRY(the_agent_is_told_by_its_event),
           TEST_ENTRY(a_reroute_with_hooks_after_it),
           TEST_ENTRY(refusals),
           TEST_ENTRY(fail_safe_answers),

@@ -324,12 +324,25 @@ static int run_fixtures(const char *agent) {
     char *raw = read_text(exp), *text = with_tree(raw, tree);
     cJSON *want = cJSON_Parse(text);
     if (!want) TG_FAIL("%s: the .expect file is not JSON", name);
+    /* the words the installed line adds ("args": ["--event", NAME]: an
+     * agent whose payload does not name its event) */
+    const char *ename = NULL;
+    const cJSON *extra = cJSON_GetObjectItem(want, "args");
+    const char *w0 = cJSON_GetStringValue(cJSON_GetArrayItem(extra, 0));
+    if (extra && (cJSON_GetArraySize(extra) != 2 || !w0 ||
+                  strcmp(w0, "--event") ||
+                  !cJSON_IsString(cJSON_GetArrayItem(extra, 1))))
+      TG_FAIL("%s: \"args\" is [\"--event\", NAME]", name);
+    if (extra) ename = cJSON_GetArrayItem(extra, 1)->valuestring;
     const char *here[] = {"hook", agent, "--policies", POLICIES,
-                          "--no-resident", NULL};
+                          "--no-resident", ename ? "--event" : NULL, ename,
+                          NULL};
     const char *resident[] = {"hook", agent, "--policies", missing,
-                              "--socket", d.sock, NULL};
+                              "--socket", d.sock, ename ? "--event" : NULL,
+                              ename, NULL};
     const char *explain[] = {"explain", "--event", "-", "--agent", agent,
-                             "--policies", POLICIES, "--json", NULL};
+                             "--policies", POLICIES, "--json",
+                             ename ? "--event-name" : NULL, ename, NULL};
     char *evraw = read_text(ev), *evtext = with_tree(evraw, tree);
     ran a = run_text(here, evtext), b = run_text(resident, evtext);
     ran x = run_text(explain, evtext);
@@ -363,6 +376,14 @@ TEST(claude_code_fixtures_in_process_and_resident) {
 
 TEST(codex_fixtures_in_process_and_resident) {
   ASSERT_TRUE(run_fixtures("codex") >= 20);
+}
+
+TEST(gemini_fixtures_in_process_and_resident) {
+  ASSERT_TRUE(run_fixtures("gemini") >= 20);
+}
+
+TEST(copilot_fixtures_in_process_and_resident) {
+  ASSERT_TRUE(run_fixtures("copilot") >= 20);
 }
 
 /* A 3 MB event whose rewrite comes back as a 3 MB answer: read in pieces
@@ -538,7 +559,7 @@ TEST(usage_errors) {
   ASSERT_INT_EQ(r.code, 2);
   ASSERT_CONTAINS(r.err, "which agent?");
   ran_free(&r);
-  const char *bad[] = {"hook", "cursor", NULL};
+  const char *bad[] = {"hook", "aider", NULL}; /* not one of the six */
   r = run_text(bad, "");
   ASSERT_INT_EQ(r.code, 2);
   ASSERT_CONTAINS(r.err, "unknown agent");
@@ -665,9 +686,12 @@ static ran pre_event(const char *agent, const char *pol, const char *cwd,
   const char *argv[] = {"hook", agent, "--policies", pol, "--no-resident",
                         NULL};
   char ev[4096];
+  /* Gemini CLI's name of it; Copilot CLI's PascalCase payload is
+   * Claude-shaped (its camelCase one is in the fixtures) */
   snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\","
-           "\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"%s\","
-           "\"tool_input\":%s}", cwd, tool, input);
+           "\"hook_event_name\":\"%s\",\"tool_name\":\"%s\","
+           "\"tool_input\":%s}", cwd,
+           strcmp(agent, "gemini") ? "PreToolUse" : "BeforeTool", tool, input);
   return run_text(argv, ev);
 }
 
@@ -693,7 +717,17 @@ TEST(rules_name_the_agents_tools_and_guard_every_file_tool) {
            "{ \"mcp__github__*\" }, check = function(c) "
            "return tg.deny(\"by the agent's MCP name\") end }\n"
            "tg.before_tool(\"WebFetch\", function(c) "
-           "return tg.abort(\"a hook by the name WebFetch\") end)\n");
+           "return tg.abort(\"a hook by the name WebFetch\") end)\n"
+           "tg.rule { name = \"named-gemini\", priority = 6, tools = "
+           "{ \"run_shell_command\" }, check = function(c) if c.args.command "
+           "== \"rm -rf g\" then return tg.deny(\"by the name "
+           "run_shell_command\") end end }\n"
+           "tg.rule { name = \"named-copilot\", priority = 7, tools = "
+           "{ \"bash\" }, check = function(c) if c.args.command == "
+           "\"rm -rf c\" then return tg.deny(\"by the name bash\") end end }\n"
+           "tg.rule { name = \"as-exec\", priority = 8, tools = { \"exec\" },"
+           " check = function(c) if c.args.command == \"rm -rf e\" then "
+           "return tg.deny(\"by toolgate's name exec\") end end }\n");
   static const struct {
     const char *agent, *tool, *input, *want;
   } cases[] = {
@@ -712,7 +746,33 @@ TEST(rules_name_the_agents_tools_and_guard_every_file_tool) {
       {"claude-code", "Glob", "{\"pattern\":\"**/.env\"}", "env: **/.env"},
       {"codex", "apply_patch", "{\"command\":\"*** Begin Patch\\n*** Add File: "
        ".env\\n+K=v\\n*** End Patch\\n\"}", "env: .env"},
+      {"gemini", "read_file", "{\"file_path\":\"@/.env\"}", "env: .env"},
+      {"gemini", "write_file", "{\"file_path\":\"src/.env\",\"content\":\"x\"}",
+       "env: src/.env"},
+      {"gemini", "replace", "{\"file_path\":\"@/.env\",\"old_string\":\"a\","
+       "\"new_string\":\"b\"}", "env: .env"},
+      {"gemini", "read_many_files", "{\"include\":[\"src/a.c\",\".env\"]}",
+       "env: .env"},
+      {"gemini", "grep_search", "{\"pattern\":\"K\",\"include_pattern\":"
+       "\".env\"}", "env: **/.env"},
+      {"gemini", "glob", "{\"pattern\":\"**/.env\"}", "env: **/.env"},
+      {"copilot", "view", "{\"path\":\"@/.env\"}", "env: .env"},
+      {"copilot", "create", "{\"path\":\"@/src/.env\",\"file_text\":\"x\"}",
+       "env: src/.env"},
+      {"copilot", "edit", "{\"path\":\"@/.env\",\"old_str\":\"a\","
+       "\"new_str\":\"b\"}", "env: .env"},
+      {"copilot", "apply_patch", "{\"input\":\"*** Begin Patch\\n*** Add "
+       "File: .env\\n+K=v\\n*** End Patch\\n\"}", "env: .env"},
+      {"copilot", "grep", "{\"pattern\":\"K\",\"glob\":\".env\"}",
+       "env: **/.env"},
       /* rules and hooks by the agent's names */
+      {"gemini", "run_shell_command", "{\"command\":\"rm -rf g\"}",
+       "by the name run_shell_command"},
+      {"gemini", "run_shell_command", "{\"command\":\"rm -rf e\"}",
+       "by toolgate's name exec"},
+      {"copilot", "bash", "{\"command\":\"rm -rf c\"}", "by the name bash"},
+      {"copilot", "bash", "{\"command\":\"rm -rf e\"}",
+       "by toolgate's name exec"},
       {"claude-code", "Bash", "{\"command\":\"rm -rf x\"}", "by the name Bash"},
       {"codex", "Bash", "{\"command\":\"ls\"}", "by the name shell"},
       {"claude-code", "Edit", "{\"file_path\":\"@/src/a.c\",\"old_string\":"
@@ -1664,6 +1724,206 @@ TEST(an_installed_hook_whose_binary_is_gone_blocks) {
   install_a_copy_then_remove_it("codex", ".codex/hooks.json", "PreToolUse");
 }
 
+/* The command of the last hook installed for event: in a grouped file
+ * (Claude Code's shape) the group's first hook's `command`, in a flat one
+ * (Copilot's) the entry's own key. malloc'd. */
+static char *installed_command(const char *dir, const char *file,
+                               const char *event, const char *key, int flat) {
+  char *t = file_text(dir, file);
+  cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_NOT_NULL(j);
+  const cJSON *l = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hooks"), event);
+  const cJSON *g = cJSON_GetArrayItem(l, cJSON_GetArraySize(l) - 1);
+  const cJSON *h = flat ? g : cJSON_GetArrayItem(cJSON_GetObjectItem(g, "hooks"), 0);
+  ASSERT_NOT_NULL(str_at(h, key));
+  char *line = strdup(str_at(h, key));
+  cJSON_Delete(j);
+  free(t);
+  return line;
+}
+
+/* What blocks, in an agent's own form, when the installed binary is gone:
+ * Gemini CLI takes exit 2 (stderr the reason); Copilot CLI a deny on
+ * stdout (exit 0), as it reads other exits and a timeout as "go on". */
+typedef struct {
+  const char *agent, *file, *key;
+  int flat;
+  const char *pre, *pre_event;   /* the pre-tool event and a payload */
+  int block_code;
+  const char *block_out;         /* on stdout when blocked (NULL: none) */
+  const char *stop;              /* an event that only reports (exit 1) */
+} agent_install;
+
+static void install_agent_then_remove_binary(const agent_install *a) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  char *copy = path_join(tmp, "tg-copy");
+  char cmd[PATH_MAX * 3];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TOOLGATE, copy);
+  ASSERT_INT_EQ(system(cmd), 0);
+  const char *args[] = {"install", a->agent, NULL};
+  ran r = install_with(copy, tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "checked: the hook answers");
+  ran_free(&r);
+  char *line = installed_command(tmp, a->file, a->pre, a->key, a->flat);
+  ASSERT_CONTAINS(line, copy);
+  ASSERT_CONTAINS(line, "/bin/sh -c ");
+  char ev[PATH_MAX + 512];
+  snprintf(ev, sizeof ev, a->pre_event, tmp);
+  char with[PATH_MAX * 8];
+  snprintf(with, sizeof with, "%s --no-db", line);
+  r = run_line(tmp, with, ev); /* the copy answers: no rule, no verdict */
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.out, "");
+  ran_free(&r);
+  ASSERT_OK(unlink(copy));
+  r = run_line(tmp, line, ev);
+  ASSERT_INT_EQ(r.code, a->block_code);
+  ASSERT_CONTAINS(r.err, "the hook did not answer (exit 127");
+  if (a->block_out) ASSERT_CONTAINS(r.out, a->block_out);
+  else ASSERT_STR_EQ(r.out, "");
+  ran_free(&r);
+  free(line);
+  line = installed_command(tmp, a->file, a->stop, a->key, a->flat);
+  r = run_line(tmp, line, "{}");
+  ASSERT_INT_EQ(r.code, 1);
+  ASSERT_STR_EQ(r.out, "");
+  ran_free(&r);
+  free(line);
+  free(copy);
+  remove_tree(tmp);
+}
+
+TEST(installed_gemini_and_copilot_hooks_block_when_the_binary_is_gone) {
+  const agent_install gemini = {
+      "gemini", ".gemini/settings.json", "command", 0, "BeforeTool",
+      "{\"session_id\":\"s\",\"cwd\":\"%s\",\"hook_event_name\":\"BeforeTool\","
+      "\"tool_name\":\"run_shell_command\",\"tool_input\":{\"command\":\"ls\"}}",
+      2, NULL, "AfterAgent"};
+  const agent_install copilot = {
+      "copilot", ".github/hooks/toolgate.json", "bash", 1, "preToolUse",
+      "{\"sessionId\":\"s\",\"timestamp\":1,\"cwd\":\"%s\",\"toolName\":"
+      "\"bash\",\"toolArgs\":\"{\\\"command\\\":\\\"ls\\\"}\"}",
+      0, "{\"permissionDecision\":\"deny\",", "agentStop"};
+  install_agent_then_remove_binary(&gemini);
+  install_agent_then_remove_binary(&copilot);
+}
+
+/* Each agent's own settings: where, in its JSON shape, with its events,
+ * and taken out again leaving the rest. */
+TEST(install_gemini_and_copilot_settings) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  make_subdir(tmp, ".gemini");
+  put_file(tmp, ".gemini/settings.json", "{\"theme\": \"dark\"}");
+  const char *g[] = {"install", "gemini-cli", NULL}; /* an alias */
+  ran r = install_in(tmp, g);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "installed the gemini hooks in .gemini/settings.json");
+  ASSERT_CONTAINS(r.out, "checked: the hook answers (a BeforeTool of `true`");
+  ran_free(&r);
+  char *t = file_text(tmp, ".gemini/settings.json");
+  cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_NOT_NULL(j);
+  ASSERT_STR_EQ(str_at(j, "theme"), "dark");
+  static const char *const gev[] = {"BeforeTool", "AfterTool", "BeforeAgent",
+                                    "AfterAgent", "SessionStart", "SessionEnd"};
+  const cJSON *h = cJSON_GetObjectItem(j, "hooks");
+  ASSERT_INT_EQ(cJSON_GetArraySize(h), 6);
+  for (int i = 0; i < 6; i++) {
+    const cJSON *l = cJSON_GetObjectItem(h, gev[i]);
+    ASSERT_INT_EQ(cJSON_GetArraySize(l), 1);
+    const cJSON *hk = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0), "hooks"), 0);
+    ASSERT_STR_EQ(str_at(hk, "type"), "command");
+    ASSERT_CONTAINS(str_at(hk, "command"), " hook gemini --policies ");
+    ASSERT_CONTAINS(str_at(hk, "command"), tmp); /* absolute: no variable */
+    ASSERT_NOT_CONTAINS(str_at(hk, "command"), "PROJECT_DIR");
+    ASSERT_NUM_EQ(num_at(hk, "timeout"), 30000); /* milliseconds */
+  }
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(h, "BeforeTool"), 0),
+                       "matcher"), "*");
+  cJSON_Delete(j);
+  free(t);
+  const char *gu[] = {"uninstall", "gemini", NULL};
+  r = install_in(tmp, gu);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  t = file_text(tmp, ".gemini/settings.json");
+  j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_STR_EQ(str_at(j, "theme"), "dark");
+  ASSERT_NULL(cJSON_GetObjectItem(j, "hooks"));
+  cJSON_Delete(j);
+  free(t);
+
+  /* Copilot: a file of its own, flat entries, --event on every line */
+  make_subdir(tmp, ".github");
+  make_subdir(tmp, ".github/hooks");
+  put_file(tmp, ".github/hooks/audit.json", "{\"version\": 1, \"hooks\": "
+           "{\"preToolUse\": [{\"type\": \"command\", \"bash\": \"./audit.sh\"}]}}");
+  const char *c[] = {"install", "copilot", NULL};
+  r = install_in(tmp, c);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "installed the copilot hooks in .github/hooks/toolgate.json (a new file)");
+  ASSERT_CONTAINS(r.out, "checked: the hook answers (a preToolUse of `true`: exit 0");
+  ran_free(&r);
+  t = file_text(tmp, ".github/hooks/toolgate.json");
+  j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  ASSERT_NOT_NULL(j);
+  ASSERT_NUM_EQ(num_at(j, "version"), 1);
+  static const char *const cev[] = {"preToolUse", "permissionRequest",
+      "postToolUse", "postToolUseFailure", "userPromptSubmitted", "agentStop",
+      "sessionStart", "sessionEnd"};
+  h = cJSON_GetObjectItem(j, "hooks");
+  ASSERT_INT_EQ(cJSON_GetArraySize(h), 8);
+  for (int i = 0; i < 8; i++) {
+    const cJSON *l = cJSON_GetObjectItem(h, cev[i]);
+    ASSERT_INT_EQ(cJSON_GetArraySize(l), 1);
+    const cJSON *hk = cJSON_GetArrayItem(l, 0);
+    char want[64];
+    snprintf(want, sizeof want, " --event %s", cev[i]);
+    ASSERT_STR_EQ(str_at(hk, "type"), "command");
+    ASSERT_CONTAINS(str_at(hk, "bash"), " hook copilot --policies ");
+    ASSERT_CONTAINS(str_at(hk, "bash"), want);
+    ASSERT_NUM_EQ(num_at(hk, "timeoutSec"), 30);
+    ASSERT_NULL(cJSON_GetObjectItem(hk, "hooks"));
+  }
+  cJSON_Delete(j);
+  free(t);
+  t = file_text(tmp, ".github/hooks/audit.json"); /* another file: untouched */
+  ASSERT_NOT_CONTAINS(t, "toolgate");
+  free(t);
+  r = install_in(tmp, c); /* again: still one entry of ours each */
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  t = file_text(tmp, ".github/hooks/toolgate.json");
+  ASSERT_INT_EQ(count_of(t, " hook copilot "), 8);
+  free(t);
+  const char *cu[] = {"uninstall", "copilot", NULL};
+  r = install_in(tmp, cu);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "removed the copilot hooks");
+  ran_free(&r);
+  t = file_text(tmp, ".github/hooks/toolgate.json");
+  ASSERT_NOT_CONTAINS(t, "toolgate");
+  ASSERT_CONTAINS(t, "\"version\"");
+  free(t);
+  /* the user's hooks are in Copilot's own home when COPILOT_HOME names one */
+  char *home = path_join(tmp, "copilot-home");
+  setenv("COPILOT_HOME", home, 1);
+  const char *cuser[] = {"install", "copilot", "--user", "--dry-run", NULL};
+  r = install_in(tmp, cuser);
+  unsetenv("COPILOT_HOME");
+  ASSERT_INT_EQ(r.code, 0);
+  char want[PATH_MAX + 64];
+  snprintf(want, sizeof want, "would write %s/hooks/toolgate.json", home);
+  ASSERT_CONTAINS(r.out, want);
+  ran_free(&r);
+  free(home);
+  remove_tree(tmp);
+}
+
 /* A project with no policies folder is guarded from the first call: the
  * install writes the starter, and the agent's `cat .env` is denied. */
 TEST(install_without_policies_writes_the_starter) {
@@ -1989,6 +2249,8 @@ TEST(a_session_that_read_a_secret_gets_no_network) {
 
 TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(codex_fixtures_in_process_and_resident),
+          TEST_ENTRY(gemini_fixtures_in_process_and_resident),
+          TEST_ENTRY(copilot_fixtures_in_process_and_resident),
           TEST_ENTRY(a_big_event_and_a_big_answer),
           TEST_ENTRY(stdin_that_never_closes_is_answered_at_the_deadline),
           TEST_ENTRY(one_whole_object_is_answered_without_eof),
@@ -2015,6 +2277,8 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(install_codex_for_the_user_and_dry_run),
           TEST_ENTRY(install_writes_through_a_symlink),
           TEST_ENTRY(an_installed_hook_whose_binary_is_gone_blocks),
+          TEST_ENTRY(installed_gemini_and_copilot_hooks_block_when_the_binary_is_gone),
+          TEST_ENTRY(install_gemini_and_copilot_settings),
           TEST_ENTRY(install_says_when_the_line_does_not_answer),
           TEST_ENTRY(install_without_policies_writes_the_starter),
           TEST_ENTRY(a_half_saved_file_is_answered_by_the_last_good_policies),

@@ -193,12 +193,12 @@ out_has() { # name, text: stdout holds text
 out_has "check shows what toolgate judges an agent's tool as" \
   "Bash          exec (claude-code, codex)"
 cat >>"$WORK/agentnames/10.lua" <<'EOF'
-tg.rule { name = "typo", priority = 2, tools = { "bash", "Wirte" }, check = function() end }
+tg.rule { name = "typo", priority = 2, tools = { "Bassh", "Wirte" }, check = function() end }
 EOF
 run check "$WORK/agentnames"
 expect "check with a misspelt agent tool exits 0 (warnings)" 0
 out_has "check warns about a misspelt agent tool, with the agent's name" \
-  "names the tool 'bash', but no tool has that name (did you mean 'Bash'?)"
+  "names the tool 'Bassh', but no tool has that name (did you mean 'Bash'?)"
 out_has "... and suggests the nearest of every known name" "(did you mean 'Write'?)"
 run check "$WORK/agentnames" --strict
 expect "check --strict refuses a misspelt agent tool" 1 "2 warnings"
@@ -243,7 +243,7 @@ out_has "explain says the agent's tool is judged as toolgate's" \
 out_has "explain of an agent's tool: the rule by its name decides" "deny: no force pushes   <- decides"
 run explain --event "$WORK/ev_deny.json" exec '{}'
 expect "explain --event with TOOL JSON is a usage error" 2 "no TOOL or JSON"
-run explain --event "$WORK/ev_deny.json" --agent gemini
+run explain --event "$WORK/ev_deny.json" --agent aider
 expect "explain --agent takes claude or codex" 2 "claude or codex"
 run explain --agent codex exec '{}'
 expect "explain --agent without --event is a usage error" 2 "go with --event"

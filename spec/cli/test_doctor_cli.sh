@@ -3,7 +3,9 @@
 # broken one way at a time (a hook line naming a binary that is gone, a
 # line that does not answer, a policy that does not load, a database that
 # cannot be written, a resident instance serving another folder); and
-# `toolgate test --watch` running the cases again after a save.
+# settings files that are odd (a symlink loop, a FIFO, 20 MB, a folder,
+# invalid UTF-8: each a fault, without a hang); and `toolgate test
+# --watch` running the cases again after a save.
 #
 # Nothing here sleeps for time to pass: a background command's output
 # goes to a FIFO, read line by line with a generous bound.
@@ -31,8 +33,16 @@ run hook install claude-code
 expect "hook install" 0
 run hook install codex
 expect "hook install codex" 0
+run hook install gemini
+expect "hook install gemini" 0
+run hook install copilot
+expect "hook install copilot" 0
 run doctor
 expect "a good set-up: all is well" 0 "all is well" stdout
+expect "a good set-up: Gemini CLI's line answers" 0 \
+  "ok: the gemini hook in .gemini/settings.json answers (6 lines; BeforeTool" stdout
+expect "a good set-up: Copilot CLI's line answers" 0 \
+  "ok: the copilot hook in .github/hooks/toolgate.json answers (8 lines; preToolUse" stdout
 expect "a good set-up: Claude Code's line answers" 0 \
   "ok: the claude-code hook in .claude/settings.json answers" stdout
 expect "a good set-up: Codex's line answers" 0 \
@@ -53,6 +63,16 @@ expect "a binary that is gone: named" 1 \
   "runs $WORK/gone/toolgate, which does not exist" stdout
 expect "a binary that is gone: the fix" 1 \
   "— run: toolgate hook install claude-code --project --policies policies" stdout
+
+# ... in Copilot CLI's flat file too
+cp "$WORK/.github/hooks/toolgate.json" "$WORK/copilot.good"
+sed -i "s#$TG#$WORK/gone/toolgate#g" "$WORK/.github/hooks/toolgate.json"
+run doctor
+expect "a binary that is gone from copilot's hooks: named" 1 \
+  "the copilot hook in .github/hooks/toolgate.json (preToolUse) runs $WORK/gone/toolgate, which does not exist" stdout
+expect "... with copilot's fix" 1 \
+  "— run: toolgate hook install copilot --project --policies policies" stdout
+cp "$WORK/copilot.good" "$WORK/.github/hooks/toolgate.json"
 
 # ---- a hook line that does not answer ------------------------------------------
 mkdir -p "$WORK/bin"
@@ -112,6 +132,47 @@ else
   run doctor
   expect "good again" 0 "all is well" stdout
 fi
+
+# ---- odd settings files: each a fault, and doctor neither hangs nor crashes ----
+# (beside the good .claude/settings.json: the local one is the odd one)
+LOCAL="$WORK/.claude/settings.local.json"
+odd() { # NAME TEXT: doctor exits 1 naming the local settings and TEXT
+  run doctor
+  expect "odd settings, $1: a fault" 1 \
+    "the claude-code settings .claude/settings.local.json cannot be read: $2" stdout
+  rm -rf "$LOCAL"
+}
+ln -s settings.local.json "$LOCAL"
+odd "a symlink loop" "Too many levels of symbolic links"
+ln -s nowhere.json "$LOCAL"
+odd "a symlink to nothing" "a symbolic link to nothing"
+mkfifo "$LOCAL"
+odd "a FIFO no one writes" "not a regular file (a FIFO)"
+head -c $((20 * 1024 * 1024)) /dev/zero | tr '\0' ' ' >"$LOCAL"
+odd "a 20 MB file" "20971520 bytes, more than the 16 MiB"
+mkdir "$LOCAL"
+odd "a folder" "a folder, not a file"
+printf '{"hooks": {"PreToolUse": [{"hooks": [{"command": "\377\376 toolgate hook claude-code"}]}]}}' >"$LOCAL"
+odd "invalid UTF-8 in a string" \
+  'not a JSON object ($.hooks.PreToolUse[0].hooks[0].command: a string is not valid UTF-8'
+printf '\377\376\000{' >"$LOCAL"
+odd "invalid UTF-8 bytes" 'not a JSON object ($: expected a JSON value, found byte 0xff'
+printf '{"hooks": {}}\000{"b": 2}' >"$LOCAL"
+odd "a NUL after the object" 'not a JSON object ($: text after the JSON value: byte 0x00'
+run doctor
+expect "odd settings gone: good again" 0 "all is well" stdout
+
+# ---- ./toolgate.lua's network marks ---------------------------------------------
+echo 'return { servers = { web = { command = "true", network = true } } }' >"$WORK/toolgate.lua"
+run doctor
+expect "toolgate.lua's marks are named" 0 \
+  "toolgate.lua marks these MCP tools as reaching the network: web__*" stdout
+echo 'return { servers = { web = { command = "true", netwrok = true } } }' >"$WORK/toolgate.lua"
+run doctor
+expect "a toolgate.lua that does not load is a fault" 1 \
+  "toolgate.lua does not load, so which MCP tools reach the network is not known" stdout
+expect "naming the key" 1 "unknown key 'netwrok' (did you mean 'network'?)" stdout
+rm -f "$WORK/toolgate.lua"
 
 # ---- test --watch: a save runs the cases again ------------------------------------------
 mkdir -p "$WORK/tw/tests"

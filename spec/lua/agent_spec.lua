@@ -285,6 +285,58 @@ describe("Codex's tools", function()
   end)
 end)
 
+describe("Gemini CLI's tools", function()
+  it("maps its shell and file tools, and gives a rewrite back", function()
+    local b = agent.map("gemini", event("run_shell_command",
+      { command = "make", description = "build", dir_path = "web" }))
+    assert.are.same({ "exec", { command = "make", cwd = "web" } }, { b.tool, b.args })
+    assert.are.same({ "run_shell_command" }, b.names)
+    -- the folder as written goes back when the rewrite kept it
+    local back = agent.unmap("gemini", event("run_shell_command",
+      { command = "make", description = "build", dir_path = "web" }), "exec",
+      { command = "make -j2", cwd = "web" })
+    assert.are.same({ command = "make -j2", description = "build", dir_path = "web" }, back)
+    local r = agent.map("gemini", event("read_file", { file_path = CWD .. "/src/a.c" }))
+    assert.are.same({ "read_file", { path = "src/a.c" } }, { r.tool, r.args })
+    local w = agent.map("gemini", event("replace",
+      { file_path = "src/a.c", old_string = "a", new_string = "b" }))
+    assert.are.equal("apply_patch", w.tool)
+    assert.are.same({ "src/a.c" }, shown(w))
+    local g = agent.map("gemini", event("grep_search", { pattern = "K", include_pattern = ".env" }))
+    assert.are.same({ "grep", { ".", "**/.env" } }, { g.tool, shown(g) })
+    assert.are.same({ "search_file_content", "grep_search" },
+      agent.map("gemini", event("search_file_content", { pattern = "K" })).names)
+  end)
+
+  it("refuses a call whose path fields disagree", function()
+    local m, why = agent.map("gemini", event("read_file",
+      { file_path = "README.md", absolute_path = CWD .. "/.env" }))
+    assert.is_nil(m)
+    assert.is_truthy(why:find("disagree", 1, true), why)
+  end)
+end)
+
+describe("Copilot CLI's tools", function()
+  it("maps bash, view, create, edit and the editor by its command", function()
+    local b = agent.map("copilot", event("bash", { command = "ls", description = "list" }))
+    assert.are.same({ "exec", { command = "ls" } }, { b.tool, b.args })
+    local v = agent.map("copilot", event("view", { path = CWD .. "/src/a.c", view_range = { 1, 5 } }))
+    assert.are.same({ "read_file", { path = "src/a.c" }, true }, { v.tool, v.args, v.read_only })
+    local c = agent.map("copilot", event("create", { path = "src/n.c", file_text = "x" }))
+    assert.are.same({ "write_file", { path = "src/n.c", content = "x" } }, { c.tool, c.args })
+    local e = agent.map("copilot", event("edit", { path = "src/n.c", old_str = "a", new_str = "b" }))
+    assert.are.equal("apply_patch", e.tool)
+    assert.are.same({ "src/n.c" }, shown(e))
+    local s = agent.map("copilot", event("str_replace_editor", { command = "view", path = ".env" }))
+    assert.are.same({ "read_file", { path = ".env" } }, { s.tool, s.args })
+    assert.are.same({ "rg", "grep" }, agent.map("copilot", event("rg", { pattern = "x" })).names)
+    -- post-hooks see the text the model reads as the output
+    local p = agent.map("copilot", event("bash", { command = "ls" },
+      { tool_response = { resultType = "success", textResultForLlm = "a b" } }))
+    assert.are.same({ stdout = "a b" }, p.result)
+  end)
+end)
+
 -- Through a real tree: what a rule reads of a path — agent.paths and
 -- call.args.path alike — is where the kernel lands it.
 describe("paths through symlinks", function()

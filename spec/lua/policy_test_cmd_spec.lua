@@ -227,7 +227,7 @@ return { { name = "short", tool = "note", args = { text = "hi" }, expect = "deny
       { [[return { { name = "x", tool = "note", expct = "deny" } }]],
         "x_test.lua:1: case 'x': unknown key 'expct' (known: name, tool, args, session, metadata, "
         .. "expect, rule, reason_match, expect_args, expect_tool, result, error, expect_result, "
-        .. "expect_error_code, agent, cwd, stand_in, read_only, event)" },
+        .. "expect_error_code, agent, cwd, stand_in, read_only, event, network)" },
       { [[return { { name = "x", event = { tool_name = "Bash" }, expect = "deny" } }]],
         "'event' must be an agent's hook event with a tool_name and a tool_input" },
       { [[return { { name = "x", tool = "note", expect = "maybe" } }]], "'expect' must be \"allow\", \"deny\" or \"ask\"" },

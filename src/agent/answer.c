@@ -31,9 +31,9 @@
 
 typedef struct {
   tg_runtime *rt;
-  const tg_hook_agent *agent;
+  const tg_dialect *agent;
   tg_hook_event kind;
-  const char *event_name;      /* in event */
+  const char *event_name;      /* the agent's name of it (in event) */
   const char *on_error;
   int toolgate_defaults;
   cJSON *event;
@@ -76,9 +76,11 @@ static void job_free(hook_job *j) {
 }
 
 /* Tells the answer and ends the job. */
-static void finish(hook_job *j, const tg_hook_say *say) {
+static void finish(hook_job *j, const tg_hook_say *said) {
   tg_hook_result res;
-  if (tg__hook_render(say, &res) < 0) {
+  tg_hook_say say = *said;
+  say.native = j->event ? tg__hook_native(j->event) : NULL;
+  if (tg__hook_render(&say, &res) < 0) {
     static char nomem_out[] = "", nomem_msg[] = "toolgate hook: out of memory\n";
     res.exit_code = 2; /* blocks a tool call: the fail-safe side */
     res.output = nomem_out;
@@ -501,9 +503,10 @@ static void start_call(hook_job *j, int64_t turn) {
   if (rc < 0) fail_safe(j, err);
 }
 
-/* The event, read strictly; NULL with why for a malformed one. */
-cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
-                           size_t len) {
+/* The event, read strictly and made canonical; NULL with why for a
+ * malformed one. */
+cJSON *tg__hook_read_event(const tg_dialect *d, const char *text, size_t n,
+                           const char *event_name, char *why, size_t len) {
   if (!text || n > TG_HOOK_MAX_EVENT) {
     snprintf(why, len, "the hook event is %zu bytes, over the limit of %u",
              text ? n : 0, TG_HOOK_MAX_EVENT);
@@ -515,13 +518,53 @@ cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
     snprintf(why, len, "the hook event is not valid JSON: %s", msg);
     return NULL;
   }
-  if (!cJSON_IsObject(ev) || !str(ev, "hook_event_name")) {
-    snprintf(why, len, cJSON_IsObject(ev) ? "the hook event has no "
-             "hook_event_name" : "the hook event is not a JSON object");
+  /* for an agent whose payload may not name its event, the name the
+   * installed line gives is the event that fired: it wins over the
+   * payload's */
+  const char *name = d && d->event_from_arg && event_name
+                         ? event_name : str(ev, "hook_event_name");
+  if (!cJSON_IsObject(ev) || !name) {
+    snprintf(why, len, !cJSON_IsObject(ev) ? "the hook event is not a JSON "
+             "object" : d && d->event_from_arg ? "the hook event has no "
+             "hook_event_name, and no --event NAME was given"
+             : "the hook event has no hook_event_name");
     cJSON_Delete(ev);
     return NULL;
   }
-  return ev;
+  /* the keys a canonical event keeps the agent's own under are never the
+   * agent's to set */
+  cJSON_DeleteItemFromObjectCaseSensitive(ev, "agent_event");
+  cJSON_DeleteItemFromObjectCaseSensitive(ev, "agent_event_name");
+  if (!d || !d->to_canonical) {
+    if (!str(ev, "hook_event_name"))
+      cJSON_AddStringToObject(ev, "hook_event_name", name);
+    return ev;
+  }
+  char *own = tg__strdup(name); /* name may be in ev */
+  tg_hook_event kind = tg__dialect_kind(d, own);
+  cJSON *canon = own ? d->to_canonical(ev, own, kind, why, len) : NULL;
+  if (!own) snprintf(why, len, "out of memory");
+  if (canon && canon != ev) {
+    const char *cname = tg__hook_kind_name(kind);
+    if (!str(canon, "hook_event_name"))
+      cJSON_AddStringToObject(canon, "hook_event_name", cname ? cname : own);
+    cJSON_AddStringToObject(canon, "agent_event_name", own);
+    cJSON_AddItemToObject(canon, "agent_event", ev);
+  } else if (!canon) {
+    cJSON_Delete(ev);
+  }
+  free(own);
+  return canon;
+}
+
+const cJSON *tg__hook_native(const cJSON *event) {
+  const cJSON *own = cJSON_GetObjectItemCaseSensitive(event, "agent_event");
+  return own ? own : event;
+}
+
+const char *tg__hook_native_name(const cJSON *event) {
+  const char *own = str(event, "agent_event_name");
+  return own ? own : str(event, "hook_event_name");
 }
 
 /* The answer to the event read (taken), or, when it could not be (NULL),
@@ -529,14 +572,18 @@ cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
 static int answer_event(tg_runtime *rt, const tg_hook_request *req,
                         cJSON *event, const char *why, cJSON *trace,
                         tg_hook_done_cb done, void *ud, char err[TG_ERRMSG]) {
-  const tg_hook_agent *agent = req ? tg__hook_agent(req->agent) : NULL;
+  const tg_dialect *agent = req ? tg__dialect(req->agent) : NULL;
   if (!rt || !agent || !done || !tg_hook_on_error_known(req->on_error)) {
     cJSON_Delete(event);
-    tg__errf(err, TG_ERRMSG, !req || !done ? "a hook answer needs a request "
-             "and a done callback" : !agent ? "unknown agent '%s' (known: "
-             "claude-code, codex)" : "on_error is deny, ask or allow, not '%s'",
-             req && !agent ? (req->agent ? req->agent : "(none)")
-                           : req ? req->on_error : "");
+    if (!req || !done)
+      tg__errf(err, TG_ERRMSG, "a hook answer needs a request and a done "
+               "callback");
+    else if (!agent)
+      tg__errf(err, TG_ERRMSG, "unknown agent '%s' (known: %s)",
+               req->agent ? req->agent : "(none)", tg__dialect_names());
+    else
+      tg__errf(err, TG_ERRMSG, "on_error is deny, ask or allow, not '%s'",
+               req->on_error);
     return -EINVAL;
   }
   hook_job *j = calloc(1, sizeof *j);
@@ -557,11 +604,13 @@ static int answer_event(tg_runtime *rt, const tg_hook_request *req,
   j->event = event;
   j->trace = trace;
   if (!j->event) {
+    /* unread: its name is the one given with it, if any */
+    j->event_name = req->event_name;
     fail_safe(j, why);
     return 0;
   }
-  j->event_name = str(j->event, "hook_event_name");
-  j->kind = tg__hook_event_kind(j->event_name);
+  j->event_name = tg__hook_native_name(j->event);
+  j->kind = tg__hook_event_kind(str(j->event, "hook_event_name"));
   if (!tg__hook_judged(j->kind)) { /* recorded, or passed over */
     char what[TG_ERRMSG + 40] = "", msg[TG_ERRMSG + 60];
     tg_hook_say s = {.agent = agent};
@@ -581,9 +630,10 @@ static int answer_event(tg_runtime *rt, const tg_hook_request *req,
 int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
                    tg_hook_done_cb done, void *ud, char err[TG_ERRMSG]) {
   char why[TG_ERRMSG] = "";
-  cJSON *event = req ? tg__hook_read_event(req->event, req->event_len, why,
-                                           sizeof why)
-                     : NULL;
+  const tg_dialect *d = req ? tg__dialect(req->agent) : NULL;
+  cJSON *event = d ? tg__hook_read_event(d, req->event, req->event_len,
+                                         req->event_name, why, sizeof why)
+                   : NULL;
   return answer_event(rt, req, event, why, NULL, done, ud, err);
 }
 

@@ -21,10 +21,28 @@ static const char *str(const cJSON *o, const char *k) {
 
 const char *tg_hook_detect_agent(const char *event, size_t len) {
   char why[TG_ERRMSG];
-  cJSON *ev = tg__hook_read_event(event, len, why, sizeof why);
-  /* Codex's events carry the turn (turn_id); Claude Code's do not */
-  const char *agent = ev && cJSON_GetObjectItemCaseSensitive(ev, "turn_id")
-                          ? "codex" : "claude-code";
+  cJSON *ev = event ? tg_json_parse(event, len, NULL, why, sizeof why) : NULL;
+  const char *agent = "claude-code", *name = str(ev, "hook_event_name");
+  const tg_dialect *d;
+  if (cJSON_GetObjectItemCaseSensitive(ev, "turn_id")) {
+    agent = "codex"; /* Codex's events carry the turn; Claude Code's not */
+  } else if (name) {
+    /* the first agent, in the registry's order, with an event so named */
+    for (size_t i = 0; (d = tg__dialect_at(i)); i++)
+      if (tg__dialect_kind(d, name) != TG_HOOK_EV_OTHER) {
+        agent = d->name;
+        break;
+      }
+  } else {
+    /* no name: an agent whose payload does not carry it, known by a key
+     * of its own (Copilot CLI's camelCase sessionId, toolName) */
+    for (size_t i = 0; (d = tg__dialect_at(i)); i++)
+      if (d->event_from_arg && (cJSON_GetObjectItemCaseSensitive(ev, "sessionId") ||
+                                cJSON_GetObjectItemCaseSensitive(ev, "toolName"))) {
+        agent = d->name;
+        break;
+      }
+  }
   cJSON_Delete(ev);
   return agent;
 }
@@ -106,12 +124,15 @@ cJSON *tg_hook_explain(tg_runtime *rt, const tg_hook_request *req,
   const char *agent = req->agent ? req->agent
                       : tg_hook_detect_agent(req->event, req->event_len);
   if (!tg_hook_agent_known(agent)) {
-    tg__errf(err, TG_ERRMSG, "unknown agent '%s' (known: claude-code, codex)",
-             agent);
+    tg__errf(err, TG_ERRMSG, "unknown agent '%s' (known: %s)", agent,
+             tg__dialect_names());
     return NULL;
   }
   char why[TG_ERRMSG] = "";
-  cJSON *ev = tg__hook_read_event(req->event, req->event_len, why, sizeof why);
+  const tg_dialect *d = tg__dialect(agent);
+  agent = d->name;
+  cJSON *ev = tg__hook_read_event(d, req->event, req->event_len,
+                                  req->event_name, why, sizeof why);
   cJSON *out = cJSON_CreateObject();
   cJSON_AddStringToObject(out, "agent", agent);
   cJSON_AddBoolToObject(out, "agent_detected", !req->agent);

@@ -14,8 +14,12 @@
  *                answers and what the chain saw
  *   (the mapping, in Lua (toolgate.agent) in the generation, is the
  *   runtime's: runtime/agent_map.c)
- *   reply.c      the agent's wire format (one place for both agents),
- *                and the fail-safe answers (tg_hook_fallback)
+ *   reply.c      an answer in the agent's words (its dialect renders
+ *                it), and the fail-safe answers (tg_hook_fallback)
+ *   dialect.h    an agent's hook protocol as one value (names, events,
+ *                canonical event, answer format, capabilities, install):
+ *                dialects.c registers them, one line each, and
+ *                dialect_<agent>.c is each
  *   text.c       the texts of an answer; a stable key order
  *   context.c    tools run for the model's context (context_from)
  *   record.c     the events that are not tool calls: prompts (turns),
@@ -34,14 +38,23 @@
 #include "runtime/front_api.h"
 #include "runtime/hook_services.h"
 #include "store/store_api.h"
+#include "dialect.h"
 
 /* ---- answer.c ------------------------------------------------------------ */
 
-/* The event in text[0, n), read once with the strict parser (a key twice,
- * 1e400, bad UTF-8: malformed): an object with a hook_event_name. NULL
- * with why for a malformed one. */
-cJSON *tg__hook_read_event(const char *text, size_t n, char *why,
-                           size_t len);
+/* The event in text[0, n) that agent d wrote, read once with the strict
+ * parser (a key twice, 1e400, bad UTF-8: malformed) and made canonical
+ * (dialect.h): an object with a hook_event_name (toolgate's name of the
+ * event, or the agent's own when toolgate does not know it). The name
+ * comes from the payload, or from event_name (--event NAME) when the
+ * agent's payload carries none. When the canonical event is not the
+ * agent's own, it holds the agent's under "agent_event" and its name
+ * under "agent_event_name". NULL with why for a malformed one. */
+cJSON *tg__hook_read_event(const tg_dialect *d, const char *text, size_t n,
+                           const char *event_name, char *why, size_t len);
+/* The agent's own event of a canonical one, and its name. */
+const cJSON *tg__hook_native(const cJSON *event);
+const char *tg__hook_native_name(const cJSON *event);
 /* tg_hook_answer for an event already read (tg__hook_read_event; taken,
  * whatever is returned): req->event is not read again. */
 int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
@@ -57,58 +70,6 @@ int tg__hook_answer_read(tg_runtime *rt, const tg_hook_request *req,
 int tg__hook_answer_traced(tg_runtime *rt, const tg_hook_request *req,
                            cJSON *event, cJSON *trace, tg_hook_done_cb done,
                            void *ud, char err[TG_ERRMSG]);
-
-/* The agents and what their hooks can say: one table (reply.c). */
-typedef struct {
-  const char *name;            /* "claude-code", "codex" */
-  int pre_allow_plain;         /* PreToolUse "allow" without updatedInput */
-  int pre_ask;                 /* PreToolUse "ask" */
-  int permission_rewrite;      /* PermissionRequest updatedInput */
-} tg_hook_agent;
-
-const tg_hook_agent *tg__hook_agent(const char *name);
-
-typedef enum {
-  TG_HOOK_EV_OTHER = 0,        /* unknown: passed over */
-  TG_HOOK_EV_PRE,              /* PreToolUse */
-  TG_HOOK_EV_PERMISSION,       /* PermissionRequest */
-  TG_HOOK_EV_POST,             /* PostToolUse */
-  TG_HOOK_EV_POST_FAILURE,     /* PostToolUseFailure */
-  /* recorded, nothing to judge (record.c) */
-  TG_HOOK_EV_PROMPT,           /* UserPromptSubmit */
-  TG_HOOK_EV_STOP,             /* Stop, SubagentStop */
-  TG_HOOK_EV_SESSION_START,    /* SessionStart */
-  TG_HOOK_EV_SESSION_END       /* SessionEnd */
-} tg_hook_event;
-
-/* A tool call's event: judged (the others are recorded or passed over). */
-static inline int tg__hook_judged(tg_hook_event e) {
-  return e >= TG_HOOK_EV_PRE && e <= TG_HOOK_EV_POST_FAILURE;
-}
-
-tg_hook_event tg__hook_event_kind(const char *name);
-
-typedef enum {
-  TG_HOOK_NONE = 0,            /* no decision: the agent's own flow */
-  TG_HOOK_ALLOW,
-  TG_HOOK_DENY,
-  TG_HOOK_ASK
-} tg_hook_verdict;
-
-/* What toolgate says to the agent, before it is put in the agent's words. */
-typedef struct {
-  const tg_hook_agent *agent;
-  tg_hook_event event;
-  tg_hook_verdict verdict;     /* PRE, PERMISSION */
-  const char *reason;          /* deny's reason, ask's prompt, allow's why */
-  const cJSON *updated_input;  /* a rewrite, in the agent's shape */
-  int block;                   /* POST: block with reason */
-  const char *context;         /* additionalContext */
-  const cJSON *updated_mcp_output; /* POST: a post-hook's result for an MCP tool */
-  const char *system_message;  /* shown to the user */
-  const char *message;         /* stderr */
-  int exit_code;               /* 0, or 2 (with message) */
-} tg_hook_say;
 
 /* What `say` tells the agent, in one word, after the agent's limits (as
  * tg__hook_render puts it): "allow", "deny", "ask", "block", "output" (an

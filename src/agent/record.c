@@ -82,7 +82,9 @@ typedef struct {
 
 static int record_stop(const recording *r, char *err) {
   const char *path = str(r->ev, "transcript_path");
+  const tg_dialect *d = tg__dialect(r->agent);
   if (!path || !*path) return 0; /* nothing to read */
+  if (!d || !d->transcript_usage) return 0; /* a transcript not read */
   char *old = NULL, *neu = NULL;
   tg_hook_mark mark;
   tg_hook_usage u[TG_HOOK_MAX_USAGE_MODELS];

@@ -9,7 +9,8 @@
  * rules written as the policy API asks; a rule with side effects will have
  * them. Hooks and the tool are only listed, never run: a pre-hook may
  * rewrite the call, which the real chain would then judge again — the
- * explanation says so rather than guessing.
+ * explanation says so rather than guessing. A rule's tg.taint is listed
+ * in the explanation ("taints") and kept nowhere.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -240,9 +241,12 @@ static void add_notes(cJSON *j, int hooks_run, int has_pre) {
 
 /* ---- what the call touches and runs ----------------------------------- */
 
-/* [call] -> {paths = call.paths, commands = call.commands} */
+/* [call] -> {paths = call.paths, commands = call.commands,
+ *           network = call.network} */
 static int read_facts(lua_State *L) {
-  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 3);
+  lua_getfield(L, 1, "network");
+  lua_setfield(L, -2, "network");
   lua_getfield(L, 1, "paths");
   lua_setfield(L, -2, "paths");
   lua_getfield(L, 1, "commands");
@@ -261,7 +265,7 @@ static void add_facts(tg_call *c, cJSON *j) {
   tg__call_push_table(c);
   char why[300] = "";
   if (tg__sandbox_pcall(c->gen->sb, L, 1, 1) != LUA_OK) {
-    if (!tg__sandbox_describe_stop(c->gen->sb, "call.paths / call.commands",
+    if (!tg__sandbox_describe_stop(c->gen->sb, "call.paths / call.commands / call.network",
                                    why, sizeof why))
       snprintf(why, sizeof why, "%s", lua_type(L, -1) == LUA_TSTRING
                                           ? lua_tostring(L, -1)
@@ -272,8 +276,10 @@ static void add_facts(tg_call *c, cJSON *j) {
     if (!f) cJSON_AddStringToObject(j, "facts_error", why);
     cJSON *p = f ? cJSON_DetachItemFromObject(f, "paths") : NULL;
     cJSON *k = f ? cJSON_DetachItemFromObject(f, "commands") : NULL;
+    cJSON *net = f ? cJSON_DetachItemFromObject(f, "network") : NULL;
     if (p) cJSON_AddItemToObject(j, "paths", p);
     if (k) cJSON_AddItemToObject(j, "commands", k);
+    if (net) cJSON_AddItemToObject(j, "network", net);
     cJSON_Delete(f);
   }
   lua_settop(L, top);
@@ -290,6 +296,12 @@ static cJSON *explain(tg_call *c) {
   cJSON_AddNumberToObject(j, "generation", (double)g->number);
   cJSON_AddItemToObject(j, "tool_info", tool_info(c->tool));
   decision d = {TG_VERDICT_NONE, NULL, NULL, 0};
+  /* a rule's tg.taint is listed, not kept: the call never runs */
+  tg_core *core = c->ch->core;
+  cJSON *was_seen = core->taint_seen, *taints = cJSON_CreateArray();
+  int was_dry = core->taint_dry;
+  core->taint_seen = taints;
+  core->taint_dry = 1;
   cJSON_AddItemToObject(j, "rules", explain_rules(c, &d));
   char default_why[300] = "";
   if (d.verdict == TG_VERDICT_NONE)
@@ -303,6 +315,10 @@ static cJSON *explain(tg_call *c) {
                             approval_outcome(c->ch, c, remembered));
   cJSON_AddItemToObject(j, "validation", explain_validation(c));
   add_facts(c, j);
+  core->taint_seen = was_seen;
+  core->taint_dry = was_dry;
+  if (cJSON_GetArraySize(taints) > 0) cJSON_AddItemToObject(j, "taints", taints);
+  else cJSON_Delete(taints);
   const char *const *also = tg__call_also_names(c);
   cJSON *pre = tg__hooks_describe(g, 0, c->tool_name, also); /* the chain's order */
   cJSON_AddItemToObject(j, "pre_hooks", pre);

@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "commands.h"
+#include "kit/declared_tools.h"
 #include "kit/hook_line.h"
 #include "kit/kit.h"
 #include "kit/options.h"
@@ -37,14 +38,19 @@ const char cmd_doctor_usage[] =
     "  - the toolgate hook lines in each agent's settings (Claude Code:\n"
     "    .claude/settings.json, .claude/settings.local.json,\n"
     "    ~/.claude/settings.json; Codex: .codex/hooks.json,\n"
-    "    ~/.codex/hooks.json): each must be the fail-closed line an install\n"
-    "    writes and name an existing toolgate by absolute path, and the\n"
-    "    PreToolUse line must answer when run once on a harmless event;\n"
-    "  - whether the policies in DIR load (as 'toolgate check');\n"
+    "    ~/.codex/hooks.json; Gemini CLI: .gemini/settings.json,\n"
+    "    ~/.gemini/settings.json; Copilot CLI: .github/hooks/toolgate.json,\n"
+    "    ~/.copilot/hooks/toolgate.json): each must be the fail-closed line\n"
+    "    an install writes and name an existing toolgate by absolute path,\n"
+    "    and the pre-tool line must answer when run once on a harmless event;\n"
+    "  - whether the policies in DIR load (as 'toolgate check'), and\n"
+    "    ./toolgate.lua when there is one (the MCP tools it marks as\n"
+    "    reaching the network: a sensitive session's calls of them are\n"
+    "    refused while it does not load);\n"
     "  - whether a resident instance ('toolgate daemon', 'watch', 'serve')\n"
     "    answers on DIR's control socket, and serves DIR itself;\n"
     "  - whether the database can be written;\n"
-    "  - which agents are installed (claude, codex in PATH).\n"
+    "  - which agents are installed (claude, codex, gemini, copilot in PATH).\n"
     "\n"
     "options:\n"
     "  --policies DIR      the policies folder (default ./policies)\n"
@@ -133,14 +139,14 @@ static int in_path(const char *name, char *out, size_t len) {
 }
 
 static void agents(doctor_run *d) {
-  static const char *const names[][2] = {{"claude-code", "claude"},
-                                         {"codex", "codex"}};
-  for (size_t i = 0; i < 2; i++) {
+  const tg_dialect *a;
+  for (size_t i = 0; (a = tg__dialect_at(i)); i++) {
     char where[PATH_MAX];
-    if (in_path(names[i][1], where, sizeof where))
-      info(d, "%s is installed: %s", names[i][0], where);
+    if (!a->program) continue;
+    if (in_path(a->program, where, sizeof where))
+      info(d, "%s is installed: %s", a->name, where);
     else
-      info(d, "%s is not in PATH ('%s' not found)", names[i][0], names[i][1]);
+      info(d, "%s is not in PATH ('%s' not found)", a->name, a->program);
   }
 }
 
@@ -148,20 +154,35 @@ static void agents(doctor_run *d) {
 
 typedef struct {
   const char *agent, *place; /* place: the install flag for this file */
+  const tg_dialect *d;
   char file[PATH_MAX];
 } settings_place;
 
 /* The file's JSON (NULL: no file, or *bad set with why). */
 static cJSON *read_json(const char *file, char *bad, size_t len) {
   bad[0] = '\0';
+  /* O_NONBLOCK: a FIFO opens without a writer, and is refused below */
   int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat st;
   if (fd < 0) {
     if (errno != ENOENT) snprintf(bad, len, "%s", strerror(errno));
+    else if (lstat(file, &st) == 0) /* the agent reads nothing there */
+      snprintf(bad, len, "a symbolic link to nothing");
     return NULL;
   }
-  struct stat st;
   if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX) {
-    snprintf(bad, len, "not a regular file of at most 16 MiB");
+    if (fstat(fd, &st) < 0)
+      snprintf(bad, len, "%s", strerror(errno));
+    else if (S_ISDIR(st.st_mode))
+      snprintf(bad, len, "a folder, not a file");
+    else if (!S_ISREG(st.st_mode))
+      snprintf(bad, len, "not a regular file (%s)",
+               S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode)
+               ? "a socket" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
+               ? "a device" : "a special file");
+    else
+      snprintf(bad, len, "%lld bytes, more than the %u MiB a settings "
+               "file may hold", (long long)st.st_size, SETTINGS_MAX >> 20);
     close(fd);
     return NULL;
   }
@@ -195,13 +216,17 @@ static int ours(const char *c, const char *agent) {
   return c && strstr(c, "toolgate") && strstr(c, mark);
 }
 
-/* The folder a line names, as a path from here ($CLAUDE_PROJECT_DIR is
- * the project: here); -1 when it names none. */
+/* The folder a line names, as a path from here (the agent's project
+ * variable, $CLAUDE_PROJECT_DIR, is the project: here); -1 when it names
+ * none. */
 static int line_policies(const hook_line_parts *p, char *out, size_t len) {
-  const char *var = "$CLAUDE_PROJECT_DIR";
+  const tg_dialect *a = tg__dialect(p->agent);
+  char var[64];
+  snprintf(var, sizeof var, "$%s", a && a->install.project_var
+                                       ? a->install.project_var : "");
   char cwd[PATH_MAX];
   if (!p->policies[0] || !getcwd(cwd, sizeof cwd)) return -1;
-  if (!strncmp(p->policies, var, strlen(var)))
+  if (var[1] && !strncmp(p->policies, var, strlen(var)))
     snprintf(out, len, "%s%s", cwd, p->policies + strlen(var));
   else
     snprintf(out, len, "%s", p->policies);
@@ -266,19 +291,24 @@ static void check_settings(doctor_run *d, const settings_place *s) {
     return;
   }
   const cJSON *hooks = cJSON_GetObjectItem(j, "hooks"), *ev;
+  const tg_dialect_install *in = &s->d->install;
   const char *pre = NULL;
   int found = 0, sound = 1;
   cJSON_ArrayForEach(ev, (cJSON_IsObject(hooks) ? hooks : NULL)) {
     const cJSON *g;
     cJSON_ArrayForEach(g, (cJSON_IsArray(ev) ? ev : NULL)) {
       const cJSON *h;
-      cJSON_ArrayForEach(h, cJSON_GetObjectItem(g, "hooks")) {
-        const char *c = cJSON_GetStringValue(cJSON_GetObjectItem(h, "command"));
+      /* a flat file lists the hooks themselves */
+      const cJSON *hs = in->flat ? ev : cJSON_GetObjectItem(g, "hooks");
+      cJSON_ArrayForEach(h, hs) {
+        const char *c = cJSON_GetStringValue(
+            cJSON_GetObjectItem(h, in->command_key));
         if (!ours(c, s->agent)) continue;
         found++;
         if (sound && check_line(d, s, ev->string, c, fix) < 0) sound = 0;
-        if (!pre && !strcmp(ev->string, "PreToolUse")) pre = c;
+        if (!pre && !strcmp(ev->string, in->check_event_name)) pre = c;
       }
+      if (in->flat) break; /* the event's hooks are done */
     }
   }
   if (!found) {
@@ -287,12 +317,14 @@ static void check_settings(doctor_run *d, const settings_place *s) {
   }
   d->hooks_found++;
   if (sound && !pre) {
-    fault(d, fix, "the %s hooks in %s have no PreToolUse line: tool calls "
-          "are not judged before they run", s->agent, s->file);
+    fault(d, fix, "the %s hooks in %s have no %s line: tool calls "
+          "are not judged before they run", s->agent, s->file,
+          in->check_event_name);
   } else if (sound) {
     char cwd[PATH_MAX];
     hook_line_result res;
-    int rc = getcwd(cwd, sizeof cwd) ? hook_line_check(pre, cwd, &res) : -errno;
+    int rc = getcwd(cwd, sizeof cwd) ? hook_line_check(pre, cwd, s->d, &res)
+                                     : -errno;
     if (rc < 0) {
       fault(d, fix, "the %s hook in %s could not be run to check it: %s",
             s->agent, s->file, strerror(-rc));
@@ -300,10 +332,10 @@ static void check_settings(doctor_run *d, const settings_place *s) {
       char err[320], out[320];
       one_line(err, sizeof err, res.err);
       one_line(out, sizeof out, res.out);
-      if ((res.code == 0 || res.code == 2) && !err[0])
-        note(d, "the %s hook in %s answers (%d line%s; PreToolUse of "
+      if ((res.code == 0 || (res.code == 2 && in->exit_2_blocks)) && !err[0])
+        note(d, "the %s hook in %s answers (%d line%s; %s of "
              "`true`: exit %d)", s->agent, s->file, found,
-             found == 1 ? "" : "s", res.code);
+             found == 1 ? "" : "s", in->check_event_name, res.code);
       else if (strstr(err, "policies do not load")) {
         hook_line_parts p;
         char dir[PATH_MAX * 2], shown[320], qd[sizeof shown * 4 + 8],
@@ -327,22 +359,18 @@ static void check_settings(doctor_run *d, const settings_place *s) {
 }
 
 static void hooks(doctor_run *d) {
-  const char *home = getenv("HOME");
-  settings_place places[] = {
-      {"claude-code", "--project", ".claude/settings.json"},
-      {"claude-code", "--local", ".claude/settings.local.json"},
-      {"claude-code", "--user", ""},
-      {"codex", "--project", ".codex/hooks.json"},
-      {"codex", "--user", ""},
-  };
-  if (home && home[0] == '/') {
-    snprintf(places[2].file, sizeof places[2].file, "%s/.claude/settings.json",
-             home);
-    snprintf(places[4].file, sizeof places[4].file, "%s/.codex/hooks.json",
-             home);
+  const tg_dialect *a;
+  /* every place each agent's install may write, in the registry's order */
+  for (size_t i = 0; (a = tg__dialect_at(i)); i++) {
+    for (const tg_dialect_place *pl = a->install.places; pl && pl->flag;
+         pl++) {
+      settings_place place = {a->name, pl->flag, a, ""};
+      if (tg__dialect_place_path(&a->install, pl, place.file,
+                                 sizeof place.file) < 0)
+        continue; /* under a HOME that is not set */
+      check_settings(d, &place);
+    }
   }
-  for (size_t i = 0; i < sizeof places / sizeof *places; i++)
-    if (places[i].file[0]) check_settings(d, &places[i]);
   if (!d->hooks_found) {
     char fix[PATH_MAX * 4 + 96];
     snprintf(fix, sizeof fix, "toolgate hook install claude-code --policies %s",
@@ -379,6 +407,40 @@ static int policies(doctor_run *d) {
        (unsigned long long)tg_runtime_generation(rt));
   tg_runtime_free(rt);
   return 0;
+}
+
+/* ./toolgate.lua, when there is one: the hook reads the MCP tools it marks
+ * as reaching the network from it (call.network), and a file that does
+ * not load refuses a sensitive session's calls of MCP tools. */
+static void network_marks(doctor_run *d) {
+  struct stat st;
+  if (lstat("toolgate.lua", &st) < 0 && errno == ENOENT) return;
+  cJSON *globs = NULL;
+  char err[TG_ERRMSG] = "", msg[320];
+  if (kit_network_tools(NULL, &globs, err, sizeof err) < 0) {
+    one_line(msg, sizeof msg, err);
+    fault(d, "${EDITOR:-vi} toolgate.lua", "toolgate.lua does not load, so "
+          "which MCP tools reach the network is not known (a sensitive "
+          "session's calls of them are refused): %s", msg);
+    return;
+  }
+  char list[1024] = "";
+  size_t used = 0;
+  const cJSON *g;
+  cJSON_ArrayForEach(g, globs) {
+    int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                     cJSON_GetStringValue(g) ? cJSON_GetStringValue(g) : "");
+    if (w < 0 || (size_t)w >= sizeof list - used) break;
+    used += (size_t)w;
+  }
+  one_line(msg, sizeof msg, list);
+  if (used)
+    note(d, "toolgate.lua marks these MCP tools as reaching the network: %s",
+         msg);
+  else
+    note(d, "toolgate.lua loads, and marks no MCP tool as reaching the "
+         "network");
+  cJSON_Delete(globs);
 }
 
 /* ---- a resident instance --------------------------------------------------- */
@@ -521,6 +583,7 @@ int cmd_doctor(int argc, char **argv) {
   agents(&d);
   hooks(&d);
   policies(&d);
+  network_marks(&d);
   instance(&d);
   database(&d);
   int n = cJSON_GetArraySize(d.faults);

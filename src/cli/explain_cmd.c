@@ -23,7 +23,7 @@
 
 const char cmd_explain_usage[] =
     "usage: toolgate explain TOOL JSON [options]\n"
-    "       toolgate explain --event FILE|- [--agent claude|codex] [options]\n"
+    "       toolgate explain --event FILE|- [--agent AGENT] [options]\n"
     "\n"
     "Shows what the chain would decide for a call of TOOL with the args JSON,\n"
     "without running it: every rule in evaluation order and what it answered\n"
@@ -50,9 +50,11 @@ const char cmd_explain_usage[] =
     "\n"
     "options:\n"
     "  --event FILE|-      explain the agent's hook event in FILE (-: stdin)\n"
-    "  --agent AGENT       whose event: claude (claude-code) or codex\n"
-    "                      (default: detected, an event with turn_id is\n"
-    "                      Codex's)\n"
+    "  --agent AGENT       whose event: claude (claude-code), codex, ...\n"
+    "                      as `toolgate hook AGENT` (default: detected, an\n"
+    "                      event with turn_id is Codex's, else Claude Code's)\n"
+    "  --event-name NAME   the event's name, for an agent whose payload\n"
+    "                      does not say it (as `toolgate hook --event`)\n"
     "  --on-error ANSWER   as `toolgate hook --on-error`: deny (default),\n"
     "                      ask or allow when nothing can judge\n"
     "  --toolgate-defaults as `toolgate hook --toolgate-defaults`\n"
@@ -71,7 +73,7 @@ const char cmd_explain_usage[] =
 
 typedef struct {
   const char *tool, *args_json, *policies, *session, *approve;
-  const char *event, *agent, *on_error;
+  const char *event, *agent, *on_error, *event_name;
   int json, toolgate_defaults;
   sandbox_options sandbox;
   db_options db;
@@ -94,6 +96,7 @@ static int parse_explain_options(explain_options *o, int argc, char **argv) {
       {"--approve", OPT_VALUE, NULL, &o->approve},
       {"--event", OPT_VALUE, NULL, &o->event},
       {"--agent", OPT_VALUE, NULL, &o->agent},
+      {"--event-name", OPT_VALUE, NULL, &o->event_name},
       {"--on-error", OPT_VALUE, NULL, &o->on_error},
       {"--toolgate-defaults", OPT_FLAG, &o->toolgate_defaults, NULL},
       SANDBOX_OPT_SPECS(&o->sandbox),
@@ -121,14 +124,19 @@ static int parse_explain_options(explain_options *o, int argc, char **argv) {
                          "FILE)");
     return CLI_EXIT_USAGE;
   }
-  if (!o->event && (o->agent || o->on_error || o->toolgate_defaults)) {
-    cli_error("explain: --agent, --on-error and --toolgate-defaults go with "
-              "--event");
+  if (!o->event && (o->agent || o->on_error || o->toolgate_defaults ||
+                    o->event_name)) {
+    cli_error("explain: --agent, --event-name, --on-error and "
+              "--toolgate-defaults go with --event");
     return CLI_EXIT_USAGE;
   }
   if (o->agent && !strcmp(o->agent, "claude")) o->agent = "claude-code";
   if (o->agent && !tg_hook_agent_known(o->agent)) {
-    cli_error("explain: --agent takes claude or codex, not '%s'", o->agent);
+    /* "claude-code, codex, ..." read with Claude Code as "claude" */
+    const char *known = tg__dialect_names(), *cc = "claude-code, ";
+    if (!strncmp(known, cc, strlen(cc))) known += strlen(cc);
+    cli_error("explain: --agent takes claude or %s, not '%s'", known,
+              o->agent);
     return CLI_EXIT_USAGE;
   }
   if (o->on_error && !tg_hook_on_error_known(o->on_error)) {
@@ -246,6 +254,11 @@ static void print_decision(FILE *f, const cJSON *j, int color) {
 /* call.paths: each as written -> where it leads (or why it cannot be
  * told); call.commands: each simple command, its wrappers and why the
  * analysis could not see through it. */
+/* s with control characters as spaces: a policy's text is its own. */
+static void put_plain(FILE *f, const char *s) {
+  for (; s && *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, f);
+}
+
 static void print_facts(FILE *f, const cJSON *j) {
   const cJSON *e, *paths = cJSON_GetObjectItem(j, "paths");
   const char *label = "paths     ";
@@ -273,6 +286,17 @@ static void print_facts(FILE *f, const cJSON *j) {
     if (str(e, "opaque")) fprintf(f, "   OPAQUE: %s", str(e, "opaque"));
     fputc('\n', f);
     label = "          ";
+  }
+  if (cJSON_IsTrue(cJSON_GetObjectItem(j, "network")))
+    fputs("network   toolgate.lua marks the tool as reaching the network\n", f);
+  const cJSON *t;
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(j, "taints")) {
+    fputs("taint     would mark session ", f);
+    put_plain(f, str(t, "session"));
+    fprintf(f, " sensitive (level %.0f): ",
+            cJSON_GetNumberValue(cJSON_GetObjectItem(t, "level")));
+    put_plain(f, str(t, "reason"));
+    fputs(" — not kept: explain changes nothing\n", f);
   }
   if (str(j, "facts_error"))
     fprintf(f, "facts     could not be read: %s\n", str(j, "facts_error"));
@@ -441,6 +465,7 @@ static int explain_event(tg_runtime *rt, const explain_options *o) {
   tg_hook_request req;
   memset(&req, 0, sizeof req);
   req.agent = o->agent;
+  req.event_name = o->event_name;
   req.event = text;
   req.event_len = len;
   req.on_error = o->on_error;

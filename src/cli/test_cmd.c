@@ -51,7 +51,11 @@ const char cmd_test_usage[] =
     "event = the agent's hook event itself, instead of tool and args. A\n"
     "tool nobody registers (an upstream MCP server's) is judged by its name\n"
     "with stand_in = true (read_only = true if it only reads), or when\n"
-    "toolgate.lua's server declares it (servers.x.tools).\n"
+    "toolgate.lua's server declares it (servers.x.tools). network = true\n"
+    "marks a case's tool as reaching the network (call.network), as\n"
+    "toolgate.lua's servers.x.network does. A case's taints (tg.taint, a\n"
+    "redaction match) are kept in this run's memory, never in a database,\n"
+    "and listed under the case.\n"
     "\n"
     "options:\n"
     "  --run PATTERN       only the cases whose name matches the Lua pattern\n"
@@ -60,7 +64,8 @@ const char cmd_test_usage[] =
     "                      .lua file in DIR or DIR/tests/ is saved (a\n"
     "                      policy that does not load is shown, and the\n"
     "                      cases wait until one loads); Ctrl-C stops\n"
-    "  --config FILE       toolgate.lua, for its servers' declared tools\n"
+    "  --config FILE       toolgate.lua, for its servers' declared tools and\n"
+    "                      network tools\n"
     "                      (default: ./toolgate.lua if there is one)\n"
     SANDBOX_OPT_USAGE
     "\n"
@@ -103,12 +108,30 @@ static int num(const cJSON *o, const char *k) {
   return (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, k));
 }
 
+/* s with control characters as spaces: a policy's reason is its own text. */
+static void put_plain(FILE *f, const char *s) {
+  for (; s && *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, f);
+}
+
+/* What the case's tg.taint did (in this run's memory only). */
+static void print_taints(FILE *f, const cJSON *c) {
+  const cJSON *t;
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(c, "taints")) {
+    fputs("      tainted session ", f);
+    put_plain(f, str(t, "session"));
+    fprintf(f, " (level %d): ", num(t, "level"));
+    put_plain(f, str(t, "reason"));
+    fputc('\n', f);
+  }
+}
+
 static void print_case(FILE *f, const cJSON *c, int color) {
   int ok = cJSON_IsTrue(cJSON_GetObjectItem(c, "passed"));
   cli_sgr(f, color, ok ? "32" : "1;31");
   fputs(ok ? "PASS" : "FAIL", f);
   cli_sgr(f, color, "0");
   fprintf(f, "  %s  %s\n", str(c, "where"), str(c, "name"));
+  print_taints(f, c);
   const cJSON *why;
   cJSON_ArrayForEach(why, cJSON_GetObjectItem(c, "failures"))
     fprintf(f, "      %s\n", cJSON_IsString(why) ? why->valuestring : "?");
@@ -289,6 +312,13 @@ int cmd_test(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
   tg_runtime_declare_tools(rt, decl);
+  cJSON_Delete(decl);
+  if (kit_network_tools(o.config, &decl, err, sizeof err) < 0) {
+    cli_error("test: %s", err);
+    tg_runtime_free(rt);
+    return CLI_EXIT_USAGE;
+  }
+  tg_runtime_declare_network(rt, decl); /* call.network */
   cJSON_Delete(decl);
   code = o.watch ? watch_cases(&o, rt) : run_cases(&o, rt);
   tg_runtime_free(rt);

@@ -34,6 +34,7 @@ void tg__control_hook(tg_runtime *rt, tg_conn *c, const cJSON *head,
   if (cJSON_IsNumber(turn) && turn->valuedouble >= 0 &&
       turn->valuedouble < 9e15)
     req.turn = (int64_t)turn->valuedouble;
+  req.event_name = cJSON_GetStringValue(cJSON_GetObjectItem(head, "event"));
   req.event = body;
   req.event_len = len;
   char err[TG_ERRMSG] = "";
@@ -83,24 +84,35 @@ static int read_reply(const char *path, const char *r, size_t n,
   return 0;
 }
 
+/* An event name put in the request's header as it is: a word. */
+static int plain_word(const char *s) {
+  size_t n = s ? strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                           "VWXYZ0123456789_-") : 0;
+  return s && n && n <= 64 && !s[n];
+}
+
 int tg_hook_remote(const char *socket_path, const tg_hook_request *req,
                    tg_hook_result *out, uint64_t timeout_ms,
                    char err[TG_ERRMSG]) {
   memset(out, 0, sizeof *out);
   if (!socket_path || !req || !tg_hook_agent_known(req->agent) ||
       !tg_hook_on_error_known(req->on_error) || !req->event ||
-      req->event_len > TG_HOOK_MAX_EVENT) {
+      req->event_len > TG_HOOK_MAX_EVENT ||
+      (req->event_name && !plain_word(req->event_name))) {
     tg__errf(err, TG_ERRMSG, "a hook request needs a socket, a known agent, "
-             "on_error deny|ask|allow and an event of at most %u bytes",
+             "on_error deny|ask|allow, an event of at most %u bytes and an "
+             "event name of letters, digits, _ and - (or none)",
              TG_HOOK_MAX_EVENT);
     return -EINVAL;
   }
-  char head[256];
+  char head[384], ename[96] = "";
+  if (req->event_name)
+    snprintf(ename, sizeof ename, "\"event\":\"%s\",", req->event_name);
   int hn = snprintf(head, sizeof head,
-                    "{\"cmd\":\"hook\",\"agent\":\"%s\",\"on_error\":\"%s\","
+                    "{\"cmd\":\"hook\",\"agent\":\"%s\",%s\"on_error\":\"%s\","
                     "\"toolgate_defaults\":%s,\"turn\":%lld,"
                     "\"deadline_ms\":%llu,\"bytes\":%zu}\n",
-                    req->agent, req->on_error ? req->on_error : "deny",
+                    req->agent, ename, req->on_error ? req->on_error : "deny",
                     req->toolgate_defaults ? "true" : "false",
                     (long long)(req->turn > 0 ? req->turn : 0),
                     (unsigned long long)(req->deadline_ms ? req->deadline_ms

@@ -34,6 +34,16 @@ typedef struct tg_core {
                                 declares that nobody registers here (an
                                 upstream MCP server's), known by name to
                                 check and test (owned; NULL: none) */
+  cJSON *network_tools;      /* globs of the tools that reach the network
+                                (core/network.c; owned; NULL: none) */
+  cJSON *network_marked;     /* names marked one by one (toolgate test) */
+  int network_declared;      /* network_tools given by a front: not read */
+  int network_read;          /* network_tools read, at network_stamp */
+  uint64_t network_stamp;
+  /* taints raised while a dry run or a policy test runs (core/taint.c) */
+  cJSON *taint_seen;         /* each raise is added here when set */
+  int taint_dry;             /* explain: nothing is kept, only seen */
+  int taint_memory;          /* test: kept in memory, never in the store */
   /* slots: one layer's state each */
   struct tg_changes *changes; /* file changes: core/changes.c */
   struct tg_proc *procs;     /* processes still supervised: proc/process.c */

@@ -38,6 +38,18 @@ static void tell(tg_core *core, const char *session, const tg_taint *t) {
   tg__emit(core, NULL, "session_tainted", *t->call_id ? t->call_id : NULL, d);
 }
 
+/* What a raise would do, for the dry run's or the test's report. */
+static void seen(tg_core *core, const char *session, const tg_taint *t) {
+  cJSON *o = core->taint_seen ? cJSON_CreateObject() : NULL;
+  if (!o) return;
+  cJSON_AddStringToObject(o, "session", session);
+  cJSON_AddNumberToObject(o, "level", t->level);
+  cJSON_AddStringToObject(o, "reason", t->reason);
+  if (*t->call_id) cJSON_AddStringToObject(o, "call", t->call_id);
+  if (*t->tool) cJSON_AddStringToObject(o, "tool", t->tool);
+  cJSON_AddItemToArray(core->taint_seen, o);
+}
+
 int tg__taint_raise(tg_core *core, const char *session, const tg_taint *t,
                     char err[TG_ERRMSG]) {
   if (!session || !*session || t->level < 1 || t->level > TG_TAINT_LEVEL_MAX) {
@@ -45,7 +57,9 @@ int tg__taint_raise(tg_core *core, const char *session, const tg_taint *t,
              "to %d", TG_TAINT_LEVEL_MAX);
     return -EINVAL;
   }
-  if (core->sink.taint_raise) {
+  seen(core, session, t);
+  if (core->taint_dry) return 0; /* explain: said, not done */
+  if (core->sink.taint_raise && !core->taint_memory) {
     /* already as high: no write (a read takes no lock; the write waits
      * for the store's writer) */
     tg_taint now;
@@ -73,10 +87,18 @@ int tg__taint_read(tg_core *core, const char *session, tg_taint *out,
                    char err[TG_ERRMSG]) {
   memset(out, 0, sizeof *out);
   if (!session || !*session) return 0;
-  if (core->sink.taint_read)
+  if (core->sink.taint_read && !core->taint_memory)
     return core->sink.taint_read(core->sink.ud, session, out, err);
   tg_session_state *s = tg__session_state(core, session, 0);
   if (!s || !s->taint || s->taint->level < 1) return 0;
   *out = *s->taint;
   return 1;
+}
+
+int tg__taint_forget(tg_core *core, const char *session) {
+  tg_session_state *s = session ? tg__session_state(core, session, 0) : NULL;
+  if (!s || !s->taint || s->taint->level < 1) return -ENOENT;
+  free(s->taint);
+  s->taint = NULL;
+  return 0;
 }

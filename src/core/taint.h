@@ -21,6 +21,7 @@ struct tg_core;
 #define TG_TAINT_LEVEL_MAX 100
 #define TG_TAINT_REASON_MAX 512
 #define TG_TAINT_NAME_MAX 256
+#define TG_TAINT_SESSION_MAX 128 /* bytes of a session id a policy or host names */
 
 typedef struct tg_taint {
   int level;                           /* 0: clean; 1..TG_TAINT_LEVEL_MAX */
@@ -35,12 +36,20 @@ void tg__taint_fill(tg_taint *t, int level, const char *reason,
                     const char *call_id, const char *tool, int64_t ts_ms);
 
 /* Raises session's taint to t (kept when t->level is not above the level
- * it has). 0, or a negative errno with err. */
+ * it has). 0, or a negative errno with err. While a dry run or a policy
+ * test runs (core.h: taint_seen, taint_dry, taint_memory), the raise is
+ * also listed, and kept nowhere (explain) or in memory only (test): they
+ * judge calls that never ran, and must not mark the user's sessions. */
 int tg__taint_raise(struct tg_core *core, const char *session,
                     const tg_taint *t, char err[TG_ERRMSG]);
 /* The session's taint into out: 1 tainted, 0 clean, a negative errno with
  * err (the caller treats a failure as tainted: fail closed). */
 int tg__taint_read(struct tg_core *core, const char *session, tg_taint *out,
                    char err[TG_ERRMSG]);
+
+/* Clears the session's taint kept in this runtime's memory (storage
+ * off): 0, -ENOENT when it has none. With storage on, the store clears
+ * it (store_api.h: tg_store_taint_clear). */
+int tg__taint_forget(struct tg_core *core, const char *session);
 
 #endif

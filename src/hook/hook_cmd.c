@@ -1,6 +1,6 @@
 /*
- * hook_cmd.c — `toolgate hook claude-code|codex`: the hook command of a
- * coding agent. One event on stdin, the agent's answer on stdout, its
+ * hook_cmd.c — `toolgate hook AGENT` (claude-code, codex, gemini,
+ * copilot: agent/dialects.c): the hook command of a coding agent. One event on stdin, the agent's answer on stdout, its
  * exit code; the same answer whichever way it was reached:
  *
  *   1. a resident instance (toolgate watch / daemon / serve, listening on
@@ -37,11 +37,13 @@
 #define TEXT(x) TEXT_(x)
 
 const char cmd_hook_usage[] =
-    "usage: toolgate hook claude-code|codex [options]   (the agent runs it)\n"
+    "usage: toolgate hook AGENT [options]   (the agent runs it)\n"
     "       toolgate hook install claude-code [--project | --user | --local]\n"
     "                              [--dry-run] [--policies DIR] ...\n"
-    "       toolgate hook install codex [--project | --user] ...\n"
-    "       toolgate hook uninstall claude-code|codex [same places]\n"
+    "       toolgate hook install codex|gemini|copilot [--project | --user] ...\n"
+    "       toolgate hook uninstall AGENT [same places]\n"
+    "AGENT: claude-code (claude), codex, gemini (gemini-cli), copilot\n"
+    "(copilot-cli)\n"
     "\n"
     "Reads one hook event (JSON) on stdin, as the agent writes it before and\n"
     "after each of its tool calls, and writes the answer in the agent's\n"
@@ -61,6 +63,8 @@ const char cmd_hook_usage[] =
     "                      do not load or the deadline passes\n"
     "  --deadline-ms N     answer within N ms, whatever happens (default "
     TEXT(DEFAULT_DEADLINE_MS) ")\n"
+    "  --event NAME        the event's name, for an agent whose payload\n"
+    "                      does not carry it (the installed line passes it)\n"
     "  --toolgate-defaults say toolgate's default verdict (ask, or allow\n"
     "                      for read-only tools) when no rule decides; by\n"
     "                      default the agent's own permissions decide then\n"
@@ -78,9 +82,11 @@ const char cmd_hook_usage[] =
     "\n"
     "install and uninstall options:\n"
     "  --project           the project's settings (default): .claude/settings.json,\n"
-    "                      .codex/hooks.json\n"
+    "                      .codex/hooks.json, .gemini/settings.json,\n"
+    "                      .github/hooks/toolgate.json (copilot)\n"
     "  --local             Claude Code's .claude/settings.local.json\n"
-    "  --user              ~/.claude/settings.json, ~/.codex/hooks.json\n"
+    "  --user              ~/.claude/settings.json, ~/.codex/hooks.json,\n"
+    "                      ~/.gemini/settings.json, ~/.copilot/hooks/toolgate.json\n"
     "  --settings FILE     another settings file\n"
     "  --dry-run           print the change and the new file; write nothing\n"
     "  --policies DIR      the policies the hook uses (default ./policies;\n"
@@ -98,10 +104,12 @@ const char cmd_hook_usage[] =
     "line does not answer (it blocks until fixed); 2 usage error, or a\n"
     "settings file that is not JSON of the expected shape (left untouched).\n"
     "The installed line fails closed: a missing binary, a crash or a hang\n"
-    "past the agent's timeout blocks the tool call (exit 2).\n";
+    "past the agent's timeout blocks the tool call, in the agent's own\n"
+    "blocking form (exit 2; for copilot a deny on stdout).\n";
 
 typedef struct {
   const char *agent, *policies, *socket, *on_error, *deadline;
+  const char *event_arg;      /* --event NAME: the agent's payload lacks it */
   int no_resident, toolgate_defaults, start_daemon;
   hook_sandbox sandbox;
   double deadline_at;         /* hook_now_ms's clock */
@@ -245,6 +253,7 @@ static int answer_event(hook_run *h, const char *text, size_t len,
   req.event_len = len;
   req.on_error = h->on_error;
   req.toolgate_defaults = h->toolgate_defaults;
+  req.event_name = h->event_arg;
   if (!h->no_resident) {
     char path[PATH_MAX], err[TG_ERRMSG] = "";
     const char *sock = h->socket;
@@ -289,6 +298,7 @@ static int parse(hook_run *h, int argc, char **argv) {
       {"--socket", OPT_VALUE, NULL, &h->socket},
       {"--on-error", OPT_VALUE, NULL, &h->on_error},
       {"--deadline-ms", OPT_VALUE, NULL, &h->deadline},
+      {"--event", OPT_VALUE, NULL, &h->event_arg},
       {"--no-resident", OPT_FLAG, &h->no_resident, NULL},
       {"--toolgate-defaults", OPT_FLAG, &h->toolgate_defaults, NULL},
       {"--start-daemon", OPT_FLAG, &h->start_daemon, NULL},
@@ -303,8 +313,8 @@ static int parse(hook_run *h, int argc, char **argv) {
   }
   if (rc != OPT_PARSE_OK) return CLI_EXIT_USAGE;
   if (!npos || !tg_hook_agent_known(pos[0])) {
-    cli_error("hook: %s (known: claude-code, codex; or install, uninstall)",
-              npos ? "unknown agent" : "which agent? ");
+    cli_error("hook: %s (known: %s; or install, uninstall)",
+              npos ? "unknown agent" : "which agent? ", tg__dialect_names());
     return CLI_EXIT_USAGE;
   }
   h->agent = pos[0];
@@ -328,7 +338,8 @@ int cmd_hook(int argc, char **argv) {
       opt_millis("hook", "--deadline-ms", h.deadline, &deadline) < 0)
     return CLI_EXIT_USAGE;
   h.deadline_at = hook_now_ms() + (double)deadline;
-  set_watchdog(&h, NULL, deadline);
+  /* before the event is read, its name is --event's, if given */
+  set_watchdog(&h, h.event_arg, deadline);
   if (watchdog_start(deadline) < 0)
     cli_error("hook: cannot arm the deadline: %s", strerror(errno));
   char why[TG_ERRMSG + 64];
@@ -341,13 +352,14 @@ int cmd_hook(int argc, char **argv) {
              : rc == -ETIMEDOUT ? "stdin did not close, nor hold one whole "
                                   "JSON object, before the deadline"
              : "stdin cannot be read", TG_HOOK_MAX_EVENT);
-    return fail_safe(&h, NULL, why);
+    return fail_safe(&h, h.event_arg, why);
   }
   /* read once: the in-process answer takes the tree, not the text */
-  cJSON *ev = tg__hook_read_event(text, len, why, sizeof why);
+  cJSON *ev = tg__hook_read_event(tg__dialect(h.agent), text, len,
+                                  h.event_arg, why, sizeof why);
   const char *event = str(ev, "hook_event_name");
   if (!ev) {
-    code = fail_safe(&h, NULL, why);
+    code = fail_safe(&h, h.event_arg, why);
   } else {
     set_watchdog(&h, event, deadline);
     /* the events toolgate neither answers nor records are passed over

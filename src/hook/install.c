@@ -1,30 +1,31 @@
 /*
  * install.c — `toolgate hook install|uninstall AGENT`: the hook entries in
- * the agent's own settings file, merged in, never clobbering.
+ * the agent's own settings file, merged in, never clobbering. Where the
+ * file is, its shape, the events and the form a failing hook takes are
+ * the agent's dialect's (agent/dialect.h: install); for Claude Code,
+ * ~/.claude/settings.json (--user), .claude/settings.json (--project, the
+ * default), .claude/settings.local.json (--local); for Codex,
+ * ~/.codex/hooks.json (--user), .codex/hooks.json (--project).
  *
- *   Claude Code  ~/.claude/settings.json (--user), .claude/settings.json
- *                (--project, the default), .claude/settings.local.json
- *                (--local)
- *   Codex        ~/.codex/hooks.json (--user), .codex/hooks.json
- *                (--project, the default)
- *
- * Both keep {"hooks": {EVENT: [{"matcher"?, "hooks": [{"type":
- * "command", "command", "timeout"}]}]}}. An install adds one entry per
- * event toolgate answers, after removing the entries an earlier install
- * made (a command that runs `toolgate ... hook AGENT`); every other key,
- * event and hook stays as it was. The file is read with the strict parser:
- * one that is not a JSON object, or whose hooks are not shaped as above,
- * is refused and left untouched. A changed file is written whole to a
- * temporary file and renamed over the old one (through a symlink, to its
- * target), with its mode kept, after a copy of the old one is kept beside
- * it (FILE.bak-YYYYMMDD-HHMMSS). --dry-run prints the change instead.
+ * Grouped files keep {"hooks": {EVENT: [{"matcher"?, "hooks": [{"type":
+ * "command", "command", "timeout"}]}]}}; flat ones {"hooks": {EVENT:
+ * [{"type": "command", COMMAND_KEY, TIMEOUT_KEY}]}}. An install adds one
+ * entry per event toolgate answers, after removing the entries an earlier
+ * install made (a command that runs `toolgate ... hook AGENT`); every
+ * other key, event and hook stays as it was. The file is read with the
+ * strict parser: one that is not a JSON object, or whose hooks are not
+ * shaped as above, is refused and left untouched. A changed file is
+ * written whole to a temporary file and renamed over the old one
+ * (through a symlink, to its target), with its mode kept, after a copy of
+ * the old one is kept beside it (FILE.bak-YYYYMMDD-HHMMSS). --dry-run
+ * prints the change instead.
  *
  * The command written is a line that fails closed (kit/hook_line.c): this
  * binary by its absolute path, inside a /bin/sh script that blocks the
- * call when toolgate cannot answer; the install runs it once and says
- * what came back. A --policies folder that is missing gets the starter
- * policies first (kit/starter.h), so the agent is guarded from its first
- * call.
+ * call, in the agent's own blocking form, when toolgate cannot answer;
+ * the install runs it once and says what came back. A --policies folder
+ * that is missing gets the starter policies first (kit/starter.h), so the
+ * agent is guarded from its first call.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,31 +45,8 @@
 #define WATCH_MARGIN_S 5  /* the line kills a stuck hook this much earlier */
 
 typedef struct {
-  const char *event;
-  const char *matcher; /* NULL: the event has no matcher */
-  int fail;            /* the exit when the hook cannot answer: 2 blocks */
-} hook_entry;
-
-/* The events each agent sends toolgate. Tool events match every tool:
- * the policies decide which ones they care about. A hook that cannot
- * answer blocks a tool call and a prompt (the user sees why); for a stop
- * it only reports (a blocked stop would keep the agent going forever). */
-static const hook_entry claude_events[] = {
-    {"PreToolUse", "*", 2},        {"PermissionRequest", "*", 2},
-    {"PostToolUse", "*", 2},       {"UserPromptSubmit", NULL, 2},
-    {"Stop", NULL, 1},             {"SessionStart", NULL, 1},
-    {"SessionEnd", NULL, 1},       {NULL, NULL, 0}};
-static const hook_entry codex_events[] = {
-    {"PreToolUse", "Bash|apply_patch|mcp__.*", 2},
-    {"PermissionRequest", "Bash|apply_patch|mcp__.*", 2},
-    {"PostToolUse", "Bash|apply_patch|mcp__.*", 2},
-    {"UserPromptSubmit", NULL, 2},
-    {"Stop", NULL, 1},
-    {"SessionStart", NULL, 1},
-    {NULL, NULL, 0}};
-
-typedef struct {
-  const char *agent;
+  const char *agent;            /* the dialect's name */
+  const tg_dialect *d;
   int uninstall, dry_run, user, project, local, start_daemon;
   const char *policies, *command, *on_error, *settings, *deadline;
   char file[PATH_MAX];
@@ -80,8 +58,7 @@ typedef struct {
 /* ---- where, and what to run ---------------------------------------------- */
 
 static int settings_file(install_run *r) {
-  const char *home = getenv("HOME");
-  int claude = !strcmp(r->agent, "claude-code");
+  const tg_dialect_place *pl = r->d->install.places, *at = NULL;
   if (r->settings) {
     snprintf(r->file, sizeof r->file, "%s", r->settings);
     return 0;
@@ -90,19 +67,23 @@ static int settings_file(install_run *r) {
     cli_error("hook install: --user, --project and --local are one place each");
     return -1;
   }
-  if (r->local && !claude) {
-    cli_error("hook install: codex has no local settings (--user or --project)");
+  const char *flag = r->user ? "--user" : r->local ? "--local" : "--project";
+  for (; pl && pl->flag && !at; pl++)
+    if (!strcmp(pl->flag, flag)) at = pl;
+  if (!at && r->local) {
+    cli_error("hook install: %s has no local settings (--user or --project)",
+              r->agent);
     return -1;
   }
-  if (r->user && (!home || *home != '/')) {
+  if (!at) {
+    cli_error("hook install: %s has no %s settings (--settings FILE)",
+              r->agent, flag);
+    return -1;
+  }
+  if (tg__dialect_place_path(&r->d->install, at, r->file, sizeof r->file) < 0) {
     cli_error("hook install: --user needs HOME");
     return -1;
   }
-  const char *dir = claude ? ".claude" : ".codex";
-  const char *name = !claude ? "hooks.json"
-                     : r->local ? "settings.local.json" : "settings.json";
-  if (r->user) snprintf(r->file, sizeof r->file, "%s/%s/%s", home, dir, name);
-  else snprintf(r->file, sizeof r->file, "%s/%s", dir, name);
   return 0;
 }
 
@@ -144,11 +125,12 @@ static int command_of(install_run *r) {
   /* a project's shared settings name its policies from the project */
   char cwd[PATH_MAX];
   size_t cl = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
-  if (!strcmp(r->agent, "claude-code") && !r->user && !r->settings && cl &&
+  const char *var = r->d->install.project_var;
+  if (var && !r->user && !r->settings && cl &&
       !strncmp(dir, cwd, cl) && (dir[cl] == '/' || !dir[cl])) {
     char rest[PATH_MAX];
     hook_quote(rest, sizeof rest, dir[cl] ? dir + cl + 1 : ".");
-    snprintf(pol, sizeof pol, "\"$CLAUDE_PROJECT_DIR\"/%s", rest);
+    snprintf(pol, sizeof pol, "\"$%s\"/%s", var, rest);
   } else {
     hook_quote(pol, sizeof pol, dir);
   }
@@ -216,16 +198,18 @@ static cJSON *read_settings(const char *file, int *exists) {
 }
 
 /* A command an install of this agent wrote. */
-static int ours(const cJSON *h, const char *agent) {
-  const char *c = cJSON_GetStringValue(cJSON_GetObjectItem(h, "command"));
+static int ours(const install_run *r, const cJSON *h) {
+  const char *c = cJSON_GetStringValue(
+      cJSON_GetObjectItem(h, r->d->install.command_key));
   char mark[64];
-  snprintf(mark, sizeof mark, " hook %s", agent);
+  snprintf(mark, sizeof mark, " hook %s", r->agent);
   return c && strstr(c, "toolgate") && strstr(c, mark);
 }
 
 /* The hooks' shape, checked before anything changes: {EVENT: [{hooks:
- * [...]}...]}. */
-static int shape_ok(const cJSON *hooks, const char *file) {
+ * [...]}...]}, or {EVENT: [{...}...]} for a flat file. */
+static int shape_ok(const install_run *r, const cJSON *hooks,
+                    const char *file) {
   if (!hooks) return 1;
   if (!cJSON_IsObject(hooks)) {
     cli_error("hook install: \"hooks\" in '%s' is not an object; left as it is",
@@ -242,7 +226,13 @@ static int shape_ok(const cJSON *hooks, const char *file) {
     const cJSON *group;
     cJSON_ArrayForEach(group, ev) {
       const cJSON *hs = cJSON_GetObjectItem(group, "hooks");
-      if (!cJSON_IsObject(group) || (hs && !cJSON_IsArray(hs))) {
+      if (r->d->install.flat && !cJSON_IsObject(group)) {
+        cli_error("hook install: an entry of hooks.%s in '%s' is not an "
+                  "object; left as it is", ev->string, file);
+        return 0;
+      }
+      if (!r->d->install.flat &&
+          (!cJSON_IsObject(group) || (hs && !cJSON_IsArray(hs)))) {
         cli_error("hook install: an entry of hooks.%s in '%s' is not "
                    "{\"matcher\", \"hooks\": [...]}; left as it is",
                    ev->string, file);
@@ -253,39 +243,51 @@ static int shape_ok(const cJSON *hooks, const char *file) {
   return 1;
 }
 
+/* Takes ours out of the list hs (an event's, or a group's); how many. */
+static int remove_from(const install_run *r, const char *event, cJSON *hs,
+                       cJSON *removed) {
+  int here = 0;
+  cJSON *h = hs ? hs->child : NULL;
+  while (h) {
+    cJSON *nh = h->next;
+    if (ours(r, h)) {
+      cJSON *c = cJSON_DetachItemViaPointer(hs, h);
+      char line[PATH_MAX * 3 + 64];
+      snprintf(line, sizeof line, "%s: %s", event, cJSON_GetStringValue(
+          cJSON_GetObjectItem(c, r->d->install.command_key)));
+      cJSON_AddItemToArray(removed, cJSON_CreateString(line));
+      cJSON_Delete(c);
+      here++;
+    }
+    h = nh;
+  }
+  return here;
+}
+
 /* Takes out what an install of agent added; returns how many hooks. An
  * entry left with no hook goes, and an event left with no entry. */
-static int remove_ours(cJSON *hooks, const char *agent, cJSON *removed) {
+static int remove_ours(const install_run *r, cJSON *hooks, cJSON *removed) {
   int n = 0;
   cJSON *ev = hooks ? hooks->child : NULL;
   while (ev) {
     cJSON *next_ev = ev->next;
     int had = cJSON_GetArraySize(ev), took = 0;
-    cJSON *group = ev->child;
-    while (group) {
-      cJSON *next = group->next;
-      cJSON *hs = cJSON_GetObjectItem(group, "hooks");
-      cJSON *h = hs ? hs->child : NULL;
-      int here = 0;
-      while (h) {
-        cJSON *nh = h->next;
-        if (ours(h, agent)) {
-          cJSON *c = cJSON_DetachItemViaPointer(hs, h);
-          char line[PATH_MAX * 3 + 64];
-          snprintf(line, sizeof line, "%s: %s", ev->string,
-                   cJSON_GetStringValue(cJSON_GetObjectItem(c, "command")));
-          cJSON_AddItemToArray(removed, cJSON_CreateString(line));
-          cJSON_Delete(c);
-          here++;
+    if (r->d->install.flat) {
+      took = remove_from(r, ev->string, ev, removed);
+      n += took;
+    } else {
+      cJSON *group = ev->child;
+      while (group) {
+        cJSON *next = group->next;
+        cJSON *hs = cJSON_GetObjectItem(group, "hooks");
+        int here = remove_from(r, ev->string, hs, removed);
+        if (here && cJSON_GetArraySize(hs) == 0) {
+          cJSON_Delete(cJSON_DetachItemViaPointer(ev, group));
+          took++;
         }
-        h = nh;
+        n += here;
+        group = next;
       }
-      if (here && cJSON_GetArraySize(hs) == 0) {
-        cJSON_Delete(cJSON_DetachItemViaPointer(ev, group));
-        took++;
-      }
-      n += here;
-      group = next;
     }
     if (took == had && had) cJSON_Delete(cJSON_DetachItemViaPointer(hooks, ev));
     ev = next_ev;
@@ -294,29 +296,45 @@ static int remove_ours(cJSON *hooks, const char *agent, cJSON *removed) {
 }
 
 static int add_ours(install_run *r, cJSON *settings, cJSON *added) {
-  const hook_entry *e = !strcmp(r->agent, "claude-code") ? claude_events
-                                                         : codex_events;
+  const tg_dialect_install *in = &r->d->install;
+  if (in->top && !cJSON_GetObjectItem(settings, "hooks")) {
+    /* the keys the agent's file must hold, first, when it holds none */
+    cJSON *top = cJSON_Parse(in->top), *k;
+    cJSON_ArrayForEach(k, top)
+      if (!cJSON_GetObjectItem(settings, k->string))
+        cJSON_AddItemToObject(settings, k->string, cJSON_Duplicate(k, 1));
+    cJSON_Delete(top);
+  }
   cJSON *hooks = cJSON_GetObjectItem(settings, "hooks");
   if (!hooks) hooks = cJSON_AddObjectToObject(settings, "hooks");
-  for (; e->event; e++) {
+  for (const tg_dialect_hook *e = in->hooks; e->event; e++) {
     char cmd[sizeof r->prog + sizeof r->args + 4096];
-    if (hook_line(cmd, sizeof cmd, r->prog, r->args, e->fail,
+    char args[sizeof r->args + 128];
+    snprintf(args, sizeof args, "%s%s%s", r->args,
+             e->event_arg ? " --event " : "", e->event_arg ? e->event : "");
+    if (hook_line(cmd, sizeof cmd, r->prog, args, in, e->blocks,
                   r->timeout_s - WATCH_MARGIN_S) < 0) {
       cli_error("hook install: the hook command is too long");
       return -1;
     }
     cJSON *list = cJSON_GetObjectItem(hooks, e->event);
     if (!list) list = cJSON_AddArrayToObject(hooks, e->event);
-    cJSON *group = cJSON_CreateObject();
-    if (e->matcher) cJSON_AddStringToObject(group, "matcher", e->matcher);
     cJSON *h = cJSON_CreateObject();
     cJSON_AddStringToObject(h, "type", "command");
-    cJSON_AddStringToObject(h, "command", cmd);
-    cJSON_AddNumberToObject(h, "timeout", r->timeout_s);
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(group, "hooks"), h);
-    cJSON_AddItemToArray(list, group);
-    char line[sizeof r->prog + sizeof r->args + 64];
-    snprintf(line, sizeof line, "%s: toolgate %s", e->event, r->args);
+    cJSON_AddStringToObject(h, in->command_key, cmd);
+    cJSON_AddNumberToObject(h, in->timeout_key,
+                            (double)r->timeout_s * in->timeout_scale);
+    if (in->flat) {
+      if (e->matcher) cJSON_AddStringToObject(h, "matcher", e->matcher);
+      cJSON_AddItemToArray(list, h);
+    } else {
+      cJSON *group = cJSON_CreateObject();
+      if (e->matcher) cJSON_AddStringToObject(group, "matcher", e->matcher);
+      cJSON_AddItemToArray(cJSON_AddArrayToObject(group, "hooks"), h);
+      cJSON_AddItemToArray(list, group);
+    }
+    char line[sizeof r->prog + sizeof args + 64];
+    snprintf(line, sizeof line, "%s: toolgate %s", e->event, args);
     cJSON_AddItemToArray(added, cJSON_CreateString(line));
   }
   return 0;
@@ -394,26 +412,30 @@ static void print_list(const char *sign, const cJSON *list) {
  * is a working install; anything else is printed and fails the install
  * (the line is written, and blocks until it is fixed). */
 static int check_installed(install_run *r, const cJSON *settings) {
-  /* ours is the last entry (add_ours appends) */
+  /* ours is the last entry of the pre-tool event (add_ours appends) */
+  const tg_dialect_install *in = &r->d->install;
   const cJSON *groups = cJSON_GetObjectItem(
-      cJSON_GetObjectItem(settings, "hooks"), "PreToolUse");
+      cJSON_GetObjectItem(settings, "hooks"), in->check_event_name);
   const cJSON *last = NULL, *g;
   cJSON_ArrayForEach(g, groups) last = g;
-  const char *line = cJSON_GetStringValue(cJSON_GetObjectItem(
-      cJSON_GetArrayItem(cJSON_GetObjectItem(last, "hooks"), 0), "command"));
+  const cJSON *h = in->flat ? last : cJSON_GetArrayItem(
+      cJSON_GetObjectItem(last, "hooks"), 0);
+  const char *line = cJSON_GetStringValue(
+      cJSON_GetObjectItem(h, in->command_key));
   char cwd[PATH_MAX];
   if (!line || !getcwd(cwd, sizeof cwd)) return CLI_EXIT_OK;
   hook_line_result res;
-  int rc = hook_line_check(line, cwd, &res);
+  int rc = hook_line_check(line, cwd, r->d, &res);
   if (rc < 0) {
     cli_error("hook install: could not run the hook to check it: %s",
               strerror(-rc));
     return CLI_EXIT_FAILED;
   }
-  int ok = (res.code == 0 || res.code == 2) && !res.err[0];
+  int ok = (res.code == 0 || (res.code == 2 && in->exit_2_blocks)) &&
+           !res.err[0];
   if (ok) {
-    printf("checked: the hook answers (a PreToolUse of `true`: exit %d%s%s)\n",
-           res.code, res.out[0] ? ", " : ", no verdict: the agent's own "
+    printf("checked: the hook answers (a %s of `true`: exit %d%s%s)\n",
+           in->check_event_name, res.code, res.out[0] ? ", " : ", no verdict: the agent's own "
            "permissions decide", res.out);
   } else {
     cli_error("hook install: the hook line is written but does not answer "
@@ -455,10 +477,11 @@ static int parse(install_run *r, int argc, char **argv) {
   }
   if (rc != OPT_PARSE_OK) return CLI_EXIT_USAGE;
   if (!npos || !tg_hook_agent_known(pos[0])) {
-    cli_error("%s: which agent? claude-code or codex", cmd);
+    cli_error("%s: which agent? %s", cmd, tg__dialect_names());
     return CLI_EXIT_USAGE;
   }
-  r->agent = pos[0];
+  r->d = tg__dialect(pos[0]);
+  r->agent = r->d->name;
   uint64_t ms;
   if (!tg_hook_on_error_known(r->on_error) ||
       (r->deadline && opt_millis(cmd, "--deadline-ms", r->deadline, &ms) < 0)) {
@@ -482,12 +505,12 @@ int hook_install(int argc, char **argv, int uninstall) {
   cJSON *settings = read_settings(r.file, &exists);
   if (!settings) return CLI_EXIT_USAGE;
   cJSON *hooks = cJSON_GetObjectItem(settings, "hooks");
-  if (!shape_ok(hooks, r.file)) {
+  if (!shape_ok(&r, hooks, r.file)) {
     cJSON_Delete(settings);
     return CLI_EXIT_USAGE;
   }
   cJSON *removed = cJSON_CreateArray(), *added = cJSON_CreateArray();
-  int n = remove_ours(hooks, r.agent, removed);
+  int n = remove_ours(&r, hooks, removed);
   if (uninstall && hooks && !hooks->child && n)
     cJSON_DeleteItemFromObject(settings, "hooks"); /* we left it empty */
   if (!uninstall && add_ours(&r, settings, added) < 0) {

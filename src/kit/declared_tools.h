@@ -11,6 +11,7 @@
 #define TG_KIT_DECLARED_TOOLS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct cJSON;
 
@@ -24,5 +25,15 @@ void kit_set_declared_tools(kit_declared_tools_fn fn);
  * -1 with err. */
 int kit_declared_tools(const char *path, struct cJSON **out, char *err,
                        size_t errlen);
+
+/* The reader of the tools a config marks as reaching the network (same
+ * form; *out: an array of globs), handed to the runtime: a runtime no
+ * front declared them to (the hook's) reads the default file with it
+ * when a rule first reads call.network, and again when stamp (the
+ * default file's; 0: none) changes. */
+void kit_set_network_tools(kit_declared_tools_fn fn, uint64_t (*stamp)(void));
+/* With it: 0 with *out (empty when none is set), or -1 with err. */
+int kit_network_tools(const char *path, struct cJSON **out, char *err,
+                      size_t errlen);
 
 #endif

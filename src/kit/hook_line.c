@@ -25,11 +25,13 @@
  * agent's stdin (fd 3: a background job's stdin is otherwise /dev/null),
  * and a watcher that kills it WATCH seconds on — before the agent's own
  * timeout, which would let the call through. toolgate's own answers exit
- * 0 or 2 and pass through unchanged; any other exit (a missing program, a
- * crash, the watcher's kill) becomes FAIL with a line on stderr: 2 (block)
- * for the tool events and a prompt, 1 (reported, not blocking) for a stop
- * or a session's start or end, where a 2 would keep the agent from ever
- * stopping. A shell script rather than a wrapper program: the wrapper has
+ * 0 or 2 (0 only, for an agent that does not read 2 as a block) and pass
+ * through unchanged; any other exit (a missing program, a crash, the
+ * watcher's kill) becomes the agent's fail form (its dialect's) with a
+ * line on stderr: the one that blocks (exit 2; or a deny on stdout) for
+ * the tool events and a prompt, the one that reports (exit 1) for a stop
+ * or a session's start or end, where a block would keep the agent from
+ * ever stopping. A shell script rather than a wrapper program: the wrapper has
  * to work when toolgate itself is missing, and /bin/sh is always there.
  * PROG is a shell word (the absolute path of this binary, quoted, or
  * --command's text), so it goes through eval.
@@ -45,15 +47,29 @@
 #include <cjson/cJSON.h>
 #include "hook_line.h"
 
-/* One line, no single quote: it is put in single quotes whole. */
+/* One line, no single quote: it is put in single quotes whole. The exits
+ * it lets through and what it does for any other are the agent's
+ * (dialect.h: exit_2_blocks, fail_block, fail_report). */
 static const char script_fmt[] =
     "c=$1; shift; exec 3<&0; eval \"$c \\\"\\$@\\\" <&3 3<&- &\"; p=$!; "
     "(trap \"kill \\$s 2>/dev/null; exit\" TERM; sleep %u & s=$!; wait $s; "
     "kill -9 $p) >/dev/null 2>&1 <&- 3<&- & w=$!; wait $p; rc=$?; "
-    "kill $w 2>/dev/null; [ $rc -eq 0 ] || [ $rc -eq 2 ] || { echo "
+    "kill $w 2>/dev/null; %s || { echo "
     "\"toolgate: the hook did not answer (exit $rc: 127 is a missing "
     "program, over 128 a crash or the time limit of %u s), so this is "
-    "%s; run toolgate hook install again\" >&2; exit %d; }; exit $rc";
+    "%s; run toolgate hook install again\" >&2; %s; }; exit $rc";
+
+/* The wrapper script for an agent's hook that blocks or reports. */
+static int script_of(char *out, size_t len, const tg_dialect_install *in,
+                     int blocks, unsigned watch_s) {
+  const char *fail = blocks ? in->fail_block : in->fail_report;
+  if (!fail || strchr(fail, '\'')) return -1;
+  int n = snprintf(out, len, script_fmt, watch_s,
+                   in->exit_2_blocks ? "[ $rc -eq 0 ] || [ $rc -eq 2 ]"
+                                     : "[ $rc -eq 0 ]",
+                   watch_s, blocks ? "blocked" : "reported", fail);
+  return n > 0 && (size_t)n < len ? 0 : -1;
+}
 
 void hook_quote(char *out, size_t len, const char *s) {
   if (*s && s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -91,11 +107,10 @@ int hook_line_program(char *out, size_t len) {
 }
 
 int hook_line(char *out, size_t len, const char *prog, const char *args,
-              int fail, unsigned watch_s) {
+              const tg_dialect_install *in, int blocks, unsigned watch_s) {
   char script[2048], qscript[4096], qprog[PATH_MAX * 4 + 64];
-  int n = snprintf(script, sizeof script, script_fmt, watch_s, watch_s,
-                   fail == 2 ? "blocked" : "reported", fail);
-  if (n < 0 || (size_t)n >= sizeof script) return -1;
+  if (script_of(script, sizeof script, in, blocks, watch_s) < 0) return -1;
+  int n;
   hook_quote(qscript, sizeof qscript, script);
   hook_quote(qprog, sizeof qprog, prog);
   n = snprintf(out, len, "/bin/sh -c %s toolgate-hook %s %s", qscript, qprog,
@@ -116,19 +131,14 @@ static char *slurp(int fd, size_t cap) {
   return b;
 }
 
-int hook_line_check(const char *line, const char *cwd, hook_line_result *res) {
+int hook_line_check(const char *line, const char *cwd, const tg_dialect *d,
+                    hook_line_result *res) {
   memset(res, 0, sizeof res[0]);
   res->code = -1;
   char event[PATH_MAX * 2 + 256];
   /* a shell command that never runs: the hook only judges it */
-  cJSON *ev = cJSON_CreateObject();
-  cJSON_AddStringToObject(ev, "session_id", "toolgate-install-check");
-  cJSON_AddStringToObject(ev, "cwd", cwd);
-  cJSON_AddStringToObject(ev, "hook_event_name", "PreToolUse");
-  cJSON_AddStringToObject(ev, "tool_name", "Bash");
-  cJSON_AddStringToObject(cJSON_AddObjectToObject(ev, "tool_input"), "command",
-                          "true");
-  char *text = cJSON_PrintUnformatted(ev);
+  cJSON *ev = d->install.check_event(cwd);
+  char *text = ev ? cJSON_PrintUnformatted(ev) : NULL;
   cJSON_Delete(ev);
   if (!text) return -ENOMEM;
   snprintf(event, sizeof event, "%s", text);
@@ -156,7 +166,7 @@ int hook_line_check(const char *line, const char *cwd, hook_line_result *res) {
     dup2(err, 2);
     close(in[0]);
     close(in[1]);
-    setenv("CLAUDE_PROJECT_DIR", cwd, 1);
+    if (d->install.project_var) setenv(d->install.project_var, cwd, 1);
     execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
     _exit(127);
   }
@@ -256,15 +266,16 @@ int hook_line_parse(const char *line, hook_line_parts *p, char *why,
         "wrapper around toolgate)");
     goto out;
   }
-  /* the wrapper itself, byte for byte, for its time limit and exit */
+  /* the wrapper itself, byte for byte, for its time limit and exit: one
+   * the agent named after "hook" is given */
+  const tg_dialect *d = tg__dialect(words[6]);
   const char *sl = strstr(words[2], "sleep ");
   unsigned w = sl ? (unsigned)strtoul(sl + 6, NULL, 10) : 0;
   int same = 0;
-  for (int fail = 1; fail <= 2 && !same; fail++) {
+  for (int blocks = 0; d && blocks <= 1 && !same; blocks++) {
     char script[2048];
-    snprintf(script, sizeof script, script_fmt, w, w,
-             fail == 2 ? "blocked" : "reported", fail);
-    same = !strcmp(script, words[2]);
+    same = script_of(script, sizeof script, &d->install, blocks, w) == 0 &&
+           !strcmp(script, words[2]);
   }
   if (!same) {
     say(why, len, "its wrapper script is not one an install writes");

@@ -11,6 +11,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include "agent/dialect.h"
 
 /* s as one sh word: bare when it is safe, else in single quotes. */
 void hook_quote(char *out, size_t len, const char *s);
@@ -18,19 +19,22 @@ void hook_quote(char *out, size_t len, const char *s);
  * be known (then no line is written: a bare name may not be found). */
 int hook_line_program(char *out, size_t len);
 /* The line an agent runs: prog (a sh word) with args (sh text), inside
- * the script that turns any exit but toolgate's own answers (0, 2) into
- * fail (2 blocks, 1 reports) and kills prog after watch_s seconds. */
+ * the script that turns any exit but toolgate's own answers (0, and 2
+ * where the agent reads it as a block) into the agent's fail form (in:
+ * the form that blocks when blocks, else the one that reports) and
+ * kills prog after watch_s seconds. */
 int hook_line(char *out, size_t len, const char *prog, const char *args,
-              int fail, unsigned watch_s);
+              const tg_dialect_install *in, int blocks, unsigned watch_s);
 
 typedef struct {
   int code;        /* the line's exit code (128+N: killed by signal N) */
   char *out, *err; /* what it wrote (cut at 4 KiB) */
 } hook_line_result;
-/* Runs line once as the agent would (sh, CLAUDE_PROJECT_DIR=cwd) on a
- * PreToolUse of the shell command `true` (judged, never run), with
- * --no-resident --no-db added: nothing recorded, nothing started. */
-int hook_line_check(const char *line, const char *cwd, hook_line_result *res);
+/* Runs line once as agent d would (sh, its project variable = cwd) on
+ * its pre-tool event of the shell command `true` (judged, never run),
+ * with --no-resident --no-db added: nothing recorded, nothing started. */
+int hook_line_check(const char *line, const char *cwd, const tg_dialect *d,
+                    hook_line_result *res);
 void hook_line_result_free(hook_line_result *res);
 
 /* A line read back. */

@@ -123,6 +123,7 @@ extern const luaL_Reg tg__lm_session_methods[];
 extern const luaL_Reg tg__lm_chat_methods[];
 extern const luaL_Reg tg__lm_layer_methods[];
 extern const luaL_Reg tg__lm_notify_methods[];
+extern const luaL_Reg tg__lm_taint_methods[];   /* taint.c */
 
 /* ---- options.c: reading the host's arguments, answering failures ---- */
 

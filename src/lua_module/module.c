@@ -31,7 +31,7 @@ static const luaL_Reg *const method_sets[] = {
     tg__lm_runtime_methods,  tg__lm_call_methods,   tg__lm_event_methods,
     tg__lm_approval_methods, tg__lm_policy_methods, tg__lm_store_methods,
     tg__lm_session_methods,  tg__lm_chat_methods,   tg__lm_layer_methods,
-    tg__lm_notify_methods};
+    tg__lm_notify_methods,   tg__lm_taint_methods};
 
 /* The runtime's metatable: every concern's methods, attach, rt:tool. */
 static void open_runtime(lua_State *L) {

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "lua/luacall.h"
 #include "lua/luaraw.h"
+#include "kit/nearest.h"
 #if !TG_LUA54
 #include <luajit.h>
 #endif
@@ -181,6 +182,10 @@ static int check_keys(reader *r, int idx, const char *path,
       char key[128];
       snprintf(key, sizeof key, "%s", k);
       lua_pop(L, 1);
+      const char *near = kit_nearest_name(key, allowed);
+      if (near)
+        return fail(r, path, "unknown key '%s' (did you mean '%s'?)", key,
+                    near);
       return fail(r, path, "unknown key '%s'", key);
     }
   }
@@ -427,11 +432,40 @@ static int get_prefix(reader *r, int idx, const char *path,
   return rc;
 }
 
+/* network = true (every tool of the server reaches the network), false,
+ * or a list of globs of its tools' own names, each 1 to 128 bytes. A
+ * server whose tools keep their names (prefix = false) needs them named:
+ * true would cover every tool of every server. */
+static int get_network(reader *r, int idx, const char *path,
+                       mcp_upstream_conf *u) {
+  int t = tg__rawgetfield(r->L, idx, "network");
+  int rc = 0;
+  if (t == LUA_TBOOLEAN) u->network_all = lua_toboolean(r->L, -1);
+  else if (t != LUA_TNIL && t != LUA_TTABLE)
+    rc = fail(r, path, "network must be true, false or a list of tool "
+              "names (globs), not %s", type_of(r->L, -1));
+  lua_pop(r->L, 1);
+  if (!rc && t == LUA_TTABLE) rc = get_list(r, idx, "network", path, &u->network);
+  for (size_t i = 0; !rc && u->network && u->network[i]; i++) {
+    char why[200];
+    if (!u->network[i][0] || strlen(u->network[i]) > 128)
+      rc = fail(r, path, "network[%zu] must be a tool name or glob (1 to "
+                "128 bytes)", i + 1);
+    else if (tg_glob_check(u->network[i], why, sizeof why) < 0)
+      rc = fail(r, path, "network[%zu]: %s", i + 1, why);
+  }
+  if (!rc && u->network_all && u->bare)
+    rc = fail(r, path, "network = true with prefix = false would mark "
+              "every tool of that name, toolgate's own among them: list "
+              "the server's network tools, network = { \"fetch\", ... }");
+  return rc;
+}
+
 static int read_server(reader *r, int idx, const char *name,
                        mcp_upstream_conf *u) {
   static const char *const keys[] = {"command", "args", "env", "cwd",
                                      "read_only", "timeout_ms", "tools",
-                                     "prefix", NULL};
+                                     "prefix", "network", NULL};
   char path[128];
   snprintf(path, sizeof path, "servers.%s", name);
   if (!valid_name(name))
@@ -449,6 +483,7 @@ static int read_server(reader *r, int idx, const char *name,
   if (!rc) rc = get_count(r, idx, "timeout_ms", path, &u->timeout_ms);
   if (!rc) rc = get_list(r, idx, "tools", path, &u->tools);
   if (!rc) rc = get_prefix(r, idx, path, u);
+  if (!rc) rc = get_network(r, idx, path, u);
   for (size_t i = 0; !rc && u->tools && u->tools[i]; i++)
     if (!u->tools[i][0] || strlen(u->tools[i]) > 128)
       rc = fail(r, path, "tools[%zu] must be a tool name (1 to 128 bytes)",
@@ -644,6 +679,7 @@ void mcp_config_free(mcp_config *c) {
     free(u->cwd);
     free_list(u->read_only);
     free_list(u->tools);
+    free_list(u->network);
   }
   free(c->servers);
   mcp_config_empty(c);
@@ -675,6 +711,8 @@ static cJSON *server_json(const mcp_upstream_conf *u) {
   add_num(o, "timeout_ms", u->timeout_ms);
   add_list(o, "tools", u->tools);
   if (u->bare) cJSON_AddFalseToObject(o, "prefix");
+  if (u->network_all) cJSON_AddTrueToObject(o, "network");
+  else add_list(o, "network", u->network);
   return o;
 }
 

@@ -21,7 +21,8 @@
  *       everything = { command = "npx", args = { "-y", "..." },
  *                      env = { KEY = "value" }, cwd = ".",
  *                      read_only = { "echo", "get-*" }, timeout_ms = 0,
- *                      tools = { "echo", "get-env" }, prefix = true },
+ *                      tools = { "echo", "get-env" }, prefix = true,
+ *                      network = { "fetch*" } },  -- or true: every tool
  *     },
  *   }
  *
@@ -54,6 +55,11 @@ struct mcp_upstream_conf {
                           it; NULL: none declared */
   int bare;            /* prefix = false: its tools, prompts, resources keep
                           their own names, no "<name><separator>" first */
+  int network_all;     /* network = true: every tool of it reaches the
+                          network (a sensitive session's policies may
+                          refuse them: call.network) */
+  char **network;      /* network = { globs }: those of its tools (its
+                          own names); NULL: none */
 };
 
 typedef struct {
@@ -86,6 +92,10 @@ int mcp_config_load(const char *path, mcp_config *c, char *err, size_t errlen);
 /* The config as JSON (what was given; paths resolved), for `toolgate
  * serve --print-config`. Caller frees with cJSON_Delete. */
 struct cJSON *mcp_config_to_json(const mcp_config *c);
+/* The globs of the tool names its servers mark as reaching the network
+ * (servers.x.network), for call.network (declared.c; commands.h's
+ * mcp_network_tools). NULL: out of memory. Caller frees. */
+struct cJSON *mcp_network_globs(const mcp_config *c);
 /* The config with nothing given (no file). */
 void mcp_config_empty(mcp_config *c);
 void mcp_config_free(mcp_config *c);

@@ -275,6 +275,9 @@ static int make_runtime(serve_run *r) {
              DEFAULT_CONFIG);
   r->rt = tg_runtime_new(&cfg, NULL, err);
   if (!r->rt) cli_error("serve: %s", err);
+  cJSON *net = r->rt ? mcp_network_globs(c) : NULL; /* call.network */
+  if (net) tg_runtime_declare_network(r->rt, net);
+  cJSON_Delete(net);
   return r->rt ? 0 : -1;
 }
 

@@ -17,6 +17,7 @@
 #include "api_redact.h"
 #include "api_paths.h"
 #include "api_taint.h"
+#include "sandbox_lib.h"
 #include "generation.h"
 #include "lua/luajson.h"
 #include "lua/luaraw.h"
@@ -548,6 +549,8 @@ static const luaL_Reg api[] = {
 
 void tg__policy_api_open(tg_generation *g) {
   lua_State *L = g->L;
+  lua_pushlightuserdata(L, g);
+  lua_setfield(L, LUA_REGISTRYINDEX, TG_GENERATION_KEY);
   lua_newtable(L);                               /* tg */
   lua_pushlightuserdata(L, g);
   luaL_setfuncs(L, api, 1);
@@ -559,11 +562,16 @@ void tg__policy_api_open(tg_generation *g) {
   lua_setfield(L, -2, "memory");
   lua_pushstring(L, TG_VERSION);
   lua_setfield(L, -2, "version");
+  /* policy code sees a read-only view: one file cannot replace what
+   * another calls (tg.session_taint saying "clean" to every rule) */
+  tg__sandbox_readonly(L, -1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, TG_SANDBOX_MODULE);
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
   lua_pushvalue(L, -3);
   lua_setfield(L, -2, "toolgate");               /* loaded.toolgate = tg */
-  lua_pop(L, 3);
+  lua_pop(L, 4);
 }
 
 /* ---- for the other files of the tg.* API (generation.h) ----------------- */

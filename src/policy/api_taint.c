@@ -8,10 +8,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "api_taint.h"
 #include "generation.h"
 #include "core/taint.h"
+#include "call_facts.h"
 #include "lua/luaraw.h"
 #include "base/util.h"
 
@@ -27,24 +29,28 @@ static const char *call_field(lua_State *L, int t, const char *k) {
   return s;
 }
 
-/* Argument 1: a session id, or a call table (*id, *tool set from it: an
- * agent's own id and name of the call when the call is an agent's, as the
- * user saw it, else toolgate's). */
+/* Argument 1: a session id, or a call table: then its session, id and
+ * tool as C built it (*id, *tool: an agent's own id and name of the call
+ * when it is an agent's, as the user saw it, else toolgate's). What a
+ * policy wrote into the table since is not read, and a table a policy
+ * made names no cause: the cause cannot be forged. */
 static const char *session_arg(lua_State *L, const char *fn, const char **id,
                                const char **tool) {
   *id = *tool = NULL;
   if (lua_type(L, 1) == LUA_TTABLE) {
-    const char *s = call_field(L, 1, "session");
-    *id = call_field(L, 1, "id");
-    *tool = call_field(L, 1, "tool");
-    if (tg__rawgetfield(L, 1, "metadata") == LUA_TTABLE) {
-      int md = lua_gettop(L);
-      const char *aid = call_field(L, md, "agent_tool_use_id");
-      const char *atool = call_field(L, md, "agent_tool");
-      if (aid) *id = aid;
-      if (atool) *tool = atool;
+    const char *s;
+    if (tg__call_facts_origin(L, 1)) {
+      int o = lua_gettop(L);
+      s = call_field(L, o, "session");
+      *id = call_field(L, o, "id");
+      *tool = call_field(L, o, "tool");
+      lua_replace(L, 1); /* kept on the stack: its strings stay alive */
+    } else {
+      s = NULL;
+      if (tg__rawgetfield(L, 1, "session") == LUA_TSTRING)
+        s = tg__checknonul(L, -1, fn, "the session");
+      lua_pop(L, 1); /* the table keeps the string */
     }
-    lua_pop(L, 1); /* the call table keeps the metadata */
     if (!s) luaL_error(L, "%s: the call has no session", fn);
     return s;
   }
@@ -79,6 +85,13 @@ int tg__l_taint(lua_State *L) {
   tg_taint t;
   tg__taint_fill(&t, (int)lv, reason, call_id, tool, (int64_t)tg__wall_ms());
   char err[TG_ERRMSG] = "";
+  /* a session the policy names is an id as the store keeps them (a call's
+   * own session is the runtime's, whatever its length) */
+  if (lua_type(L, 1) == LUA_TSTRING && strlen(session) > TG_TAINT_SESSION_MAX) {
+    snprintf(err, sizeof err, "a session id is 1 to %d bytes",
+             TG_TAINT_SESSION_MAX);
+    return failed(L, err, -EINVAL);
+  }
   int rc = tg__taint_raise(g->core, session, &t, err);
   if (rc < 0) return failed(L, err, rc);
   lua_pushboolean(L, 1);

@@ -73,6 +73,11 @@ typedef struct tg_generation {
   char broken[TG_ERRMSG];
 } tg_generation;
 
+/* The key of L's registry that holds its generation (light userdata):
+ * the call tables' metatable (call_facts.c) reaches the runtime there. */
+#define TG_GENERATION_KEY "toolgate.generation"
+
+
 /* Builds a generation from the policy files of dir (tg__is_policy_file),
  * in name order. dir may be NULL (an empty generation). Returns NULL with
  * "file:line: message" in err. */

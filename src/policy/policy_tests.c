@@ -27,7 +27,7 @@ static const char *const case_keys[] = {
     "name", "tool", "args", "session", "metadata", "expect", "rule",
     "reason_match", "expect_args", "expect_tool", "result", "error",
     "expect_result", "expect_error_code", "agent", "cwd", "stand_in",
-    "read_only", "event", NULL};
+    "read_only", "event", "network", NULL};
 static const char *const error_keys[] = {"code", "message", "retryable", NULL};
 /* A case must check at least one of these. */
 static const char *const expectations[] = {
@@ -195,7 +195,8 @@ static void read_case(lua_State *L, reading *r, int idx, int i) {
                                         NULL};
   for (size_t k = 0; strings[k]; k++)
     put_string(o, strings[k], opt_string(L, c, strings[k], what));
-  static const char *const flags[] = {"stand_in", "read_only", NULL};
+  static const char *const flags[] = {"stand_in", "read_only", "network",
+                                      NULL};
   for (size_t k = 0; flags[k]; k++) {
     int ty = tg__rawgetfield(L, c, flags[k]);
     if (ty != LUA_TNIL && ty != LUA_TBOOLEAN)

@@ -796,11 +796,106 @@ static int load_module(lua_State *L, int fd) {
   return st;
 }
 
+/* ---- the read-only module ---------------------------------------------------- */
+
+#define READONLY "toolgate.readonly" /* weak set of the read-only views */
+
+static int readonly_newindex(lua_State *L) {
+  return luaL_error(L, "the toolgate module cannot be changed (field '%s'): "
+                       "keep your own functions in a local table",
+                    lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "?");
+}
+
+static int is_readonly(lua_State *L, int idx) {
+  if (!lua_istable(L, idx)) return 0;
+  idx = lua_absindex(L, idx);
+  lua_getfield(L, LUA_REGISTRYINDEX, READONLY);
+  int hit = 0;
+  if (lua_istable(L, -1)) {
+    lua_pushvalue(L, idx);
+    lua_rawget(L, -2);
+    hit = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return hit;
+}
+
+void tg__sandbox_readonly(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  lua_newtable(L);                   /* the view: empty, reads go through */
+  lua_createtable(L, 0, 3);
+  lua_pushvalue(L, idx);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, readonly_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_getfield(L, LUA_REGISTRYINDEX, READONLY);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, READONLY);
+  }
+  lua_pushvalue(L, -2);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+/* next over a view's table (upvalue 1), never handing the table out. */
+static int view_next(lua_State *L) {
+  lua_settop(L, 2);
+  if (lua_next(L, lua_upvalueindex(1))) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
+/* pairs(t): a view's fields as the table's (policy code that lists tg's
+ * functions keeps working, on LuaJIT too), else the real pairs.
+ * Upvalue 1: the real pairs. */
+static int sb_pairs(lua_State *L) {
+  if (is_readonly(L, 1) && lua_getmetatable(L, 1)) {
+    lua_getfield(L, -1, "__index");
+    lua_pushcclosure(L, view_next, 1);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* rawset that refuses the read-only views. Upvalue 1: the real rawset. */
+static int sb_rawset(lua_State *L) {
+  if (is_readonly(L, 1))
+    return luaL_error(L, "rawset: the toolgate module cannot be changed");
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
 /* require(name); upvalues: package.loaded and the path, fixed when the
- * generation was made (package.path is only informational). */
+ * generation was made (package.path is only informational). The toolgate
+ * module is the runtime's own, whatever policy code put in
+ * package.loaded. */
 static int sb_require(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   lua_settop(L, 1);
+  if (!strcmp(name, "toolgate")) {
+    lua_getfield(L, LUA_REGISTRYINDEX, TG_SANDBOX_MODULE);
+    if (!lua_isnil(L, -1)) return 1;
+    lua_pop(L, 1);
+  }
   lua_pushvalue(L, 1);
   lua_rawget(L, lua_upvalueindex(1));
   if (!lua_isnil(L, -1)) return 1;
@@ -956,6 +1051,12 @@ static void install_replacements(lua_State *L, const char *path) {
 #endif
   lua_pushcfunction(L, sb_collectgarbage);
   lua_setglobal(L, "collectgarbage");
+  lua_getglobal(L, "rawset");
+  lua_pushcclosure(L, sb_rawset, 1);
+  lua_setglobal(L, "rawset");
+  lua_getglobal(L, "pairs");
+  lua_pushcclosure(L, sb_pairs, 1);
+  lua_setglobal(L, "pairs");
   install_metatable_functions(L);
   wrap_field(L, "io", "open", sb_io_open);
   wrap_field(L, "io", "lines", sb_io_lines);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "runtime.h"
 #include "core/changes.h"
+#include "core/network.h"
 #include "proc/process.h"
 #include "store/store.h"
 #include "runtime/front_api.h"
@@ -186,4 +187,13 @@ const char *tg_decision_word(const char *verdict, const char *error_code) {
 void tg_runtime_declare_tools(tg_runtime *rt, const cJSON *decl) {
   cJSON_Delete(rt->core.declared_tools);
   rt->core.declared_tools = decl ? cJSON_Duplicate(decl, 1) : NULL;
+}
+
+void tg_runtime_declare_network(tg_runtime *rt, const cJSON *globs) {
+  tg__network_declare(&rt->core, globs);
+}
+
+void tg_runtime_set_network_reader(tg_runtime_network_reader fn,
+                                   uint64_t (*stamp)(void)) {
+  tg__network_set_reader(fn, stamp);
 }

@@ -12,6 +12,7 @@
 #include "toolgate.h"
 #include "core/memory.h"
 #include "core/redact.h"
+#include "core/taint.h"
 #include "store/store_api.h"
 
 /* ---- declared tools -----------------------------------------------------
@@ -21,6 +22,37 @@
  * test` judges a case naming one as a stand-in. Replaces the runtime's
  * list with a copy of decl. */
 void tg_runtime_declare_tools(tg_runtime *rt, const struct cJSON *decl);
+
+/* ---- tools that reach the network --------------------------------------
+ * Globs of toolgate's tool names a configuration marks as reaching the
+ * network whatever their input (toolgate.lua's servers.NAME.network);
+ * policies read call.network. Replaces the runtime's globs with a copy
+ * (NULL: none). A runtime given none asks the process's reader (set once
+ * at start: main.c gives toolgate.lua's) when a rule first reads
+ * call.network. */
+void tg_runtime_declare_network(tg_runtime *rt, const struct cJSON *globs);
+typedef int (*tg_runtime_network_reader)(const char *path,
+                                         struct cJSON **out, char *err,
+                                         size_t errlen);
+/* stamp: the default file's (0: none), read again when it changes. */
+void tg_runtime_set_network_reader(tg_runtime_network_reader fn,
+                                   uint64_t (*stamp)(void));
+
+/* ---- a session's taint, from the host (rt:taint & co.) ------------------
+ * As a policy's tg.taint and tg.session_taint, for the program that
+ * embeds the runtime: the host marks a session sensitive (level 1 to
+ * TG_TAINT_LEVEL_MAX, a reason; the cause recorded as the host's, with no
+ * call), reads it, and — a person's decision, as `toolgate approvals
+ * clear-taint` — clears it. Kept where the runtime keeps taints: its
+ * database, or its memory when storage is off. 0 (taint_of: 1 tainted,
+ * 0 clean), or a negative errno with err (-EINVAL: a bad session, level
+ * or reason; -ENOENT: untaint of a clean session). */
+int tg_runtime_taint(tg_runtime *rt, const char *session, int level,
+                     const char *reason, char err[TG_ERRMSG]);
+int tg_runtime_taint_of(tg_runtime *rt, const char *session,
+                        tg_taint *out, char err[TG_ERRMSG]);
+int tg_runtime_untaint(tg_runtime *rt, const char *session,
+                       char err[TG_ERRMSG]);
 
 /* ---- how a decision is named ------------------------------------------
  * A rule that failed (it raised, or answered with something that is no

@@ -13,7 +13,10 @@
  * mapped as a hook event is (agent_map.c) and judged as the hook judges
  * it. A case may also name a tool nobody registers (an upstream MCP
  * server's, github__create_issue) as a stand-in (stand_in = true,
- * read_only = ...): judged by its name, as an agent's own tool is.
+ * read_only = ...): judged by its name, as an agent's own tool is;
+ * network = true marks its tool as reaching the network (call.network).
+ * A case's tg.taint is kept in this run's memory, never in a database,
+ * and listed with the case ("taints").
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include "base/util.h"
 #include "policy/policy_tests.h"
 #include "base/json.h"
+#include "core/network.h"
 #include "runtime/front_api.h"
 #include "hook_services.h"
 
@@ -216,6 +220,15 @@ static cJSON *case_event(const cJSON *cs) {
                          str(cs, "session"));
 }
 
+/* network = true: the case's tool reaches the network (call.network), as
+ * toolgate.lua's servers.x.network would say, from then on in this run;
+ * an agent's MCP tool (mcp__x__y) is judged as x__y, marked too. */
+static void mark_network(tg_runtime *rt, const char *tool) {
+  tg__network_mark(&rt->core, tool);
+  if (!strncmp(tool, "mcp__", 5) && tool[5])
+    tg__network_mark(&rt->core, tool + 5);
+}
+
 /* Sets the call up as an agent's (mapped) or a stand-in's when the case
  * is one: 1 when it is, 0 when it is an ordinary call, -1 with why. */
 static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
@@ -323,6 +336,10 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
   case_run r = {0, NULL};
   char err[TG_ERRMSG] = "";
   agent_case ac;
+  if (cJSON_IsTrue(cJSON_GetObjectItem(cs, "network")))
+    mark_network(rt, str(cs, "tool"));
+  cJSON *taints = cJSON_CreateArray(); /* what the case's tg.taint did */
+  rt->core.taint_seen = taints;
   int ready = agent_or_stand_in(rt, cs, &how, &req, &ac, err);
   if (ready < 0)
     failure(fails, "%s", err);
@@ -343,6 +360,9 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
     check_error(&k);
     describe_run(o, r.outcome, f);
   }
+  rt->core.taint_seen = NULL;
+  if (cJSON_GetArraySize(taints) > 0) cJSON_AddItemToObject(o, "taints", taints);
+  else cJSON_Delete(taints);
   cJSON_AddBoolToObject(o, "passed", cJSON_GetArraySize(fails) == 0);
   cJSON_AddItemToObject(o, "failures", fails);
   cJSON_Delete(r.outcome);
@@ -405,7 +425,13 @@ cJSON *tg_policy_test(tg_runtime *rt, const char *dir, const char *run,
   cJSON_AddNumberToObject(report, "generation", (double)rt->chain.gen->number);
   cJSON_AddItemToObject(report, "files",
                         cJSON_Duplicate(tg__policy_tests_files(t), 1));
-  if (run_all(rt, t, run, report, err) < 0) {
+  /* the cases' taints are the run's own: kept in memory, never written
+   * to the user's database, and listed with each case */
+  int was_memory = rt->core.taint_memory;
+  rt->core.taint_memory = 1;
+  int ran = run_all(rt, t, run, report, err);
+  rt->core.taint_memory = was_memory;
+  if (ran < 0) {
     cJSON_Delete(report);
     report = NULL;
   }

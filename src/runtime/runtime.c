@@ -11,6 +11,7 @@
 #include "tools/builtin.h"
 #include "tools/fs_confine.h"
 #include "core/changes.h"
+#include "core/network.h"
 #include "proc/process.h"
 #include "policy/generation.h"
 #include "policy/chat_side.h"
@@ -261,6 +262,7 @@ void tg_runtime_free(tg_runtime *rt) {
   for (size_t i = 0; i < rt->core.nctools; i++) tg__tool_free(rt->core.ctools[i]);
   free(rt->core.ctools);
   cJSON_Delete(rt->core.declared_tools);
+  tg__network_free(&rt->core);
   tg__store_free(rt->store); /* its thread is done: no callback after */
   rt->core.sink = (tg_sink){0};
   tg__always_free(&rt->chain);

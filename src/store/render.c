@@ -175,6 +175,23 @@ static void md_calls(FILE *f, const cJSON *calls) {
   }
 }
 
+/* When and why the session became sensitive (the document's taint), in
+ * words, into buf; NULL when it is clean. */
+static const char *taint_text(const cJSON *doc, char *buf, size_t len) {
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(doc, "taint");
+  if (!cJSON_IsObject(k)) return NULL;
+  char t[32], cause[600] = "";
+  if (str(k, "call") || str(k, "tool"))
+    snprintf(cause, sizeof cause, " (%s%s%s%s)", str(k, "call") ? "call " : "",
+             str(k, "call") ? str(k, "call") : "",
+             str(k, "call") && str(k, "tool") ? ", " : "",
+             str(k, "tool") ? str(k, "tool") : "");
+  snprintf(buf, len, "since %s, level %.0f: %s%s; its network calls are "
+           "refused until a person clears it", when(num(k, "at"), t),
+           num(k, "level"), str(k, "reason") ? str(k, "reason") : "", cause);
+  return buf;
+}
+
 char *tg__render_markdown(const cJSON *doc) {
   char *buf = NULL, t[32];
   size_t len = 0;
@@ -195,7 +212,14 @@ char *tg__render_markdown(const cJSON *doc) {
     fprintf(f, " (%.0f prompt%s)", n, n == 1 ? "" : "s");
   }
   fprintf(f, "\n- Started: %s\n", when(num(s, "started"), t));
-  fprintf(f, "- Ended: %s\n\n## Conversation\n\n", when(num(s, "ended"), t));
+  fprintf(f, "- Ended: %s\n", when(num(s, "ended"), t));
+  char sens[1400];
+  if (taint_text(doc, sens, sizeof sens)) {
+    fputs("- Sensitive: ", f);
+    md_text(f, sens);
+    fputs("\n", f);
+  }
+  fputs("\n## Conversation\n\n", f);
   const cJSON *m;
   cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "messages")) {
     fputs("**", f);
@@ -332,6 +356,11 @@ char *tg__render_html(const cJSON *doc) {
   esc(f, when(num(s, "started"), t));
   fputs("</dd><dt>ended</dt><dd>", f);
   esc(f, when(num(s, "ended"), t));
+  char sens[1400];
+  if (taint_text(doc, sens, sizeof sens)) {
+    fputs("</dd><dt>sensitive</dt><dd>", f);
+    esc(f, sens);
+  }
   fputs("</dd></dl>\n<h2>Conversation</h2>\n", f);
   const cJSON *m;
   cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "messages")) {

@@ -1,6 +1,7 @@
 -- The agent may not change its own guard-rails: the policies folder, the
 -- agent's settings (where its hooks and permissions are: .claude/
--- settings*.json, .codex/) and toolgate's state (remembered approvals).
+-- settings*.json, .codex/, .gemini/settings*.json, .github/hooks/ and
+-- .copilot/) and toolgate's state (remembered approvals).
 -- Reading them is fine; writing is denied through every tool — Edit,
 -- Write, apply_patch, and the shell (`> .claude/settings.json`, `sed -i`,
 -- `cp`, `mv`, `rm`, `tee`, `chmod` ...: any command but a reader naming
@@ -16,6 +17,7 @@ local POLICIES = "policies" -- @policies-folder
 -- Lua patterns matched against each path (with a leading "/").
 local PROTECTED = {
   "/%.claude/settings[^/]*%.json$", "/%.claude/hooks/", "/%.codex/",
+  "/%.gemini/settings[^/]*%.json$", "/%.github/hooks/", "/%.copilot/",
   "/%.local/state/toolgate/", "/%.config/toolgate/",
 }
 

@@ -6,8 +6,11 @@
 -- secret away is denied — shell commands that reach the network (curl,
 -- wget, nc, ssh, scp, rsync to a host, git push, package publishes…; a
 -- command the shell analysis cannot see into counts as one), the agent's
--- WebFetch and WebSearch, and the tools listed in NETWORK_TOOLS — with a
--- message naming the call that made the session sensitive. The taint is
+-- WebFetch and WebSearch, the tools listed in NETWORK_TOOLS, and the MCP
+-- tools toolgate.lua marks as network (servers.NAME.network = true, or a
+-- list of the server's tools; the agent's own mcp__NAME__* tools count
+-- too: call.network) — with a message naming the call that made the
+-- session sensitive. The taint is
 -- kept with the session in the database (a resident instance, a hook
 -- process and a restart see one), and only a person clears it:
 -- `toolgate approvals clear-taint SESSION`.
@@ -21,7 +24,9 @@ local secrets = require "toolgate.secrets"
 local VERDICT = tg.deny -- or tg.ask: the user may let one through
 
 -- Tools that reach the network whatever their input: the agent's names, or
--- toolgate's and an MCP server's (e.g. "mcp__github__*").
+-- toolgate's and an MCP server's (e.g. "mcp__github__*"). An MCP server's
+-- are better marked in toolgate.lua (servers.github.network = true), where
+-- every front and every policy sees them as call.network.
 local NETWORK_TOOLS = { "WebFetch", "WebSearch" }
 
 -- Programs that reach the network.
@@ -118,5 +123,28 @@ tg.rule {
     if not t then return nil end
     local use = network_use(call)
     if use then return VERDICT(use .. " reaches the network, and " .. because(t, call.session)) end
+  end,
+}
+
+-- The tools toolgate.lua marks as reaching the network (call.network).
+-- When that cannot be known (a toolgate.lua that does not load), a
+-- sensitive session's call is refused all the same.
+tg.rule {
+  name = "tainted-no-network-tool",
+  priority = 1,
+  tools = { "*" },
+  check = function(call)
+    local known, net = pcall(function() return call.network end)
+    if known and not net then return nil end
+    local t = call.session and tg.session_taint(call.session)
+    if not t then return nil end
+    local md = call.metadata
+    local name = type(md) == "table" and md.agent_tool or call.tool
+    if not known then
+      return VERDICT("whether " .. name .. " reaches the network cannot be told ("
+        .. tostring(net) .. "), and " .. because(t, call.session))
+    end
+    return VERDICT(name .. " reaches the network (toolgate.lua marks it), and "
+      .. because(t, call.session))
   end,
 }

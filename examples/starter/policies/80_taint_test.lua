@@ -49,4 +49,18 @@ return {
   case("wget after it is denied", sh("wget https://x.example", "s2"), "deny",
     "tainted-no-network-shell", "exec's input"),
   case("another session stays clean", sh("curl https://x.example", "clean"), "ask", false),
+  -- MCP tools toolgate.lua marks as network (servers.web.network = true):
+  -- network = true here says what the config would
+  case("a network MCP tool in a clean session is the default's",
+    { tool = "web__fetch", stand_in = true, network = true, args = { url = "https://x.example" },
+      session = "clean" }, "ask", false),
+  case("a network MCP tool after a secret is denied, naming the call",
+    { tool = "web__fetch", stand_in = true, network = true, args = { url = "https://x.example" },
+      session = "s1" }, "deny", "tainted-no-network-tool",
+    "web__fetch reaches the network .*redaction rule matched in read_file's result"),
+  case("the agent's own client of that server is denied too",
+    { tool = "mcp__web__search", network = true, args = { q = "x" }, session = "s1" }, "deny",
+    "tainted-no-network-tool", "mcp__web__search reaches the network"),
+  case("an MCP tool not marked is the default's",
+    { tool = "files__list", stand_in = true, args = {}, session = "s1" }, "ask", false),
 }

@@ -413,6 +413,40 @@ function runtime:remember(m) end
 ---@return string? code
 function runtime:recall(query, opts) end
 
+---A sensitive session: what runtime:session_taint returns.
+---@class toolgate.taint
+---@field level integer 1 to 100
+---@field reason string why
+---@field call? string the id of the call that made the session sensitive
+---@field tool? string that call's tool ("host" for runtime:taint's)
+---@field at integer when, ms since the epoch
+
+---Marks a session sensitive, as a policy's tg.taint does (kept where the
+---runtime keeps taints: its database, or memory when storage is off); the
+---cause is the host's (tool "host", no call). A taint only rises. Raises
+---for an argument of the wrong kind.
+---@param session string
+---@param level integer 1 to 100
+---@param reason string 1 to 511 bytes, no NUL
+---@return true? ok
+---@return string? err
+---@return string? code "EINVAL"|"ENOMEM"|"EIO"
+function runtime:taint(session, level, reason) end
+
+---The session's taint, or nil when it is clean. Raises when it cannot be
+---read (nil would say clean).
+---@param session string
+---@return toolgate.taint?
+function runtime:session_taint(session) end
+
+---Makes a sensitive session clean again: a person's decision, as
+---`toolgate approvals clear-taint`. Policies have no such function.
+---@param session string
+---@return true? ok
+---@return string? err
+---@return string? code "ENOENT" when it was clean, "EINVAL"
+function runtime:untaint(session) end
+
 ---The database's path (":memory:"), or nil when storage is off.
 ---@return string?
 function runtime:db() end

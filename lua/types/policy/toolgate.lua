@@ -28,6 +28,7 @@ local tg = {}
 ---@field attempt integer
 ---@field metadata? table
 ---@field dry_run? boolean true when rt:explain / `toolgate explain` asks
+---@field network boolean toolgate.lua marks the tool as reaching the network (servers.NAME.network); raises when it does not load
 
 ---A verdict, made by tg.allow, tg.deny or tg.ask.
 ---@class tg.verdict

@@ -1,0 +1,69 @@
+/*
+ * dialect_claude_code.c — Claude Code's hooks (https://code.claude.com/
+ * docs/en/hooks): its events are the canonical ones, its answers the
+ * Claude shape (dialect_claude_shape.c), and its hooks can say
+ * everything toolgate says. A hook that fails — exit 127, a crash, past
+ * its timeout — is a non-blocking error there ("other exit codes ...
+ * non-blocking error"; "a timed-out command hook doesn't block"): the
+ * installed line turns each into exit 2, which blocks.
+ *
+ *   settings  .claude/settings.json (--project), .claude/settings.local.json
+ *             (--local), ~/.claude/settings.json (--user):
+ *             {"hooks": {EVENT: [{"matcher", "hooks": [{"type":
+ *             "command", "command", "timeout" (s)}]}]}}
+ */
+#include "dialect.h"
+
+static const char *const aliases[] = {"claude", NULL};
+
+static const tg_dialect_event events[] = {
+    {"PreToolUse", TG_HOOK_EV_PRE},
+    {"PermissionRequest", TG_HOOK_EV_PERMISSION},
+    {"PostToolUse", TG_HOOK_EV_POST},
+    {"PostToolUseFailure", TG_HOOK_EV_POST_FAILURE},
+    {"UserPromptSubmit", TG_HOOK_EV_PROMPT},
+    {"Stop", TG_HOOK_EV_STOP},
+    {"SubagentStop", TG_HOOK_EV_STOP},
+    {"SessionStart", TG_HOOK_EV_SESSION_START},
+    {"SessionEnd", TG_HOOK_EV_SESSION_END},
+    {NULL, TG_HOOK_EV_OTHER},
+};
+
+static const tg_dialect_place places[] = {
+    {"--project", ".claude/settings.json", 0},
+    {"--local", ".claude/settings.local.json", 0},
+    {"--user", ".claude/settings.json", 1},
+    {NULL, NULL, 0},
+};
+
+/* Tool events match every tool: the policies decide which they care
+ * about. A stop or a session only reports a hook that cannot answer. */
+static const tg_dialect_hook hooks[] = {
+    {"PreToolUse", "*", 1, 0},        {"PermissionRequest", "*", 1, 0},
+    {"PostToolUse", "*", 1, 0},       {"UserPromptSubmit", NULL, 1, 0},
+    {"Stop", NULL, 0, 0},             {"SessionStart", NULL, 0, 0},
+    {"SessionEnd", NULL, 0, 0},       {NULL, NULL, 0, 0},
+};
+
+const tg_dialect tg__dialect_claude_code = {
+    .name = "claude-code",
+    .aliases = aliases,
+    .title = "Claude Code",
+    .program = "claude",
+    .pre_allow_plain = 1, .pre_ask = 1, .pre_rewrite = 1,
+    .permission_rewrite = 1, .pre_context = 1, .post_context = 1,
+    .failure_context = 1,
+    .post_block = 1,
+    .events = events,
+    .transcript_usage = 1,
+    .render = tg__claude_shape_render,
+    .install = {
+        .places = places, .hooks = hooks,
+        .command_key = "command", .timeout_key = "timeout",
+        .timeout_scale = 1,
+        .project_var = "CLAUDE_PROJECT_DIR",
+        .exit_2_blocks = 1, .fail_block = "exit 2", .fail_report = "exit 1",
+        .check_event = tg__claude_shape_check_event,
+        .check_event_name = "PreToolUse",
+    },
+};

@@ -1,0 +1,68 @@
+/*
+ * dialect_codex.c — Codex's hooks (https://developers.openai.com/codex/
+ * hooks): Claude Code's event and answer shapes (dialect_claude_shape.c),
+ * with less said: its hooks' output parser refuses a PreToolUse "allow"
+ * without updatedInput and an "ask" — each fails open there, the tool
+ * runs — so toolgate says no decision for the first (the same, for
+ * Codex, as allowing) and a deny that says a human must approve for the
+ * second; a PermissionRequest updatedInput fails closed, so a rewrite
+ * there leaves the prompt to the user. Exit 2 with the reason on stderr
+ * blocks; the installed line turns any other failure into it.
+ *
+ *   settings  .codex/hooks.json (--project), ~/.codex/hooks.json (--user),
+ *             Claude Code's JSON shape; Codex sends tool events only for
+ *             its shell (as Bash), apply_patch and MCP tools
+ */
+#include "dialect.h"
+
+static const tg_dialect_event events[] = {
+    {"PreToolUse", TG_HOOK_EV_PRE},
+    {"PermissionRequest", TG_HOOK_EV_PERMISSION},
+    {"PostToolUse", TG_HOOK_EV_POST},
+    {"PostToolUseFailure", TG_HOOK_EV_POST_FAILURE},
+    {"UserPromptSubmit", TG_HOOK_EV_PROMPT},
+    {"Stop", TG_HOOK_EV_STOP},
+    {"SubagentStop", TG_HOOK_EV_STOP},
+    {"SessionStart", TG_HOOK_EV_SESSION_START},
+    {"SessionEnd", TG_HOOK_EV_SESSION_END},
+    {NULL, TG_HOOK_EV_OTHER},
+};
+
+static const tg_dialect_place places[] = {
+    {"--project", ".codex/hooks.json", 0},
+    {"--user", ".codex/hooks.json", 1},
+    {NULL, NULL, 0},
+};
+
+#define TOOLS "Bash|apply_patch|mcp__.*"
+static const tg_dialect_hook hooks[] = {
+    {"PreToolUse", TOOLS, 1, 0},
+    {"PermissionRequest", TOOLS, 1, 0},
+    {"PostToolUse", TOOLS, 1, 0},
+    {"UserPromptSubmit", NULL, 1, 0},
+    {"Stop", NULL, 0, 0},
+    {"SessionStart", NULL, 0, 0},
+    {NULL, NULL, 0, 0},
+};
+
+const tg_dialect tg__dialect_codex = {
+    .name = "codex",
+    .title = "Codex",
+    .program = "codex",
+    .pre_allow_plain = 0, .pre_ask = 0, .pre_rewrite = 1,
+    .permission_rewrite = 0, .pre_context = 1, .post_context = 1,
+    .failure_context = 1,
+    .post_block = 1,
+    .events = events,
+    .transcript_usage = 1,
+    .render = tg__claude_shape_render,
+    .ask_degraded = "a Codex hook cannot ask",
+    .install = {
+        .places = places, .hooks = hooks,
+        .command_key = "command", .timeout_key = "timeout",
+        .timeout_scale = 1,
+        .exit_2_blocks = 1, .fail_block = "exit 2", .fail_report = "exit 1",
+        .check_event = tg__claude_shape_check_event,
+        .check_event_name = "PreToolUse",
+    },
+};

@@ -5,6 +5,8 @@
 // input_required with the upstream's request (inputRequests.upstream) and
 // a requestState; the client's inputResponses go back to the upstream as
 // the answer to its request, and the call ends with the upstream's result.
+// A client without the capability: the upstream is refused, and the call
+// that then fails is answered -32021 (MissingRequiredClientCapability).
 // Upstream: server-everything (a 2025-era server) behind the gateway.
 import fs from "node:fs";
 import path from "node:path";
@@ -89,12 +91,14 @@ await run("era2026_relay", async (check) => {
   check("the answer (decline) reached the upstream, and the call ended with its result",
     done.resultType !== "input_required" && /decline/i.test(JSON.stringify(done.content)), done);
 
-  // ---- a client that cannot answer: the upstream is told why -----------------
+  // ---- a client that cannot answer: the upstream is refused, and when
+  // the call then fails the client gets -32021 naming what it lacks
   const n = await v2Client(p, { capabilities: {} });
   const no = await n.callTool({ name: "everything__trigger-sampling-request",
-    arguments: { prompt: "x", maxTokens: 5 } });
-  check("no sampling capability in the request: the upstream got an error saying why (its result shows it)",
-    no.isError === true && /declared no sampling capability/.test(textOf(no)), no);
+    arguments: { prompt: "x", maxTokens: 5 } }).then((r) => ({ r }), (e) => ({ e }));
+  check("no sampling capability in the request, and the call fails: -32021 naming sampling",
+    no.e?.code === -32021 && typeof no.e.data?.requiredCapabilities?.sampling === "object" &&
+    !Array.isArray(no.e.data.requiredCapabilities.sampling), no);
 
   // left waiting: the client never sends the call again, and goes
   const left = await m.callTool(call, { allowInputRequired: true });

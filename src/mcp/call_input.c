@@ -12,6 +12,11 @@
  * the call ends). A retry without the answer gets the request again, with
  * a new requestState.
  *
+ * A request the client's capabilities (in its request's _meta) do not
+ * cover is refused to the upstream, which may do without it (ask another
+ * way); if the call then fails, the client gets -32021, the revision's
+ * MissingRequiredClientCapability, naming what was missing (tools.c).
+ *
  * The requestState is the one toolgate's own approvals use (reqstate.c):
  * bound to tools/call, the tool and the arguments, good once, for
  * request_state_ttl_ms; a retry whose state names no call waiting here
@@ -72,6 +77,7 @@ mcp_call *mcp_call_ask_input(mcp_server *s, const char *call_id,
     snprintf(why, len, "the tool call waits on the client for another "
              "request already (one at a time)");
   } else if (!may_ask(c, method)) {
+    c->missing_cap = cap; /* the upstream may do without; if it fails, -32021 */
     snprintf(why, len, "toolgate's client cannot answer %s (its request "
              "declared no %s capability)", method, cap);
   } else {

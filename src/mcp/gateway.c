@@ -1031,8 +1031,6 @@ void mcp_gateway_log_level(mcp_server *s) {
   int lowest = -1;
   for (mcp_session *ss = s->sessions; ss; ss = ss->next) {
     int l = ss->initialized ? ss->log_level : -1;
-    if (ss->stateless_log_level >= 0 && (l < 0 || ss->stateless_log_level < l))
-      l = ss->stateless_log_level;
     if (l >= 0 && (lowest < 0 || l < lowest)) lowest = l;
   }
   if (lowest < 0 || lowest == gw->log_level) return;

@@ -64,6 +64,8 @@
 /* The error of a request in a version this server does not speak (the
  * 2026-07-28 revision's UNSUPPORTED_PROTOCOL_VERSION). */
 #define MCP_E_UNSUPPORTED_VERSION (-32022)
+/* 2026-07-28: a request needs a capability its client did not declare */
+#define MCP_E_MISSING_CAPABILITY (-32021)
 /* toolgate's own facts about an outcome, in a CallToolResult's _meta. */
 #define MCP_META_OUTCOME "toolgate/outcome"
 
@@ -129,6 +131,10 @@ struct mcp_call {
   int cancelled;         /* notifications/cancelled: nothing more is sent */
   int answered;          /* its answer went out before the call ended
                             (input_required) */
+  const char *missing_cap; /* what its upstream asked of the client and
+                            the 2026-07-28 client had not declared
+                            ("sampling", ...): if the call then fails, it
+                            is answered -32021 naming it; NULL none */
   int preset;            /* the user's answer came with the request (the
                             retry of an input_required): a tg_answer, 0 none */
   tg_always_scope preset_scope;
@@ -166,9 +172,6 @@ struct mcp_session {
   char client_name[64];
   int log_level;         /* logging/setLevel; notifications at or above */
   int saw_stateless;     /* a 2026-07-28 request came */
-  int stateless_log_level; /* logging/setLevel sent in the 2026-07-28 era
-                            (deprecated there, still answered): -1 none,
-                            and then no log notifications */
   /* calls in flight and server-to-client requests */
   mcp_call *calls;
   size_t ncalls;

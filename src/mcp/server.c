@@ -42,8 +42,9 @@ void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   mcp_logf(s->log, level, "%s", msg);
-  /* only a client that set a log level gets them (a 2025-era session has
-   * one from the start, `info`; a 2026-07-28 client only once it asks) */
+  /* only a 2025-era session gets them, at or above its level (`info`
+   * from the start): a 2026-07-28 client gets log messages only on the
+   * answer to a request whose _meta asked for them, and these answer none */
   for (mcp_session *ss = s->sessions; ss; ss = ss->next) {
     if (!mcp_session_wants_log(ss, level)) continue;
     cJSON *p = cJSON_CreateObject();
@@ -55,8 +56,7 @@ void mcp_log_client(mcp_server *s, mcp_log_level level, const char *fmt, ...) {
 }
 
 int mcp_session_wants_log(const mcp_session *ss, mcp_log_level level) {
-  if (ss->initialized && (int)level >= ss->log_level) return 1;
-  return ss->stateless_log_level >= 0 && (int)level >= ss->stateless_log_level;
+  return ss->initialized && (int)level >= ss->log_level;
 }
 
 void mcp_notify_sessions(mcp_server *s, const char *method) {
@@ -191,8 +191,7 @@ static void on_set_level(mcp_session *ss, const mcp_req *req) {
     return errorf(ss, req->id, JRPC_INVALID_PARAMS,
                   "logging/setLevel: params.level must be one of debug, info, "
                   "notice, warning, error, critical, alert, emergency");
-  if (req->stateless) ss->stateless_log_level = l; /* deprecated, still so */
-  else ss->log_level = l;
+  ss->log_level = l;
   mcp_gateway_log_level(ss->s);
   mcp_reply(ss, req, cJSON_CreateObject());
 }
@@ -206,8 +205,11 @@ static void on_gateway_method(mcp_session *ss, const mcp_req *req) {
 /* ---- dispatch ----------------------------------------------------------- */
 
 enum {
-  M_NO_ERA = 1, /* answered whatever the era, even before one is known */
-  M_SESSION = 2 /* the 2025 era only (no meaning without a session) */
+  M_NO_ERA = 1,  /* answered whatever the era, even before one is known */
+  M_SESSION = 2, /* the 2025 era only (no meaning without a session) */
+  M_REMOVED = 4  /* gone from 2026-07-28: a request naming it is answered
+                    as for any unknown method (its changelog: the handshake,
+                    ping, logging/setLevel and resources/(un)subscribe) */
 };
 
 typedef struct {
@@ -217,10 +219,10 @@ typedef struct {
 } method_entry;
 
 static const method_entry methods[] = {
-    {"initialize", on_initialize, M_NO_ERA | M_SESSION},
-    {"ping", on_ping, M_NO_ERA},
+    {"initialize", on_initialize, M_NO_ERA | M_SESSION | M_REMOVED},
+    {"ping", on_ping, M_NO_ERA | M_REMOVED},
     {"server/discover", on_discover, M_NO_ERA},
-    {"logging/setLevel", on_set_level, 0},
+    {"logging/setLevel", on_set_level, M_REMOVED},
     {"tools/list", mcp_tools_list, 0},
     {"tools/call", mcp_tools_call, 0},
     {"prompts/list", on_gateway_method, 0},
@@ -228,8 +230,8 @@ static const method_entry methods[] = {
     {"resources/list", on_gateway_method, 0},
     {"resources/templates/list", on_gateway_method, 0},
     {"resources/read", on_gateway_method, 0},
-    {"resources/subscribe", on_gateway_method, 0},
-    {"resources/unsubscribe", on_gateway_method, 0},
+    {"resources/subscribe", on_gateway_method, M_REMOVED},
+    {"resources/unsubscribe", on_gateway_method, M_REMOVED},
     {"completion/complete", on_gateway_method, 0},
     {"subscriptions/listen", mcp_listen_open, 0},
 };
@@ -296,12 +298,23 @@ static int read_era(mcp_session *ss, const method_entry *e, mcp_req *req) {
   return 0;
 }
 
+/* Does the request name the 2026-07-28 era in its _meta? */
+static int names_stateless_era(const cJSON *params) {
+  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, MCP_META_VERSION);
+  return cJSON_IsString(v) && !strcmp(v->valuestring, MCP_STATELESS_VERSION);
+}
+
 static void on_request(mcp_session *ss, const jrpc_msg *m) {
   mcp_req req = {m->id, m->method, m->params, 0, NULL};
   const method_entry *e = find_method(m->method);
   if (!e)
     return errorf(ss, m->id, JRPC_METHOD_NOT_FOUND, "method not found: %s",
                   m->method);
+  if ((e->flags & M_REMOVED) && names_stateless_era(m->params))
+    return errorf(ss, m->id, JRPC_METHOD_NOT_FOUND, "method not found: %s "
+                  "(not in " MCP_STATELESS_VERSION ", the version this "
+                  "request names)", m->method);
   if (read_era(ss, e, &req) < 0) return;
   e->fn(ss, &req);
 }

@@ -85,7 +85,6 @@ mcp_session *mcp_session_new(mcp_server *s, mcp_transport *t) {
   ss->s = s;
   ss->t = t;
   ss->log_level = MCP_LOG_INFO;
-  ss->stateless_log_level = -1;
   t->ev = &events;
   t->session = ss;
   return ss;

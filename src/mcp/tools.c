@@ -375,6 +375,20 @@ static cJSON *error_result(const mcp_call *c, const tg_outcome *o) {
   return r;
 }
 
+/* The call failed after its upstream asked the client for what the client
+ * had not declared (call_input.c): the 2026-07-28 answer for that is
+ * -32021 with requiredCapabilities, a ClientCapabilities object. */
+static void missing_capability(mcp_call *c) {
+  cJSON *data = cJSON_CreateObject();
+  cJSON_AddObjectToObject(cJSON_AddObjectToObject(data, "requiredCapabilities"),
+                          c->missing_cap);
+  char msg[300];
+  snprintf(msg, sizeof msg, "MissingRequiredClientCapability: tool %s needs "
+           "the client's %s capability, which this request's _meta does not "
+           "declare", c->tool, c->missing_cap);
+  mcp_reply_error(c->ss, c->id, MCP_E_MISSING_CAPABILITY, msg, data);
+}
+
 static void on_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
   mcp_call *c = ud;
   mcp_session *ss = c->ss;
@@ -384,7 +398,10 @@ static void on_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
   }
   mcp_server *s = ss->s;
   mcp_approval_drop(c);
-  if (!c->cancelled && !c->answered) {
+  if (!c->cancelled && !c->answered && c->stateless && c->missing_cap &&
+      o->status != TG_STATUS_OK) {
+    missing_capability(c);
+  } else if (!c->cancelled && !c->answered) {
     cJSON *r = o->status == TG_STATUS_OK ? ok_result(c, o) : error_result(c, o);
     add_outcome_meta(r, o);
     mcp_req req = {c->id, "tools/call", NULL, c->stateless, NULL};

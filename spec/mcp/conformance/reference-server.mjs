@@ -8,7 +8,10 @@
 // the SSE event store are gone (a StdioServerTransport at the end instead);
 // its console.log lines go to stderr (stdout is the MCP link); the
 // test_reconnection tool cannot close an SSE stream (there is none) and
-// just answers. Everything the scenarios check is as it was.
+// just answers; the tools named in REFERENCE_OMIT (comma-separated) are
+// not listed (the 2026-07-28 run takes json_schema_2020_12_tool from
+// fixtures2026.mjs, whose schema is the 0.2.0 suite's). Everything the
+// scenarios check is as it was.
 import {
   McpServer,
   ResourceTemplate
@@ -785,8 +788,9 @@ function createMcpServer() {
     ListToolsRequestSchema,
     () => {
       const registeredTools = mcpServer._registeredTools;
+      const omitted = (process.env.REFERENCE_OMIT || "").split(",");
       return {
-        tools: Object.entries(registeredTools).filter(([, tool]) => tool.enabled).map(([name, tool]) => {
+        tools: Object.entries(registeredTools).filter(([name, tool]) => tool.enabled && !omitted.includes(name)).map(([name, tool]) => {
           if (name === "json_schema_2020_12_tool") {
             return {
               name,

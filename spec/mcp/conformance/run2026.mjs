@@ -3,20 +3,26 @@
 // pinned in ../package.json as @modelcontextprotocol/conformance-2026:
 // `server --requirements 2026-07-28`, the scenarios that revision requires
 // plus the unscored ones it runs) against `toolgate serve` as a gateway,
-// the way run.mjs runs the 2025 eras:
+// the way run.mjs runs the 2025 eras, with two upstream servers:
 //
 //    suite ──HTTP──▶ supergateway ──stdio──▶ toolgate serve ──stdio──▶ reference-server.mjs
+//                                                          └─stdio──▶ fixtures2026.mjs
 //
 //   node conformance/run2026.mjs PATH/TO/toolgate
 //
 // The reference server is the same (the suite's v0.1.16 one, a 2025-era
-// server): the fixtures the 2026-07-28 scenarios call (tools that answer
-// input_required, diagnostic tools, tasks) are not in it. So there is no
-// "bridge alone" run to compare with: the reference server itself does
-// not speak this revision. Instead EXPECTED lists each scenario that fails
-// through toolgate and why; the run passes when exactly those fail (a
-// scenario on the list that passes, or one off it that fails, fails the
-// run: the list cannot go stale). README.md has the same list.
+// server); fixtures2026.mjs (ours, on the official SDK's v1 server, also
+// of the 2025 era) has the tools and the prompt the 2026-07-28 scenarios
+// call that it lacks. Where a scenario wants its server to answer
+// input_required, the fixture asks its client mid-call as a 2025 server
+// does, and toolgate's relay makes the input_required: the suite tests
+// toolgate. There is no "bridge alone" run to compare with (neither
+// upstream speaks this revision). Instead EXPECTED lists each scenario
+// that fails through toolgate and why; the run passes when exactly those
+// fail (a scenario on the list that passes, or one off it that fails,
+// fails the run: the list cannot go stale). UNSTEADY names the checks
+// that pass or fail by the machine's speed (read from the suite's
+// checks.json). README.md has the same lists.
 // Offline: everything runs from node_modules on localhost.
 import fs from "node:fs";
 import os from "node:os";
@@ -24,16 +30,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { through, quote } from "./bridge.mjs";
 
-const NO_FIXTURE =
-  "the reference server (the suite's v0.1.16 one) has none of the " +
-  "fixtures this scenario calls; the 0.2.0 fixtures are not published on " +
-  "npm (they are TypeScript in the suite's repository, for the v2 SDK " +
-  "server) — toolgate answers what it is asked ('Unknown tool', 'unknown " +
-  "prompt') correctly";
 const TASKS =
   "the tasks extension (not scored for 2026-07-28): toolgate does not " +
   "offer tasks (docs/mcp.md: an upstream's tasks capability is not passed " +
-  "on), and the reference server has none of the fixtures (slow_compute, " +
+  "on), and neither upstream has the scenario's fixtures (slow_compute, " +
   "greet, failing_job, ...)";
 
 // Every scenario that fails through toolgate, and why.
@@ -41,32 +41,23 @@ export const EXPECTED = {
   "dns-rebinding-protection":
     "HTTP is the bridge's: supergateway checks neither Host nor Origin and " +
     "answers 200 (the same as in the 2025 run, where the bridge alone fails it too)",
-  "server-stateless":
-    "19 of 28 checks pass. Four need diagnostic tools the reference server " +
-    "lacks (test_missing_capability, test_streaming_elicitation, " +
-    "test_logging_tool). Five want HTTP 404 and -32601 for the methods the " +
-    "revision removed: the HTTP status is the bridge's (supergateway answers " +
-    "200 to everything); and toolgate still answers ping (era-less) and " +
-    "logging/setLevel (kept, deprecated, for clients that still send it: " +
-    "docs/mcp.md), and refuses initialize and resources/(un)subscribe that " +
-    "carry the 2026-07-28 _meta with -32602 naming the era",
-  "http-custom-header-server-validation":
-    "pending, not scored: needs a tool with x-mcp-header annotations, which " +
-    "the reference server lacks",
-  "json-schema-2020-12":
-    "pending, not scored: checks allOf, if/then/else and $anchor in the " +
-    "fixture tool's inputSchema; the v0.1.16 fixture has none of them " +
-    "(toolgate passes an upstream's schema on as it came)",
-  "input-required-result-basic-elicitation": NO_FIXTURE,
-  "input-required-result-basic-sampling": NO_FIXTURE,
-  "input-required-result-basic-list-roots": NO_FIXTURE,
-  "input-required-result-request-state": NO_FIXTURE,
-  "input-required-result-multiple-input-requests": NO_FIXTURE,
-  "input-required-result-multi-round": NO_FIXTURE,
-  "input-required-result-non-tool-request": NO_FIXTURE,
-  "input-required-result-result-type": NO_FIXTURE,
-  "input-required-result-tampered-state": NO_FIXTURE,
-  "input-required-result-capability-check": NO_FIXTURE,
+  "input-required-result-basic-elicitation":
+    "the scenario wants the server's own key, user_name, in inputRequests; " +
+    "toolgate relays a 2025-era upstream's elicitation/create, which names " +
+    "no key, under its own, 'upstream' (src/mcp/call_input.c). The same " +
+    "tool passes input-required-result-result-type, and the round trips " +
+    "of basic-sampling, basic-list-roots and request-state pass",
+  "input-required-result-multiple-input-requests":
+    "toolgate puts an upstream's requests to the client one at a time: the " +
+    "fixture asks for elicitation, sampling and roots at once, the first " +
+    "becomes the input_required result and the other two are refused to " +
+    "the upstream (the call waits on the client already), so round 1 holds " +
+    "1 inputRequest of the 3 wanted",
+  "input-required-result-non-tool-request":
+    "toolgate relays an upstream's request as input_required only during " +
+    "tools/call: during prompts/get a 2026-07-28 client cannot be asked, " +
+    "the upstream's elicitation/create is refused, and the fixture's " +
+    "prompt fails with a JSON-RPC error",
   "tasks-lifecycle": TASKS,
   "tasks-capability-negotiation": TASKS,
   "tasks-wire-fields": TASKS,
@@ -76,6 +67,29 @@ export const EXPECTED = {
   "tasks-dispatch-and-envelope": TASKS,
   "tasks-required-task-error": TASKS,
   "tasks-mrtr-composition": TASKS,
+};
+
+// Scenarios that pass or fail by the machine's speed, and only in the
+// checks named: each may fail those and no other.
+export const UNSTEADY = {
+  "server-stateless": {
+    checks: ["sep-2575-http-server-no-independent-requests-on-stream",
+             "sep-2575-server-no-log-without-loglevel",
+             "sep-2575-server-sends-subscription-ack",
+             "sep-2575-server-tags-subscription-id",
+             "sep-2575-server-honors-notification-filter",
+             "sep-2575-server-sends-prompts-list-changed-on-subscription",
+             "sep-2575-server-sends-tools-list-changed-on-subscription"],
+    why:
+      "these checks read a stream for a fixed time (500 ms to 1.5 s): a " +
+      "tools/call of test_streaming_elicitation and test_logging_tool, and " +
+      "subscriptions/listen. The bridge starts a new toolgate, and with it " +
+      "both upstream servers (node), for each request without a session, " +
+      "and toolgate holds the request until its upstreams have listed what " +
+      "they offer: on a loaded machine no frame comes in time. In time, " +
+      "they pass (the elicitation comes as input_required, no log message " +
+      "without a logLevel, the listen stream acknowledged and tagged)",
+  },
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -88,8 +102,9 @@ const keep = process.env.TOOLGATE_KEEP;
 const top = fs.mkdtempSync(path.join(os.tmpdir(), "toolgate-conformance-2026-"));
 const dir = path.join(top, "toolgate");
 fs.mkdirSync(dir);
-fs.copyFileSync(path.join(here, "toolgate.lua"), path.join(dir, "toolgate.lua"));
+fs.copyFileSync(path.join(here, "toolgate2026.lua"), path.join(dir, "toolgate.lua"));
 process.env.REFERENCE_SERVER = REFERENCE;
+process.env.FIXTURES_SERVER = path.join(here, "fixtures2026.mjs");
 process.env.XDG_STATE_HOME = path.join(top, "state");
 
 const guard = setTimeout(() => {
@@ -100,8 +115,19 @@ const gated = await through("toolgate",
   `${quote(TOOLGATE)} serve --config ${quote(path.join(dir, "toolgate.lua"))}` +
   ` --log ${quote(path.join(dir, "toolgate.log"))} --log-level info` +
   ` 2>>${quote(path.join(dir, "stderr.txt"))}`, dir,
-  SUITE, ["--requirements", "2026-07-28"]);
+  SUITE, ["--requirements", "2026-07-28", "--output-dir", path.join(dir, "results")]);
 clearTimeout(guard);
+
+// each scenario's failed checks, from its checks.json (--output-dir)
+const failedChecks = {};
+const results = path.join(dir, "results");
+for (const d of fs.existsSync(results) ? fs.readdirSync(results) : []) {
+  const m = /^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/.exec(d);
+  const f = path.join(results, d, "checks.json");
+  if (!m || !fs.existsSync(f)) continue;
+  failedChecks[m[1]] = JSON.parse(fs.readFileSync(f, "utf8"))
+    .filter((c) => c.status === "FAILURE").map((c) => c.id);
+}
 
 let failures = 0;
 const fail = (msg) => { failures++; console.log(`FAIL ${msg}`); };
@@ -113,7 +139,13 @@ if (scenarios.length < 40)
   fail(`the suite ran ${scenarios.length} scenarios; its output:\n${gated.out.slice(-3000)}`);
 for (const s of scenarios) {
   const r = gated.results[s];
+  const u = UNSTEADY[s];
+  const others = (failedChecks[s] || []).filter((c) => !u?.checks.includes(c));
   if (!r.failed) ok(`toolgate: ${s} (${r.passed} checks)`);
+  else if (u && !others.length && failedChecks[s])
+    ok(`toolgate: ${s} fails as it may (${failedChecks[s].join(", ")}): ${u.why}`);
+  else if (u)
+    fail(`toolgate: ${s}: ${r.failed} of ${r.passed + r.failed} checks failed, not only those UNSTEADY allows: ${others.join(", ") || "(no checks.json)"}`);
   else if (EXPECTED[s]) ok(`toolgate: ${s} fails as listed (${r.failed} of ${r.passed + r.failed}): ${EXPECTED[s]}`);
   else fail(`toolgate: ${s}: ${r.failed} of ${r.passed + r.failed} checks failed, and it is not in EXPECTED (details: ${dir}/suite.txt)`);
 }
@@ -125,10 +157,10 @@ for (const s of Object.keys(EXPECTED))
 const readme = fs.readFileSync(path.join(here, "README.md"), "utf8");
 const section = readme.slice(readme.indexOf("## The 2026-07-28 revision"));
 const documented = [...section.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]).sort();
-const listed = Object.keys(EXPECTED).sort();
+const listed = [...Object.keys(EXPECTED), ...Object.keys(UNSTEADY)].sort();
 if (documented.join() !== listed.join())
-  fail(`README.md's 2026-07-28 table (${documented.join(", ")}) is not EXPECTED (${listed.join(", ")})`);
-else ok("README.md lists the same failures as EXPECTED");
+  fail(`README.md's 2026-07-28 table (${documented.join(", ")}) is not EXPECTED and UNSTEADY (${listed.join(", ")})`);
+else ok("README.md lists the same failures as EXPECTED and UNSTEADY");
 
 const errFile = path.join(dir, "stderr.txt");
 const reports = (fs.existsSync(errFile) ? fs.readFileSync(errFile, "utf8") : "")
@@ -137,7 +169,8 @@ if (reports.length) fail(`toolgate reported errors on stderr:\n${reports.slice(0
 else ok("toolgate: no crash or sanitizer report on its stderr");
 
 console.log(`conformance 2026-07-28: through toolgate ${scenarios.length - failed.length} of ` +
-  `${scenarios.length} scenarios pass; failing as listed: ${failed.filter((s) => EXPECTED[s]).length}`);
+  `${scenarios.length} scenarios pass; failing as listed: ${failed.filter((s) => EXPECTED[s]).length}, as they may: ` +
+  `${failed.filter((s) => UNSTEADY[s]).length}`);
 if (failures || keep) console.log(`conformance 2026-07-28: files in ${top}`);
 else fs.rmSync(top, { recursive: true, force: true });
 process.exit(failures ? 1 : 0);

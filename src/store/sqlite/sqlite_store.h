@@ -201,6 +201,13 @@ int64_t tg__sq_write(tg_sqlite *st, tg_job_fn fn, void *arg,
 /* Waits until what a runtime queued is written (reads see it). */
 int tg__sq_flushed(tg_sqlite *st, char err[TG_ERRMSG]);
 
+/* ---- calls_index.c: the calls' full-text index, behind the audit ------- */
+
+/* Indexes the calls past the watermark (a tg_job_fn: arg unused). */
+int64_t tg__calls_index(sqlite3 *db, void *arg, char *err, size_t errlen);
+/* Through the writer: every call queued so far written and indexed. */
+int tg__calls_indexed(tg_sqlite *st, char err[TG_ERRMSG]);
+
 /* ---- sessions.c: sessions, messages, search --------------------------- */
 
 /* A SAVEPOINT around several writes: begin, then end(ok). */

@@ -24,10 +24,11 @@
  * store_error event and its callbacks told (ok 0): never lost in silence.
  *
  * Batches: a commit costs about as much as 15 rows (the WAL frames of
- * each page it touched, the full-text index's new segment), so calls
- * answered together share one (write_records also gives the batch one
- * index flush). The loop wakes the thread only for the first item it
- * queues, not for each.
+ * each page it touched), so calls answered together share one. The
+ * calls' full-text index is not in it: the thread indexes the calls
+ * later, in a transaction of its own, once idle or every INDEX_BEHIND
+ * calls (calls_index.c). The loop wakes the thread only for the first
+ * item it queues, not for each.
  *
  * Checkpoints (copying the WAL into the file, with an fsync) would stall
  * the commit that triggers them: SQLite's automatic one is off on the
@@ -60,6 +61,9 @@
                                 approvals changed by other processes */
 #define CHECKPOINT_PAGES 1000 /* WAL pages worth a checkpoint when idle */
 #define CHECKPOINT_MAX 4000  /* ... and at once, however busy */
+#define INDEX_BEHIND 256     /* calls left unindexed before the thread
+                                indexes them between batches, however busy
+                                (when idle: at once) */
 
 typedef struct {
   uv_async_t async;
@@ -102,6 +106,9 @@ struct tg_writer {
                                     over) */
   int64_t data_version;          /* PRAGMA data_version last seen */
   int64_t approvals_version;     /* meta's counter of the snapshot */
+  int unindexed;                 /* calls stored and not yet indexed for
+                                    search (1 at start: a crash may have
+                                    left some) */
   /* the loop's: */
   async_box *box;
   size_t pending;                /* queued, not yet answered on the loop */
@@ -159,9 +166,10 @@ static int step_once(tg_writer *w, sqlite3_stmt *st, char *err,
   return rc;
 }
 
-/* The records into calls. Each statement that inserts into calls ends
- * with a flush of the full-text index (calls_fts, kept by a trigger) into
- * a new segment, which costs far more than the row: several records go
+/* The records into calls. A statement that inserts into calls with a
+ * full-text index trigger ends with a flush of the index into a new
+ * segment (since version 8 only for an id at or below the watermark,
+ * calls_index.c), which costs far more than the row: several records go
  * into a temporary table (no trigger, no WAL) and from there into calls
  * in one statement, so a batch pays one flush, not one per record. A lone
  * record is inserted directly. */
@@ -328,6 +336,22 @@ static void maybe_checkpoint(tg_writer *w, int idle) {
   w->asked_at = 0;
 }
 
+/* The calls past the index's watermark into it, in a transaction of
+ * their own, after their answers went (calls_index.c). A failure is no
+ * loss (the rows are stored; the next try or a search indexes them). */
+static void index_calls(tg_writer *w) {
+  char err[TG_ERRMSG];
+  int rc = step_once(w, w->begin, err, sizeof err);
+  if (rc == SQLITE_OK && tg__calls_index(w->db, NULL, err, sizeof err) < 0)
+    rc = SQLITE_ERROR;
+  if (rc == SQLITE_OK) rc = step_once(w, w->commit, err, sizeof err);
+  if (rc != SQLITE_OK) {
+    tg__db_exec(w->db, "ROLLBACK", NULL, 0);
+    return;
+  }
+  w->unindexed = 0;
+}
+
 /* Did this batch store or revoke an approval? */
 static int touches_approvals(const tg_job *j) {
   for (; j; j = j->next)
@@ -345,6 +369,7 @@ static int wait_for_work(tg_writer *w) {
       continue;
     uv_mutex_unlock(&w->mu);
     int fresh = refresh_approvals(w, 0);
+    if (w->unindexed) index_calls(w);
     maybe_checkpoint(w, 1);
     uv_mutex_lock(&w->mu);
     if (fresh) uv_async_send(&w->box->async);
@@ -373,6 +398,7 @@ static void writer_main(void *arg) {
      * nothing in it waits for them, and they cost its calls a query. */
     int first = jobs != NULL;
     if (first) refresh_approvals(w, touches_approvals(jobs));
+    for (tg_audit_rec *r = recs; r; r = r->next) w->unindexed += r->stored;
     uv_mutex_lock(&w->mu);
     append_answered(w, recs, jobs);
     w->written = upto;
@@ -381,10 +407,12 @@ static void writer_main(void *arg) {
     int idle = w->queued == w->taken;
     uv_mutex_unlock(&w->mu);
     if (!first && refresh_approvals(w, 0)) uv_async_send(&w->box->async);
+    if (w->unindexed >= INDEX_BEHIND) index_calls(w);
     maybe_checkpoint(w, idle); /* after the batch is answered */
     uv_mutex_lock(&w->mu);
   }
   uv_mutex_unlock(&w->mu);
+  if (w->unindexed) index_calls(w); /* a file at rest is indexed */
 }
 
 /* ---- on the loop -------------------------------------------------------- */
@@ -614,6 +642,7 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   w->jq_tail = &w->jq;
   w->ad_tail = &w->ad;
   w->jd_tail = &w->jd;
+  w->unindexed = 1;
   /* checkpoints are the thread's to time (maybe_checkpoint) */
   tg__db_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, 0);
   sqlite3_wal_hook(db, wal_hook, w);

@@ -562,8 +562,38 @@ TEST(done_comes_after_the_record_is_committed) {
   remove_tree(dir);
 }
 
-/* Calls answered together share a commit (and one flush of the full-text
- * index): each is recorded once, in the order the calls ended, searchable;
+/* A lone record is committed by the loop itself when the writer thread
+ * is idle, but the loop never waits for a lock: while another process
+ * holds the file, the record goes to the thread, which waits; the call is
+ * answered only once the lock is gone and its record is in. */
+TEST(a_call_waits_for_a_lock_held_elsewhere) {
+  char *dir = temp_dir(), *path = db_in(dir, "held.db");
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &d);
+  sqlite3 *other = NULL;
+  ASSERT_INT_EQ(sqlite3_open(path, &other), SQLITE_OK);
+  ASSERT_INT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+                SQLITE_OK);
+  outcome o;
+  memset(&o, 0, sizeof o);
+  start_call(rt, "held", "echo", "{\"n\":1}", &o);
+  run_for(rt, 300);
+  ASSERT_INT_EQ(o.n, 0); /* and the call waits for its record */
+  ASSERT_INT_EQ(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(other);
+  run_until(rt, &o.n, 1);
+  ASSERT_INT_EQ(o.status, TG_STATUS_OK);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls WHERE call_id = "
+                              "'held'"), 1);
+  tg_runtime_free(rt);
+  outcome_free(&o);
+  free(path);
+  remove_tree(dir);
+}
+
+/* Calls answered together share a commit: each is recorded once, in the order the calls ended, searchable;
  * a record the database refuses sinks none of the others in its batch, and
  * is reported. */
 TEST(a_burst_of_calls_is_recorded_in_order_one_refusal_lost_not_the_batch) {
@@ -1478,6 +1508,7 @@ TEST_MAIN(TEST_ENTRY(schema_created_in_a_new_private_wal_file),
           TEST_ENTRY(audit_record_holds_the_whole_call),
           TEST_ENTRY(audit_caps_args_and_result_at_a_character_boundary),
           TEST_ENTRY(done_comes_after_the_record_is_committed),
+          TEST_ENTRY(a_call_waits_for_a_lock_held_elsewhere),
           TEST_ENTRY(a_record_that_cannot_be_written_is_reported_not_lost_silently),
           TEST_ENTRY(a_burst_of_calls_is_recorded_in_order_one_refusal_lost_not_the_batch),
           TEST_ENTRY(every_answered_call_is_in_the_audit_after_kill_9),

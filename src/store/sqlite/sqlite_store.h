@@ -13,7 +13,9 @@
  *     lookup when a call asks: an indexed read, docs/storage.md);
  *   - a store opened on its own: one connection, every query on the
  *     caller's thread (the CLI's log and approvals).
- * SQLite never runs on the loop thread for a write.
+ * The loop commits audit records itself only while the thread is idle,
+ * never waiting for a lock or a sync (writer.c); everything else is
+ * written by the thread.
  *
  * Ownership: the store owns its connections, statements, thread and queue;
  * queued audit records belong to their calls (sink.h) and come back

@@ -1,11 +1,19 @@
 /*
- * writer.c — a runtime's writer thread. The loop queues audit records
- * (each belongs to its call, core/sink.h) and jobs (usage, approvals);
- * the thread takes everything queued, writes it in one transaction, and
- * hands the lot back to the loop through a uv_async, where each record's
- * committed callback runs. So SQLite never writes on the loop thread, a
- * burst of calls costs one commit, and a call is answered only after its
- * record is in the file.
+ * writer.c — a runtime's writer thread and its connection. The loop
+ * queues audit records (each belongs to its call, core/sink.h) and jobs
+ * (usage, approvals); the thread takes everything queued, writes it in
+ * one transaction, and hands the lot back to the loop through a uv_async,
+ * where each record's committed callback runs. A burst of calls costs one
+ * commit, and a call is answered only after its record is in the file.
+ *
+ * Records the loop commits itself, on the same connection, when the
+ * thread is idle (commit_on_loop): the records ended in one turn of the
+ * loop, at the async's callback, never waiting for a lock (busy: the
+ * thread takes them) and never syncing (synchronous=NORMAL: a commit is a
+ * write into the WAL). For a lone call this spares the two thread
+ * switches (wake the thread, be woken by it) that cost more than the
+ * commit. The thread and the loop never use the connection at once:
+ * thread_busy and loop_writing, under mu.
  *
  * Why the answer waits for the commit, not only the queue: the tool has
  * run by then, but its result has not reached the agent. Answering first
@@ -96,6 +104,9 @@ struct tg_writer {
   uint64_t queued, taken, written; /* items queued / taken by the thread
                                     / written, so far */
   int quit;
+  int thread_busy;               /* the thread is on the connection (not
+                                    waiting for work) */
+  int loop_writing;              /* the loop is (commit_on_loop) */
   int failed;                    /* items that could not be written */
   char fail_msg[TG_ERRMSG];
   tg_snap *snap;                 /* approvals loaded for the loop */
@@ -112,6 +123,7 @@ struct tg_writer {
   /* the loop's: */
   async_box *box;
   size_t pending;                /* queued, not yet answered on the loop */
+  tg_audit_rec *lq, **lq_tail;   /* records for the loop to commit */
 };
 
 void tg__job_free(tg_job *j) {
@@ -363,10 +375,11 @@ static int touches_approvals(const tg_job *j) {
 /* Waits for work (mu held); polls for other processes' approvals while
  * idle. 0 when there is none and the thread should quit. */
 static int wait_for_work(tg_writer *w) {
-  while (!w->quit && w->queued == w->taken) {
-    if (uv_cond_timedwait(&w->work, &w->mu, POLL_MS * 1000000ull) !=
-        UV_ETIMEDOUT)
-      continue;
+  while (!w->quit && (w->queued == w->taken || w->loop_writing)) {
+    w->thread_busy = 0;
+    int rc = uv_cond_timedwait(&w->work, &w->mu, POLL_MS * 1000000ull);
+    w->thread_busy = 1; /* the loop commits only while this is 0 */
+    if (rc != UV_ETIMEDOUT || w->loop_writing) continue;
     uv_mutex_unlock(&w->mu);
     int fresh = refresh_approvals(w, 0);
     if (w->unindexed) index_calls(w);
@@ -380,6 +393,7 @@ static int wait_for_work(tg_writer *w) {
 static void writer_main(void *arg) {
   tg_writer *w = arg;
   uv_mutex_lock(&w->mu);
+  w->thread_busy = 1;
   while (wait_for_work(w)) {
     tg_audit_rec *recs = w->aq;
     tg_job *jobs = w->jq;
@@ -476,15 +490,6 @@ static void deliver(tg_writer *w) {
   }
 }
 
-static void async_cb(uv_async_t *a) {
-  async_box *b = tg__owner_of(a, async_box, async);
-  if (b->w) deliver(b->w);
-}
-
-static void box_closed(tg_closer *c) {
-  free(tg__owner_of(c, async_box, closer));
-}
-
 static void keep(tg_writer *w) {
   if (w->pending++ == 0) uv_ref((uv_handle_t *)&w->box->async);
 }
@@ -496,21 +501,85 @@ static void wake(tg_writer *w) {
   if (++w->queued - w->taken == 1) uv_cond_signal(&w->work);
 }
 
+/* Hands the records the loop holds to the thread (mu held): it is
+ * busy, a job must come after them, or the loop could not write them. */
+static void hand_to_thread(tg_writer *w, tg_audit_rec *recs) {
+  while (recs) {
+    tg_audit_rec *r = recs;
+    recs = r->next;
+    r->next = NULL;
+    *w->aq_tail = r;
+    w->aq_tail = &r->next;
+    wake(w);
+  }
+}
+
+/* The records the loop holds, committed by the loop itself when the
+ * thread is idle: waking the thread and being woken by it cost a lone
+ * call more than its commit (two thread switches, on a busy machine
+ * each a wait for a core). Records ended in one turn of the loop share
+ * the commit. The loop never waits for a lock: another process holding
+ * the file, or any error, hands them to the thread, which waits, tries
+ * again and reports as for its own batches. Answered in deliver, after
+ * this, as the thread's are. */
+static void commit_on_loop(tg_writer *w) {
+  tg_audit_rec *recs = w->lq;
+  if (!recs) return;
+  w->lq = NULL;
+  w->lq_tail = &w->lq;
+  uv_mutex_lock(&w->mu);
+  int mine = !w->thread_busy && w->queued == w->taken;
+  if (mine) w->loop_writing = 1;
+  else hand_to_thread(w, recs);
+  uv_mutex_unlock(&w->mu);
+  if (!mine) return;
+  char err[TG_ERRMSG];
+  sqlite3_busy_timeout(w->db, 0);
+  int ok = write_all(w, recs, NULL, err, sizeof err) == SQLITE_OK;
+  sqlite3_busy_timeout(w->db, TG_DB_BUSY_MS);
+  if (ok) {
+    mark_stored(recs);
+    for (tg_audit_rec *r = recs; r; r = r->next) w->unindexed++;
+  }
+  uv_mutex_lock(&w->mu);
+  w->loop_writing = 0;
+  if (ok) append_answered(w, recs, NULL);
+  else hand_to_thread(w, recs);
+  if (w->queued != w->taken) uv_cond_signal(&w->work);
+  uv_mutex_unlock(&w->mu);
+}
+
+static void async_cb(uv_async_t *a) {
+  async_box *b = tg__owner_of(a, async_box, async);
+  if (!b->w) return;
+  commit_on_loop(b->w);
+  deliver(b->w);
+}
+
+static void box_closed(tg_closer *c) {
+  free(tg__owner_of(c, async_box, closer));
+}
+
+/* A record waits for the loop's next turn (commit_on_loop, from the
+ * async's callback), with those that end before it. */
 void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
   rec->next = NULL;
   rec->stored = 0;
   keep(w);
-  uv_mutex_lock(&w->mu);
-  *w->aq_tail = rec;
-  w->aq_tail = &rec->next;
-  wake(w);
-  uv_mutex_unlock(&w->mu);
+  int first = !w->lq;
+  *w->lq_tail = rec;
+  w->lq_tail = &rec->next;
+  if (first) uv_async_send(&w->box->async);
 }
 
 void tg__writer_job(tg_writer *w, tg_job *job) {
   job->next = NULL;
   if (!job->sync) keep(w);
   uv_mutex_lock(&w->mu);
+  /* the records the loop holds go first: a flush is written after them */
+  hand_to_thread(w, w->lq);
+  w->lq = NULL;
+  w->lq_tail = &w->lq;
   *w->jq_tail = job;
   w->jq_tail = &job->next;
   wake(w);
@@ -642,6 +711,7 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   w->jq_tail = &w->jq;
   w->ad_tail = &w->ad;
   w->jd_tail = &w->jd;
+  w->lq_tail = &w->lq;
   w->unindexed = 1;
   /* checkpoints are the thread's to time (maybe_checkpoint) */
   tg__db_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, 0);
@@ -687,6 +757,9 @@ void tg__writer_stop(tg_writer *w) {
   if (!w) return;
   if (w->started) {
     uv_mutex_lock(&w->mu);
+    hand_to_thread(w, w->lq); /* the thread writes them before it quits */
+    w->lq = NULL;
+    w->lq_tail = &w->lq;
     w->quit = 1;
     uv_cond_signal(&w->work);
     uv_mutex_unlock(&w->mu);

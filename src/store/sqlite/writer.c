@@ -87,9 +87,6 @@ struct tg_writer {
   tg_checkpointer *checkpointer; /* NULL: the thread checkpoints itself */
   sqlite3_stmt *begin, *commit; /* BEGIN IMMEDIATE, COMMIT: prepared once */
   sqlite3_stmt *dv_query;        /* PRAGMA data_version */
-  /* A batch of several records goes into calls in one statement from a
-   * temporary table (NULL: row by row): see write_records. */
-  sqlite3_stmt *stage, *unstage, *clear_stage;
   tg_audit_caps caps;
   uv_thread_t thread;
   int started;
@@ -178,26 +175,17 @@ static int step_once(tg_writer *w, sqlite3_stmt *st, char *err,
   return rc;
 }
 
-/* The records into calls. A statement that inserts into calls with a
- * full-text index trigger ends with a flush of the index into a new
- * segment (since version 8 only for an id at or below the watermark,
- * calls_index.c), which costs far more than the row: several records go
- * into a temporary table (no trigger, no WAL) and from there into calls
- * in one statement, so a batch pays one flush, not one per record. A lone
- * record is inserted directly. */
+/* The records into calls, row by row: since version 8 no full-text
+ * index is flushed per statement (calls_index.c), so a batch needs no
+ * detour through a table of its own. */
 static int write_records(tg_writer *w, tg_audit_rec *recs, char *err,
                          size_t errlen) {
-  int several = recs && recs->next && w->stage;
-  sqlite3_stmt *ins = several ? w->stage : w->insert;
   int rc = SQLITE_OK;
   for (tg_audit_rec *r = recs; rc == SQLITE_OK && r; r = r->next)
-    if ((rc = tg__audit_insert(ins, r, &w->caps)) != SQLITE_OK)
+    if ((rc = tg__audit_insert(w->insert, r, &w->caps)) != SQLITE_OK)
       snprintf(err, errlen, "writing the audit record of %s: %s",
                r->call_id, sqlite3_errmsg(w->db));
-  if (several && rc == SQLITE_OK &&
-      (rc = step_once(w, w->unstage, err, errlen)) == SQLITE_OK)
-    rc = step_once(w, w->clear_stage, err, errlen);
-  return rc; /* on failure the ROLLBACK empties the temporary table too */
+  return rc;
 }
 
 /* One transaction for the records and jobs given. SQLite's result code;
@@ -615,42 +603,8 @@ static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st) {
   return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }
 
-/* The temporary table a batch of records goes through (write_records):
- * calls' columns as the audit insert names them, no constraint, no
- * trigger. Without it (an error here) records go in row by row. */
-static void prepare_staging(tg_writer *w) {
-  const char *sql = tg__audit_insert_sql;
-  const char *prefix = "INSERT INTO calls ";
-  const char *open = strchr(sql, '('), *close = strchr(sql, ')');
-  if (strncmp(sql, prefix, strlen(prefix)) || !open || !close) return;
-  int cols = (int)(close - open - 1);
-  char *create = sqlite3_mprintf(
-      "CREATE TEMP TABLE IF NOT EXISTS calls_batch AS SELECT %.*s FROM "
-      "main.calls WHERE 0", cols, open + 1);
-  char *stage = sqlite3_mprintf("INSERT INTO temp.calls_batch %s",
-                             sql + strlen(prefix));
-  char *unstage = sqlite3_mprintf(
-      "INSERT INTO main.calls (%.*s) SELECT %.*s FROM temp.calls_batch "
-      "ORDER BY rowid", cols, open + 1, cols, open + 1);
-  if (!w->shared) tg__db_exec(w->db, "PRAGMA temp_store=MEMORY", NULL, 0);
-  if (!create || !stage || !unstage ||
-      tg__db_exec(w->db, create, NULL, 0) != SQLITE_OK ||
-      prepare(w->db, stage, &w->stage) != SQLITE_OK ||
-      prepare(w->db, unstage, &w->unstage) != SQLITE_OK ||
-      prepare(w->db, "DELETE FROM temp.calls_batch", &w->clear_stage) !=
-          SQLITE_OK) {
-    sqlite3_finalize(w->stage);
-    sqlite3_finalize(w->unstage);
-    w->stage = w->unstage = NULL;
-  }
-  sqlite3_free(create);
-  sqlite3_free(stage);
-  sqlite3_free(unstage);
-}
-
 static void finalize_all(tg_writer *w) {
-  sqlite3_stmt *all[] = {w->insert, w->begin, w->commit, w->dv_query,
-                         w->stage, w->unstage, w->clear_stage};
+  sqlite3_stmt *all[] = {w->insert, w->begin, w->commit, w->dv_query};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     sqlite3_finalize(all[i]);
 }
@@ -723,7 +677,6 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
     tg__db_error(db, st->base.path, "cannot prepare its audit insert", err);
     goto fail;
   }
-  prepare_staging(w);
   if (!w->shared) w->checkpointer = tg__checkpointer_start(st->base.path);
   if (init_sync(w, err) < 0) goto fail;
   /* the approvals in force now, for the loop's first calls */

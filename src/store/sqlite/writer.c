@@ -8,9 +8,9 @@
  *
  * Records the loop commits itself, on the same connection, when the
  * thread is idle (commit_on_loop): the records ended in one turn of the
- * loop, at the async's callback, never waiting for a lock (busy: the
- * thread takes them) and never syncing (synchronous=NORMAL: a commit is a
- * write into the WAL). For a lone call this spares the two thread
+ * loop, at its next turn (an idle handle: no system call to get there),
+ * never waiting for a lock (busy: the thread takes them) and never
+ * syncing (synchronous=NORMAL: a commit is a write into the WAL). For a lone call this spares the two thread
  * switches (wake the thread, be woken by it) that cost more than the
  * commit. The thread and the loop never use the connection at once:
  * thread_busy and loop_writing, under mu.
@@ -74,7 +74,8 @@
                                 (when idle: at once) */
 
 typedef struct {
-  uv_async_t async;
+  uv_async_t async;          /* the thread's answers are ready */
+  uv_idle_t idle;            /* the loop has records to commit */
   tg_closer closer;
   struct tg_writer *w;       /* NULL once the writer is gone */
 } async_box;
@@ -539,6 +540,13 @@ static void commit_on_loop(tg_writer *w) {
 
 static void async_cb(uv_async_t *a) {
   async_box *b = tg__owner_of(a, async_box, async);
+  if (b->w) deliver(b->w);
+}
+
+/* The loop's next turn, before it polls: no system call to get there. */
+static void idle_cb(uv_idle_t *i) {
+  async_box *b = tg__owner_of(i, async_box, idle);
+  uv_idle_stop(i);
   if (!b->w) return;
   commit_on_loop(b->w);
   deliver(b->w);
@@ -548,8 +556,8 @@ static void box_closed(tg_closer *c) {
   free(tg__owner_of(c, async_box, closer));
 }
 
-/* A record waits for the loop's next turn (commit_on_loop, from the
- * async's callback), with those that end before it. */
+/* A record waits for the loop's next turn (commit_on_loop, from the idle
+ * handle's callback), with those that end before it. */
 void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
   rec->next = NULL;
   rec->stored = 0;
@@ -557,7 +565,7 @@ void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
   int first = !w->lq;
   *w->lq_tail = rec;
   w->lq_tail = &rec->next;
-  if (first) uv_async_send(&w->box->async);
+  if (first) uv_idle_start(&w->box->idle, idle_cb);
 }
 
 void tg__writer_job(tg_writer *w, tg_job *job) {
@@ -635,6 +643,7 @@ static int start_async(tg_writer *w, char err[TG_ERRMSG]) {
              "thread", w->st->base.path);
     return -1;
   }
+  uv_idle_init(w->st->base.core->loop, &b->idle);
   b->w = w;
   b->closer.closed = box_closed;
   uv_unref((uv_handle_t *)&b->async); /* ref'd only while items wait */
@@ -646,6 +655,7 @@ static void close_async(tg_writer *w) {
   if (!w->box) return;
   w->box->w = NULL;
   tg__close(&w->box->closer, (uv_handle_t *)&w->box->async, 0);
+  tg__close(&w->box->closer, (uv_handle_t *)&w->box->idle, 0);
   w->box = NULL;
 }
 

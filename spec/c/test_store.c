@@ -692,6 +692,19 @@ TEST(search_finds_calls_the_index_has_not_reached) {
   ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls_fts "
                               "WHERE calls_fts MATCH 'seal'"), 1);
   ASSERT_INT_EQ(hits_for(path, "seal OR otter OR walrus"), 1);
+  /* many left behind (more than one transaction's worth): a runtime's
+   * writer indexes them all, in chunks, by the time it stops */
+  sql_exec(path, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1"
+                 " FROM n WHERE i < 1200) INSERT INTO calls (call_id,"
+                 " session, tool, args, status, ts) SELECT 'n' || i, 's',"
+                 " 'echo', '{\"note\":\"a narwhal\"}', 'ok', 3 FROM n");
+  rt = new_runtime(&cfg);
+  tg_runtime_free(rt);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls_fts "
+                              "WHERE calls_fts MATCH 'narwhal'"), 1200);
+  ASSERT_INT_EQ(sql_int(path, "SELECT value FROM meta WHERE key = "
+                              "'calls_indexed'"),
+                sql_int(path, "SELECT max(id) FROM calls"));
   outcome_free(&o);
   free(path);
   remove_tree(dir);

@@ -205,7 +205,11 @@ int tg__sq_flushed(tg_sqlite *st, char err[TG_ERRMSG]);
 
 /* ---- calls_index.c: the calls' full-text index, behind the audit ------- */
 
-/* Indexes the calls past the watermark (a tg_job_fn: arg unused). */
+/* Indexes the first limit calls past the watermark (-1: all); how many,
+ * or -1 with err. */
+int64_t tg__calls_index_some(sqlite3 *db, int limit, char *err,
+                             size_t errlen);
+/* Indexes every call past the watermark (a tg_job_fn: arg unused). */
 int64_t tg__calls_index(sqlite3 *db, void *arg, char *err, size_t errlen);
 /* Through the writer: every call queued so far written and indexed. */
 int tg__calls_indexed(tg_sqlite *st, char err[TG_ERRMSG]);

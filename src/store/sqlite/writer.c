@@ -71,7 +71,8 @@
 #define CHECKPOINT_MAX 4000  /* ... and at once, however busy */
 #define INDEX_BEHIND 256     /* calls left unindexed before the thread
                                 indexes them between batches, however busy
-                                (when idle: at once) */
+                                (when idle: at its next tick) */
+#define INDEX_CHUNK 512      /* calls indexed in one transaction */
 
 typedef struct {
   uv_async_t async;          /* the thread's answers are ready */
@@ -337,18 +338,29 @@ static void maybe_checkpoint(tg_writer *w, int idle) {
   w->asked_at = 0;
 }
 
-/* The calls past the index's watermark into it, in a transaction of
- * their own, after their answers went (calls_index.c). A failure is no
- * loss (the rows are stored; the next try or a search indexes them). */
+/* The calls past the index's watermark into it, INDEX_CHUNK to a
+ * transaction of their own, after their answers went (calls_index.c);
+ * records queued meanwhile go first (what is left waits for the next
+ * batch or tick). A failure is no loss (the rows are stored; the next try
+ * or a search indexes them). */
 static void index_calls(tg_writer *w) {
   char err[TG_ERRMSG];
-  int rc = step_once(w, w->begin, err, sizeof err);
-  if (rc == SQLITE_OK && tg__calls_index(w->db, NULL, err, sizeof err) < 0)
-    rc = SQLITE_ERROR;
-  if (rc == SQLITE_OK) rc = step_once(w, w->commit, err, sizeof err);
-  if (rc != SQLITE_OK) {
-    tg__db_exec(w->db, "ROLLBACK", NULL, 0);
-    return;
+  for (;;) {
+    int64_t n = -1;
+    int rc = step_once(w, w->begin, err, sizeof err);
+    if (rc == SQLITE_OK &&
+        (n = tg__calls_index_some(w->db, INDEX_CHUNK, err, sizeof err)) < 0)
+      rc = SQLITE_ERROR;
+    if (rc == SQLITE_OK) rc = step_once(w, w->commit, err, sizeof err);
+    if (rc != SQLITE_OK) {
+      tg__db_exec(w->db, "ROLLBACK", NULL, 0);
+      return;
+    }
+    if (n < INDEX_CHUNK) break;
+    uv_mutex_lock(&w->mu);
+    int waiting = w->queued != w->taken;
+    uv_mutex_unlock(&w->mu);
+    if (waiting) return;
   }
   w->unindexed = 0;
 }

@@ -8,7 +8,8 @@
  * calls.id it holds) later, in a transaction of their own:
  *
  *  - the writer thread, once idle or once INDEX_BEHIND rows wait, and
- *    when it stops (writer.c), INDEX_CHUNK calls per transaction so
+ *    when it stops with that many left (writer.c), INDEX_CHUNK calls per
+ *    transaction so
  *    that records queued meanwhile wait for one chunk at most;
  *  - a search, before it looks (tg__calls_indexed, through the writer):
  *    so search finds every record, also those a crash left unindexed;

@@ -58,6 +58,7 @@
  * does not return while a call waits for its commit.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,8 +118,8 @@ struct tg_writer {
   int64_t data_version;          /* PRAGMA data_version last seen */
   int64_t approvals_version;     /* meta's counter of the snapshot */
   int unindexed;                 /* calls stored and not yet indexed for
-                                    search (1 at start: a crash may have
-                                    left some) */
+                                    search (at start: those a crash left,
+                                    about) */
   /* the loop's: */
   async_box *box;
   size_t pending;                /* queued, not yet answered on the loop */
@@ -427,7 +428,10 @@ static void writer_main(void *arg) {
     uv_mutex_lock(&w->mu);
   }
   uv_mutex_unlock(&w->mu);
-  if (w->unindexed) index_calls(w); /* a file at rest is indexed */
+  /* a short-lived runtime (an agent's hook: one call) leaves its few
+   * calls to the next search or writer rather than pay an index
+   * transaction on its way out; many are indexed now */
+  if (w->unindexed >= INDEX_BEHIND) index_calls(w);
 }
 
 /* ---- on the loop -------------------------------------------------------- */
@@ -688,7 +692,6 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   w->ad_tail = &w->ad;
   w->jd_tail = &w->jd;
   w->lq_tail = &w->lq;
-  w->unindexed = 1;
   /* checkpoints are the thread's to time (maybe_checkpoint) */
   tg__db_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, 0);
   sqlite3_wal_hook(db, wal_hook, w);
@@ -701,6 +704,11 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   }
   if (!w->shared) w->checkpointer = tg__checkpointer_start(st->base.path);
   if (init_sync(w, err) < 0) goto fail;
+  /* calls a crash left unindexed (about: ids past the watermark) */
+  int64_t behind = int_query(db, "SELECT coalesce((SELECT max(id) FROM "
+                             "calls), 0) - (SELECT value FROM meta WHERE "
+                             "key = 'calls_indexed')");
+  w->unindexed = behind < 0 ? 0 : behind > INT_MAX ? INT_MAX : (int)behind;
   /* the approvals in force now, for the loop's first calls */
   w->data_version = int_query(db, "PRAGMA data_version");
   w->approvals_version = tg__approvals_version(db);

@@ -66,6 +66,37 @@ static char *host_masks(void *ud, const char *s) {
   return out;
 }
 
+/* tg__redact_matches answers as tg__redact_copy would, without the copy:
+ * anywhere in the tree, not in its siblings; the host's redactor too. */
+TEST(a_match_only_walk_answers_as_the_copy_would) {
+  static const char *const docs[] = {
+      "{\"a\":\"plain\",\"b\":[1,\"x\",{\"c\":\"" AWS "\"}]}",
+      "{\"a\":\"plain\",\"b\":[1,true,null,{\"c\":\"Bearer x\"}]}",
+      "[\"" GH "\"]", "\"-----BEGIN RSA PRIVATE KEY-----\\nx\"", "\"\"",
+      "{\"pw\":\"hunter2\"}", "{}", "12"};
+  int calls = 0;
+  tg_redactor host = {.c_fn = host_masks, .c_ud = &calls};
+  for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+    cJSON *v = cJSON_Parse(docs[i]);
+    ASSERT_TRUE(v != NULL);
+    for (int h = 0; h < 2; h++) {
+      tg_redactor *r = h ? &host : NULL;
+      cJSON *c = tg__redact_copy(r, v);
+      if (tg__redact_matches(r, v) != (c != NULL))
+        TG_FAIL("%s (host redactor %d): matches and copy disagree", docs[i], h);
+      cJSON_Delete(c);
+    }
+    cJSON_Delete(v);
+  }
+  ASSERT_TRUE(calls > 0);
+  /* a sibling is not v's */
+  cJSON *arr = cJSON_Parse("[\"plain\",\"" AWS "\"]");
+  ASSERT_INT_EQ(tg__redact_matches(NULL, arr->child), 0);
+  ASSERT_INT_EQ(tg__redact_matches(NULL, arr->child->next), 1);
+  ASSERT_INT_EQ(tg__redact_matches(NULL, NULL), 0);
+  cJSON_Delete(arr);
+}
+
 static const char redact_policy[] =
     "local tg = require 'toolgate'\n"
     "tg.redact(function(s) return (s:gsub('swordfish', '[pw]')) end)\n";
@@ -226,6 +257,7 @@ TEST(an_imported_session_is_masked_before_it_is_stored) {
 }
 
 TEST_MAIN(TEST_ENTRY(builtin_masks_common_credential_shapes_and_nothing_else),
+          TEST_ENTRY(a_match_only_walk_answers_as_the_copy_would),
           TEST_ENTRY(an_imported_session_is_masked_before_it_is_stored),
           TEST_ENTRY(a_secret_printed_by_a_command_reaches_no_event_no_audit_and_no_export),
           TEST_ENTRY(a_redactor_that_fails_masks_the_whole_string))

@@ -75,6 +75,21 @@ static cJSON *audit_of(const char *path, const tg_audit_filter *f) {
   return a;
 }
 
+/* How many hits a search of the file gives (at most 20). */
+static int hits_for(const char *path, const char *query) {
+  char err[TG_ERRMSG] = "";
+  tg_store *st = tg_store_open(path, 0, err);
+  if (!st) TG_FAIL("tg_store_open: %s", err);
+  cJSON *hits = NULL;
+  tg_search_filter q = {.query = query};
+  if (tg_store_search(st, &q, &hits, err) != 0)
+    TG_FAIL("tg_store_search: %s", err);
+  int n = cJSON_GetArraySize(hits);
+  cJSON_Delete(hits);
+  tg_store_close(st);
+  return n;
+}
+
 static const cJSON *last_of(const cJSON *arr) {
   int n = cJSON_GetArraySize(arr);
   ASSERT_TRUE(n > 0);
@@ -562,8 +577,38 @@ TEST(done_comes_after_the_record_is_committed) {
   remove_tree(dir);
 }
 
-/* Calls answered together share a commit (and one flush of the full-text
- * index): each is recorded once, in the order the calls ended, searchable;
+/* A lone record is committed by the loop itself when the writer thread
+ * is idle, but the loop never waits for a lock: while another process
+ * holds the file, the record goes to the thread, which waits; the call is
+ * answered only once the lock is gone and its record is in. */
+TEST(a_call_waits_for_a_lock_held_elsewhere) {
+  char *dir = temp_dir(), *path = db_in(dir, "held.db");
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &d);
+  sqlite3 *other = NULL;
+  ASSERT_INT_EQ(sqlite3_open(path, &other), SQLITE_OK);
+  ASSERT_INT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+                SQLITE_OK);
+  outcome o;
+  memset(&o, 0, sizeof o);
+  start_call(rt, "held", "echo", "{\"n\":1}", &o);
+  run_for(rt, 300);
+  ASSERT_INT_EQ(o.n, 0); /* and the call waits for its record */
+  ASSERT_INT_EQ(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(other);
+  run_until(rt, &o.n, 1);
+  ASSERT_INT_EQ(o.status, TG_STATUS_OK);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls WHERE call_id = "
+                              "'held'"), 1);
+  tg_runtime_free(rt);
+  outcome_free(&o);
+  free(path);
+  remove_tree(dir);
+}
+
+/* Calls answered together share a commit: each is recorded once, in the order the calls ended, searchable;
  * a record the database refuses sinks none of the others in its batch, and
  * is reported. */
 TEST(a_burst_of_calls_is_recorded_in_order_one_refusal_lost_not_the_batch) {
@@ -601,11 +646,69 @@ TEST(a_burst_of_calls_is_recorded_in_order_one_refusal_lost_not_the_batch) {
     ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(a, k++), "call_id"), id[i]);
   }
   cJSON_Delete(a);
+  tg_runtime_free(rt);
+  ASSERT_INT_EQ(hits_for(path, "walrus"), N - 1 < 20 ? N - 1 : 20);
+  /* the search indexed what the writer left */
   ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls_fts "
                               "WHERE calls_fts MATCH 'walrus'"), N - 1);
-  tg_runtime_free(rt);
   event_log_free(&ev);
   for (int i = 0; i < N; i++) outcome_free(&o[i]);
+  free(path);
+  remove_tree(dir);
+}
+
+/* The calls' full-text index runs behind the audit (its commit holds the
+ * row alone): a call the index has not reached — a crash between the two
+ * — is still found by a search; deletes keep the index in step, and an id
+ * a delete frees is indexed at once when reused. */
+TEST(search_finds_calls_the_index_has_not_reached) {
+  char *dir = temp_dir(), *path = db_in(dir, "behind.db");
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &d);
+  outcome o;
+  memset(&o, 0, sizeof o);
+  start_call(rt, "indexed", "echo", "{\"note\":\"the walrus sleeps\"}", &o);
+  run_until(rt, &o.n, 1);
+  tg_runtime_free(rt);
+  /* a row past the watermark, as a crash before its indexing leaves it */
+  sql_exec(path, "INSERT INTO calls (call_id, session, tool, args, status, ts)"
+                 " VALUES ('behind', 's', 'echo', '{\"note\":\"a walrus "
+                 "swims\"}', 'ok', 1)");
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls_fts "
+                              "WHERE calls_fts MATCH 'swims'"), 0);
+  ASSERT_INT_EQ(hits_for(path, "walrus"), 2);
+  ASSERT_INT_EQ(hits_for(path, "swims"), 1);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls_fts "
+                              "WHERE calls_fts MATCH 'swims'"), 1);
+  sql_exec(path, "DELETE FROM calls WHERE call_id = 'indexed'");
+  ASSERT_INT_EQ(hits_for(path, "walrus"), 1);
+  sql_exec(path, "UPDATE calls SET args = '{\"note\":\"an otter\"}'");
+  ASSERT_INT_EQ(hits_for(path, "walrus"), 0);
+  ASSERT_INT_EQ(hits_for(path, "otter"), 1);
+  /* the table emptied: the next call takes id 1, below the watermark */
+  sql_exec(path, "DELETE FROM calls");
+  sql_exec(path, "INSERT INTO calls (call_id, session, tool, args, status, ts)"
+                 " VALUES ('reused', 's', 'echo', '{\"note\":\"a seal\"}',"
+                 " 'ok', 2)");
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls_fts "
+                              "WHERE calls_fts MATCH 'seal'"), 1);
+  ASSERT_INT_EQ(hits_for(path, "seal OR otter OR walrus"), 1);
+  /* many left behind (more than one transaction's worth): a runtime's
+   * writer indexes them all, in chunks, by the time it stops */
+  sql_exec(path, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1"
+                 " FROM n WHERE i < 1200) INSERT INTO calls (call_id,"
+                 " session, tool, args, status, ts) SELECT 'n' || i, 's',"
+                 " 'echo', '{\"note\":\"a narwhal\"}', 'ok', 3 FROM n");
+  rt = new_runtime(&cfg);
+  tg_runtime_free(rt);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls_fts "
+                              "WHERE calls_fts MATCH 'narwhal'"), 1200);
+  ASSERT_INT_EQ(sql_int(path, "SELECT value FROM meta WHERE key = "
+                              "'calls_indexed'"),
+                sql_int(path, "SELECT max(id) FROM calls"));
+  outcome_free(&o);
   free(path);
   remove_tree(dir);
 }
@@ -1421,9 +1524,11 @@ TEST_MAIN(TEST_ENTRY(schema_created_in_a_new_private_wal_file),
           TEST_ENTRY(audit_record_holds_the_whole_call),
           TEST_ENTRY(audit_caps_args_and_result_at_a_character_boundary),
           TEST_ENTRY(done_comes_after_the_record_is_committed),
+          TEST_ENTRY(a_call_waits_for_a_lock_held_elsewhere),
           TEST_ENTRY(a_record_that_cannot_be_written_is_reported_not_lost_silently),
           TEST_ENTRY(a_burst_of_calls_is_recorded_in_order_one_refusal_lost_not_the_batch),
           TEST_ENTRY(every_answered_call_is_in_the_audit_after_kill_9),
+          TEST_ENTRY(search_finds_calls_the_index_has_not_reached),
           TEST_ENTRY(approvals_by_pattern_are_honoured_by_a_second_runtime_until_revoked),
           TEST_ENTRY(approvals_keep_to_their_session_or_project),
           TEST_ENTRY(approvals_expire),

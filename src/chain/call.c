@@ -443,11 +443,14 @@ static int finish(tg_call *c) {
   c->duration_ms = tg__now_ms() - c->start_ms;
   const tg_sink *sink = &c->core->sink;
   if (!sink->audit) {
-    cJSON *a = tg__redact_copy(&c->core->redact, c->args);
-    cJSON *r = tg__redact_copy(&c->core->redact, c->result);
-    taint_if_redacted(c, a != NULL, r != NULL);
-    cJSON_Delete(a);
-    cJSON_Delete(r);
+    /* no record to mask: only whether a mask matched, for the taint of
+     * the call's session (none: nothing to taint, nothing to scan) */
+    if (c->session && *c->session) {
+      tg_redactor *red = &c->core->redact;
+      int in_args = tg__redact_matches(red, c->args);
+      taint_if_redacted(c, in_args,
+                        !in_args && tg__redact_matches(red, c->result));
+    }
     end_call(c);
     return 1;
   }

@@ -41,5 +41,8 @@ int tg__redact_tree(tg_redactor *r, cJSON *v);
 /* A redacted copy of v, or NULL when nothing in it needs masking (or v is
  * NULL). */
 cJSON *tg__redact_copy(tg_redactor *r, const cJSON *v);
+/* Would tg__redact_copy(r, v) mask anything? The same answer without the
+ * copy: for whoever needs only to know (a session's taint). */
+int tg__redact_matches(tg_redactor *r, const cJSON *v);
 
 #endif

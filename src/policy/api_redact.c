@@ -29,12 +29,13 @@ int tg__l_redact(lua_State *L) {
                          "function sees every string: mask all in it)");
   lua_pushvalue(L, 1);
   lua_setfield(L, LUA_REGISTRYINDEX, REDACT_KEY);
+  g->redactor = 1;
   return 0;
 }
 
 char *tg__policy_redact(void *origin, const char *s) {
   tg_generation *g = origin;
-  lua_State *L = g ? g->L : NULL;
+  lua_State *L = g && g->redactor ? g->L : NULL;
   if (!L || !s) return NULL;
   int top = lua_gettop(L);
   lua_getfield(L, LUA_REGISTRYINDEX, REDACT_KEY);

@@ -52,6 +52,8 @@ typedef struct tg_generation {
   struct tg_sandbox *sb;    /* L's limits (sandbox.h) */
   tg_core *core;            /* the runtime's shared state */
   int loading;              /* tg.rule & co. only work while loading */
+  int redactor;             /* tg.redact registered one (api_redact.c):
+                               without, a string costs no Lua lookup */
   /* What the policies registered, in memory from L's allocator (register.c):
    * n entries of cap allocated. */
   tg_rule *rules;   size_t nrules, caprules;   /* sorted: priority, order */

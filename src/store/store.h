@@ -17,7 +17,7 @@
  *
  * The backend's side of the contract:
  *   - a store opened with a core is a runtime's: the loop thread never
- *     waits on I/O for audit_append, approval_add and usage_append — they
+ *     waits for a lock or a disk sync for audit_append, approval_add and usage_append — they
  *     queue and finish through their callback on the loop (rec->committed,
  *     stored) like a libuv request, never before they return; a write that
  *     fails is told to the callback (ok 0 / id 0) and in a store_error

@@ -217,8 +217,40 @@ static const char step7[] =
     "CREATE INDEX calls_agent_call ON calls(session, agent_call)"
     " WHERE agent_call IS NOT NULL;";
 
+/* Version 8: the calls' full-text index kept behind the audit
+ * (calls_index.c): a new call is no longer indexed by a trigger inside the
+ * commit its answer waits for, but later, up to a watermark in meta
+ * ('calls_indexed': every call up to this id is in the index; the upgrade
+ * starts it at the last call, all of them indexed by version 3's
+ * trigger). Triggers still index a call at once when its id is at or
+ * below the watermark (an id reused after a delete), and keep deletes and
+ * updates of indexed calls in step. */
+#define INDEXED "(SELECT value FROM meta WHERE key = 'calls_indexed')"
+static const char step8[] =
+    "DROP TRIGGER calls_fts_i;"
+    "DROP TRIGGER calls_fts_d;"
+    "DROP TRIGGER calls_fts_u;"
+    "INSERT INTO meta VALUES ('calls_indexed',"
+    " (SELECT coalesce(max(id), 0) FROM calls));"
+    "CREATE TRIGGER calls_fts_i AFTER INSERT ON calls"
+    " WHEN new.id <= " INDEXED " BEGIN"
+    " INSERT INTO calls_fts(rowid, tool, args, result)"
+    " VALUES (new.id, new.tool, new.args, new.result); END;"
+    "CREATE TRIGGER calls_fts_d AFTER DELETE ON calls"
+    " WHEN old.id <= " INDEXED " BEGIN"
+    " INSERT INTO calls_fts(calls_fts, rowid, tool, args, result)"
+    " VALUES ('delete', old.id, old.tool, old.args, old.result); END;"
+    "CREATE TRIGGER calls_fts_u AFTER UPDATE ON calls BEGIN"
+    " INSERT INTO calls_fts(calls_fts, rowid, tool, args, result)"
+    " SELECT 'delete', old.id, old.tool, old.args, old.result"
+    " WHERE old.id <= " INDEXED ";"
+    " INSERT INTO calls_fts(rowid, tool, args, result)"
+    " SELECT new.id, new.tool, new.args, new.result"
+    " WHERE new.id <= " INDEXED "; END;";
+#undef INDEXED
+
 static const char *const steps[TG_DB_SCHEMA_VERSION + 1] = {
-    NULL, step1, step2, step3, step4, step5, step6, step7};
+    NULL, step1, step2, step3, step4, step5, step6, step7, step8};
 
 /* What a step does that SQL cannot (random bytes, a digest), after its
  * SQL, in the same transaction. */

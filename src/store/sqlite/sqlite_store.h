@@ -13,7 +13,9 @@
  *     lookup when a call asks: an indexed read, docs/storage.md);
  *   - a store opened on its own: one connection, every query on the
  *     caller's thread (the CLI's log and approvals).
- * SQLite never runs on the loop thread for a write.
+ * The loop commits audit records itself only while the thread is idle,
+ * never waiting for a lock or a sync (writer.c); everything else is
+ * written by the thread.
  *
  * Ownership: the store owns its connections, statements, thread and queue;
  * queued audit records belong to their calls (sink.h) and come back
@@ -200,6 +202,17 @@ int64_t tg__sq_write(tg_sqlite *st, tg_job_fn fn, void *arg,
                      char err[TG_ERRMSG]);
 /* Waits until what a runtime queued is written (reads see it). */
 int tg__sq_flushed(tg_sqlite *st, char err[TG_ERRMSG]);
+
+/* ---- calls_index.c: the calls' full-text index, behind the audit ------- */
+
+/* Indexes the first limit calls past the watermark (-1: all); how many,
+ * or -1 with err. */
+int64_t tg__calls_index_some(sqlite3 *db, int limit, char *err,
+                             size_t errlen);
+/* Indexes every call past the watermark (a tg_job_fn: arg unused). */
+int64_t tg__calls_index(sqlite3 *db, void *arg, char *err, size_t errlen);
+/* Through the writer: every call queued so far written and indexed. */
+int tg__calls_indexed(tg_sqlite *st, char err[TG_ERRMSG]);
 
 /* ---- sessions.c: sessions, messages, search --------------------------- */
 

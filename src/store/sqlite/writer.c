@@ -1,11 +1,19 @@
 /*
- * writer.c — a runtime's writer thread. The loop queues audit records
- * (each belongs to its call, core/sink.h) and jobs (usage, approvals);
- * the thread takes everything queued, writes it in one transaction, and
- * hands the lot back to the loop through a uv_async, where each record's
- * committed callback runs. So SQLite never writes on the loop thread, a
- * burst of calls costs one commit, and a call is answered only after its
- * record is in the file.
+ * writer.c — a runtime's writer thread and its connection. The loop
+ * queues audit records (each belongs to its call, core/sink.h) and jobs
+ * (usage, approvals); the thread takes everything queued, writes it in
+ * one transaction, and hands the lot back to the loop through a uv_async,
+ * where each record's committed callback runs. A burst of calls costs one
+ * commit, and a call is answered only after its record is in the file.
+ *
+ * Records the loop commits itself, on the same connection, when the
+ * thread is idle (commit_on_loop): the records ended in one turn of the
+ * loop, at its next turn (an idle handle: no system call to get there),
+ * never waiting for a lock (busy: the thread takes them) and never
+ * syncing (synchronous=NORMAL: a commit is a write into the WAL). For a lone call this spares the two thread
+ * switches (wake the thread, be woken by it) that cost more than the
+ * commit. The thread and the loop never use the connection at once:
+ * thread_busy and loop_writing, under mu.
  *
  * Why the answer waits for the commit, not only the queue: the tool has
  * run by then, but its result has not reached the agent. Answering first
@@ -24,10 +32,11 @@
  * store_error event and its callbacks told (ok 0): never lost in silence.
  *
  * Batches: a commit costs about as much as 15 rows (the WAL frames of
- * each page it touched, the full-text index's new segment), so calls
- * answered together share one (write_records also gives the batch one
- * index flush). The loop wakes the thread only for the first item it
- * queues, not for each.
+ * each page it touched), so calls answered together share one. The
+ * calls' full-text index is not in it: the thread indexes the calls
+ * later, in a transaction of its own, once idle or every INDEX_BEHIND
+ * calls (calls_index.c). The loop wakes the thread only for the first
+ * item it queues, not for each.
  *
  * Checkpoints (copying the WAL into the file, with an fsync) would stall
  * the commit that triggers them: SQLite's automatic one is off on the
@@ -49,6 +58,7 @@
  * does not return while a call waits for its commit.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +70,14 @@
                                 approvals changed by other processes */
 #define CHECKPOINT_PAGES 1000 /* WAL pages worth a checkpoint when idle */
 #define CHECKPOINT_MAX 4000  /* ... and at once, however busy */
+#define INDEX_BEHIND 256     /* calls left unindexed before the thread
+                                indexes them between batches, however busy
+                                (when idle: at its next tick) */
+#define INDEX_CHUNK 512      /* calls indexed in one transaction */
 
 typedef struct {
-  uv_async_t async;
+  uv_async_t async;          /* the thread's answers are ready */
+  uv_idle_t idle;            /* the loop has records to commit */
   tg_closer closer;
   struct tg_writer *w;       /* NULL once the writer is gone */
 } async_box;
@@ -75,9 +90,6 @@ struct tg_writer {
   tg_checkpointer *checkpointer; /* NULL: the thread checkpoints itself */
   sqlite3_stmt *begin, *commit; /* BEGIN IMMEDIATE, COMMIT: prepared once */
   sqlite3_stmt *dv_query;        /* PRAGMA data_version */
-  /* A batch of several records goes into calls in one statement from a
-   * temporary table (NULL: row by row): see write_records. */
-  sqlite3_stmt *stage, *unstage, *clear_stage;
   tg_audit_caps caps;
   uv_thread_t thread;
   int started;
@@ -92,6 +104,9 @@ struct tg_writer {
   uint64_t queued, taken, written; /* items queued / taken by the thread
                                     / written, so far */
   int quit;
+  int thread_busy;               /* the thread is on the connection (not
+                                    waiting for work) */
+  int loop_writing;              /* the loop is (commit_on_loop) */
   int failed;                    /* items that could not be written */
   char fail_msg[TG_ERRMSG];
   tg_snap *snap;                 /* approvals loaded for the loop */
@@ -102,9 +117,13 @@ struct tg_writer {
                                     over) */
   int64_t data_version;          /* PRAGMA data_version last seen */
   int64_t approvals_version;     /* meta's counter of the snapshot */
+  int unindexed;                 /* calls stored and not yet indexed for
+                                    search (at start: those a crash left,
+                                    about) */
   /* the loop's: */
   async_box *box;
   size_t pending;                /* queued, not yet answered on the loop */
+  tg_audit_rec *lq, **lq_tail;   /* records for the loop to commit */
 };
 
 void tg__job_free(tg_job *j) {
@@ -159,25 +178,17 @@ static int step_once(tg_writer *w, sqlite3_stmt *st, char *err,
   return rc;
 }
 
-/* The records into calls. Each statement that inserts into calls ends
- * with a flush of the full-text index (calls_fts, kept by a trigger) into
- * a new segment, which costs far more than the row: several records go
- * into a temporary table (no trigger, no WAL) and from there into calls
- * in one statement, so a batch pays one flush, not one per record. A lone
- * record is inserted directly. */
+/* The records into calls, row by row: since version 8 no full-text
+ * index is flushed per statement (calls_index.c), so a batch needs no
+ * detour through a table of its own. */
 static int write_records(tg_writer *w, tg_audit_rec *recs, char *err,
                          size_t errlen) {
-  int several = recs && recs->next && w->stage;
-  sqlite3_stmt *ins = several ? w->stage : w->insert;
   int rc = SQLITE_OK;
   for (tg_audit_rec *r = recs; rc == SQLITE_OK && r; r = r->next)
-    if ((rc = tg__audit_insert(ins, r, &w->caps)) != SQLITE_OK)
+    if ((rc = tg__audit_insert(w->insert, r, &w->caps)) != SQLITE_OK)
       snprintf(err, errlen, "writing the audit record of %s: %s",
                r->call_id, sqlite3_errmsg(w->db));
-  if (several && rc == SQLITE_OK &&
-      (rc = step_once(w, w->unstage, err, errlen)) == SQLITE_OK)
-    rc = step_once(w, w->clear_stage, err, errlen);
-  return rc; /* on failure the ROLLBACK empties the temporary table too */
+  return rc;
 }
 
 /* One transaction for the records and jobs given. SQLite's result code;
@@ -328,6 +339,33 @@ static void maybe_checkpoint(tg_writer *w, int idle) {
   w->asked_at = 0;
 }
 
+/* The calls past the index's watermark into it, INDEX_CHUNK to a
+ * transaction of their own, after their answers went (calls_index.c);
+ * records queued meanwhile go first (what is left waits for the next
+ * batch or tick). A failure is no loss (the rows are stored; the next try
+ * or a search indexes them). */
+static void index_calls(tg_writer *w) {
+  char err[TG_ERRMSG];
+  for (;;) {
+    int64_t n = -1;
+    int rc = step_once(w, w->begin, err, sizeof err);
+    if (rc == SQLITE_OK &&
+        (n = tg__calls_index_some(w->db, INDEX_CHUNK, err, sizeof err)) < 0)
+      rc = SQLITE_ERROR;
+    if (rc == SQLITE_OK) rc = step_once(w, w->commit, err, sizeof err);
+    if (rc != SQLITE_OK) {
+      tg__db_exec(w->db, "ROLLBACK", NULL, 0);
+      return;
+    }
+    if (n < INDEX_CHUNK) break;
+    uv_mutex_lock(&w->mu);
+    int waiting = w->queued != w->taken;
+    uv_mutex_unlock(&w->mu);
+    if (waiting) return;
+  }
+  w->unindexed = 0;
+}
+
 /* Did this batch store or revoke an approval? */
 static int touches_approvals(const tg_job *j) {
   for (; j; j = j->next)
@@ -339,12 +377,14 @@ static int touches_approvals(const tg_job *j) {
 /* Waits for work (mu held); polls for other processes' approvals while
  * idle. 0 when there is none and the thread should quit. */
 static int wait_for_work(tg_writer *w) {
-  while (!w->quit && w->queued == w->taken) {
-    if (uv_cond_timedwait(&w->work, &w->mu, POLL_MS * 1000000ull) !=
-        UV_ETIMEDOUT)
-      continue;
+  while (!w->quit && (w->queued == w->taken || w->loop_writing)) {
+    w->thread_busy = 0;
+    int rc = uv_cond_timedwait(&w->work, &w->mu, POLL_MS * 1000000ull);
+    w->thread_busy = 1; /* the loop commits only while this is 0 */
+    if (rc != UV_ETIMEDOUT || w->loop_writing) continue;
     uv_mutex_unlock(&w->mu);
     int fresh = refresh_approvals(w, 0);
+    if (w->unindexed) index_calls(w);
     maybe_checkpoint(w, 1);
     uv_mutex_lock(&w->mu);
     if (fresh) uv_async_send(&w->box->async);
@@ -355,6 +395,7 @@ static int wait_for_work(tg_writer *w) {
 static void writer_main(void *arg) {
   tg_writer *w = arg;
   uv_mutex_lock(&w->mu);
+  w->thread_busy = 1;
   while (wait_for_work(w)) {
     tg_audit_rec *recs = w->aq;
     tg_job *jobs = w->jq;
@@ -373,6 +414,7 @@ static void writer_main(void *arg) {
      * nothing in it waits for them, and they cost its calls a query. */
     int first = jobs != NULL;
     if (first) refresh_approvals(w, touches_approvals(jobs));
+    for (tg_audit_rec *r = recs; r; r = r->next) w->unindexed += r->stored;
     uv_mutex_lock(&w->mu);
     append_answered(w, recs, jobs);
     w->written = upto;
@@ -381,10 +423,15 @@ static void writer_main(void *arg) {
     int idle = w->queued == w->taken;
     uv_mutex_unlock(&w->mu);
     if (!first && refresh_approvals(w, 0)) uv_async_send(&w->box->async);
+    if (w->unindexed >= INDEX_BEHIND) index_calls(w);
     maybe_checkpoint(w, idle); /* after the batch is answered */
     uv_mutex_lock(&w->mu);
   }
   uv_mutex_unlock(&w->mu);
+  /* a short-lived runtime (an agent's hook: one call) leaves its few
+   * calls to the next search or writer rather than pay an index
+   * transaction on its way out; many are indexed now */
+  if (w->unindexed >= INDEX_BEHIND) index_calls(w);
 }
 
 /* ---- on the loop -------------------------------------------------------- */
@@ -448,15 +495,6 @@ static void deliver(tg_writer *w) {
   }
 }
 
-static void async_cb(uv_async_t *a) {
-  async_box *b = tg__owner_of(a, async_box, async);
-  if (b->w) deliver(b->w);
-}
-
-static void box_closed(tg_closer *c) {
-  free(tg__owner_of(c, async_box, closer));
-}
-
 static void keep(tg_writer *w) {
   if (w->pending++ == 0) uv_ref((uv_handle_t *)&w->box->async);
 }
@@ -468,21 +506,92 @@ static void wake(tg_writer *w) {
   if (++w->queued - w->taken == 1) uv_cond_signal(&w->work);
 }
 
+/* Hands the records the loop holds to the thread (mu held): it is
+ * busy, a job must come after them, or the loop could not write them. */
+static void hand_to_thread(tg_writer *w, tg_audit_rec *recs) {
+  while (recs) {
+    tg_audit_rec *r = recs;
+    recs = r->next;
+    r->next = NULL;
+    *w->aq_tail = r;
+    w->aq_tail = &r->next;
+    wake(w);
+  }
+}
+
+/* The records the loop holds, committed by the loop itself when the
+ * thread is idle: waking the thread and being woken by it cost a lone
+ * call more than its commit (two thread switches, on a busy machine
+ * each a wait for a core). Records ended in one turn of the loop share
+ * the commit. The loop never waits for a lock: another process holding
+ * the file, or any error, hands them to the thread, which waits, tries
+ * again and reports as for its own batches. Answered in deliver, after
+ * this, as the thread's are. */
+static void commit_on_loop(tg_writer *w) {
+  tg_audit_rec *recs = w->lq;
+  if (!recs) return;
+  w->lq = NULL;
+  w->lq_tail = &w->lq;
+  uv_mutex_lock(&w->mu);
+  int mine = !w->thread_busy && w->queued == w->taken;
+  if (mine) w->loop_writing = 1;
+  else hand_to_thread(w, recs);
+  uv_mutex_unlock(&w->mu);
+  if (!mine) return;
+  char err[TG_ERRMSG];
+  sqlite3_busy_timeout(w->db, 0);
+  int ok = write_all(w, recs, NULL, err, sizeof err) == SQLITE_OK;
+  sqlite3_busy_timeout(w->db, TG_DB_BUSY_MS);
+  if (ok) {
+    mark_stored(recs);
+    for (tg_audit_rec *r = recs; r; r = r->next) w->unindexed++;
+  }
+  uv_mutex_lock(&w->mu);
+  w->loop_writing = 0;
+  if (ok) append_answered(w, recs, NULL);
+  else hand_to_thread(w, recs);
+  if (w->queued != w->taken) uv_cond_signal(&w->work);
+  uv_mutex_unlock(&w->mu);
+}
+
+static void async_cb(uv_async_t *a) {
+  async_box *b = tg__owner_of(a, async_box, async);
+  if (b->w) deliver(b->w);
+}
+
+/* The loop's next turn, before it polls: no system call to get there. */
+static void idle_cb(uv_idle_t *i) {
+  async_box *b = tg__owner_of(i, async_box, idle);
+  uv_idle_stop(i);
+  if (!b->w) return;
+  commit_on_loop(b->w);
+  deliver(b->w);
+}
+
+static void box_closed(tg_closer *c) {
+  free(tg__owner_of(c, async_box, closer));
+}
+
+/* A record waits for the loop's next turn (commit_on_loop, from the idle
+ * handle's callback), with those that end before it. */
 void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
   rec->next = NULL;
   rec->stored = 0;
   keep(w);
-  uv_mutex_lock(&w->mu);
-  *w->aq_tail = rec;
-  w->aq_tail = &rec->next;
-  wake(w);
-  uv_mutex_unlock(&w->mu);
+  int first = !w->lq;
+  *w->lq_tail = rec;
+  w->lq_tail = &rec->next;
+  if (first) uv_idle_start(&w->box->idle, idle_cb);
 }
 
 void tg__writer_job(tg_writer *w, tg_job *job) {
   job->next = NULL;
   if (!job->sync) keep(w);
   uv_mutex_lock(&w->mu);
+  /* the records the loop holds go first: a flush is written after them */
+  hand_to_thread(w, w->lq);
+  w->lq = NULL;
+  w->lq_tail = &w->lq;
   *w->jq_tail = job;
   w->jq_tail = &job->next;
   wake(w);
@@ -518,42 +627,8 @@ static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st) {
   return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }
 
-/* The temporary table a batch of records goes through (write_records):
- * calls' columns as the audit insert names them, no constraint, no
- * trigger. Without it (an error here) records go in row by row. */
-static void prepare_staging(tg_writer *w) {
-  const char *sql = tg__audit_insert_sql;
-  const char *prefix = "INSERT INTO calls ";
-  const char *open = strchr(sql, '('), *close = strchr(sql, ')');
-  if (strncmp(sql, prefix, strlen(prefix)) || !open || !close) return;
-  int cols = (int)(close - open - 1);
-  char *create = sqlite3_mprintf(
-      "CREATE TEMP TABLE IF NOT EXISTS calls_batch AS SELECT %.*s FROM "
-      "main.calls WHERE 0", cols, open + 1);
-  char *stage = sqlite3_mprintf("INSERT INTO temp.calls_batch %s",
-                             sql + strlen(prefix));
-  char *unstage = sqlite3_mprintf(
-      "INSERT INTO main.calls (%.*s) SELECT %.*s FROM temp.calls_batch "
-      "ORDER BY rowid", cols, open + 1, cols, open + 1);
-  if (!w->shared) tg__db_exec(w->db, "PRAGMA temp_store=MEMORY", NULL, 0);
-  if (!create || !stage || !unstage ||
-      tg__db_exec(w->db, create, NULL, 0) != SQLITE_OK ||
-      prepare(w->db, stage, &w->stage) != SQLITE_OK ||
-      prepare(w->db, unstage, &w->unstage) != SQLITE_OK ||
-      prepare(w->db, "DELETE FROM temp.calls_batch", &w->clear_stage) !=
-          SQLITE_OK) {
-    sqlite3_finalize(w->stage);
-    sqlite3_finalize(w->unstage);
-    w->stage = w->unstage = NULL;
-  }
-  sqlite3_free(create);
-  sqlite3_free(stage);
-  sqlite3_free(unstage);
-}
-
 static void finalize_all(tg_writer *w) {
-  sqlite3_stmt *all[] = {w->insert, w->begin, w->commit, w->dv_query,
-                         w->stage, w->unstage, w->clear_stage};
+  sqlite3_stmt *all[] = {w->insert, w->begin, w->commit, w->dv_query};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     sqlite3_finalize(all[i]);
 }
@@ -584,6 +659,7 @@ static int start_async(tg_writer *w, char err[TG_ERRMSG]) {
              "thread", w->st->base.path);
     return -1;
   }
+  uv_idle_init(w->st->base.core->loop, &b->idle);
   b->w = w;
   b->closer.closed = box_closed;
   uv_unref((uv_handle_t *)&b->async); /* ref'd only while items wait */
@@ -595,6 +671,7 @@ static void close_async(tg_writer *w) {
   if (!w->box) return;
   w->box->w = NULL;
   tg__close(&w->box->closer, (uv_handle_t *)&w->box->async, 0);
+  tg__close(&w->box->closer, (uv_handle_t *)&w->box->idle, 0);
   w->box = NULL;
 }
 
@@ -614,6 +691,7 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   w->jq_tail = &w->jq;
   w->ad_tail = &w->ad;
   w->jd_tail = &w->jd;
+  w->lq_tail = &w->lq;
   /* checkpoints are the thread's to time (maybe_checkpoint) */
   tg__db_exec(db, "PRAGMA wal_autocheckpoint=0", NULL, 0);
   sqlite3_wal_hook(db, wal_hook, w);
@@ -624,9 +702,13 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
     tg__db_error(db, st->base.path, "cannot prepare its audit insert", err);
     goto fail;
   }
-  prepare_staging(w);
   if (!w->shared) w->checkpointer = tg__checkpointer_start(st->base.path);
   if (init_sync(w, err) < 0) goto fail;
+  /* calls a crash left unindexed (about: ids past the watermark) */
+  int64_t behind = int_query(db, "SELECT coalesce((SELECT max(id) FROM "
+                             "calls), 0) - (SELECT value FROM meta WHERE "
+                             "key = 'calls_indexed')");
+  w->unindexed = behind < 0 ? 0 : behind > INT_MAX ? INT_MAX : (int)behind;
   /* the approvals in force now, for the loop's first calls */
   w->data_version = int_query(db, "PRAGMA data_version");
   w->approvals_version = tg__approvals_version(db);
@@ -658,6 +740,9 @@ void tg__writer_stop(tg_writer *w) {
   if (!w) return;
   if (w->started) {
     uv_mutex_lock(&w->mu);
+    hand_to_thread(w, w->lq); /* the thread writes them before it quits */
+    w->lq = NULL;
+    w->lq_tail = &w->lq;
     w->quit = 1;
     uv_cond_signal(&w->work);
     uv_mutex_unlock(&w->mu);

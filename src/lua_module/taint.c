@@ -57,29 +57,7 @@ static int l_session_taint(lua_State *L) {
   tg_taint t;
   char err[TG_ERRMSG] = "";
   int rc = tg_runtime_taint_of(r->rt, session, &t, err);
-  if (rc < 0)
-    return luaL_error(L, "%s: session %s: its taint cannot be read: %s", fn,
-                      session, err);
-  if (rc == 0) {
-    lua_pushnil(L);
-    return 1;
-  }
-  lua_createtable(L, 0, 5);
-  lua_pushinteger(L, t.level);
-  lua_setfield(L, -2, "level");
-  lua_pushstring(L, t.reason);
-  lua_setfield(L, -2, "reason");
-  if (*t.call_id) {
-    lua_pushstring(L, t.call_id);
-    lua_setfield(L, -2, "call");
-  }
-  if (*t.tool) {
-    lua_pushstring(L, t.tool);
-    lua_setfield(L, -2, "tool");
-  }
-  lua_pushinteger(L, (lua_Integer)t.ts_ms);
-  lua_setfield(L, -2, "at");
-  return 1;
+  return tg__l_taint_answer(L, fn, session, rc, &t, err);
 }
 
 /* rt:untaint(session) -> true | nil, err, code ("ENOENT": it was clean) */

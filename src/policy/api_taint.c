@@ -106,6 +106,11 @@ int tg__l_session_taint(lua_State *L) {
   tg_taint t;
   char err[TG_ERRMSG] = "";
   int rc = tg__taint_read(g->core, session, &t, err);
+  return tg__l_taint_answer(L, fn, session, rc, &t, err);
+}
+
+int tg__l_taint_answer(lua_State *L, const char *fn, const char *session,
+                       int rc, const tg_taint *t, const char *err) {
   if (rc < 0)
     return luaL_error(L, "%s: session %s: its taint cannot be read: %s", fn,
                       session, err);
@@ -114,19 +119,19 @@ int tg__l_session_taint(lua_State *L) {
     return 1;
   }
   lua_createtable(L, 0, 5);
-  lua_pushinteger(L, t.level);
+  lua_pushinteger(L, t->level);
   lua_setfield(L, -2, "level");
-  lua_pushstring(L, t.reason);
+  lua_pushstring(L, t->reason);
   lua_setfield(L, -2, "reason");
-  if (*t.call_id) {
-    lua_pushstring(L, t.call_id);
+  if (*t->call_id) {
+    lua_pushstring(L, t->call_id);
     lua_setfield(L, -2, "call");
   }
-  if (*t.tool) {
-    lua_pushstring(L, t.tool);
+  if (*t->tool) {
+    lua_pushstring(L, t->tool);
     lua_setfield(L, -2, "tool");
   }
-  lua_pushinteger(L, (lua_Integer)t.ts_ms);
+  lua_pushinteger(L, (lua_Integer)t->ts_ms);
   lua_setfield(L, -2, "at");
   return 1;
 }

@@ -153,6 +153,7 @@ struct tg_dialect {
   int failure_context;             /* ... after it failed */
   int post_block;                  /* a post-tool block (the next step) */
   const tg_dialect_event *events;  /* its event names; NULL name ends */
+  int events_and_canonical;        /* ... and the canonical names too */
   /* its transcript (transcript_path) is read at a stop for the model's
    * token usage (transcript.c knows Claude Code's and Codex's) */
   int transcript_usage;

@@ -40,7 +40,11 @@ int tg_hook_event_known(const char *event) {
 }
 
 tg_hook_event tg__dialect_kind(const tg_dialect *d, const char *name) {
-  return kind_in(d && d->events ? d->events : tg__hook_canonical_events, name);
+  tg_hook_event k =
+      kind_in(d && d->events ? d->events : tg__hook_canonical_events, name);
+  if (k == TG_HOOK_EV_OTHER && d && d->events_and_canonical)
+    k = kind_in(tg__hook_canonical_events, name);
+  return k;
 }
 
 const char *tg__hook_kind_name(tg_hook_event kind) {

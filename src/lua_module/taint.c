@@ -9,7 +9,6 @@
  * answers nil, err, code, except to rt:session_taint, which raises.
  */
 #include <errno.h>
-#include <math.h>
 #include <string.h>
 #include "lua_module.h"
 #include "lua/luaraw.h"
@@ -32,16 +31,10 @@ static int l_taint(lua_State *L) {
   const char *fn = "rt:taint";
   lrt *r = tg__lm_check_rt(L, 1);
   const char *session = session_arg(L, fn);
-  lua_Number lv = lua_type(L, 3) == LUA_TNUMBER ? lua_tonumber(L, 3) : 0;
-  if (!isfinite(lv) || lv != floor(lv) || lv < 1 || lv > TG_TAINT_LEVEL_MAX)
-    return luaL_error(L, "%s: the level must be a whole number from 1 to %d",
-                      fn, TG_TAINT_LEVEL_MAX);
-  if (lua_type(L, 4) != LUA_TSTRING)
-    return luaL_error(L, "%s: the reason must be a string (got %s)", fn,
-                      luaL_typename(L, 4));
-  const char *reason = tg__checknonul(L, 4, fn, "the reason");
+  int lv;
+  const char *reason = tg__l_taint_level_reason(L, fn, 3, &lv);
   char err[TG_ERRMSG] = "";
-  int rc = tg_runtime_taint(r->rt, session, (int)lv, reason, err);
+  int rc = tg_runtime_taint(r->rt, session, lv, reason, err);
   if (rc < 0) return failed(L, err, rc);
   lua_pushboolean(L, 1);
   return 1;

@@ -68,22 +68,29 @@ static int failed(lua_State *L, const char *err, int rc) {
   return 3;
 }
 
+const char *tg__l_taint_level_reason(lua_State *L, const char *fn, int idx,
+                                    int *level) {
+  lua_Number lv = lua_type(L, idx) == LUA_TNUMBER ? lua_tonumber(L, idx) : 0;
+  if (!isfinite(lv) || lv != floor(lv) || lv < 1 || lv > TG_TAINT_LEVEL_MAX)
+    luaL_error(L, "%s: the level must be a whole number from 1 to %d", fn,
+               TG_TAINT_LEVEL_MAX);
+  if (lua_type(L, idx + 1) != LUA_TSTRING)
+    luaL_error(L, "%s: the reason must be a string (got %s)", fn,
+               luaL_typename(L, idx + 1));
+  *level = (int)lv;
+  return tg__checknonul(L, idx + 1, fn, "the reason");
+}
+
 int tg__l_taint(lua_State *L) {
   const char *fn = "tg.taint";
   tg_generation *g = gen_of(L);
   const char *call_id, *tool;
   const char *session = session_arg(L, fn, &call_id, &tool);
-  lua_Number lv = lua_type(L, 2) == LUA_TNUMBER ? lua_tonumber(L, 2) : 0;
-  if (!isfinite(lv) || lv != floor(lv) || lv < 1 || lv > TG_TAINT_LEVEL_MAX)
-    return luaL_error(L, "%s: the level must be a whole number from 1 to %d",
-                      fn, TG_TAINT_LEVEL_MAX);
-  if (lua_type(L, 3) != LUA_TSTRING)
-    return luaL_error(L, "%s: the reason must be a string (got %s)", fn,
-                      luaL_typename(L, 3));
-  const char *reason = tg__checknonul(L, 3, fn, "the reason");
+  int lv;
+  const char *reason = tg__l_taint_level_reason(L, fn, 2, &lv);
   if (!*reason) return luaL_error(L, "%s: the reason must not be empty", fn);
   tg_taint t;
-  tg__taint_fill(&t, (int)lv, reason, call_id, tool, (int64_t)tg__wall_ms());
+  tg__taint_fill(&t, lv, reason, call_id, tool, (int64_t)tg__wall_ms());
   char err[TG_ERRMSG] = "";
   /* a session the policy names is an id as the store keeps them (a call's
    * own session is the runtime's, whatever its length) */

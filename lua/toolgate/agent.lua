@@ -14,8 +14,11 @@
 --     call into {tool, args, ...}; agent.unmap(name, event, tool, args)
 --     turns a call a pre-hook rewrote back into the agent's tool input.
 --
--- The mapping tables are toolgate.agents.claude_code and
--- toolgate.agents.codex; a policy file extends one without C:
+-- The mapping tables are toolgate.agents.<agent> (claude_code, codex,
+-- gemini, copilot, cursor, opencode: see M.modules), most of their entries
+-- made by toolgate.agents.common's factories (common.read_file{what=,
+-- path=...}, common.write_file, common.edit, common.bash...). An entry is
+-- a plain table: a policy file adds or replaces one without C:
 --
 --   local cc = require "toolgate.agents.claude_code"
 --   cc.tools.NotebookEdit = { tool = "write_file",

@@ -1439,6 +1439,24 @@ static ran install_in(const char *dir, const char *const *args) {
   return install_with(TOOLGATE, dir, args);
 }
 
+/* `prog hook install agent` in dir. */
+static ran install_agent_with(const char *prog, const char *dir,
+                              const char *agent) {
+  const char *args[] = {"install", agent, NULL};
+  return install_with(prog, dir, args);
+}
+
+/* A copy of the toolgate binary in dir (dir/tg-copy, malloc'd): a test
+ * installs with it, then removes it to see the installed line fail
+ * closed. */
+static char *toolgate_copy_in(const char *dir) {
+  char *copy = path_join(dir, "tg-copy");
+  char cmd[PATH_MAX * 3];
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TOOLGATE, copy);
+  ASSERT_INT_EQ(system(cmd), 0);
+  return copy;
+}
+
 /* The command line installed for event (the last entry), malloc'd. */
 static char *installed_line(const char *dir, const char *file,
                             const char *event) {
@@ -1665,6 +1683,25 @@ TEST(install_writes_through_a_symlink) {
   remove_tree(tmp);
 }
 
+/* The installed line answers ev while the copy of toolgate it names is
+ * there (with --no-db; *answered, when asked for, is what it said), and
+ * once the copy is gone it fails closed: returns what it then did (its
+ * exit and stdout are the agent's blocking form), stderr saying why. */
+static ran answers_then_blocks(const char *tmp, const char *line,
+                               const char *ev, const char *copy,
+                               ran *answered) {
+  char with[PATH_MAX * 8];
+  snprintf(with, sizeof with, "%s --no-db", line);
+  ran r = run_line(tmp, with, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  if (answered) *answered = r;
+  else ran_free(&r);
+  ASSERT_OK(unlink(copy));
+  r = run_line(tmp, line, ev);
+  ASSERT_CONTAINS(r.err, "the hook did not answer (exit 127");
+  return r;
+}
+
 /* The installed line names this binary by its absolute path, and blocks
  * when that binary is gone: a hook that is not found must not let the
  * agent's calls through (exit 127 is a non-blocking error to the agents). */
@@ -1672,12 +1709,8 @@ static void install_a_copy_then_remove_it(const char *agent, const char *file,
                                           const char *event) {
   char *tmp = temp_dir();
   make_subdir(tmp, "policies");
-  char *copy = path_join(tmp, "tg-copy");
-  char cmd[PATH_MAX * 3];
-  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TOOLGATE, copy);
-  ASSERT_INT_EQ(system(cmd), 0);
-  const char *args[] = {"install", agent, NULL};
-  ran r = install_with(copy, tmp, args);
+  char *copy = toolgate_copy_in(tmp);
+  ran r = install_agent_with(copy, tmp, agent);
   ASSERT_INT_EQ(r.code, 0);
   ASSERT_CONTAINS(r.out, "checked: the hook answers");
   ran_free(&r);
@@ -1688,16 +1721,8 @@ static void install_a_copy_then_remove_it(const char *agent, const char *file,
   snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\","
            "\"hook_event_name\":\"%s\",\"tool_name\":\"Bash\","
            "\"tool_input\":{\"command\":\"ls\"}}", tmp, event);
-  /* the copy answers (no rule: no verdict) */
-  char with[PATH_MAX * 8];
-  snprintf(with, sizeof with, "%s --no-db", line);
-  r = run_line(tmp, with, ev);
-  ASSERT_INT_EQ(r.code, 0);
-  ran_free(&r);
-  ASSERT_OK(unlink(copy));
-  r = run_line(tmp, line, ev);
+  r = answers_then_blocks(tmp, line, ev, copy, NULL);
   ASSERT_INT_EQ(r.code, 2); /* blocks: stderr is the reason */
-  ASSERT_CONTAINS(r.err, "the hook did not answer (exit 127");
   ran_free(&r);
   /* a stop is reported, not blocked: a blocked stop never ends */
   free(line);
@@ -1765,12 +1790,8 @@ typedef struct {
 static void install_agent_then_remove_binary(const agent_install *a) {
   char *tmp = temp_dir();
   make_subdir(tmp, "policies");
-  char *copy = path_join(tmp, "tg-copy");
-  char cmd[PATH_MAX * 3];
-  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TOOLGATE, copy);
-  ASSERT_INT_EQ(system(cmd), 0);
-  const char *args[] = {"install", a->agent, NULL};
-  ran r = install_with(copy, tmp, args);
+  char *copy = toolgate_copy_in(tmp);
+  ran r = install_agent_with(copy, tmp, a->agent);
   ASSERT_INT_EQ(r.code, 0);
   ASSERT_CONTAINS(r.out, "checked: the hook answers");
   ran_free(&r);
@@ -1779,16 +1800,11 @@ static void install_agent_then_remove_binary(const agent_install *a) {
   ASSERT_CONTAINS(line, "/bin/sh -c ");
   char ev[PATH_MAX + 512];
   snprintf(ev, sizeof ev, a->pre_event, tmp);
-  char with[PATH_MAX * 8];
-  snprintf(with, sizeof with, "%s --no-db", line);
-  r = run_line(tmp, with, ev); /* the copy answers: no rule, no verdict */
-  ASSERT_INT_EQ(r.code, 0);
-  ASSERT_STR_EQ(r.out, "");
-  ran_free(&r);
-  ASSERT_OK(unlink(copy));
-  r = run_line(tmp, line, ev);
+  ran answered;
+  r = answers_then_blocks(tmp, line, ev, copy, &answered);
+  ASSERT_STR_EQ(answered.out, ""); /* no rule, no verdict */
+  ran_free(&answered);
   ASSERT_INT_EQ(r.code, a->block_code);
-  ASSERT_CONTAINS(r.err, "the hook did not answer (exit 127");
   if (a->block_out) ASSERT_CONTAINS(r.out, a->block_out);
   else ASSERT_STR_EQ(r.out, "");
   ran_free(&r);
@@ -2340,12 +2356,8 @@ TEST(install_cursor_keeps_its_shape_and_fails_closed) {
 TEST(an_installed_cursor_hook_whose_binary_is_gone_blocks) {
   char *tmp = temp_dir();
   make_subdir(tmp, "policies");
-  char *copy = path_join(tmp, "tg-copy");
-  char cmd[PATH_MAX * 3];
-  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TOOLGATE, copy);
-  ASSERT_INT_EQ(system(cmd), 0);
-  const char *args[] = {"install", "cursor", NULL};
-  ran r = install_with(copy, tmp, args);
+  char *copy = toolgate_copy_in(tmp);
+  ran r = install_agent_with(copy, tmp, "cursor");
   ASSERT_INT_EQ(r.code, 0);
   ran_free(&r);
   cJSON *h = flat_hook(tmp, ".cursor/hooks.json", "preToolUse");
@@ -2356,17 +2368,12 @@ TEST(an_installed_cursor_hook_whose_binary_is_gone_blocks) {
   snprintf(ev, sizeof ev, "{\"conversation_id\":\"c\",\"hook_event_name\":"
            "\"preToolUse\",\"workspace_roots\":[\"%s\"],\"tool_name\":\"Shell\","
            "\"tool_input\":{\"command\":\"git push -f\",\"cwd\":\"\"}}", tmp);
-  char with[PATH_MAX * 8];
-  snprintf(with, sizeof with, "%s --no-db", line);
   setenv("CURSOR_PROJECT_DIR", tmp, 1);
-  r = run_line(tmp, with, ev);
-  ASSERT_INT_EQ(r.code, 0); /* an empty policies folder: no rule decides */
-  ASSERT_CONTAINS(r.out, "{}");
-  ran_free(&r);
-  ASSERT_OK(unlink(copy));
-  r = run_line(tmp, line, ev);
+  ran answered;
+  r = answers_then_blocks(tmp, line, ev, copy, &answered);
+  ASSERT_CONTAINS(answered.out, "{}"); /* an empty policies folder: no rule decides */
+  ran_free(&answered);
   ASSERT_INT_EQ(r.code, 2);
-  ASSERT_CONTAINS(r.err, "the hook did not answer (exit 127");
   ran_free(&r);
   free(line);
   h = flat_hook(tmp, ".cursor/hooks.json", "stop");
@@ -2385,12 +2392,8 @@ TEST(an_installed_cursor_hook_whose_binary_is_gone_blocks) {
 TEST(install_opencode_writes_the_plugin) {
   char *tmp = temp_dir();
   make_subdir(tmp, "policies");
-  char *copy = path_join(tmp, "tg-copy");
-  char cmd[PATH_MAX * 3];
-  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TOOLGATE, copy);
-  ASSERT_INT_EQ(system(cmd), 0);
-  const char *args[] = {"install", "opencode", NULL};
-  ran r = install_with(copy, tmp, args);
+  char *copy = toolgate_copy_in(tmp);
+  ran r = install_agent_with(copy, tmp, "opencode");
   ASSERT_INT_EQ(r.code, 0);
   ASSERT_CONTAINS(r.out, "installed the opencode plugin in .opencode/plugins/toolgate.js");
   ASSERT_CONTAINS(r.out, "checked: the hook answers (a PreToolUse of `true`: exit 0");
@@ -2409,15 +2412,8 @@ TEST(install_opencode_writes_the_plugin) {
   snprintf(ev, sizeof ev, "{\"hook_event_name\":\"PreToolUse\",\"session_id\":"
            "\"s\",\"cwd\":\"%s\",\"tool_name\":\"bash\",\"tool_input\":"
            "{\"command\":\"ls\"}}", tmp);
-  char with[PATH_MAX * 8];
-  snprintf(with, sizeof with, "%s --no-db", line);
-  r = run_line(tmp, with, ev);
-  ASSERT_INT_EQ(r.code, 0);
-  ran_free(&r);
-  ASSERT_OK(unlink(copy));
-  r = run_line(tmp, line, ev);
+  r = answers_then_blocks(tmp, line, ev, copy, NULL);
   ASSERT_INT_EQ(r.code, 2);
-  ASSERT_CONTAINS(r.err, "the hook did not answer (exit 127");
   ran_free(&r);
   free(line);
   /* uninstall removes it; a file there that is not toolgate's is kept */
@@ -2428,7 +2424,7 @@ TEST(install_opencode_writes_the_plugin) {
   ran_free(&r);
   ASSERT_FALSE(file_exists(tmp, ".opencode/plugins/toolgate.js"));
   put_file(tmp, ".opencode/plugins/toolgate.js", "export const Mine = async () => ({})\n");
-  r = install_in(tmp, args);
+  r = install_agent_with(TOOLGATE, tmp, "opencode");
   ASSERT_INT_EQ(r.code, 2);
   ASSERT_CONTAINS(r.out, "is not toolgate's plugin; it is left as it is");
   ran_free(&r);

@@ -10,23 +10,8 @@
 package.path = "lua/?.lua;" .. package.path
 local agent = require "toolgate.agent"
 
-local CWD = "/home/dev/proj"
-
--- The paths of a mapped call as agent.paths shows them (each resolved
--- where it leads: spec/lua/agent_paths_spec.lua has the symlinks).
-local function shown(m)
-  if not m.paths then return nil end
-  local t = {}
-  for i, e in ipairs(m.paths) do t[i] = e.path end
-  return t
-end
-
-local function event(tool, input, extra)
-  local ev = { hook_event_name = "PreToolUse", cwd = CWD, session_id = "s",
-    tool_name = tool, tool_input = input }
-  for k, v in pairs(extra or {}) do ev[k] = v end
-  return ev
-end
+local A = require "spec.lua.agent_helpers"
+local CWD, shown, event = A.CWD, A.shown, A.event
 
 describe("paths", function()
   it("normalizes lexically, .. cannot climb above the root", function()

@@ -8,21 +8,8 @@
 package.path = "lua/?.lua;" .. package.path
 local agent = require "toolgate.agent"
 
-local CWD = "/home/dev/proj"
-
-local function shown(m)
-  if not m.paths then return nil end
-  local t = {}
-  for i, e in ipairs(m.paths) do t[i] = e.path end
-  return t
-end
-
-local function event(tool, input, extra)
-  local ev = { hook_event_name = "PreToolUse", cwd = CWD, session_id = "s",
-    tool_name = tool, tool_input = input }
-  for k, v in pairs(extra or {}) do ev[k] = v end
-  return ev
-end
+local A = require "spec.lua.agent_helpers"
+local CWD, shown, event = A.CWD, A.shown, A.event
 
 describe("Cursor's tools", function()
   local function map(tool, input, extra) return agent.map("cursor", event(tool, input, extra)) end

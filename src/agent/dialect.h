@@ -153,6 +153,7 @@ struct tg_dialect {
   int failure_context;             /* ... after it failed */
   int post_block;                  /* a post-tool block (the next step) */
   const tg_dialect_event *events;  /* its event names; NULL name ends */
+  int events_and_canonical;        /* ... and the canonical names too */
   /* its transcript (transcript_path) is read at a stop for the model's
    * token usage (transcript.c knows Claude Code's and Codex's) */
   int transcript_usage;
@@ -193,6 +194,9 @@ const char *tg__dialect_names(void);
  * HOME that is not set (not absolute). */
 int tg__dialect_place_path(const tg_dialect_install *in,
                            const tg_dialect_place *pl, char *out, size_t len);
+/* toolgate's (the canonical) event names and kinds, Claude Code's own:
+ * the events table of an agent that names its events so. */
+extern const tg_dialect_event tg__hook_canonical_events[];
 /* The kind of an agent's event name; TG_HOOK_EV_OTHER. */
 tg_hook_event tg__dialect_kind(const tg_dialect *d, const char *name);
 /* toolgate's (the canonical) name of kind; NULL for OTHER. */
@@ -213,6 +217,11 @@ const char *tg__hook_verdict_word(tg_hook_verdict v);
 /* A copy of native to make a canonical event of: every key but
  * hook_event_name (the caller names it). NULL: out of memory. */
 cJSON *tg__dialect_copy_event(const cJSON *native);
+/* An install check's event in the canonical shape: session_id, cwd,
+ * hook_event_name event, tool_name tool (the agent's shell), tool_input
+ * {"command": "true"}. */
+cJSON *tg__dialect_shell_check_event(const char *cwd, const char *event,
+                                     const char *tool);
 /* The strict parser's object of the JSON text s (an agent's arguments
  * given as a string); NULL with why (what names them) when it is not
  * one. */

@@ -16,19 +16,6 @@
 
 static const char *const aliases[] = {"claude", NULL};
 
-static const tg_dialect_event events[] = {
-    {"PreToolUse", TG_HOOK_EV_PRE},
-    {"PermissionRequest", TG_HOOK_EV_PERMISSION},
-    {"PostToolUse", TG_HOOK_EV_POST},
-    {"PostToolUseFailure", TG_HOOK_EV_POST_FAILURE},
-    {"UserPromptSubmit", TG_HOOK_EV_PROMPT},
-    {"Stop", TG_HOOK_EV_STOP},
-    {"SubagentStop", TG_HOOK_EV_STOP},
-    {"SessionStart", TG_HOOK_EV_SESSION_START},
-    {"SessionEnd", TG_HOOK_EV_SESSION_END},
-    {NULL, TG_HOOK_EV_OTHER},
-};
-
 static const tg_dialect_place places[] = {
     {"--project", ".claude/settings.json", 0},
     {"--local", ".claude/settings.local.json", 0},
@@ -54,7 +41,7 @@ const tg_dialect tg__dialect_claude_code = {
     .permission_rewrite = 1, .pre_context = 1, .post_context = 1,
     .failure_context = 1,
     .post_block = 1,
-    .events = events,
+    .events = tg__hook_canonical_events,
     .transcript_usage = 1,
     .render = tg__claude_shape_render,
     .install = {

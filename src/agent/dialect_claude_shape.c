@@ -88,12 +88,5 @@ void tg__claude_shape_render(const tg_hook_say *s, cJSON *out,
 }
 
 cJSON *tg__claude_shape_check_event(const char *cwd) {
-  cJSON *ev = cJSON_CreateObject();
-  cJSON_AddStringToObject(ev, "session_id", "toolgate-install-check");
-  cJSON_AddStringToObject(ev, "cwd", cwd);
-  cJSON_AddStringToObject(ev, "hook_event_name", "PreToolUse");
-  cJSON_AddStringToObject(ev, "tool_name", "Bash");
-  cJSON_AddStringToObject(cJSON_AddObjectToObject(ev, "tool_input"), "command",
-                          "true");
-  return ev;
+  return tg__dialect_shell_check_event(cwd, "PreToolUse", "Bash");
 }

@@ -12,7 +12,7 @@
 #include "dialect.h"
 #include "base/json.h"
 
-static const tg_dialect_event canonical[] = {
+const tg_dialect_event tg__hook_canonical_events[] = {
     {"PreToolUse", TG_HOOK_EV_PRE},
     {"PermissionRequest", TG_HOOK_EV_PERMISSION},
     {"PostToolUse", TG_HOOK_EV_POST},
@@ -32,7 +32,7 @@ static tg_hook_event kind_in(const tg_dialect_event *t, const char *name) {
 }
 
 tg_hook_event tg__hook_event_kind(const char *name) {
-  return kind_in(canonical, name);
+  return kind_in(tg__hook_canonical_events, name);
 }
 
 int tg_hook_event_known(const char *event) {
@@ -40,11 +40,16 @@ int tg_hook_event_known(const char *event) {
 }
 
 tg_hook_event tg__dialect_kind(const tg_dialect *d, const char *name) {
-  return kind_in(d && d->events ? d->events : canonical, name);
+  tg_hook_event k =
+      kind_in(d && d->events ? d->events : tg__hook_canonical_events, name);
+  if (k == TG_HOOK_EV_OTHER && d && d->events_and_canonical)
+    k = kind_in(tg__hook_canonical_events, name);
+  return k;
 }
 
 const char *tg__hook_kind_name(tg_hook_event kind) {
-  for (const tg_dialect_event *t = canonical; t->name; t++)
+  for (const tg_dialect_event *t = tg__hook_canonical_events; t->name;
+       t++)
     if (t->kind == kind) return t->name;
   return NULL;
 }
@@ -113,6 +118,18 @@ cJSON *tg__dialect_object_of(const char *s, const char *what, char *why,
     return NULL;
   }
   return o;
+}
+
+cJSON *tg__dialect_shell_check_event(const char *cwd, const char *event,
+                                     const char *tool) {
+  cJSON *ev = cJSON_CreateObject();
+  cJSON_AddStringToObject(ev, "session_id", "toolgate-install-check");
+  cJSON_AddStringToObject(ev, "cwd", cwd);
+  cJSON_AddStringToObject(ev, "hook_event_name", event);
+  cJSON_AddStringToObject(ev, "tool_name", tool);
+  cJSON_AddStringToObject(cJSON_AddObjectToObject(ev, "tool_input"), "command",
+                          "true");
+  return ev;
 }
 
 int tg__dialect_place_path(const tg_dialect_install *in,

@@ -57,16 +57,6 @@ static const tg_dialect_event events[] = {
     {"subagentStop", TG_HOOK_EV_STOP},
     {"sessionStart", TG_HOOK_EV_SESSION_START},
     {"sessionEnd", TG_HOOK_EV_SESSION_END},
-    /* the PascalCase names of the "VS Code compatible" payloads */
-    {"PreToolUse", TG_HOOK_EV_PRE},
-    {"PermissionRequest", TG_HOOK_EV_PERMISSION},
-    {"PostToolUse", TG_HOOK_EV_POST},
-    {"PostToolUseFailure", TG_HOOK_EV_POST_FAILURE},
-    {"UserPromptSubmit", TG_HOOK_EV_PROMPT},
-    {"Stop", TG_HOOK_EV_STOP},
-    {"SubagentStop", TG_HOOK_EV_STOP},
-    {"SessionStart", TG_HOOK_EV_SESSION_START},
-    {"SessionEnd", TG_HOOK_EV_SESSION_END},
     {NULL, TG_HOOK_EV_OTHER},
 };
 
@@ -228,6 +218,8 @@ const tg_dialect tg__dialect_copilot = {
     .permission_rewrite = 0, .pre_context = 0, .post_context = 1,
     .failure_context = 1, .post_block = 1,
     .events = events,
+    /* the canonical (PascalCase) names: the "VS Code compatible" payloads */
+    .events_and_canonical = 1,
     .event_from_arg = 1,
     .to_canonical = to_canonical,
     .render = render,

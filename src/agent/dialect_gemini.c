@@ -128,14 +128,7 @@ static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
 }
 
 static cJSON *check_event(const char *cwd) {
-  cJSON *ev = cJSON_CreateObject();
-  cJSON_AddStringToObject(ev, "session_id", "toolgate-install-check");
-  cJSON_AddStringToObject(ev, "cwd", cwd);
-  cJSON_AddStringToObject(ev, "hook_event_name", "BeforeTool");
-  cJSON_AddStringToObject(ev, "tool_name", "run_shell_command");
-  cJSON_AddStringToObject(cJSON_AddObjectToObject(ev, "tool_input"), "command",
-                          "true");
-  return ev;
+  return tg__dialect_shell_check_event(cwd, "BeforeTool", "run_shell_command");
 }
 
 static const tg_dialect_place places[] = {

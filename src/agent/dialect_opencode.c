@@ -87,14 +87,7 @@ static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
 
 /* A PreToolUse of bash `true` in cwd, as the plugin sends it. */
 static cJSON *check_event(const char *cwd) {
-  cJSON *ev = cJSON_CreateObject();
-  cJSON_AddStringToObject(ev, "hook_event_name", "PreToolUse");
-  cJSON_AddStringToObject(ev, "session_id", "toolgate-install-check");
-  cJSON_AddStringToObject(ev, "cwd", cwd);
-  cJSON_AddStringToObject(ev, "tool_name", "bash");
-  cJSON_AddStringToObject(cJSON_AddObjectToObject(ev, "tool_input"), "command",
-                          "true");
-  return ev;
+  return tg__dialect_shell_check_event(cwd, "PreToolUse", "bash");
 }
 
 const tg_dialect tg__dialect_opencode = {

@@ -29,6 +29,7 @@
 #include "base/sha256.h"
 #include "base/timeparse.h"
 #include "policy/last_good.h"
+#include "policy/api_taint.h" /* a session's taint as Lua reads it */
 #include "runtime/front_api.h"
 #include "store/store_api.h"
 #include "agent/protocol.h"   /* the hook front reads and answers events */

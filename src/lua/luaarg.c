@@ -2,22 +2,14 @@
  * against the public Lua API only, like lauxlib, whose messages these are. */
 #include <string.h>
 #include "luaarg.h"
+#include "luaweak.h"
 
 #define NAMES_KEY "toolgate.argnames"
 
 /* Pushes the registry's table of names (function -> name), made weakly
  * keyed on first use. */
 static void push_names(lua_State *L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, NAMES_KEY);
-  if (lua_istable(L, -1)) return;
-  lua_pop(L, 1);
-  lua_newtable(L);
-  lua_createtable(L, 0, 1);
-  lua_pushstring(L, "k");
-  lua_setfield(L, -2, "__mode");
-  lua_setmetatable(L, -2);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, LUA_REGISTRYINDEX, NAMES_KEY);
+  tg__push_weak_registry(L, NAMES_KEY);
 }
 
 void tg__arg_name(lua_State *L, int idx, const char *name) {

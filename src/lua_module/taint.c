@@ -9,7 +9,6 @@
  * answers nil, err, code, except to rt:session_taint, which raises.
  */
 #include <errno.h>
-#include <math.h>
 #include <string.h>
 #include "lua_module.h"
 #include "lua/luaraw.h"
@@ -32,16 +31,10 @@ static int l_taint(lua_State *L) {
   const char *fn = "rt:taint";
   lrt *r = tg__lm_check_rt(L, 1);
   const char *session = session_arg(L, fn);
-  lua_Number lv = lua_type(L, 3) == LUA_TNUMBER ? lua_tonumber(L, 3) : 0;
-  if (!isfinite(lv) || lv != floor(lv) || lv < 1 || lv > TG_TAINT_LEVEL_MAX)
-    return luaL_error(L, "%s: the level must be a whole number from 1 to %d",
-                      fn, TG_TAINT_LEVEL_MAX);
-  if (lua_type(L, 4) != LUA_TSTRING)
-    return luaL_error(L, "%s: the reason must be a string (got %s)", fn,
-                      luaL_typename(L, 4));
-  const char *reason = tg__checknonul(L, 4, fn, "the reason");
+  int lv;
+  const char *reason = tg__l_taint_level_reason(L, fn, 3, &lv);
   char err[TG_ERRMSG] = "";
-  int rc = tg_runtime_taint(r->rt, session, (int)lv, reason, err);
+  int rc = tg_runtime_taint(r->rt, session, lv, reason, err);
   if (rc < 0) return failed(L, err, rc);
   lua_pushboolean(L, 1);
   return 1;
@@ -57,29 +50,7 @@ static int l_session_taint(lua_State *L) {
   tg_taint t;
   char err[TG_ERRMSG] = "";
   int rc = tg_runtime_taint_of(r->rt, session, &t, err);
-  if (rc < 0)
-    return luaL_error(L, "%s: session %s: its taint cannot be read: %s", fn,
-                      session, err);
-  if (rc == 0) {
-    lua_pushnil(L);
-    return 1;
-  }
-  lua_createtable(L, 0, 5);
-  lua_pushinteger(L, t.level);
-  lua_setfield(L, -2, "level");
-  lua_pushstring(L, t.reason);
-  lua_setfield(L, -2, "reason");
-  if (*t.call_id) {
-    lua_pushstring(L, t.call_id);
-    lua_setfield(L, -2, "call");
-  }
-  if (*t.tool) {
-    lua_pushstring(L, t.tool);
-    lua_setfield(L, -2, "tool");
-  }
-  lua_pushinteger(L, (lua_Integer)t.ts_ms);
-  lua_setfield(L, -2, "at");
-  return 1;
+  return tg__l_taint_answer(L, fn, session, rc, &t, err);
 }
 
 /* rt:untaint(session) -> true | nil, err, code ("ENOENT": it was clean) */

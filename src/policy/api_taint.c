@@ -68,22 +68,29 @@ static int failed(lua_State *L, const char *err, int rc) {
   return 3;
 }
 
+const char *tg__l_taint_level_reason(lua_State *L, const char *fn, int idx,
+                                    int *level) {
+  lua_Number lv = lua_type(L, idx) == LUA_TNUMBER ? lua_tonumber(L, idx) : 0;
+  if (!isfinite(lv) || lv != floor(lv) || lv < 1 || lv > TG_TAINT_LEVEL_MAX)
+    luaL_error(L, "%s: the level must be a whole number from 1 to %d", fn,
+               TG_TAINT_LEVEL_MAX);
+  if (lua_type(L, idx + 1) != LUA_TSTRING)
+    luaL_error(L, "%s: the reason must be a string (got %s)", fn,
+               luaL_typename(L, idx + 1));
+  *level = (int)lv;
+  return tg__checknonul(L, idx + 1, fn, "the reason");
+}
+
 int tg__l_taint(lua_State *L) {
   const char *fn = "tg.taint";
   tg_generation *g = gen_of(L);
   const char *call_id, *tool;
   const char *session = session_arg(L, fn, &call_id, &tool);
-  lua_Number lv = lua_type(L, 2) == LUA_TNUMBER ? lua_tonumber(L, 2) : 0;
-  if (!isfinite(lv) || lv != floor(lv) || lv < 1 || lv > TG_TAINT_LEVEL_MAX)
-    return luaL_error(L, "%s: the level must be a whole number from 1 to %d",
-                      fn, TG_TAINT_LEVEL_MAX);
-  if (lua_type(L, 3) != LUA_TSTRING)
-    return luaL_error(L, "%s: the reason must be a string (got %s)", fn,
-                      luaL_typename(L, 3));
-  const char *reason = tg__checknonul(L, 3, fn, "the reason");
+  int lv;
+  const char *reason = tg__l_taint_level_reason(L, fn, 2, &lv);
   if (!*reason) return luaL_error(L, "%s: the reason must not be empty", fn);
   tg_taint t;
-  tg__taint_fill(&t, (int)lv, reason, call_id, tool, (int64_t)tg__wall_ms());
+  tg__taint_fill(&t, lv, reason, call_id, tool, (int64_t)tg__wall_ms());
   char err[TG_ERRMSG] = "";
   /* a session the policy names is an id as the store keeps them (a call's
    * own session is the runtime's, whatever its length) */
@@ -106,6 +113,11 @@ int tg__l_session_taint(lua_State *L) {
   tg_taint t;
   char err[TG_ERRMSG] = "";
   int rc = tg__taint_read(g->core, session, &t, err);
+  return tg__l_taint_answer(L, fn, session, rc, &t, err);
+}
+
+int tg__l_taint_answer(lua_State *L, const char *fn, const char *session,
+                       int rc, const tg_taint *t, const char *err) {
   if (rc < 0)
     return luaL_error(L, "%s: session %s: its taint cannot be read: %s", fn,
                       session, err);
@@ -114,19 +126,19 @@ int tg__l_session_taint(lua_State *L) {
     return 1;
   }
   lua_createtable(L, 0, 5);
-  lua_pushinteger(L, t.level);
+  lua_pushinteger(L, t->level);
   lua_setfield(L, -2, "level");
-  lua_pushstring(L, t.reason);
+  lua_pushstring(L, t->reason);
   lua_setfield(L, -2, "reason");
-  if (*t.call_id) {
-    lua_pushstring(L, t.call_id);
+  if (*t->call_id) {
+    lua_pushstring(L, t->call_id);
     lua_setfield(L, -2, "call");
   }
-  if (*t.tool) {
-    lua_pushstring(L, t.tool);
+  if (*t->tool) {
+    lua_pushstring(L, t->tool);
     lua_setfield(L, -2, "tool");
   }
-  lua_pushinteger(L, (lua_Integer)t.ts_ms);
+  lua_pushinteger(L, (lua_Integer)t->ts_ms);
   lua_setfield(L, -2, "at");
   return 1;
 }

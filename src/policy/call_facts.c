@@ -13,6 +13,7 @@
 #include "call_facts.h"
 #include "generation.h"
 #include "core/network.h"
+#include "lua/luaweak.h"
 
 #define CALL_MT "toolgate.call"
 #define CACHE "toolgate.call_facts" /* call table -> {paths=, commands=} */
@@ -30,17 +31,7 @@ static int is_fact(lua_State *L, int idx) {
 /* Pushes the cache's entry for the table at idx (made on demand). */
 static void push_entry(lua_State *L, int idx) {
   idx = lua_absindex(L, idx);
-  lua_getfield(L, LUA_REGISTRYINDEX, CACHE);
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, CACHE);
-  }
+  tg__push_weak_registry(L, CACHE);
   lua_pushvalue(L, idx);
   lua_rawget(L, -2);
   if (!lua_istable(L, -1)) {
@@ -131,17 +122,7 @@ static void copy_string(lua_State *L, int t, int o, const char *k) {
 /* The first time a table gets the metatable, C has just built it: what
  * it says of the call is kept aside, where policy code cannot write. */
 static void keep_origin(lua_State *L, int idx) {
-  lua_getfield(L, LUA_REGISTRYINDEX, ORIGIN);
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, ORIGIN);
-  }
+  tg__push_weak_registry(L, ORIGIN);
   int reg = lua_gettop(L);
   lua_pushvalue(L, idx);
   lua_rawget(L, reg);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "sandbox.h"
+#include "lua/luaweak.h"
 #include "sandbox_lib.h"
 #include "sandbox_pattern.h"
 #include "base/lua_dir.h"
@@ -832,17 +833,7 @@ void tg__sandbox_readonly(lua_State *L, int idx) {
   lua_pushboolean(L, 0);
   lua_setfield(L, -2, "__metatable");
   lua_setmetatable(L, -2);
-  lua_getfield(L, LUA_REGISTRYINDEX, READONLY);
-  if (!lua_istable(L, -1)) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, READONLY);
-  }
+  tg__push_weak_registry(L, READONLY);
   lua_pushvalue(L, -2);
   lua_pushboolean(L, 1);
   lua_rawset(L, -3);

@@ -14,38 +14,8 @@ M.tools.Bash = common.bash { timeout = "timeout_ms" }
 -- Codex's own names of its shell tools: a rule may name any of them.
 M.tools.Bash.names = { "shell", "local_shell", "exec_command" }
 
--- The patch's text: the one string among command, patch and input. Two
--- that differ leave open which one Codex applies: what the rules judged
--- could then be another patch than the one that runs.
-local function patch_text(input)
-  local text
-  for _, k in ipairs({ "command", "patch", "input" }) do
-    local v = input[k]
-    if type(v) == "string" then
-      if text and v ~= text then
-        return nil, "the patch fields (command, patch, input) disagree"
-      end
-      text = v
-    end
-  end
-  return text
-end
-
-M.tools.apply_patch = {
-  tool = "apply_patch",
-  args = function(input, ev)
-    local text, why = patch_text(input)
-    local diff
-    if text then diff, why = agent.codex_patch(text, ev.cwd) end
-    if not diff then return nil, "apply_patch: " .. (why or "the patch is not a string") end
-    return { patch = diff }
-  end,
-  paths = function(input, ev)
-    local text = patch_text(input) -- nil when it is none (args said why)
-    if not text then return nil end
-    local _, paths = agent.codex_patch(text, ev.cwd)
-    return paths
-  end,
-}
+-- apply_patch: Codex's envelope in command, patch or input (the one
+-- string among them: two that differ leave open which one Codex applies).
+M.tools.apply_patch = common.codex_patch { "command", "patch", "input" }
 
 return M

@@ -7,17 +7,7 @@ local agent = require "toolgate.agent"
 local common = require "toolgate.agents.common"
 
 local M = agent.table("cursor")
-local abs, copy = agent.abs, agent.copy
-
-local function rel(path, cwd) return agent.where(agent.home(path), cwd) end
-M.rel = rel
-
-local function path_in(field)
-  return function(input)
-    return type(input[field]) == "string" and { agent.home(input[field]) } or nil
-  end
-end
-local file_path = path_in("file_path")
+M.rel = common.rel
 
 -- Shell {command, cwd, timeout (ms)}: exec, in the shell's own cwd when it
 -- names one. Its output arrives as {output, exitCode}: post-hooks read it
@@ -36,48 +26,35 @@ do
   end
 end
 
-M.tools.Read = {
-  tool = "read_file",
-  read_only = true,
-  args = function(input, ev)
-    if type(input.file_path) ~= "string" then return nil, "Read has no file_path" end
-    return { path = rel(input.file_path, ev.cwd) }
-  end,
-  input = function(args, input, ev)
-    local new = copy(input)
-    new.file_path = abs(args.path, ev.cwd)
-    return new
-  end,
-  paths = file_path,
-}
+M.tools.Read = common.read_file { what = "Read", path = "file_path" }
 
 -- Write: a whole file when it carries its content; without one it is
 -- judged under its own name (its paths still known to the rules).
-M.tools.Write = {
-  tool = function(input) return type(input.content) == "string" and "write_file" or "cursor_write" end,
-  args = function(input, ev)
-    if type(input.file_path) ~= "string" then return nil, "Write has no file_path" end
-    if type(input.content) ~= "string" then return input end
-    return { path = rel(input.file_path, ev.cwd), content = input.content }
-  end,
-  input = function(args, input, ev)
-    if args.path == nil then return args end -- judged under its own name
-    local new = copy(input)
-    new.file_path = abs(args.path, ev.cwd)
-    new.content = args.content
-    return new
-  end,
-  paths = file_path,
-}
+do
+  local write = common.write_file { what = "Write", path = "file_path",
+    content = "content" }
+  M.tools.Write = {
+    tool = function(input) return type(input.content) == "string" and "write_file" or "cursor_write" end,
+    args = function(input, ev)
+      if type(input.file_path) == "string" and type(input.content) ~= "string" then
+        return input
+      end
+      return write.args(input, ev)
+    end,
+    input = function(args, input, ev)
+      if args.path == nil then return args end -- judged under its own name
+      return write.input(args, input, ev)
+    end,
+    paths = write.paths,
+  }
+end
 
 -- Grep {pattern, file_path}: file_path is where it searches (a file or a
 -- folder), the cwd without one.
 M.tools.Grep = common.own("grep", true)
-M.tools.Grep.paths = function(input, ev)
-  if type(input.file_path) == "string" and input.file_path ~= "" then
-    return { agent.home(input.file_path) }
-  end
-  return { type(ev.cwd) == "string" and ev.cwd or "." }
+do
+  local root = common.search_root("file_path")
+  M.tools.Grep.paths = function(input, ev) return { root(input, ev) } end
 end
 
 M.tools.Task = common.own("task", false)

@@ -10,37 +10,14 @@ local agent = require "toolgate.agent"
 local common = require "toolgate.agents.common"
 
 local M = agent.table("gemini")
-local abs, copy = agent.abs, agent.copy
-
-local function rel(path, cwd) return agent.where(agent.home(path), cwd) end
+local abs, rel, one_of = agent.abs, common.rel, common.one_of
 M.rel = rel
 
--- The one path among fields (file_path, and the older absolute_path):
--- two that differ leave open which file the tool opens.
-local function one_of(input, fields)
-  local found, key
-  for _, k in ipairs(fields) do
-    local v = input[k]
-    if v ~= nil then
-      if type(v) ~= "string" then return nil, nil, k .. " is not a string" end
-      if found and v ~= found then
-        return nil, nil, "the path fields (" .. table.concat(fields, ", ") .. ") disagree"
-      end
-      found, key = v, key or k
-    end
-  end
-  return found, key
-end
-
+-- Path keys that name one thing (file_path, and the older absolute_path):
+-- the one path among them; two that differ leave open which file the tool
+-- opens (common.one_of).
 local FILE = { "file_path", "absolute_path" }
 local DIR = { "dir_path", "path", "directory" }
-
-local function paths_of(fields)
-  return function(input)
-    local p = one_of(input, fields)
-    return p and { agent.home(p) } or nil
-  end
-end
 
 -- run_shell_command {command, description?, dir_path?, is_background?}:
 -- exec, in dir_path when given. Its result's llmContent is what the model
@@ -65,7 +42,7 @@ M.tools.run_shell_command = {
     end
     return new
   end,
-  paths = paths_of(DIR),
+  paths = common.path_in(DIR),
   result = function(resp)
     if type(resp) == "table" and type(resp.llmContent) == "string" then
       return { stdout = resp.llmContent }
@@ -74,106 +51,29 @@ M.tools.run_shell_command = {
   end,
 }
 
-M.tools.read_file = {
-  tool = "read_file",
-  read_only = true,
-  args = function(input, ev)
-    local p, _, bad = one_of(input, FILE)
-    if not p then return nil, "read_file: " .. (bad or "no file_path") end
-    return { path = rel(p, ev.cwd) }
-  end,
-  input = function(args, input, ev)
-    local new = copy(input)
-    local _, key = one_of(input, FILE)
-    new[key or "file_path"] = abs(args.path, ev.cwd)
-    return new
-  end,
-  paths = paths_of(FILE),
-}
-
-M.tools.write_file = {
-  tool = "write_file",
-  args = function(input, ev)
-    local p, _, bad = one_of(input, FILE)
-    if not p then return nil, "write_file: " .. (bad or "no file_path") end
-    return { path = rel(p, ev.cwd), content = input.content }
-  end,
-  input = function(args, input, ev)
-    local new = copy(input)
-    local _, key = one_of(input, FILE)
-    new[key or "file_path"] = abs(args.path, ev.cwd)
-    new.content = args.content
-    return new
-  end,
-  paths = paths_of(FILE),
-}
-
+M.tools.read_file = common.read_file { what = "read_file", path = FILE }
+M.tools.write_file = common.write_file { what = "write_file", path = FILE,
+  content = "content" }
 -- replace {file_path, old_string, new_string, allow_multiple?}: a patch of
 -- one file, as apply_patch's rules read it (a rewrite cannot go back).
-M.tools.replace = {
-  tool = "apply_patch",
-  args = function(input, ev)
-    local p, _, bad = one_of(input, FILE)
-    if not p then return nil, "replace: " .. (bad or "no file_path") end
-    return { patch = agent.edit_patch(rel(p, ev.cwd), { input }) }
-  end,
-  paths = paths_of(FILE),
-}
-
-M.tools.list_directory = {
-  tool = "list_dir",
-  read_only = true,
-  args = function(input, ev)
-    local p, _, bad = one_of(input, DIR)
-    if bad then return nil, "list_directory: " .. bad end
-    return { path = p and rel(p, ev.cwd) or nil }
-  end,
-  input = function(args, input, ev)
-    local new = copy(input)
-    local _, key = one_of(input, DIR)
-    new[key or "dir_path"] = abs(args.path, ev.cwd)
-    return new
-  end,
-  paths = paths_of(DIR),
-}
+M.tools.replace = common.edit { what = "replace", path = FILE }
+M.tools.list_directory = common.list_dir { what = "list_directory", path = DIR }
 
 -- Where a search looks: its folder (dir_path, else the cwd) and the
 -- folder joined with its pattern, so a rule sees "**/.env" where the
 -- search reaches (as Claude Code's Glob and Grep).
-local function root_of(input, ev)
-  local d = one_of(input, DIR)
-  if d and d ~= "" then return agent.home(d) end
-  return type(ev.cwd) == "string" and ev.cwd or "."
-end
-
-local function under(root, pat)
-  local first = pat:sub(1, 1)
-  if first == "/" or first == "~" then return agent.home(pat) end
-  return root .. "/" .. pat
-end
-
-local function search_paths(field, anywhere)
-  return function(input, ev)
-    local root = root_of(input, ev)
-    local out = { root }
-    local g = input[field]
-    if type(g) == "string" and g ~= "" then
-      if anywhere and not g:find("/", 1, true) and not g:find("^~") then g = "**/" .. g end
-      out[2] = under(root, g)
-    end
-    return out
-  end
-end
-
-M.tools.glob = common.own("glob", true)
-M.tools.glob.paths = search_paths("pattern", false)
+M.tools.glob = common.glob(DIR, "pattern")
 
 -- grep_search (search_file_content before): its include pattern matches a
 -- file name at any depth
 local grep = common.own("grep", true)
-grep.paths = function(input, ev)
-  local g = input.include_pattern ~= nil and "include_pattern" or "include"
-  return search_paths(g, true)(input, ev)
+do
+  local by_pattern = common.search_paths(DIR, "include_pattern", true)
+  local by_include = common.search_paths(DIR, "include", true)
+  grep.paths = function(input, ev)
+    if input.include_pattern ~= nil then return by_pattern(input, ev) end
+    return by_include(input, ev)
+  end
 end
 grep.names = { "grep_search", "search_file_content" }
 M.tools.grep_search = grep
@@ -182,13 +82,16 @@ M.tools.search_file_content = grep
 -- read_many_files {include: [paths or globs], exclude?}: every file it may
 -- read, as written from the cwd
 M.tools.read_many_files = common.own("read_many_files", true)
-M.tools.read_many_files.paths = function(input, ev)
-  local out = {}
-  local inc = input.include or input.paths
-  for _, p in ipairs(type(inc) == "table" and inc or {}) do
-    if type(p) == "string" then out[#out + 1] = under(root_of(input, ev), p) end
+do
+  local root_of = common.search_root(DIR)
+  M.tools.read_many_files.paths = function(input, ev)
+    local out = {}
+    local inc = input.include or input.paths
+    for _, p in ipairs(type(inc) == "table" and inc or {}) do
+      if type(p) == "string" then out[#out + 1] = common.under(root_of(input, ev), p) end
+    end
+    return out
   end
-  return out
 end
 
 M.tools.web_fetch = common.own("web_fetch", false)

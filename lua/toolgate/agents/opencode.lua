@@ -11,17 +11,7 @@ local agent = require "toolgate.agent"
 local common = require "toolgate.agents.common"
 
 local M = agent.table("opencode")
-local abs, copy = agent.abs, agent.copy
-
-local function rel(path, cwd) return agent.where(agent.home(path), cwd) end
-M.rel = rel
-
-local function path_in(field)
-  return function(input)
-    return type(input[field]) == "string" and { agent.home(input[field]) } or nil
-  end
-end
-local file_path = path_in("filePath")
+M.rel = common.rel
 
 -- bash: exec, in its workdir when it names one. Its result arrives as
 -- {title, output, metadata = {output, exit}}: post-hooks read exec's
@@ -46,110 +36,21 @@ do
   end
 end
 
-M.tools.read = {
-  tool = "read_file",
-  read_only = true,
-  args = function(input, ev)
-    if type(input.filePath) ~= "string" then return nil, "read has no filePath" end
-    return { path = rel(input.filePath, ev.cwd),
-      offset = agent.int(input.offset, 1, 2 ^ 53),
-      limit = agent.int(input.limit, 1, 2 ^ 53) }
-  end,
-  input = function(args, input, ev)
-    local new = copy(input)
-    new.filePath = abs(args.path, ev.cwd)
-    new.offset, new.limit = args.offset, args.limit
-    return new
-  end,
-  paths = file_path,
-}
-
-M.tools.write = {
-  tool = "write_file",
-  args = function(input, ev)
-    if type(input.filePath) ~= "string" then return nil, "write has no filePath" end
-    return { path = rel(input.filePath, ev.cwd), content = input.content }
-  end,
-  input = function(args, input, ev)
-    local new = copy(input)
-    new.filePath = abs(args.path, ev.cwd)
-    new.content = args.content
-    return new
-  end,
-  paths = file_path,
-}
-
+M.tools.read = common.read_file { what = "read", path = "filePath",
+  offset = "offset", limit = "limit" }
+M.tools.write = common.write_file { what = "write", path = "filePath",
+  content = "content" }
 -- edit: a patch of one file, as Claude Code's Edit.
-M.tools.edit = {
-  tool = "apply_patch",
-  args = function(input, ev)
-    if type(input.filePath) ~= "string" then return nil, "edit has no filePath" end
-    return { patch = agent.edit_patch(rel(input.filePath, ev.cwd),
-      { { old_string = input.oldString, new_string = input.newString } }) }
-  end,
-  paths = file_path,
-}
-
+M.tools.edit = common.edit { what = "edit", path = "filePath",
+  edits = common.edits_of("oldString", "newString") }
 -- apply_patch: Codex's envelope, in patchText.
-M.tools.apply_patch = {
-  tool = "apply_patch",
-  args = function(input, ev)
-    local diff, why = agent.codex_patch(input.patchText, ev.cwd)
-    if not diff then return nil, "apply_patch: " .. (why or "no patchText") end
-    return { patch = diff }
-  end,
-  paths = function(input, ev)
-    local _, paths = agent.codex_patch(input.patchText, ev.cwd)
-    return paths
-  end,
-}
-
-M.tools.list = {
-  tool = "list_dir",
-  read_only = true,
-  args = function(input, ev)
-    return { path = type(input.path) == "string" and rel(input.path, ev.cwd) or nil }
-  end,
-  input = function(args, input, ev)
-    local new = copy(input)
-    new.path = abs(args.path, ev.cwd)
-    return new
-  end,
-  paths = path_in("path"),
-}
+M.tools.apply_patch = common.codex_patch { "patchText" }
+M.tools.list = common.list_dir { what = "list", path = "path" }
 
 -- Where a search looks: its folder (path, else the cwd) and the pattern
 -- under it; grep's include without a "/" matches a file name at any depth.
-local function search_root(input, ev)
-  if type(input.path) == "string" and input.path ~= "" then return agent.home(input.path) end
-  return type(ev.cwd) == "string" and ev.cwd or "."
-end
-local function under(root, pat)
-  local first = pat:sub(1, 1)
-  if first == "/" or first == "~" then return agent.home(pat) end
-  return root .. "/" .. pat
-end
-
-M.tools.glob = common.own("glob", true)
-M.tools.glob.paths = function(input, ev)
-  local root = search_root(input, ev)
-  local paths = { root }
-  if type(input.pattern) == "string" and input.pattern ~= "" then
-    paths[2] = under(root, input.pattern)
-  end
-  return paths
-end
-
-M.tools.grep = common.own("grep", true)
-M.tools.grep.paths = function(input, ev)
-  local root = search_root(input, ev)
-  local paths = { root }
-  local g = input.include
-  if type(g) == "string" and g ~= "" then
-    paths[2] = under(root, (g:find("/", 1, true) or g:find("^~")) and g or "**/" .. g)
-  end
-  return paths
-end
+M.tools.glob = common.glob("path", "pattern")
+M.tools.grep = common.grep("path", "include")
 
 M.tools.webfetch = common.own("web_fetch", false)
 M.tools.websearch = common.own("web_search", false)

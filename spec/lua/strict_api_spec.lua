@@ -124,11 +124,11 @@ tg.before_tool("*", function() end)
     local rt = H.runtime [[
 local tg = require "toolgate"
 tg.rule { name = "agent", tools = { "Bash", "MultiEdit", "shell", "glob", "mcp__gh__x", "mcp__gh__*" }, check = function() end }
-tg.before_tool("wr*te", function() end)
+tg.before_tool("wr*tx", function() end)
 ]]
     local w = warnings(rt)
     assert.are.equal(1, #w, table.concat(w, "\n"))
-    assert.is_true(has_warning(rt, "has the glob 'wr*te', but no known tool matches it "
+    assert.is_true(has_warning(rt, "has the glob 'wr*tx', but no known tool matches it "
       .. "(registered: exec, read_file, list_dir, write_file, apply_patch; or an agent's tool"))
   end)
 

@@ -259,6 +259,31 @@ TEST(strings_print_as_valid_utf8) {
   cJSON_Delete(a);
 }
 
+/* What a writer gathering messages does: each appended to one buffer,
+ * the same text as tg_json_print gives, escapes and all. */
+TEST(print_append_gathers_the_same_text) {
+  cJSON *a = cJSON_Parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":"
+                         "[{\"type\":\"text\",\"text\":\"a b\\\"\\\\\\n~\\u007f\"}]}}");
+  cJSON *b = cJSON_CreateString("caf\xc3\xa9 \xff");
+  ASSERT_TRUE(a != NULL);
+  char *ta = tg_json_print(a, 0), *tb = tg_json_print(b, 0);
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  ASSERT_INT_EQ(tg_json_print_append(a, &buf, &len, &cap), 0);
+  ASSERT_INT_EQ(len, strlen(ta));
+  for (int i = 0; i < 200; i++) /* past the first sizes it grows through */
+    ASSERT_INT_EQ(tg_json_print_append(b, &buf, &len, &cap), 0);
+  ASSERT_INT_EQ(len, strlen(ta) + 200 * strlen(tb));
+  ASSERT_INT_EQ(strncmp(buf, ta, strlen(ta)), 0);
+  ASSERT_STR_EQ(buf + len - strlen(tb), tb);
+  ASSERT_INT_EQ(strlen(buf), len);
+  ASSERT_INT_EQ(tg_json_print_append(NULL, &buf, &len, &cap), -1);
+  ASSERT_STR_EQ(ta, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":"
+                    "[{\"type\":\"text\",\"text\":\"a b\\\"\\\\\\n~\x7f\"}]}}");
+  free(buf), free(ta), free(tb);
+  cJSON_Delete(a), cJSON_Delete(b);
+}
+
 TEST(pretty_print) {
   char err[256];
   cJSON *v = parse("{\"a\":1,\"b\":[1,2],\"c\":{},\"d\":[],\"e\":[{\"f\":null}]}",
@@ -534,6 +559,7 @@ TEST_MAIN(TEST_ENTRY(duplicate_key_refused_with_path),
           TEST_ENTRY(check_trees_built_in_c),
           TEST_ENTRY(numbers_print_exactly),
           TEST_ENTRY(strings_print_as_valid_utf8),
+          TEST_ENTRY(print_append_gathers_the_same_text),
           TEST_ENTRY(pretty_print),
           TEST_ENTRY(parse_print_round_trip),
           TEST_ENTRY(messages_are_clean_text),

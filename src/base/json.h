@@ -50,6 +50,12 @@ struct cJSON *tg_json_parse(const char *text, size_t len, size_t *at, char *err,
  * null. Bytes of a string that are not UTF-8 come out as U+FFFD, so the
  * text is always valid UTF-8. NULL when out of memory. */
 char *tg_json_print(const struct cJSON *v, int pretty);
+/* The compact text of tg_json_print, appended to *buf (of *len bytes
+ * used, *cap allocated; NUL-terminated after), which it grows with
+ * realloc: a writer that gathers many messages prints each straight into
+ * its buffer. 0, or -1 when out of memory (*len unchanged). */
+int tg_json_print_append(const struct cJSON *v, char **buf, size_t *len,
+                         size_t *cap);
 /* Compact JSON text for v with every object's members in key order: the
  * same value, written in any key order, gives the same text (what a
  * digest of args, or an approve-always for "these exact args", is taken

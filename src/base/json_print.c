@@ -44,7 +44,7 @@ static int reserve(sbuf *b, size_t n) {
   return 1;
 }
 
-static void put(sbuf *b, const char *p, size_t n) {
+static void put_slow(sbuf *b, const char *p, size_t n) {
   if (b->failed) return;
   if (!reserve(b, n)) {
     b->failed = 1;
@@ -55,6 +55,28 @@ static void put(sbuf *b, const char *p, size_t n) {
   }
   memcpy(b->s + b->len, p, n);
   b->len += n;
+  b->s[b->len] = '\0';
+}
+
+/* The common case inline: room for n bytes and their NUL (a failed
+ * buffer has none: its cap is 0, or it was cut full). Every message of a
+ * gateway call is printed once or twice, a few dozen pieces each. */
+static inline void put(sbuf *b, const char *p, size_t n) {
+  if (b->failed || n >= b->cap - b->len) {
+    put_slow(b, p, n);
+    return;
+  }
+  memcpy(b->s + b->len, p, n);
+  b->len += n;
+  b->s[b->len] = '\0';
+}
+
+static inline void put1(sbuf *b, char c) {
+  if (b->failed || 1 >= b->cap - b->len) {
+    put_slow(b, &c, 1);
+    return;
+  }
+  b->s[b->len++] = c;
   b->s[b->len] = '\0';
 }
 
@@ -96,14 +118,28 @@ size_t tg__utf8_invalid_at(const char *s, size_t n) {
 
 /* s[0, n) as a JSON string literal. Runs that need no escape go out in
  * one piece. */
+/* The bytes a string literal takes as they are: printable ASCII but '"'
+ * and '\\' (the rest are escaped, or checked as UTF-8). */
+static const unsigned char plain[256] = {
+#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+    R16(0), R16(0), /* controls */
+    1, 1, 0 /* '"' */, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    R16(1), R16(1), 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0 /* '\\' */, 1, 1, 1,
+    R16(1), R16(1),
+    R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0) /* >= 0x80 */
+#undef R16
+};
+
 static void put_string(sbuf *b, const char *s, size_t n) {
   const unsigned char *u = (const unsigned char *)s;
-  put(b, "\"", 1);
+  put1(b, '"');
   size_t run = 0, i = 0;
   while (i < n) {
+    while (i < n && plain[u[i]]) i++;
+    if (i == n) break;
     unsigned c = u[i];
     size_t k = c >= 0x80 ? tg__utf8_seq(u + i, n - i) : 1;
-    if (k && c >= 0x20 && c != '"' && c != '\\') {
+    if (k && c >= 0x80) {
       i += k;
       continue;
     }
@@ -121,7 +157,7 @@ static void put_string(sbuf *b, const char *s, size_t n) {
     run = ++i;
   }
   put(b, s + run, i - run);
-  put(b, "\"", 1);
+  put1(b, '"');
 }
 
 /* Does text (in the current locale, as snprintf wrote it) read back as
@@ -242,6 +278,21 @@ char *tg_json_print(const cJSON *v, int pretty) {
     return NULL;
   }
   return b.s;
+}
+
+int tg_json_print_append(const cJSON *v, char **buf, size_t *len,
+                         size_t *cap) {
+  sbuf b = {*buf, *len, *cap, 1, 0};
+  if (!v) return -1;
+  put_value(&b, v, 0, 0);
+  *buf = b.s; /* moved, perhaps, even when it failed */
+  *cap = b.cap;
+  if (b.failed || !b.s) {
+    if (b.s) b.s[*len] = '\0';
+    return -1;
+  }
+  *len = b.len;
+  return 0;
 }
 
 static int key_cmp(const void *a, const void *b) {

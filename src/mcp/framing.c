@@ -9,9 +9,10 @@
  * one turn of the loop gather in `out_buf` and go out together at the end
  * of the turn (a check handle; an idle handle keeps the loop from
  * sleeping meanwhile, so nothing waits): with many calls in flight that is
- * one write, and one wake-up of the peer, for many answers. uv_try_write
- * first — most go out at once, without a request — and what is left is
- * queued with uv_write. A regular file (or /dev/null) on either side is
+ * one write, and one wake-up of the peer, for many answers. Each message
+ * is printed straight into that buffer, which is kept from turn to turn.
+ * uv_try_write first — most go out at once, without a request — and what
+ * is left is queued with uv_write, taking the buffer with it. A regular file (or /dev/null) on either side is
  * read with uv_fs_read and written with write(): libuv cannot poll a
  * file.
  */
@@ -32,6 +33,7 @@
 #define BACKLOG_HIGH (16u << 20) /* stop reading above this many unsent bytes */
 #define BACKLOG_LOW (1u << 20)   /* and start again below this */
 #define FLUSH_AT 65536           /* gathered bytes written without waiting */
+#define KEEP_AT_MOST (2 * FLUSH_AT) /* an output buffer kept between turns */
 
 struct jrpc_conn {
   uv_loop_t *loop;
@@ -355,26 +357,7 @@ static int write_file(jrpc_conn *c, const char *p, size_t n) {
 
 /* Writes buf[0, len) (taking buf): at once when the pipe takes it, the
  * rest queued behind what is queued already. */
-static int write_out(jrpc_conn *c, char *buf, size_t len) {
-  if (c->out_file) {
-    int rc = write_file(c, buf, len);
-    free(buf);
-    return rc;
-  }
-  size_t sent = 0;
-  if (!jrpc_backlog(c)) {
-    uv_buf_t b = uv_buf_init(buf, (unsigned)len);
-    int n = uv_try_write((uv_stream_t *)&c->out, &b, 1);
-    if (n < 0 && n != UV_EAGAIN) {
-      free(buf);
-      return n;
-    }
-    sent = n > 0 ? (size_t)n : 0;
-  }
-  if (sent == len) {
-    free(buf);
-    return 0;
-  }
+static int write_out(jrpc_conn *c, char *buf, size_t len, size_t sent) {
   write_req *w = malloc(sizeof *w);
   if (!w) {
     free(buf);
@@ -392,53 +375,78 @@ static int write_out(jrpc_conn *c, char *buf, size_t len) {
   return 0;
 }
 
-/* Writes what this turn gathered. */
+/* Writes what this turn gathered. What the pipe takes at once leaves the
+ * buffer to be filled again next turn (no allocation per turn); the rest
+ * goes to a write request, which takes the buffer with it. */
 static void flush_now(jrpc_conn *c) {
   uv_check_stop(&c->flush);
   uv_idle_stop(&c->awake);
   if (!c->out_len || c->out_dead) return;
   char *buf = c->out_buf;
   size_t len = c->out_len;
-  c->out_buf = NULL;
-  c->out_len = c->out_cap = 0;
-  int rc = write_out(c, buf, len);
+  int rc = 0;
+  if (c->out_file) {
+    rc = write_file(c, buf, len);
+    c->out_len = 0;
+  } else {
+    size_t sent = 0;
+    if (!jrpc_backlog(c)) {
+      uv_buf_t b = uv_buf_init(buf, (unsigned)len);
+      int n = uv_try_write((uv_stream_t *)&c->out, &b, 1);
+      if (n < 0 && n != UV_EAGAIN) rc = n;
+      sent = n > 0 ? (size_t)n : 0;
+    }
+    if (rc == 0 && sent == len) {
+      c->out_len = 0;
+      if (c->out_cap > KEEP_AT_MOST) { /* a big message's: not kept idle */
+        free(c->out_buf);
+        c->out_buf = NULL;
+        c->out_cap = 0;
+      }
+    } else if (rc == 0) {
+      c->out_buf = NULL;
+      c->out_len = c->out_cap = 0;
+      rc = write_out(c, buf, len, sent);
+    } else {
+      c->out_len = 0;
+    }
+  }
   if (rc < 0) out_broken(c, rc);
 }
 
 static void flush_cb(uv_check_t *h) { flush_now(h->data); }
 static void awake_cb(uv_idle_t *h) { (void)h; }
 
-/* Appends text + "\n" to what goes out at the end of this turn. */
-static int gather_out(jrpc_conn *c, const char *text) {
-  size_t n = strlen(text);
-  if (c->out_len + n + 1 > c->out_cap) {
-    size_t cap = c->out_cap ? c->out_cap : 4096;
-    while (cap < c->out_len + n + 1) cap *= 2;
-    char *grown = realloc(c->out_buf, cap);
-    if (!grown) return UV_ENOMEM;
-    c->out_buf = grown;
-    c->out_cap = cap;
-  }
-  memcpy(c->out_buf + c->out_len, text, n);
-  c->out_buf[c->out_len + n] = '\n';
-  c->out_len += n + 1;
+/* The line just appended to out_buf goes out at the end of this turn
+ * (or now, when enough has gathered). */
+static void line_added(jrpc_conn *c) {
   if (c->out_len >= FLUSH_AT) {
     flush_now(c);
   } else if (!uv_is_active((uv_handle_t *)&c->flush)) {
     uv_check_start(&c->flush, flush_cb);
     uv_idle_start(&c->awake, awake_cb);
   }
-  return 0;
 }
 
+/* msg's text + "\n", printed straight into what goes out this turn. */
 int jrpc_send(jrpc_conn *c, const cJSON *msg) {
   if (c->closing || c->out_dead) return UV_EPIPE;
-  char *text = tg_json_print(msg, 0);
-  if (!text) return UV_ENOMEM;
-  int rc = gather_out(c, text);
-  free(text);
-  if (rc < 0) out_broken(c, rc);
-  return c->out_dead ? UV_EPIPE : rc;
+  size_t before = c->out_len;
+  if (tg_json_print_append(msg, &c->out_buf, &c->out_len, &c->out_cap) < 0)
+    return UV_ENOMEM;
+  if (c->out_len + 1 >= c->out_cap) { /* room for the newline and a NUL */
+    char *grown = realloc(c->out_buf, c->out_cap * 2);
+    if (!grown) {
+      c->out_len = before; /* the line goes whole or not at all */
+      out_broken(c, UV_ENOMEM);
+      return UV_EPIPE;
+    }
+    c->out_buf = grown;
+    c->out_cap *= 2;
+  }
+  c->out_buf[c->out_len++] = '\n';
+  line_added(c);
+  return c->out_dead ? UV_EPIPE : 0;
 }
 
 static int send_owned(jrpc_conn *c, cJSON *m) {

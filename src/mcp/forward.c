@@ -137,7 +137,9 @@ static void on_answer(mcp_upstream *u, const cJSON *result, const cJSON *error,
              rt ? ": resultType " : "", rt ? rt : "");
     return finish_error(f, "UPSTREAM_ERROR", msg, 0, NULL);
   }
-  cJSON *r = cJSON_Duplicate(result, 1);
+  cJSON *r = up_take_result(u); /* kept as it came, not copied */
+  if (!r) r = cJSON_Duplicate(result, 1);
+  if (!r) return finish_error(f, "NOMEM", "out of memory", 0, NULL);
   cJSON_DeleteItemFromObject(r, "resultType"); /* the era of its link, not ours */
   if (cJSON_IsTrue(cJSON_GetObjectItem(r, "isError"))) {
     const char *t = first_text(r);
@@ -249,7 +251,9 @@ static void send_round(gw_fwd *f, const cJSON *args) {
   gw_tool *t = f->tool;
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "name", t->orig);
-  cJSON_AddItemToObject(p, "arguments", cJSON_Duplicate(args, 1));
+  /* the call's own args, not a copy: the request is printed and freed
+   * before this returns */
+  cJSON_AddItemReferenceToObject(p, "arguments", (cJSON *)args);
   /* always a token: the upstream's progress reaches the chain's events */
   cJSON_AddNumberToObject(cJSON_AddObjectToObject(p, "_meta"), "progressToken",
                           f->token);

@@ -70,11 +70,29 @@ void jrpc_classify(const cJSON *msg, jrpc_msg *m) {
   m->kind = JRPC_RESPONSE;
 }
 
+/* Every message has these: constant keys and "2.0" are referenced, not
+ * copied (two messages a tool call, each freed once printed). */
+static int add_version(cJSON *m) {
+  cJSON *v = cJSON_CreateStringReference("2.0");
+  if (v && cJSON_AddItemToObjectCS(m, "jsonrpc", v)) return 1;
+  cJSON_Delete(v);
+  return 0;
+}
+
+static int add_cs(cJSON *m, const char *key, cJSON *item) {
+  if (item && cJSON_AddItemToObjectCS(m, key, item)) return 1;
+  cJSON_Delete(item);
+  return 0;
+}
+
 static cJSON *envelope(const cJSON *id) {
   cJSON *m = cJSON_CreateObject();
   if (!m) return NULL;
-  cJSON_AddStringToObject(m, "jsonrpc", "2.0");
-  cJSON_AddItemToObject(m, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull());
+  if (!add_version(m) ||
+      !add_cs(m, "id", id ? cJSON_Duplicate(id, 1) : cJSON_CreateNull())) {
+    cJSON_Delete(m);
+    return NULL;
+  }
   return m;
 }
 
@@ -84,7 +102,7 @@ cJSON *jrpc_result(const cJSON *id, cJSON *result) {
     cJSON_Delete(result);
     return NULL;
   }
-  cJSON_AddItemToObject(m, "result", result ? result : cJSON_CreateObject());
+  add_cs(m, "result", result ? result : cJSON_CreateObject());
   return m;
 }
 
@@ -113,18 +131,18 @@ cJSON *jrpc_error_response(const cJSON *id, cJSON *error) {
 
 cJSON *jrpc_notification(const char *method, cJSON *params) {
   cJSON *m = cJSON_CreateObject();
-  if (!m) {
+  if (!m || !add_version(m)) {
+    cJSON_Delete(m);
     cJSON_Delete(params);
     return NULL;
   }
-  cJSON_AddStringToObject(m, "jsonrpc", "2.0");
   cJSON_AddStringToObject(m, "method", method);
-  if (params) cJSON_AddItemToObject(m, "params", params);
+  if (params) add_cs(m, "params", params);
   return m;
 }
 
 cJSON *jrpc_request(double id, const char *method, cJSON *params) {
   cJSON *m = jrpc_notification(method, params);
-  if (m) cJSON_AddNumberToObject(m, "id", id);
+  if (m) add_cs(m, "id", cJSON_CreateNumber(id));
   return m;
 }

@@ -305,15 +305,23 @@ static void add_outcome_meta(cJSON *r, const tg_outcome *o) {
     meta = cJSON_AddObjectToObject(r, "_meta");
   }
   cJSON_DeleteItemFromObject(meta, MCP_META_OUTCOME);
-  cJSON *m = cJSON_AddObjectToObject(meta, MCP_META_OUTCOME);
+  cJSON *m = cJSON_CreateObject();
+  if (!m || !cJSON_AddItemToObjectCS(meta, MCP_META_OUTCOME, m)) {
+    cJSON_Delete(m);
+    return;
+  }
+  /* keys and names are constants: referenced, not copied (one answer a
+   * call) */
   cJSON_AddStringToObject(m, "call_id", o->id);
-  cJSON_AddStringToObject(m, "status", tg_status_name(o->status));
+  cJSON_AddItemToObjectCS(m, "status",
+                          cJSON_CreateStringReference(tg_status_name(o->status)));
   if (o->error.phase != TG_PHASE_NONE) {
     cJSON_AddStringToObject(m, "phase", tg_phase_name(o->error.phase));
     cJSON_AddStringToObject(m, "code", o->error.code ? o->error.code : "");
     cJSON_AddBoolToObject(m, "retryable", o->error.retryable);
   }
-  cJSON_AddStringToObject(m, "verdict", tg_verdict_name(o->verdict));
+  cJSON_AddItemToObjectCS(m, "verdict",
+                          cJSON_CreateStringReference(tg_verdict_name(o->verdict)));
   if (o->rule) cJSON_AddStringToObject(m, "rule", o->rule);
   if (o->truncated) cJSON_AddTrueToObject(m, "truncated");
 }
@@ -323,9 +331,26 @@ static int is_tool_result(const cJSON *r) {
   return cJSON_IsObject(r) && cJSON_IsArray(cJSON_GetObjectItem(r, "content"));
 }
 
+/* The upstream's result as it came, for the answer only: its members
+ * referenced, not copied (the outcome outlives the answer, which is sent
+ * and freed inside on_done); _meta copied, as the answer adds to it. */
+static cJSON *upstream_result(const cJSON *result) {
+  cJSON *r = cJSON_CreateObject();
+  for (cJSON *m = result->child; m && r; m = m->next) {
+    int ok = m->string && !strcmp(m->string, "_meta")
+                 ? cJSON_AddItemToObject(r, m->string, cJSON_Duplicate(m, 1))
+                 : cJSON_AddItemReferenceToObject(r, m->string, m);
+    if (!ok) {
+      cJSON_Delete(r);
+      r = NULL;
+    }
+  }
+  return r;
+}
+
 static cJSON *ok_result(const mcp_call *c, const tg_outcome *o) {
   if (c->passes_results && is_tool_result(o->result))
-    return cJSON_Duplicate(o->result, 1); /* the upstream's, as it came */
+    return upstream_result(o->result);
   cJSON *r = cJSON_CreateObject();
   cJSON *content = cJSON_AddArrayToObject(r, "content");
   if (cJSON_IsString(o->result)) {

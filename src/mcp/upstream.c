@@ -81,6 +81,8 @@ struct mcp_upstream {
   char version[16];
   double next_id;
   up_req *reqs;
+  cJSON *answer;           /* the answer being handed out (up_take_result) */
+  cJSON *answer_result;    /* its result, still in it */
   int listing;             /* lists still being fetched */
   cJSON *tools, *prompts, *resources, *templates;
   cJSON *caps;             /* the capabilities it declared (this run) */
@@ -183,6 +185,14 @@ double up_request(mcp_upstream *u, const char *method, cJSON *params,
   r->next = u->reqs;
   u->reqs = r;
   return r->id;
+}
+
+cJSON *up_take_result(mcp_upstream *u) {
+  cJSON *r = u->answer && u->answer_result
+                 ? cJSON_DetachItemViaPointer(u->answer, u->answer_result)
+                 : NULL;
+  u->answer_result = NULL;
+  return r;
 }
 
 void up_forget(mcp_upstream *u, double id) {
@@ -317,8 +327,14 @@ static void on_message(jrpc_conn *c, cJSON *msg, void *ud) {
   mcp_upstream *u = ud;
   jrpc_msg m;
   jrpc_classify(msg, &m);
-  if (m.kind == JRPC_RESPONSE) on_response(u, &m);
-  else if (m.kind == JRPC_REQUEST) on_upstream_request(u, &m);
+  if (m.kind == JRPC_RESPONSE) {
+    u->answer = msg;
+    u->answer_result = (cJSON *)m.result;
+    on_response(u, &m);
+    u->answer = u->answer_result = NULL;
+  } else if (m.kind == JRPC_REQUEST) {
+    on_upstream_request(u, &m);
+  }
   else if (m.kind == JRPC_NOTIFICATION) on_upstream_notification(u, &m);
   else mcp_logf(u->log, MCP_LOG_WARNING, "upstream %s sent an invalid "
                 "message: %s", up_name(u), m.why);

@@ -68,6 +68,10 @@ const cJSON *up_caps(const mcp_upstream *u);
  * when it is not running (fn is not called then). */
 double up_request(mcp_upstream *u, const char *method, cJSON *params,
                   up_answer_fn fn, void *ud);
+/* Inside an answer function only: the result it was given, taken out of
+ * the answer (which is freed after) for the caller to keep without a
+ * copy. NULL outside one, or for an error. */
+cJSON *up_take_result(mcp_upstream *u);
 /* The answer to request id is no longer wanted: fn will not be called. */
 void up_forget(mcp_upstream *u, double id);
 /* A notification (params taken). */

@@ -78,7 +78,9 @@ static const member *first_duplicate(members *ms) {
   if (ms->n <= 16) {
     for (size_t j = 1; j < ms->n; j++)
       for (size_t i = 0; i < j; i++)
-        if (strcmp(ms->m[i].key, ms->m[j].key) == 0) return &ms->m[j];
+        if (ms->m[i].key[0] == ms->m[j].key[0] && /* most differ there */
+            strcmp(ms->m[i].key, ms->m[j].key) == 0)
+          return &ms->m[j];
     return NULL;
   }
   qsort(ms->m, ms->n, sizeof *ms->m, member_cmp);
@@ -433,6 +435,31 @@ static int next_or_close(parser *ps, const tg_json_seg *path, char closer,
 
 /* One "key": value of the object o (ps->p after the whitespace before
  * the key). Returns 0, or -1 after reporting. */
+/* The keys every JSON-RPC message and tool call has: taken as constants
+ * (cJSON_StringIsConst, never freed) when written plainly, so that the
+ * messages of a call allocate no key of these. */
+static const char *const common_keys[] = {
+    "jsonrpc", "id", "method", "params", "result", "error", "code",
+    "message", "data", "name", "arguments", "_meta", "progressToken",
+    "content", "type", "text", "isError", "structuredContent"};
+
+/* The constant for the key at p (its opening quote), or NULL. */
+static const char *common_key(const unsigned char *p, const unsigned char *end) {
+  const unsigned char *q = p + 1;
+  size_t n = 0;
+  while (n < 20 && q + n < end && q[n] != '"' && q[n] != '\\') n++;
+  if (q + n >= end || q[n] != '"') return NULL;
+  for (size_t i = 0; i < sizeof common_keys / sizeof *common_keys; i++)
+    if (common_keys[i][0] == q[0] && strlen(common_keys[i]) == n &&
+        memcmp(common_keys[i], q, n) == 0)
+      return common_keys[i];
+  return NULL;
+}
+
+static void free_key(char *key, const char *constant) {
+  if (!constant) cJSON_free(key);
+}
+
 static int parse_member(parser *ps, const tg_json_seg *path, int depth,
                         cJSON *o, members *ms) {
   if (ps->p >= ps->end || *ps->p != '"') {
@@ -440,10 +467,13 @@ static int parse_member(parser *ps, const tg_json_seg *path, int depth,
     return -1;
   }
   const unsigned char *at = ps->p;
-  char *key = parse_string(ps, path, "a key");
+  const char *constant = common_key(ps->p, ps->end);
+  char *key = (char *)constant;
+  if (constant) ps->p += strlen(constant) + 2;
+  else key = parse_string(ps, path, "a key");
   if (!key) return -1;
   if (members_add(ms, key, (size_t)(at - ps->start)) < 0) {
-    cJSON_free(key);
+    free_key(key, constant);
     fail_at(ps, path, at, "out of memory");
     return -1;
   }
@@ -451,16 +481,17 @@ static int parse_member(parser *ps, const tg_json_seg *path, int depth,
   skip_space(ps);
   if (ps->p >= ps->end || *ps->p != ':') {
     unexpected(ps, &s, "':' after the key");
-    cJSON_free(key);
+    free_key(key, constant);
     return -1;
   }
   ps->p++;
   cJSON *v = parse_value(ps, &s, depth);
   if (!v) {
-    cJSON_free(key);
+    free_key(key, constant);
     return -1;
   }
-  v->string = key; /* cJSON frees it with the member */
+  v->string = key; /* cJSON frees it with the member (not a constant) */
+  if (constant) v->type |= cJSON_StringIsConst;
   cJSON_AddItemToArray(o, v); /* appends; keeps v->string */
   return 0;
 }

@@ -232,19 +232,21 @@ static void put_container(sbuf *b, const cJSON *v, int pretty, int depth) {
   int lines = pretty && object;
   for (const cJSON *c = v->child; pretty && !lines && c; c = c->next)
     lines = is_container(c);
-  put(b, object ? "{" : "[", 1);
+  put1(b, object ? '{' : '[');
   for (const cJSON *c = v->child; c && !b->failed; c = c->next) {
     if (lines) newline(b, depth + 1);
     if (object) {
       const char *k = c->string ? c->string : "";
       put_string(b, k, strlen(k));
-      put(b, ": ", pretty ? 2 : 1);
+      if (pretty) put(b, ": ", 2);
+      else put1(b, ':');
     }
     put_value(b, c, pretty, depth + 1);
-    if (c->next) put(b, ", ", pretty && !lines ? 2 : 1);
+    if (c->next && pretty && !lines) put(b, ", ", 2);
+    else if (c->next) put1(b, ',');
   }
   if (lines && v->child) newline(b, depth);
-  put(b, object ? "}" : "]", 1);
+  put1(b, object ? '}' : ']');
 }
 
 static void put_value(sbuf *b, const cJSON *v, int pretty, int depth) {

@@ -702,11 +702,17 @@ tg_call *tg__call_new(tg_chain *ch, const tg_call_request *req,
   c->args = args;
   c->call_ref = LUA_NOREF;
   c->closer.closed = timer_closed;
-  /* The common case allocates nothing for the id and the session. */
-  size_t idlen = strnlen(id, sizeof c->idbuf - 1);
-  memcpy(c->idbuf, id, idlen);
-  c->idbuf[idlen] = '\0';
-  c->id = req->id ? tg__strdup(req->id) : c->idbuf;
+  /* The common case allocates nothing for the id and the session: an id
+   * of ours, or a caller's short one ("mcp-12"), is kept in idbuf. */
+  const char *want = req->id ? req->id : id;
+  size_t idlen = strnlen(want, sizeof c->idbuf);
+  if (idlen < sizeof c->idbuf) {
+    memcpy(c->idbuf, want, idlen);
+    c->idbuf[idlen] = '\0';
+    c->id = c->idbuf;
+  } else {
+    c->id = tg__strdup(want);
+  }
   c->tool_name = tg__strdup(req->tool);
   c->session = req->session ? tg__strdup(req->session)
                             : (char *)ch->core->cfg.session;

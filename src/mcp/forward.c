@@ -250,13 +250,18 @@ static void ask_user(gw_fwd *f, const cJSON *result) {
 static void send_round(gw_fwd *f, const cJSON *args) {
   gw_tool *t = f->tool;
   cJSON *p = cJSON_CreateObject();
-  cJSON_AddStringToObject(p, "name", t->orig);
+  /* constant keys, and the tool's name referenced: the request is
+   * printed and freed before this returns */
+  cJSON_AddItemToObjectCS(p, "name", cJSON_CreateStringReference(t->orig));
   /* the call's own args, not a copy: the request is printed and freed
    * before this returns */
   cJSON_AddItemReferenceToObject(p, "arguments", (cJSON *)args);
   /* always a token: the upstream's progress reaches the chain's events */
-  cJSON_AddNumberToObject(cJSON_AddObjectToObject(p, "_meta"), "progressToken",
-                          f->token);
+  cJSON *meta = cJSON_CreateObject();
+  if (meta && cJSON_AddItemToObjectCS(p, "_meta", meta))
+    cJSON_AddItemToObjectCS(meta, "progressToken", cJSON_CreateNumber(f->token));
+  else
+    cJSON_Delete(meta);
   if (f->answers) {
     cJSON_AddItemToObject(p, "inputResponses", f->answers);
     f->answers = NULL;

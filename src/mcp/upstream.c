@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "mcp.h"
 #include "upstream.h"
 #include "framing.h"
@@ -606,21 +607,32 @@ static void spawn_failed(mcp_upstream *u, int rc, int spawned) {
   go_down(u, "it did not start");
 }
 
-static int spawn(mcp_upstream *u, char **argv, char **env) {
+/* Its stdin and stdout are pipes we make (its ends inherited, ours
+ * opened on the conn), not libuv's socket pairs: a pipe's write and read
+ * cost the kernel about a third less than a Unix socket's, and a call
+ * makes one of each on both sides. stdin: to[0] its, to[1] ours; stdout:
+ * from[1] its, from[0] ours. */
+static int spawn(mcp_upstream *u, char **argv, char **env, uv_file to[2],
+                 uv_file from[2]) {
   const mcp_upstream_conf *c = u->conf;
   uv_pipe_init(u->loop, &u->err, 0);
   u->err.data = u;
   u->err_open = 1;
   u->nopen++;
   uv_stdio_container_t io[3] = {
-      {UV_CREATE_PIPE | UV_READABLE_PIPE, {(uv_stream_t *)jrpc_out(u->conn)}},
-      {UV_CREATE_PIPE | UV_WRITABLE_PIPE, {(uv_stream_t *)jrpc_in(u->conn)}},
+      {UV_INHERIT_FD, {.fd = to[0]}},
+      {UV_INHERIT_FD, {.fd = from[1]}},
       {UV_CREATE_PIPE | UV_WRITABLE_PIPE, {(uv_stream_t *)&u->err}}};
   /* detached: a process group of its own, which stop and kill reach */
   uv_process_options_t o = {on_exit_cb, c->command, argv, env, c->cwd,
                             UV_PROCESS_DETACHED, 3, io, 0, 0};
   u->proc.data = u;
   return uv_spawn(u->loop, &u->proc, &o);
+}
+
+static void close_fd(uv_file *fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
 }
 
 int up_start(mcp_upstream *u) {
@@ -631,16 +643,23 @@ int up_start(mcp_upstream *u) {
   char **argv = calloc(nargs + 2, sizeof *argv);
   char **env = make_env(c);
   u->conn = jrpc_new(u->loop, 64u << 20, &h, u);
+  uv_file to[2] = {-1, -1}, from[2] = {-1, -1};
   int rc = UV_ENOMEM, spawned = 0;
-  if (argv && env && u->conn) {
+  if (argv && env && u->conn) rc = uv_pipe(to, 0, 0); /* close-on-exec */
+  if (rc == 0) rc = uv_pipe(from, 0, 0);
+  if (rc == 0) {
     argv[0] = c->command;
     for (size_t i = 0; i < nargs; i++) argv[i + 1] = c->args[i];
-    rc = spawn(u, argv, env);
+    rc = spawn(u, argv, env, to, from);
     spawned = 1;
   }
   free(argv);
   free(env);
+  close_fd(&to[0]); /* its ends: it has them now, or never will */
+  close_fd(&from[1]);
   if (rc < 0) {
+    close_fd(&to[1]);
+    close_fd(&from[0]);
     spawn_failed(u, rc, spawned);
     return rc;
   }
@@ -648,6 +667,14 @@ int up_start(mcp_upstream *u) {
   u->running = 1;
   mcp_logf(u->log, MCP_LOG_INFO, "upstream %s: started %s (pid %d)", up_name(u),
            c->command, u->proc.pid);
+  rc = jrpc_open_fds(u->conn, from[0], to[1]);
+  if (rc < 0) { /* no link to it: it goes, and is started again */
+    mcp_logf(u->log, MCP_LOG_ERROR, "upstream %s: cannot use its pipes: %s",
+             up_name(u), uv_strerror(rc));
+    kill_group(u, SIGKILL); /* (an fd the conn did not take stays open:
+                               better than closing one it did) */
+    return 0;
+  }
   jrpc_start(u->conn);
   uv_read_start((uv_stream_t *)&u->err, err_alloc, err_read);
   probe(u);

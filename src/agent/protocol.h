@@ -52,6 +52,9 @@
  * under "agent_event_name". NULL with why for a malformed one. */
 cJSON *tg__hook_read_event(const tg_dialect *d, const char *text, size_t n,
                            const char *event_name, char *why, size_t len);
+/* explain_event.c: the agent whose shape the parsed event has (as
+ * tg_hook_detect_agent), NULL when it cannot tell. */
+const char *tg__hook_agent_of(const cJSON *ev);
 /* The agent's own event of a canonical one, and its name. */
 const cJSON *tg__hook_native(const cJSON *event);
 const char *tg__hook_native_name(const cJSON *event);

@@ -104,6 +104,13 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
                            const cJSON *event, uint64_t deadline_ms,
                            void (*done)(void *ud, char *text), void *ud);
 
+/* ---- case_event.c --------------------------------------------------------- */
+
+/* Lets `toolgate test` cases on rt be agents' own events (event = the
+ * JSON the agent sends, event_name when its payload lacks it), read as
+ * the hook reads them, and checks a case's agent name ("did you mean"). */
+void tg__hook_install_case_reader(tg_runtime *rt);
+
 /* ---- record.c ----------------------------------------------------------- */
 
 /* Records the prompt, stop or session's start or end (kind) that event

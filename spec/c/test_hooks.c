@@ -1155,6 +1155,38 @@ TEST(a_call_that_does_not_map_is_recorded) {
   remove_tree(tmp);
 }
 
+/* A permission request carries no tool_use_id: its record takes the one
+ * of the session's latest judged pre-tool record when that is of the same
+ * agent, tool and input, so the two are linked; another input, no link. */
+TEST(a_permission_request_is_linked_to_its_pre_tool_record) {
+  static const char pre[] =
+      "{\"session_id\":\"sess-perm\",\"cwd\":\"/w\",\"hook_event_name\":"
+      "\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_use_id\":\"toolu_p1\","
+      "\"tool_input\":{\"command\":\"make deploy\",\"description\":\"ship\"}}";
+  static const char perm[] =
+      "{\"session_id\":\"sess-perm\",\"cwd\":\"/w\",\"hook_event_name\":"
+      "\"PermissionRequest\",\"tool_name\":\"Bash\",\"tool_input\":"
+      "{\"description\":\"ship\",\"command\":\"make deploy\"}}";
+  static const char other[] =
+      "{\"session_id\":\"sess-perm\",\"cwd\":\"/w\",\"hook_event_name\":"
+      "\"PermissionRequest\",\"tool_name\":\"Bash\",\"tool_input\":"
+      "{\"command\":\"make deploy-all\"}}";
+  const char *events[] = {pre, perm, other};
+  for (int i = 0; i < 3; i++) {
+    ran r = hook_event("claude-code", events[i]);
+    ASSERT_INT_EQ(r.code, 0);
+    ran_free(&r);
+  }
+  cJSON *recs = logged("sess-perm");
+  ASSERT_INT_EQ(cJSON_GetArraySize(recs), 3);
+  const cJSON *a = agent_of(cJSON_GetArrayItem(recs, 1));
+  ASSERT_STR_EQ(str_at(a, "event"), "PermissionRequest");
+  ASSERT_STR_EQ(str_at(a, "tool_use_id"), "toolu_p1"); /* keys in any order */
+  a = agent_of(cJSON_GetArrayItem(recs, 2));
+  ASSERT_NULL(str_at(a, "tool_use_id")); /* another input */
+  cJSON_Delete(recs);
+}
+
 /* Remembers an approval in the hooks' database, as `toolgate approvals
  * grant` does. */
 static void grant(const tg_always_spec *spec) {
@@ -2518,6 +2550,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
           TEST_ENTRY(the_audit_says_what_the_agent_was_told),
           TEST_ENTRY(a_call_that_does_not_map_is_recorded),
+          TEST_ENTRY(a_permission_request_is_linked_to_its_pre_tool_record),
           TEST_ENTRY(remembered_approvals_apply_to_agent_calls),
           TEST_ENTRY(concurrent_prompts_count_once_each),
           TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),

@@ -1095,6 +1095,98 @@ TEST(the_audit_says_what_the_agent_was_told) {
   ran_free(&r);
 }
 
+/* `toolgate log --json --session id`: its records, oldest first. */
+static cJSON *logged(const char *session) {
+  const char *argv[] = {"log", "--session", session, "--json", NULL};
+  ran r = run_text(argv, "");
+  ASSERT_INT_EQ(r.code, 0);
+  cJSON *all = cJSON_CreateArray();
+  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+    cJSON *o = cJSON_Parse(line);
+    ASSERT_NOT_NULL(o);
+    cJSON_AddItemToArray(all, o);
+  }
+  ran_free(&r);
+  return all;
+}
+
+/* A call whose input does not map is answered by on_error, and the audit
+ * keeps it all the same — the agent, its event, tool and input (masked),
+ * what it was told, decided by "fail-safe: mapping failed: why" — in the
+ * hook's own process and through a resident instance. */
+TEST(a_call_that_does_not_map_is_recorded) {
+  static const char token[] = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+  char *tmp = temp_dir();
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  char ev[2][512];
+  for (int i = 0; i < 2; i++)
+    snprintf(ev[i], sizeof ev[i], "{\"session_id\":\"sess-unmapped\",\"cwd\":"
+             "\"/w\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+             "\"tool_use_id\":\"toolu_u%d\",\"tool_input\":{\"description\":"
+             "\"%s\"}}", i + 1, token);
+  ran a = hook_event("claude-code", ev[0]);
+  ran b = hook_event_at("claude-code", d.sock, ev[1]);
+  ASSERT_INT_EQ(a.code, 0);
+  ASSERT_CONTAINS(a.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_STR_EQ(a.out, b.out);
+  ran_free(&a);
+  ran_free(&b);
+  stop_daemon(&d);
+  cJSON *recs = logged("sess-unmapped");
+  ASSERT_INT_EQ(cJSON_GetArraySize(recs), 2);
+  for (int i = 0; i < 2; i++) {
+    const cJSON *rec = cJSON_GetArrayItem(recs, i);
+    const cJSON *dec = cJSON_GetObjectItem(rec, "decision"), *ag = agent_of(rec);
+    ASSERT_STR_EQ(str_at(dec, "by"), "fail-safe: mapping failed: the shell "
+                  "call has no command");
+    ASSERT_STR_EQ(str_at(dec, "verdict"), "deny");
+    ASSERT_STR_EQ(str_at(rec, "status"), "error");
+    ASSERT_STR_EQ(str_at(ag, "name"), "claude-code");
+    ASSERT_STR_EQ(str_at(ag, "event"), "PreToolUse");
+    ASSERT_STR_EQ(str_at(ag, "tool"), "Bash");
+    ASSERT_STR_EQ(str_at(ag, "answer"), "deny");
+    ASSERT_STR_EQ(str_at(ag, "tool_use_id"), i ? "toolu_u2" : "toolu_u1");
+    char *input = cJSON_PrintUnformatted(cJSON_GetObjectItem(ag, "input"));
+    ASSERT_CONTAINS(input, "[REDACTED:github-token]");
+    ASSERT_NOT_CONTAINS(input, token);
+    free(input);
+  }
+  cJSON_Delete(recs);
+  remove_tree(tmp);
+}
+
+/* A permission request carries no tool_use_id: its record takes the one
+ * of the session's latest judged pre-tool record when that is of the same
+ * agent, tool and input, so the two are linked; another input, no link. */
+TEST(a_permission_request_is_linked_to_its_pre_tool_record) {
+  static const char pre[] =
+      "{\"session_id\":\"sess-perm\",\"cwd\":\"/w\",\"hook_event_name\":"
+      "\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_use_id\":\"toolu_p1\","
+      "\"tool_input\":{\"command\":\"make deploy\",\"description\":\"ship\"}}";
+  static const char perm[] =
+      "{\"session_id\":\"sess-perm\",\"cwd\":\"/w\",\"hook_event_name\":"
+      "\"PermissionRequest\",\"tool_name\":\"Bash\",\"tool_input\":"
+      "{\"description\":\"ship\",\"command\":\"make deploy\"}}";
+  static const char other[] =
+      "{\"session_id\":\"sess-perm\",\"cwd\":\"/w\",\"hook_event_name\":"
+      "\"PermissionRequest\",\"tool_name\":\"Bash\",\"tool_input\":"
+      "{\"command\":\"make deploy-all\"}}";
+  const char *events[] = {pre, perm, other};
+  for (int i = 0; i < 3; i++) {
+    ran r = hook_event("claude-code", events[i]);
+    ASSERT_INT_EQ(r.code, 0);
+    ran_free(&r);
+  }
+  cJSON *recs = logged("sess-perm");
+  ASSERT_INT_EQ(cJSON_GetArraySize(recs), 3);
+  const cJSON *a = agent_of(cJSON_GetArrayItem(recs, 1));
+  ASSERT_STR_EQ(str_at(a, "event"), "PermissionRequest");
+  ASSERT_STR_EQ(str_at(a, "tool_use_id"), "toolu_p1"); /* keys in any order */
+  a = agent_of(cJSON_GetArrayItem(recs, 2));
+  ASSERT_NULL(str_at(a, "tool_use_id")); /* another input */
+  cJSON_Delete(recs);
+}
+
 /* Remembers an approval in the hooks' database, as `toolgate approvals
  * grant` does. */
 static void grant(const tg_always_spec *spec) {
@@ -2453,6 +2545,8 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(start_daemon_on_demand),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
           TEST_ENTRY(the_audit_says_what_the_agent_was_told),
+          TEST_ENTRY(a_call_that_does_not_map_is_recorded),
+          TEST_ENTRY(a_permission_request_is_linked_to_its_pre_tool_record),
           TEST_ENTRY(remembered_approvals_apply_to_agent_calls),
           TEST_ENTRY(concurrent_prompts_count_once_each),
           TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),

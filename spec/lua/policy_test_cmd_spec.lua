@@ -199,7 +199,7 @@ return {
     assert.is_truthy(out:find("10 passed, 1 failed", 1, true), out)
     assert.is_truthy(out:find("FAIL  [^\n]*no one's\n"), out)
     assert.is_truthy(out:find("UNKNOWN_TOOL: unknown tool 'github__close_issue' (a tool of an agent: "
-      .. "agent = \"claude-code\" or \"codex\"; of an MCP server toolgate serves: stand_in = true)", 1, true), out)
+      .. "agent = \"claude-code\", \"codex\", \"gemini\", \"copilot\", \"cursor\" or \"opencode\"; of an MCP server toolgate serves: stand_in = true)", 1, true), out)
   end)
 
   it("fails a case whose rule or hook breaks, even when the verdict is as expected", function()

@@ -187,7 +187,8 @@ static void check_error(checking *k) {
              !strcmp(code, own ? own : "TOOL_ERROR")))
     failure(k->fails, "the call ends %s with %s %s: %s%s", str(k->out, "status"),
             str(e, "phase"), code, msg, strcmp(code, "UNKNOWN_TOOL") ? ""
-            : " (a tool of an agent: agent = \"claude-code\" or \"codex\"; "
+            : " (a tool of an agent: agent = \"claude-code\", \"codex\", "
+              "\"gemini\", \"copilot\", \"cursor\" or \"opencode\"; "
               "of an MCP server toolgate serves: stand_in = true)");
 }
 

@@ -74,6 +74,9 @@
                                 indexes them between batches, however busy
                                 (when idle: at its next tick) */
 #define INDEX_CHUNK 512      /* calls indexed in one transaction */
+#define LOAD_BEHIND 256      /* journal records the loop appends before it
+                                asks the thread to load them (when idle:
+                                at its next tick) */
 
 typedef struct {
   uv_async_t async;          /* the thread's answers are ready */
@@ -110,6 +113,8 @@ struct tg_writer {
   int failed;                    /* items that could not be written */
   char fail_msg[TG_ERRMSG];
   tg_snap *snap;                 /* approvals loaded for the loop */
+  uint64_t journaled;            /* records appended to the journal */
+  int load_asked;                /* the loop asks the thread to load it */
   /* the thread's: */
   int wal_pages;                 /* in the WAL since the last checkpoint */
   int asked_at;                  /* wal_pages when the checkpointer was
@@ -124,6 +129,13 @@ struct tg_writer {
   async_box *box;
   size_t pending;                /* queued, not yet answered on the loop */
   tg_audit_rec *lq, **lq_tail;   /* records for the loop to commit */
+  tg_journal *journal;           /* NULL: none (":memory:"), records are
+                                    committed as they come */
+  tg_jbuf jb;                    /* the loop's: a turn's records, framed */
+  uint64_t journaled_asked;      /* journaled when the thread was last
+                                    asked to load */
+  /* the thread's: */
+  uint64_t loaded;               /* journal records loaded */
 };
 
 void tg__job_free(tg_job *j) {
@@ -196,6 +208,12 @@ static int write_records(tg_writer *w, tg_audit_rec *recs, char *err,
 static int write_all(tg_writer *w, tg_audit_rec *recs, tg_job *jobs,
                      char *err, size_t errlen) {
   int rc = step_once(w, w->begin, err, errlen);
+  int64_t loaded = 0;
+  /* the journal first: a job (a flush before a read) comes after it */
+  if (rc == SQLITE_OK && w->journal && jobs &&
+      (loaded = tg__journal_load_own(w->db, w->insert, w->journal, err,
+                                     errlen)) < 0)
+    rc = SQLITE_ERROR;
   if (rc == SQLITE_OK) rc = write_records(w, recs, err, errlen);
   for (tg_job *j = jobs; rc == SQLITE_OK && j; j = j->next)
     if (run_job(w, j) < 0) {
@@ -204,7 +222,34 @@ static int write_all(tg_writer *w, tg_audit_rec *recs, tg_job *jobs,
     }
   if (rc == SQLITE_OK) rc = step_once(w, w->commit, err, errlen);
   if (rc != SQLITE_OK) tg__db_exec(w->db, "ROLLBACK", NULL, 0);
+  else w->unindexed += (int)loaded;
   return rc;
+}
+
+/* The journal's records into calls, in a transaction of their own (the
+ * thread's; with jobs, write_all does it). A failure is no loss: the
+ * records stay in the journal for the next try. */
+static void load_journal(tg_writer *w) {
+  char err[TG_ERRMSG];
+  if (!w->journal) return;
+  uv_mutex_lock(&w->mu);
+  uint64_t upto = w->journaled;
+  w->load_asked = 0;
+  uv_mutex_unlock(&w->mu);
+  if (upto == w->loaded) return;
+  int64_t n = -1;
+  int rc = step_once(w, w->begin, err, sizeof err);
+  if (rc == SQLITE_OK &&
+      (n = tg__journal_load_own(w->db, w->insert, w->journal, err,
+                                sizeof err)) < 0)
+    rc = SQLITE_ERROR;
+  if (rc == SQLITE_OK) rc = step_once(w, w->commit, err, sizeof err);
+  if (rc != SQLITE_OK) {
+    tg__db_exec(w->db, "ROLLBACK", NULL, 0);
+    return;
+  }
+  w->loaded = upto; /* at least: the journal may hold more */
+  w->unindexed += (int)n;
 }
 
 static void mark_stored(tg_audit_rec *recs) {
@@ -379,10 +424,18 @@ static int touches_approvals(const tg_job *j) {
 static int wait_for_work(tg_writer *w) {
   while (!w->quit && (w->queued == w->taken || w->loop_writing)) {
     w->thread_busy = 0;
-    int rc = uv_cond_timedwait(&w->work, &w->mu, POLL_MS * 1000000ull);
+    int rc = w->load_asked ? 0 : uv_cond_timedwait(&w->work, &w->mu,
+                                                   POLL_MS * 1000000ull);
     w->thread_busy = 1; /* the loop commits only while this is 0 */
+    if (w->load_asked && !w->loop_writing) {
+      uv_mutex_unlock(&w->mu);
+      load_journal(w);
+      uv_mutex_lock(&w->mu);
+      continue;
+    }
     if (rc != UV_ETIMEDOUT || w->loop_writing) continue;
     uv_mutex_unlock(&w->mu);
+    load_journal(w);
     int fresh = refresh_approvals(w, 0);
     if (w->unindexed) index_calls(w);
     maybe_checkpoint(w, 1);
@@ -428,6 +481,7 @@ static void writer_main(void *arg) {
     uv_mutex_lock(&w->mu);
   }
   uv_mutex_unlock(&w->mu);
+  load_journal(w); /* all of it, before the journal goes */
   /* a short-lived runtime (an agent's hook: one call) leaves its few
    * calls to the next search or writer rather than pay an index
    * transaction on its way out; many are indexed now */
@@ -527,11 +581,39 @@ static void hand_to_thread(tg_writer *w, tg_audit_rec *recs) {
  * the file, or any error, hands them to the thread, which waits, tries
  * again and reports as for its own batches. Answered in deliver, after
  * this, as the thread's are. */
+/* The records the loop holds, appended to the journal in one write():
+ * answered once it returns (deliver). 0, or -1: not appended (the caller
+ * commits them as before). */
+static int journal_on_loop(tg_writer *w, tg_audit_rec *recs) {
+  uint64_t n = 0;
+  w->jb.len = 0;
+  w->jb.oom = 0;
+  for (tg_audit_rec *r = recs; r; r = r->next, n++)
+    if (tg__journal_add(&w->jb, r, &w->caps) < 0) return -1;
+  if (tg__journal_append(w->journal, &w->jb) < 0) return -1;
+  if (w->jb.cap > (1u << 20)) { /* a big result: not kept for the next */
+    free(w->jb.p);
+    w->jb = (tg_jbuf){0};
+  }
+  mark_stored(recs);
+  uv_mutex_lock(&w->mu);
+  append_answered(w, recs, NULL);
+  w->journaled += n;
+  if (w->journaled - w->journaled_asked >= LOAD_BEHIND) {
+    w->journaled_asked = w->journaled;
+    w->load_asked = 1;
+    uv_cond_signal(&w->work);
+  }
+  uv_mutex_unlock(&w->mu);
+  return 0;
+}
+
 static void commit_on_loop(tg_writer *w) {
   tg_audit_rec *recs = w->lq;
   if (!recs) return;
   w->lq = NULL;
   w->lq_tail = &w->lq;
+  if (w->journal && journal_on_loop(w, recs) == 0) return;
   uv_mutex_lock(&w->mu);
   int mine = !w->thread_busy && w->queued == w->taken;
   if (mine) w->loop_writing = 1;
@@ -587,6 +669,13 @@ void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
 void tg__writer_job(tg_writer *w, tg_job *job) {
   job->next = NULL;
   if (!job->sync) keep(w);
+  if (w->journal && w->lq) { /* in the journal, which the job's batch loads */
+    tg_audit_rec *recs = w->lq;
+    if (journal_on_loop(w, recs) == 0) {
+      w->lq = NULL;
+      w->lq_tail = &w->lq;
+    }
+  }
   uv_mutex_lock(&w->mu);
   /* the records the loop holds go first: a flush is written after them */
   hand_to_thread(w, w->lq);
@@ -704,6 +793,11 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   }
   if (!w->shared) w->checkpointer = tg__checkpointer_start(st->base.path);
   if (init_sync(w, err) < 0) goto fail;
+  if (!w->shared && !getenv("TOOLGATE_NO_JOURNAL") &&
+      !(w->journal = tg__journal_open(db, st->base.path, err))) {
+    tg__writer_stop(w);
+    return NULL;
+  }
   /* calls a crash left unindexed (about: ids past the watermark) */
   int64_t behind = int_query(db, "SELECT coalesce((SELECT max(id) FROM "
                              "calls), 0) - (SELECT value FROM meta WHERE "
@@ -749,6 +843,8 @@ void tg__writer_stop(tg_writer *w) {
     uv_thread_join(&w->thread);
     deliver(w); /* what was written after the last turn of the loop */
   }
+  tg__journal_close(w->db, w->insert, w->journal);
+  free(w->jb.p);
   tg__checkpointer_stop(w->checkpointer);
   close_async(w);
   tg__snap_free(w->snap);

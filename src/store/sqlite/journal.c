@@ -149,36 +149,43 @@ static int64_t get_mark(sqlite3 *db, const char *key) {
   return v;
 }
 
+/* Made under a name no one loads (`.new`), locked, its watermark made,
+ * then renamed: a journal under its own name always has its owner's lock
+ * or is dead, and had its key before its first record. */
 tg_journal *tg__journal_open(sqlite3 *db, const char *db_path,
                              char err[TG_ERRMSG]) {
-  char dir[4096], prefix[512];
   tg_journal *j = calloc(1, sizeof *j);
-  if (!j || name_prefix(db_path, dir, sizeof dir, prefix, sizeof prefix) < 0)
-    goto fail;
+  char *tmp = NULL, e[TG_ERRMSG] = "";
   size_t n = strlen(db_path) + 64;
-  if (!(j->path = malloc(n))) goto fail;
+  if (!j || !(j->path = malloc(n)) || !(tmp = malloc(n + 4))) goto fail;
+  j->fd = -1;
   snprintf(j->path, n, "%s.calls.%ld.%" PRIu64, db_path, (long)getpid(),
            (uint64_t)tg__wall_ms());
+  snprintf(tmp, n + 4, "%s.new", j->path);
   j->name = strrchr(j->path, '/') ? strrchr(j->path, '/') + 1 : j->path;
   snprintf(j->key, sizeof j->key, "journal:%s", j->name);
-  j->fd = open(j->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND |
-                            O_CLOEXEC, 0600);
+  j->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND |
+                        O_CLOEXEC, 0600);
   if (j->fd < 0) goto fail;
-  if (flock(j->fd, LOCK_EX | LOCK_NB) < 0) goto fail_file;
-  char e[TG_ERRMSG];
-  if (tg__db_exec(db, "BEGIN IMMEDIATE", e, sizeof e) < 0) goto fail_file;
+  if (flock(j->fd, LOCK_EX | LOCK_NB) < 0) goto fail;
+  if (tg__db_exec(db, "BEGIN IMMEDIATE", e, sizeof e) < 0) goto fail;
   if (set_mark(db, j->key, 0) != SQLITE_OK ||
       tg__db_exec(db, "COMMIT", e, sizeof e) < 0) {
+    snprintf(e, sizeof e, "%s", sqlite3_errmsg(db));
     tg__db_exec(db, "ROLLBACK", NULL, 0);
-    goto fail_file;
+    goto fail;
   }
+  if (rename(tmp, j->path) < 0) goto fail; /* the key stays: harmless */
+  free(tmp);
   return j;
-fail_file:
-  unlink(j->path);
-  close(j->fd);
 fail:
   tg__errf(err, TG_ERRMSG, "database %s: cannot make its audit journal: %s",
-           db_path, strerror(errno ? errno : ENOMEM));
+           db_path, *e ? e : strerror(errno ? errno : ENOMEM));
+  if (j && j->fd >= 0) {
+    unlink(tmp);
+    close(j->fd);
+  }
+  free(tmp);
   if (j) free(j->path);
   free(j);
   return NULL;
@@ -258,6 +265,102 @@ done:
     return -1;
   }
   return loaded;
+}
+
+/* Is name one of db's journals (prefix, then pid.ms in digits)? */
+static int is_journal(const char *name, const char *prefix) {
+  size_t n = strlen(prefix);
+  if (strncmp(name, prefix, n)) return 0;
+  const char *p = name + n;
+  int dots = 0, digits = 0;
+  for (; *p; p++) {
+    if (*p == '.' && digits) dots++, digits = 0;
+    else if (*p >= '0' && *p <= '9') digits++;
+    else return 0;
+  }
+  return dots == 1 && digits;
+}
+
+/* One journal found beside the database: its records past the watermark
+ * loaded, in a transaction of their own; a dead one's (its lock free)
+ * all of them, its torn tail dropped, then its watermark and file. */
+static int64_t catch_up_one(sqlite3 *db, sqlite3_stmt *insert,
+                            const char *path, const char *name, char *err,
+                            size_t errlen) {
+  char key[300];
+  struct stat s;
+  snprintf(key, sizeof key, "journal:%s", name);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return 0; /* gone meanwhile: its owner loaded it */
+  /* the database's own rules: a regular file of ours, no one else's
+   * records (the folder is ours, but a file there may not be) */
+  if (fstat(fd, &s) < 0 || !S_ISREG(s.st_mode) || s.st_uid != geteuid() ||
+      (s.st_mode & 077)) {
+    fprintf(stderr, "toolgate: audit journal %s: not a private file of "
+            "ours: left alone\n", path);
+    close(fd);
+    return 0;
+  }
+  int dead = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  int64_t mark = get_mark(db, key);
+  if (!dead && (mark < 0 || mark >= (int64_t)s.st_size)) {
+    close(fd); /* its owner's, with nothing new */
+    return 0;
+  }
+  char e[TG_ERRMSG];
+  int64_t n = 0;
+  if (tg__db_exec(db, "BEGIN IMMEDIATE", e, sizeof e) < 0) {
+    snprintf(err, errlen, "%s", e);
+    close(fd);
+    return -1;
+  }
+  n = load_fd(db, insert, fd, path, key, dead, err, errlen);
+  if (n >= 0 && dead && drop_mark(db, key) != SQLITE_OK) {
+    snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+    n = -1;
+  }
+  if (n >= 0 && tg__db_exec(db, "COMMIT", e, sizeof e) < 0) {
+    snprintf(err, errlen, "%s", e);
+    n = -1;
+  }
+  if (n < 0) tg__db_exec(db, "ROLLBACK", NULL, 0);
+  /* still linked (fstat after the lock): not one a cleaner just took */
+  else if (dead && fstat(fd, &s) == 0 && s.st_nlink > 0) unlink(path);
+  close(fd);
+  return n;
+}
+
+int64_t tg__journals_catch_up(sqlite3 *db, sqlite3_stmt *insert,
+                              const char *db_path, char *err,
+                              size_t errlen) {
+  char dir[4096], prefix[512];
+  if (name_prefix(db_path, dir, sizeof dir, prefix, sizeof prefix) < 0)
+    return 0;
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  sqlite3_stmt *own = NULL;
+  if (!insert && tg__audit_prepare(db, &own) != SQLITE_OK) {
+    snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+    closedir(d);
+    return -1;
+  }
+  int64_t total = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!is_journal(e->d_name, prefix)) continue;
+    char path[4096 + 256];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    int64_t n = catch_up_one(db, insert ? insert : own, path, e->d_name, err,
+                             errlen);
+    if (n < 0) {
+      total = -1;
+      break;
+    }
+    total += n;
+  }
+  closedir(d);
+  sqlite3_finalize(own);
+  return total;
 }
 
 int64_t tg__journal_load_own(sqlite3 *db, sqlite3_stmt *insert,

@@ -157,6 +157,13 @@ int tg__journal_append(tg_journal *j, const tg_jbuf *b);
  * caller's transaction: how many, or -1 with err. */
 int64_t tg__journal_load_own(sqlite3 *db, sqlite3_stmt *insert,
                              tg_journal *j, char *err, size_t errlen);
+/* Every journal beside db_path (other processes', other stores', dead
+ * ones') loaded past its watermark, each in a transaction of its own (not
+ * inside one): the records loaded, or -1 with err. insert NULL: one is
+ * prepared. */
+int64_t tg__journals_catch_up(sqlite3 *db, sqlite3_stmt *insert,
+                              const char *db_path, char *err,
+                              size_t errlen);
 /* Loads what is left, drops the watermark and the file (kept for the next
  * process when that fails), closes. */
 void tg__journal_close(sqlite3 *db, sqlite3_stmt *insert, tg_journal *j);

@@ -129,8 +129,10 @@ struct tg_writer {
   async_box *box;
   size_t pending;                /* queued, not yet answered on the loop */
   tg_audit_rec *lq, **lq_tail;   /* records for the loop to commit */
-  tg_journal *journal;           /* NULL: none (":memory:"), records are
-                                    committed as they come */
+  tg_journal *journal;           /* mu (set once by the thread). NULL:
+                                    none yet, records are committed as
+                                    they come */
+  int no_journal;                /* the thread's: none to be made */
   tg_jbuf jb;                    /* the loop's: a turn's records, framed */
   uint64_t journaled_asked;      /* journaled when the thread was last
                                     asked to load */
@@ -205,12 +207,27 @@ static int write_records(tg_writer *w, tg_audit_rec *recs, char *err,
 
 /* One transaction for the records and jobs given. SQLite's result code;
  * what went wrong in err. */
+static int has_sync(const tg_job *j) {
+  for (; j; j = j->next)
+    if (j->kind == TG_JOB_SYNC) return 1;
+  return 0;
+}
+
 static int write_all(tg_writer *w, tg_audit_rec *recs, tg_job *jobs,
                      char *err, size_t errlen) {
+  /* a flush before a read: every journal beside the database (others',
+   * dead ones') in first; a failure leaves them for the next (the read
+   * goes on) */
+  if (!w->shared && has_sync(jobs)) {
+    char e[TG_ERRMSG];
+    int64_t n = tg__journals_catch_up(w->db, w->insert, w->st->base.path, e,
+                                      sizeof e);
+    if (n > 0) w->unindexed += (int)n;
+  }
   int rc = step_once(w, w->begin, err, errlen);
   int64_t loaded = 0;
   /* the journal first: a job (a flush before a read) comes after it */
-  if (rc == SQLITE_OK && w->journal && jobs &&
+  if (rc == SQLITE_OK && w->journal && jobs && !w->shared &&
       (loaded = tg__journal_load_own(w->db, w->insert, w->journal, err,
                                      errlen)) < 0)
     rc = SQLITE_ERROR;
@@ -250,6 +267,21 @@ static void load_journal(tg_writer *w) {
   }
   w->loaded = upto; /* at least: the journal may hold more */
   w->unindexed += (int)n;
+}
+
+/* The journal, made at the thread's first idle tick (POLL_MS): a runtime
+ * that lives shorter (an agent's hook: one call) commits its records as
+ * they come rather than pay a journal's making and loading; one that
+ * cannot make it (a folder it cannot write) too. */
+static void open_journal(tg_writer *w) {
+  char err[TG_ERRMSG];
+  w->no_journal = 1; /* tried once */
+  if (w->shared) return;
+  tg_journal *j = tg__journal_open(w->db, w->st->base.path, err);
+  if (!j) return;
+  uv_mutex_lock(&w->mu);
+  w->journal = j;
+  uv_mutex_unlock(&w->mu);
 }
 
 static void mark_stored(tg_audit_rec *recs) {
@@ -435,6 +467,7 @@ static int wait_for_work(tg_writer *w) {
     }
     if (rc != UV_ETIMEDOUT || w->loop_writing) continue;
     uv_mutex_unlock(&w->mu);
+    if (!w->journal && !w->no_journal) open_journal(w);
     load_journal(w);
     int fresh = refresh_approvals(w, 0);
     if (w->unindexed) index_calls(w);
@@ -613,7 +646,10 @@ static void commit_on_loop(tg_writer *w) {
   if (!recs) return;
   w->lq = NULL;
   w->lq_tail = &w->lq;
-  if (w->journal && journal_on_loop(w, recs) == 0) return;
+  uv_mutex_lock(&w->mu);
+  int journal = w->journal != NULL;
+  uv_mutex_unlock(&w->mu);
+  if (journal && journal_on_loop(w, recs) == 0) return;
   uv_mutex_lock(&w->mu);
   int mine = !w->thread_busy && w->queued == w->taken;
   if (mine) w->loop_writing = 1;
@@ -669,7 +705,10 @@ void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
 void tg__writer_job(tg_writer *w, tg_job *job) {
   job->next = NULL;
   if (!job->sync) keep(w);
-  if (w->journal && w->lq) { /* in the journal, which the job's batch loads */
+  uv_mutex_lock(&w->mu);
+  int journal = w->journal != NULL;
+  uv_mutex_unlock(&w->mu);
+  if (journal && w->lq) { /* in the journal, which the job's batch loads */
     tg_audit_rec *recs = w->lq;
     if (journal_on_loop(w, recs) == 0) {
       w->lq = NULL;
@@ -793,10 +832,9 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   }
   if (!w->shared) w->checkpointer = tg__checkpointer_start(st->base.path);
   if (init_sync(w, err) < 0) goto fail;
-  if (!w->shared && !getenv("TOOLGATE_NO_JOURNAL") &&
-      !(w->journal = tg__journal_open(db, st->base.path, err))) {
-    tg__writer_stop(w);
-    return NULL;
+  if (!w->shared) { /* what dead processes left, before anything else */
+    char e[TG_ERRMSG];
+    tg__journals_catch_up(db, w->insert, st->base.path, e, sizeof e);
   }
   /* calls a crash left unindexed (about: ids past the watermark) */
   int64_t behind = int_query(db, "SELECT coalesce((SELECT max(id) FROM "

@@ -81,7 +81,7 @@ int tg__sq_flushed(tg_sqlite *st, char err[TG_ERRMSG]) {
      * one that cannot be (a database we may only read) is read without */
     char e[TG_ERRMSG];
     if (!tg__db_is_memory(st->base.path))
-      tg__journals_catch_up(st->db, NULL, st->base.path, e, sizeof e);
+      tg__journals_catch_up(st->db, NULL, st->base.path, 0, e, sizeof e);
     return 0;
   }
   if (tg__writer_flush(st->w) == 0) return 0;

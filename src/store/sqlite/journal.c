@@ -240,6 +240,16 @@ static int64_t load_fd(sqlite3 *db, sqlite3_stmt *insert, int fd,
       goto torn;
     int rc = tg__audit_insert_encoded(insert, buf, n);
     if (rc == SQLITE_CORRUPT) goto torn;
+    if (rc == SQLITE_CONSTRAINT || rc == SQLITE_TOOBIG ||
+        rc == SQLITE_MISMATCH || rc == SQLITE_RANGE) {
+      /* the database refuses this record, and will again: it alone is
+       * dropped (said), not every record after it held back */
+      fprintf(stderr, "toolgate: audit journal %s: the record at byte %"
+              PRId64 " cannot be stored: %s\n", path, off,
+              sqlite3_errmsg(db));
+      rc = SQLITE_OK;
+      loaded--;
+    }
     if (rc != SQLITE_OK) {
       snprintf(err, errlen, "loading the audit journal %s: %s", path,
                sqlite3_errmsg(db));
@@ -285,8 +295,8 @@ static int is_journal(const char *name, const char *prefix) {
  * loaded, in a transaction of their own; a dead one's (its lock free)
  * all of them, its torn tail dropped, then its watermark and file. */
 static int64_t catch_up_one(sqlite3 *db, sqlite3_stmt *insert,
-                            const char *path, const char *name, char *err,
-                            size_t errlen) {
+                            const char *path, const char *name,
+                            int dead_only, char *err, size_t errlen) {
   char key[300];
   struct stat s;
   snprintf(key, sizeof key, "journal:%s", name);
@@ -302,6 +312,10 @@ static int64_t catch_up_one(sqlite3 *db, sqlite3_stmt *insert,
     return 0;
   }
   int dead = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  if (!dead && dead_only) {
+    close(fd);
+    return 0;
+  }
   int64_t mark = get_mark(db, key);
   if (!dead && (mark < 0 || mark >= (int64_t)s.st_size)) {
     close(fd); /* its owner's, with nothing new */
@@ -331,7 +345,7 @@ static int64_t catch_up_one(sqlite3 *db, sqlite3_stmt *insert,
 }
 
 int64_t tg__journals_catch_up(sqlite3 *db, sqlite3_stmt *insert,
-                              const char *db_path, char *err,
+                              const char *db_path, int dead_only, char *err,
                               size_t errlen) {
   char dir[4096], prefix[512];
   if (name_prefix(db_path, dir, sizeof dir, prefix, sizeof prefix) < 0)
@@ -350,8 +364,8 @@ int64_t tg__journals_catch_up(sqlite3 *db, sqlite3_stmt *insert,
     if (!is_journal(e->d_name, prefix)) continue;
     char path[4096 + 256];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    int64_t n = catch_up_one(db, insert ? insert : own, path, e->d_name, err,
-                             errlen);
+    int64_t n = catch_up_one(db, insert ? insert : own, path, e->d_name,
+                             dead_only, err, errlen);
     if (n < 0) {
       total = -1;
       break;

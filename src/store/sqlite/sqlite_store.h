@@ -158,11 +158,11 @@ int tg__journal_append(tg_journal *j, const tg_jbuf *b);
 int64_t tg__journal_load_own(sqlite3 *db, sqlite3_stmt *insert,
                              tg_journal *j, char *err, size_t errlen);
 /* Every journal beside db_path (other processes', other stores', dead
- * ones') loaded past its watermark, each in a transaction of its own (not
- * inside one): the records loaded, or -1 with err. insert NULL: one is
- * prepared. */
+ * ones'; dead_only: those alone) loaded past its watermark, each in a
+ * transaction of its own (not inside one): the records loaded, or -1
+ * with err. insert NULL: one is prepared. */
 int64_t tg__journals_catch_up(sqlite3 *db, sqlite3_stmt *insert,
-                              const char *db_path, char *err,
+                              const char *db_path, int dead_only, char *err,
                               size_t errlen);
 /* Loads what is left, drops the watermark and the file (kept for the next
  * process when that fails), closes. */

@@ -220,8 +220,8 @@ static int write_all(tg_writer *w, tg_audit_rec *recs, tg_job *jobs,
    * goes on) */
   if (!w->shared && has_sync(jobs)) {
     char e[TG_ERRMSG];
-    int64_t n = tg__journals_catch_up(w->db, w->insert, w->st->base.path, e,
-                                      sizeof e);
+    int64_t n = tg__journals_catch_up(w->db, w->insert, w->st->base.path,
+                                      0, e, sizeof e);
     if (n > 0) w->unindexed += (int)n;
   }
   int rc = step_once(w, w->begin, err, errlen);
@@ -282,6 +282,18 @@ static void open_journal(tg_writer *w) {
   uv_mutex_lock(&w->mu);
   w->journal = j;
   uv_mutex_unlock(&w->mu);
+}
+
+/* Journals of processes that died since (a crash, a kill), loaded at
+ * the thread's idle ticks while it has a journal of its own: their rows
+ * get ids soon after they were written, as the audit's time filter
+ * expects (audit.c, first_id_since). */
+static void catch_up_dead(tg_writer *w) {
+  char err[TG_ERRMSG];
+  if (!w->journal) return;
+  int64_t n = tg__journals_catch_up(w->db, w->insert, w->st->base.path, 1,
+                                    err, sizeof err);
+  if (n > 0) w->unindexed += (int)n;
 }
 
 static void mark_stored(tg_audit_rec *recs) {
@@ -469,6 +481,7 @@ static int wait_for_work(tg_writer *w) {
     uv_mutex_unlock(&w->mu);
     if (!w->journal && !w->no_journal) open_journal(w);
     load_journal(w);
+    catch_up_dead(w);
     int fresh = refresh_approvals(w, 0);
     if (w->unindexed) index_calls(w);
     maybe_checkpoint(w, 1);
@@ -834,7 +847,7 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   if (init_sync(w, err) < 0) goto fail;
   if (!w->shared) { /* what dead processes left, before anything else */
     char e[TG_ERRMSG];
-    tg__journals_catch_up(db, w->insert, st->base.path, e, sizeof e);
+    tg__journals_catch_up(db, w->insert, st->base.path, 0, e, sizeof e);
   }
   /* calls a crash left unindexed (about: ids past the watermark) */
   int64_t behind = int_query(db, "SELECT coalesce((SELECT max(id) FROM "

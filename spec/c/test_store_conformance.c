@@ -884,7 +884,7 @@ TEST(stores_opened_at_once_on_one_database_see_each_other) {
 /* ---- a crash journal: what is answered is never lost, whoever reads ------------
  * A backend may keep a runtime's records in a journal beside the database
  * before they reach it (the SQLite file does: `<file>.calls.<pid>.<ms>`,
- * made once the runtime has lived a moment). Nothing observable changes:
+ * made once the runtime has recorded 32 calls). Nothing observable changes:
  * every reader sees every answered record at once, a process killed
  * after its answers loses none, and a record torn by a crash mid-write is
  * dropped, never loaded half. */
@@ -903,14 +903,6 @@ static int journals_of(const char *addr, long pid) {
          !strstr(e->d_name, ".new");
   if (d) closedir(d);
   return n;
-}
-
-/* Waits (generously: a loaded machine, valgrind) for this process's
- * runtime to have made its journal. */
-static void wait_for_journal(const char *addr) {
-  for (int i = 0; i < 3000 && !journals_of(addr, (long)getpid()); i++)
-    usleep(10000);
-  ASSERT_INT_EQ(journals_of(addr, (long)getpid()), 1);
 }
 
 /* n records of session through rt's store, answered. */
@@ -938,6 +930,16 @@ static void append_answered(tg_runtime *rt, const char *session, int n,
   for (int i = 0; i < n; i++) cJSON_Delete(recs[i].args);
 }
 
+/* Records calls until this process's runtime has made its journal
+ * (waiting generously: a loaded machine, valgrind). */
+static void warm_up(tg_runtime *rt, const char *addr) {
+  static conf_rec warm[32];
+  append_answered(rt, "j-warm", 32, warm);
+  for (int i = 0; i < 3000 && !journals_of(addr, (long)getpid()); i++)
+    usleep(10000);
+  ASSERT_INT_EQ(journals_of(addr, (long)getpid()), 1);
+}
+
 static int audited(tg_store *st, const char *session) {
   char err[TG_ERRMSG] = "";
   tg_audit_filter f = {.session = session, .limit = 1000};
@@ -957,7 +959,7 @@ TEST(answered_records_reach_every_reader_at_once) {
   }
   char *addr = F->fresh();
   tg_runtime *rt = runtime_at(addr);
-  wait_for_journal(addr);
+  warm_up(rt, addr);
   static conf_rec recs[12];
   append_answered(rt, "j-live", 12, recs);
   /* another store, another runtime, the runtime itself: all twelve */
@@ -994,7 +996,7 @@ static pid_t killed_after_answers(const char *addr, int n) {
   ASSERT_TRUE(pid >= 0);
   if (pid == 0) {
     tg_runtime *rt = runtime_at(addr);
-    wait_for_journal(addr);
+    warm_up(rt, addr);
     static conf_rec recs[16];
     append_answered(rt, "j-dead", n, recs);
     raise(SIGKILL);

@@ -171,14 +171,14 @@ static uint64_t get_u64(const unsigned char *p) {
 }
 
 /* Binds an encoded record (p, n: read from a file, so checked) and runs
- * the insert; the text is bound in place. SQLITE_CORRUPT when p is not 36
- * values. */
+ * the insert; the text is bound in place. SQLITE_FORMAT (which SQLite
+ * itself no longer returns) when p is not 36 values. */
 int tg__audit_insert_encoded(sqlite3_stmt *st, const unsigned char *p,
                              size_t n) {
   const unsigned char *end = p + n;
   int rc = SQLITE_OK;
   for (int col = 1; col <= TG_AUDIT_COLUMNS && rc == SQLITE_OK; col++) {
-    if (p >= end) rc = SQLITE_CORRUPT;
+    if (p >= end) rc = SQLITE_FORMAT;
     else if (*p == V_NULL) {
       sqlite3_bind_null(st, col);
       p++;
@@ -194,13 +194,13 @@ int tg__audit_insert_encoded(sqlite3_stmt *st, const unsigned char *p,
     } else if (*p == V_TEXT && end - p >= 5) {
       size_t len = (size_t)p[1] | (size_t)p[2] << 8 | (size_t)p[3] << 16 |
                    (size_t)p[4] << 24;
-      if ((size_t)(end - p - 5) < len || len > INT_MAX) rc = SQLITE_CORRUPT;
+      if ((size_t)(end - p - 5) < len || len > INT_MAX) rc = SQLITE_FORMAT;
       else sqlite3_bind_text(st, col, (const char *)p + 5, (int)len,
                              SQLITE_STATIC);
       p += 5 + len;
-    } else rc = SQLITE_CORRUPT;
+    } else rc = SQLITE_FORMAT;
   }
-  if (rc == SQLITE_OK && p != end) rc = SQLITE_CORRUPT;
+  if (rc == SQLITE_OK && p != end) rc = SQLITE_FORMAT;
   if (rc == SQLITE_OK) {
     rc = sqlite3_step(st);
     rc = rc == SQLITE_DONE ? SQLITE_OK : rc;

@@ -211,7 +211,7 @@ int tg__journal_append(tg_journal *j, const tg_jbuf *b) {
  * with what follows. Returns the records loaded, or -1 with err. */
 static int64_t load_fd(sqlite3 *db, sqlite3_stmt *insert, int fd,
                        const char *path, const char *key, int dead,
-                       char *err, size_t errlen) {
+                       int *refused, char *err, size_t errlen) {
   int64_t off = get_mark(db, key), loaded = 0;
   if (off < 0) return 0;
   struct stat s;
@@ -239,14 +239,16 @@ static int64_t load_fd(sqlite3 *db, sqlite3_stmt *insert, int fd,
         crc32_of(buf, n) != get_le32(head + 4))
       goto torn;
     int rc = tg__audit_insert_encoded(insert, buf, n);
-    if (rc == SQLITE_CORRUPT) goto torn;
-    if (rc == SQLITE_CONSTRAINT || rc == SQLITE_TOOBIG ||
-        rc == SQLITE_MISMATCH || rc == SQLITE_RANGE) {
+    if (rc == SQLITE_FORMAT) goto torn; /* not a record: audit.c */
+    int primary = rc & 0xFF; /* extended codes may be on */
+    if (primary == SQLITE_CONSTRAINT || primary == SQLITE_TOOBIG ||
+        primary == SQLITE_MISMATCH || primary == SQLITE_RANGE) {
       /* the database refuses this record, and will again: it alone is
        * dropped (said), not every record after it held back */
-      fprintf(stderr, "toolgate: audit journal %s: the record at byte %"
-              PRId64 " cannot be stored: %s\n", path, off,
-              sqlite3_errmsg(db));
+      snprintf(err, errlen, "the audit record at byte %" PRId64 " of %s "
+               "cannot be stored: %s", off, path, sqlite3_errmsg(db));
+      fprintf(stderr, "toolgate: %s\n", err);
+      if (refused) (*refused)++;
       rc = SQLITE_OK;
       loaded--;
     }
@@ -328,7 +330,7 @@ static int64_t catch_up_one(sqlite3 *db, sqlite3_stmt *insert,
     close(fd);
     return -1;
   }
-  n = load_fd(db, insert, fd, path, key, dead, err, errlen);
+  n = load_fd(db, insert, fd, path, key, dead, NULL, err, errlen);
   if (n >= 0 && dead && drop_mark(db, key) != SQLITE_OK) {
     snprintf(err, errlen, "%s", sqlite3_errmsg(db));
     n = -1;
@@ -378,8 +380,10 @@ int64_t tg__journals_catch_up(sqlite3 *db, sqlite3_stmt *insert,
 }
 
 int64_t tg__journal_load_own(sqlite3 *db, sqlite3_stmt *insert,
-                             tg_journal *j, char *err, size_t errlen) {
-  return load_fd(db, insert, j->fd, j->path, j->key, 0, err, errlen);
+                             tg_journal *j, int *refused, char *err,
+                             size_t errlen) {
+  return load_fd(db, insert, j->fd, j->path, j->key, 0, refused, err,
+                 errlen);
 }
 
 
@@ -390,7 +394,8 @@ void tg__journal_close(sqlite3 *db, sqlite3_stmt *insert, tg_journal *j) {
    * file is no one's to load; when that fails it stays for the next
    * process to load (a dead process's journal) */
   int ok = tg__db_exec(db, "BEGIN IMMEDIATE", err, sizeof err) == 0;
-  if (ok && (load_fd(db, insert, j->fd, j->path, j->key, 0, err, sizeof err) < 0 ||
+  if (ok && (load_fd(db, insert, j->fd, j->path, j->key, 0, NULL, err,
+                     sizeof err) < 0 ||
              drop_mark(db, j->key) != SQLITE_OK ||
              tg__db_exec(db, "COMMIT", err, sizeof err) < 0)) {
     tg__db_exec(db, "ROLLBACK", NULL, 0);

@@ -104,7 +104,7 @@ void tg__jbuf_put(tg_jbuf *b, const void *p, size_t n);
  * journal keeps. 0, or -1 out of memory. */
 int tg__audit_encode(tg_jbuf *b, const tg_audit_rec *r,
                      const tg_audit_caps *caps);
-/* Runs the insert with an encoded record's values (checked: SQLITE_CORRUPT
+/* Runs the insert with an encoded record's values (checked: SQLITE_FORMAT
  * when they are not a record's). */
 int tg__audit_insert_encoded(sqlite3_stmt *st, const unsigned char *p,
                              size_t n);
@@ -154,9 +154,12 @@ tg_journal *tg__journal_open(sqlite3 *db, const char *db_path,
 /* b's records in one write(): 0, or a negative errno (nothing written). */
 int tg__journal_append(tg_journal *j, const tg_jbuf *b);
 /* The journal's records past its watermark into calls, inside the
- * caller's transaction: how many, or -1 with err. */
+ * caller's transaction: how many, or -1 with err. A record the database
+ * refuses for good (a constraint) is skipped, counted in *refused, why in
+ * err. */
 int64_t tg__journal_load_own(sqlite3 *db, sqlite3_stmt *insert,
-                             tg_journal *j, char *err, size_t errlen);
+                             tg_journal *j, int *refused, char *err,
+                             size_t errlen);
 /* Every journal beside db_path (other processes', other stores', dead
  * ones'; dead_only: those alone) loaded past its watermark, each in a
  * transaction of its own (not inside one): the records loaded, or -1

@@ -87,6 +87,8 @@
                                 indexes them between batches, however busy
                                 (when idle: at its next tick) */
 #define INDEX_CHUNK 512      /* calls indexed in one transaction */
+#define OPEN_AFTER 32        /* records committed as they came before the
+                                runtime makes its journal */
 #define LOAD_BEHIND 256      /* journal records the loop appends before it
                                 asks the thread to load them (when idle:
                                 at its next tick) */
@@ -127,7 +129,9 @@ struct tg_writer {
   char fail_msg[TG_ERRMSG];
   tg_snap *snap;                 /* approvals loaded for the loop */
   uint64_t journaled;            /* records appended to the journal */
-  int load_asked;                /* the loop asks the thread to load it */
+  int load_asked;                /* the loop asks the thread to load it
+                                    (or to make it) */
+  uint64_t direct;               /* records committed as they came */
   /* the thread's: */
   int wal_pages;                 /* in the WAL since the last checkpoint */
   int asked_at;                  /* wal_pages when the checkpointer was
@@ -220,6 +224,13 @@ static int write_records(tg_writer *w, tg_audit_rec *recs, char *err,
 
 /* One transaction for the records and jobs given. SQLite's result code;
  * what went wrong in err. */
+static void note_failure(tg_writer *w, const char *why, int n) {
+  uv_mutex_lock(&w->mu);
+  w->failed += n;
+  snprintf(w->fail_msg, sizeof w->fail_msg, "%s", why);
+  uv_mutex_unlock(&w->mu);
+}
+
 static int has_sync(const tg_job *j) {
   for (; j; j = j->next)
     if (j->kind == TG_JOB_SYNC) return 1;
@@ -240,10 +251,12 @@ static int write_all(tg_writer *w, tg_audit_rec *recs, tg_job *jobs,
   int rc = step_once(w, w->begin, err, errlen);
   int64_t loaded = 0;
   /* the journal first: a job (a flush before a read) comes after it */
+  int refused = 0;
   if (rc == SQLITE_OK && w->journal && jobs && !w->shared &&
-      (loaded = tg__journal_load_own(w->db, w->insert, w->journal, err,
-                                     errlen)) < 0)
+      (loaded = tg__journal_load_own(w->db, w->insert, w->journal, &refused,
+                                     err, errlen)) < 0)
     rc = SQLITE_ERROR;
+  if (refused) note_failure(w, err, refused); /* answered with the batch */
   if (rc == SQLITE_OK) rc = write_records(w, recs, err, errlen);
   for (tg_job *j = jobs; rc == SQLITE_OK && j; j = j->next)
     if (run_job(w, j) < 0) {
@@ -261,6 +274,9 @@ static int write_all(tg_writer *w, tg_audit_rec *recs, tg_job *jobs,
  * records stay in the journal for the next try. */
 static void load_journal(tg_writer *w) {
   char err[TG_ERRMSG];
+  uv_mutex_lock(&w->mu);
+  if (!w->journal) w->load_asked = 0;
+  uv_mutex_unlock(&w->mu);
   if (!w->journal) return;
   uv_mutex_lock(&w->mu);
   uint64_t upto = w->journaled;
@@ -268,9 +284,10 @@ static void load_journal(tg_writer *w) {
   uv_mutex_unlock(&w->mu);
   if (upto == w->loaded) return;
   int64_t n = -1;
+  int refused = 0;
   int rc = step_once(w, w->begin, err, sizeof err);
   if (rc == SQLITE_OK &&
-      (n = tg__journal_load_own(w->db, w->insert, w->journal, err,
+      (n = tg__journal_load_own(w->db, w->insert, w->journal, &refused, err,
                                 sizeof err)) < 0)
     rc = SQLITE_ERROR;
   if (rc == SQLITE_OK) rc = step_once(w, w->commit, err, sizeof err);
@@ -280,14 +297,24 @@ static void load_journal(tg_writer *w) {
   }
   w->loaded = upto; /* at least: the journal may hold more */
   w->unindexed += (int)n;
+  if (refused) { /* answered already: said as soon as known */
+    note_failure(w, err, refused);
+    uv_mutex_lock(&w->mu);
+    uv_async_send(&w->box->async);
+    uv_mutex_unlock(&w->mu);
+  }
 }
 
-/* The journal, made at the thread's first idle tick (POLL_MS): a runtime
- * that lives shorter (an agent's hook: one call) commits its records as
- * they come rather than pay a journal's making and loading; one that
- * cannot make it (a folder it cannot write) too. */
+/* The journal, made once OPEN_AFTER records were committed as they came:
+ * a runtime with fewer calls (an agent's hook: one) commits its records
+ * rather than pay a journal's making and loading; one that cannot make it
+ * (a folder it cannot write) too. */
 static void open_journal(tg_writer *w) {
   char err[TG_ERRMSG];
+  uv_mutex_lock(&w->mu);
+  int due = w->direct >= OPEN_AFTER;
+  uv_mutex_unlock(&w->mu);
+  if (w->journal || w->no_journal || !due) return;
   w->no_journal = 1; /* tried once */
   if (w->shared) return;
   tg_journal *j = tg__journal_open(w->db, w->st->base.path, err);
@@ -309,16 +336,21 @@ static void catch_up_dead(tg_writer *w) {
   if (n > 0) w->unindexed += (int)n;
 }
 
+/* Counts records committed as they came (mu held); asks the thread to
+ * make the journal once there were OPEN_AFTER. */
+static void count_direct(tg_writer *w, const tg_audit_rec *recs) {
+  uint64_t before = w->direct;
+  for (; recs; recs = recs->next) w->direct++;
+  if (before < OPEN_AFTER && w->direct >= OPEN_AFTER) {
+    w->load_asked = 1;
+    uv_cond_signal(&w->work);
+  }
+}
+
 static void mark_stored(tg_audit_rec *recs) {
   for (tg_audit_rec *r = recs; r; r = r->next) r->stored = 1;
 }
 
-static void note_failure(tg_writer *w, const char *why, int n) {
-  uv_mutex_lock(&w->mu);
-  w->failed += n;
-  snprintf(w->fail_msg, sizeof w->fail_msg, "%s", why);
-  uv_mutex_unlock(&w->mu);
-}
 
 /* Item by item, after the batch failed: each alone in its transaction. */
 static void write_one_by_one(tg_writer *w, tg_audit_rec *recs,
@@ -481,18 +513,21 @@ static int touches_approvals(const tg_job *j) {
 static int wait_for_work(tg_writer *w) {
   while (!w->quit && (w->queued == w->taken || w->loop_writing)) {
     w->thread_busy = 0;
-    int rc = w->load_asked ? 0 : uv_cond_timedwait(&w->work, &w->mu,
-                                                   POLL_MS * 1000000ull);
+    int rc = 0;
+    if (!w->load_asked || w->loop_writing)
+      rc = uv_cond_timedwait(&w->work, &w->mu, POLL_MS * 1000000ull);
     w->thread_busy = 1; /* the loop commits only while this is 0 */
-    if (w->load_asked && !w->loop_writing) {
+    if (w->loop_writing) continue;
+    if (w->load_asked) {
       uv_mutex_unlock(&w->mu);
+      open_journal(w);
       load_journal(w);
       uv_mutex_lock(&w->mu);
       continue;
     }
-    if (rc != UV_ETIMEDOUT || w->loop_writing) continue;
+    if (rc != UV_ETIMEDOUT) continue;
     uv_mutex_unlock(&w->mu);
-    if (!w->journal && !w->no_journal) open_journal(w);
+    open_journal(w);
     load_journal(w);
     catch_up_dead(w);
     int fresh = refresh_approvals(w, 0);
@@ -528,6 +563,7 @@ static void writer_main(void *arg) {
     if (first) refresh_approvals(w, touches_approvals(jobs));
     for (tg_audit_rec *r = recs; r; r = r->next) w->unindexed += r->stored;
     uv_mutex_lock(&w->mu);
+    count_direct(w, recs);
     append_answered(w, recs, jobs);
     w->written = upto;
     uv_cond_broadcast(&w->written_cv);
@@ -698,6 +734,7 @@ static void commit_on_loop(tg_writer *w) {
   w->loop_writing = 0;
   if (ok) append_answered(w, recs, NULL);
   else hand_to_thread(w, recs);
+  if (ok) count_direct(w, recs);
   if (w->queued != w->taken) uv_cond_signal(&w->work);
   uv_mutex_unlock(&w->mu);
 }

@@ -42,7 +42,6 @@
 
 #define FRAME 8                   /* length + CRC */
 #define RECORD_MAX (64u << 20)    /* longer: not a record of ours */
-#define LOAD_CHUNK (1u << 20)     /* bytes read at a time */
 
 struct tg_journal {
   int fd;
@@ -150,7 +149,7 @@ static int64_t get_mark(sqlite3 *db, const char *key) {
 }
 
 /* Made under a name no one loads (`.new`), locked, its watermark made,
- * then renamed: a journal under its own name always has its owner's lock
+ * then linked to its name: a journal under its name always has its owner's lock
  * or is dead, and had its key before its first record. */
 tg_journal *tg__journal_open(sqlite3 *db, const char *db_path,
                              char err[TG_ERRMSG]) {
@@ -159,14 +158,21 @@ tg_journal *tg__journal_open(sqlite3 *db, const char *db_path,
   size_t n = strlen(db_path) + 64;
   if (!j || !(j->path = malloc(n)) || !(tmp = malloc(n + 4))) goto fail;
   j->fd = -1;
-  snprintf(j->path, n, "%s.calls.%ld.%" PRIu64, db_path, (long)getpid(),
-           (uint64_t)tg__wall_ms());
-  snprintf(tmp, n + 4, "%s.new", j->path);
+  /* two runtimes of one process may start in one millisecond: the next */
+  uint64_t ms = (uint64_t)tg__wall_ms();
+  for (int i = 0; i < 64 && j->fd < 0; i++) {
+    snprintf(j->path, n, "%s.calls.%ld.%" PRIu64, db_path, (long)getpid(),
+             ms + (uint64_t)i);
+    snprintf(tmp, n + 4, "%s.new", j->path);
+    struct stat taken;
+    if (lstat(j->path, &taken) == 0) continue;
+    j->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND |
+                          O_CLOEXEC, 0600);
+    if (j->fd < 0 && errno != EEXIST) break;
+  }
+  if (j->fd < 0) goto fail;
   j->name = strrchr(j->path, '/') ? strrchr(j->path, '/') + 1 : j->path;
   snprintf(j->key, sizeof j->key, "journal:%s", j->name);
-  j->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND |
-                        O_CLOEXEC, 0600);
-  if (j->fd < 0) goto fail;
   if (flock(j->fd, LOCK_EX | LOCK_NB) < 0) goto fail;
   if (tg__db_exec(db, "BEGIN IMMEDIATE", e, sizeof e) < 0) goto fail;
   if (set_mark(db, j->key, 0) != SQLITE_OK ||
@@ -175,7 +181,9 @@ tg_journal *tg__journal_open(sqlite3 *db, const char *db_path,
     tg__db_exec(db, "ROLLBACK", NULL, 0);
     goto fail;
   }
-  if (rename(tmp, j->path) < 0) goto fail; /* the key stays: harmless */
+  /* link, not rename: never over another's (the key stays: harmless) */
+  if (link(tmp, j->path) < 0) goto fail;
+  unlink(tmp);
   free(tmp);
   return j;
 fail:
@@ -293,6 +301,27 @@ static int is_journal(const char *name, const char *prefix) {
   return dots == 1 && digits;
 }
 
+/* A journal's name before its key was made (`.new`)? */
+static int is_unborn(const char *name, const char *prefix) {
+  size_t n = strlen(name);
+  char base[256];
+  if (n < 5 || n >= sizeof base || strcmp(name + n - 4, ".new")) return 0;
+  memcpy(base, name, n - 4);
+  base[n - 4] = '\0';
+  return is_journal(base, prefix);
+}
+
+/* One a dead process left there (no record in it, its key maybe): gone. */
+static void drop_unborn(const char *path) {
+  struct stat s;
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return;
+  if (fstat(fd, &s) == 0 && S_ISREG(s.st_mode) && s.st_uid == geteuid() &&
+      flock(fd, LOCK_EX | LOCK_NB) == 0)
+    unlink(path);
+  close(fd);
+}
+
 /* One journal found beside the database: its records past the watermark
  * loaded, in a transaction of their own; a dead one's (its lock free)
  * all of them, its torn tail dropped, then its watermark and file. */
@@ -363,9 +392,13 @@ int64_t tg__journals_catch_up(sqlite3 *db, sqlite3_stmt *insert,
   int64_t total = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
-    if (!is_journal(e->d_name, prefix)) continue;
     char path[4096 + 256];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (is_unborn(e->d_name, prefix)) {
+      drop_unborn(path);
+      continue;
+    }
+    if (!is_journal(e->d_name, prefix)) continue;
     int64_t n = catch_up_one(db, insert ? insert : own, path, e->d_name,
                              dead_only, err, errlen);
     if (n < 0) {

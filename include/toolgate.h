@@ -1160,14 +1160,18 @@ TG_API int tg_hook_answer(tg_runtime *rt, const tg_hook_request *req,
  * rules and pre-hooks run as they do for the agent, the tools policy
  * code asks to run for the model's context are listed, not run. agent
  * NULL: detected (tg_hook_detect_agent). NULL with err for an unknown
- * agent. */
+ * agent, or one that cannot be told ("give --agent NAME"). */
 TG_API struct cJSON *tg_hook_explain(tg_runtime *rt, const tg_hook_request *req,
                                      char err[TG_ERRMSG]);
-/* The agent whose hook wrote the event text: "codex" when it has a
- * turn_id; else the first agent (claude-code, codex, gemini, copilot, ...)
- * with an event of its hook_event_name; with none, one whose payloads do
- * not name their event when it has their keys (copilot: sessionId,
- * toolName); else "claude-code". */
+/* The agent whose hook wrote the event text: the one its toolgate_agent
+ * names (toolgate's OpenCode plugin sends it); "codex" when it has a
+ * turn_id, "cursor" a conversation_id; else the first agent
+ * (claude-code, codex, gemini, copilot, ...) with an event of its
+ * hook_event_name — NULL when that is Claude Code's name and the event
+ * has neither transcript_path nor permission_mode (Claude Code's or
+ * OpenCode's: the caller must be told which); with no name, one whose
+ * payloads do not name their event when it has their keys (copilot:
+ * sessionId, toolName); else (not JSON) "claude-code". */
 TG_API const char *tg_hook_detect_agent(const char *event, size_t len);
 
 /* The fail-safe answer, without a runtime (no Lua, no policies): what

@@ -11,6 +11,7 @@
 #include "toolgate.h"
 #include "kit/output.h"
 #include "kit/declared_tools.h"
+#include "kit/hook_line.h"
 #include "cli/commands.h"
 #include "hook/commands.h"
 #include "mcp/commands.h"
@@ -95,6 +96,7 @@ static int help(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  kit_set_argv0(argc > 0 ? argv[0] : NULL); /* hook install's path of us */
   /* the tools toolgate.lua's servers declare, for check and test */
   kit_set_declared_tools(mcp_declared_tools);
   kit_set_network_tools(mcp_network_tools, mcp_config_stamp);

@@ -80,9 +80,12 @@ function runHook(command, event, cwd, timeoutMs) {
   })
 }
 
+// Every event says it is OpenCode's (toolgate_agent): its event names
+// are Claude Code's, so `toolgate explain --event` tells them apart by it.
 function toolEvent(name, input, args, directory) {
   return {
     hook_event_name: name,
+    toolgate_agent: "opencode",
     session_id: input.sessionID,
     cwd: directory,
     tool_name: input.tool,
@@ -140,16 +143,16 @@ function makeToolgatePlugin(command, timeoutMs) {
         const parts = Array.isArray(output && output.parts) ? output.parts : []
         const prompt = parts.filter((p) => p && p.type === "text" && typeof p.text === "string")
           .map((p) => p.text).join("\n")
-        await tell({ hook_event_name: "UserPromptSubmit", session_id: input.sessionID, cwd: directory, prompt })
+        await tell({ hook_event_name: "UserPromptSubmit", toolgate_agent: "opencode", session_id: input.sessionID, cwd: directory, prompt })
       },
       event: async ({ event }) => {
         const props = (event && event.properties) || {}
         const sid = props.sessionID || (props.info && props.info.id)
         if (typeof sid !== "string") return
         if (event.type === "session.created") {
-          await tell({ hook_event_name: "SessionStart", session_id: sid, cwd: directory })
+          await tell({ hook_event_name: "SessionStart", toolgate_agent: "opencode", session_id: sid, cwd: directory })
         } else if (event.type === "session.idle") {
-          await tell({ hook_event_name: "Stop", session_id: sid, cwd: directory })
+          await tell({ hook_event_name: "Stop", toolgate_agent: "opencode", session_id: sid, cwd: directory })
         }
       },
     }

@@ -236,7 +236,13 @@ TEST(the_same_answer_over_the_control_socket) {
  * its turn_id, or (no name) its own keys. */
 TEST(the_agent_is_told_by_its_event) {
   static const struct { const char *ev, *agent; } cases[] = {
-      {"{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\"}", "claude-code"},
+      {"{\"hook_event_name\":\"PreToolUse\",\"transcript_path\":\"/t\","
+       "\"tool_name\":\"Bash\"}", "claude-code"},
+      /* OpenCode's plugin sends Claude Code's names, and says whose */
+      {"{\"hook_event_name\":\"PreToolUse\",\"toolgate_agent\":\"opencode\","
+       "\"tool_name\":\"bash\"}", "opencode"},
+      /* neither's mark: it cannot be told (explain asks for --agent) */
+      {"{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\"}", NULL},
       {"{\"hook_event_name\":\"PreToolUse\",\"turn_id\":\"t1\"}", "codex"},
       {"{\"hook_event_name\":\"BeforeTool\",\"tool_name\":\"run_shell_command\"}",
        "gemini"},
@@ -245,9 +251,11 @@ TEST(the_agent_is_told_by_its_event) {
       {"{\"hook_event_name\":\"preToolUse\",\"conversation_id\":\"c\"}", "cursor"},
       {"not json", "claude-code"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-    ASSERT_STR_EQ(tg_hook_detect_agent(cases[i].ev, strlen(cases[i].ev)),
-                  cases[i].agent);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *who = tg_hook_detect_agent(cases[i].ev, strlen(cases[i].ev));
+    if (!cases[i].agent) ASSERT_NULL(who);
+    else ASSERT_STR_EQ(who, cases[i].agent);
+  }
 }
 
 TEST_MAIN(TEST_ENTRY(answer_on_a_runtime),

@@ -508,7 +508,7 @@ TEST(an_instance_that_never_answers_does_not_hold_the_hook) {
   ASSERT_OK(bind(fd, (struct sockaddr *)&a, sizeof a));
   ASSERT_OK(listen(fd, 8)); /* connections wait in the backlog, unanswered */
   const char *good[] = {"hook", "claude-code", "--policies", POLICIES,
-                        "--socket", sock, "--deadline-ms", "3000", NULL};
+                        "--socket", sock, "--deadline-ms", "8000", NULL};
   ran r = run_text(good, pre_bash);
   ASSERT_INT_EQ(r.code, 0);
   ASSERT_CONTAINS(r.out, "no-force-push"); /* answered here, right */
@@ -593,9 +593,9 @@ TEST(context_tools_are_cut_at_the_deadline) {
       "\"tool_response\":{}}";
   char *missing = path_join(tmp, "none");
   const char *here[] = {"hook", "claude-code", "--policies", POLICIES,
-                        "--no-resident", "--deadline-ms", "1500", NULL};
+                        "--no-resident", "--deadline-ms", "5000", NULL};
   const char *resident[] = {"hook", "claude-code", "--policies", missing,
-                            "--socket", d.sock, "--deadline-ms", "1500", NULL};
+                            "--socket", d.sock, "--deadline-ms", "5000", NULL};
   const char *const *ways[] = {here, resident};
   for (int i = 0; i < 2; i++) {
     ran r = run_text(ways[i], ev);
@@ -604,9 +604,9 @@ TEST(context_tools_are_cut_at_the_deadline) {
     ASSERT_CONTAINS(r.out, "$ sleep 30:");
     ASSERT_CONTAINS(r.out, "(cancelled: ");
     /* cut, not waited for: far below the sleep's 30 s, with room for a
-     * loaded machine (the answer itself comes at the 1.5 s deadline plus
+     * loaded machine (the answer itself comes at the 5 s deadline plus
      * the start of the process, which a busy 2-core machine stretches) */
-    ASSERT_TRUE(r.ms < 20000);
+    ASSERT_TRUE(r.ms < 25000);
     ran_free(&r);
   }
   stop_daemon(&d);
@@ -1093,6 +1093,98 @@ TEST(the_audit_says_what_the_agent_was_told) {
   ASSERT_CONTAINS(line, "rule ask-deploy");
   ASSERT_CONTAINS(line, "ran: failed");
   ran_free(&r);
+}
+
+/* `toolgate log --json --session id`: its records, oldest first. */
+static cJSON *logged(const char *session) {
+  const char *argv[] = {"log", "--session", session, "--json", NULL};
+  ran r = run_text(argv, "");
+  ASSERT_INT_EQ(r.code, 0);
+  cJSON *all = cJSON_CreateArray();
+  for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+    cJSON *o = cJSON_Parse(line);
+    ASSERT_NOT_NULL(o);
+    cJSON_AddItemToArray(all, o);
+  }
+  ran_free(&r);
+  return all;
+}
+
+/* A call whose input does not map is answered by on_error, and the audit
+ * keeps it all the same — the agent, its event, tool and input (masked),
+ * what it was told, decided by "fail-safe: mapping failed: why" — in the
+ * hook's own process and through a resident instance. */
+TEST(a_call_that_does_not_map_is_recorded) {
+  static const char token[] = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+  char *tmp = temp_dir();
+  daemon_proc d = start_daemon(tmp, POLICIES);
+  char ev[2][512];
+  for (int i = 0; i < 2; i++)
+    snprintf(ev[i], sizeof ev[i], "{\"session_id\":\"sess-unmapped\",\"cwd\":"
+             "\"/w\",\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\","
+             "\"tool_use_id\":\"toolu_u%d\",\"tool_input\":{\"description\":"
+             "\"%s\"}}", i + 1, token);
+  ran a = hook_event("claude-code", ev[0]);
+  ran b = hook_event_at("claude-code", d.sock, ev[1]);
+  ASSERT_INT_EQ(a.code, 0);
+  ASSERT_CONTAINS(a.out, "\"permissionDecision\":\"deny\"");
+  ASSERT_STR_EQ(a.out, b.out);
+  ran_free(&a);
+  ran_free(&b);
+  stop_daemon(&d);
+  cJSON *recs = logged("sess-unmapped");
+  ASSERT_INT_EQ(cJSON_GetArraySize(recs), 2);
+  for (int i = 0; i < 2; i++) {
+    const cJSON *rec = cJSON_GetArrayItem(recs, i);
+    const cJSON *dec = cJSON_GetObjectItem(rec, "decision"), *ag = agent_of(rec);
+    ASSERT_STR_EQ(str_at(dec, "by"), "fail-safe: mapping failed: the shell "
+                  "call has no command");
+    ASSERT_STR_EQ(str_at(dec, "verdict"), "deny");
+    ASSERT_STR_EQ(str_at(rec, "status"), "error");
+    ASSERT_STR_EQ(str_at(ag, "name"), "claude-code");
+    ASSERT_STR_EQ(str_at(ag, "event"), "PreToolUse");
+    ASSERT_STR_EQ(str_at(ag, "tool"), "Bash");
+    ASSERT_STR_EQ(str_at(ag, "answer"), "deny");
+    ASSERT_STR_EQ(str_at(ag, "tool_use_id"), i ? "toolu_u2" : "toolu_u1");
+    char *input = cJSON_PrintUnformatted(cJSON_GetObjectItem(ag, "input"));
+    ASSERT_CONTAINS(input, "[REDACTED:github-token]");
+    ASSERT_NOT_CONTAINS(input, token);
+    free(input);
+  }
+  cJSON_Delete(recs);
+  remove_tree(tmp);
+}
+
+/* A permission request carries no tool_use_id: its record takes the one
+ * of the session's latest judged pre-tool record when that is of the same
+ * agent, tool and input, so the two are linked; another input, no link. */
+TEST(a_permission_request_is_linked_to_its_pre_tool_record) {
+  static const char pre[] =
+      "{\"session_id\":\"sess-perm\",\"cwd\":\"/w\",\"hook_event_name\":"
+      "\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_use_id\":\"toolu_p1\","
+      "\"tool_input\":{\"command\":\"make deploy\",\"description\":\"ship\"}}";
+  static const char perm[] =
+      "{\"session_id\":\"sess-perm\",\"cwd\":\"/w\",\"hook_event_name\":"
+      "\"PermissionRequest\",\"tool_name\":\"Bash\",\"tool_input\":"
+      "{\"description\":\"ship\",\"command\":\"make deploy\"}}";
+  static const char other[] =
+      "{\"session_id\":\"sess-perm\",\"cwd\":\"/w\",\"hook_event_name\":"
+      "\"PermissionRequest\",\"tool_name\":\"Bash\",\"tool_input\":"
+      "{\"command\":\"make deploy-all\"}}";
+  const char *events[] = {pre, perm, other};
+  for (int i = 0; i < 3; i++) {
+    ran r = hook_event("claude-code", events[i]);
+    ASSERT_INT_EQ(r.code, 0);
+    ran_free(&r);
+  }
+  cJSON *recs = logged("sess-perm");
+  ASSERT_INT_EQ(cJSON_GetArraySize(recs), 3);
+  const cJSON *a = agent_of(cJSON_GetArrayItem(recs, 1));
+  ASSERT_STR_EQ(str_at(a, "event"), "PermissionRequest");
+  ASSERT_STR_EQ(str_at(a, "tool_use_id"), "toolu_p1"); /* keys in any order */
+  a = agent_of(cJSON_GetArrayItem(recs, 2));
+  ASSERT_NULL(str_at(a, "tool_use_id")); /* another input */
+  cJSON_Delete(recs);
 }
 
 /* Remembers an approval in the hooks' database, as `toolgate approvals
@@ -2453,6 +2545,8 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(start_daemon_on_demand),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),
           TEST_ENTRY(the_audit_says_what_the_agent_was_told),
+          TEST_ENTRY(a_call_that_does_not_map_is_recorded),
+          TEST_ENTRY(a_permission_request_is_linked_to_its_pre_tool_record),
           TEST_ENTRY(remembered_approvals_apply_to_agent_calls),
           TEST_ENTRY(concurrent_prompts_count_once_each),
           TEST_ENTRY(stop_records_the_usage_in_a_claude_code_transcript),

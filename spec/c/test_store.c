@@ -58,6 +58,7 @@ static int64_t sql_int(const char *path, const char *sql) {
 static void sql_exec(const char *path, const char *sql) {
   sqlite3 *db = NULL;
   ASSERT_INT_EQ(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 20000); /* a writer thread may be on it */
   char *msg = NULL;
   if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
     TG_FAIL("%s: %s", sql, msg);
@@ -754,6 +755,111 @@ TEST(a_record_that_cannot_be_written_is_reported_not_lost_silently) {
   remove_tree(dir);
 }
 
+/* ---- the audit journal ----------------------------------------------------
+ * After 32 calls a runtime's answers wait for one write() into its
+ * journal beside the file, not for a commit; its writer thread loads the
+ * journal into the file behind them. */
+
+/* 32 calls through rt, then waits (generously) for its journal. */
+static void journal_made(tg_runtime *rt, const char *dir) {
+  for (int i = 0; i < 32; i++) {
+    outcome o;
+    memset(&o, 0, sizeof o);
+    char id[32];
+    snprintf(id, sizeof id, "warm-%d", i);
+    start_call(rt, id, "echo", NULL, &o);
+    run_until(rt, &o.n, 1);
+    outcome_free(&o);
+  }
+  char want[64];
+  snprintf(want, sizeof want, ".db.calls.%ld.", (long)getpid());
+  for (int i = 0; i < 3000; i++) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d && (e = readdir(d)))
+      found |= strstr(e->d_name, want) && !strstr(e->d_name, ".new");
+    if (d) closedir(d);
+    if (found) return;
+    usleep(10000);
+  }
+  TG_FAIL("no journal after 30 s");
+}
+
+/* With a journal, a lock held elsewhere holds up no answer: the record
+ * reaches the file once the lock is gone, and every reader sees it. */
+TEST(a_journaled_call_is_answered_while_a_lock_is_held_elsewhere) {
+  char *dir = temp_dir(), *path = db_in(dir, "held.db");
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &d);
+  journal_made(rt, dir);
+  sqlite3 *other = NULL;
+  ASSERT_INT_EQ(sqlite3_open(path, &other), SQLITE_OK);
+  sqlite3_busy_timeout(other, 20000);
+  ASSERT_INT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+                SQLITE_OK);
+  outcome o;
+  memset(&o, 0, sizeof o);
+  start_call(rt, "held", "echo", "{\"n\":1}", &o);
+  run_until(rt, &o.n, 1); /* answered, the lock still held */
+  ASSERT_INT_EQ(o.status, TG_STATUS_OK);
+  ASSERT_INT_EQ(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(other);
+  tg_audit_filter f = {.call_id = "held"};
+  cJSON *a = audit_of(path, &f);
+  ASSERT_INT_EQ(cJSON_GetArraySize(a), 1);
+  cJSON_Delete(a);
+  tg_runtime_free(rt);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls"), 33);
+  outcome_free(&o);
+  free(path);
+  remove_tree(dir);
+}
+
+/* A journaled record the file refuses (here a trigger) is answered first,
+ * then reported in a store_error event as soon as its loading finds out;
+ * the records after it are loaded. */
+TEST(a_journaled_record_the_file_refuses_is_reported) {
+  char *dir = temp_dir(), *path = db_in(dir, "refuses.db");
+  tg_config cfg = db_cfg(path);
+  tg_runtime *rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(rt, &d);
+  event_log ev = {0};
+  tg_events_subscribe(rt, log_event, &ev);
+  journal_made(rt, dir);
+  sql_exec(path, "CREATE TRIGGER refuse_one BEFORE INSERT ON calls "
+                 "WHEN new.call_id = 'refused' "
+                 "BEGIN SELECT RAISE(ABORT, 'not this one'); END");
+  outcome o[2];
+  memset(o, 0, sizeof o);
+  start_call(rt, "refused", "echo", NULL, &o[0]);
+  run_until(rt, &o[0].n, 1);
+  start_call(rt, "kept", "echo", NULL, &o[1]);
+  run_until(rt, &o[1].n, 1);
+  ASSERT_INT_EQ(o[0].status, TG_STATUS_OK);
+  int e = -1;
+  for (int i = 0; i < 300 && (e = find_event(&ev, "store_error")) < 0; i++)
+    run_for(rt, 100); /* the thread loads it at its next idle tick */
+  ASSERT_TRUE(e >= 0);
+  ASSERT_NUM_EQ(num_at(ev.ev[e].data, "lost"), 1);
+  ASSERT_CONTAINS(str_at(ev.ev[e].data, "error"), "not this one");
+  tg_audit_filter f = {.call_id = "kept"};
+  cJSON *a = audit_of(path, &f);
+  ASSERT_INT_EQ(cJSON_GetArraySize(a), 1);
+  cJSON_Delete(a);
+  tg_runtime_free(rt);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls WHERE call_id = "
+                              "'refused'"), 0);
+  event_log_free(&ev);
+  outcome_free(&o[0]);
+  outcome_free(&o[1]);
+  free(path);
+  remove_tree(dir);
+}
+
 /* ---- kill -9 ------------------------------------------------------------- */
 
 /* A C tool that finishes on a timer of 0-2 ms (some at once). */
@@ -896,6 +1002,14 @@ TEST(every_answered_call_is_in_the_audit_after_kill_9) {
     fcntl(p[0], F_SETFL, flags); /* the rest of what it wrote, then EOF */
     read_answers(p[0], &ids, &n, &cap);
     close(p[0]);
+    /* the next toolgate to read the file first loads what the killed
+     * one's journal holds (after 32 calls its answers wait for a write()
+     * into it, not for a commit) */
+    tg_store *reader = tg_store_open(path, 0, err);
+    ASSERT_NOT_NULL(reader);
+    tg_audit_filter one = {.limit = 1};
+    cJSON_Delete(tg_store_audit(reader, &one, err));
+    tg_store_close(reader);
     sqlite3 *db = NULL;
     ASSERT_INT_EQ(sqlite3_open(path, &db), SQLITE_OK); /* recovers the WAL */
     sqlite3_stmt *q = NULL;
@@ -1526,6 +1640,8 @@ TEST_MAIN(TEST_ENTRY(schema_created_in_a_new_private_wal_file),
           TEST_ENTRY(done_comes_after_the_record_is_committed),
           TEST_ENTRY(a_call_waits_for_a_lock_held_elsewhere),
           TEST_ENTRY(a_record_that_cannot_be_written_is_reported_not_lost_silently),
+          TEST_ENTRY(a_journaled_call_is_answered_while_a_lock_is_held_elsewhere),
+          TEST_ENTRY(a_journaled_record_the_file_refuses_is_reported),
           TEST_ENTRY(a_burst_of_calls_is_recorded_in_order_one_refusal_lost_not_the_batch),
           TEST_ENTRY(every_answered_call_is_in_the_audit_after_kill_9),
           TEST_ENTRY(search_finds_calls_the_index_has_not_reached),

@@ -7,8 +7,10 @@
  * remembered approvals (granted, looked up on the loop, revoked, expired,
  * kept to their session or project, queued with a callback), the usage
  * ledger, memories (recorded, recalled, kept to their scope), what an
- * agent's hooks keep of a session, a session's taint, an export imported back, and two
- * stores open on one database at once.
+ * agent's hooks keep of a session, a session's taint, an export imported back, two
+ * stores open on one database at once, and a crash journal's promises
+ * (every reader sees every answered record, a killed process loses none,
+ * a torn record is dropped).
  *
  * Each backend comes as a factory (factories[] below): the address of a
  * fresh database and how to remove it. Every test runs once per factory,
@@ -18,6 +20,7 @@
  */
 #include "helpers.h"
 #include <pthread.h>
+#include <sys/wait.h>
 #include <time.h>
 #include "store/store.h"
 #include "internal.h"
@@ -878,6 +881,197 @@ TEST(stores_opened_at_once_on_one_database_see_each_other) {
   F->gone(addr);
 }
 
+/* ---- a crash journal: what is answered is never lost, whoever reads ------------
+ * A backend may keep a runtime's records in a journal beside the database
+ * before they reach it (the SQLite file does: `<file>.calls.<pid>.<ms>`,
+ * made once the runtime has recorded 32 calls). Nothing observable changes:
+ * every reader sees every answered record at once, a process killed
+ * after its answers loses none, and a record torn by a crash mid-write is
+ * dropped, never loaded half. */
+
+/* How many of pid's journals are beside the file addr. */
+static int journals_of(const char *addr, long pid) {
+  char dir[4096], prefix[600];
+  const char *slash = strrchr(addr, '/');
+  snprintf(dir, sizeof dir, "%.*s", (int)(slash - addr), addr);
+  snprintf(prefix, sizeof prefix, "%s.calls.%ld.", slash + 1, pid);
+  DIR *d = opendir(dir);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)))
+    n += !strncmp(e->d_name, prefix, strlen(prefix)) &&
+         !strstr(e->d_name, ".new");
+  if (d) closedir(d);
+  return n;
+}
+
+/* n records of session through rt's store, answered. */
+static void append_answered(tg_runtime *rt, const char *session, int n,
+                            conf_rec *recs) {
+  tg_store *st = tg_runtime_store(rt);
+  int committed = 0, ok = 0;
+  for (int i = 0; i < n; i++) {
+    conf_rec *c = &recs[i];
+    snprintf(c->call_id, sizeof c->call_id, "j%03d", i);
+    c->args = cJSON_CreateObject();
+    cJSON_AddStringToObject(c->args, "note", "the walrus journal");
+    c->committed = &committed;
+    c->ok = &ok;
+    c->rec = (tg_audit_rec){.call_id = c->call_id, .session = session,
+                            .tool = "echo", .args = c->args,
+                            .verdict = TG_VERDICT_ALLOW, .attempts = 1,
+                            .status = TG_STATUS_OK, .error = &c->error,
+                            .ts_ms = 1700000000000 + i, .duration_ms = 0.5,
+                            .committed = rec_committed};
+    st->be->audit_append(st, &c->rec);
+  }
+  run_until(rt, &committed, n);
+  ASSERT_INT_EQ(ok, n);
+  for (int i = 0; i < n; i++) cJSON_Delete(recs[i].args);
+}
+
+/* Records calls until this process's runtime has made its journal
+ * (waiting generously: a loaded machine, valgrind). */
+static void warm_up(tg_runtime *rt, const char *addr) {
+  static conf_rec warm[32];
+  append_answered(rt, "j-warm", 32, warm);
+  for (int i = 0; i < 3000 && !journals_of(addr, (long)getpid()); i++)
+    usleep(10000);
+  ASSERT_INT_EQ(journals_of(addr, (long)getpid()), 1);
+}
+
+static int audited(tg_store *st, const char *session) {
+  char err[TG_ERRMSG] = "";
+  tg_audit_filter f = {.session = session, .limit = 1000};
+  cJSON *all = tg_store_audit(st, &f, err);
+  if (!all) TG_FAIL("%s: audit: %s", F->name, err);
+  int n = array_size(all);
+  for (int i = 0; i < n; i++) /* whole, in order */
+    ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(all, i), "tool"), "echo");
+  cJSON_Delete(all);
+  return n;
+}
+
+TEST(answered_records_reach_every_reader_at_once) {
+  if (!F->shared) {
+    printf("  (%s: one store per database)\n", F->name);
+    return;
+  }
+  char *addr = F->fresh();
+  tg_runtime *rt = runtime_at(addr);
+  warm_up(rt, addr);
+  static conf_rec recs[12];
+  append_answered(rt, "j-live", 12, recs);
+  /* another store, another runtime, the runtime itself: all twelve */
+  tg_store *other = open_at(addr);
+  ASSERT_INT_EQ(audited(other, "j-live"), 12);
+  tg_runtime *rt2 = runtime_at(addr);
+  ASSERT_INT_EQ(audited(tg_runtime_store(rt2), "j-live"), 12);
+  ASSERT_INT_EQ(audited(tg_runtime_store(rt), "j-live"), 12);
+  /* and searched */
+  char err[TG_ERRMSG] = "";
+  cJSON *hits = NULL;
+  tg_search_filter q = {.query = "walrus", .session = "j-live", .limit = 50};
+  ASSERT_OK(tg_store_search(other, &q, &hits, err));
+  ASSERT_INT_EQ(array_size(hits), 12);
+  cJSON_Delete(hits);
+  /* more after the others read: loaded once, never twice */
+  static conf_rec more[3];
+  append_answered(rt, "j-live", 3, more);
+  ASSERT_INT_EQ(audited(other, "j-live"), 15);
+  ASSERT_INT_EQ(audited(tg_runtime_store(rt), "j-live"), 15);
+  tg_runtime_free(rt2);
+  tg_runtime_free(rt);
+  ASSERT_INT_EQ(journals_of(addr, (long)getpid()), 0); /* gone with it */
+  ASSERT_INT_EQ(audited(other, "j-live"), 15);
+  tg_store_close(other);
+  F->gone(addr);
+}
+
+/* A child process: a runtime at addr, n records answered, then killed
+ * (no exit, no close). Returns its pid once it is dead. */
+static pid_t killed_after_answers(const char *addr, int n) {
+  fflush(NULL);
+  pid_t pid = fork();
+  ASSERT_TRUE(pid >= 0);
+  if (pid == 0) {
+    tg_runtime *rt = runtime_at(addr);
+    warm_up(rt, addr);
+    static conf_rec recs[16];
+    append_answered(rt, "j-dead", n, recs);
+    raise(SIGKILL);
+    _exit(3);
+  }
+  int status = 0;
+  ASSERT_INT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  return pid;
+}
+
+/* The journal of pid beside addr, opened to append. */
+static FILE *journal_file(const char *addr, pid_t pid) {
+  char dir[4096], prefix[600], path[8192];
+  const char *slash = strrchr(addr, '/');
+  snprintf(dir, sizeof dir, "%.*s", (int)(slash - addr), addr);
+  snprintf(prefix, sizeof prefix, "%s.calls.%ld.", slash + 1, (long)pid);
+  DIR *d = opendir(dir);
+  FILE *f = NULL;
+  struct dirent *e;
+  while (!f && d && (e = readdir(d)))
+    if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      f = fopen(path, "ab");
+    }
+  if (d) closedir(d);
+  ASSERT_NOT_NULL(f);
+  return f;
+}
+
+TEST(a_killed_processs_answered_records_are_loaded_at_open) {
+  if (!F->shared) {
+    printf("  (%s: gone with its process)\n", F->name);
+    return;
+  }
+  char *addr = F->fresh();
+  pid_t pid = killed_after_answers(addr, 9);
+  ASSERT_INT_EQ(journals_of(addr, (long)pid), 1); /* left behind */
+  tg_runtime *rt = runtime_at(addr); /* loads it as it opens */
+  ASSERT_INT_EQ(journals_of(addr, (long)pid), 0);
+  ASSERT_INT_EQ(audited(tg_runtime_store(rt), "j-dead"), 9);
+  tg_runtime_free(rt);
+  tg_store *st = open_at(addr);
+  ASSERT_INT_EQ(audited(st, "j-dead"), 9); /* once */
+  tg_store_close(st);
+  F->gone(addr);
+}
+
+TEST(a_record_torn_by_a_crash_is_dropped_and_the_rest_loaded) {
+  if (!F->shared) {
+    printf("  (%s: gone with its process)\n", F->name);
+    return;
+  }
+  char *addr = F->fresh();
+  /* a write cut short: a length the file does not hold */
+  pid_t pid = killed_after_answers(addr, 5);
+  FILE *f = journal_file(addr, pid);
+  fwrite("\x40\x00\x00\x00\x12\x34", 1, 6, f);
+  fclose(f);
+  tg_store *st = open_at(addr);
+  ASSERT_INT_EQ(audited(st, "j-dead"), 5);
+  ASSERT_INT_EQ(journals_of(addr, (long)pid), 0);
+  tg_store_close(st);
+  /* whole length, wrong checksum: garbage where a record should be */
+  pid = killed_after_answers(addr, 4);
+  f = journal_file(addr, pid);
+  fwrite("\x04\x00\x00\x00\xde\xad\xbe\xef" "\x00\x00\x00\x00", 1, 12, f);
+  fclose(f);
+  tg_runtime *rt = runtime_at(addr);
+  ASSERT_INT_EQ(audited(tg_runtime_store(rt), "j-dead"), 9);
+  ASSERT_INT_EQ(journals_of(addr, (long)pid), 0);
+  tg_runtime_free(rt);
+  F->gone(addr);
+}
+
 /* ---- running every test on every backend ---------------------------------------- */
 
 int main(int argc, char **argv) {
@@ -895,6 +1089,9 @@ int main(int argc, char **argv) {
       TEST_ENTRY(a_sessions_taint_only_rises_is_masked_and_cleared),
       TEST_ENTRY(an_export_imports_back_as_the_same_session),
       TEST_ENTRY(stores_opened_at_once_on_one_database_see_each_other),
+      TEST_ENTRY(answered_records_reach_every_reader_at_once),
+      TEST_ENTRY(a_killed_processs_answered_records_are_loaded_at_open),
+      TEST_ENTRY(a_record_torn_by_a_crash_is_dropped_and_the_rest_loaded),
   };
   int failed = 0;
   for (size_t i = 0; i < sizeof factories / sizeof *factories; i++) {

@@ -219,7 +219,9 @@ tg.rule { name = "no-force", tools = { "Bash" }, check = function(c)
   if c.args.command:match("%-%-force") then return tg.deny("no force pushes") end end }
 tg.before_tool("Bash", function(c) return tg.args { command = c.args.command .. " --dry-run" } end)
 EOF
-printf '{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git push --force"}}' >"$WORK/ev_deny.json"
+printf '{"session_id":"s","transcript_path":"/t.jsonl","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git push --force"}}' >"$WORK/ev_deny.json"
+printf '{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}' >"$WORK/ev_either.json"
+printf '{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","toolgate_agent":"opencode","tool_name":"bash","tool_input":{"command":"ls"}}' >"$WORK/ev_opencode.json"
 printf '{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","turn_id":"t","tool_name":"Bash","tool_input":{"command":"make"}}' >"$WORK/ev_rewrite.json"
 run explain --event "$WORK/ev_deny.json" --policies "$WORK/evpol"
 expect "explain --event exits 0" 0
@@ -241,6 +243,14 @@ expect "explain TOOL JSON takes an agent's tool and input" 0
 out_has "explain says the agent's tool is judged as toolgate's" \
   "agent     Bash is claude-code's tool, with its input: judged as exec"
 out_has "explain of an agent's tool: the rule by its name decides" "deny: no force pushes   <- decides"
+run explain --event "$WORK/ev_either.json" --policies "$WORK/evpol"
+expect "explain --event: Claude Code's or OpenCode's? it asks for --agent" 2 "give --agent NAME"
+run explain --event "$WORK/ev_either.json" --agent opencode --policies "$WORK/evpol" --json
+json_ok "explain --event --agent opencode takes the event as OpenCode's" \
+  'objs[0]["agent"] == "opencode" and not objs[0]["agent_detected"]'
+run explain --event "$WORK/ev_opencode.json" --policies "$WORK/evpol" --json
+json_ok "explain --event: OpenCode's plugin's event is detected by its toolgate_agent" \
+  'objs[0]["agent"] == "opencode" and objs[0]["agent_detected"]'
 run explain --event "$WORK/ev_deny.json" exec '{}'
 expect "explain --event with TOOL JSON is a usage error" 2 "no TOOL or JSON"
 run explain --event "$WORK/ev_deny.json" --agent aider

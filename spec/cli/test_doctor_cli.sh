@@ -217,4 +217,39 @@ kill -INT "$TW"; wait "$TW"; RC=$?
   || fail "test --watch: Ctrl-C stops it, exit 0" "exit $RC"
 exec 4<&-
 
+# ---- a package manager's versioned folder ----------------------------------
+# Homebrew's shape: the binary in Cellar/toolgate/0.1.0/bin, reached by a
+# symlink in bin/. The line names the symlink (an upgrade keeps it), found
+# through PATH or run by its path; run from the versioned folder itself,
+# the line names that, and doctor says an upgrade would remove it.
+BREW="$WORK/brew"
+mkdir -p "$BREW/Cellar/toolgate/0.1.0/bin" "$BREW/bin" "$WORK/v1" "$WORK/v2" "$WORK/v3"
+cp "$TG" "$BREW/Cellar/toolgate/0.1.0/bin/toolgate"
+ln -s ../Cellar/toolgate/0.1.0/bin/toolgate "$BREW/bin/toolgate"
+(cd "$WORK/v1" && PATH="$BREW/bin:$PATH" toolgate hook install claude-code >/dev/null 2>&1)
+if grep -qF "$BREW/bin/toolgate" "$WORK/v1/.claude/settings.json" &&
+   ! grep -qF "Cellar" "$WORK/v1/.claude/settings.json"; then
+  pass "hook install found in PATH through a symlink names the symlink"
+else
+  fail "hook install found in PATH through a symlink names the symlink" \
+    "$(cat "$WORK/v1/.claude/settings.json" 2>&1)"
+fi
+(cd "$WORK/v2" && "$BREW/bin/toolgate" hook install claude-code >/dev/null 2>&1)
+if grep -qF "$BREW/bin/toolgate" "$WORK/v2/.claude/settings.json" &&
+   ! grep -qF "Cellar" "$WORK/v2/.claude/settings.json"; then
+  pass "hook install run by a symlink's path names the symlink"
+else
+  fail "hook install run by a symlink's path names the symlink" \
+    "$(cat "$WORK/v2/.claude/settings.json" 2>&1)"
+fi
+(cd "$WORK/v3" && "$BREW/Cellar/toolgate/0.1.0/bin/toolgate" hook install claude-code >/dev/null 2>&1)
+grep -qF "Cellar/toolgate/0.1.0/bin/toolgate" "$WORK/v3/.claude/settings.json" \
+  && pass "hook install run from the versioned folder names it" \
+  || fail "hook install run from the versioned folder names it" "$(cat "$WORK/v3/.claude/settings.json" 2>&1)"
+(cd "$WORK/v3" && PATH="$BREW/bin:$PATH" "$TG" doctor >"$WORK/stdout" 2>"$WORK/stderr")
+grep -qF "in a versioned folder that an upgrade removes" "$WORK/stdout" &&
+  grep -qF "$BREW/bin/toolgate on PATH stays" "$WORK/stdout" \
+  && pass "doctor says a versioned path would be removed, and names the stable one" \
+  || fail "doctor says a versioned path would be removed, and names the stable one" "$(cat "$WORK/stdout")"
+
 finish

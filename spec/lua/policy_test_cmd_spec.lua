@@ -121,6 +121,50 @@ return {
     assert.is_truthy(out:find("1 passed, 3 failed", 1, true), out)
   end)
 
+  it("takes cases written as each agent's own event, and names a misspelt agent", function()
+    local dir = H.policy_dir {
+      ["10.lua"] = [[
+local tg = require "toolgate"
+tg.rule { name = "no-force", priority = 1, tools = { "exec" }, check = function(c)
+  if tostring(c.args.command):find("push %-f") then return tg.deny("no force pushes") end end }
+tg.rule { name = "rest", priority = 9, check = function() return tg.allow() end }
+]],
+      ["10_test.lua"] = [==[
+local push = "git push -f origin main"
+return {
+  { name = "Claude Code", event = { hook_event_name = "PreToolUse", transcript_path = "/t", cwd = "/",
+      tool_name = "Bash", tool_input = { command = push } }, expect = "deny", rule = "no-force" },
+  { name = "Codex", agent = "codex", event = { hook_event_name = "PreToolUse", turn_id = "t", cwd = "/",
+      tool_name = "Bash", tool_input = { command = push } }, expect = "deny", rule = "no-force" },
+  { name = "Gemini CLI", event = { hook_event_name = "BeforeTool", session_id = "g", cwd = "/",
+      tool_name = "run_shell_command", tool_input = { command = push } }, expect = "deny", rule = "no-force" },
+  { name = "Copilot CLI", agent = "copilot", event_name = "preToolUse",
+    event = { sessionId = "c", cwd = "/", toolName = "bash", toolArgs = '{"command": "git push -f origin main"}' },
+    expect = "deny", rule = "no-force" },
+  { name = "Cursor", event = { conversation_id = "c", hook_event_name = "preToolUse", session_id = "c",
+      workspace_roots = { "/" }, cwd = "", tool_name = "Shell", tool_input = { command = push } },
+    expect = "deny", rule = "no-force" },
+  { name = "OpenCode", event = { hook_event_name = "PreToolUse", toolgate_agent = "opencode", session_id = "o",
+      cwd = "/", tool_name = "bash", tool_input = { command = "ls" } }, expect = "allow", rule = "rest" },
+  { name = "a typo", agent = "gemni", event = { hook_event_name = "BeforeTool", cwd = "/",
+      tool_name = "run_shell_command", tool_input = { command = "ls" } }, expect = "allow" },
+  { name = "no such event", agent = "copilot", event_name = "preToolUs",
+    event = { sessionId = "c", cwd = "/", toolName = "bash", toolArgs = '{"command": "ls"}' }, expect = "allow" },
+}
+]==] }
+    local code, out = toolgate("test " .. sh_quote(dir))
+    assert.are.equal(1, code, out)
+    assert.is_truthy(out:find("6 passed, 2 failed", 1, true), out)
+    assert.is_truthy(out:find("unknown agent 'gemni', did you mean 'gemini'?", 1, true), out)
+    assert.is_truthy(out:find("has no event 'preToolUs', did you mean 'preToolUse'?", 1, true), out)
+    -- the Lua module's rt:test reads them the same way
+    local r = assert(runtime(dir):test())
+    assert.are.equal(6, r.passed)
+    for _, c in ipairs(r.cases) do
+      if c.name == "Copilot CLI" then assert.are.equal("exec", c.tool_run) end
+    end
+  end)
+
   it("takes cases in the agent's terms: its tools mapped as its hook's, MCP tools, stand-ins", function()
     local dir = H.policy_dir {
       ["10.lua"] = [[
@@ -155,7 +199,7 @@ return {
     assert.is_truthy(out:find("10 passed, 1 failed", 1, true), out)
     assert.is_truthy(out:find("FAIL  [^\n]*no one's\n"), out)
     assert.is_truthy(out:find("UNKNOWN_TOOL: unknown tool 'github__close_issue' (a tool of an agent: "
-      .. "agent = \"claude-code\" or \"codex\"; of an MCP server toolgate serves: stand_in = true)", 1, true), out)
+      .. "agent = \"claude-code\", \"codex\", \"gemini\", \"copilot\", \"cursor\" or \"opencode\"; of an MCP server toolgate serves: stand_in = true)", 1, true), out)
   end)
 
   it("fails a case whose rule or hook breaks, even when the verdict is as expected", function()
@@ -227,7 +271,7 @@ return { { name = "short", tool = "note", args = { text = "hi" }, expect = "deny
       { [[return { { name = "x", tool = "note", expct = "deny" } }]],
         "x_test.lua:1: case 'x': unknown key 'expct' (known: name, tool, args, session, metadata, "
         .. "expect, rule, reason_match, expect_args, expect_tool, result, error, expect_result, "
-        .. "expect_error_code, agent, cwd, stand_in, read_only, event, network)" },
+        .. "expect_error_code, agent, cwd, stand_in, read_only, event, event_name, network)" },
       { [[return { { name = "x", event = { tool_name = "Bash" }, expect = "deny" } }]],
         "'event' must be an agent's hook event with a tool_name and a tool_input" },
       { [[return { { name = "x", tool = "note", expect = "maybe" } }]], "'expect' must be \"allow\", \"deny\" or \"ask\"" },

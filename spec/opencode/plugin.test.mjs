@@ -62,7 +62,7 @@ test("a deny throws: the tool does not run, the model reads the reason", async (
   const h = await hooks(answering('{"decision":"deny","reason":"no force pushes"}', seen))
   await assert.rejects(before(h, "bash", { command: "git push -f" }), /^Error: no force pushes$/)
   const ev = JSON.parse(fs.readFileSync(seen, "utf8"))
-  assert.deepEqual(ev, { hook_event_name: "PreToolUse", session_id: "ses_test", cwd: root,
+  assert.deepEqual(ev, { hook_event_name: "PreToolUse", toolgate_agent: "opencode", session_id: "ses_test", cwd: root,
     tool_name: "bash", tool_input: { command: "git push -f" }, tool_use_id: "call_1" })
 })
 

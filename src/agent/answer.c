@@ -56,6 +56,8 @@ typedef struct {
   const char *decided_by;      /* for the record (sink.h) */
   int no_verdict;
   char call_id[48];            /* unique across processes (not call-N) */
+  char *linked_id;             /* a permission request's tool_use_id: its
+                                  pre-tool record's (hook_audit.c) */
 } hook_job;
 
 static const char *str(const cJSON *o, const char *k) {
@@ -64,6 +66,7 @@ static const char *str(const cJSON *o, const char *k) {
 
 static void job_free(hook_job *j) {
   free(j->fail_why);
+  free(j->linked_id);
   free(j->k_reason);
   free(j->k_context);
   free(j->k_system);
@@ -413,6 +416,16 @@ static void recording(void *ud, const tg_outcome *o, tg_audit_rec *rec) {
    * not kept (it would link nothing) */
   const char *id = str(j->event, "tool_use_id");
   if (id && strlen(id) > TOOL_USE_ID_MAX) id = NULL;
+  if (!id && j->kind == TG_HOOK_EV_PERMISSION) {
+    /* a permission request names no tool call: it is linked to the
+     * session's latest pre-tool record of the same tool and input */
+    free(j->linked_id);
+    j->linked_id = tg__hooksvc_permission_link(
+        j->rt, str(j->event, "session_id"), j->agent->name,
+        str(j->event, "tool_name"),
+        cJSON_GetObjectItemCaseSensitive(j->event, "tool_input"));
+    id = j->linked_id;
+  }
   rec->agent = (tg_audit_agent){
       .name = j->agent->name, .event = j->event_name,
       .tool = str(j->event, "tool_name"),
@@ -446,12 +459,43 @@ static void fresh_call_id(char id[48]) {
 
 /* ---- the call ------------------------------------------------------------ */
 
+static void unmapped_recorded(void *ud) { deliver(ud); }
+
+/* The call cannot be mapped (odd input, or the mapping raised): the
+ * fail-safe answers, once the audit has the call — the agent, its event,
+ * tool and input, what it was told, decided by "fail-safe: mapping
+ * failed: why" — where there is a database (not for explain). */
+static void unmapped(hook_job *j, const char *why, int raised, int64_t turn) {
+  keep_fail_safe(j, why);
+  char bad[TG_ERRMSG];
+  const char *session = str(j->event, "session_id");
+  if (session && tg__hooksvc_session_check(session, bad) < 0) session = NULL;
+  const char *id = str(j->event, "tool_use_id");
+  if (id && strlen(id) > TOOL_USE_ID_MAX) id = NULL;
+  fresh_call_id(j->call_id);
+  int judging = j->kind == TG_HOOK_EV_PRE || j->kind == TG_HOOK_EV_PERMISSION;
+  tg_hooksvc_unjudged w = {
+      .call_id = j->call_id, .session = session, .turn = turn,
+      .agent = j->agent->name, .event = j->event_name,
+      .tool = str(j->event, "tool_name"),
+      .input = cJSON_GetObjectItemCaseSensitive(j->event, "tool_input"),
+      .tool_use_id = id, .answer = told(j),
+      .verdict = !strcmp(j->on_error, "allow") ? TG_VERDICT_ALLOW
+                 : !strcmp(j->on_error, "ask") ? TG_VERDICT_ASK
+                                               : TG_VERDICT_DENY,
+      .no_verdict = !judging, .why = j->fail_why, .raised = raised};
+  if (!j->trace &&
+      tg__hooksvc_record_unjudged(j->rt, &w, unmapped_recorded, j) == 1)
+    return;
+  deliver(j);
+}
+
 static void start_call(hook_job *j, int64_t turn) {
   char err[TG_ERRMSG] = "";
   int raised = 0;
   if (tg__agent_map(j->rt, j->agent->name, j->event, &j->m, &raised,
                    err, sizeof err) < 0) {
-    fail_safe(j, err);
+    unmapped(j, err, raised, turn);
     return;
   }
   const char *session = str(j->event, "session_id");

@@ -19,32 +19,44 @@ static const char *str(const cJSON *o, const char *k) {
   return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
+/* The agent whose shape event has, or NULL when it cannot tell. */
+static const char *agent_of(const cJSON *ev) {
+  const char *name = str(ev, "hook_event_name"), *own = str(ev, "toolgate_agent");
+  const tg_dialect *d;
+  if (own && tg__dialect(own))
+    return tg__dialect(own)->name; /* toolgate's OpenCode plugin says so */
+  if (cJSON_GetObjectItemCaseSensitive(ev, "turn_id"))
+    return "codex"; /* Codex's events carry the turn; Claude Code's not */
+  if (cJSON_GetObjectItemCaseSensitive(ev, "conversation_id"))
+    return "cursor"; /* Cursor's events name their conversation */
+  if (name) {
+    /* the first agent, in the registry's order, with an event so named */
+    for (size_t i = 0; (d = tg__dialect_at(i)); i++)
+      if (tg__dialect_kind(d, name) != TG_HOOK_EV_OTHER) break;
+    if (!d) return "claude-code";
+    /* Claude Code's names are OpenCode's plugin's too: Claude Code sends
+     * its transcript and permission mode, the plugin neither */
+    if (!strcmp(d->name, "claude-code") &&
+        !cJSON_GetObjectItemCaseSensitive(ev, "transcript_path") &&
+        !cJSON_GetObjectItemCaseSensitive(ev, "permission_mode"))
+      return NULL;
+    return d->name;
+  }
+  /* no name: an agent whose payload does not carry it, known by a key of
+   * its own (Copilot CLI's camelCase sessionId, toolName) */
+  for (size_t i = 0; (d = tg__dialect_at(i)); i++)
+    if (d->event_from_arg && (cJSON_GetObjectItemCaseSensitive(ev, "sessionId") ||
+                              cJSON_GetObjectItemCaseSensitive(ev, "toolName")))
+      return d->name;
+  return "claude-code";
+}
+
+const char *tg__hook_agent_of(const cJSON *ev) { return agent_of(ev); }
+
 const char *tg_hook_detect_agent(const char *event, size_t len) {
   char why[TG_ERRMSG];
   cJSON *ev = event ? tg_json_parse(event, len, NULL, why, sizeof why) : NULL;
-  const char *agent = "claude-code", *name = str(ev, "hook_event_name");
-  const tg_dialect *d;
-  if (cJSON_GetObjectItemCaseSensitive(ev, "turn_id")) {
-    agent = "codex"; /* Codex's events carry the turn; Claude Code's not */
-  } else if (cJSON_GetObjectItemCaseSensitive(ev, "conversation_id")) {
-    agent = "cursor"; /* Cursor's events name their conversation */
-  } else if (name) {
-    /* the first agent, in the registry's order, with an event so named */
-    for (size_t i = 0; (d = tg__dialect_at(i)); i++)
-      if (tg__dialect_kind(d, name) != TG_HOOK_EV_OTHER) {
-        agent = d->name;
-        break;
-      }
-  } else {
-    /* no name: an agent whose payload does not carry it, known by a key
-     * of its own (Copilot CLI's camelCase sessionId, toolName) */
-    for (size_t i = 0; (d = tg__dialect_at(i)); i++)
-      if (d->event_from_arg && (cJSON_GetObjectItemCaseSensitive(ev, "sessionId") ||
-                                cJSON_GetObjectItemCaseSensitive(ev, "toolName"))) {
-        agent = d->name;
-        break;
-      }
-  }
+  const char *agent = ev ? agent_of(ev) : "claude-code";
   cJSON_Delete(ev);
   return agent;
 }
@@ -125,6 +137,13 @@ cJSON *tg_hook_explain(tg_runtime *rt, const tg_hook_request *req,
   }
   const char *agent = req->agent ? req->agent
                       : tg_hook_detect_agent(req->event, req->event_len);
+  if (!agent) {
+    tg__errf(err, TG_ERRMSG, "cannot tell which agent sent this event (its "
+             "names are Claude Code's and OpenCode's, and it has neither "
+             "Claude Code's transcript_path nor OpenCode's toolgate_agent): "
+             "give --agent NAME (%s)", tg__dialect_names());
+    return NULL;
+  }
   if (!tg_hook_agent_known(agent)) {
     tg__errf(err, TG_ERRMSG, "unknown agent '%s' (known: %s)", agent,
              tg__dialect_names());

@@ -52,6 +52,9 @@
  * under "agent_event_name". NULL with why for a malformed one. */
 cJSON *tg__hook_read_event(const tg_dialect *d, const char *text, size_t n,
                            const char *event_name, char *why, size_t len);
+/* explain_event.c: the agent whose shape the parsed event has (as
+ * tg_hook_detect_agent), NULL when it cannot tell. */
+const char *tg__hook_agent_of(const cJSON *ev);
 /* The agent's own event of a canonical one, and its name. */
 const cJSON *tg__hook_native(const cJSON *event);
 const char *tg__hook_native_name(const cJSON *event);
@@ -100,6 +103,13 @@ void tg__hook_order_like(cJSON *v, const cJSON *like, int depth);
 int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
                            const cJSON *event, uint64_t deadline_ms,
                            void (*done)(void *ud, char *text), void *ud);
+
+/* ---- case_event.c --------------------------------------------------------- */
+
+/* Lets `toolgate test` cases on rt be agents' own events (event = the
+ * JSON the agent sends, event_name when its payload lacks it), read as
+ * the hook reads them, and checks a case's agent name ("did you mean"). */
+void tg__hook_install_case_reader(tg_runtime *rt);
 
 /* ---- record.c ----------------------------------------------------------- */
 

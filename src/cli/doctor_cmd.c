@@ -316,6 +316,19 @@ static int check_line(doctor_run *d, const settings_place *s,
           gone ? "does not exist" : "is not an executable file");
     return -1;
   }
+  /* a line naming a versioned folder (Homebrew's Cellar/toolgate/0.1.0)
+   * blocks every call once an upgrade removes that folder: said once per
+   * file, when a toolgate on PATH has a path that stays */
+  static char warned[PATH_MAX];
+  char stable[PATH_MAX];
+  if (strcmp(warned, s->file) && hook_path_versioned(p.prog) &&
+      hook_stable_on_path(stable, sizeof stable)) {
+    snprintf(warned, sizeof warned, "%s", s->file);
+    info(d, "the %s hook in %s runs %s, in a versioned folder that an "
+         "upgrade removes (then every call is blocked); %s on PATH stays "
+         "where it is: run %s to name it", s->agent, s->file, shown, stable,
+         fix);
+  }
   policies_named(d, s, &p);
   return 0;
 }

@@ -153,6 +153,7 @@ static void print_report(FILE *f, const cJSON *r, int color) {
 static int run_cases(const test_options *o, tg_runtime *rt) {
   char err[TG_ERRMSG] = "";
   int code;
+  tg__hook_install_case_reader(rt); /* cases as agents' own events */
   cJSON *r = tg_policy_test(rt, o->dir, o->run, err);
   if (!r) {
     cli_error("test: %s", err);

@@ -37,7 +37,7 @@ static int read_globs(tg_core *core, char err[TG_ERRMSG]) {
   if (reader(NULL, &globs, why, sizeof why) < 0) {
     /* nothing kept: the next call reads the file again, once it is fixed */
     snprintf(err, TG_ERRMSG, "which tools reach the network cannot be "
-             "read: %s", why);
+             "read: %.460s", why);
     return -1;
   }
   cJSON_Delete(core->network_tools);

@@ -32,8 +32,13 @@
 #define DEFAULT_DEADLINE_MS 10000
 /* a daemon started by --start-daemon goes after this long without a hook */
 #define ON_DEMAND_IDLE_MS 1800000
-/* kept back from the deadline for the fail-safe answer itself */
-#define DEADLINE_MARGIN_MS 50
+/* Kept back from the deadline to finish the answer once the work for it
+ * is cut (tools run for context cancelled, their output gathered, the
+ * answer written): a tenth of the deadline, from 50 ms to 1 s. A fixed
+ * 50 ms was too little on a loaded machine, where the deadline's
+ * fail-safe answer then came first. */
+#define DEADLINE_MARGIN_MIN_MS 50.0
+#define DEADLINE_MARGIN_MAX_MS 1000.0
 #define TEXT_(x) #x
 #define TEXT(x) TEXT_(x)
 
@@ -98,7 +103,9 @@ const char cmd_hook_usage[] =
     "                      when missing, the starter policies are written\n"
     "                      there first, as 'toolgate init' does)\n"
     "  --command CMD       how the hook runs toolgate (default: this\n"
-    "                      binary's absolute path, resolved)\n"
+    "                      binary's absolute path: the one it was run by,\n"
+    "                      a symlink kept, unless that is in a versioned\n"
+    "                      folder (Cellar/toolgate/0.1.0); else resolved)\n"
     "  --on-error, --deadline-ms, --start-daemon  put into the hook command\n"
     "\n"
     "exit status: 0 with the answer on stdout (or none: the agent's own\n"
@@ -119,6 +126,7 @@ typedef struct {
   int no_resident, toolgate_defaults, start_daemon;
   hook_sandbox sandbox;
   double deadline_at;         /* hook_now_ms's clock */
+  double margin_ms;           /* kept back from it: deadline_margin */
 } hook_run;
 
 static const char *str(const cJSON *o, const char *k) {
@@ -148,8 +156,14 @@ static void set_watchdog(hook_run *h, const char *event, uint64_t ms) {
   }
 }
 
+static double deadline_margin(uint64_t deadline_ms) {
+  double m = (double)deadline_ms / 10;
+  return m < DEADLINE_MARGIN_MIN_MS ? DEADLINE_MARGIN_MIN_MS
+         : m > DEADLINE_MARGIN_MAX_MS ? DEADLINE_MARGIN_MAX_MS : m;
+}
+
 static double left_ms(const hook_run *h) {
-  return h->deadline_at - DEADLINE_MARGIN_MS - hook_now_ms();
+  return h->deadline_at - h->margin_ms - hook_now_ms();
 }
 
 /* ---- the tool events --------------------------------------------------- */
@@ -271,8 +285,8 @@ static int answer_event(hook_run *h, const char *text, size_t len,
     if (sock && left >= 1) {
       tg_hook_result r;
       /* the instance's own tools for context stop before we give up */
-      req.deadline_ms = left > 2 * DEADLINE_MARGIN_MS
-                            ? (uint64_t)(left - DEADLINE_MARGIN_MS) : 1;
+      req.deadline_ms = left > 2 * h->margin_ms
+                            ? (uint64_t)(left - h->margin_ms) : 1;
       int rc = tg_hook_remote(sock, &req, &r, (uint64_t)left, err);
       if (rc == 0) {
         int code = hook_emit(&r);
@@ -344,6 +358,7 @@ int cmd_hook(int argc, char **argv) {
       opt_millis("hook", "--deadline-ms", h.deadline, &deadline) < 0)
     return CLI_EXIT_USAGE;
   h.deadline_at = hook_now_ms() + (double)deadline;
+  h.margin_ms = deadline_margin(deadline);
   /* before the event is read, its name is --event's, if given */
   set_watchdog(&h, h.event_arg, deadline);
   if (watchdog_start(deadline) < 0)
@@ -351,7 +366,7 @@ int cmd_hook(int argc, char **argv) {
   char why[TG_ERRMSG + 64];
   char *text = NULL;
   size_t len = 0;
-  int rc = hook_read_all(0, TG_HOOK_MAX_EVENT, h.deadline_at - DEADLINE_MARGIN_MS,
+  int rc = hook_read_all(0, TG_HOOK_MAX_EVENT, h.deadline_at - h.margin_ms,
                          &text, &len);
   if (rc < 0) {
     snprintf(why, sizeof why, rc == -EFBIG ? "the hook event is over %u bytes"

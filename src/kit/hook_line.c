@@ -35,6 +35,15 @@
  * to work when toolgate itself is missing, and /bin/sh is always there.
  * PROG is a shell word (the absolute path of this binary, quoted, or
  * --command's text), so it goes through eval.
+ *
+ * Which path of this binary: a package manager installs into a folder
+ * named by the version (/opt/homebrew/Cellar/toolgate/0.1.0/bin/toolgate)
+ * and links a stable name to it (/opt/homebrew/bin/toolgate); an upgrade
+ * removes the old folder, and a line naming it then blocks every call.
+ * So when toolgate was run by a path (argv[0] with a slash) or found in
+ * PATH, and that path is this very binary and names no versioned folder,
+ * the line names it — absolute, the last symlink not followed; else the
+ * path /proc/self/exe gives.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
 #include "hook_line.h"
@@ -95,14 +105,86 @@ void hook_quote(char *out, size_t len, const char *s) {
   out[n] = '\0';
 }
 
+static const char *argv0; /* how this process was run (main.c) */
+
+void kit_set_argv0(const char *a) { argv0 = a; }
+
+/* A version-like folder name: a digit then digits, dots, letters
+ * ("0.1.0", "1.2.3_1"), or NAME-VERSION ("toolgate-0.1.0"). */
+static int versioned_name(const char *s, size_t n) {
+  size_t i = 0;
+  for (size_t k = 0; k + 1 < n; k++) /* NAME-VERSION: after the last dash */
+    if (s[k] == '-' && s[k + 1] >= '0' && s[k + 1] <= '9') i = k + 1;
+  if (i >= n || s[i] < '0' || s[i] > '9') return 0;
+  int dot = 0;
+  for (size_t k = i; k < n; k++) dot |= s[k] == '.';
+  return dot;
+}
+
+int hook_path_versioned(const char *path) {
+  if (strstr(path, "/Cellar/") || !strncmp(path, "/nix/store/", 11))
+    return 1;
+  const char *end = strrchr(path, '/'); /* the folders, not the name */
+  for (const char *p = path; end && p < end;) {
+    while (*p == '/') p++;
+    size_t n = strcspn(p, "/");
+    if (p + n <= end && n && versioned_name(p, n)) return 1;
+    p += n;
+  }
+  return 0;
+}
+
+/* name's first executable in PATH, absolute (a relative PATH entry
+ * joined to cwd), into out: 1, or 0 when none. */
+static int find_in_path(const char *name, char *out, size_t len) {
+  const char *path = getenv("PATH");
+  char cwd[PATH_MAX];
+  while (path && *path) {
+    size_t n = strcspn(path, ":");
+    int rel = path[0] != '/';
+    if (rel && !getcwd(cwd, sizeof cwd)) return 0;
+    int w = snprintf(out, len, "%s%s%.*s/%s", rel ? cwd : "", rel ? "/" : "",
+                     (int)n, path, name);
+    if (n && w > 0 && (size_t)w < len && access(out, X_OK) == 0) return 1;
+    path += n + (path[n] == ':');
+  }
+  return 0;
+}
+
+int hook_stable_on_path(char *out, size_t len) {
+  return find_in_path("toolgate", out, len) && !hook_path_versioned(out);
+}
+
+/* The path this process was run by, when it is self (the same file) and
+ * names no versioned folder: absolute, its last symlink kept. */
+static int stable_self(const char *self, char *out, size_t len) {
+  char cwd[PATH_MAX];
+  if (!argv0 || !*argv0) return 0;
+  if (strchr(argv0, '/')) {
+    const char *a = argv0;
+    while (a[0] == '.' && a[1] == '/') a += 2;
+    if (a[0] == '/') snprintf(out, len, "%s", a);
+    else if (!getcwd(cwd, sizeof cwd) ||
+             snprintf(out, len, "%s/%s", cwd, a) >= (int)len)
+      return 0;
+  } else if (!find_in_path(argv0, out, len)) {
+    return 0;
+  }
+  struct stat a, b;
+  if (stat(out, &a) < 0 || stat(self, &b) < 0 || a.st_dev != b.st_dev ||
+      a.st_ino != b.st_ino)
+    return 0; /* not this binary */
+  return !hook_path_versioned(out);
+}
+
 int hook_line_program(char *out, size_t len) {
-  char self[PATH_MAX];
+  char self[PATH_MAX], stable[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return -1;
   self[n] = '\0';
   /* a binary replaced while running reads "PATH (deleted)" */
   if (access(self, X_OK) < 0) return -1;
-  hook_quote(out, len, self);
+  hook_quote(out, len, stable_self(self, stable, sizeof stable) ? stable : self);
   return 0;
 }
 

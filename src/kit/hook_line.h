@@ -15,9 +15,21 @@
 
 /* s as one sh word: bare when it is safe, else in single quotes. */
 void hook_quote(char *out, size_t len, const char *s);
-/* This binary's absolute path, resolved, as a sh word; -1 when it cannot
- * be known (then no line is written: a bare name may not be found). */
+/* This binary's absolute path as a sh word: the path it was run by
+ * (argv[0], or found in PATH), symlink kept, when that is this binary and
+ * names no versioned folder; else the resolved one (/proc/self/exe). -1
+ * when it cannot be known (then no line is written: a bare name may not
+ * be found). */
 int hook_line_program(char *out, size_t len);
+/* main.c: how this process was run (argv[0]), for hook_line_program. */
+void kit_set_argv0(const char *argv0);
+/* path names a folder a package manager versions (a folder named like
+ * 0.1.0 or toolgate-0.1.0, Homebrew's Cellar, /nix/store): an upgrade
+ * removes it. */
+int hook_path_versioned(const char *path);
+/* The first toolgate in PATH, into out, when its path is not versioned:
+ * 1; else 0. */
+int hook_stable_on_path(char *out, size_t len);
 /* The line an agent runs: prog (a sh word) with args (sh text), inside
  * the script that turns any exit but toolgate's own answers (0, and 2
  * where the agent reads it as a block) into the agent's fail form (in:

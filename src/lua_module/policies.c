@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lua_module.h"
+#include "kit/kit.h"
 #include "lua/luaraw.h"
 #include "lua/luajson.h"
 #include <uv.h>
@@ -67,6 +68,7 @@ static int l_test(lua_State *L) {
   }
   json_box *box = tg__lm_new_box(L);
   lua_State *prev = tg__lm_enter(r, L);
+  tg__hook_install_case_reader(r->rt); /* cases as agents' own events */
   box->j[2] = tg_policy_test(r->rt, dir, run, err);
   tg__lm_leave(r, L, prev);
   if (!box->j[2]) return tg__lm_fail(L, err, "EINVAL");

@@ -27,7 +27,7 @@ static const char *const case_keys[] = {
     "name", "tool", "args", "session", "metadata", "expect", "rule",
     "reason_match", "expect_args", "expect_tool", "result", "error",
     "expect_result", "expect_error_code", "agent", "cwd", "stand_in",
-    "read_only", "event", "network", NULL};
+    "read_only", "event", "event_name", "network", NULL};
 static const char *const error_keys[] = {"code", "message", "retryable", NULL};
 /* A case must check at least one of these. */
 static const char *const expectations[] = {
@@ -177,9 +177,15 @@ static void read_case(lua_State *L, reading *r, int idx, int i) {
   put_json(L, c, "event", o, 1, what);
   const cJSON *ev = cJSON_GetObjectItem(o, "event");
   const char *tool = opt_string(L, c, "tool", what);
-  if (ev) { /* the agent's hook event: its tool_name is the case's tool */
+  if (ev) { /* the agent's hook event: its tool's name is the case's tool
+             * (tool_name and tool_input; Copilot CLI's toolName, toolArgs) */
     const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "tool_name"));
-    if (!t || !*t || !cJSON_IsObject(cJSON_GetObjectItem(ev, "tool_input")))
+    const cJSON *in = cJSON_GetObjectItem(ev, "tool_input");
+    if (!t) {
+      t = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "toolName"));
+      in = cJSON_GetObjectItem(ev, "toolArgs");
+    }
+    if (!t || !*t || !(cJSON_IsObject(in) || cJSON_IsString(in)))
       luaL_error(L, "%s: 'event' must be an agent's hook event with a "
                     "tool_name and a tool_input", what);
     if (tool || cJSON_GetObjectItem(o, "args"))
@@ -192,7 +198,7 @@ static void read_case(lua_State *L, reading *r, int idx, int i) {
   static const char *const strings[] = {"session", "expect",
                                         "reason_match", "expect_tool",
                                         "expect_error_code", "agent", "cwd",
-                                        NULL};
+                                        "event_name", NULL};
   for (size_t k = 0; strings[k]; k++)
     put_string(o, strings[k], opt_string(L, c, strings[k], what));
   static const char *const flags[] = {"stand_in", "read_only", "network",

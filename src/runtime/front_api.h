@@ -102,6 +102,23 @@ struct cJSON *tg_explain(tg_runtime *rt, const tg_call_request *req,
 struct cJSON *tg_policy_test(tg_runtime *rt, const char *dir, const char *run,
                char err[TG_ERRMSG]);
 
+/* How a case's agent event is read: the agent protocol (a layer above
+ * the runtime) installs it with tg__policy_test_reader, so that a case
+ * may be an agent's native event (Gemini CLI's, Copilot CLI's, ...).
+ * agent: the case's agent (NULL: told by the event's shape), checked
+ * against the agents and their aliases ("did you mean"); event_name: the
+ * case's event_name (NULL: the payload's, else the agent's pre-tool
+ * event); native: the event as the agent sends it (NULL: the case is a
+ * tool and args: only the agent's name is checked). Sets *agent_out (the
+ * canonical name, static) and *canonical (NULL when native is; the
+ * caller's). 0, or -1 with why. */
+typedef int (*tg_case_event_reader)(const char *agent, const char *event_name,
+                                    const struct cJSON *native,
+                                    const char **agent_out,
+                                    struct cJSON **canonical, char *why,
+                                    size_t len);
+void tg__policy_test_reader(tg_runtime *rt, tg_case_event_reader reader);
+
 /* ---- the runtime's database and memory -------------------------------- */
 
 /* The runtime's database, or NULL when storage is off. Owned by the

@@ -92,6 +92,35 @@ void tg__agent_strategy(tg_call_strategy *how, const tg_agent_call *m);
 
 /* ---- what is recorded -------------------------------------------------------- */
 
+/* An agent's tool call nothing could judge (its mapping failed, or
+ * raised): what the audit keeps of it (hook_audit.c). */
+typedef struct {
+  const char *call_id, *session;  /* session NULL: the runtime's */
+  int64_t turn;
+  const char *agent, *event;      /* "gemini", the agent's event name */
+  const char *tool;               /* the agent's name of its tool */
+  const cJSON *input;             /* its input, as sent (redacted here) */
+  const char *tool_use_id;
+  const char *answer;             /* what the fail-safe told the agent */
+  tg_verdict verdict;             /* on_error's */
+  int no_verdict;
+  const char *why;                /* why the mapping failed */
+  int raised;                     /* the mapping raised (a policy error) */
+} tg_hooksvc_unjudged;
+/* Records w with storage on, decided by "fail-safe: mapping failed: WHY"
+ * (status error: HOOK_ERROR when it raised, else INVALID_ARGS): 1, and
+ * done(ud) runs on the loop once it is written (or could not be); 0: no
+ * database (or no memory), nothing recorded, done is not called. */
+int tg__hooksvc_record_unjudged(tg_runtime *rt, const tg_hooksvc_unjudged *w,
+                                void (*done)(void *ud), void *ud);
+/* A permission request carries no tool_use_id: the one of the session's
+ * most recent judged pre-tool record when that record is the same
+ * agent's, of the same tool, with the same input (a digest of it as the
+ * audit keeps it, redacted); malloc'd, NULL: none (or no database). */
+char *tg__hooksvc_permission_link(tg_runtime *rt, const char *session,
+                                  const char *agent, const char *tool,
+                                  const cJSON *input);
+
 /* 0 when id is a session id the store takes, else -EINVAL with why. */
 int tg__hooksvc_session_check(const char *id, char err[TG_ERRMSG]);
 /* The project folder of an agent's cwd (its real path, malloc'd), or NULL

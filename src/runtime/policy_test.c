@@ -11,7 +11,12 @@
  * mcp__github__create_issue {...}), named with agent = "claude-code" or
  * "codex", or without it when a mapping table knows the name. It is
  * mapped as a hook event is (agent_map.c) and judged as the hook judges
- * it. A case may also name a tool nobody registers (an upstream MCP
+ * it. A case may also be the agent's own event (event = the JSON it
+ * sends: Gemini CLI's BeforeTool, Copilot CLI's payload with event_name
+ * saying which event, ...): the agent protocol, a layer above, reads it
+ * into the canonical event through the reader it installed
+ * (tg__policy_test_reader), which also checks a case's agent name. A
+ * case may also name a tool nobody registers (an upstream MCP
  * server's, github__create_issue) as a stand-in (stand_in = true,
  * read_only = ...): judged by its name, as an agent's own tool is;
  * network = true marks its tool as reaching the network (call.network).
@@ -182,7 +187,8 @@ static void check_error(checking *k) {
              !strcmp(code, own ? own : "TOOL_ERROR")))
     failure(k->fails, "the call ends %s with %s %s: %s%s", str(k->out, "status"),
             str(e, "phase"), code, msg, strcmp(code, "UNKNOWN_TOOL") ? ""
-            : " (a tool of an agent: agent = \"claude-code\" or \"codex\"; "
+            : " (a tool of an agent: agent = \"claude-code\", \"codex\", "
+              "\"gemini\", \"copilot\", \"cursor\" or \"opencode\"; "
               "of an MCP server toolgate serves: stand_in = true)");
 }
 
@@ -252,8 +258,17 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
     }
   char which[64] = "";
   const cJSON *given = cJSON_GetObjectItem(cs, "event");
-  if (given && !agent) /* Codex's events carry the turn (turn_id) */
+  cJSON *canon = NULL;
+  if (rt->case_reader && (given || agent)) {
+    /* the agent's name checked, its native event made canonical */
+    const char *named = NULL;
+    if (rt->case_reader(agent, str(cs, "event_name"), given, &named, &canon,
+                        err, TG_ERRMSG) < 0)
+      return -1;
+    agent = named;
+  } else if (given && !agent) { /* Codex's events carry the turn (turn_id) */
     agent = cJSON_GetObjectItem(given, "turn_id") ? "codex" : "claude-code";
+  }
   if (!agent) {
     if (tg__chain_find_tool(&rt->chain, rt->chain.gen, tool)) return 0;
     if (tg__agent_which(rt, tool, which, sizeof which, err, TG_ERRMSG) < 0)
@@ -262,8 +277,8 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
     agent = which;
   }
   int raised = 0;
-  a->event = given ? cJSON_Duplicate(given, 1) : case_event(cs);
-  if (given && !cJSON_GetObjectItem(a->event, "hook_event_name"))
+  a->event = canon ? canon : given ? cJSON_Duplicate(given, 1) : case_event(cs);
+  if (given && !canon && !cJSON_GetObjectItem(a->event, "hook_event_name"))
     cJSON_AddStringToObject(a->event, "hook_event_name", "PreToolUse");
   if (tg__agent_map(rt, agent, a->event, &a->m, &raised, err, TG_ERRMSG) < 0) {
     char why[TG_ERRMSG];
@@ -281,7 +296,7 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
   req->tool = a->m.tool;
   req->args = a->m.args;
   req->metadata = a->metadata;
-  if (given && !req->session) req->session = str(given, "session_id");
+  if (given && !req->session) req->session = str(a->event, "session_id");
   if (how->has_result || (given && a->m.result)) { /* a PostToolUse's */
     how->result = a->m.result;
     how->has_result = 1;
@@ -369,6 +384,10 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
   tg__call_seen_clear(&how.seen);
   agent_case_clear(&ac);
   return o;
+}
+
+void tg__policy_test_reader(tg_runtime *rt, tg_case_event_reader reader) {
+  if (rt) rt->case_reader = reader;
 }
 
 /* ---- the run ------------------------------------------------------------ */

@@ -15,6 +15,7 @@
 #include "toolgate.h"
 #include "core/core.h"
 #include "chain/call.h"
+#include "front_api.h"
 
 typedef struct tg_watch tg_watch;
 typedef struct tg_control tg_control;
@@ -45,6 +46,9 @@ struct tg_runtime {
   /* model routing (route.c) */
   cJSON *models;             /* tg_runtime_set_models' copy; NULL: none */
   cJSON *unavailable;        /* {model: until_ms} (tg_model_unavailable) */
+  /* `toolgate test`'s reader of a case's agent event (front_api.h),
+   * installed from above; NULL: a case's event is Claude Code's shape */
+  tg_case_event_reader case_reader;
 };
 
 /* What a successful reload made. */

@@ -8,6 +8,7 @@
  * beside). Read back as JSON for `toolgate log` and hosts; a coding
  * agent's calls with their hook events linked (below).
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,70 +42,182 @@ static size_t cut_at(const char *s, size_t n, size_t max) {
   return k;
 }
 
-/* v's JSON text into columns text, bytes and cut (NULL v: NULLs). The
- * text is handed to SQLite with free() as its destructor. */
-static void bind_json(sqlite3_stmt *st, int text, int bytes, int cut,
-                      const cJSON *v, size_t max) {
+/* ---- a record's column values, encoded ---------------------------------
+ * The 36 values of a row, in the insert's order, each a tag byte and its
+ * value: 0 NULL, 1 an integer (8 bytes, little-endian), 2 a double (its 8
+ * bytes, as stored in memory), 3 a text (4 bytes of length, the bytes).
+ * The journal (journal.c) keeps records so; the insert binds them. */
+
+enum { V_NULL, V_INT, V_DOUBLE, V_TEXT };
+
+void tg__jbuf_put(tg_jbuf *b, const void *p, size_t n) {
+  if (b->oom) return;
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 512;
+    while (cap < b->len + n) cap *= 2;
+    unsigned char *q = realloc(b->p, cap);
+    if (!q) {
+      b->oom = 1;
+      return;
+    }
+    b->p = q;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, p, n);
+  b->len += n;
+}
+
+static void put_tag(tg_jbuf *b, unsigned char tag) { tg__jbuf_put(b, &tag, 1); }
+
+static void put_u64(tg_jbuf *b, unsigned char tag, uint64_t v) {
+  unsigned char x[9] = {tag};
+  for (int i = 0; i < 8; i++) x[1 + i] = (unsigned char)(v >> (8 * i));
+  tg__jbuf_put(b, x, 9);
+}
+
+static void put_int(tg_jbuf *b, int64_t v) { put_u64(b, V_INT, (uint64_t)v); }
+
+static void put_double(tg_jbuf *b, double d) {
+  uint64_t v;
+  memcpy(&v, &d, sizeof v);
+  put_u64(b, V_DOUBLE, v);
+}
+
+static void put_text(tg_jbuf *b, const char *s, size_t n) {
+  if (!s) {
+    put_tag(b, V_NULL);
+    return;
+  }
+  if (n > UINT32_MAX) n = UINT32_MAX;
+  unsigned char x[5] = {V_TEXT, (unsigned char)n, (unsigned char)(n >> 8),
+                        (unsigned char)(n >> 16), (unsigned char)(n >> 24)};
+  tg__jbuf_put(b, x, 5);
+  tg__jbuf_put(b, s, n);
+}
+
+static void put_str(tg_jbuf *b, const char *s) {
+  put_text(b, s, s ? strlen(s) : 0);
+}
+
+/* v's JSON text, its full size and whether it was cut (NULL v: NULLs;
+ * bytes/cut 0: the column is not there). */
+static void put_json(tg_jbuf *b, const cJSON *v, size_t max, int bytes,
+                     int cut) {
   char *s = v ? tg_json_print(v, 0) : NULL;
   if (!s) {
-    sqlite3_bind_null(st, text);
-    sqlite3_bind_null(st, bytes);
-    if (cut) sqlite3_bind_int(st, cut, 0);
-    if (v) sqlite3_bind_text(st, text, "(out of memory)", -1, SQLITE_STATIC);
+    if (v) put_str(b, "(out of memory)");
+    else put_tag(b, V_NULL);
+    if (bytes) put_tag(b, V_NULL);
+    if (cut) put_int(b, 0);
     return;
   }
   size_t n = strlen(s), k = cut_at(s, n, max);
-  if (bytes) sqlite3_bind_int64(st, bytes, (sqlite3_int64)n);
-  if (cut) sqlite3_bind_int(st, cut, k < n);
-  sqlite3_bind_text(st, text, s, (int)k, free);
+  put_text(b, s, k);
+  if (bytes) put_int(b, (int64_t)n);
+  if (cut) put_int(b, k < n);
+  free(s);
 }
 
-static void bind_error(sqlite3_stmt *st, const tg_err *e) {
+static void put_error(tg_jbuf *b, const tg_err *e) {
   int has = e && e->phase != TG_PHASE_NONE;
-  tg__bind_str(st, 17, has ? tg_phase_name(e->phase) : NULL);
-  tg__bind_str(st, 18, has ? (e->code ? e->code : tg_error_code_name(TG_E_NOMEM))
-                       : NULL);
-  tg__bind_str(st, 19, has ? e->message : NULL);
-  tg__bind_str(st, 20, has ? e->suggestion : NULL);
-  if (has) sqlite3_bind_int(st, 21, e->retryable);
-  else sqlite3_bind_null(st, 21);
+  put_str(b, has ? tg_phase_name(e->phase) : NULL);
+  put_str(b, has ? (e->code ? e->code : tg_error_code_name(TG_E_NOMEM))
+                 : NULL);
+  put_str(b, has ? e->message : NULL);
+  put_str(b, has ? e->suggestion : NULL);
+  if (has) put_int(b, e->retryable);
+  else put_tag(b, V_NULL);
+}
+
+int tg__audit_encode(tg_jbuf *b, const tg_audit_rec *r,
+                     const tg_audit_caps *caps) {
+  put_str(b, r->call_id);
+  put_str(b, r->session);
+  put_int(b, r->turn);
+  put_str(b, r->tool);
+  put_json(b, r->args, caps->args_max, 1, 1);
+  put_str(b, r->no_verdict ? NULL : tg_verdict_name(r->verdict));
+  put_str(b, r->rule);
+  put_str(b, r->rule_where);
+  put_str(b, r->reason);
+  put_str(b, r->approval);
+  if (r->approval_id) put_int(b, r->approval_id);
+  else put_tag(b, V_NULL);
+  put_json(b, r->hooks, SIZE_MAX, 0, 0);
+  put_int(b, r->attempts);
+  put_str(b, tg_status_name(r->status));
+  put_error(b, r->error);
+  put_json(b, r->result, caps->result_max, 1, 1);
+  put_int(b, r->truncated);
+  put_int(b, r->ts_ms);
+  put_double(b, r->duration_ms);
+  put_int(b, (int64_t)r->generation);
+  put_str(b, r->parent_call);
+  put_str(b, r->decided_by);
+  const tg_audit_agent *a = &r->agent;
+  put_str(b, a->name);
+  put_str(b, a->name ? a->event : NULL);
+  put_str(b, a->name ? a->tool : NULL);
+  put_json(b, a->name ? a->input : NULL, caps->args_max, 0, 0);
+  put_str(b, a->name ? a->tool_use_id : NULL);
+  put_str(b, a->name ? a->answer : NULL);
+  return b->oom ? -1 : 0;
+}
+
+static uint64_t get_u64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+/* Binds an encoded record (p, n: read from a file, so checked) and runs
+ * the insert; the text is bound in place. SQLITE_FORMAT (which SQLite
+ * itself no longer returns) when p is not 36 values. */
+int tg__audit_insert_encoded(sqlite3_stmt *st, const unsigned char *p,
+                             size_t n) {
+  const unsigned char *end = p + n;
+  int rc = SQLITE_OK;
+  for (int col = 1; col <= TG_AUDIT_COLUMNS && rc == SQLITE_OK; col++) {
+    if (p >= end) rc = SQLITE_FORMAT;
+    else if (*p == V_NULL) {
+      sqlite3_bind_null(st, col);
+      p++;
+    } else if ((*p == V_INT || *p == V_DOUBLE) && end - p >= 9) {
+      uint64_t v = get_u64(p + 1);
+      if (*p == V_INT) sqlite3_bind_int64(st, col, (sqlite3_int64)v);
+      else {
+        double d;
+        memcpy(&d, &v, sizeof d);
+        sqlite3_bind_double(st, col, d);
+      }
+      p += 9;
+    } else if (*p == V_TEXT && end - p >= 5) {
+      size_t len = (size_t)p[1] | (size_t)p[2] << 8 | (size_t)p[3] << 16 |
+                   (size_t)p[4] << 24;
+      if ((size_t)(end - p - 5) < len || len > INT_MAX) rc = SQLITE_FORMAT;
+      else sqlite3_bind_text(st, col, (const char *)p + 5, (int)len,
+                             SQLITE_STATIC);
+      p += 5 + len;
+    } else rc = SQLITE_FORMAT;
+  }
+  if (rc == SQLITE_OK && p != end) rc = SQLITE_FORMAT;
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+  }
+  sqlite3_reset(st); /* every parameter is bound again next time */
+  sqlite3_clear_bindings(st);
+  return rc;
 }
 
 int tg__audit_insert(sqlite3_stmt *st, const tg_audit_rec *r,
                      const tg_audit_caps *caps) {
-  tg__bind_str(st, 1, r->call_id);
-  tg__bind_str(st, 2, r->session);
-  sqlite3_bind_int64(st, 3, r->turn);
-  tg__bind_str(st, 4, r->tool);
-  bind_json(st, 5, 6, 7, r->args, caps->args_max);
-  tg__bind_str(st, 8, r->no_verdict ? NULL : tg_verdict_name(r->verdict));
-  tg__bind_str(st, 9, r->rule);
-  tg__bind_str(st, 10, r->rule_where);
-  tg__bind_str(st, 11, r->reason);
-  tg__bind_str(st, 12, r->approval);
-  if (r->approval_id) sqlite3_bind_int64(st, 13, r->approval_id);
-  else sqlite3_bind_null(st, 13);
-  bind_json(st, 14, 0, 0, r->hooks, SIZE_MAX);
-  sqlite3_bind_int(st, 15, r->attempts);
-  tg__bind_str(st, 16, tg_status_name(r->status));
-  bind_error(st, r->error);
-  bind_json(st, 22, 23, 24, r->result, caps->result_max);
-  sqlite3_bind_int(st, 25, r->truncated);
-  sqlite3_bind_int64(st, 26, r->ts_ms);
-  sqlite3_bind_double(st, 27, r->duration_ms);
-  sqlite3_bind_int64(st, 28, (sqlite3_int64)r->generation);
-  tg__bind_str(st, 29, r->parent_call);
-  tg__bind_str(st, 30, r->decided_by);
-  const tg_audit_agent *a = &r->agent;
-  tg__bind_str(st, 31, a->name);
-  tg__bind_str(st, 32, a->name ? a->event : NULL);
-  tg__bind_str(st, 33, a->name ? a->tool : NULL);
-  bind_json(st, 34, 0, 0, a->name ? a->input : NULL, caps->args_max);
-  tg__bind_str(st, 35, a->name ? a->tool_use_id : NULL);
-  tg__bind_str(st, 36, a->name ? a->answer : NULL);
-  int rc = sqlite3_step(st);
-  sqlite3_reset(st); /* every parameter is bound again next time */
-  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+  tg_jbuf b = {0};
+  int rc = tg__audit_encode(&b, r, caps) < 0
+               ? SQLITE_NOMEM
+               : tg__audit_insert_encoded(st, b.p, b.len);
+  free(b.p);
+  return rc;
 }
 
 /* ---- reading ---------------------------------------------------------- */

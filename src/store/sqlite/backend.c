@@ -76,7 +76,15 @@ static void sq_close(tg_store *st) { sq_free(tg__sq(st)); }
 /* A runtime's store first writes what its runtime queued (a host reads
  * its own writes) and takes in approvals others changed. */
 int tg__sq_flushed(tg_sqlite *st, char err[TG_ERRMSG]) {
-  if (!st->w || tg__writer_flush(st->w) == 0) return 0;
+  if (!st->w) {
+    /* the audit journals beside the database loaded first (journal.c);
+     * one that cannot be (a database we may only read) is read without */
+    char e[TG_ERRMSG];
+    if (!tg__db_is_memory(st->base.path))
+      tg__journals_catch_up(st->db, NULL, st->base.path, 0, e, sizeof e);
+    return 0;
+  }
+  if (tg__writer_flush(st->w) == 0) return 0;
   tg__errf(err, TG_ERRMSG, "out of memory");
   return -ENOMEM;
 }

@@ -344,8 +344,10 @@ int tg__sq_search(tg_store *store, const tg_search_filter *f, cJSON **out,
                   char err[TG_ERRMSG]) {
   tg_sqlite *st = tg__sq(store);
   *out = NULL;
-  /* every call written and indexed: the index runs behind the audit */
-  if (tg__calls_indexed(st, err) < 0) return -EIO;
+  /* every call written (the journals loaded) and indexed: the index runs
+   * behind the audit */
+  if (tg__sq_flushed(st, err) < 0 || tg__calls_indexed(st, err) < 0)
+    return -EIO;
   const tg_search_filter g = *f;
   char why_m[256] = "", why_c[256] = "";
   cJSON *a = cJSON_CreateArray();

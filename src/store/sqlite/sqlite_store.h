@@ -92,6 +92,22 @@ int tg__schema_version(sqlite3 *db);
 int tg__audit_prepare(sqlite3 *db, sqlite3_stmt **st);
 int tg__audit_insert(sqlite3_stmt *st, const tg_audit_rec *r,
                      const tg_audit_caps *caps);
+/* A growing buffer of bytes; oom once a growth failed. */
+typedef struct {
+  unsigned char *p;
+  size_t len, cap;
+  int oom;
+} tg_jbuf;
+#define TG_AUDIT_COLUMNS 36
+void tg__jbuf_put(tg_jbuf *b, const void *p, size_t n);
+/* A record's column values appended to b (printed, cut to caps): what the
+ * journal keeps. 0, or -1 out of memory. */
+int tg__audit_encode(tg_jbuf *b, const tg_audit_rec *r,
+                     const tg_audit_caps *caps);
+/* Runs the insert with an encoded record's values (checked: SQLITE_FORMAT
+ * when they are not a record's). */
+int tg__audit_insert_encoded(sqlite3_stmt *st, const unsigned char *p,
+                             size_t n);
 cJSON *tg__audit_query(sqlite3 *db, const tg_audit_filter *f,
                        char err[TG_ERRMSG]);
 /* INSERT INTO calls (...), ?1..?29 in audit.c's order (audit.c). */
@@ -125,6 +141,35 @@ int tg__usage_insert(sqlite3 *db, const tg_usage *u, char *err, size_t errlen);
 /* f's period is already since_ms (store/store.c). */
 int tg__usage_sum(sqlite3 *db, const tg_usage_filter *f, tg_usage_total *out,
                   char err[TG_ERRMSG]);
+
+/* ---- journal.c: the audit journal, loaded behind a watermark ---------- */
+
+typedef struct tg_journal tg_journal;
+/* A record framed (length, CRC) onto b. 0, or -1 (out of memory). */
+int tg__journal_add(tg_jbuf *b, const tg_audit_rec *r,
+                    const tg_audit_caps *caps);
+/* This process's journal beside db_path, its watermark made on db. */
+tg_journal *tg__journal_open(sqlite3 *db, const char *db_path,
+                             char err[TG_ERRMSG]);
+/* b's records in one write(): 0, or a negative errno (nothing written). */
+int tg__journal_append(tg_journal *j, const tg_jbuf *b);
+/* The journal's records past its watermark into calls, inside the
+ * caller's transaction: how many, or -1 with err. A record the database
+ * refuses for good (a constraint) is skipped, counted in *refused, why in
+ * err. */
+int64_t tg__journal_load_own(sqlite3 *db, sqlite3_stmt *insert,
+                             tg_journal *j, int *refused, char *err,
+                             size_t errlen);
+/* Every journal beside db_path (other processes', other stores', dead
+ * ones'; dead_only: those alone) loaded past its watermark, each in a
+ * transaction of its own (not inside one): the records loaded, or -1
+ * with err. insert NULL: one is prepared. */
+int64_t tg__journals_catch_up(sqlite3 *db, sqlite3_stmt *insert,
+                              const char *db_path, int dead_only, char *err,
+                              size_t errlen);
+/* Loads what is left, drops the watermark and the file (kept for the next
+ * process when that fails), closes. */
+void tg__journal_close(sqlite3 *db, sqlite3_stmt *insert, tg_journal *j);
 
 /* ---- writer.c: a runtime's writer thread ------------------------------ */
 

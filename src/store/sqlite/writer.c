@@ -15,7 +15,20 @@
  * commit. The thread and the loop never use the connection at once:
  * thread_busy and loop_writing, under mu.
  *
- * Why the answer waits for the commit, not only the queue: the tool has
+ * Once the runtime has lived a moment (the thread's first idle tick,
+ * POLL_MS) it has an audit journal (journal.c): the loop appends a turn's
+ * records to it in one write() and answers them when it returns, whatever
+ * the thread is doing; the thread loads them into calls behind a
+ * watermark, LOAD_BEHIND records at a time (asked by the loop), at each
+ * idle tick, before a batch with jobs (a flush before a read, a grant),
+ * and when it stops. A commit costs a lone call about 35 µs of CPU; the
+ * write() a few. A runtime that lives less than a tick (an agent's hook,
+ * one call) commits as below and never makes a journal. Records the
+ * journal cannot take (a write() that fails, a record the table would
+ * refuse) are committed as below, their failures reported as below.
+ *
+ * Why the answer waits for the commit (or the journal's write), not only
+ * the queue: the tool has
  * run by then, but its result has not reached the agent. Answering first
  * would let a crash (or a kill the agent provokes) between the answer and
  * the commit hand the agent a result — a file read, a secret — that the
@@ -74,6 +87,11 @@
                                 indexes them between batches, however busy
                                 (when idle: at its next tick) */
 #define INDEX_CHUNK 512      /* calls indexed in one transaction */
+#define OPEN_AFTER 32        /* records committed as they came before the
+                                runtime makes its journal */
+#define LOAD_BEHIND 256      /* journal records the loop appends before it
+                                asks the thread to load them (when idle:
+                                at its next tick) */
 
 typedef struct {
   uv_async_t async;          /* the thread's answers are ready */
@@ -110,6 +128,10 @@ struct tg_writer {
   int failed;                    /* items that could not be written */
   char fail_msg[TG_ERRMSG];
   tg_snap *snap;                 /* approvals loaded for the loop */
+  uint64_t journaled;            /* records appended to the journal */
+  int load_asked;                /* the loop asks the thread to load it
+                                    (or to make it) */
+  uint64_t direct;               /* records committed as they came */
   /* the thread's: */
   int wal_pages;                 /* in the WAL since the last checkpoint */
   int asked_at;                  /* wal_pages when the checkpointer was
@@ -124,6 +146,15 @@ struct tg_writer {
   async_box *box;
   size_t pending;                /* queued, not yet answered on the loop */
   tg_audit_rec *lq, **lq_tail;   /* records for the loop to commit */
+  tg_journal *journal;           /* mu (set once by the thread). NULL:
+                                    none yet, records are committed as
+                                    they come */
+  int no_journal;                /* the thread's: none to be made */
+  tg_jbuf jb;                    /* the loop's: a turn's records, framed */
+  uint64_t journaled_asked;      /* journaled when the thread was last
+                                    asked to load */
+  /* the thread's: */
+  uint64_t loaded;               /* journal records loaded */
 };
 
 void tg__job_free(tg_job *j) {
@@ -193,9 +224,39 @@ static int write_records(tg_writer *w, tg_audit_rec *recs, char *err,
 
 /* One transaction for the records and jobs given. SQLite's result code;
  * what went wrong in err. */
+static void note_failure(tg_writer *w, const char *why, int n) {
+  uv_mutex_lock(&w->mu);
+  w->failed += n;
+  snprintf(w->fail_msg, sizeof w->fail_msg, "%s", why);
+  uv_mutex_unlock(&w->mu);
+}
+
+static int has_sync(const tg_job *j) {
+  for (; j; j = j->next)
+    if (j->kind == TG_JOB_SYNC) return 1;
+  return 0;
+}
+
 static int write_all(tg_writer *w, tg_audit_rec *recs, tg_job *jobs,
                      char *err, size_t errlen) {
+  /* a flush before a read: every journal beside the database (others',
+   * dead ones') in first; a failure leaves them for the next (the read
+   * goes on) */
+  if (!w->shared && has_sync(jobs)) {
+    char e[TG_ERRMSG];
+    int64_t n = tg__journals_catch_up(w->db, w->insert, w->st->base.path,
+                                      0, e, sizeof e);
+    if (n > 0) w->unindexed += (int)n;
+  }
   int rc = step_once(w, w->begin, err, errlen);
+  int64_t loaded = 0;
+  /* the journal first: a job (a flush before a read) comes after it */
+  int refused = 0;
+  if (rc == SQLITE_OK && w->journal && jobs && !w->shared &&
+      (loaded = tg__journal_load_own(w->db, w->insert, w->journal, &refused,
+                                     err, errlen)) < 0)
+    rc = SQLITE_ERROR;
+  if (refused) note_failure(w, err, refused); /* answered with the batch */
   if (rc == SQLITE_OK) rc = write_records(w, recs, err, errlen);
   for (tg_job *j = jobs; rc == SQLITE_OK && j; j = j->next)
     if (run_job(w, j) < 0) {
@@ -204,19 +265,92 @@ static int write_all(tg_writer *w, tg_audit_rec *recs, tg_job *jobs,
     }
   if (rc == SQLITE_OK) rc = step_once(w, w->commit, err, errlen);
   if (rc != SQLITE_OK) tg__db_exec(w->db, "ROLLBACK", NULL, 0);
+  else w->unindexed += (int)loaded;
   return rc;
+}
+
+/* The journal's records into calls, in a transaction of their own (the
+ * thread's; with jobs, write_all does it). A failure is no loss: the
+ * records stay in the journal for the next try. */
+static void load_journal(tg_writer *w) {
+  char err[TG_ERRMSG];
+  uv_mutex_lock(&w->mu);
+  if (!w->journal) w->load_asked = 0;
+  uv_mutex_unlock(&w->mu);
+  if (!w->journal) return;
+  uv_mutex_lock(&w->mu);
+  uint64_t upto = w->journaled;
+  w->load_asked = 0;
+  uv_mutex_unlock(&w->mu);
+  if (upto == w->loaded) return;
+  int64_t n = -1;
+  int refused = 0;
+  int rc = step_once(w, w->begin, err, sizeof err);
+  if (rc == SQLITE_OK &&
+      (n = tg__journal_load_own(w->db, w->insert, w->journal, &refused, err,
+                                sizeof err)) < 0)
+    rc = SQLITE_ERROR;
+  if (rc == SQLITE_OK) rc = step_once(w, w->commit, err, sizeof err);
+  if (rc != SQLITE_OK) {
+    tg__db_exec(w->db, "ROLLBACK", NULL, 0);
+    return;
+  }
+  w->loaded = upto; /* at least: the journal may hold more */
+  w->unindexed += (int)n;
+  if (refused) { /* answered already: said as soon as known */
+    note_failure(w, err, refused);
+    uv_mutex_lock(&w->mu);
+    uv_async_send(&w->box->async);
+    uv_mutex_unlock(&w->mu);
+  }
+}
+
+/* The journal, made once OPEN_AFTER records were committed as they came:
+ * a runtime with fewer calls (an agent's hook: one) commits its records
+ * rather than pay a journal's making and loading; one that cannot make it
+ * (a folder it cannot write) too. */
+static void open_journal(tg_writer *w) {
+  char err[TG_ERRMSG];
+  uv_mutex_lock(&w->mu);
+  int due = w->direct >= OPEN_AFTER;
+  uv_mutex_unlock(&w->mu);
+  if (w->journal || w->no_journal || !due) return;
+  w->no_journal = 1; /* tried once */
+  if (w->shared) return;
+  tg_journal *j = tg__journal_open(w->db, w->st->base.path, err);
+  if (!j) return;
+  uv_mutex_lock(&w->mu);
+  w->journal = j;
+  uv_mutex_unlock(&w->mu);
+}
+
+/* Journals of processes that died since (a crash, a kill), loaded at
+ * the thread's idle ticks while it has a journal of its own: their rows
+ * get ids soon after they were written, as the audit's time filter
+ * expects (audit.c, first_id_since). */
+static void catch_up_dead(tg_writer *w) {
+  char err[TG_ERRMSG];
+  if (!w->journal) return;
+  int64_t n = tg__journals_catch_up(w->db, w->insert, w->st->base.path, 1,
+                                    err, sizeof err);
+  if (n > 0) w->unindexed += (int)n;
+}
+
+/* Counts records committed as they came (mu held); asks the thread to
+ * make the journal once there were OPEN_AFTER. */
+static void count_direct(tg_writer *w, const tg_audit_rec *recs) {
+  uint64_t before = w->direct;
+  for (; recs; recs = recs->next) w->direct++;
+  if (before < OPEN_AFTER && w->direct >= OPEN_AFTER) {
+    w->load_asked = 1;
+    uv_cond_signal(&w->work);
+  }
 }
 
 static void mark_stored(tg_audit_rec *recs) {
   for (tg_audit_rec *r = recs; r; r = r->next) r->stored = 1;
 }
 
-static void note_failure(tg_writer *w, const char *why, int n) {
-  uv_mutex_lock(&w->mu);
-  w->failed += n;
-  snprintf(w->fail_msg, sizeof w->fail_msg, "%s", why);
-  uv_mutex_unlock(&w->mu);
-}
 
 /* Item by item, after the batch failed: each alone in its transaction. */
 static void write_one_by_one(tg_writer *w, tg_audit_rec *recs,
@@ -379,10 +513,23 @@ static int touches_approvals(const tg_job *j) {
 static int wait_for_work(tg_writer *w) {
   while (!w->quit && (w->queued == w->taken || w->loop_writing)) {
     w->thread_busy = 0;
-    int rc = uv_cond_timedwait(&w->work, &w->mu, POLL_MS * 1000000ull);
+    int rc = 0;
+    if (!w->load_asked || w->loop_writing)
+      rc = uv_cond_timedwait(&w->work, &w->mu, POLL_MS * 1000000ull);
     w->thread_busy = 1; /* the loop commits only while this is 0 */
-    if (rc != UV_ETIMEDOUT || w->loop_writing) continue;
+    if (w->loop_writing) continue;
+    if (w->load_asked) {
+      uv_mutex_unlock(&w->mu);
+      open_journal(w);
+      load_journal(w);
+      uv_mutex_lock(&w->mu);
+      continue;
+    }
+    if (rc != UV_ETIMEDOUT) continue;
     uv_mutex_unlock(&w->mu);
+    open_journal(w);
+    load_journal(w);
+    catch_up_dead(w);
     int fresh = refresh_approvals(w, 0);
     if (w->unindexed) index_calls(w);
     maybe_checkpoint(w, 1);
@@ -416,6 +563,7 @@ static void writer_main(void *arg) {
     if (first) refresh_approvals(w, touches_approvals(jobs));
     for (tg_audit_rec *r = recs; r; r = r->next) w->unindexed += r->stored;
     uv_mutex_lock(&w->mu);
+    count_direct(w, recs);
     append_answered(w, recs, jobs);
     w->written = upto;
     uv_cond_broadcast(&w->written_cv);
@@ -428,6 +576,7 @@ static void writer_main(void *arg) {
     uv_mutex_lock(&w->mu);
   }
   uv_mutex_unlock(&w->mu);
+  load_journal(w); /* all of it, before the journal goes */
   /* a short-lived runtime (an agent's hook: one call) leaves its few
    * calls to the next search or writer rather than pay an index
    * transaction on its way out; many are indexed now */
@@ -527,11 +676,46 @@ static void hand_to_thread(tg_writer *w, tg_audit_rec *recs) {
  * the file, or any error, hands them to the thread, which waits, tries
  * again and reports as for its own batches. Answered in deliver, after
  * this, as the thread's are. */
+/* The records the loop holds, appended to the journal in one write():
+ * answered once it returns (deliver). 0, or -1: not appended (the caller
+ * commits them as before). */
+static int journal_on_loop(tg_writer *w, tg_audit_rec *recs) {
+  uint64_t n = 0;
+  w->jb.len = 0;
+  w->jb.oom = 0;
+  for (tg_audit_rec *r = recs; r; r = r->next, n++)
+    /* a record the table refuses (no id, session or tool) is committed
+     * as before, so its failure is reported before its answer */
+    if (!r->call_id || !r->session || !r->tool ||
+        tg__journal_add(&w->jb, r, &w->caps) < 0)
+      return -1;
+  if (tg__journal_append(w->journal, &w->jb) < 0) return -1;
+  if (w->jb.cap > (1u << 20)) { /* a big result: not kept for the next */
+    free(w->jb.p);
+    w->jb = (tg_jbuf){0};
+  }
+  mark_stored(recs);
+  uv_mutex_lock(&w->mu);
+  append_answered(w, recs, NULL);
+  w->journaled += n;
+  if (w->journaled - w->journaled_asked >= LOAD_BEHIND) {
+    w->journaled_asked = w->journaled;
+    w->load_asked = 1;
+    uv_cond_signal(&w->work);
+  }
+  uv_mutex_unlock(&w->mu);
+  return 0;
+}
+
 static void commit_on_loop(tg_writer *w) {
   tg_audit_rec *recs = w->lq;
   if (!recs) return;
   w->lq = NULL;
   w->lq_tail = &w->lq;
+  uv_mutex_lock(&w->mu);
+  int journal = w->journal != NULL;
+  uv_mutex_unlock(&w->mu);
+  if (journal && journal_on_loop(w, recs) == 0) return;
   uv_mutex_lock(&w->mu);
   int mine = !w->thread_busy && w->queued == w->taken;
   if (mine) w->loop_writing = 1;
@@ -550,6 +734,7 @@ static void commit_on_loop(tg_writer *w) {
   w->loop_writing = 0;
   if (ok) append_answered(w, recs, NULL);
   else hand_to_thread(w, recs);
+  if (ok) count_direct(w, recs);
   if (w->queued != w->taken) uv_cond_signal(&w->work);
   uv_mutex_unlock(&w->mu);
 }
@@ -587,6 +772,16 @@ void tg__writer_audit(tg_writer *w, tg_audit_rec *rec) {
 void tg__writer_job(tg_writer *w, tg_job *job) {
   job->next = NULL;
   if (!job->sync) keep(w);
+  uv_mutex_lock(&w->mu);
+  int journal = w->journal != NULL;
+  uv_mutex_unlock(&w->mu);
+  if (journal && w->lq) { /* in the journal, which the job's batch loads */
+    tg_audit_rec *recs = w->lq;
+    if (journal_on_loop(w, recs) == 0) {
+      w->lq = NULL;
+      w->lq_tail = &w->lq;
+    }
+  }
   uv_mutex_lock(&w->mu);
   /* the records the loop holds go first: a flush is written after them */
   hand_to_thread(w, w->lq);
@@ -704,6 +899,10 @@ tg_writer *tg__writer_start(tg_sqlite *st, sqlite3 *db,
   }
   if (!w->shared) w->checkpointer = tg__checkpointer_start(st->base.path);
   if (init_sync(w, err) < 0) goto fail;
+  if (!w->shared) { /* what dead processes left, before anything else */
+    char e[TG_ERRMSG];
+    tg__journals_catch_up(db, w->insert, st->base.path, 0, e, sizeof e);
+  }
   /* calls a crash left unindexed (about: ids past the watermark) */
   int64_t behind = int_query(db, "SELECT coalesce((SELECT max(id) FROM "
                              "calls), 0) - (SELECT value FROM meta WHERE "
@@ -749,6 +948,8 @@ void tg__writer_stop(tg_writer *w) {
     uv_thread_join(&w->thread);
     deliver(w); /* what was written after the last turn of the loop */
   }
+  tg__journal_close(w->db, w->insert, w->journal);
+  free(w->jb.p);
   tg__checkpointer_stop(w->checkpointer);
   close_async(w);
   tg__snap_free(w->snap);

@@ -1,6 +1,7 @@
 // gateway.test.mjs — server-everything (the MCP project's own test server,
 // from npm) behind `toolgate serve`: its tools appear namespaced and go
-// through the policies, calls round-trip, its progress reaches the client,
+// through the policies, calls round-trip (one at a time and many at once),
+// its progress reaches the client,
 // a cancel reaches it, its elicitation reaches the user, its prompts and
 // resources pass through, and killing it mid-call gives a retryable
 // UPSTREAM error naming it — then it comes back.
@@ -82,6 +83,12 @@ await run("gateway", async (check) => {
   check("... through the chain (toolgate's outcome in _meta)", outcome(r)?.status === "ok");
   r = await c.callTool({ name: "everything__get-sum", arguments: { a: 2, b: 40 } });
   check("another upstream tool works", !r.isError && /42/.test(text(r)), r);
+  // calls made together: the gateway reads their answers from the upstream
+  // in one go (after a short rest in reading); none is lost or mixed up
+  const many = await Promise.all(Array.from({ length: 48 }, (_, i) =>
+    c.callTool({ name: "everything__echo", arguments: { message: `m${i}` } })));
+  check("48 calls made together each get their own answer",
+    many.every((x, i) => !x.isError && text(x) === `Echo: m${i}`), many.map(text));
   r = await c.callTool({ name: "everything__echo", arguments: { message: 7 } });
   check("its schema is checked by toolgate before it is forwarded",
     r.isError && outcome(r)?.code === "INVALID_ARGS", text(r));

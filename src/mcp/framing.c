@@ -14,9 +14,7 @@
  * uv_try_write first — most go out at once, without a request — and what
  * is left is queued with uv_write, taking the buffer with it. A regular file (or /dev/null) on either side is
  * read with uv_fs_read and written with write(): libuv cannot poll a
- * file. Resting: the owner may ask for a pause in reading after a read
- * (jrpc_rest_after_read), so that a peer that writes its lines one write
- * at a time is read, and answered, in fewer turns.
+ * file.
  */
 #include <errno.h>
 #include <limits.h>
@@ -25,9 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#if defined(__linux__)
-#include <sys/timerfd.h>
-#endif
 #include <cjson/cJSON.h>
 #include "toolgate.h"
 #include "kit/kit.h"
@@ -64,10 +59,6 @@ struct jrpc_conn {
   char *out_buf;          /* lines made this turn, not yet written */
   size_t out_len, out_cap;
   int skipping;           /* inside a line over the limit: drop to '\n' */
-  unsigned rest_us;       /* asked during this read: rest this long after it */
-  int rest_fd;            /* a timerfd for the rest, made when first asked */
-  int resting;            /* reading stopped until rest_fd fires */
-  uv_poll_t rest_poll;    /* on rest_fd */
   char rbuf[READ_CHUNK];
 };
 
@@ -86,7 +77,7 @@ jrpc_conn *jrpc_new(uv_loop_t *loop, size_t max_bytes, const jrpc_handlers *h,
   c->h = *h;
   c->ud = ud;
   c->max_bytes = max_bytes ? max_bytes : DEFAULT_MAX_BYTES;
-  c->in_fd = c->out_fd = c->rest_fd = -1;
+  c->in_fd = c->out_fd = -1;
   uv_pipe_init(loop, &c->in, 0);
   uv_pipe_init(loop, &c->out, 0);
   uv_check_init(loop, &c->flush);
@@ -101,7 +92,6 @@ uv_pipe_t *jrpc_out(jrpc_conn *c) { return &c->out; }
 
 static void maybe_free(jrpc_conn *c) {
   if (!c->closing || c->handles_open || c->fs_busy) return;
-  if (c->rest_fd >= 0) close(c->rest_fd);
   free(c->part);
   free(c->out_buf);
   free(c);
@@ -123,7 +113,6 @@ void jrpc_close(jrpc_conn *c) {
   uv_close((uv_handle_t *)&c->out, handle_closed);
   uv_close((uv_handle_t *)&c->flush, handle_closed);
   uv_close((uv_handle_t *)&c->awake, handle_closed);
-  if (c->rest_fd >= 0) uv_close((uv_handle_t *)&c->rest_poll, handle_closed);
   if (c->fs_busy) uv_cancel((uv_req_t *)&c->fs); /* if still queued */
 }
 
@@ -254,69 +243,10 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   *buf = uv_buf_init(c->rbuf, sizeof c->rbuf);
 }
 
-/* ---- resting between reads ------------------------------------------------ */
-
-static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
-
-void jrpc_rest_after_read(jrpc_conn *c, unsigned us) { c->rest_us = us; }
-
-#if defined(__linux__)
-/* The rest is over: read again, unless the conn stopped reading meanwhile
- * for a reason of its own (the peer stopped reading our output, the
- * input ended, the conn is closing). */
-static void rest_over(uv_poll_t *p, int status, int events) {
-  jrpc_conn *c = p->data;
-  (void)status;
-  (void)events;
-  uint64_t expired;
-  if (read(c->rest_fd, &expired, sizeof expired) < 0) {
-    /* nothing had expired: the poll is stopped all the same */
-  }
-  uv_poll_stop(&c->rest_poll);
-  c->resting = 0;
-  if (!c->reading || c->ended || c->closing) return;
-  int rc = uv_read_start((uv_stream_t *)&c->in, alloc_cb, read_cb);
-  if (rc < 0 && rc != UV_EALREADY) end(c, rc);
-}
-
-/* Asked for during this read (jrpc_rest_after_read): no reading for
- * rest_us, so that what the peer writes meanwhile, line after line, is
- * read in one go and answered in one turn. A libuv timer counts whole
- * milliseconds, too coarse for this: a timerfd, made when first asked. */
-static void rest(jrpc_conn *c) {
-  unsigned us = c->rest_us;
-  c->rest_us = 0;
-  if (!us || c->resting || !c->reading || c->in_file || c->ended ||
-      c->closing)
-    return;
-  if (c->rest_fd < 0) {
-    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (fd < 0) return;
-    if (uv_poll_init(c->loop, &c->rest_poll, fd) < 0) {
-      close(fd);
-      return;
-    }
-    c->rest_fd = fd;
-    c->rest_poll.data = c;
-    c->handles_open++;
-  }
-  struct itimerspec t = {{0, 0},
-                         {(time_t)(us / 1000000), (long)(us % 1000000) * 1000}};
-  if (timerfd_settime(c->rest_fd, 0, &t, NULL) < 0) return;
-  if (uv_poll_start(&c->rest_poll, UV_READABLE, rest_over) < 0) return;
-  uv_read_stop((uv_stream_t *)&c->in);
-  c->resting = 1;
-}
-#else
-static void rest(jrpc_conn *c) { c->rest_us = 0; } /* reads at once */
-#endif
-
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
   jrpc_conn *c = s->data;
-  if (nread > 0) {
-    feed(c, buf->base, (size_t)nread);
-    rest(c);
-  } else if (nread == UV_EOF) input_ended(c, 0);
+  if (nread > 0) feed(c, buf->base, (size_t)nread);
+  else if (nread == UV_EOF) input_ended(c, 0);
   else if (nread < 0) input_ended(c, (int)nread);
 }
 

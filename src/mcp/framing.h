@@ -68,11 +68,6 @@ size_t jrpc_backlog(const jrpc_conn *c);
 int jrpc_congested(const jrpc_conn *c);
 /* Closes both sides; frees the conn when they have closed. */
 void jrpc_close(jrpc_conn *c);
-/* Called from on_message: once the lines of this read are handled, read
- * nothing more for `us` microseconds (then read on as before). For a
- * peer known to be writing more lines one at a time: they are then read,
- * and passed on, together. Where there is no timerfd, a no-op. */
-void jrpc_rest_after_read(jrpc_conn *c, unsigned us);
 
 /* Builds and sends in one step; return jrpc_send's value. */
 int jrpc_send_result(jrpc_conn *c, const cJSON *id, cJSON *result);

@@ -47,23 +47,10 @@ typedef enum {
   UP_DOWN, UP_PROBING, UP_INITIALIZING, UP_LISTING, UP_READY, UP_STOPPED
 } up_state;
 
-/* After an answer, while the server holds requests of ours sent in the
- * last FRESH_MS (calls made together, which most servers answer with one
- * write each, moments apart): read nothing from it for REST_US, so that
- * those answers are read in one go and reach the client in one write,
- * waking it once instead of once or twice a call. server-everything, 16
- * calls in flight, 2-core VM: the client's wake-ups per call 0.55-0.76 ->
- * 0.08, its CPU per call back to what it is without the gateway,
- * toolgate's 29-33 -> 22-25 µs; 200-1000 µs all did that, 100 did not.
- * One call at a time there is none of ours left: no rest. */
-#define REST_US 300
-#define FRESH_MS 2
-
 typedef struct up_req {
   double id;
   up_answer_fn fn;
   void *ud;
-  uint64_t sent_ms;        /* the loop's time when it was sent */
   struct up_req *next;
 } up_req;
 
@@ -189,7 +176,6 @@ double up_request(mcp_upstream *u, const char *method, cJSON *params,
   r->id = ++u->next_id;
   r->fn = fn;
   r->ud = ud;
-  r->sent_ms = uv_now(u->loop);
   cJSON *msg = jrpc_request(r->id, method, with_era(u, params));
   int rc = msg ? jrpc_send(u->conn, msg) : UV_ENOMEM;
   cJSON_Delete(msg);
@@ -338,14 +324,6 @@ static void on_upstream_request(mcp_upstream *u, const jrpc_msg *m) {
   }
 }
 
-/* Are answers to more of our requests on their way (see REST_US)? */
-static int more_answers_soon(const mcp_upstream *u) {
-  uint64_t now = uv_now(u->loop);
-  for (const up_req *r = u->reqs; r; r = r->next)
-    if (now - r->sent_ms <= FRESH_MS) return 1;
-  return 0;
-}
-
 static void on_message(jrpc_conn *c, cJSON *msg, void *ud) {
   mcp_upstream *u = ud;
   jrpc_msg m;
@@ -355,7 +333,6 @@ static void on_message(jrpc_conn *c, cJSON *msg, void *ud) {
     u->answer_result = (cJSON *)m.result;
     on_response(u, &m);
     u->answer = u->answer_result = NULL;
-    if (more_answers_soon(u)) jrpc_rest_after_read(c, REST_US);
   } else if (m.kind == JRPC_REQUEST) {
     on_upstream_request(u, &m);
   }

@@ -24,6 +24,7 @@
 #include "lua/luaweak.h"
 #include "sandbox_lib.h"
 #include "sandbox_pattern.h"
+#include "lua_chunks.h"
 #include "base/lua_dir.h"
 #include "base/regular_file.h"
 
@@ -797,6 +798,85 @@ static int load_module(lua_State *L, int fd) {
   return st;
 }
 
+/* ---- the shipped library, precompiled -------------------------------------- */
+
+/* The embedded chunk of module `name` when `file` is where the shipped
+ * library has it (the module would come from that file's source: same
+ * name, same behaviour); NULL for any other file, which is loaded from
+ * its source. Allocates nothing (a descriptor is open). */
+static const tg_lua_chunk *shipped_chunk(const char *name, const char *file) {
+  const char *dir = tg__lua_dir();
+  size_t dlen = strlen(dir);
+  if (strncmp(file, dir, dlen) || file[dlen] != '/') return NULL;
+  const char *f = file + dlen + 1, *n = name;
+  for (; *n; n++, f++)
+    if (*f != (*n == '.' ? '/' : *n)) return NULL;
+  if (strcmp(f, ".lua")) return NULL;
+  for (const tg_lua_chunk *c = tg__lua_chunks; c->module; c++)
+    if (!strcmp(c->module, name)) return c;
+  return NULL;
+}
+
+/* lua_load's reader over an embedded chunk, with the file's chunk name
+ * ("@file") put where the dump has its placeholder "=?": the part before
+ * it, the name's length as the dump encodes it, the name, the rest. */
+typedef struct {
+  const tg_lua_chunk *c;
+  const char *name;
+  size_t name_len, len_n;
+  unsigned char len[16];
+  int part;
+} chunk_pieces;
+
+static void encode_name_len(chunk_pieces *r) {
+  size_t x = r->name_len;
+#if TG_LUA54
+  /* size + 1 in 7-bit groups, most significant first, the last marked */
+  unsigned char tmp[16];
+  size_t k = 0;
+  x += 1;
+  do {
+    tmp[k++] = x & 0x7f;
+    x >>= 7;
+  } while (x);
+  tmp[0] |= 0x80;
+  for (r->len_n = 0; r->len_n < k; r->len_n++)
+    r->len[r->len_n] = tmp[k - 1 - r->len_n];
+#else
+  /* LuaJIT: uleb128 */
+  r->len_n = 0;
+  do {
+    unsigned char b = x & 0x7f;
+    x >>= 7;
+    r->len[r->len_n++] = b | (x ? 0x80 : 0);
+  } while (x);
+#endif
+}
+
+static const char *read_chunk(lua_State *L, void *ud, size_t *size) {
+  chunk_pieces *r = ud;
+  const tg_lua_chunk *c = r->c;
+  switch (r->part++) {
+  case 0: *size = c->name_at; return (const char *)c->code;
+  case 1: *size = r->len_n; return (const char *)r->len;
+  case 2: *size = r->name_len; return r->name;
+  case 3:
+    *size = c->size - c->name_at - 3; /* the length byte and "=?" */
+    return (const char *)c->code + c->name_at + 3;
+  default: *size = 0; return NULL;
+  }
+}
+
+/* Loads an embedded chunk as the chunk named by the string on top (a
+ * file's "@name"): bytecode, which only this copy, made by the build,
+ * ever is. Returns lua_load's status. */
+static int load_chunk(lua_State *L, const tg_lua_chunk *c) {
+  chunk_pieces r = {c, lua_tostring(L, -1), 0, 0, {0}, 0};
+  r.name_len = strlen(r.name);
+  encode_name_len(&r);
+  return tg_load(L, read_chunk, &r, r.name, "b");
+}
+
 /* ---- the read-only module ---------------------------------------------------- */
 
 #define READONLY "toolgate.readonly" /* weak set of the read-only views */
@@ -901,7 +981,15 @@ static int sb_require(lua_State *L) {
                          "modules of the shipped library and of the policy "
                          "folder only (C modules are not available):%s",
                       name, lua_tostring(L, -1));
-  if (load_module(L, fd) != LUA_OK) return lua_error(L);
+  /* a shipped module comes precompiled; should the binary's copy not
+   * load (it was made for this Lua: it does), its source is read */
+  const tg_lua_chunk *c = shipped_chunk(name, lua_tostring(L, -1) + 1);
+  if (c && load_chunk(L, c) == LUA_OK)
+    close(fd);
+  else {
+    if (c) lua_pop(L, 1);
+    if (load_module(L, fd) != LUA_OK) return lua_error(L);
+  }
   tg__sandbox_set_env(L);
   lua_pushvalue(L, 1);
   lua_pushstring(L, lua_tostring(L, 2) + 1);

@@ -104,5 +104,6 @@ int main(int argc, char **argv) {
             names[i]);
   fprintf(out, "  {0, 0, 0, 0}};\n");
   lua_close(L);
+  free(names);
   return fclose(out) ? 1 : 0;
 }

@@ -11,6 +11,7 @@
 #define TG_POLICY_LUA_CHUNKS_H
 
 #include <stddef.h>
+#include <lua.h>
 
 typedef struct {
   const char *module;        /* "toolgate.shell"; NULL ends the list */
@@ -23,5 +24,15 @@ typedef struct {
 /* Ends with a NULL module; empty when the build could not make the chunks
  * (a module built by luarocks has no Lua library to run the compiler). */
 extern const tg_lua_chunk tg__lua_chunks[];
+
+/* The chunk of module ("toolgate.shell"), or NULL. */
+const tg_lua_chunk *tg__lua_chunk(const char *module);
+
+/* Loads c as bytecode (mode "b": only this copy, made by the build, ever
+ * is) named chunkname ("@/usr/share/toolgate/lua/toolgate/shell.lua"),
+ * the function on top. Returns lua_load's status, its message on top when
+ * not LUA_OK (as for a Lua other than the one the build used). */
+int tg__lua_chunk_load(lua_State *L, const tg_lua_chunk *c,
+                       const char *chunkname);
 
 #endif

@@ -811,71 +811,9 @@ static const tg_lua_chunk *shipped_chunk(const char *name, const char *file) {
   const char *f = file + dlen + 1, *n = name;
   for (; *n; n++, f++)
     if (*f != (*n == '.' ? '/' : *n)) return NULL;
-  if (strcmp(f, ".lua")) return NULL;
-  for (const tg_lua_chunk *c = tg__lua_chunks; c->module; c++)
-    if (!strcmp(c->module, name)) return c;
-  return NULL;
+  return strcmp(f, ".lua") ? NULL : tg__lua_chunk(name);
 }
 
-/* lua_load's reader over an embedded chunk, with the file's chunk name
- * ("@file") put where the dump has its placeholder "=?": the part before
- * it, the name's length as the dump encodes it, the name, the rest. */
-typedef struct {
-  const tg_lua_chunk *c;
-  const char *name;
-  size_t name_len, len_n;
-  unsigned char len[16];
-  int part;
-} chunk_pieces;
-
-static void encode_name_len(chunk_pieces *r) {
-  size_t x = r->name_len;
-#if TG_LUA54
-  /* size + 1 in 7-bit groups, most significant first, the last marked */
-  unsigned char tmp[16];
-  size_t k = 0;
-  x += 1;
-  do {
-    tmp[k++] = x & 0x7f;
-    x >>= 7;
-  } while (x);
-  tmp[0] |= 0x80;
-  for (r->len_n = 0; r->len_n < k; r->len_n++)
-    r->len[r->len_n] = tmp[k - 1 - r->len_n];
-#else
-  /* LuaJIT: uleb128 */
-  r->len_n = 0;
-  do {
-    unsigned char b = x & 0x7f;
-    x >>= 7;
-    r->len[r->len_n++] = b | (x ? 0x80 : 0);
-  } while (x);
-#endif
-}
-
-static const char *read_chunk(lua_State *L, void *ud, size_t *size) {
-  chunk_pieces *r = ud;
-  const tg_lua_chunk *c = r->c;
-  switch (r->part++) {
-  case 0: *size = c->name_at; return (const char *)c->code;
-  case 1: *size = r->len_n; return (const char *)r->len;
-  case 2: *size = r->name_len; return r->name;
-  case 3:
-    *size = c->size - c->name_at - 3; /* the length byte and "=?" */
-    return (const char *)c->code + c->name_at + 3;
-  default: *size = 0; return NULL;
-  }
-}
-
-/* Loads an embedded chunk as the chunk named by the string on top (a
- * file's "@name"): bytecode, which only this copy, made by the build,
- * ever is. Returns lua_load's status. */
-static int load_chunk(lua_State *L, const tg_lua_chunk *c) {
-  chunk_pieces r = {c, lua_tostring(L, -1), 0, 0, {0}, 0};
-  r.name_len = strlen(r.name);
-  encode_name_len(&r);
-  return tg_load(L, read_chunk, &r, r.name, "b");
-}
 
 /* ---- the read-only module ---------------------------------------------------- */
 
@@ -984,7 +922,7 @@ static int sb_require(lua_State *L) {
   /* a shipped module comes precompiled; should the binary's copy not
    * load (it was made for this Lua: it does), its source is read */
   const tg_lua_chunk *c = shipped_chunk(name, lua_tostring(L, -1) + 1);
-  if (c && load_chunk(L, c) == LUA_OK)
+  if (c && tg__lua_chunk_load(L, c, lua_tostring(L, -1)) == LUA_OK)
     close(fd);
   else {
     if (c) lua_pop(L, 1);

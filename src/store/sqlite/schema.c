@@ -337,8 +337,11 @@ int tg__schema_ensure(sqlite3 *db, const char *path, int target,
     tg__db_error(db, path, "cannot read its schema version", err);
     return -1;
   }
-  /* someone else's first: their user_version means nothing to us */
-  if (foreign(db, path, app, v, err)) return -1;
+  /* someone else's first: their user_version means nothing to us. A file
+   * with neither mark may be one another toolgate is creating right now
+   * (its tables seen, its marks not yet, read by separate statements):
+   * upgrade() decides that one under the write lock */
+  if ((app != 0 || v != 0) && foreign(db, path, app, v, err)) return -1;
   if (v > TG_DB_SCHEMA_VERSION) return newer(path, v, err);
   if (v >= target && v > 0) return 0; /* the common case: no write, no lock */
   if (tg__db_exec(db, "BEGIN IMMEDIATE", NULL, 0) != SQLITE_OK) {

@@ -33,6 +33,7 @@
 #define STABLE_MS 30000      /* up this long: the back-off starts over */
 #define KILL_GRACE_MS 2000
 #define MAX_PAGES 50
+#define RELISTS_HELD 3     /* lists made again before they are handed on */
 #define ERR_LINE 1024
 /* An upstream's log lines (its stderr, its notifications/message) reach
  * our log at most LOG_RATE a second after a burst of LOG_BURST: a server
@@ -85,6 +86,8 @@ struct mcp_upstream {
   cJSON *answer;           /* the answer being handed out (up_take_result) */
   cJSON *answer_result;    /* its result, still in it */
   int listing;             /* lists still being fetched */
+  int relist_owed;         /* a list_changed came while they were */
+  int relisted;            /* lists made again for it since the last handed on */
   cJSON *tools, *prompts, *resources, *templates;
   cJSON *caps;             /* the capabilities it declared (this run) */
 };
@@ -291,7 +294,8 @@ static void on_upstream_notification(mcp_upstream *u, const jrpc_msg *m) {
   if (!strcmp(n, "notifications/tools/list_changed") ||
       !strcmp(n, "notifications/prompts/list_changed") ||
       !strcmp(n, "notifications/resources/list_changed")) {
-    if (u->state == UP_READY) relist(u);
+    if (u->listing) u->relist_owed = 1; /* the answers coming may be older */
+    else if (u->state == UP_READY) relist(u);
   } else if (!strcmp(n, "notifications/message")) {
     on_log_message(u, m->params);
   } else {
@@ -454,8 +458,25 @@ static void list_page(lister *l, const char *cursor);
  * lists changed). */
 static void list_release(mcp_upstream *u) {
   if (--u->listing > 0) return;
+  /* A list_changed came while these were fetched: the lists may predate
+   * it (a server that registers tools once it knows its client answers
+   * tools/list and then says they changed). They are made again before
+   * they are handed on, RELISTS_HELD times at most, so that a server
+   * that keeps changing them is still listed. */
+  if (u->relist_owed && (u->state == UP_LISTING || u->state == UP_READY) &&
+      u->relisted < RELISTS_HELD) {
+    u->relist_owed = 0;
+    u->relisted++;
+    relist(u);
+    return;
+  }
+  u->relisted = 0;
   if (u->state == UP_LISTING) ready(u);
   else if (u->state == UP_READY) u->h.on_listed(u, u->ud);
+  if (u->relist_owed && u->state == UP_READY) { /* still changing: again */
+    u->relist_owed = 0;
+    relist(u);
+  }
 }
 
 static void list_done(lister *l) {
@@ -695,6 +716,7 @@ static void go_down(mcp_upstream *u, const char *why) {
   }
   fail_all(u, why); /* lists in flight end too (nothing is ready when down) */
   u->listing = 0;
+  u->relist_owed = u->relisted = 0;
   if (was_ready && now - u->ready_at >= STABLE_MS) u->backoff_ms = 0;
   u->backoff_ms = u->backoff_ms ? u->backoff_ms * 2 : BACKOFF_FIRST_MS;
   if (u->backoff_ms > BACKOFF_MAX_MS) u->backoff_ms = BACKOFF_MAX_MS;

@@ -195,6 +195,36 @@ describe("policy sandbox: the standard library", function()
     os.remove(dir .. "/../outside_mod.lua")
   end)
 
+  -- The shipped modules come precompiled inside the binary (lua_dump at
+  -- build time, line info kept): they must behave as their source does,
+  -- errors naming the installed file and line, while policy code still
+  -- gets no way to produce or load bytecode itself.
+  it("loads the shipped library precompiled, as its source behaves", function()
+    local rt, dir = sandbox(TRY)
+    local lib = try(rt, "return (package.path:match('^([^;]*)/%?%.lua'))").value
+    local file = lib .. "/toolgate/shell.lua"
+    local host = assert(loadfile(file))()
+    local _, want = pcall(host.has_flag, 1)
+    assert.is_true(H.has(want, file .. ":"), want)
+    local r = try(rt, "return select(2, pcall(require('toolgate.shell').has_flag, 1))")
+    assert.are.equal(want, r.value)
+    -- and gives the same results
+    assert.are.equal(host.basename("/usr/bin/rm"),
+                     try(rt, "return require('toolgate.shell').basename('/usr/bin/rm')").value)
+    -- no bytecode for policy code: not made, not loaded, not required
+    refused(rt, "return string.dump(require('toolgate.shell').basename)",
+            "string.dump is not available")
+    assert(os.execute("mkdir -p " .. dir .. "/lib"))
+    H.write(dir .. "/lib/bc.lua", string.dump(function() return "escaped" end))
+    r = try(rt, "local a = ... local h = assert(io.open(a.path, 'rb')) local s = h:read('a') h:close()"
+                .. " local f, err = load(s, 'bc', 'b') return f and f() or err",
+            { path = dir .. "/lib/bc.lua" })
+    assert.is_true(H.has(r.value, "binary chunks are not allowed"), r.value)
+    r = try(rt, "return require 'lib.bc'")
+    assert.is_false(r.ok, "a bytecode module was required: " .. tostring(r.value))
+    assert.is_true(H.has(r.err, "chunk"), r.err) -- binary chunk / wrong mode
+  end)
+
   it("gives every file its own globals, _G included", function()
     local rt = sandbox {
       ["10_a.lua"] = "leak = 'from a'; _G.leak2 = 'from a too'",

@@ -24,6 +24,7 @@
 #include "lua/luaweak.h"
 #include "sandbox_lib.h"
 #include "sandbox_pattern.h"
+#include "lua_chunks.h"
 #include "base/lua_dir.h"
 #include "base/regular_file.h"
 
@@ -797,6 +798,23 @@ static int load_module(lua_State *L, int fd) {
   return st;
 }
 
+/* ---- the shipped library, precompiled -------------------------------------- */
+
+/* The embedded chunk of module `name` when `file` is where the shipped
+ * library has it (the module would come from that file's source: same
+ * name, same behaviour); NULL for any other file, which is loaded from
+ * its source. Allocates nothing (a descriptor is open). */
+static const tg_lua_chunk *shipped_chunk(const char *name, const char *file) {
+  const char *dir = tg__lua_dir();
+  size_t dlen = strlen(dir);
+  if (strncmp(file, dir, dlen) || file[dlen] != '/') return NULL;
+  const char *f = file + dlen + 1, *n = name;
+  for (; *n; n++, f++)
+    if (*f != (*n == '.' ? '/' : *n)) return NULL;
+  return strcmp(f, ".lua") ? NULL : tg__lua_chunk(name);
+}
+
+
 /* ---- the read-only module ---------------------------------------------------- */
 
 #define READONLY "toolgate.readonly" /* weak set of the read-only views */
@@ -901,7 +919,15 @@ static int sb_require(lua_State *L) {
                          "modules of the shipped library and of the policy "
                          "folder only (C modules are not available):%s",
                       name, lua_tostring(L, -1));
-  if (load_module(L, fd) != LUA_OK) return lua_error(L);
+  /* a shipped module comes precompiled; should the binary's copy not
+   * load (it was made for this Lua: it does), its source is read */
+  const tg_lua_chunk *c = shipped_chunk(name, lua_tostring(L, -1) + 1);
+  if (c && tg__lua_chunk_load(L, c, lua_tostring(L, -1)) == LUA_OK)
+    close(fd);
+  else {
+    if (c) lua_pop(L, 1);
+    if (load_module(L, fd) != LUA_OK) return lua_error(L);
+  }
   tg__sandbox_set_env(L);
   lua_pushvalue(L, 1);
   lua_pushstring(L, lua_tostring(L, 2) + 1);

@@ -24,6 +24,6 @@ failed=0
 for s in "${specs[@]}"; do
   case $s in *.mjs) ;; *) s=$s.test.mjs ;; esac
   echo "==> $s"
-  TOOLGATE=$TG timeout 180 node "$s" || failed=$((failed + 1))
+  TOOLGATE=$TG timeout 300 node "$s" || failed=$((failed + 1))
 done
 [ $failed -eq 0 ] || { echo "spec/mcp: $failed spec file(s) failed"; exit 1; }

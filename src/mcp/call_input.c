@@ -39,7 +39,6 @@
  * takes it over; tools.c calls it at the start of tools/call and when a
  * call is freed.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -82,16 +81,23 @@ static int key_taken(const mcp_call *c, const char *key) {
   return 0;
 }
 
-/* The upstream's id as a key, if it makes a fair one: the client shows
- * keys to nobody, but they come back in its retry, so keep them plain. */
+/* The upstream's id as a key, if it makes a fair one: keys come back in
+ * the client's retry, and a client may well keep them as the names of an
+ * object's members, so plain ones only, and none an object has already. */
 static int key_of_id(const cJSON *id, char *key, size_t len) {
+  static const char *const inherited[] = {"__proto__", "constructor",
+                                          "prototype", NULL};
   if (cJSON_IsString(id)) {
     size_t n = strlen(id->valuestring);
     if (n == 0 || n > MAX_KEY || n >= len) return 0;
     for (size_t i = 0; i < n; i++) {
-      unsigned char ch = (unsigned char)id->valuestring[i];
-      if (!isalnum(ch) && !strchr("_-.:/", ch)) return 0;
+      char ch = id->valuestring[i];
+      if (!(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z') &&
+          !(ch >= '0' && ch <= '9') && !strchr("_-.:/", ch))
+        return 0;
     }
+    for (size_t i = 0; inherited[i]; i++)
+      if (!strcmp(id->valuestring, inherited[i])) return 0;
     memcpy(key, id->valuestring, n + 1);
     return 1;
   }

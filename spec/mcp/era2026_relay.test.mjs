@@ -2,7 +2,8 @@
 // sampling/createMessage during a tool call, relayed to a client of the
 // 2026-07-28 era (the v2 SDK, @modelcontextprotocol/client 2.4.0), which
 // has no server-to-client requests during a call: the call is answered
-// input_required with the upstream's request (inputRequests.upstream) and
+// input_required with the upstream's request (in inputRequests, keyed by
+// its request id at the upstream) and
 // a requestState; the client's inputResponses go back to the upstream as
 // the answer to its request, and the call ends with the upstream's result.
 // A client without the capability: the upstream is refused, and the call
@@ -71,23 +72,24 @@ await run("era2026_relay", async (check) => {
   const m = await v2Client(p, { capabilities: { elicitation: {} }, inputRequired: { autoFulfill: false } });
   const call = { name: "everything__trigger-elicitation-request", arguments: {} };
   const ir = await m.callTool(call, { allowInputRequired: true });
-  const q = ir.inputRequests?.upstream;
-  check("input_required: the upstream's request as inputRequests.upstream, with a requestState",
-    ir.resultType === "input_required" && q?.method === "elicitation/create" &&
+  const keys = Object.keys(ir.inputRequests || {});
+  const key = keys[0], q = ir.inputRequests?.[key];
+  check("input_required: the upstream's request in inputRequests (one), with a requestState",
+    ir.resultType === "input_required" && keys.length === 1 && q?.method === "elicitation/create" &&
     /^\[everything\] /.test(q?.params?.message) && typeof ir.requestState === "string", ir);
   const again = await m.callTool({ ...call, requestState: ir.requestState }, { allowInputRequired: true });
   check("a retry without the answer: the same request again, a new requestState",
-    again.resultType === "input_required" && again.inputRequests?.upstream?.method === "elicitation/create" &&
+    again.resultType === "input_required" && again.inputRequests?.[key]?.method === "elicitation/create" &&
     again.requestState !== ir.requestState, again);
   let replayed;
   try {
     await m.callTool({ ...call, requestState: ir.requestState,
-      inputResponses: { upstream: { action: "decline" } } }, { allowInputRequired: true });
+      inputResponses: { [key]: { action: "decline" } } }, { allowInputRequired: true });
   } catch (e) { replayed = e; }
   check("the first requestState is spent: refused (-32602)",
     replayed?.code === -32602, { code: replayed?.code, message: String(replayed?.message || replayed) });
   const done = await m.callTool({ ...call, requestState: again.requestState,
-    inputResponses: { upstream: { action: "decline" } } }, { allowInputRequired: true });
+    inputResponses: { [key]: { action: "decline" } } }, { allowInputRequired: true });
   check("the answer (decline) reached the upstream, and the call ended with its result",
     done.resultType !== "input_required" && /decline/i.test(JSON.stringify(done.content)), done);
 
@@ -106,8 +108,8 @@ await run("era2026_relay", async (check) => {
     left.resultType === "input_required", left);
   for (const x of [c, m, n]) await x.close();
   check("the log says the requests were put to the client",
-    /the upstream's elicitation\/create put to the client \(input_required\)/.test(readLog(p)) &&
-    /the client answered the upstream's request/.test(readLog(p)), readLog(p).slice(-1500));
+    /request\(s\) of the upstream put to the client \(input_required\)/.test(readLog(p)) &&
+    /the client answered the upstream's requests/.test(readLog(p)), readLog(p).slice(-1500));
   const err = fs.existsSync(path.join(p.dir, "stderr.txt")) ? fs.readFileSync(path.join(p.dir, "stderr.txt"), "utf8") : "";
   check("no crash or sanitizer report", !/Sanitizer|runtime error|Segmentation/.test(err), err.slice(-1500));
 });

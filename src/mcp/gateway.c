@@ -411,7 +411,7 @@ static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params)
 }
 
 static void withdraw_relay(mcp_gateway *gw, gw_relay *r, const char *why) {
-  if (r->call) mcp_call_input_withdraw(r->call);
+  if (r->call) mcp_call_input_withdraw(r->call, r);
   else mcp_withdraw(r->pending, why);
   drop_relay(gw, r);
 }
@@ -484,6 +484,30 @@ static cJSON *relayed_params(const mcp_upstream *u, const char *method,
   return cJSON_IsObject(params) ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
 }
 
+/* The upstream's request, held until the client's answer goes back to it
+ * (gw->relays), with the params to put to the client in *relayed; or NULL
+ * when out of memory (the upstream is told so). */
+static gw_relay *new_relay(mcp_gateway *gw, mcp_upstream *u, const cJSON *id,
+                           const char *method, const cJSON *params,
+                           cJSON **relayed) {
+  gw_relay *r = calloc(1, sizeof *r);
+  cJSON *p = relayed_params(u, method, params);
+  cJSON *own_id = cJSON_Duplicate(id, 1);
+  if (!r || !p || !own_id) {
+    free(r);
+    cJSON_Delete(p);
+    cJSON_Delete(own_id);
+    refuse_relay(u, id, "out of memory");
+    return NULL;
+  }
+  size_t i = gw_index_of(gw, u);
+  *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0, own_id, NULL,
+                  gw->relays, NULL};
+  gw->relays = r;
+  *relayed = p;
+  return r;
+}
+
 /* Its request during a tool call of a 2026-07-28 client: that era has no
  * requests of the client during a call, only the call's input_required
  * result (call_input.c). The upstream's link says not which call asks:
@@ -491,20 +515,12 @@ static cJSON *relayed_params(const mcp_upstream *u, const char *method,
 static void relay_to_call(mcp_gateway *gw, mcp_upstream *u, const cJSON *id,
                           const char *method, const cJSON *params,
                           const char *call_id) {
-  gw_relay *r = calloc(1, sizeof *r);
-  cJSON *p = relayed_params(u, method, params);
-  if (!r || !p) {
-    free(r);
-    cJSON_Delete(p);
-    return refuse_relay(u, id, "out of memory");
-  }
-  size_t i = gw_index_of(gw, u);
-  *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
-                  cJSON_Duplicate(id, 1), NULL, gw->relays, NULL};
-  gw->relays = r;
+  cJSON *p;
+  gw_relay *r = new_relay(gw, u, id, method, params, &p);
+  if (!r) return;
   char why[300], msg[400];
-  r->call = mcp_call_ask_input(gw->s, call_id, method, p, call_answered, r,
-                               why, sizeof why);
+  r->call = mcp_call_ask_input(gw->s, call_id, id, method, p, call_answered,
+                               r, why, sizeof why);
   if (r->call) return;
   drop_relay(gw, r);
   snprintf(msg, sizeof msg, "toolgate's client (%s era) cannot take %s "
@@ -543,17 +559,9 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
              "declared no %s capability)", method, cap);
     return refuse_relay(u, id, why);
   }
-  gw_relay *r = calloc(1, sizeof *r);
-  cJSON *p = relayed_params(u, method, params);
-  if (!r || !p) {
-    free(r);
-    cJSON_Delete(p);
-    return refuse_relay(u, id, "out of memory");
-  }
-  size_t i = gw_index_of(gw, u);
-  *r = (gw_relay){gw, u, i < gw->nups ? gw->starts[i] : 0,
-                  cJSON_Duplicate(id, 1), NULL, gw->relays, NULL};
-  gw->relays = r;
+  cJSON *p;
+  gw_relay *r = new_relay(gw, u, id, method, params, &p);
+  if (!r) return;
   r->pending = mcp_ask_client(asker, NULL, method, p, relay_answer, r);
   if (!r->pending) {
     refuse_relay(u, id, "toolgate's client is gone");

@@ -103,6 +103,8 @@ struct mcp_pending {
 /* The client's answer to an upstream's request put to it during a call
  * (call_input.c): its result, or an error when it will not come. */
 typedef void (*mcp_input_fn)(const cJSON *result, const cJSON *error, void *ud);
+/* One such request, waiting (call_input.c). */
+typedef struct mcp_input mcp_input;
 
 /* A tools/call in flight. */
 struct mcp_call {
@@ -141,11 +143,12 @@ struct mcp_call {
   char *preset_guidance;
   uint64_t approval_id;  /* an ask waiting on the client's answer */
   mcp_pending *elicit;   /* the elicitation/create it waits on */
-  /* an upstream's request put to a 2026-07-28 client (call_input.c) */
-  cJSON *input_request;  /* {method, params} as put */
+  /* an upstream's requests put to a 2026-07-28 client (call_input.c) */
+  mcp_input *inputs;     /* waiting on the client's answers, oldest first */
   char *input_state;     /* the requestState the retry must bring */
-  mcp_input_fn input_fn; /* NULL: none waits */
-  void *input_ud;
+  uv_timer_t *input_gather; /* the requests that come together go out
+                            together: posed when it fires; NULL none */
+  unsigned input_keys;   /* keys toolgate made for them so far */
 };
 
 /* The client's tools as last listed: names, sorted, and which are hidden. */
@@ -321,18 +324,20 @@ mcp_call *mcp_call_find(mcp_server *s, const char *call_id);
 
 /* Is call_id a call of a 2026-07-28 request? */
 int mcp_call_is_stateless(mcp_server *s, const char *call_id);
-/* An upstream's request (method, params taken) made while it runs call
- * call_id of a 2026-07-28 client: the call is answered input_required,
- * and fn gets the client's answer when it sends the call again (or an
- * error when the call ends first). Returns the call (for
+/* An upstream's request (its id upstream_id; method, params taken) made
+ * while it runs call call_id of a 2026-07-28 client: the call is answered
+ * input_required (with the other requests that come with it), and fn gets
+ * the client's answer when it sends the call again (or an error when the
+ * call ends first). Returns the call (for
  * mcp_call_input_withdraw, good until fn has run), or NULL with why (fn
  * not called). */
 mcp_call *mcp_call_ask_input(mcp_server *s, const char *call_id,
-                             const char *method, cJSON *params,
-                             mcp_input_fn fn, void *ud, char *why, size_t len);
-/* The upstream withdrew its request (or toolgate stops) before fn ran: fn
- * will not be called. */
-void mcp_call_input_withdraw(mcp_call *c);
+                             const cJSON *upstream_id, const char *method,
+                             cJSON *params, mcp_input_fn fn, void *ud,
+                             char *why, size_t len);
+/* The upstream withdrew its request (the one of ud; or toolgate stops)
+ * before fn ran: fn will not be called. */
+void mcp_call_input_withdraw(mcp_call *c, void *ud);
 /* The call is freed: a request still waiting is answered with an error
  * (why), through its fn. */
 void mcp_call_input_drop(mcp_call *c, const char *why);

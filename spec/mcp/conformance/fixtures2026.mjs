@@ -14,6 +14,11 @@
 // `input_required` result the 2026-07-28 client gets, with toolgate's
 // requestState, and the client's retry into the answer this server
 // awaits. So the scenarios check toolgate's relay, not this file.
+//
+// Its requests go with the ids it chooses (JSON-RPC ids are the sender's
+// to choose), the keys the scenarios name (`user_name`, `step1`, ...):
+// toolgate keys each relayed request in `inputRequests` by its id at the
+// upstream. The SDK numbers its own requests, so `askAs` sends them itself.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
@@ -29,17 +34,43 @@ const failed = (t) => ({ ...text(t), isError: true });
 const none = { type: "object", properties: {} };
 const nameSchema = (key) => ({ type: "object", properties: { [key]: { type: "string" } }, required: [key] });
 
+// A request of the server's with the id `key` (or `key-N` while one of
+// that id waits); its answer comes back under that id.
+const transport = new StdioServerTransport();
+const waiting = new Map();
+let serial = 0;
+function askAs(key, method, params) {
+  const id = waiting.has(key) ? `${key}-${++serial}` : key;
+  return new Promise((resolve, reject) => {
+    waiting.set(id, { resolve, reject });
+    transport.send({ jsonrpc: "2.0", id, method, params }).catch((e) => {
+      waiting.delete(id);
+      reject(e);
+    });
+  });
+}
+function takeAnswers() {
+  const sdk = transport.onmessage;
+  transport.onmessage = (msg, extra) => {
+    const w = typeof msg?.id === "string" && !("method" in msg) ? waiting.get(msg.id) : undefined;
+    if (!w) return sdk?.(msg, extra);
+    waiting.delete(msg.id);
+    if (msg.error) w.reject(new McpError(msg.error.code, msg.error.message, msg.error.data));
+    else w.resolve(msg.result);
+  };
+}
+
 const ask = {
-  name: (message = "What is your name?") =>
-    server.elicitInput({ message, requestedSchema: nameSchema("name") }),
-  confirm: () => server.elicitInput({
+  name: (message = "What is your name?", key = "user_name") =>
+    askAs(key, "elicitation/create", { message, requestedSchema: nameSchema("name") }),
+  confirm: () => askAs("confirmation", "elicitation/create", {
     message: "Please confirm",
     requestedSchema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] },
   }),
-  sample: (question, maxTokens) => server.createMessage({
+  sample: (question, maxTokens, key = "capital_question") => askAs(key, "sampling/createMessage", {
     messages: [{ role: "user", content: { type: "text", text: question } }], maxTokens,
   }),
-  roots: () => server.listRoots(),
+  roots: () => askAs("client_roots", "roots/list", {}),
 };
 const accepted = (r) => r?.action === "accept" && r.content;
 const sampled = (r) => (r?.content?.type === "text" ? r.content.text : JSON.stringify(r?.content));
@@ -99,7 +130,7 @@ const tools = {
     description: "Asks for a name, a greeting from the model and the roots at once",
     run: async () => {
       const [who, greeting, roots] = await Promise.allSettled([
-        ask.name(), ask.sample("Generate a greeting", 50), ask.roots()]);
+        ask.name(), ask.sample("Generate a greeting", 50, "greeting"), ask.roots()]);
       const why = [who, greeting, roots].filter((x) => x.status === "rejected").map((x) => x.reason?.message);
       if (why.length) return failed(`some requests were refused: ${why.join("; ")}`);
       return text(`${sampled(greeting.value)} ${who.value.content?.name}; roots: ${roots.value.roots?.length}`);
@@ -108,10 +139,10 @@ const tools = {
   test_input_required_result_multi_round: {
     description: "Asks for a name, then for a favourite colour",
     run: async () => {
-      const a = await ask.name("Step 1: What is your name?");
+      const a = await ask.name("Step 1: What is your name?", "step1");
       if (!accepted(a)) return failed(`step 1 not answered: ${a?.action}`);
-      const b = await server.elicitInput({ message: "Step 2: What is your favorite color?",
-        requestedSchema: nameSchema("color") });
+      const b = await askAs("step2", "elicitation/create", {
+        message: "Step 2: What is your favorite color?", requestedSchema: nameSchema("color") });
       if (!accepted(b)) return failed(`step 2 not answered: ${b?.action}`);
       return text(`${a.content.name} likes ${b.content.color}`);
     },
@@ -123,14 +154,14 @@ const tools = {
         const r = await ask.name();
         return text(`asked by elicitation: ${r?.action}`);
       } catch {
-        const r = await ask.sample("What is your name?", 20);
+        const r = await ask.sample("What is your name?", 20, "user_name_sampled");
         return text(`asked by sampling: ${sampled(r)}`);
       }
     },
   },
   test_missing_capability: {
     description: "Needs the client's model (sampling/createMessage) and nothing else will do",
-    run: async () => text(`The model said: ${sampled(await ask.sample("Say hello", 10))}`),
+    run: async () => text(`The model said: ${sampled(await ask.sample("Say hello", 10, "hello"))}`),
   },
   test_streaming_elicitation: {
     description: "Asks the client for a name mid-call",
@@ -189,10 +220,11 @@ server.setRequestHandler(ListPromptsRequestSchema, async () => ({
 server.setRequestHandler(GetPromptRequestSchema, async (req) => {
   if (req.params.name !== PROMPT)
     throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${req.params.name}`);
-  const r = await server.elicitInput({ message: "What context should the prompt use?",
-    requestedSchema: nameSchema("context") });
+  const r = await askAs("user_context", "elicitation/create", {
+    message: "What context should the prompt use?", requestedSchema: nameSchema("context") });
   const context = accepted(r) ? r.content.context : "(none given)";
   return { messages: [{ role: "user", content: { type: "text", text: `Use this context: ${context}` } }] };
 });
 
-await server.connect(new StdioServerTransport());
+await server.connect(transport);
+takeAnswers();

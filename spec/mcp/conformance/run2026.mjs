@@ -41,18 +41,6 @@ export const EXPECTED = {
   "dns-rebinding-protection":
     "HTTP is the bridge's: supergateway checks neither Host nor Origin and " +
     "answers 200 (the same as in the 2025 run, where the bridge alone fails it too)",
-  "input-required-result-basic-elicitation":
-    "the scenario wants the server's own key, user_name, in inputRequests; " +
-    "toolgate relays a 2025-era upstream's elicitation/create, which names " +
-    "no key, under its own, 'upstream' (src/mcp/call_input.c). The same " +
-    "tool passes input-required-result-result-type, and the round trips " +
-    "of basic-sampling, basic-list-roots and request-state pass",
-  "input-required-result-multiple-input-requests":
-    "toolgate puts an upstream's requests to the client one at a time: the " +
-    "fixture asks for elicitation, sampling and roots at once, the first " +
-    "becomes the input_required result and the other two are refused to " +
-    "the upstream (the call waits on the client already), so round 1 holds " +
-    "1 inputRequest of the 3 wanted",
   "input-required-result-non-tool-request":
     "toolgate relays an upstream's request as input_required only during " +
     "tools/call: during prompts/get a 2026-07-28 client cannot be asked, " +

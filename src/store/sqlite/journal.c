@@ -42,6 +42,8 @@
 
 #define FRAME 8                   /* length + CRC */
 #define RECORD_MAX (64u << 20)    /* longer: not a record of ours */
+#define LOAD_CHUNK (64u << 10)    /* bytes read at once when loading (a
+                                     longer record: all of it) */
 
 struct tg_journal {
   int fd;
@@ -214,8 +216,45 @@ int tg__journal_append(tg_journal *j, const tg_jbuf *b) {
 
 /* ---- loading ---------------------------------------------------------- */
 
+/* The bytes from off on, at least need of them, in b->p[b->at, b->have)
+ * (the file's off at b->at): what is held is kept, the rest read in
+ * chunks of up to LOAD_CHUNK (no more than left, the bytes the file has
+ * from off). 0; -1: the file holds fewer (torn, or not yet written);
+ * -ENOMEM. */
+typedef struct {
+  unsigned char *p;
+  size_t cap, at, have;
+} load_buf;
+
+static int load_fill(int fd, load_buf *b, int64_t off, size_t need,
+                     int64_t left) {
+  size_t held = b->have - b->at;
+  if (held >= need) return 0;
+  if ((int64_t)need > left) return -1;
+  size_t want = left < (int64_t)LOAD_CHUNK ? (size_t)left : LOAD_CHUNK;
+  if (want < need) want = need;
+  if (b->at) memmove(b->p, b->p + b->at, held);
+  b->at = 0;
+  b->have = held;
+  if (want > b->cap) {
+    unsigned char *q = realloc(b->p, want);
+    if (!q) return -ENOMEM;
+    b->p = q;
+    b->cap = want;
+  }
+  while (b->have < need) {
+    ssize_t r = pread(fd, b->p + b->have, want - b->have,
+                      off + (int64_t)b->have);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    b->have += (size_t)r;
+  }
+  return 0;
+}
+
 /* Loads fd's records past the watermark key (inside the caller's
- * transaction). dead: the writer is gone; a bad record is torn, dropped
+ * transaction), read many at a time (one pread for LOAD_CHUNK bytes, not
+ * two a record). dead: the writer is gone; a bad record is torn, dropped
  * with what follows. Returns the records loaded, or -1 with err. */
 static int64_t load_fd(sqlite3 *db, sqlite3_stmt *insert, int fd,
                        const char *path, const char *key, int dead,
@@ -224,29 +263,23 @@ static int64_t load_fd(sqlite3 *db, sqlite3_stmt *insert, int fd,
   if (off < 0) return 0;
   struct stat s;
   if (fstat(fd, &s) < 0 || s.st_nlink == 0) return 0;
-  unsigned char *buf = NULL;
-  size_t cap = 0;
+  load_buf b = {0};
   int64_t start = off;
   while (off < (int64_t)s.st_size) {
     int64_t left = (int64_t)s.st_size - off;
-    unsigned char head[FRAME];
-    if (left < FRAME || pread(fd, head, FRAME, off) != FRAME) goto torn;
+    int got = load_fill(fd, &b, off, FRAME, left);
+    if (got == -ENOMEM) goto oom;
+    if (got < 0) goto torn;
+    const unsigned char *head = b.p + b.at;
     uint32_t n = get_le32(head);
     if (n > RECORD_MAX || (int64_t)n > left - FRAME) goto torn;
-    if (n > cap) {
-      unsigned char *q = realloc(buf, n ? n : 1);
-      if (!q) {
-        snprintf(err, errlen, "out of memory");
-        free(buf);
-        return -1;
-      }
-      buf = q;
-      cap = n;
-    }
-    if (pread(fd, buf, n, off + FRAME) != (ssize_t)n ||
-        crc32_of(buf, n) != get_le32(head + 4))
-      goto torn;
-    int rc = tg__audit_insert_encoded(insert, buf, n);
+    if ((got = load_fill(fd, &b, off, FRAME + (size_t)n, left)) == -ENOMEM)
+      goto oom;
+    if (got < 0) goto torn;
+    head = b.p + b.at;
+    const unsigned char *rec = head + FRAME;
+    if (crc32_of(rec, n) != get_le32(head + 4)) goto torn;
+    int rc = tg__audit_insert_encoded(insert, rec, n);
     if (rc == SQLITE_FORMAT) goto torn; /* not a record: audit.c */
     int primary = rc & 0xFF; /* extended codes may be on */
     if (primary == SQLITE_CONSTRAINT || primary == SQLITE_TOOBIG ||
@@ -263,13 +296,18 @@ static int64_t load_fd(sqlite3 *db, sqlite3_stmt *insert, int fd,
     if (rc != SQLITE_OK) {
       snprintf(err, errlen, "loading the audit journal %s: %s", path,
                sqlite3_errmsg(db));
-      free(buf);
+      free(b.p);
       return -1;
     }
     off += FRAME + n;
+    b.at += FRAME + n;
     loaded++;
   }
   goto done;
+oom:
+  snprintf(err, errlen, "out of memory");
+  free(b.p);
+  return -1;
 torn:
   if (dead) {
     fprintf(stderr, "toolgate: audit journal %s: dropped a torn record at "
@@ -278,7 +316,7 @@ torn:
     off = (int64_t)s.st_size;
   }
 done:
-  free(buf);
+  free(b.p);
   if (off != start && set_mark(db, key, off) != SQLITE_OK) {
     snprintf(err, errlen, "loading the audit journal %s: %s", path,
              sqlite3_errmsg(db));

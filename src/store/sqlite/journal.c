@@ -55,21 +55,39 @@ struct tg_journal {
 
 /* ---- CRC-32 (the IEEE polynomial, as zlib's) ---------------------------- */
 
-static uint32_t crc_table[256];
+/* Eight bytes a step (slicing-by-8: eight tables, one per byte position):
+ * every record's bytes are summed twice, when appended and when loaded,
+ * and a byte at a time that was 4 % of a gateway call's instructions. */
+static uint32_t crc_table[8][256];
 static uv_once_t crc_once = UV_ONCE_INIT;
 
 static void crc_init(void) {
   for (uint32_t i = 0; i < 256; i++) {
     uint32_t c = i;
     for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    crc_table[i] = c;
+    crc_table[0][i] = c;
   }
+  for (int t = 1; t < 8; t++)
+    for (uint32_t i = 0; i < 256; i++) {
+      uint32_t c = crc_table[t - 1][i];
+      crc_table[t][i] = (c >> 8) ^ crc_table[0][c & 0xFF];
+    }
 }
 
 static uint32_t crc32_of(const unsigned char *p, size_t n) {
   uv_once(&crc_once, crc_init);
   uint32_t c = 0xFFFFFFFFu;
-  while (n--) c = crc_table[(c ^ *p++) & 0xFF] ^ (c >> 8);
+  for (; n >= 8; p += 8, n -= 8) {
+    uint32_t a = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                      (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    uint32_t b = (uint32_t)p[4] | (uint32_t)p[5] << 8 |
+                 (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+    c = crc_table[7][a & 0xFF] ^ crc_table[6][(a >> 8) & 0xFF] ^
+        crc_table[5][(a >> 16) & 0xFF] ^ crc_table[4][a >> 24] ^
+        crc_table[3][b & 0xFF] ^ crc_table[2][(b >> 8) & 0xFF] ^
+        crc_table[1][(b >> 16) & 0xFF] ^ crc_table[0][b >> 24];
+  }
+  while (n--) c = crc_table[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
 }
 

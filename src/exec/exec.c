@@ -100,8 +100,16 @@ static void arm(tg_exec *ex) {
   uint64_t now = uv_now(ex->core->loop);
   uint64_t due = ex->beat_at;
   if (!ex->timed_out && ex->deadline_at < due) due = ex->deadline_at;
-  if (due == UINT64_MAX) return; /* no heartbeat, deadline passed */
-  uv_timer_start(ex->timer, timer_cb, due > now ? due - now : 0, 0);
+  /* UINT64_MAX: never (libuv keeps such a timer, and the loop, alive, as
+   * the two timers were) */
+  uv_timer_start(ex->timer, timer_cb,
+                 due == UINT64_MAX ? UINT64_MAX : due > now ? due - now : 0, 0);
+}
+
+/* now + ms, UINT64_MAX when that is past the clock's end (as libuv
+ * clamps a timer's due time). */
+static uint64_t after(uint64_t now, uint64_t ms) {
+  return now + ms < now ? UINT64_MAX : now + ms;
 }
 
 /* The deadline first, as its own timer did when both were due: the
@@ -114,7 +122,7 @@ static void timer_cb(uv_timer_t *t) {
   int beat = now >= ex->beat_at;
   if (beat) {
     uint64_t every = ex->core->cfg.progress_interval_ms;
-    ex->beat_at = every ? now + every : UINT64_MAX;
+    ex->beat_at = every ? after(now, every) : UINT64_MAX;
   }
   if (!ex->timed_out && now >= ex->deadline_at) {
     ex->timed_out = 1;
@@ -140,8 +148,8 @@ void tg__exec_start(tg_exec *ex, const cJSON *args) {
   uint64_t now = uv_now(ex->core->loop);
   uint64_t elapsed = (uint64_t)(tg__now_ms() - ex->start_ms);
   uint64_t limit = timeout_of(ex);
-  ex->deadline_at = now + (elapsed < limit ? limit - elapsed : 0);
-  ex->beat_at = now + ex->core->cfg.progress_interval_ms;
+  ex->deadline_at = after(now, elapsed < limit ? limit - elapsed : 0);
+  ex->beat_at = after(now, ex->core->cfg.progress_interval_ms);
   if (!(ex->timer = malloc(sizeof *ex->timer))) return;
   uv_timer_init(ex->core->loop, ex->timer);
   ex->timer->data = ex;

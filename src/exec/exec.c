@@ -39,25 +39,16 @@ void tg__exec_close_timer(tg_exec *ex, uv_timer_t **t) {
   *t = NULL;
 }
 
-static uv_timer_t *new_timer(tg_exec *ex) {
-  uv_timer_t *t = malloc(sizeof *t);
-  if (!t) return NULL;
-  uv_timer_init(ex->core->loop, t);
-  t->data = ex;
-  return t;
-}
-
 /* ---- progress --------------------------------------------------------- */
 
 static void add_progress(tg_exec *ex, cJSON *d);
 
-static void progress_cb(uv_timer_t *t) {
-  tg_exec *ex = t->data;
-  if (ex->finished || !ex->owner) return;
+/* The heartbeat: a progress event, and the progress manager's item for
+ * the call (core/progress.h). */
+static void heartbeat(tg_exec *ex) {
   cJSON *d = tg__event_data_to(ex->core, ex->gen, ex->listen);
   if (d) add_progress(ex, d);
   tg__emit_to(ex->core, ex->gen, "progress", ex->call_id, d, ex->listen);
-  /* the progress manager's item for the call (core/progress.h) */
   if (!ex->finished && ex->owner)
     tg__progress_of_call(ex->core, ex->call_id, ex->tool->name,
                          ex->progress_current, ex->progress_total,
@@ -94,23 +85,58 @@ void tg_exec_progress(tg_exec *ex, double current, double total,
   }
 }
 
-/* ---- deadline --------------------------------------------------------- */
-
-static void timeout_cb(uv_timer_t *t) {
-  tg_exec *ex = t->data;
-  if (ex->finished) return;
-  ex->timed_out = 1;
-  tg__exec_cancel(ex);
-}
+/* ---- deadline and heartbeat: one timer -------------------------------- */
 
 static uint64_t timeout_of(const tg_exec *ex) {
   if (ex->timeout_ms) return ex->timeout_ms;
   return ex->tool->timeout_ms ? ex->tool->timeout_ms : ex->core->cfg.timeout_ms;
 }
 
+static void timer_cb(uv_timer_t *t);
+
+/* The timer, for whichever is due first: the deadline (until it has
+ * passed) or the next heartbeat. */
+static void arm(tg_exec *ex) {
+  uint64_t now = uv_now(ex->core->loop);
+  uint64_t due = ex->beat_at;
+  if (!ex->timed_out && ex->deadline_at < due) due = ex->deadline_at;
+  /* UINT64_MAX: never (libuv keeps such a timer, and the loop, alive, as
+   * the two timers were) */
+  uv_timer_start(ex->timer, timer_cb,
+                 due == UINT64_MAX ? UINT64_MAX : due > now ? due - now : 0, 0);
+}
+
+/* now + ms, UINT64_MAX when that is past the clock's end (as libuv
+ * clamps a timer's due time). */
+static uint64_t after(uint64_t now, uint64_t ms) {
+  return now + ms < now ? UINT64_MAX : now + ms;
+}
+
+/* The deadline first, as its own timer did when both were due: the
+ * attempt is stopped (timed out); while it has not finished, heartbeats
+ * go on, every progress_interval_ms from the last. */
+static void timer_cb(uv_timer_t *t) {
+  tg_exec *ex = t->data;
+  if (ex->finished) return;
+  uint64_t now = uv_now(ex->core->loop);
+  int beat = now >= ex->beat_at;
+  if (beat) {
+    uint64_t every = ex->core->cfg.progress_interval_ms;
+    ex->beat_at = every ? after(now, every) : UINT64_MAX;
+  }
+  if (!ex->timed_out && now >= ex->deadline_at) {
+    ex->timed_out = 1;
+    tg__exec_cancel(ex);
+    if (ex->finished) return;
+  }
+  arm(ex);
+  if (beat && ex->owner) heartbeat(ex);
+}
+
 /* The deadline and the heartbeat are armed only for a tool that did not
- * finish inside its start function: most tools in a hot loop do, and two
- * timers per attempt would cost more than the rest of the chain. The
+ * finish inside its start function: most tools in a hot loop do. One
+ * timer serves both (a timer is an allocation, a handle to close and two
+ * heap operations: per attempt, it showed in the gateway's own work). The
  * deadline still counts from the attempt's start. */
 void tg__exec_start(tg_exec *ex, const cJSON *args) {
   ex->start_ms = tg__now_ms();
@@ -119,16 +145,15 @@ void tg__exec_start(tg_exec *ex, const cJSON *args) {
   else ex->tool->start(ex, args, ex->tool->ud);
   if (ex->finished || ex->cancelled) return;
   uv_update_time(ex->core->loop); /* timers count from the loop's clock */
+  uint64_t now = uv_now(ex->core->loop);
   uint64_t elapsed = (uint64_t)(tg__now_ms() - ex->start_ms);
   uint64_t limit = timeout_of(ex);
-  ex->timeout_timer = new_timer(ex);
-  ex->progress_timer = new_timer(ex);
-  if (ex->timeout_timer)
-    uv_timer_start(ex->timeout_timer, timeout_cb,
-                   elapsed < limit ? limit - elapsed : 0, 0);
-  uint64_t every = ex->core->cfg.progress_interval_ms;
-  if (ex->progress_timer)
-    uv_timer_start(ex->progress_timer, progress_cb, every, every);
+  ex->deadline_at = after(now, elapsed < limit ? limit - elapsed : 0);
+  ex->beat_at = after(now, ex->core->cfg.progress_interval_ms);
+  if (!(ex->timer = malloc(sizeof *ex->timer))) return;
+  uv_timer_init(ex->core->loop, ex->timer);
+  ex->timer->data = ex;
+  arm(ex);
 }
 
 /* ---- stopping ----------------------------------------------------------- */
@@ -174,8 +199,7 @@ void tg__exec_cancel(tg_exec *ex) {
 void tg__exec_done(tg_exec *ex) {
   if (ex->finished) return;
   ex->finished = 1;
-  if (ex->timeout_timer) uv_timer_stop(ex->timeout_timer);
-  if (ex->progress_timer) uv_timer_stop(ex->progress_timer);
+  if (ex->timer) uv_timer_stop(ex->timer);
   if (ex->owner) ex->ops->done(ex);
 }
 
@@ -187,8 +211,7 @@ void tg__exec_release(tg_exec *ex) {
   }
   ex->owner = NULL;
   ex->released = 1;
-  tg__exec_close_timer(ex, &ex->timeout_timer);
-  tg__exec_close_timer(ex, &ex->progress_timer);
+  tg__exec_close_timer(ex, &ex->timer);
   if (ex->tool->kind == TG_TOOL_LUA) tg__luatool_release(ex);
   tg__exec_maybe_free(ex);
 }

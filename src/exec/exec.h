@@ -52,8 +52,9 @@ struct tg_exec {
   int cancelled;               /* cancel asked (timeout or cancel) */
   int timed_out;               /* ... because the deadline passed */
   double start_ms;
-  uv_timer_t *timeout_timer;   /* lazily made */
-  uv_timer_t *progress_timer;
+  uv_timer_t *timer;           /* lazily made: the deadline and the
+                                  heartbeat, whichever is due first */
+  uint64_t deadline_at, beat_at; /* due, on the loop's clock (ms) */
   double progress_current, progress_total; /* < 0: not reported */
   char *progress_message;
   int progress_output;         /* current is bytes of output and message

@@ -137,9 +137,7 @@ static cJSON *to_canonical(cJSON *native, const char *name,
 }
 
 static void deny(cJSON *out, const char *reason) {
-  cJSON_AddStringToObject(out, "permissionDecision", "deny");
-  cJSON_AddStringToObject(out, "permissionDecisionReason",
-                          tg__hook_some(reason, "denied by toolgate"));
+  tg__claude_shape_decision(out, TG_HOOK_DENY, reason, "denied by toolgate");
 }
 
 static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
@@ -155,10 +153,7 @@ static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
     if (v == TG_HOOK_DENY) {
       deny(out, reason);
     } else if (v != TG_HOOK_NONE) {
-      cJSON_AddStringToObject(out, "permissionDecision",
-                              tg__hook_verdict_word(v));
-      cJSON_AddStringToObject(out, "permissionDecisionReason",
-                              tg__hook_some(reason, "decided by toolgate"));
+      tg__claude_shape_decision(out, v, reason, "decided by toolgate");
       if (s->updated_input)
         cJSON_AddItemToObject(out, "modifiedArgs",
                               cJSON_Duplicate(s->updated_input, 1));

@@ -105,20 +105,16 @@ static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
       reason = drop;
     }
     if (v == TG_HOOK_ALLOW || v == TG_HOOK_DENY) {
-      cJSON_AddStringToObject(out, "decision", tg__hook_verdict_word(v));
-      cJSON_AddStringToObject(out, "reason",
-                              tg__hook_some(reason, "decided by toolgate"));
+      tg__hook_add_decision(out, tg__hook_verdict_word(v), reason,
+                            "decided by toolgate");
       if (v == TG_HOOK_ALLOW && s->updated_input)
         cJSON_AddItemToObject(cJSON_AddObjectToObject(out, "hookSpecificOutput"),
                               "tool_input", cJSON_Duplicate(s->updated_input, 1));
     }
   } else if (s->event == TG_HOOK_EV_POST ||
              s->event == TG_HOOK_EV_POST_FAILURE) {
-    if (s->block) {
-      cJSON_AddStringToObject(out, "decision", "deny");
-      cJSON_AddStringToObject(out, "reason",
-                              tg__hook_some(s->reason, "blocked by toolgate"));
-    }
+    if (s->block)
+      tg__hook_add_decision(out, "deny", s->reason, "blocked by toolgate");
     if (s->context && *s->context)
       cJSON_AddStringToObject(cJSON_AddObjectToObject(out, "hookSpecificOutput"),
                               "additionalContext", s->context);
@@ -159,9 +155,8 @@ const tg_dialect tg__dialect_gemini = {
                     "are allow and deny)",
     .install = {
         .places = places, .hooks = hooks,
-        .command_key = "command", .timeout_key = "timeout",
+        TG_DIALECT_EXIT_2_COMMAND,
         .timeout_scale = 1000,
-        .exit_2_blocks = 1, .fail_block = "exit 2", .fail_report = "exit 1",
         .check_event = check_event,
         .check_event_name = "BeforeTool",
     },

@@ -426,6 +426,34 @@ TEST(a_big_event_and_a_big_answer) {
   remove_tree(tmp);
 }
 
+/* A tool's result of 20000 keys, after the tool: the post-hooks read it
+ * (it went through Lua and back, its keys in another order) and change
+ * nothing, so nothing is said. Putting the keys back in the agent's order
+ * once compared every key with every other for each (hours at this size:
+ * the deadline's fail-safe block); the deadline here is far past what the
+ * answer needs. */
+TEST(a_result_of_many_keys_is_answered_not_timed_out) {
+  enum { KEYS = 20000 };
+  size_t cap = (size_t)KEYS * 24 + 512;
+  char *ev = malloc(cap);
+  ASSERT_NOT_NULL(ev);
+  size_t k = (size_t)sprintf(ev, "{\"session_id\":\"s\",\"cwd\":\"/w\","
+                             "\"hook_event_name\":\"PostToolUse\",\"tool_name\":"
+                             "\"Bash\",\"tool_input\":{\"command\":\"ls\"},"
+                             "\"tool_response\":{\"stdout\":\"fine\"");
+  for (int i = KEYS; i > 0; i--)
+    k += (size_t)snprintf(ev + k, cap - k, ",\"k%05d\":%d", i, i);
+  snprintf(ev + k, cap - k, "}}");
+  const char *argv[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", "--deadline-ms", "15000", NULL};
+  ran r = run_text(argv, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.out, "");
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  free(ev);
+}
+
 /* ---- what agents do not do on purpose ---------------------------------------- */
 
 static const char pre_bash[] =
@@ -2532,6 +2560,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(gemini_fixtures_in_process_and_resident),
           TEST_ENTRY(copilot_fixtures_in_process_and_resident),
           TEST_ENTRY(a_big_event_and_a_big_answer),
+          TEST_ENTRY(a_result_of_many_keys_is_answered_not_timed_out),
           TEST_ENTRY(stdin_that_never_closes_is_answered_at_the_deadline),
           TEST_ENTRY(one_whole_object_is_answered_without_eof),
           TEST_ENTRY(a_100_mb_stdin_is_refused_without_reading_it_all),

@@ -103,16 +103,22 @@ static ran run_fd(const char *const *argv, int in_fd, int timeout_ms) {
   return r;
 }
 
-static ran run_text(const char *const *argv, const char *text) {
+/* The command with text on its stdin, killed past timeout_ms. */
+static ran run_text_for(const char *const *argv, const char *text,
+                        int timeout_ms) {
   char p[] = "/tmp/tg-hook-in-XXXXXX";
   int fd = mkstemp(p);
   ASSERT_TRUE(fd >= 0);
   unlink(p);
   ASSERT_INT_EQ(write(fd, text, strlen(text)), (ssize_t)strlen(text));
   lseek(fd, 0, SEEK_SET);
-  ran r = run_fd(argv, fd, 20000);
+  ran r = run_fd(argv, fd, timeout_ms);
   close(fd);
   return r;
+}
+
+static ran run_text(const char *const *argv, const char *text) {
+  return run_text_for(argv, text, 20000);
 }
 
 static void ran_free(ran *r) {
@@ -450,6 +456,51 @@ TEST(a_result_of_many_keys_is_answered_not_timed_out) {
   ASSERT_INT_EQ(r.code, 0);
   ASSERT_STR_EQ(r.out, "");
   ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  free(ev);
+}
+
+/* An event of n keys "xNNNNNN": n, into ev (at least n * 24 + 256
+ * bytes), between head and tail. */
+static void many_keys(char *ev, size_t cap, const char *head, int n,
+                      const char *tail) {
+  size_t k = (size_t)snprintf(ev, cap, "%s", head);
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(ev + k, cap - k, ",\"x%06d\":%d", i, i);
+  snprintf(ev + k, cap - k, "%s", tail);
+}
+
+/* Events of many keys are judged, not left to the deadline's fail-safe:
+ * a Copilot CLI payload of 300000 keys (its keys renamed one by one once
+ * searched the new event for each) and a Gemini CLI input of 250000 that
+ * a pre-hook rewrites (whether the rewrite dropped an argument once
+ * searched the new input for each old key). Either took minutes; the
+ * deadline here is far past what the answer needs. */
+TEST(events_of_many_keys_are_answered_not_timed_out) {
+  size_t cap = 300000u * 24 + 256;
+  char *ev = malloc(cap);
+  ASSERT_NOT_NULL(ev);
+  many_keys(ev, cap, "{\"sessionId\":\"s\",\"cwd\":\"/w\",\"toolName\":\"bash\","
+            "\"toolArgs\":\"{\\\"command\\\":\\\"git status\\\"}\"", 300000,
+            "}");
+  const char *copilot[] = {"hook", "copilot", "--event", "preToolUse",
+                           "--policies", POLICIES, "--no-resident",
+                           "--deadline-ms", "45000", NULL};
+  ran r = run_text_for(copilot, ev, 55000);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"allow\"");
+  ASSERT_CONTAINS(r.out, "rule 'safe-commands'");
+  ran_free(&r);
+  many_keys(ev, cap, "{\"session_id\":\"s\",\"cwd\":\"/w\",\"hook_event_name\":"
+            "\"BeforeTool\",\"tool_name\":\"run_shell_command\",\"tool_input\":"
+            "{\"command\":\"npm install x\"", 250000, "}}");
+  const char *gemini[] = {"hook", "gemini", "--policies", POLICIES,
+                          "--no-resident", "--deadline-ms", "45000", NULL};
+  r = run_text_for(gemini, ev, 55000);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"decision\":\"allow\"");
+  ASSERT_CONTAINS(r.out, "\"npm install x --ignore-scripts\",\"x000000\":0,");
+  ASSERT_CONTAINS(r.out, "\"x249999\":249999}");
   ran_free(&r);
   free(ev);
 }
@@ -2561,6 +2612,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(copilot_fixtures_in_process_and_resident),
           TEST_ENTRY(a_big_event_and_a_big_answer),
           TEST_ENTRY(a_result_of_many_keys_is_answered_not_timed_out),
+          TEST_ENTRY(events_of_many_keys_are_answered_not_timed_out),
           TEST_ENTRY(stdin_that_never_closes_is_answered_at_the_deadline),
           TEST_ENTRY(one_whole_object_is_answered_without_eof),
           TEST_ENTRY(a_100_mb_stdin_is_refused_without_reading_it_all),

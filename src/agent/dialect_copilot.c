@@ -74,6 +74,16 @@ static const char *canonical_key(const char *k) {
   return k;
 }
 
+/* A key two of the payload's may become (tool_input: toolArgs, and
+ * itself). The payload's own keys are unique (the strict parser), so only
+ * these can meet twice: the others are not searched for, which for an
+ * event of many keys would cost their number squared. */
+static int renamed_to(const char *k) {
+  for (size_t i = 0; i < sizeof renamed / sizeof *renamed; i++)
+    if (!strcmp(renamed[i][1], k)) return 1;
+  return 0;
+}
+
 /* The tool's arguments as an object: as given, or read from their JSON
  * text; none (null, absent) is {}. NULL with why. */
 static cJSON *arguments(const cJSON *args, char *why, size_t len) {
@@ -99,7 +109,7 @@ static cJSON *to_canonical(cJSON *native, const char *name,
   cJSON_ArrayForEach(k, native) {
     if (!k->string || !strcmp(k->string, "hook_event_name")) continue;
     const char *key = canonical_key(k->string);
-    if (cJSON_GetObjectItemCaseSensitive(c, key)) {
+    if (renamed_to(key) && cJSON_GetObjectItemCaseSensitive(c, key)) {
       /* toolArgs and tool_input both: which one runs is not known */
       snprintf(why, len, "the hook event names '%s' twice (as %s)", key,
                k->string);

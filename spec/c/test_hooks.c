@@ -763,6 +763,40 @@ TEST(a_context_tools_exit_code_is_shown_as_it_is) {
   remove_tree(proj);
 }
 
+/* A context tool runs under the event's session_id, the one its call was
+ * judged under, not under a key that is the same but for case (the
+ * event is the agent's: any keys at all). */
+TEST(a_context_tool_runs_under_the_events_own_session) {
+  char *proj = temp_dir();
+  make_subdir(proj, "policies");
+  char pol[PATH_MAX];
+  snprintf(pol, sizeof pol, "%s/policies", proj);
+  put_file(pol, "10.lua",
+           "local tg = require \"toolgate\"\n"
+           "local agent = require \"toolgate.agent\"\n"
+           "tg.tool { name = \"fake\", read_only = true, run = function(a)\n"
+           "  return { stdout = \"ran\\n\" } end }\n"
+           "tg.rule { name = \"whose\", tools = { \"fake\" }, check = function(call)\n"
+           "  return tg.deny(\"session=\" .. tostring(call.session)) end }\n"
+           "tg.after_tool(\"*\", function(call)\n"
+           "  if call.tool == \"fake\" then return end\n"
+           "  agent.context_from(call, \"fake\", {}, \"a\")\n"
+           "end)\n");
+  const char *argv[] = {"hook", "claude-code", "--policies", pol,
+                        "--no-resident", NULL};
+  char ev[2048];
+  snprintf(ev, sizeof ev, "{\"SESSION_ID\":\"other\",\"Cwd\":\"/elsewhere\","
+           "\"session_id\":\"s\",\"cwd\":\"%s\",\"hook_event_name\":"
+           "\"PostToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":"
+           "\"true\"},\"tool_response\":{\"stdout\":\"\"}}", proj);
+  ran r = run_text(argv, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "session=s");
+  ASSERT_NULL(strstr(r.out, "session=other"));
+  ran_free(&r);
+  remove_tree(proj);
+}
+
 /* Rules and hooks in the agent's terms: one naming the agent's tool
  * (Bash, Edit, WebFetch, Codex's shell) covers its calls as one naming
  * toolgate's (exec, apply_patch, web_fetch) does; and a one-line .env
@@ -2622,6 +2656,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(context_tools_are_cut_at_the_deadline),
           TEST_ENTRY(the_agent_hooks_example),
           TEST_ENTRY(a_context_tools_exit_code_is_shown_as_it_is),
+          TEST_ENTRY(a_context_tool_runs_under_the_events_own_session),
           TEST_ENTRY(rules_name_the_agents_tools_and_guard_every_file_tool),
           TEST_ENTRY(start_daemon_on_demand),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),

@@ -103,16 +103,22 @@ static ran run_fd(const char *const *argv, int in_fd, int timeout_ms) {
   return r;
 }
 
-static ran run_text(const char *const *argv, const char *text) {
+/* The command with text on its stdin, killed past timeout_ms. */
+static ran run_text_for(const char *const *argv, const char *text,
+                        int timeout_ms) {
   char p[] = "/tmp/tg-hook-in-XXXXXX";
   int fd = mkstemp(p);
   ASSERT_TRUE(fd >= 0);
   unlink(p);
   ASSERT_INT_EQ(write(fd, text, strlen(text)), (ssize_t)strlen(text));
   lseek(fd, 0, SEEK_SET);
-  ran r = run_fd(argv, fd, 20000);
+  ran r = run_fd(argv, fd, timeout_ms);
   close(fd);
   return r;
+}
+
+static ran run_text(const char *const *argv, const char *text) {
+  return run_text_for(argv, text, 20000);
 }
 
 static void ran_free(ran *r) {
@@ -426,6 +432,74 @@ TEST(a_big_event_and_a_big_answer) {
   remove_tree(tmp);
 }
 
+/* An event of n keys "xNNNNNN": n, into ev (at least n * 24 + 256
+ * bytes), between head and tail. */
+static void many_keys(char *ev, size_t cap, const char *head, int n,
+                      const char *tail) {
+  size_t k = (size_t)snprintf(ev, cap, "%s", head);
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(ev + k, cap - k, ",\"x%06d\":%d", i, i);
+  snprintf(ev + k, cap - k, "%s", tail);
+}
+
+/* A tool's result of 20000 keys, after the tool: the post-hooks read it
+ * (it went through Lua and back, its keys in another order) and change
+ * nothing, so nothing is said. Putting the keys back in the agent's order
+ * once compared every key with every other for each (hours at this size:
+ * the deadline's fail-safe block); the deadline here is far past what the
+ * answer needs. */
+TEST(a_result_of_many_keys_is_answered_not_timed_out) {
+  size_t cap = 20000u * 24 + 256;
+  char *ev = malloc(cap);
+  ASSERT_NOT_NULL(ev);
+  many_keys(ev, cap, "{\"session_id\":\"s\",\"cwd\":\"/w\",\"hook_event_name\":"
+            "\"PostToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":"
+            "\"ls\"},\"tool_response\":{\"stdout\":\"fine\"", 20000, "}}");
+  const char *argv[] = {"hook", "claude-code", "--policies", POLICIES,
+                        "--no-resident", "--deadline-ms", "15000", NULL};
+  ran r = run_text(argv, ev);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_STR_EQ(r.out, "");
+  ASSERT_STR_EQ(r.err, "");
+  ran_free(&r);
+  free(ev);
+}
+
+/* Events of many keys are judged, not left to the deadline's fail-safe:
+ * a Copilot CLI payload of 300000 keys (its keys renamed one by one once
+ * searched the new event for each) and a Gemini CLI input of 250000 that
+ * a pre-hook rewrites (whether the rewrite dropped an argument once
+ * searched the new input for each old key). Either took minutes; the
+ * deadline here is far past what the answer needs. */
+TEST(events_of_many_keys_are_answered_not_timed_out) {
+  size_t cap = 300000u * 24 + 256;
+  char *ev = malloc(cap);
+  ASSERT_NOT_NULL(ev);
+  many_keys(ev, cap, "{\"sessionId\":\"s\",\"cwd\":\"/w\",\"toolName\":\"bash\","
+            "\"toolArgs\":\"{\\\"command\\\":\\\"git status\\\"}\"", 300000,
+            "}");
+  const char *copilot[] = {"hook", "copilot", "--event", "preToolUse",
+                           "--policies", POLICIES, "--no-resident",
+                           "--deadline-ms", "45000", NULL};
+  ran r = run_text_for(copilot, ev, 55000);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"permissionDecision\":\"allow\"");
+  ASSERT_CONTAINS(r.out, "rule 'safe-commands'");
+  ran_free(&r);
+  many_keys(ev, cap, "{\"session_id\":\"s\",\"cwd\":\"/w\",\"hook_event_name\":"
+            "\"BeforeTool\",\"tool_name\":\"run_shell_command\",\"tool_input\":"
+            "{\"command\":\"npm install x\"", 250000, "}}");
+  const char *gemini[] = {"hook", "gemini", "--policies", POLICIES,
+                          "--no-resident", "--deadline-ms", "45000", NULL};
+  r = run_text_for(gemini, ev, 55000);
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "\"decision\":\"allow\"");
+  ASSERT_CONTAINS(r.out, "\"npm install x --ignore-scripts\",\"x000000\":0,");
+  ASSERT_CONTAINS(r.out, "\"x249999\":249999}");
+  ran_free(&r);
+  free(ev);
+}
+
 /* ---- what agents do not do on purpose ---------------------------------------- */
 
 static const char pre_bash[] =
@@ -655,33 +729,65 @@ TEST(the_agent_hooks_example) {
 /* A context tool's exit_code is shown as the number it is: 1.5 was shown
  * as "exit code 1" and 1e300 as cJSON's clamped int (its valueint, a
  * second conversion beside base/jsonnum.c). */
-TEST(a_context_tools_exit_code_is_shown_as_it_is) {
+/* The answer to a PostToolUse of Bash `true` in a new project whose
+ * policies are `policy` (the "toolgate" and "toolgate.agent" modules
+ * required as tg and agent before it); keys (JSON members, each with its
+ * comma) come first in the event. */
+static ran post_bash_in_project(const char *policy, const char *keys) {
   char *proj = temp_dir();
   make_subdir(proj, "policies");
-  char pol[PATH_MAX];
+  char pol[PATH_MAX], *lua;
   snprintf(pol, sizeof pol, "%s/policies", proj);
-  put_file(pol, "10.lua",
-           "local tg = require \"toolgate\"\n"
-           "local agent = require \"toolgate.agent\"\n"
-           "tg.tool { name = \"fake\", read_only = true, run = function(a)\n"
-           "  return { stdout = \"out\\n\", exit_code = a.code } end }\n"
-           "tg.after_tool(\"*\", function(call)\n"
-           "  if call.tool == \"fake\" then return end\n"
-           "  agent.context_from(call, \"fake\", { code = 1.5 }, \"a\")\n"
-           "  agent.context_from(call, \"fake\", { code = 1e300 }, \"b\")\n"
-           "end)\n");
+  lua = malloc(strlen(policy) + 100);
+  ASSERT_NOT_NULL(lua);
+  sprintf(lua, "local tg = require \"toolgate\"\n"
+          "local agent = require \"toolgate.agent\"\n%s", policy);
+  put_file(pol, "10.lua", lua);
+  free(lua);
   const char *argv[] = {"hook", "claude-code", "--policies", pol,
                         "--no-resident", NULL};
   char ev[2048];
-  snprintf(ev, sizeof ev, "{\"session_id\":\"s\",\"cwd\":\"%s\",\"hook_event_name\":"
-           "\"PostToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":"
-           "\"true\"},\"tool_response\":{\"stdout\":\"\"}}", proj);
+  snprintf(ev, sizeof ev, "{%s\"session_id\":\"s\",\"cwd\":\"%s\","
+           "\"hook_event_name\":\"PostToolUse\",\"tool_name\":\"Bash\","
+           "\"tool_input\":{\"command\":\"true\"},\"tool_response\":"
+           "{\"stdout\":\"\"}}", keys, proj);
   ran r = run_text(argv, ev);
+  remove_tree(proj);
+  return r;
+}
+
+TEST(a_context_tools_exit_code_is_shown_as_it_is) {
+  ran r = post_bash_in_project(
+      "tg.tool { name = \"fake\", read_only = true, run = function(a)\n"
+      "  return { stdout = \"out\\n\", exit_code = a.code } end }\n"
+      "tg.after_tool(\"*\", function(call)\n"
+      "  if call.tool == \"fake\" then return end\n"
+      "  agent.context_from(call, \"fake\", { code = 1.5 }, \"a\")\n"
+      "  agent.context_from(call, \"fake\", { code = 1e300 }, \"b\")\n"
+      "end)\n", "");
   ASSERT_INT_EQ(r.code, 0);
   ASSERT_CONTAINS(r.out, "(exit code 1.5)");
   ASSERT_CONTAINS(r.out, "(exit code 1e+300)");
   ran_free(&r);
-  remove_tree(proj);
+}
+
+/* A context tool runs under the event's session_id, the one its call was
+ * judged under, not under a key that is the same but for case (the
+ * event is the agent's: any keys at all). */
+TEST(a_context_tool_runs_under_the_events_own_session) {
+  ran r = post_bash_in_project(
+      "tg.tool { name = \"fake\", read_only = true, run = function(a)\n"
+      "  return { stdout = \"ran\\n\" } end }\n"
+      "tg.rule { name = \"whose\", tools = { \"fake\" }, check = function(call)\n"
+      "  return tg.deny(\"session=\" .. tostring(call.session)) end }\n"
+      "tg.after_tool(\"*\", function(call)\n"
+      "  if call.tool == \"fake\" then return end\n"
+      "  agent.context_from(call, \"fake\", {}, \"a\")\n"
+      "end)\n", "\"SESSION_ID\":\"other\",\"Cwd\":\"/elsewhere\",");
+  ASSERT_INT_EQ(r.code, 0);
+  ASSERT_CONTAINS(r.out, "session=s");
+  ASSERT_NULL(strstr(r.out, "session=other"));
+  ran_free(&r);
 }
 
 /* Rules and hooks in the agent's terms: one naming the agent's tool
@@ -2532,6 +2638,8 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(gemini_fixtures_in_process_and_resident),
           TEST_ENTRY(copilot_fixtures_in_process_and_resident),
           TEST_ENTRY(a_big_event_and_a_big_answer),
+          TEST_ENTRY(a_result_of_many_keys_is_answered_not_timed_out),
+          TEST_ENTRY(events_of_many_keys_are_answered_not_timed_out),
           TEST_ENTRY(stdin_that_never_closes_is_answered_at_the_deadline),
           TEST_ENTRY(one_whole_object_is_answered_without_eof),
           TEST_ENTRY(a_100_mb_stdin_is_refused_without_reading_it_all),
@@ -2541,6 +2649,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(context_tools_are_cut_at_the_deadline),
           TEST_ENTRY(the_agent_hooks_example),
           TEST_ENTRY(a_context_tools_exit_code_is_shown_as_it_is),
+          TEST_ENTRY(a_context_tool_runs_under_the_events_own_session),
           TEST_ENTRY(rules_name_the_agents_tools_and_guard_every_file_tool),
           TEST_ENTRY(start_daemon_on_demand),
           TEST_ENTRY(policies_see_the_agent_and_the_turn),

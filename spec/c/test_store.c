@@ -33,6 +33,38 @@ static tg_config db_cfg(const char *db) {
   return cfg;
 }
 
+/* What the audit tests start from: a runtime with the echo tool on a new
+ * database (file name in a new folder), its events logged. */
+typedef struct {
+  char *dir, *path;
+  tg_runtime *rt;
+  event_log ev;
+} echo_db;
+
+static void echo_db_open(echo_db *t, const char *name) {
+  memset(t, 0, sizeof *t);
+  t->dir = temp_dir();
+  t->path = db_in(t->dir, name);
+  tg_config cfg = db_cfg(t->path);
+  t->rt = new_runtime(&cfg);
+  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
+  register_tool(t->rt, &d);
+  tg_events_subscribe(t->rt, log_event, &t->ev);
+}
+
+/* The runtime stopped (its records all in the file); the folder stays. */
+static void echo_db_stop(echo_db *t) {
+  tg_runtime_free(t->rt);
+  t->rt = NULL;
+}
+
+static void echo_db_close(echo_db *t) {
+  echo_db_stop(t);
+  event_log_free(&t->ev);
+  free(t->path);
+  remove_tree(t->dir);
+}
+
 /* tg_runtime_new must fail; its message is returned (static). */
 static const char *new_fails(tg_config *cfg) {
   static char err[TG_ERRMSG];
@@ -556,26 +588,21 @@ static void probe_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
 }
 
 TEST(done_comes_after_the_record_is_committed) {
-  char *dir = temp_dir(), *path = db_in(dir, "commit.db");
-  tg_config cfg = db_cfg(path);
-  tg_runtime *rt = new_runtime(&cfg);
-  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  register_tool(rt, &d);
-  commit_probe p = {path, 0, 0};
+  echo_db t;
+  echo_db_open(&t, "commit.db");
+  commit_probe p = {t.path, 0, 0};
   char err[TG_ERRMSG];
   tg_call_request req;
   memset(&req, 0, sizeof req);
   req.tool = "echo"; /* finishes inside start */
-  ASSERT_INT_EQ(tg_call_start(rt, &req, probe_done, &p, err), 0);
+  ASSERT_INT_EQ(tg_call_start(t.rt, &req, probe_done, &p, err), 0);
   ASSERT_INT_EQ(p.n, 0); /* not yet: the record is being written */
   req.tool = "no_such_tool"; /* refused at once: recorded all the same */
-  ASSERT_INT_EQ(tg_call_start(rt, &req, probe_done, &p, err), 0);
+  ASSERT_INT_EQ(tg_call_start(t.rt, &req, probe_done, &p, err), 0);
   ASSERT_INT_EQ(p.n, 0);
-  run_until(rt, &p.n, 2);
+  run_until(t.rt, &p.n, 2);
   ASSERT_INT_EQ(p.found, 2);
-  tg_runtime_free(rt);
-  free(path);
-  remove_tree(dir);
+  echo_db_close(&t);
 }
 
 /* A lone record is committed by the loop itself when the writer thread
@@ -583,30 +610,26 @@ TEST(done_comes_after_the_record_is_committed) {
  * holds the file, the record goes to the thread, which waits; the call is
  * answered only once the lock is gone and its record is in. */
 TEST(a_call_waits_for_a_lock_held_elsewhere) {
-  char *dir = temp_dir(), *path = db_in(dir, "held.db");
-  tg_config cfg = db_cfg(path);
-  tg_runtime *rt = new_runtime(&cfg);
-  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  register_tool(rt, &d);
+  echo_db t;
+  echo_db_open(&t, "held.db");
   sqlite3 *other = NULL;
-  ASSERT_INT_EQ(sqlite3_open(path, &other), SQLITE_OK);
+  ASSERT_INT_EQ(sqlite3_open(t.path, &other), SQLITE_OK);
   ASSERT_INT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL),
                 SQLITE_OK);
   outcome o;
   memset(&o, 0, sizeof o);
-  start_call(rt, "held", "echo", "{\"n\":1}", &o);
-  run_for(rt, 300);
+  start_call(t.rt, "held", "echo", "{\"n\":1}", &o);
+  run_for(t.rt, 300);
   ASSERT_INT_EQ(o.n, 0); /* and the call waits for its record */
   ASSERT_INT_EQ(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
   sqlite3_close(other);
-  run_until(rt, &o.n, 1);
+  run_until(t.rt, &o.n, 1);
   ASSERT_INT_EQ(o.status, TG_STATUS_OK);
-  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls WHERE call_id = "
-                              "'held'"), 1);
-  tg_runtime_free(rt);
+  ASSERT_INT_EQ(sql_int(t.path, "SELECT count(*) FROM calls WHERE call_id = "
+                                "'held'"), 1);
+  echo_db_stop(&t);
   outcome_free(&o);
-  free(path);
-  remove_tree(dir);
+  echo_db_close(&t);
 }
 
 /* Calls answered together share a commit: each is recorded once, in the order the calls ended, searchable;
@@ -614,48 +637,41 @@ TEST(a_call_waits_for_a_lock_held_elsewhere) {
  * is reported. */
 TEST(a_burst_of_calls_is_recorded_in_order_one_refusal_lost_not_the_batch) {
   enum { N = 40, REFUSED = 13 };
-  char *dir = temp_dir(), *path = db_in(dir, "burst.db");
-  tg_config cfg = db_cfg(path);
-  tg_runtime *rt = new_runtime(&cfg);
-  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  register_tool(rt, &d);
-  event_log ev = {0};
-  tg_events_subscribe(rt, log_event, &ev);
-  sql_exec(path, "CREATE TRIGGER refuse_one BEFORE INSERT ON calls "
-                 "WHEN new.call_id = 'burst-13' "
-                 "BEGIN SELECT RAISE(ABORT, 'not this one'); END");
+  echo_db t;
+  echo_db_open(&t, "burst.db");
+  sql_exec(t.path, "CREATE TRIGGER refuse_one BEFORE INSERT ON calls "
+                   "WHEN new.call_id = 'burst-13' "
+                   "BEGIN SELECT RAISE(ABORT, 'not this one'); END");
   outcome o[N];
   memset(o, 0, sizeof o);
   char id[N][32];
   for (int i = 0; i < N; i++) { /* each ends inside its start */
     snprintf(id[i], sizeof id[i], "burst-%d", i);
-    start_call(rt, id[i], "echo", "{\"note\":\"the walrus sleeps\"}", &o[i]);
+    start_call(t.rt, id[i], "echo", "{\"note\":\"the walrus sleeps\"}", &o[i]);
   }
   for (int i = 0; i < N; i++) {
-    run_until(rt, &o[i].n, 1);
+    run_until(t.rt, &o[i].n, 1);
     ASSERT_INT_EQ(o[i].status, TG_STATUS_OK);
   }
-  int e = find_event(&ev, "store_error");
+  int e = find_event(&t.ev, "store_error");
   ASSERT_TRUE(e >= 0);
-  ASSERT_NUM_EQ(num_at(ev.ev[e].data, "lost"), 1);
-  ASSERT_CONTAINS(str_at(ev.ev[e].data, "error"), "not this one");
+  ASSERT_NUM_EQ(num_at(t.ev.ev[e].data, "lost"), 1);
+  ASSERT_CONTAINS(str_at(t.ev.ev[e].data, "error"), "not this one");
   tg_audit_filter f = {.limit = 1000};
-  cJSON *a = audit_of(path, &f);
+  cJSON *a = audit_of(t.path, &f);
   ASSERT_INT_EQ(cJSON_GetArraySize(a), N - 1);
   for (int i = 0, k = 0; i < N; i++) {
     if (i == REFUSED) continue;
     ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(a, k++), "call_id"), id[i]);
   }
   cJSON_Delete(a);
-  tg_runtime_free(rt);
-  ASSERT_INT_EQ(hits_for(path, "walrus"), N - 1 < 20 ? N - 1 : 20);
+  echo_db_stop(&t);
+  ASSERT_INT_EQ(hits_for(t.path, "walrus"), N - 1 < 20 ? N - 1 : 20);
   /* the search indexed what the writer left */
-  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls_fts "
-                              "WHERE calls_fts MATCH 'walrus'"), N - 1);
-  event_log_free(&ev);
+  ASSERT_INT_EQ(sql_int(t.path, "SELECT count(*) FROM calls_fts "
+                                "WHERE calls_fts MATCH 'walrus'"), N - 1);
   for (int i = 0; i < N; i++) outcome_free(&o[i]);
-  free(path);
-  remove_tree(dir);
+  echo_db_close(&t);
 }
 
 /* The calls' full-text index runs behind the audit (its commit holds the
@@ -717,42 +733,36 @@ TEST(search_finds_calls_the_index_has_not_reached) {
 /* The database refuses writes under a running runtime: the call is still
  * answered, and a store_error event says the record was lost, and why. */
 TEST(a_record_that_cannot_be_written_is_reported_not_lost_silently) {
-  char *dir = temp_dir(), *path = db_in(dir, "breaks.db");
-  tg_config cfg = db_cfg(path);
-  tg_runtime *rt = new_runtime(&cfg);
-  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  register_tool(rt, &d);
-  event_log ev = {0};
-  tg_events_subscribe(rt, log_event, &ev);
+  echo_db t;
+  echo_db_open(&t, "breaks.db");
   outcome o;
   memset(&o, 0, sizeof o);
-  start_call(rt, "first", "echo", NULL, &o);
-  run_until(rt, &o.n, 1);
+  start_call(t.rt, "first", "echo", NULL, &o);
+  run_until(t.rt, &o.n, 1);
   /* another process makes every insert fail */
-  sql_exec(path, "CREATE TRIGGER no_more BEFORE INSERT ON calls "
-                 "BEGIN SELECT RAISE(ABORT, 'the audit is closed'); END");
+  sql_exec(t.path, "CREATE TRIGGER no_more BEFORE INSERT ON calls "
+                   "BEGIN SELECT RAISE(ABORT, 'the audit is closed'); END");
   outcome o2;
   memset(&o2, 0, sizeof o2);
-  start_call(rt, "second", "echo", NULL, &o2);
-  run_until(rt, &o2.n, 1);
+  start_call(t.rt, "second", "echo", NULL, &o2);
+  run_until(t.rt, &o2.n, 1);
   ASSERT_INT_EQ(o2.status, TG_STATUS_OK);
-  int i = find_event(&ev, "store_error");
+  int i = find_event(&t.ev, "store_error");
   ASSERT_TRUE(i >= 0);
-  ASSERT_NUM_EQ(num_at(ev.ev[i].data, "lost"), 1);
-  ASSERT_STR_EQ(str_at(ev.ev[i].data, "db"), path);
-  ASSERT_CONTAINS(str_at(ev.ev[i].data, "error"), "the audit is closed");
+  ASSERT_NUM_EQ(num_at(t.ev.ev[i].data, "lost"), 1);
+  ASSERT_STR_EQ(str_at(t.ev.ev[i].data, "db"), t.path);
+  ASSERT_CONTAINS(str_at(t.ev.ev[i].data, "error"), "the audit is closed");
   /* the event came before the call's end */
   int end = -1;
-  for (int k = 0; k < ev.n; k++)
-    if (!strcmp(ev.ev[k].type, "call_end") && !strcmp(ev.ev[k].call_id, "second"))
+  for (int k = 0; k < t.ev.n; k++)
+    if (!strcmp(t.ev.ev[k].type, "call_end") &&
+        !strcmp(t.ev.ev[k].call_id, "second"))
       end = k;
   ASSERT_TRUE(end > i);
-  tg_runtime_free(rt);
-  event_log_free(&ev);
+  echo_db_stop(&t);
   outcome_free(&o);
   outcome_free(&o2);
-  free(path);
-  remove_tree(dir);
+  echo_db_close(&t);
 }
 
 /* ---- the audit journal ----------------------------------------------------
@@ -803,75 +813,64 @@ static int journal_made(tg_runtime *rt, const char *dir) {
 /* With a journal, a lock held elsewhere holds up no answer: the record
  * reaches the file once the lock is gone, and every reader sees it. */
 TEST(a_journaled_call_is_answered_while_a_lock_is_held_elsewhere) {
-  char *dir = temp_dir(), *path = db_in(dir, "held.db");
-  tg_config cfg = db_cfg(path);
-  tg_runtime *rt = new_runtime(&cfg);
-  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  register_tool(rt, &d);
-  int warm = journal_made(rt, dir);
+  echo_db t;
+  echo_db_open(&t, "held.db");
+  int warm = journal_made(t.rt, t.dir);
   sqlite3 *other = NULL;
-  ASSERT_INT_EQ(sqlite3_open(path, &other), SQLITE_OK);
+  ASSERT_INT_EQ(sqlite3_open(t.path, &other), SQLITE_OK);
   sqlite3_busy_timeout(other, 20000);
   ASSERT_INT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL),
                 SQLITE_OK);
   outcome o;
   memset(&o, 0, sizeof o);
-  start_call(rt, "held", "echo", "{\"n\":1}", &o);
-  run_until(rt, &o.n, 1); /* answered, the lock still held */
+  start_call(t.rt, "held", "echo", "{\"n\":1}", &o);
+  run_until(t.rt, &o.n, 1); /* answered, the lock still held */
   ASSERT_INT_EQ(o.status, TG_STATUS_OK);
   ASSERT_INT_EQ(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
   sqlite3_close(other);
   tg_audit_filter f = {.call_id = "held"};
-  cJSON *a = audit_of(path, &f);
+  cJSON *a = audit_of(t.path, &f);
   ASSERT_INT_EQ(cJSON_GetArraySize(a), 1);
   cJSON_Delete(a);
-  tg_runtime_free(rt);
-  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls"), warm + 1);
+  echo_db_stop(&t);
+  ASSERT_INT_EQ(sql_int(t.path, "SELECT count(*) FROM calls"), warm + 1);
   outcome_free(&o);
-  free(path);
-  remove_tree(dir);
+  echo_db_close(&t);
 }
 
 /* A journaled record the file refuses (here a trigger) is answered first,
  * then reported in a store_error event as soon as its loading finds out;
  * the records after it are loaded. */
 TEST(a_journaled_record_the_file_refuses_is_reported) {
-  char *dir = temp_dir(), *path = db_in(dir, "refuses.db");
-  tg_config cfg = db_cfg(path);
-  tg_runtime *rt = new_runtime(&cfg);
-  tg_tool_def d = tool_def("echo", echo_start, NULL, NULL);
-  register_tool(rt, &d);
-  event_log ev = {0};
-  tg_events_subscribe(rt, log_event, &ev);
-  journal_made(rt, dir);
-  sql_exec(path, "CREATE TRIGGER refuse_one BEFORE INSERT ON calls "
-                 "WHEN new.call_id = 'refused' "
-                 "BEGIN SELECT RAISE(ABORT, 'not this one'); END");
+  echo_db t;
+  echo_db_open(&t, "refuses.db");
+  journal_made(t.rt, t.dir);
+  sql_exec(t.path, "CREATE TRIGGER refuse_one BEFORE INSERT ON calls "
+                   "WHEN new.call_id = 'refused' "
+                   "BEGIN SELECT RAISE(ABORT, 'not this one'); END");
   outcome o[2];
   memset(o, 0, sizeof o);
-  start_call(rt, "refused", "echo", NULL, &o[0]);
-  run_until(rt, &o[0].n, 1);
-  start_call(rt, "kept", "echo", NULL, &o[1]);
-  run_until(rt, &o[1].n, 1);
+  start_call(t.rt, "refused", "echo", NULL, &o[0]);
+  run_until(t.rt, &o[0].n, 1);
+  start_call(t.rt, "kept", "echo", NULL, &o[1]);
+  run_until(t.rt, &o[1].n, 1);
   ASSERT_INT_EQ(o[0].status, TG_STATUS_OK);
   int e = -1;
-  for (int i = 0; i < 300 && (e = find_event(&ev, "store_error")) < 0; i++)
-    run_for(rt, 100); /* the thread loads it at its next idle tick */
+  for (int i = 0; i < 300 && (e = find_event(&t.ev, "store_error")) < 0; i++)
+    run_for(t.rt, 100); /* the thread loads it at its next idle tick */
   ASSERT_TRUE(e >= 0);
-  ASSERT_NUM_EQ(num_at(ev.ev[e].data, "lost"), 1);
-  ASSERT_CONTAINS(str_at(ev.ev[e].data, "error"), "not this one");
+  ASSERT_NUM_EQ(num_at(t.ev.ev[e].data, "lost"), 1);
+  ASSERT_CONTAINS(str_at(t.ev.ev[e].data, "error"), "not this one");
   tg_audit_filter f = {.call_id = "kept"};
-  cJSON *a = audit_of(path, &f);
+  cJSON *a = audit_of(t.path, &f);
   ASSERT_INT_EQ(cJSON_GetArraySize(a), 1);
   cJSON_Delete(a);
-  tg_runtime_free(rt);
-  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM calls WHERE call_id = "
-                              "'refused'"), 0);
-  event_log_free(&ev);
+  echo_db_stop(&t);
+  ASSERT_INT_EQ(sql_int(t.path, "SELECT count(*) FROM calls WHERE call_id = "
+                                "'refused'"), 0);
   outcome_free(&o[0]);
   outcome_free(&o[1]);
-  free(path);
-  remove_tree(dir);
+  echo_db_close(&t);
 }
 
 /* ---- kill -9 ------------------------------------------------------------- */

@@ -249,7 +249,8 @@ static void judged(hook_job *j, const tg_outcome *o) {
       free(ctx);
       return;
     }
-    tg__hook_order_like(input, cJSON_GetObjectItem(j->event, "tool_input"), 1);
+    tg__hook_order_like(input, cJSON_GetObjectItemCaseSensitive(j->event,
+                                                                "tool_input"), 1);
     s.updated_input = input;
   }
   int ask = o->verdict == TG_VERDICT_ASK;
@@ -314,7 +315,8 @@ static void after(hook_job *j, const tg_outcome *o) {
     s.block = 1;
     s.reason = msg;
   }
-  tg__hook_order_like(res, cJSON_GetObjectItem(j->event, "tool_response"), 1);
+  tg__hook_order_like(res, cJSON_GetObjectItemCaseSensitive(j->event,
+                                                          "tool_response"), 1);
   int ok = o->status == TG_STATUS_OK;
   int cut = o->truncated;
   /* a failure the post-hooks turned into a result, or a result they

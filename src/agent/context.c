@@ -166,8 +166,12 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
   r->closer.closed = run_closed;
   uv_timer_init(tg_runtime_loop(rt), &r->timer);
   r->timer.data = r;
-  const char *session = cJSON_GetStringValue(cJSON_GetObjectItem(event, "session_id"));
-  const char *cwd = cJSON_GetStringValue(cJSON_GetObjectItem(event, "cwd"));
+  /* the event's own keys, as its call read them: the agent may send the
+   * same name in another case too */
+  const char *session = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(event, "session_id"));
+  const char *cwd = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(event, "cwd"));
   r->pending = 1; /* this function's own: no call ending at once ends all */
   const cJSON *a;
   cJSON_ArrayForEach(a, asked) {

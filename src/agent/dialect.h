@@ -214,6 +214,19 @@ const char *tg__hook_said_reason(const tg_hook_say *say, char *buf,
 const char *tg__hook_some(const char *s, const char *dflt);
 const char *tg__hook_verdict_word(tg_hook_verdict v);
 
+/* {"decision": word, "reason": reason, or dflt when it has none}: how
+ * Gemini CLI and OpenCode take a decision, and Claude Code a post-tool
+ * block. */
+void tg__hook_add_decision(cJSON *out, const char *word, const char *reason,
+                           const char *dflt);
+
+/* The install of an agent whose hooks are {"command", "timeout"} and
+ * read exit 2 as a block: a hook that cannot answer exits 2 where it must
+ * block, 1 where it only reports. */
+#define TG_DIALECT_EXIT_2_COMMAND                                       \
+  .command_key = "command", .timeout_key = "timeout", .exit_2_blocks = 1, \
+  .fail_block = "exit 2", .fail_report = "exit 1"
+
 /* A copy of native to make a canonical event of: every key but
  * hook_event_name (the caller names it). NULL: out of memory. */
 cJSON *tg__dialect_copy_event(const cJSON *native);
@@ -236,5 +249,22 @@ void tg__claude_shape_render(const tg_hook_say *say, cJSON *out,
                              int *exit_code);
 /* Its check event: a PreToolUse of Bash `true` in cwd. */
 cJSON *tg__claude_shape_check_event(const char *cwd);
+/* permissionDecision v and permissionDecisionReason (reason, or dflt when
+ * it has none) into o: Claude Code's pre-tool decision, which Copilot CLI
+ * reads at the top of its answer. */
+void tg__claude_shape_decision(cJSON *o, tg_hook_verdict v, const char *reason,
+                               const char *dflt);
+/* A dialect of the Claude shape, beyond its capabilities: the canonical
+ * events, a transcript with the model's usage (transcript.c), its answers
+ * ... */
+#define TG_CLAUDE_SHAPE                                          \
+  .events = tg__hook_canonical_events, .transcript_usage = 1,    \
+  .render = tg__claude_shape_render
+/* ... and its install: {"command", "timeout" (s)}, exit 2 blocks, checked
+ * with a PreToolUse of Bash. */
+#define TG_CLAUDE_SHAPE_INSTALL                                        \
+  TG_DIALECT_EXIT_2_COMMAND, .timeout_scale = 1,                       \
+  .check_event = tg__claude_shape_check_event,                         \
+  .check_event_name = "PreToolUse"
 
 #endif

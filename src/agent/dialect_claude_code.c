@@ -41,16 +41,10 @@ const tg_dialect tg__dialect_claude_code = {
     .permission_rewrite = 1, .pre_context = 1, .post_context = 1,
     .failure_context = 1,
     .post_block = 1,
-    .events = tg__hook_canonical_events,
-    .transcript_usage = 1,
-    .render = tg__claude_shape_render,
+    TG_CLAUDE_SHAPE,
     .install = {
         .places = places, .hooks = hooks,
-        .command_key = "command", .timeout_key = "timeout",
-        .timeout_scale = 1,
         .project_var = "CLAUDE_PROJECT_DIR",
-        .exit_2_blocks = 1, .fail_block = "exit 2", .fail_report = "exit 1",
-        .check_event = tg__claude_shape_check_event,
-        .check_event_name = "PreToolUse",
+        TG_CLAUDE_SHAPE_INSTALL,
     },
 };

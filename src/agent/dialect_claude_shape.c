@@ -28,6 +28,13 @@ static void add_context(cJSON *h, const char *ctx) {
   if (ctx && *ctx) cJSON_AddStringToObject(h, "additionalContext", ctx);
 }
 
+void tg__claude_shape_decision(cJSON *o, tg_hook_verdict v, const char *reason,
+                               const char *dflt) {
+  cJSON_AddStringToObject(o, "permissionDecision", tg__hook_verdict_word(v));
+  cJSON_AddStringToObject(o, "permissionDecisionReason",
+                          tg__hook_some(reason, dflt));
+}
+
 /* PreToolUse, after the agent's limits (tg__hook_said_verdict). */
 static void pre_tool_use(const tg_hook_say *s, cJSON *out) {
   char buf[2048];
@@ -36,9 +43,7 @@ static void pre_tool_use(const tg_hook_say *s, cJSON *out) {
   if (v == TG_HOOK_NONE && !(s->context && *s->context)) return;
   cJSON *h = specific(out, TG_HOOK_EV_PRE);
   if (v != TG_HOOK_NONE) {
-    cJSON_AddStringToObject(h, "permissionDecision", tg__hook_verdict_word(v));
-    cJSON_AddStringToObject(h, "permissionDecisionReason",
-                            tg__hook_some(reason, "decided by toolgate"));
+    tg__claude_shape_decision(h, v, reason, "decided by toolgate");
     if (s->updated_input && v != TG_HOOK_DENY)
       cJSON_AddItemToObject(h, "updatedInput",
                             cJSON_Duplicate(s->updated_input, 1));
@@ -63,11 +68,8 @@ static void permission_request(const tg_hook_say *s, cJSON *out) {
 }
 
 static void post_tool_use(const tg_hook_say *s, cJSON *out) {
-  if (s->block) {
-    cJSON_AddStringToObject(out, "decision", "block");
-    cJSON_AddStringToObject(out, "reason",
-                            tg__hook_some(s->reason, "blocked by toolgate"));
-  }
+  if (s->block)
+    tg__hook_add_decision(out, "block", s->reason, "blocked by toolgate");
   if (!(s->context && *s->context) && !s->updated_mcp_output) return;
   cJSON *h = specific(out, s->event);
   add_context(h, s->context);

@@ -87,6 +87,12 @@ const char *tg__hook_said_reason(const tg_hook_say *s, char *buf,
   return buf;
 }
 
+void tg__hook_add_decision(cJSON *out, const char *word, const char *reason,
+                           const char *dflt) {
+  cJSON_AddStringToObject(out, "decision", word);
+  cJSON_AddStringToObject(out, "reason", tg__hook_some(reason, dflt));
+}
+
 cJSON *tg__dialect_copy_event(const cJSON *native) {
   cJSON *c = cJSON_CreateObject();
   const cJSON *k;

@@ -74,6 +74,16 @@ static const char *canonical_key(const char *k) {
   return k;
 }
 
+/* A key two of the payload's may become (tool_input: toolArgs, and
+ * itself). The payload's own keys are unique (the strict parser), so only
+ * these can meet twice: the others are not searched for, which for an
+ * event of many keys would cost their number squared. */
+static int renamed_to(const char *k) {
+  for (size_t i = 0; i < sizeof renamed / sizeof *renamed; i++)
+    if (!strcmp(renamed[i][1], k)) return 1;
+  return 0;
+}
+
 /* The tool's arguments as an object: as given, or read from their JSON
  * text; none (null, absent) is {}. NULL with why. */
 static cJSON *arguments(const cJSON *args, char *why, size_t len) {
@@ -99,7 +109,7 @@ static cJSON *to_canonical(cJSON *native, const char *name,
   cJSON_ArrayForEach(k, native) {
     if (!k->string || !strcmp(k->string, "hook_event_name")) continue;
     const char *key = canonical_key(k->string);
-    if (cJSON_GetObjectItemCaseSensitive(c, key)) {
+    if (renamed_to(key) && cJSON_GetObjectItemCaseSensitive(c, key)) {
       /* toolArgs and tool_input both: which one runs is not known */
       snprintf(why, len, "the hook event names '%s' twice (as %s)", key,
                k->string);
@@ -137,9 +147,7 @@ static cJSON *to_canonical(cJSON *native, const char *name,
 }
 
 static void deny(cJSON *out, const char *reason) {
-  cJSON_AddStringToObject(out, "permissionDecision", "deny");
-  cJSON_AddStringToObject(out, "permissionDecisionReason",
-                          tg__hook_some(reason, "denied by toolgate"));
+  tg__claude_shape_decision(out, TG_HOOK_DENY, reason, "denied by toolgate");
 }
 
 static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
@@ -155,10 +163,7 @@ static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
     if (v == TG_HOOK_DENY) {
       deny(out, reason);
     } else if (v != TG_HOOK_NONE) {
-      cJSON_AddStringToObject(out, "permissionDecision",
-                              tg__hook_verdict_word(v));
-      cJSON_AddStringToObject(out, "permissionDecisionReason",
-                              tg__hook_some(reason, "decided by toolgate"));
+      tg__claude_shape_decision(out, v, reason, "decided by toolgate");
       if (s->updated_input)
         cJSON_AddItemToObject(out, "modifiedArgs",
                               cJSON_Duplicate(s->updated_input, 1));

@@ -206,10 +206,9 @@ const tg_dialect tg__dialect_cursor = {
     .answer_always = 1,
     .install = {
         .places = places, .hooks = hooks, .flat = 1,
-        .command_key = "command", .timeout_key = "timeout",
+        TG_DIALECT_EXIT_2_COMMAND,
         .timeout_scale = 1, .top = "{\"version\": 1}",
         .project_var = "CURSOR_PROJECT_DIR",
-        .exit_2_blocks = 1, .fail_block = "exit 2", .fail_report = "exit 1",
         .check_event = check_event, .check_event_name = "preToolUse",
         .fail_closed_key = "failClosed",
     },

@@ -36,7 +36,9 @@
  * reads it, which inside the line's double quotes would not be the path.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "base/json.h"
 #include "dialect.h"
 
 static const char *const aliases[] = {"gemini-cli", NULL};
@@ -78,15 +80,28 @@ static cJSON *to_canonical(cJSON *native, const char *name,
 }
 
 /* A rewrite Gemini would merge over the model's arguments: every key of
- * the old input must be in the new one, or the dropped one would stay. */
+ * the old input must be in the new one, or the dropped one would stay.
+ * The new one's keys are looked up in a sorted index: the agent's input
+ * may have many thousands. */
 static const char *dropped_key(const tg_hook_say *s) {
   const cJSON *old = cJSON_GetObjectItemCaseSensitive(s->native, "tool_input");
-  const cJSON *k;
-  cJSON_ArrayForEach(k, old)
-    if (k->string && !cJSON_GetObjectItemCaseSensitive(s->updated_input,
-                                                       k->string))
-      return k->string;
-  return NULL;
+  const cJSON *now = s->updated_input, *k;
+  size_t n = 0;
+  /* none when it has no keys (or out of memory: searched one by one) */
+  const cJSON **index =
+      cJSON_IsObject(now) ? tg__json_members_sorted(now, &n) : NULL;
+  const char *gone = NULL;
+  cJSON_ArrayForEach(k, old) {
+    if (!k->string) continue;
+    if (!(index ? tg__json_members_find(index, n, k->string,
+                                        strlen(k->string))
+                : cJSON_GetObjectItemCaseSensitive(now, k->string))) {
+      gone = k->string;
+      break;
+    }
+  }
+  free((void *)index);
+  return gone;
 }
 
 static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
@@ -105,20 +120,16 @@ static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
       reason = drop;
     }
     if (v == TG_HOOK_ALLOW || v == TG_HOOK_DENY) {
-      cJSON_AddStringToObject(out, "decision", tg__hook_verdict_word(v));
-      cJSON_AddStringToObject(out, "reason",
-                              tg__hook_some(reason, "decided by toolgate"));
+      tg__hook_add_decision(out, tg__hook_verdict_word(v), reason,
+                            "decided by toolgate");
       if (v == TG_HOOK_ALLOW && s->updated_input)
         cJSON_AddItemToObject(cJSON_AddObjectToObject(out, "hookSpecificOutput"),
                               "tool_input", cJSON_Duplicate(s->updated_input, 1));
     }
   } else if (s->event == TG_HOOK_EV_POST ||
              s->event == TG_HOOK_EV_POST_FAILURE) {
-    if (s->block) {
-      cJSON_AddStringToObject(out, "decision", "deny");
-      cJSON_AddStringToObject(out, "reason",
-                              tg__hook_some(s->reason, "blocked by toolgate"));
-    }
+    if (s->block)
+      tg__hook_add_decision(out, "deny", s->reason, "blocked by toolgate");
     if (s->context && *s->context)
       cJSON_AddStringToObject(cJSON_AddObjectToObject(out, "hookSpecificOutput"),
                               "additionalContext", s->context);
@@ -159,9 +170,8 @@ const tg_dialect tg__dialect_gemini = {
                     "are allow and deny)",
     .install = {
         .places = places, .hooks = hooks,
-        .command_key = "command", .timeout_key = "timeout",
+        TG_DIALECT_EXIT_2_COMMAND,
         .timeout_scale = 1000,
-        .exit_2_blocks = 1, .fail_block = "exit 2", .fail_report = "exit 1",
         .check_event = check_event,
         .check_event_name = "BeforeTool",
     },

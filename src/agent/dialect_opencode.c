@@ -59,20 +59,17 @@ static void render(const tg_hook_say *s, cJSON *out, int *exit_code) {
   char buf[2048];
   if (s->event == TG_HOOK_EV_PRE) {
     tg_hook_verdict v = tg__hook_said_verdict(s);
-    const char *reason = tg__hook_some(tg__hook_said_reason(s, buf, sizeof buf),
-                                       "decided by toolgate");
     if (v != TG_HOOK_DENY && v != TG_HOOK_ALLOW) return;
-    cJSON_AddStringToObject(out, "decision", tg__hook_verdict_word(v));
-    cJSON_AddStringToObject(out, "reason", reason);
+    tg__hook_add_decision(out, tg__hook_verdict_word(v),
+                          tg__hook_said_reason(s, buf, sizeof buf),
+                          "decided by toolgate");
     if (v == TG_HOOK_ALLOW && s->updated_input)
       cJSON_AddItemToObject(out, "args", cJSON_Duplicate(s->updated_input, 1));
     return;
   }
   if (s->event == TG_HOOK_EV_POST || s->event == TG_HOOK_EV_POST_FAILURE) {
     if (s->block) {
-      cJSON_AddStringToObject(out, "decision", "block");
-      cJSON_AddStringToObject(out, "reason",
-                              tg__hook_some(s->reason, "blocked by toolgate"));
+      tg__hook_add_decision(out, "block", s->reason, "blocked by toolgate");
       return;
     }
     if (s->updated_mcp_output) {
@@ -102,9 +99,8 @@ const tg_dialect tg__dialect_opencode = {
     .post_replace = 1,
     .install = {
         .places = places, .hooks = hooks, .flat = 1, /* doctor's reading */
-        .command_key = "command", .timeout_key = "timeout",
+        TG_DIALECT_EXIT_2_COMMAND,
         .timeout_scale = 1,
-        .exit_2_blocks = 1, .fail_block = "exit 2", .fail_report = "exit 1",
         .check_event = check_event, .check_event_name = "PreToolUse",
         .plugin = 1,
     },

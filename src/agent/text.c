@@ -3,6 +3,7 @@
  * added, a value shown in a message, and JSON that came back from Lua put
  * in a stable key order (the same answer whoever gives it).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "protocol.h"
@@ -45,51 +46,101 @@ char *tg__hook_context_text(const cJSON *meta) {
 /* Values that came back from Lua have their keys in the order of a Lua
  * table, which differs from one process to the next: put each object's
  * keys in the order `like` (the agent's own value) has them, then the new
- * ones sorted, so the answer is the same whoever gave it. */
-static int key_order(const cJSON *like, const char *k) {
-  int i = 0;
-  for (const cJSON *c = like ? like->child : NULL; c; c = c->next, i++)
-    if (c->string && !strcmp(c->string, k)) return i;
-  return -1;
+ * ones sorted, so the answer is the same whoever gave it. Both come from
+ * the agent (a tool's result may have many thousands of keys), so the
+ * work is n log n: like's keys are sorted once per object and searched. */
+
+/* One of like's keys: where like has it first. */
+typedef struct {
+  const char *key;
+  const cJSON *item;
+  size_t at;
+} like_key;
+
+static int by_key(const void *a, const void *b) {
+  const like_key *x = a, *y = b;
+  int c = strcmp(x->key, y->key);
+  return c ? c : x->at < y->at ? -1 : x->at > y->at;
 }
 
-/* Which of x and y comes first: -1, 1 (keys differ). */
-static int before(const cJSON *like, const cJSON *x, const cJSON *y) {
-  int i = key_order(like, x->string), k = key_order(like, y->string);
-  if (i >= 0 && k >= 0) return i - k;
-  if (i >= 0 || k >= 0) return i >= 0 ? -1 : 1;
-  return strcmp(x->string, y->string);
+/* like's keys sorted (the first of a key twice first); NULL with *n 0
+ * when like is no object or has none, or out of memory. */
+static like_key *like_keys(const cJSON *like, size_t *n) {
+  size_t k = 0;
+  *n = 0;
+  if (!cJSON_IsObject(like)) return NULL;
+  for (const cJSON *c = like->child; c; c = c->next) k += c->string != NULL;
+  like_key *t = k ? malloc(k * sizeof *t) : NULL;
+  if (!t) return NULL;
+  size_t i = 0, at = 0;
+  for (const cJSON *c = like->child; c; c = c->next, at++)
+    if (c->string) t[i++] = (like_key){c->string, c, at};
+  qsort(t, k, sizeof *t, by_key);
+  *n = k;
+  return t;
+}
+
+/* The first of like's keys named key; NULL. */
+static const like_key *find_key(const like_key *t, size_t n, const char *key) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) { /* the first not below key */
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(t[mid].key, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && !strcmp(t[lo].key, key) ? &t[lo] : NULL;
+}
+
+/* One of v's keys, with where like has it (SIZE_MAX: not there) and
+ * where v has it (ties keep v's order). */
+typedef struct {
+  cJSON *item;
+  size_t like_at, at;
+} own_key;
+
+static int in_order(const void *a, const void *b) {
+  const own_key *x = a, *y = b;
+  if (x->like_at != y->like_at) return x->like_at < y->like_at ? -1 : 1;
+  if (x->like_at == SIZE_MAX) {
+    int c = strcmp(x->item->string ? x->item->string : "",
+                   y->item->string ? y->item->string : "");
+    if (c) return c;
+  }
+  return x->at < y->at ? -1 : x->at > y->at;
 }
 
 void tg__hook_order_like(cJSON *v, const cJSON *like, int depth) {
   if (!v || depth > TG_JSON_MAX_DEPTH) return;
-  size_t n = 0;
-  for (cJSON *c = v->child; c; c = c->next) {
-    const cJSON *sub = NULL;
-    if (cJSON_IsObject(v) && cJSON_IsObject(like))
-      sub = cJSON_GetObjectItemCaseSensitive(like, c->string);
-    else if (cJSON_IsArray(v) && cJSON_IsArray(like))
-      sub = cJSON_GetArrayItem(like, (int)n);
-    tg__hook_order_like(c, sub, depth + 1);
-    n++;
-  }
-  if (!cJSON_IsObject(v) || n < 2) return;
-  cJSON **items = malloc(n * sizeof *items);
-  if (!items) return;
+  int object = cJSON_IsObject(v);
+  size_t n = 0, nlike = 0;
+  for (cJSON *c = v->child; c; c = c->next) n++;
+  like_key *keys = object ? like_keys(like, &nlike) : NULL;
+  /* an object of two keys or more is put in order (none when out of
+   * memory: its values still are) */
+  own_key *items = object && n >= 2 ? malloc(n * sizeof *items) : NULL;
+  const cJSON *like_item = cJSON_IsArray(v) && cJSON_IsArray(like)
+                               ? like->child : NULL;
   n = 0;
-  for (cJSON *c = v->child; c; c = c->next) items[n++] = c;
-  if (!cJSON_IsObject(like)) like = NULL;
-  for (size_t i = 1; i < n; i++) /* insertion sort: objects are small */
-    for (size_t k = i; k > 0 && before(like, items[k - 1], items[k]) > 0; k--) {
-      cJSON *t = items[k];
-      items[k] = items[k - 1];
-      items[k - 1] = t;
+  for (cJSON *c = v->child; c; c = c->next, n++) {
+    const cJSON *sub = NULL;
+    if (object) {
+      const like_key *k = c->string ? find_key(keys, nlike, c->string) : NULL;
+      sub = k ? k->item : NULL;
+      if (items) items[n] = (own_key){c, k ? k->at : SIZE_MAX, n};
+    } else if (like_item) { /* arrays: item by item */
+      sub = like_item;
+      like_item = like_item->next;
     }
-  for (size_t i = 0; i < n; i++) { /* cJSON's head->prev is the tail */
-    items[i]->next = i + 1 < n ? items[i + 1] : NULL;
-    items[i]->prev = i > 0 ? items[i - 1] : items[n - 1];
+    tg__hook_order_like(c, sub, depth + 1);
   }
-  v->child = items[0];
+  free(keys);
+  if (!items) return;
+  qsort(items, n, sizeof *items, in_order);
+  for (size_t i = 0; i < n; i++) { /* cJSON's head->prev is the tail */
+    items[i].item->next = i + 1 < n ? items[i + 1].item : NULL;
+    items[i].item->prev = items[i > 0 ? i - 1 : n - 1].item;
+  }
+  v->child = items[0].item;
   free(items);
 }
 

@@ -425,29 +425,29 @@ TEST(outcome_to_json_has_exact_keys) {
   run_until(rt, &bad.n, 1);
 
   assert_keys(ok.json, keys, 8);
-  assert_keys(cJSON_GetObjectItem(ok.json, "decision"), dkeys, 2);
+  assert_keys(cJSON_GetObjectItemCaseSensitive(ok.json, "decision"), dkeys, 2);
   ASSERT_STR_EQ(str_at(ok.json, "id"), "j1");
   ASSERT_STR_EQ(str_at(ok.json, "tool"), "echo");
   ASSERT_STR_EQ(str_at(ok.json, "status"), "ok");
-  ASSERT_TRUE(cJSON_IsObject(cJSON_GetObjectItem(ok.json, "result")));
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(ok.json, "error")));
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(ok.json, "decision"), "verdict"),
+  ASSERT_TRUE(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(ok.json, "result")));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(ok.json, "error")));
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(ok.json, "decision"), "verdict"),
                 "allow");
   ASSERT_TRUE(cJSON_IsNull(
-      cJSON_GetObjectItem(cJSON_GetObjectItem(ok.json, "decision"), "rule")));
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ok.json, "decision"), "rule")));
   ASSERT_NUM_EQ(num_at(ok.json, "attempts"), 1);
   ASSERT_TRUE(num_at(ok.json, "duration_ms") >= 0);
 
   assert_keys(bad.json, keys, 8);
-  assert_keys(cJSON_GetObjectItem(bad.json, "decision"), dkeys, 2);
+  assert_keys(cJSON_GetObjectItemCaseSensitive(bad.json, "decision"), dkeys, 2);
   ASSERT_STR_EQ(str_at(bad.json, "status"), "error");
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(bad.json, "result")));
-  const cJSON *e = cJSON_GetObjectItem(bad.json, "error");
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(bad.json, "result")));
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(bad.json, "error");
   ASSERT_TRUE(cJSON_IsObject(e));
   ASSERT_STR_EQ(str_at(e, "code"), "UNKNOWN_TOOL");
   ASSERT_TRUE(str_at(e, "phase"));
   ASSERT_TRUE(str_at(e, "message"));
-  ASSERT_TRUE(cJSON_IsBool(cJSON_GetObjectItem(e, "retryable")));
+  ASSERT_TRUE(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(e, "retryable")));
   outcome_free(&ok);
   outcome_free(&bad);
   tg_runtime_free(rt);
@@ -461,7 +461,7 @@ static void leaky_start(tg_exec *ex, const cJSON *args, void *ud) {
   (void)ud;
   cJSON *r = cJSON_CreateObject();
   cJSON_AddStringToObject(r, "token", "S3CRET-from-c");
-  if (cJSON_IsTrue(cJSON_GetObjectItem(args, "fail")))
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(args, "fail")))
     tg_exec_finish_error(ex, r, "FLAKY", "try later", 0);
   else
     tg_exec_finish_ok(ex, r);
@@ -496,7 +496,7 @@ static void withheld_case(const char *hook_body, const char *args_json) {
   ASSERT_CONTAINS(o.message, "withheld");
   ASSERT_CONTAINS(o.message, "20_redact.lua:");
   ASSERT_NULL(o.result);
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(o.json, "result")));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o.json, "result")));
   ASSERT_FALSE(json_carries(o.json, "S3CRET"));
   ASSERT_TRUE(count_events(&ev, "call_end", NULL) == 1);
   for (int i = 0; i < ev.n; i++)

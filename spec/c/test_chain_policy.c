@@ -95,7 +95,7 @@ TEST(policy_describe_lists_rules_by_priority) {
   register_tool(rt, &d);
   cJSON *desc = tg_runtime_describe(rt);
   ASSERT_NOT_NULL(desc);
-  const cJSON *rules = cJSON_GetObjectItem(desc, "rules");
+  const cJSON *rules = cJSON_GetObjectItemCaseSensitive(desc, "rules");
   ASSERT_TRUE(cJSON_IsArray(rules));
   const char *want[] = {"negative", "early", "mid", "mid_too", "late",
                         "default_prio"};
@@ -107,7 +107,7 @@ TEST(policy_describe_lists_rules_by_priority) {
     ASSERT_NUM_EQ(num_at(r, "priority"), prio[i]);
   }
   /* the C tool is listed too */
-  const cJSON *tools = cJSON_GetObjectItem(desc, "tools");
+  const cJSON *tools = cJSON_GetObjectItemCaseSensitive(desc, "tools");
   int found = 0;
   for (int i = 0; i < cJSON_GetArraySize(tools); i++)
     if (!strcmp(str_at(cJSON_GetArrayItem(tools, i), "name"), "ctool")) found = 1;

@@ -24,7 +24,7 @@ TEST(ctool_finishes_inside_start) {
   ASSERT_STR_EQ(o.tool, "echo");
   ASSERT_INT_EQ(o.attempts, 1);
   ASSERT_NOT_NULL(o.result);
-  const cJSON *echo = cJSON_GetObjectItem(o.result, "echo");
+  const cJSON *echo = cJSON_GetObjectItemCaseSensitive(o.result, "echo");
   ASSERT_NUM_EQ(num_at(echo, "x"), 1);
   tg_runtime_run(rt, TG_RUN_DEFAULT);
   ASSERT_INT_EQ(o.n, 1);

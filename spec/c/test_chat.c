@@ -386,7 +386,7 @@ TEST(routing_table_then_hooks_in_order_then_fallback) {
                 "\"cheap\":true}}");
   ASSERT_STR_EQ(str_at(d, "selected_model"), "small");
   ASSERT_STR_EQ(str_at(d, "reason"), "cheap mode");
-  cJSON *hooks = cJSON_GetObjectItem(d, "hooks");
+  cJSON *hooks = cJSON_GetObjectItemCaseSensitive(d, "hooks");
   ASSERT_INT_EQ(cJSON_GetArraySize(hooks), 2);
   cJSON *h0 = cJSON_GetArrayItem(hooks, 0), *h1 = cJSON_GetArrayItem(hooks, 1);
   ASSERT_CONTAINS(str_at(h0, "where"), "10_route.lua:2");
@@ -413,7 +413,7 @@ TEST(routing_table_then_hooks_in_order_then_fallback) {
   for (int i = 0; i < ev.n; i++)
     if (!strcmp(ev.ev[i].type, "route")) last = i;
   ASSERT_STR_EQ(str_at(ev.ev[last].data, "selected_model"), "small");
-  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(ev.ev[last].data, "hooks")), 2);
+  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ev.ev[last].data, "hooks")), 2);
   event_log_free(&ev);
   tg_runtime_free(rt);
   remove_tree(dir);
@@ -452,7 +452,7 @@ TEST(an_unavailable_model_falls_back_until_it_comes_back) {
   ASSERT_OK(tg_model_unavailable(rt, "big", clk.ms + 60000, err));
   cJSON *d = route(rt, "{\"task_weight\":\"heavy\"}");
   ASSERT_STR_EQ(str_at(d, "selected_model"), "big-eu");
-  cJSON *fb = cJSON_GetObjectItem(d, "fallback");
+  cJSON *fb = cJSON_GetObjectItemCaseSensitive(d, "fallback");
   ASSERT_STR_EQ(str_at(fb, "from"), "big");
   ASSERT_STR_EQ(str_at(fb, "to"), "big-eu");
   ASSERT_CONTAINS(str_at(fb, "reason"), "'big' is unavailable for 60 s");
@@ -467,7 +467,7 @@ TEST(an_unavailable_model_falls_back_until_it_comes_back) {
   d = route(rt, "{\"task_weight\":\"heavy\"}");
   ASSERT_STR_EQ(str_at(d, "selected_model"), "big"); /* nothing to go to */
   ASSERT_INT_EQ(bool_at(d, "available"), 0);
-  ASSERT_TRUE(is_null_at(cJSON_GetObjectItem(d, "fallback"), "to"));
+  ASSERT_TRUE(is_null_at(cJSON_GetObjectItemCaseSensitive(d, "fallback"), "to"));
   cJSON_Delete(d);
 
   clk.ms += 10001; /* mid is back */
@@ -478,7 +478,7 @@ TEST(an_unavailable_model_falls_back_until_it_comes_back) {
   clk.ms += 50000; /* big is back: no fallback at all */
   d = route(rt, "{\"task_weight\":\"heavy\"}");
   ASSERT_STR_EQ(str_at(d, "selected_model"), "big");
-  ASSERT_NULL(cJSON_GetObjectItem(d, "fallback"));
+  ASSERT_NULL(cJSON_GetObjectItemCaseSensitive(d, "fallback"));
   ASSERT_INT_EQ(bool_at(d, "available"), 1);
   cJSON_Delete(d);
 
@@ -874,8 +874,8 @@ static void on_progress(tg_runtime *rt, const char *change, const cJSON *item,
                         const cJSON *list, void *ud) {
   progress_log *l = ud;
   size_t len = strlen(l->log);
-  const cJSON *pct = cJSON_GetObjectItem(item, "percent");
-  const cJSON *step = cJSON_GetObjectItem(item, "step");
+  const cJSON *pct = cJSON_GetObjectItemCaseSensitive(item, "percent");
+  const cJSON *step = cJSON_GetObjectItemCaseSensitive(item, "step");
   snprintf(l->log + len, sizeof l->log - len, "%s:%s:%s", change,
            str_at(item, "id"), str_at(item, "state"));
   len = strlen(l->log);

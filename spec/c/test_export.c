@@ -111,9 +111,9 @@ TEST(json_export_import_export_is_byte_identical) {
   cJSON_Delete(rep.skipped);
   char *third = export_of(sa, rep.session, TG_EXPORT_JSON);
   cJSON *x = cJSON_Parse(first), *y = cJSON_Parse(third);
-  cJSON *ys = cJSON_GetObjectItem(y, "session");
+  cJSON *ys = cJSON_GetObjectItemCaseSensitive(y, "session");
   ASSERT_STR_EQ(str_at(ys, "id"), rep.session);
-  cJSON_ReplaceItemInObject(ys, "id", cJSON_CreateString("conv"));
+  cJSON_ReplaceItemInObjectCaseSensitive(ys, "id", cJSON_CreateString("conv"));
   ASSERT_TRUE(cJSON_Compare(x, y, 1));
   cJSON_Delete(x);
   cJSON_Delete(y);

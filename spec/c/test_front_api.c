@@ -48,17 +48,17 @@ TEST(describe_gives_a_c_tools_description_schema_and_group) {
   register_tool(rt, &d);
   cJSON *desc = tg_runtime_describe(rt);
   const cJSON *found = NULL, *t;
-  cJSON_ArrayForEach(t, cJSON_GetObjectItem(desc, "tools"))
+  cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(desc, "tools"))
     if (str_at(t, "name") && !strcmp(str_at(t, "name"), "up__search")) found = t;
   ASSERT_NOT_NULL(found);
   ASSERT_STR_EQ(str_at(found, "description"), "searches upstream");
   ASSERT_STR_EQ(str_at(found, "group"), "up");
   ASSERT_STR_EQ(str_at(found, "where"), "C");
-  ASSERT_TRUE(cJSON_Compare(cJSON_GetObjectItem(found, "schema"), schema, 1));
+  ASSERT_TRUE(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(found, "schema"), schema, 1));
   /* a built-in has no group */
-  cJSON_ArrayForEach(t, cJSON_GetObjectItem(desc, "tools"))
+  cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(desc, "tools"))
     if (!strcmp(str_at(t, "name"), "exec")) {
-      ASSERT_NULL(cJSON_GetObjectItem(t, "group"));
+      ASSERT_NULL(cJSON_GetObjectItemCaseSensitive(t, "group"));
       ASSERT_NOT_NULL(str_at(t, "description"));
     }
   cJSON_Delete(desc);
@@ -192,7 +192,7 @@ TEST(list_tools_hooks_hide_and_redescribe_but_cannot_add) {
   ASSERT_STR_EQ(names_of(out), "c a ");
   const cJSON *a = cJSON_GetArrayItem(out, 1);
   ASSERT_STR_EQ(str_at(a, "description"), "A, re-described");
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(a, "inputSchema"), "type"), "object");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(a, "inputSchema"), "type"), "object");
   ASSERT_INT_EQ(count_events(&log, "handler_error", NULL), 2);
   char *first = cJSON_Print(log.ev[find_event(&log, "handler_error")].data);
   ASSERT_CONTAINS(first, "not add or rename");

@@ -653,7 +653,7 @@ TEST(confine_fifo_does_not_hang) {
   outcome_free(&o);
   o = call_tool(rt, "list_dir", "{}");
   ASSERT_CALL_OK(o);
-  const cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItem(o.result, "entries"), 0);
+  const cJSON *e0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o.result, "entries"), 0);
   ASSERT_STR_EQ(str_at(e0, "type"), "other");
   outcome_free(&o);
   tg_runtime_free(rt);
@@ -909,7 +909,7 @@ TEST(list_dir_sorted_recursive_bounded) {
   tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
   outcome o = call_tool(rt, "list_dir", "{}");
   ASSERT_CALL_OK(o);
-  const cJSON *es = cJSON_GetObjectItem(o.result, "entries");
+  const cJSON *es = cJSON_GetObjectItemCaseSensitive(o.result, "entries");
   ASSERT_INT_EQ(cJSON_GetArraySize(es), 4);
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(es, 0), "path"), "a.txt");
   ASSERT_NUM_EQ(num_at(cJSON_GetArrayItem(es, 0), "size"), 3);
@@ -920,7 +920,7 @@ TEST(list_dir_sorted_recursive_bounded) {
   outcome_free(&o);
   o = call_tool(rt, "list_dir", "{\"recursive\":true}");
   ASSERT_CALL_OK(o);
-  es = cJSON_GetObjectItem(o.result, "entries");
+  es = cJSON_GetObjectItemCaseSensitive(o.result, "entries");
   const char *want[] = {"a.txt", "b", "b/inner", "b/inner/deep.txt", "b/x.txt",
                         "c.txt", "link"};
   ASSERT_INT_EQ(cJSON_GetArraySize(es), 7); /* the symlink is not followed */
@@ -934,7 +934,7 @@ TEST(list_dir_sorted_recursive_bounded) {
   outcome_free(&o);
   o = call_tool(rt, "list_dir", "{\"path\":\"b\"}");
   ASSERT_CALL_OK(o);
-  es = cJSON_GetObjectItem(o.result, "entries");
+  es = cJSON_GetObjectItemCaseSensitive(o.result, "entries");
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(es, 0), "path"), "b/inner");
   outcome_free(&o);
   o = call_tool(rt, "list_dir", "{\"path\":\"a.txt\"}");
@@ -973,7 +973,7 @@ TEST(apply_patch_two_files) {
   tg_runtime *rt = runtime_in_workspace(dir, 0, NULL);
   outcome o = call_apply_patch(rt, two_files);
   ASSERT_CALL_OK(o);
-  const cJSON *files = cJSON_GetObjectItem(o.result, "files");
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(o.result, "files");
   ASSERT_INT_EQ(cJSON_GetArraySize(files), 2);
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 0), "path"), "one.txt");
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 0), "type"), "modified");
@@ -1040,7 +1040,7 @@ TEST(apply_patch_new_deleted_renamed) {
       "-this\n"
       "+that\n");
   ASSERT_CALL_OK(o);
-  const cJSON *files = cJSON_GetObjectItem(o.result, "files");
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(o.result, "files");
   ASSERT_INT_EQ(cJSON_GetArraySize(files), 3);
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 0), "type"), "created");
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(files, 0), "path"), "src/new.txt");
@@ -1165,7 +1165,7 @@ static mode_t fs_mode(const char *dir, const char *name) {
 
 static const cJSON *file_entry(const outcome *o, const char *path) {
   const cJSON *f;
-  cJSON_ArrayForEach(f, cJSON_GetObjectItem(o->result, "files"))
+  cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(o->result, "files"))
     if (!strcmp(str_at(f, "path"), path)) return f;
   TG_FAIL("no entry for %s in the result", path);
   return NULL;
@@ -1209,14 +1209,14 @@ TEST(apply_patch_git_diff_with_modes) {
   outcome o = call_apply_patch(rt, diff);
   ASSERT_CALL_OK(o);
   /* the executable bit is applied, and the result says so */
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(file_entry(&o, "script.sh"),
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(file_entry(&o, "script.sh"),
                                           "executable")));
-  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(file_entry(&o, "tool.sh"),
+  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(file_entry(&o, "tool.sh"),
                                            "executable")));
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(file_entry(&o, "new.sh"),
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(file_entry(&o, "new.sh"),
                                           "executable")));
   ASSERT_STR_EQ(str_at(file_entry(&o, "bin/run.sh"), "type"), "renamed");
-  ASSERT_TRUE(!cJSON_GetObjectItem(file_entry(&o, "bin/run.sh"), "executable"));
+  ASSERT_TRUE(!cJSON_GetObjectItemCaseSensitive(file_entry(&o, "bin/run.sh"), "executable"));
   outcome_free(&o);
   ASSERT_TRUE((fs_mode(ws, "script.sh") & 0111) == 0111);
   ASSERT_INT_EQ(fs_mode(ws, "tool.sh") & 0111, 0);
@@ -1263,7 +1263,7 @@ TEST(apply_patch_git_modes_refused_or_rolled_back) {
   sh_in(ws, "chmod 644 a.txt");
   o = call_apply_patch(rt, "diff --git a/a.txt b/a.txt\nold mode 100755\nnew mode 100644\n");
   ASSERT_CALL_OK(o);
-  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(o.result, "files")), 0);
+  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o.result, "files")), 0);
   outcome_free(&o);
   /* a patch that fails changes no mode either */
   o = call_apply_patch(rt, "diff --git a/a.txt b/a.txt\nold mode 100644\nnew mode 100755\n"

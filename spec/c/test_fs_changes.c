@@ -324,12 +324,12 @@ TEST(policy_on_file_change_handlers) {
   ASSERT_INT_EQ(h.n, 1); /* **.txt did not match */
   o = call_tool(rt, "seen", "{}");
   ASSERT_CALL_OK(o);
-  const cJSON *seen = cJSON_GetObjectItem(o.result, "seen");
+  const cJSON *seen = cJSON_GetObjectItemCaseSensitive(o.result, "seen");
   ASSERT_INT_EQ(cJSON_GetArraySize(seen), 2);
   ASSERT_STR_EQ(cJSON_GetArrayItem(seen, 0)->valuestring,
                 "created a.txt by write_file");
   ASSERT_STR_EQ(cJSON_GetArrayItem(seen, 1)->valuestring, "src src/deep/b.c");
-  const cJSON *recent = cJSON_GetObjectItem(o.result, "recent");
+  const cJSON *recent = cJSON_GetObjectItemCaseSensitive(o.result, "recent");
   ASSERT_INT_EQ(cJSON_GetArraySize(recent), 1);
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(recent, 0), "path"), "src/deep/b.c");
   outcome_free(&o);

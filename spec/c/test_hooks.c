@@ -200,7 +200,7 @@ static void stop_daemon(daemon_proc *d) {
 
 /* stdout as the agent reads it: one JSON object, or nothing. */
 static void check_expect(const char *name, const ran *r, const cJSON *want) {
-  const cJSON *out = cJSON_GetObjectItem(want, "output");
+  const cJSON *out = cJSON_GetObjectItemCaseSensitive(want, "output");
   double code = num_at(want, "exit");
   const char *msg = str_at(want, "message");
   if (r->code != (int)code)
@@ -297,12 +297,12 @@ static void check_explained(const char *name, const ran *x, const ran *hook) {
     TG_FAIL("%s: explain --event exits %d: %s", name, x->code, x->err);
   cJSON *j = cJSON_Parse(x->out);
   if (!j) TG_FAIL("%s: explain --event --json is not JSON: %s", name, x->out);
-  const cJSON *a = cJSON_GetObjectItem(j, "answer");
-  const cJSON *judged = cJSON_GetObjectItem(j, "judged");
-  if (!cJSON_GetObjectItem(judged, "context_calls")) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "answer");
+  const cJSON *judged = cJSON_GetObjectItemCaseSensitive(j, "judged");
+  if (!cJSON_GetObjectItemCaseSensitive(judged, "context_calls")) {
     cJSON *got = hook->out[0] ? cJSON_Parse(hook->out) : cJSON_CreateNull();
     if (num_at(a, "exit_code") != hook->code ||
-        !cJSON_Compare(cJSON_GetObjectItem(a, "output"), got, 1))
+        !cJSON_Compare(cJSON_GetObjectItemCaseSensitive(a, "output"), got, 1))
       TG_FAIL("%s: explain --event says the agent gets another answer\n"
               "  explain: %s\n  hook:    %d %s", name, x->out, hook->code,
               hook->out);
@@ -333,7 +333,7 @@ static int run_fixtures(const char *agent) {
     /* the words the installed line adds ("args": ["--event", NAME]: an
      * agent whose payload does not name its event) */
     const char *ename = NULL;
-    const cJSON *extra = cJSON_GetObjectItem(want, "args");
+    const cJSON *extra = cJSON_GetObjectItemCaseSensitive(want, "args");
     const char *w0 = cJSON_GetStringValue(cJSON_GetArrayItem(extra, 0));
     if (extra && (cJSON_GetArraySize(extra) != 2 || !w0 ||
                   strcmp(w0, "--event") ||
@@ -1013,16 +1013,26 @@ TEST(policies_see_the_agent_and_the_turn) {
                   "event=PreToolUse session=sess-9 turn=2 cwd=/w mode=plan "
                   "id=toolu_7");
   ran_free(&r);
+  /* keys differ from the agent's only in case are not its keys: what a
+   * rule sees of the input is the tool_input the agent runs, never a
+   * decoy put before it (keys were once looked up in any case) */
+  r = hook_event("claude-code",
+      "{\"session_id\":\"sess-decoy\",\"cwd\":\"/w\",\"hook_event_name\":\"PreToolUse\","
+      "\"permission_mode\":\"plan\",\"tool_name\":\"Bash\",\"tool_use_id\":\"toolu_8\","
+      "\"Tool_Input\":{\"command\":\"harmless\"},"
+      "\"tool_input\":{\"command\":\"who-am-i\"}}");
+  ASSERT_CONTAINS(r.out, "input=who-am-i ");
+  ran_free(&r);
   cJSON *s = stored_session("sess-9");
   ASSERT_NUM_EQ(num_at(s, "turn"), 2);
   ASSERT_STR_EQ(str_at(s, "agent"), "claude-code");
   /* "/w" is no folder here: no project (never the instance's own) */
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(s, "project")));
-  const cJSON *msgs = cJSON_GetObjectItem(s, "messages");
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(s, "project")));
+  const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(s, "messages");
   ASSERT_INT_EQ(cJSON_GetArraySize(msgs), 2); /* the prompts, as user messages */
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(msgs, 1), "role"), "user");
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(msgs, 1), "content"), "hello");
-  const cJSON *calls = cJSON_GetObjectItem(s, "calls"); /* judged: audited */
+  const cJSON *calls = cJSON_GetObjectItemCaseSensitive(s, "calls"); /* judged: audited */
   ASSERT_INT_EQ(cJSON_GetArraySize(calls), 1);
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(calls, 0), "tool"), "exec");
   ASSERT_NUM_EQ(num_at(cJSON_GetArrayItem(calls, 0), "turn"), 2);
@@ -1069,7 +1079,7 @@ static void audit_event(const char *agent, const char *event, const char *id,
 }
 
 static const cJSON *agent_of(const cJSON *rec) {
-  const cJSON *a = cJSON_GetObjectItem(rec, "agent");
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(rec, "agent");
   ASSERT_NOT_NULL(a);
   return a;
 }
@@ -1128,18 +1138,18 @@ TEST(the_audit_says_what_the_agent_was_told) {
   ASSERT_STR_EQ(str_at(a, "event"), "PreToolUse");
   ASSERT_STR_EQ(str_at(a, "tool"), "Bash");
   ASSERT_STR_EQ(str_at(a, "tool_use_id"), "toolu_a1");
-  char *input = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, "input"));
+  char *input = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(a, "input"));
   ASSERT_CONTAINS(input, "echo [REDACTED:github-token]");
   ASSERT_NOT_CONTAINS(input, token);
   free(input);
   ASSERT_STR_EQ(str_at(left, "tool"), "exec");
   /* left to the agent: no verdict, nobody here decided, nothing said */
-  const cJSON *d = cJSON_GetObjectItem(left, "decision");
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(d, "verdict")));
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(left, "decision");
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(d, "verdict")));
   ASSERT_STR_EQ(str_at(d, "by"), "agent");
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(a, "answer")));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "answer")));
   /* a rule's ask, by name; Codex cannot ask: it was told deny */
-  d = cJSON_GetObjectItem(asked, "decision");
+  d = cJSON_GetObjectItemCaseSensitive(asked, "decision");
   ASSERT_STR_EQ(str_at(d, "verdict"), "ask");
   ASSERT_STR_EQ(str_at(d, "by"), "rule");
   ASSERT_STR_EQ(str_at(d, "rule"), "ask-deploy");
@@ -1149,16 +1159,16 @@ TEST(the_audit_says_what_the_agent_was_told) {
   /* after the tool: linked both ways, with how it ended */
   ASSERT_STR_EQ(str_at(agent_of(post), "event"), "PostToolUse");
   ASSERT_STR_EQ(str_at(agent_of(post), "judged_call"), str_at(left, "call_id"));
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(post,
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(post,
                                                "decision"), "verdict")));
-  const cJSON *how = cJSON_GetObjectItem(agent_of(left), "ran");
+  const cJSON *how = cJSON_GetObjectItemCaseSensitive(agent_of(left), "ran");
   ASSERT_STR_EQ(str_at(how, "call_id"), str_at(post, "call_id"));
   ASSERT_STR_EQ(str_at(how, "ended"), "ok");
   ASSERT_STR_EQ(str_at(agent_of(failed), "judged_call"), str_at(asked, "call_id"));
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(agent_of(asked), "ran"), "ended"),
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(agent_of(asked), "ran"), "ended"),
                 "failed");
-  ASSERT_NULL(cJSON_GetObjectItem(agent_of(codex), "ran")); /* never ran */
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(bug, "decision"), "by"), "fail-safe");
+  ASSERT_NULL(cJSON_GetObjectItemCaseSensitive(agent_of(codex), "ran")); /* never ran */
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(bug, "decision"), "by"), "fail-safe");
   ASSERT_STR_EQ(str_at(agent_of(bug), "answer"), "deny");
   cJSON_Delete(recs);
   /* an export keeps all of it, and its import reads back the same */
@@ -1173,12 +1183,12 @@ TEST(the_audit_says_what_the_agent_was_told) {
   char *again = tg_store_export(st, rep.session, TG_EXPORT_JSON, err);
   tg_store_close(st);
   cJSON *x = cJSON_Parse(first), *y = cJSON_Parse(again);
-  cJSON_ReplaceItemInObject(cJSON_GetObjectItem(y, "session"), "id",
+  cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(y, "session"), "id",
                             cJSON_CreateString("sess-audit"));
   /* the token in an input tainted the session; an import carries the
    * record, not the taint (docs/storage.md), so that key is left out */
-  cJSON_DeleteItemFromObject(x, "taint");
-  cJSON_DeleteItemFromObject(y, "taint");
+  cJSON_DeleteItemFromObjectCaseSensitive(x, "taint");
+  cJSON_DeleteItemFromObjectCaseSensitive(y, "taint");
   ASSERT_TRUE(cJSON_Compare(x, y, 1));
   cJSON_Delete(x);
   cJSON_Delete(y);
@@ -1242,7 +1252,7 @@ TEST(a_call_that_does_not_map_is_recorded) {
   ASSERT_INT_EQ(cJSON_GetArraySize(recs), 2);
   for (int i = 0; i < 2; i++) {
     const cJSON *rec = cJSON_GetArrayItem(recs, i);
-    const cJSON *dec = cJSON_GetObjectItem(rec, "decision"), *ag = agent_of(rec);
+    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(rec, "decision"), *ag = agent_of(rec);
     ASSERT_STR_EQ(str_at(dec, "by"), "fail-safe: mapping failed: the shell "
                   "call has no command");
     ASSERT_STR_EQ(str_at(dec, "verdict"), "deny");
@@ -1252,7 +1262,7 @@ TEST(a_call_that_does_not_map_is_recorded) {
     ASSERT_STR_EQ(str_at(ag, "tool"), "Bash");
     ASSERT_STR_EQ(str_at(ag, "answer"), "deny");
     ASSERT_STR_EQ(str_at(ag, "tool_use_id"), i ? "toolu_u2" : "toolu_u1");
-    char *input = cJSON_PrintUnformatted(cJSON_GetObjectItem(ag, "input"));
+    char *input = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(ag, "input"));
     ASSERT_CONTAINS(input, "[REDACTED:github-token]");
     ASSERT_NOT_CONTAINS(input, token);
     free(input);
@@ -1394,7 +1404,7 @@ TEST(concurrent_prompts_count_once_each) {
   }
   cJSON *s = stored_session("par");
   ASSERT_NUM_EQ(num_at(s, "turn"), N);
-  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(s, "messages")), N);
+  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(s, "messages")), N);
   cJSON_Delete(s);
 }
 
@@ -1576,7 +1586,7 @@ TEST(sessions_are_recorded) {
   remove_tree(tmp);
   ASSERT_STR_EQ(str_at(s, "agent"), "claude-code");
   ASSERT_TRUE(num_at(s, "started") > 0);
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(s, "ended")));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(s, "ended")));
   cJSON_Delete(s);
   r = hook_event("claude-code", "{\"session_id\":\"../../etc/passwd\",\"cwd\":"
                  "\"/w\",\"hook_event_name\":\"SessionEnd\",\"reason\":\"logout\"}");
@@ -1661,9 +1671,9 @@ static char *installed_line(const char *dir, const char *file,
   char *t = file_text(dir, file);
   cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
   ASSERT_NOT_NULL(j);
-  const cJSON *l = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hooks"), event);
+  const cJSON *l = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "hooks"), event);
   const cJSON *g = cJSON_GetArrayItem(l, cJSON_GetArraySize(l) - 1);
-  char *line = strdup(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(g, "hooks"), 0),
+  char *line = strdup(str_at(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(g, "hooks"), 0),
                              "command"));
   cJSON_Delete(j);
   free(t);
@@ -1729,19 +1739,19 @@ TEST(install_into_an_empty_settings_file) {
   char *t = file_text(tmp, ".claude/settings.json");
   cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
   ASSERT_NOT_NULL(j);
-  const cJSON *h = cJSON_GetObjectItem(j, "hooks");
+  const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "hooks");
   static const char *const events[] = {"PreToolUse", "PermissionRequest",
       "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd"};
   for (int i = 0; i < 7; i++) {
-    const cJSON *l = cJSON_GetObjectItem(h, events[i]);
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(h, events[i]);
     ASSERT_INT_EQ(cJSON_GetArraySize(l), 1);
-    const cJSON *hk = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0), "hooks"), 0);
+    const cJSON *hk = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(l, 0), "hooks"), 0);
     ASSERT_STR_EQ(str_at(hk, "type"), "command");
     ASSERT_CONTAINS(str_at(hk, "command"), " hook claude-code --policies "
                     "\"$CLAUDE_PROJECT_DIR\"/policies");
     ASSERT_NUM_EQ(num_at(hk, "timeout"), 30);
   }
-  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(h, "PreToolUse"), 0),
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(h, "PreToolUse"), 0),
                        "matcher"), "*");
   cJSON_Delete(j);
   free(t);
@@ -1772,8 +1782,8 @@ TEST(install_keeps_other_hooks_and_settings) {
   ASSERT_INT_EQ(count_of(t, "--on-error ask"), 7);
   cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
   ASSERT_STR_EQ(str_at(j, "model"), "opus");
-  ASSERT_NOT_NULL(cJSON_GetObjectItem(j, "permissions"));
-  const cJSON *pre = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hooks"), "PreToolUse");
+  ASSERT_NOT_NULL(cJSON_GetObjectItemCaseSensitive(j, "permissions"));
+  const cJSON *pre = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "hooks"), "PreToolUse");
   ASSERT_INT_EQ(cJSON_GetArraySize(pre), 2);
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(pre, 0), "matcher"), "Bash"); /* first */
   ASSERT_CONTAINS(t, "notify-send hi");
@@ -1799,6 +1809,31 @@ TEST(install_keeps_other_hooks_and_settings) {
   ASSERT_CONTAINS(r.out, "nothing to do");
   ran_free(&r);
   free(claude);
+  remove_tree(tmp);
+}
+
+/* The agent reads "hooks", exactly: an install that merged into a key of
+ * another case ("Hooks") would report success and guard nothing. */
+TEST(install_writes_the_agents_own_key_not_one_of_another_case) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "pol");
+  make_subdir(tmp, ".claude");
+  put_file(tmp, ".claude/settings.json",
+           "{\"Hooks\":{\"PreToolUse\":[]},\"model\":\"opus\"}");
+  const char *args[] = {"install", "claude-code", "--policies", "pol", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  char *t = file_text(tmp, ".claude/settings.json");
+  cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
+  const cJSON *pre = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(j, "hooks"), "PreToolUse");
+  ASSERT_INT_EQ(cJSON_GetArraySize(pre), 1);
+  const cJSON *theirs = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(j, "Hooks"), "PreToolUse");
+  ASSERT_INT_EQ(cJSON_GetArraySize(theirs), 0); /* left as it was */
+  cJSON_Delete(j);
+  free(t);
   remove_tree(tmp);
 }
 
@@ -1963,9 +1998,9 @@ static char *installed_command(const char *dir, const char *file,
   char *t = file_text(dir, file);
   cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
   ASSERT_NOT_NULL(j);
-  const cJSON *l = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hooks"), event);
+  const cJSON *l = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "hooks"), event);
   const cJSON *g = cJSON_GetArrayItem(l, cJSON_GetArraySize(l) - 1);
-  const cJSON *h = flat ? g : cJSON_GetArrayItem(cJSON_GetObjectItem(g, "hooks"), 0);
+  const cJSON *h = flat ? g : cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(g, "hooks"), 0);
   ASSERT_NOT_NULL(str_at(h, key));
   char *line = strdup(str_at(h, key));
   cJSON_Delete(j);
@@ -2051,20 +2086,20 @@ TEST(install_gemini_and_copilot_settings) {
   ASSERT_STR_EQ(str_at(j, "theme"), "dark");
   static const char *const gev[] = {"BeforeTool", "AfterTool", "BeforeAgent",
                                     "AfterAgent", "SessionStart", "SessionEnd"};
-  const cJSON *h = cJSON_GetObjectItem(j, "hooks");
+  const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "hooks");
   ASSERT_INT_EQ(cJSON_GetArraySize(h), 6);
   for (int i = 0; i < 6; i++) {
-    const cJSON *l = cJSON_GetObjectItem(h, gev[i]);
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(h, gev[i]);
     ASSERT_INT_EQ(cJSON_GetArraySize(l), 1);
     const cJSON *hk = cJSON_GetArrayItem(
-        cJSON_GetObjectItem(cJSON_GetArrayItem(l, 0), "hooks"), 0);
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(l, 0), "hooks"), 0);
     ASSERT_STR_EQ(str_at(hk, "type"), "command");
     ASSERT_CONTAINS(str_at(hk, "command"), " hook gemini --policies ");
     ASSERT_CONTAINS(str_at(hk, "command"), tmp); /* absolute: no variable */
     ASSERT_NOT_CONTAINS(str_at(hk, "command"), "PROJECT_DIR");
     ASSERT_NUM_EQ(num_at(hk, "timeout"), 30000); /* milliseconds */
   }
-  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(cJSON_GetObjectItem(h, "BeforeTool"), 0),
+  ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(h, "BeforeTool"), 0),
                        "matcher"), "*");
   cJSON_Delete(j);
   free(t);
@@ -2075,7 +2110,7 @@ TEST(install_gemini_and_copilot_settings) {
   t = file_text(tmp, ".gemini/settings.json");
   j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
   ASSERT_STR_EQ(str_at(j, "theme"), "dark");
-  ASSERT_NULL(cJSON_GetObjectItem(j, "hooks"));
+  ASSERT_NULL(cJSON_GetObjectItemCaseSensitive(j, "hooks"));
   cJSON_Delete(j);
   free(t);
 
@@ -2097,10 +2132,10 @@ TEST(install_gemini_and_copilot_settings) {
   static const char *const cev[] = {"preToolUse", "permissionRequest",
       "postToolUse", "postToolUseFailure", "userPromptSubmitted", "agentStop",
       "sessionStart", "sessionEnd"};
-  h = cJSON_GetObjectItem(j, "hooks");
+  h = cJSON_GetObjectItemCaseSensitive(j, "hooks");
   ASSERT_INT_EQ(cJSON_GetArraySize(h), 8);
   for (int i = 0; i < 8; i++) {
-    const cJSON *l = cJSON_GetObjectItem(h, cev[i]);
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(h, cev[i]);
     ASSERT_INT_EQ(cJSON_GetArraySize(l), 1);
     const cJSON *hk = cJSON_GetArrayItem(l, 0);
     char want[64];
@@ -2109,7 +2144,7 @@ TEST(install_gemini_and_copilot_settings) {
     ASSERT_CONTAINS(str_at(hk, "bash"), " hook copilot --policies ");
     ASSERT_CONTAINS(str_at(hk, "bash"), want);
     ASSERT_NUM_EQ(num_at(hk, "timeoutSec"), 30);
-    ASSERT_NULL(cJSON_GetObjectItem(hk, "hooks"));
+    ASSERT_NULL(cJSON_GetObjectItemCaseSensitive(hk, "hooks"));
   }
   cJSON_Delete(j);
   free(t);
@@ -2302,7 +2337,7 @@ TEST(daemon_status_stop_and_idle_exit) {
   ASSERT_INT_EQ(r.code, 0);
   cJSON *j = cJSON_Parse(r.out);
   ASSERT_NUM_EQ(num_at(j, "pid"), (double)d.pid);
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "daemon")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "daemon")));
   cJSON_Delete(j);
   ran_free(&r);
   /* a hook answered there marks the socket's time */
@@ -2477,7 +2512,7 @@ static cJSON *flat_hook(const char *dir, const char *file, const char *event) {
   char *t = file_text(dir, file);
   cJSON *j = tg_json_parse(t, strlen(t), NULL, NULL, 0);
   ASSERT_NOT_NULL(j);
-  const cJSON *l = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "hooks"), event);
+  const cJSON *l = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "hooks"), event);
   ASSERT_TRUE(cJSON_GetArraySize(l) >= 1);
   cJSON *h = cJSON_Duplicate(cJSON_GetArrayItem(l, cJSON_GetArraySize(l) - 1), 1);
   cJSON_Delete(j);
@@ -2530,11 +2565,11 @@ TEST(install_cursor_keeps_its_shape_and_fails_closed) {
     ASSERT_CONTAINS(str_at(h, "command"),
                     " hook cursor --policies \"$CURSOR_PROJECT_DIR\"/policies");
     ASSERT_NUM_EQ(num_at(h, "timeout"), 30);
-    ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(h, "failClosed")));
+    ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "failClosed")));
     cJSON_Delete(h);
   }
   cJSON *stop = flat_hook(tmp, ".cursor/hooks.json", "stop");
-  ASSERT_NULL(cJSON_GetObjectItem(stop, "failClosed"));
+  ASSERT_NULL(cJSON_GetObjectItemCaseSensitive(stop, "failClosed"));
   cJSON_Delete(stop);
   /* uninstall takes out what install added, and nothing else */
   const char *un[] = {"uninstall", "cursor", NULL};
@@ -2664,6 +2699,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(sessions_are_recorded),
           TEST_ENTRY(install_into_an_empty_settings_file),
           TEST_ENTRY(install_keeps_other_hooks_and_settings),
+          TEST_ENTRY(install_writes_the_agents_own_key_not_one_of_another_case),
           TEST_ENTRY(install_refuses_a_malformed_file_and_leaves_it),
           TEST_ENTRY(install_codex_for_the_user_and_dry_run),
           TEST_ENTRY(install_writes_through_a_symlink),

@@ -135,8 +135,8 @@ TEST(exec_call_goes_through_the_chain_one_level_deeper) {
   ASSERT_STR_EQ(c.session, "s7");
   ASSERT_STR_EQ(str_at(o.result, "inner_id"), "c1.1");
   ASSERT_STR_EQ(str_at(o.result, "inner_status"), "ok");
-  const cJSON *inner = cJSON_GetObjectItem(o.result, "inner");
-  ASSERT_NUM_EQ(num_at(cJSON_GetObjectItem(inner, "echo"), "x"), 2);
+  const cJSON *inner = cJSON_GetObjectItemCaseSensitive(o.result, "inner");
+  ASSERT_NUM_EQ(num_at(cJSON_GetObjectItemCaseSensitive(inner, "echo"), "x"), 2);
   /* the nested call is a call like any other: its own events, the session
    * of its parent */
   ASSERT_INT_EQ(count_events(&rec, "call_end", "c1.1"), 1);

@@ -20,10 +20,10 @@ static char *files_of(const char *patch) {
   out[0] = '\0';
   const cJSON *f;
   cJSON_ArrayForEach(f, list) {
-    const cJSON *from = cJSON_GetObjectItem(f, "from");
+    const cJSON *from = cJSON_GetObjectItemCaseSensitive(f, "from");
     k += (size_t)snprintf(out + k, sizeof out - k, "%s%s %s%s%s", k ? "; " : "",
-                          cJSON_GetObjectItem(f, "op")->valuestring,
-                          cJSON_GetObjectItem(f, "path")->valuestring,
+                          cJSON_GetObjectItemCaseSensitive(f, "op")->valuestring,
+                          cJSON_GetObjectItemCaseSensitive(f, "path")->valuestring,
                           from ? " from " : "", from ? from->valuestring : "");
   }
   cJSON_Delete(list);

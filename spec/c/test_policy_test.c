@@ -40,7 +40,7 @@ static tg_runtime *runtime_for(const char *dir) {
 }
 
 static const cJSON *case_at(const cJSON *r, int i) {
-  return cJSON_GetArrayItem(cJSON_GetObjectItem(r, "cases"), i);
+  return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "cases"), i);
 }
 
 TEST(cases_pass_and_fail_with_reasons) {
@@ -65,11 +65,11 @@ TEST(cases_pass_and_fail_with_reasons) {
   ASSERT_NUM_EQ(num_at(r, "failed"), 1);
   ASSERT_INT_EQ(ran, 0);
   const cJSON *bad = case_at(r, 1);
-  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(bad, "passed")));
+  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(bad, "passed")));
   ASSERT_CONTAINS(str_at(bad, "where"), "10_p_test.lua:4");
-  const cJSON *why = cJSON_GetArrayItem(cJSON_GetObjectItem(bad, "failures"), 0);
+  const cJSON *why = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(bad, "failures"), 0);
   ASSERT_CONTAINS(cJSON_GetStringValue(why), "expected deny, got ask by default");
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(case_at(r, 0), "decision"), "reason"),
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(case_at(r, 0), "decision"), "reason"),
                 "no rm here");
   cJSON_Delete(r);
   /* --run: a Lua pattern over the names */

@@ -54,8 +54,8 @@ static void on_reload(tg_runtime *rt, const tg_event *ev, void *ud) {
   if (!strcmp(ev->type, "policy_loaded")) {
     r->loaded++;
     r->last_gen = num_at(d, "generation");
-    if (!cJSON_IsNumber(cJSON_GetObjectItem(d, "duration_ms")) ||
-        !cJSON_IsNumber(cJSON_GetObjectItem(d, "files")))
+    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(d, "duration_ms")) ||
+        !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(d, "files")))
       r->bad_loaded++;
   } else if (!strcmp(ev->type, "policy_error")) {
     r->errors++;
@@ -145,17 +145,17 @@ static void check_stamps(load *l, const tg_outcome *o) {
     TG_FAIL("call %s ended %s: %s", o->id, tg_status_name(o->status),
             o->error.message ? o->error.message : "");
   const cJSON *r = o->result;
-  const cJSON *tool = cJSON_GetObjectItem(r, "tool");
+  const cJSON *tool = cJSON_GetObjectItemCaseSensitive(r, "tool");
   double gens[4] = {
-      cJSON_GetNumberValue(cJSON_GetObjectItem(tool, "gen")),
-      cJSON_GetNumberValue(cJSON_GetObjectItem(r, "rule_gen")),
-      cJSON_GetNumberValue(cJSON_GetObjectItem(r, "pre_gen")),
-      cJSON_GetNumberValue(cJSON_GetObjectItem(r, "post_gen"))};
+      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(tool, "gen")),
+      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "rule_gen")),
+      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "pre_gen")),
+      cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "post_gen"))};
   const char *vs[4] = {
-      cJSON_GetStringValue(cJSON_GetObjectItem(tool, "v")),
-      cJSON_GetStringValue(cJSON_GetObjectItem(r, "rule_v")),
-      cJSON_GetStringValue(cJSON_GetObjectItem(r, "pre_v")),
-      cJSON_GetStringValue(cJSON_GetObjectItem(r, "post_v"))};
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(tool, "v")),
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "rule_v")),
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "pre_v")),
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "post_v"))};
   for (int i = 0; i < 4; i++) {
     if (!vs[i] || gens[i] != gens[0] || strcmp(vs[i], vs[0]))
       TG_FAIL("call %s was judged by more than one generation: stamp %d is "
@@ -315,7 +315,7 @@ static void expect_ver(tg_runtime *rt, const char *want) {
 
 static int count_rules(tg_runtime *rt) {
   cJSON *d = tg_runtime_describe(rt);
-  int n = cJSON_GetArraySize(cJSON_GetObjectItem(d, "rules"));
+  int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "rules"));
   cJSON_Delete(d);
   return n;
 }
@@ -628,10 +628,10 @@ TEST(control_socket_reload_and_errors) {
   char *reload_json[] = {TOOLGATE_BIN, "reload", "--socket", sock, "--json", NULL};
   ASSERT_INT_EQ(run_cmd(rt, dir, reload_json, &out, &errs), 0);
   cJSON *r = cJSON_Parse(out);
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "ok")));
   ASSERT_NUM_EQ(num_at(r, "generation"), 2);
   ASSERT_NUM_EQ(num_at(r, "files"), 1);
-  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(r, "duration_ms")));
+  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r, "duration_ms")));
   cJSON_Delete(r);
   free(out);
   free(errs);
@@ -687,7 +687,7 @@ TEST(control_socket_protocol) {
   ASSERT_OK(tg_runtime_listen(rt, sock, err), err);
   char *s = child_request(rt, sock, "{\"cmd\":\"status\"}");
   cJSON *j = cJSON_Parse(s);
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "ok")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")));
   ASSERT_NUM_EQ(num_at(j, "pid"), getpid());
   ASSERT_STR_EQ(str_at(j, "policies"), dir);
   cJSON_Delete(j);
@@ -1257,7 +1257,7 @@ static void count_event(tg_runtime *rt, const tg_event *ev, void *ud) {
 }
 
 static const cJSON *rule_at(const cJSON *j, int i) {
-  return cJSON_GetArrayItem(cJSON_GetObjectItem(j, "rules"), i);
+  return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "rules"), i);
 }
 
 static cJSON *explain_ok(tg_runtime *rt, const char *tool, const char *args) {
@@ -1294,7 +1294,7 @@ TEST(explain_shows_rules_hooks_and_the_decider) {
   cJSON *j = explain_ok(rt, "side", "{\"path\":\"a.txt\"}");
   ASSERT_INT_EQ(n_events, 0); /* a dry run is not a call */
   ASSERT_FALSE(file_exists(dir, "side-effect")); /* the tool did not run */
-  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(j, "rules")), 6);
+  ASSERT_INT_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "rules")), 6);
   const char *names[] = {"for-exec", "looks", "shaky", "ask-side", "deny-all", "strict"};
   const char *status[] = {"skipped", "no answer", "error", "answered",
                           "not reached", "skipped"};
@@ -1307,31 +1307,31 @@ TEST(explain_shows_rules_hooks_and_the_decider) {
   ASSERT_STR_EQ(str_at(rule_at(j, 2), "fail"), "open");
   ASSERT_STR_EQ(str_at(rule_at(j, 3), "answer"), "ask");
   ASSERT_STR_EQ(str_at(rule_at(j, 3), "reason"), "write a.txt?");
-  const cJSON *d = cJSON_GetObjectItem(j, "decision");
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "decision");
   ASSERT_STR_EQ(str_at(d, "verdict"), "ask");
   ASSERT_STR_EQ(str_at(d, "rule"), "ask-side");
   ASSERT_CONTAINS(str_at(d, "where"), "10_explain.lua:10");
-  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(d, "by_default")));
+  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(d, "by_default")));
   ASSERT_CONTAINS(str_at(j, "approval"), "rejected without asking");
-  ASSERT_INT_EQ(bool_at(cJSON_GetObjectItem(j, "validation"), "ok"), 1);
+  ASSERT_INT_EQ(bool_at(cJSON_GetObjectItemCaseSensitive(j, "validation"), "ok"), 1);
   /* hooks in run order: "*" first; post-hooks backwards */
-  const cJSON *pre = cJSON_GetObjectItem(j, "pre_hooks");
-  const cJSON *post = cJSON_GetObjectItem(j, "post_hooks");
+  const cJSON *pre = cJSON_GetObjectItemCaseSensitive(j, "pre_hooks");
+  const cJSON *post = cJSON_GetObjectItemCaseSensitive(j, "post_hooks");
   ASSERT_INT_EQ(cJSON_GetArraySize(pre), 2);
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(pre, 0), "tool"), "*");
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(pre, 1), "tool"), "side");
   ASSERT_INT_EQ(cJSON_GetArraySize(post), 2);
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(post, 0), "tool"), "side");
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(post, 1), "tool"), "*");
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(j, "hooks_run")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "hooks_run")));
   cJSON_Delete(j);
 
   /* "counts" is read-only and no rule answers for it: allowed by default */
   j = explain_ok(rt, "counts", "{}");
-  d = cJSON_GetObjectItem(j, "decision");
+  d = cJSON_GetObjectItemCaseSensitive(j, "decision");
   ASSERT_STR_EQ(str_at(d, "verdict"), "allow");
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(d, "by_default")));
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(d, "rule")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "by_default")));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(d, "rule")));
   ASSERT_CONTAINS(str_at(d, "why"), "read-only");
   cJSON_Delete(j);
   tg_runtime_free(rt);
@@ -1363,25 +1363,25 @@ TEST(explain_default_deny_errors_and_bad_requests) {
   tg_runtime *rt = explain_rt(dir, marker);
   /* "gone": "deny-all" answers; a deny ends the call before any hook */
   cJSON *j = explain_ok(rt, "gone", "{}");
-  const cJSON *d = cJSON_GetObjectItem(j, "decision");
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "decision");
   ASSERT_STR_EQ(str_at(d, "verdict"), "deny");
   ASSERT_STR_EQ(str_at(d, "rule"), "deny-all");
   ASSERT_STR_EQ(str_at(d, "reason"), "late");
-  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(j, "hooks_run")));
-  ASSERT_NULL(cJSON_GetObjectItem(j, "approval"));
+  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "hooks_run")));
+  ASSERT_NULL(cJSON_GetObjectItemCaseSensitive(j, "approval"));
   cJSON_Delete(j);
   /* a rule failing closed decides: a POLICY error */
   j = explain_ok(rt, "broken", "{}");
-  d = cJSON_GetObjectItem(j, "decision");
+  d = cJSON_GetObjectItemCaseSensitive(j, "decision");
   ASSERT_STR_EQ(str_at(d, "rule"), "strict");
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(d, "policy_error")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "policy_error")));
   ASSERT_STR_EQ(str_at(rule_at(j, 5), "status"), "error");
   ASSERT_STR_EQ(str_at(rule_at(j, 5), "fail"), "closed");
   cJSON_Delete(j);
   /* the schema check is shown, not enforced */
   j = explain_ok(rt, "side", "{}");
-  const cJSON *v = cJSON_GetObjectItem(j, "validation");
-  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(v, "ok")));
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "validation");
+  ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(v, "ok")));
   ASSERT_CONTAINS(str_at(v, "error"), "path");
   cJSON_Delete(j);
   /* no rule answers, not read-only: the configured default */
@@ -1391,9 +1391,9 @@ TEST(explain_default_deny_errors_and_bad_requests) {
   char err[TG_ERRMSG] = "";
   ASSERT_OK(tg_runtime_load_policies(rt, NULL, err), err);
   j = explain_ok(rt, "w", "{}");
-  d = cJSON_GetObjectItem(j, "decision");
+  d = cJSON_GetObjectItemCaseSensitive(j, "decision");
   ASSERT_STR_EQ(str_at(d, "verdict"), "allow"); /* the runtime's default */
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(d, "by_default")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "by_default")));
   ASSERT_CONTAINS(str_at(d, "why"), "default_verdict");
   cJSON_Delete(j);
   /* bad requests */
@@ -1435,7 +1435,7 @@ TEST(toolgate_explain_cli) {
   ASSERT_INT_EQ(run_cmd(NULL, dir, json, &out, &errs), 0);
   cJSON *j = cJSON_Parse(out);
   ASSERT_NOT_NULL(j);
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(j, "decision"), "rule"), "deny-all");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(j, "decision"), "rule"), "deny-all");
   cJSON_Delete(j);
   free(out);
   free(errs);

@@ -74,9 +74,9 @@ static cJSON *fetch(void *ud, const char *uri) {
 
 static void run_case(const suite *s, const tg_schema *c, const cJSON *t,
                      const char *group, tally *n, int required) {
-  const cJSON *data = cJSON_GetObjectItem(t, "data");
-  const cJSON *want = cJSON_GetObjectItem(t, "valid");
-  const char *what = cJSON_GetStringValue(cJSON_GetObjectItem(t, "description"));
+  const cJSON *data = cJSON_GetObjectItemCaseSensitive(t, "data");
+  const cJSON *want = cJSON_GetObjectItemCaseSensitive(t, "valid");
+  const char *what = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "description"));
   char err[512] = "";
   int valid = tg_schema_validate(c, data, err, sizeof err) == 0;
   if (valid == cJSON_IsTrue(want)) {
@@ -92,11 +92,11 @@ static void run_case(const suite *s, const tg_schema *c, const cJSON *t,
 
 static void run_group(const suite *s, const cJSON *g, int draft7, tally *n,
                       int required) {
-  const char *group = cJSON_GetStringValue(cJSON_GetObjectItem(g, "description"));
-  const cJSON *tests = cJSON_GetObjectItem(g, "tests");
+  const char *group = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(g, "description"));
+  const cJSON *tests = cJSON_GetObjectItemCaseSensitive(g, "tests");
   tg__schema_opts o = {fetch, (void *)s, draft7};
   char err[TG_ERRMSG];
-  tg_schema *c = tg__schema_compile(cJSON_GetObjectItem(g, "schema"), 1, &o,
+  tg_schema *c = tg__schema_compile(cJSON_GetObjectItemCaseSensitive(g, "schema"), 1, &o,
                                     err, sizeof err);
   if (!c) {
     n->refused += cJSON_GetArraySize(tests);

@@ -139,8 +139,8 @@ TEST(messages_and_calls_of_a_runtime_are_searched_with_bm25_and_snippets) {
   /* bm25: the message saying it twice in fewer words ranks first */
   ASSERT_CONTAINS(str_at(cJSON_GetArrayItem(hits, 0), "snippet"),
                   "[penguins] and [penguins]");
-  double s0 = cJSON_GetObjectItem(cJSON_GetArrayItem(hits, 0), "score")->valuedouble;
-  double s2 = cJSON_GetObjectItem(cJSON_GetArrayItem(hits, 2), "score")->valuedouble;
+  double s0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(hits, 0), "score")->valuedouble;
+  double s2 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(hits, 2), "score")->valuedouble;
   ASSERT_TRUE(s0 <= s2);
   cJSON_Delete(hits);
   /* the tool calls of a message and the call's args are both found */
@@ -166,9 +166,9 @@ TEST(messages_and_calls_of_a_runtime_are_searched_with_bm25_and_snippets) {
   /* the session as one JSON: messages with tool_calls parsed back */
   cJSON *one = tg_store_session(st, "conv-1", err);
   ASSERT_NOT_NULL(one);
-  cJSON *ms = cJSON_GetObjectItem(one, "messages");
+  cJSON *ms = cJSON_GetObjectItemCaseSensitive(one, "messages");
   ASSERT_INT_EQ(cJSON_GetArraySize(ms), 3);
-  ASSERT_TRUE(cJSON_IsArray(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 1),
+  ASSERT_TRUE(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ms, 1),
                                                 "tool_calls")));
   cJSON_Delete(one);
   /* hostile messages */

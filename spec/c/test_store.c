@@ -256,11 +256,11 @@ TEST(version_1_file_is_upgraded_in_place_keeping_its_calls) {
   const cJSON *old = cJSON_GetArrayItem(all, 1);
   ASSERT_STR_EQ(str_at(old, "call_id"), "call-2");
   ASSERT_STR_EQ(str_at(old, "status"), "denied");
-  const cJSON *dec = cJSON_GetObjectItem(old, "decision");
+  const cJSON *dec = cJSON_GetObjectItemCaseSensitive(old, "decision");
   ASSERT_STR_EQ(str_at(dec, "rule"), "no-recursive-rm");
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(dec, "where"))); /* not in v1 */
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(old, "error"), "code"), "DENIED");
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(old, "args"), "command"), "rm -rf /");
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(dec, "where"))); /* not in v1 */
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(old, "error"), "code"), "DENIED");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(old, "args"), "command"), "rm -rf /");
   ASSERT_STR_EQ(str_at(last_of(all), "call_id"), "after-upgrade");
   cJSON_Delete(all);
   /* --since finds its first row by the rowid (no index on ts) */
@@ -469,14 +469,14 @@ TEST(audit_record_holds_the_whole_call) {
   ASSERT_STR_EQ(str_at(a, "session"), "s-audit");
   ASSERT_NUM_EQ(num_at(a, "turn"), 3);
   ASSERT_STR_EQ(str_at(a, "tool"), "say");
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(a, "args"), "text"), "hello");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(a, "args"), "text"), "hello");
   ASSERT_NUM_EQ(num_at(a, "args_bytes"), strlen("{\"text\":\"hello\"}"));
-  const cJSON *d = cJSON_GetObjectItem(a, "decision");
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(a, "decision");
   ASSERT_STR_EQ(str_at(d, "verdict"), "allow");
   ASSERT_STR_EQ(str_at(d, "rule"), "ask-say");
   ASSERT_CONTAINS(str_at(d, "where"), "10_say.lua:3");
   ASSERT_STR_EQ(str_at(d, "reason"), "fine");
-  const cJSON *hooks = cJSON_GetObjectItem(a, "hooks");
+  const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(a, "hooks");
   ASSERT_INT_EQ(cJSON_GetArraySize(hooks), 2);
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(hooks, 0), "stage"), "before");
   ASSERT_CONTAINS(str_at(cJSON_GetArrayItem(hooks, 0), "hook"), "10_say.lua:6");
@@ -486,8 +486,8 @@ TEST(audit_record_holds_the_whole_call) {
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(hooks, 1), "what"), "result");
   ASSERT_NUM_EQ(num_at(a, "attempts"), 1);
   ASSERT_STR_EQ(str_at(a, "status"), "ok");
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(a, "error")));
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(a, "result"), "said"), "hello!");
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a, "error")));
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(a, "result"), "said"), "hello!");
   ASSERT_NUM_EQ(num_at(a, "result_bytes"), strlen("{\"said\":\"hello!\"}"));
   ASSERT_TRUE(num_at(a, "ts") >= (double)t0 && num_at(a, "ts") <= (double)now_ms());
   ASSERT_TRUE(num_at(a, "duration_ms") >= 0);
@@ -495,14 +495,14 @@ TEST(audit_record_holds_the_whole_call) {
   ASSERT_STR_EQ(str_at(a, "parent_call"), "p0");
 
   ASSERT_STR_EQ(str_at(b, "status"), "denied");
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(b, "decision"), "verdict"), "deny");
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(b, "decision"), "reason"), "no secrets");
-  const cJSON *e = cJSON_GetObjectItem(b, "error");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(b, "decision"), "verdict"), "deny");
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(b, "decision"), "reason"), "no secrets");
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(b, "error");
   ASSERT_STR_EQ(str_at(e, "phase"), "AUTHORIZE");
   ASSERT_STR_EQ(str_at(e, "code"), "DENIED");
   ASSERT_CONTAINS(str_at(e, "message"), "no secrets");
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(b, "result")));
-  ASSERT_TRUE(!cJSON_GetObjectItem(b, "hooks"));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(b, "result")));
+  ASSERT_TRUE(!cJSON_GetObjectItemCaseSensitive(b, "hooks"));
 
   /* filters */
   tg_audit_filter f = {.status = "denied"};
@@ -533,7 +533,7 @@ TEST(audit_record_holds_the_whole_call) {
 /* a result of n bytes of 'é' (2 bytes each in UTF-8) */
 static void big_start(tg_exec *ex, const cJSON *args, void *ud) {
   (void)ud;
-  int n = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(args, "n"));
+  int n = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(args, "n"));
   char *s = malloc((size_t)n * 2 + 1);
   for (int i = 0; i < n; i++) memcpy(s + 2 * i, "\xc3\xa9", 2);
   s[n * 2] = '\0';
@@ -557,10 +557,10 @@ TEST(audit_caps_args_and_result_at_a_character_boundary) {
   tg_runtime_free(rt);
   cJSON *all = audit_of(path, NULL);
   const cJSON *r = cJSON_GetArrayItem(all, 0);
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(r, "args_cut")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "args_cut")));
   ASSERT_NUM_EQ(num_at(r, "args_bytes"), 27);
   ASSERT_STR_EQ(str_at(r, "args"), "{\"n\":1000,");
-  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(r, "result_cut")));
+  ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "result_cut")));
   ASSERT_NUM_EQ(num_at(r, "result_bytes"), 2002);
   const char *cut = str_at(r, "result");
   ASSERT_TRUE(cut);
@@ -1141,7 +1141,7 @@ TEST(approvals_by_pattern_are_honoured_by_a_second_runtime_until_revoked) {
   cJSON_Delete(list);
   tg_audit_filter f = {.session = "s-b", .status = "ok"};
   cJSON *recs = tg_store_audit(sb, &f, err);
-  const cJSON *dec = cJSON_GetObjectItem(cJSON_GetArrayItem(recs, 0), "decision");
+  const cJSON *dec = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(recs, 0), "decision");
   ASSERT_STR_EQ(str_at(dec, "approval"), "remembered");
   ASSERT_NUM_EQ(num_at(dec, "approval_id"), (double)id);
   cJSON_Delete(recs);
@@ -1312,7 +1312,7 @@ TEST(answer_always_checks_its_spec) {
   cJSON_Delete(list);
   cJSON *recs = tg_store_audit(tg_runtime_store(rt), NULL, err);
   ASSERT_INT_EQ(cJSON_GetArraySize(recs), 1);
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(cJSON_GetArrayItem(recs, 0),
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(recs, 0),
                                            "decision"), "approval"), "always");
   cJSON_Delete(recs);
   outcome_free(&o);

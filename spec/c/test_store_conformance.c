@@ -173,7 +173,7 @@ TEST(audit_appends_are_answered_then_read_back_oldest_first) {
   for (int i = 0; i < N; i++) {
     const cJSON *r = cJSON_GetArrayItem(all, i);
     ASSERT_STR_EQ(str_at(r, "call_id"), recs[i].call_id);
-    ASSERT_NUM_EQ(num_at(cJSON_GetObjectItem(r, "args"), "i"), i);
+    ASSERT_NUM_EQ(num_at(cJSON_GetObjectItemCaseSensitive(r, "args"), "i"), i);
     ASSERT_STR_EQ(str_at(r, "status"), "ok");
   }
   /* the latest limit, oldest first */
@@ -238,14 +238,14 @@ static void sessions_body(tg_store *st, tg_runtime *rt) {
   ASSERT_NOT_NULL(s);
   ASSERT_STR_EQ(str_at(s, "title"), "first");
   ASSERT_NUM_EQ(num_at(s, "started"), 1000);
-  const cJSON *msgs = cJSON_GetObjectItem(s, "messages");
+  const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(s, "messages");
   ASSERT_INT_EQ(array_size(msgs), 3);
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(msgs, 0), "role"), "user");
-  const cJSON *tc = cJSON_GetObjectItem(cJSON_GetArrayItem(msgs, 1),
+  const cJSON *tc = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(msgs, 1),
                                         "tool_calls");
   ASSERT_TRUE(cJSON_IsArray(tc)); /* JSON back, not text */
   ASSERT_STR_EQ(str_at(cJSON_GetArrayItem(tc, 0), "name"), "grep");
-  ASSERT_TRUE(cJSON_IsArray(cJSON_GetObjectItem(s, "calls")));
+  ASSERT_TRUE(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(s, "calls")));
   cJSON_Delete(s);
   ASSERT_NULL(tg_store_session(st, "no-such-session", err));
   ASSERT_CONTAINS(err, "no session");
@@ -257,7 +257,7 @@ static void sessions_body(tg_store *st, tg_runtime *rt) {
   ASSERT_INT_EQ(tg_session_end(st, "no-such-session", err), -ENOENT);
   s = tg_store_session(st, "conv-1", err);
   ASSERT_STR_EQ(str_at(s, "title"), "first");
-  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(s, "ended")));
+  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(s, "ended")));
   cJSON_Delete(s);
 
   cJSON *list = tg_store_sessions(st, 0, err);
@@ -309,7 +309,7 @@ TEST(sessions_begin_resume_and_end) {
   ASSERT_INT_EQ(tg_session_end(st, id, err), 0);
   cJSON *one = tg_store_session(st, id, err);
   ASSERT_NOT_NULL(one);
-  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(one, "ended")));
+  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(one, "ended")));
   ASSERT_STR_EQ(str_at(one, "title"), "first");
   ASSERT_STR_EQ(str_at(one, "project"), dir);
   cJSON_Delete(one);
@@ -318,9 +318,9 @@ TEST(sessions_begin_resume_and_end) {
   ASSERT_INT_EQ(tg_session_begin(st, &again, id2, err), 0);
   ASSERT_STR_EQ(id2, id);
   one = tg_store_session(st, id, err);
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(one, "ended")));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(one, "ended")));
   ASSERT_STR_EQ(str_at(one, "title"), "first");
-  ASSERT_NUM_EQ(cJSON_GetObjectItem(one, "started")->valuedouble, 1000);
+  ASSERT_NUM_EQ(cJSON_GetObjectItemCaseSensitive(one, "started")->valuedouble, 1000);
   cJSON_Delete(one);
   cJSON *all = tg_store_sessions(st, 0, err);
   ASSERT_INT_EQ(cJSON_GetArraySize(all), 2);
@@ -412,7 +412,7 @@ static void approvals_body(tg_store *st, tg_runtime *rt) {
   const cJSON *a1 = cJSON_GetArrayItem(in_force, 1);
   ASSERT_STR_EQ(str_at(a1, "scope"), "args");
   /* exact args are kept masked, never as given */
-  char *shown = cJSON_PrintUnformatted(cJSON_GetObjectItem(a1, "args"));
+  char *shown = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(a1, "args"));
   ASSERT_NOT_CONTAINS(shown, "AKIAABCDEFGHIJKLMNOP");
   ASSERT_CONTAINS(shown, "a.txt");
   free(shown);
@@ -432,7 +432,7 @@ static void approvals_body(tg_store *st, tg_runtime *rt) {
   ASSERT_INT_EQ(tg_store_revoke(st, brief, err), -ENOENT); /* expired */
   cJSON *all = tg_store_approvals(st, 1, err);
   ASSERT_INT_EQ(array_size(all), 4);
-  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetArrayItem(all, 0),
+  ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(all, 0),
                                                  "revoked")));
   cJSON_Delete(all);
   /* a bad spec stores nothing */
@@ -594,9 +594,9 @@ static void memory_body(tg_store *st, tg_runtime *rt) {
   cJSON_ArrayForEach(m, got) {
     ASSERT_NOT_CONTAINS(str_at(m, "content"), "project two");
     ASSERT_NOT_CONTAINS(str_at(m, "content"), "cat");
-    ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(m, "score")));
+    ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(m, "score")));
     if (!strcmp(str_at(m, "scope"), "project"))
-      ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(m, "metadata"), "source"),
+      ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(m, "metadata"), "source"),
                     "test");
   }
   cJSON_Delete(got);
@@ -640,8 +640,8 @@ TEST(recall_ranks_by_relevance_and_honours_limit_score_and_tokens) {
   cJSON *got = recall(rt, "penguins", NULL);
   ASSERT_INT_EQ(cJSON_GetArraySize(got), 2);
   ASSERT_CONTAINS(str_at(cJSON_GetArrayItem(got, 0), "content"), "penguins penguins");
-  double s0 = cJSON_GetObjectItem(cJSON_GetArrayItem(got, 0), "score")->valuedouble;
-  double s1 = cJSON_GetObjectItem(cJSON_GetArrayItem(got, 1), "score")->valuedouble;
+  double s0 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(got, 0), "score")->valuedouble;
+  double s1 = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(got, 1), "score")->valuedouble;
   ASSERT_TRUE(s0 > s1 && s1 > 0);
   cJSON_Delete(got);
   char err[TG_ERRMSG] = "";
@@ -682,7 +682,7 @@ TEST(recall_ranks_by_relevance_and_honours_limit_score_and_tokens) {
   ASSERT_TRUE(tg_runtime_remember(rt, &withmeta, err) > 0);
   cJSON_Delete(meta);
   got = recall(rt, "albatross", NULL);
-  ASSERT_STR_EQ(str_at(cJSON_GetObjectItem(cJSON_GetArrayItem(got, 0),
+  ASSERT_STR_EQ(str_at(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(got, 0),
                                            "metadata"), "source"), "test");
   cJSON_Delete(got);
   tg_runtime_free(rt);
@@ -767,19 +767,19 @@ static void taint_body(tg_store *st, tg_runtime *rt) {
   ASSERT_OK(tg__agent_session(st, "tn-1", "claude", "/w", TG_AGENT_NOTE, err));
   cJSON *doc = tg__session_doc(st, "tn-1", err);
   ASSERT_NOT_NULL(doc);
-  ASSERT_NUM_EQ(num_at(cJSON_GetObjectItem(doc, "taint"), "level"), 3);
-  ASSERT_NUM_EQ(num_at(cJSON_GetObjectItem(doc, "taint"), "at"), 3000);
+  ASSERT_NUM_EQ(num_at(cJSON_GetObjectItemCaseSensitive(doc, "taint"), "level"), 3);
+  ASSERT_NUM_EQ(num_at(cJSON_GetObjectItemCaseSensitive(doc, "taint"), "at"), 3000);
   cJSON_Delete(doc);
   cJSON *j = tg_store_taint(st, "tn-1", err);
   ASSERT_NUM_EQ(num_at(j, "level"), 3);
-  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(j, "call")));
+  ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "call")));
   cJSON_Delete(j);
   ASSERT_INT_EQ(tg_store_taint_clear(st, "tn-1", err), 0);
   j = tg_store_taint(st, "tn-1", err);
   ASSERT_TRUE(cJSON_IsNull(j));
   cJSON_Delete(j);
   doc = tg__session_doc(st, "tn-1", err);
-  ASSERT_NULL(cJSON_GetObjectItem(doc, "taint"));
+  ASSERT_NULL(cJSON_GetObjectItemCaseSensitive(doc, "taint"));
   cJSON_Delete(doc);
   ASSERT_INT_EQ(tg__store_taint_read(st, "tn-1", &got, err), 0);
   ASSERT_INT_EQ(tg_store_taint_clear(st, "tn-1", err), -ENOENT);
@@ -809,8 +809,8 @@ static void export_body(tg_store *st, tg_runtime *rt) {
   char *second = tg_store_export(st, rep.session, TG_EXPORT_JSON, err);
   ASSERT_NOT_NULL(second);
   cJSON *a = cJSON_Parse(first), *b = cJSON_Parse(second);
-  cJSON_DeleteItemFromObject(cJSON_GetObjectItem(a, "session"), "id");
-  cJSON_DeleteItemFromObject(cJSON_GetObjectItem(b, "session"), "id");
+  cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "session"), "id");
+  cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(b, "session"), "id");
   ASSERT_TRUE(cJSON_Compare(a, b, 1));
   ASSERT_INT_EQ(tg_store_import(st, "{}", 2, &rep, err), -EINVAL);
   cJSON_Delete(a);

@@ -65,11 +65,11 @@ static void judge_reads_the_parse(const char *text, size_t size,
     const tg_patch_file *f = &p->files[i];
     const cJSON *e = cJSON_GetArrayItem(list, (int)i);
     const char *want = f->op == TG_PATCH_DELETE ? f->old_path : f->new_path;
-    const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(e, "path"));
+    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "path"));
     FUZZ_ASSERT(want && path && !strcmp(want, path), "entry %zu names '%s', "
                 "the section '%s'", i, path ? path : "(none)",
                 want ? want : "(none)");
-    const char *from = cJSON_GetStringValue(cJSON_GetObjectItem(e, "from"));
+    const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "from"));
     FUZZ_ASSERT(f->op != TG_PATCH_RENAME || (from && !strcmp(from, f->old_path)),
                 "a rename's entry %zu lacks its old name", i);
   }

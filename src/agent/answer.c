@@ -99,7 +99,7 @@ static void finish(hook_job *j, const tg_hook_say *said) {
 /* The answer on_error names, with why. */
 static void fail_safe(hook_job *j, const char *why) {
   tg_hook_result res;
-  if (j->trace && !cJSON_GetObjectItem(j->trace, "fail_safe"))
+  if (j->trace && !cJSON_GetObjectItemCaseSensitive(j->trace, "fail_safe"))
     cJSON_AddStringToObject(j->trace, "fail_safe", why);
   static const char said[] = "the tool did not run: "; /* the answer says so */
   if (!strncmp(why, said, sizeof said - 1)) why += sizeof said - 1;
@@ -161,7 +161,7 @@ static void deliver(hook_job *j) {
     fail_safe(j, j->fail_why);
     return;
   }
-  const cJSON *calls = cJSON_GetObjectItem(j->how.seen.metadata,
+  const cJSON *calls = cJSON_GetObjectItemCaseSensitive(j->how.seen.metadata,
                                            "agent_context_calls");
   if (calls && j->trace) /* explained: what would run, not run */
     cJSON_AddItemToObject(j->trace, "context_calls", cJSON_Duplicate(calls, 1));
@@ -389,7 +389,7 @@ static void decide(hook_job *j, const tg_outcome *o) {
 /* What the agent was told, in one word for the record (NULL: nothing). */
 static const char *told(hook_job *j) {
   if (!j->fail_why) {
-    int more_context = cJSON_GetObjectItem(j->how.seen.metadata,
+    int more_context = cJSON_GetObjectItemCaseSensitive(j->how.seen.metadata,
                                            "agent_context_calls") != NULL;
     return tg__hook_told(&j->kept, more_context);
   }

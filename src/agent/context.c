@@ -77,9 +77,9 @@ static const char *tail(const char *s, int *cut) {
 /* An exec result ({exit_code, stdout, stderr}) as a terminal shows it;
  * anything else as JSON. */
 static char *text_of(const cJSON *res) {
-  const cJSON *out = cJSON_GetObjectItem(res, "stdout");
-  const cJSON *err = cJSON_GetObjectItem(res, "stderr");
-  const cJSON *code = cJSON_GetObjectItem(res, "exit_code");
+  const cJSON *out = cJSON_GetObjectItemCaseSensitive(res, "stdout");
+  const cJSON *err = cJSON_GetObjectItemCaseSensitive(res, "stderr");
+  const cJSON *code = cJSON_GetObjectItemCaseSensitive(res, "exit_code");
   char *all;
   if (cJSON_IsString(out) || cJSON_IsString(err)) {
     const char *o = cJSON_IsString(out) ? out->valuestring : "";
@@ -142,7 +142,7 @@ static void deadline_cb(uv_timer_t *t) {
 /* "$ make test" for an exec call, else "tool {args}", unless labelled. */
 static char *label_of(const char *tool, const cJSON *args, const char *label) {
   char buf[600];
-  const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItem(args, "command"));
+  const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(args, "command"));
   if (label) snprintf(buf, sizeof buf, "%s", label);
   else if (!strcmp(tool, "exec") && cmd) snprintf(buf, sizeof buf, "$ %s", cmd);
   else {
@@ -156,7 +156,7 @@ static char *label_of(const char *tool, const cJSON *args, const char *label) {
 int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
                            const cJSON *event, uint64_t deadline_ms,
                            void (*done)(void *ud, char *text), void *ud) {
-  const cJSON *asked = cJSON_GetObjectItem(meta, "agent_context_calls");
+  const cJSON *asked = cJSON_GetObjectItemCaseSensitive(meta, "agent_context_calls");
   if (!cJSON_IsArray(asked) || !cJSON_GetArraySize(asked)) return 0;
   ctx_run *r = calloc(1, sizeof *r);
   if (!r) return 0;
@@ -175,8 +175,8 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
   r->pending = 1; /* this function's own: no call ending at once ends all */
   const cJSON *a;
   cJSON_ArrayForEach(a, asked) {
-    const char *tool = cJSON_GetStringValue(cJSON_GetObjectItem(a, "tool"));
-    const cJSON *args = cJSON_GetObjectItem(a, "args");
+    const char *tool = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "tool"));
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(a, "args");
     if (r->n == MAX_CALLS || !tool || (args && !cJSON_IsObject(args))) continue;
     ctx_call *c = &r->calls[r->n++];
     c->run = r;
@@ -184,14 +184,14 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
     cJSON *copy = args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject();
     /* a command runs where the agent works, unless told otherwise */
     if (copy && !strcmp(tool, "exec") && cwd && *cwd == '/' &&
-        !cJSON_GetObjectItem(copy, "cwd"))
+        !cJSON_GetObjectItemCaseSensitive(copy, "cwd"))
       cJSON_AddStringToObject(copy, "cwd", cwd);
     c->label = label_of(tool, copy,
-                        cJSON_GetStringValue(cJSON_GetObjectItem(a, "label")));
+                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "label")));
     cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "agent", cJSON_GetStringValue(cJSON_GetObjectItem(meta, "agent")));
+    cJSON_AddStringToObject(m, "agent", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "agent")));
     cJSON_AddStringToObject(m, "agent_context_for",
-                            cJSON_GetStringValue(cJSON_GetObjectItem(meta, "agent_tool")));
+                            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "agent_tool")));
     tg_call_request req;
     memset(&req, 0, sizeof req);
     req.id = c->id;
@@ -199,7 +199,7 @@ int tg__hook_context_start(tg_runtime *rt, const cJSON *meta,
     req.args = copy;
     req.session = session;
     req.metadata = m;
-    const char *proj = cJSON_GetStringValue(cJSON_GetObjectItem(meta, "agent_project"));
+    const char *proj = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "agent_project"));
     req.project = proj ? proj : ""; /* none: not the runtime's either */
     char err[TG_ERRMSG];
     r->pending++;

@@ -274,9 +274,9 @@ static void add_facts(tg_call *c, cJSON *j) {
   } else {
     cJSON *f = tg__json_from_lua(L, -1, why, sizeof why);
     if (!f) cJSON_AddStringToObject(j, "facts_error", why);
-    cJSON *p = f ? cJSON_DetachItemFromObject(f, "paths") : NULL;
-    cJSON *k = f ? cJSON_DetachItemFromObject(f, "commands") : NULL;
-    cJSON *net = f ? cJSON_DetachItemFromObject(f, "network") : NULL;
+    cJSON *p = f ? cJSON_DetachItemFromObjectCaseSensitive(f, "paths") : NULL;
+    cJSON *k = f ? cJSON_DetachItemFromObjectCaseSensitive(f, "commands") : NULL;
+    cJSON *net = f ? cJSON_DetachItemFromObjectCaseSensitive(f, "network") : NULL;
     if (p) cJSON_AddItemToObject(j, "paths", p);
     if (k) cJSON_AddItemToObject(j, "commands", k);
     if (net) cJSON_AddItemToObject(j, "network", net);

@@ -15,13 +15,13 @@
 
 /* The given error {code, message?, retryable?} as the attempt's. */
 static void given_error(tg_call *c, const cJSON *e) {
-  const char *code = cJSON_GetStringValue(cJSON_GetObjectItem(e, "code"));
-  const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(e, "message"));
+  const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "code"));
+  const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
   tg__err_clear(&c->error);
   c->error.phase = TG_PHASE_EXECUTE;
   c->error.code = tg__strdup(code ? code : tg_error_code_name(TG_E_TOOL_ERROR));
   c->error.message = tg__strdup(msg ? msg : "the tool failed (test fixture)");
-  c->error.retryable = cJSON_IsTrue(cJSON_GetObjectItem(e, "retryable"));
+  c->error.retryable = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "retryable"));
   c->status = TG_STATUS_ERROR;
 }
 

@@ -186,10 +186,10 @@ static void show_activity(call_run *r, const tg_event *ev) {
 static void on_progress_item(tg_runtime *rt, const char *change,
                              const cJSON *item, const cJSON *list, void *ud) {
   call_run *r = ud;
-  const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(item, "call_id"));
+  const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "call_id"));
   if (!r->call_id || !id || strcmp(id, r->call_id)) return;
-  const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(item, "message"));
-  const cJSON *pct = cJSON_GetObjectItem(item, "percent");
+  const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "message"));
+  const cJSON *pct = cJSON_GetObjectItemCaseSensitive(item, "percent");
   char line[600];
   if (cJSON_IsNumber(pct))
     snprintf(line, sizeof line, "%.0f%%  %s", pct->valuedouble, msg ? msg : "");
@@ -331,8 +331,8 @@ static void report_unknown_tool(call_run *r) {
   cli_error("unknown tool '%s'", r->opt.tool);
   fputs("toolgate: registered tools:", stderr);
   int n = 0;
-  cJSON_ArrayForEach(t, cJSON_GetObjectItem(d, "tools")) {
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
+  cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(d, "tools")) {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
     fprintf(stderr, "%s %s", n++ ? "," : "", name ? name : "?");
   }
   if (!n)
@@ -344,7 +344,7 @@ static void report_unknown_tool(call_run *r) {
 }
 
 static const char *outcome_status(const call_run *r) {
-  const cJSON *status = cJSON_GetObjectItem(r->outcome, "status");
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(r->outcome, "status");
   const char *s = cJSON_GetStringValue(status);
   return s ? s : "";
 }

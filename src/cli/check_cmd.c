@@ -89,7 +89,7 @@ int cmd_check(int argc, char **argv) {
     cli_print_json_line(stdout, d);
   else
     describe_print(stdout, d, dir, cli_color_wanted(stdout));
-  int warnings = cJSON_GetArraySize(cJSON_GetObjectItem(d, "warnings"));
+  int warnings = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "warnings"));
   cJSON_Delete(d);
   tg_runtime_free(rt);
   if (strict && warnings > 0) {

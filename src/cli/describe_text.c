@@ -9,12 +9,12 @@
 #include "kit/kit.h"
 
 static const char *str(const cJSON *o, const char *key, const char *dflt) {
-  const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));
+  const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
   return s ? s : dflt;
 }
 
 static double num(const cJSON *o, const char *key) {
-  const cJSON *v = cJSON_GetObjectItem(o, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
   return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
@@ -49,7 +49,7 @@ static int heading(FILE *f, int color, const char *title, const cJSON *arr) {
 }
 
 static void print_files(FILE *f, const cJSON *d, int color) {
-  const cJSON *files = cJSON_GetObjectItem(d, "files"), *it;
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(d, "files"), *it;
   if (!heading(f, color, "files, in load order", files)) return;
   cJSON_ArrayForEach(it, files)
     fprintf(f, "  %s\n", cJSON_IsString(it) ? it->valuestring : "?");
@@ -74,7 +74,7 @@ static int tools_width(const cJSON *rules) {
   char buf[256];
   int w = (int)strlen("tools");
   cJSON_ArrayForEach(r, rules) {
-    int n = (int)strlen(join_names(cJSON_GetObjectItem(r, "tools"), buf,
+    int n = (int)strlen(join_names(cJSON_GetObjectItemCaseSensitive(r, "tools"), buf,
                                    sizeof buf));
     if (n > w) w = n;
   }
@@ -82,7 +82,7 @@ static int tools_width(const cJSON *rules) {
 }
 
 static void print_rules(FILE *f, const cJSON *d, int color) {
-  const cJSON *rules = cJSON_GetObjectItem(d, "rules"), *r;
+  const cJSON *rules = cJSON_GetObjectItemCaseSensitive(d, "rules"), *r;
   char buf[256];
   if (!heading(f, color, "rules, in evaluation order", rules)) return;
   int wname = width_of(rules, "name", (int)strlen("name"));
@@ -94,14 +94,14 @@ static void print_rules(FILE *f, const cJSON *d, int color) {
     fprintf(f, "  %6s  %-*s  %-*s  %-6s  %s\n", num_text(r, "priority", prio),
             wname,
             str(r, "name", "?"), wtools,
-            join_names(cJSON_GetObjectItem(r, "tools"), buf, sizeof buf),
+            join_names(cJSON_GetObjectItemCaseSensitive(r, "tools"), buf, sizeof buf),
             str(r, "fail", "closed"), str(r, "where", ""));
   }
 }
 
 static void print_hooks(FILE *f, const cJSON *hooks, const char *which,
                         const char *title, int color) {
-  const cJSON *arr = cJSON_GetObjectItem(hooks, which), *h;
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(hooks, which), *h;
   if (!heading(f, color, title, arr)) return;
   int w = width_of(arr, "tool", 1);
   cJSON_ArrayForEach(h, arr)
@@ -111,7 +111,7 @@ static void print_hooks(FILE *f, const cJSON *hooks, const char *which,
 static void print_tool(FILE *f, const cJSON *t, int w) {
   char n[TG_JSON_NUMBER_MAX];
   fprintf(f, "  %-*s  %-9s", w, str(t, "name", "?"),
-          cJSON_IsTrue(cJSON_GetObjectItem(t, "read_only")) ? "read-only"
+          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "read_only")) ? "read-only"
                                                             : "writes");
   if (num(t, "timeout_ms") > 0)
     fprintf(f, "  timeout=%sms", num_text(t, "timeout_ms", n));
@@ -119,21 +119,21 @@ static void print_tool(FILE *f, const cJSON *t, int w) {
     fprintf(f, "  retry=%s", num_text(t, "retry_attempts", n));
   if (num(t, "max_result_bytes") > 0)
     fprintf(f, "  max_result=%sB", num_text(t, "max_result_bytes", n));
-  if (cJSON_GetObjectItem(t, "schema")) fputs("  schema", f);
+  if (cJSON_GetObjectItemCaseSensitive(t, "schema")) fputs("  schema", f);
   fprintf(f, "  %s\n", str(t, "where", ""));
   const char *desc = str(t, "description", NULL);
   if (desc) fprintf(f, "  %-*s  %s\n", w, "", desc);
 }
 
 static void print_tools(FILE *f, const cJSON *d, int color) {
-  const cJSON *tools = cJSON_GetObjectItem(d, "tools"), *t;
+  const cJSON *tools = cJSON_GetObjectItemCaseSensitive(d, "tools"), *t;
   if (!heading(f, color, "tools", tools)) return;
   int w = width_of(tools, "name", 1);
   cJSON_ArrayForEach(t, tools) print_tool(f, t, w);
 }
 
 static void print_handlers(FILE *f, const cJSON *d, int color) {
-  const cJSON *arr = cJSON_GetObjectItem(d, "event_handlers"), *h;
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(d, "event_handlers"), *h;
   if (!heading(f, color, "event handlers", arr)) return;
   int w = width_of(arr, "type", 1);
   cJSON_ArrayForEach(h, arr)
@@ -142,7 +142,7 @@ static void print_handlers(FILE *f, const cJSON *d, int color) {
 
 /* tg.list_tools hooks: a section only when a policy has one. */
 static void print_list_tools(FILE *f, const cJSON *d, int color) {
-  const cJSON *arr = cJSON_GetObjectItem(d, "list_tools"), *h;
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(d, "list_tools"), *h;
   if (cJSON_GetArraySize(arr) == 0) return;
   heading(f, color, "tool list hooks (tg.list_tools), in run order", arr);
   cJSON_ArrayForEach(h, arr) fprintf(f, "  %s\n", str(h, "where", ""));
@@ -151,7 +151,7 @@ static void print_list_tools(FILE *f, const cJSON *d, int color) {
 /* The chat side: listed only when the policies use it. */
 static void print_wheres(FILE *f, const cJSON *chat, const char *key,
                          const char *title, int color) {
-  const cJSON *arr = cJSON_GetObjectItem(chat, key), *w;
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(chat, key), *w;
   if (!cJSON_GetArraySize(arr)) return;
   heading(f, color, title, arr);
   cJSON_ArrayForEach(w, arr)
@@ -159,11 +159,11 @@ static void print_wheres(FILE *f, const cJSON *chat, const char *key,
 }
 
 static void print_chat(FILE *f, const cJSON *d, int color) {
-  const cJSON *chat = cJSON_GetObjectItem(d, "chat"), *b;
+  const cJSON *chat = cJSON_GetObjectItemCaseSensitive(d, "chat"), *b;
   print_wheres(f, chat, "before_chat", "before-chat layers, in run order", color);
   print_wheres(f, chat, "after_chat", "after-chat layers, in run order", color);
   print_wheres(f, chat, "route_model", "routing hooks, in run order", color);
-  const cJSON *budgets = cJSON_GetObjectItem(chat, "budgets");
+  const cJSON *budgets = cJSON_GetObjectItemCaseSensitive(chat, "budgets");
   if (!cJSON_GetArraySize(budgets)) return;
   heading(f, color, "budgets", budgets);
   int w = width_of(budgets, "name", 1);
@@ -180,7 +180,7 @@ static void print_chat(FILE *f, const cJSON *d, int color) {
  * them as ("Bash  exec (claude-code, codex)"): a section only when they
  * write one. */
 static void print_agent_names(FILE *f, const cJSON *d, int color) {
-  const cJSON *names = cJSON_GetObjectItem(d, "agent_names"), *n, *t, *a;
+  const cJSON *names = cJSON_GetObjectItemCaseSensitive(d, "agent_names"), *n, *t, *a;
   if (!cJSON_GetArraySize(names)) return;
   heading(f, color, "agents' tool names, and the toolgate tool each is", names);
   int w = 0;
@@ -202,14 +202,14 @@ static void print_agent_names(FILE *f, const cJSON *d, int color) {
 }
 
 static void print_warnings(FILE *f, const cJSON *d, int color) {
-  const cJSON *arr = cJSON_GetObjectItem(d, "warnings"), *w;
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(d, "warnings"), *w;
   if (!heading(f, color, "warnings", arr)) return;
   cJSON_ArrayForEach(w, arr)
     fprintf(f, "  %s\n", cJSON_IsString(w) ? w->valuestring : "?");
 }
 
 void describe_print(FILE *f, const cJSON *d, const char *dir, int color) {
-  const cJSON *hooks = cJSON_GetObjectItem(d, "hooks");
+  const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(d, "hooks");
   char gen[TG_JSON_NUMBER_MAX];
   fprintf(f, "%s/: generation %s, loaded without errors\n", dir,
           num_text(d, "generation", gen));

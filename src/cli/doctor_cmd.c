@@ -351,7 +351,7 @@ static void check_settings(doctor_run *d, const settings_place *s) {
     }
     return;
   }
-  const cJSON *hooks = cJSON_GetObjectItem(j, "hooks"), *ev;
+  const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(j, "hooks"), *ev;
   const tg_dialect_install *in = &s->d->install;
   const char *pre = NULL;
   int found = 0, sound = 1;
@@ -360,10 +360,10 @@ static void check_settings(doctor_run *d, const settings_place *s) {
     cJSON_ArrayForEach(g, (cJSON_IsArray(ev) ? ev : NULL)) {
       const cJSON *h;
       /* a flat file lists the hooks themselves */
-      const cJSON *hs = in->flat ? ev : cJSON_GetObjectItem(g, "hooks");
+      const cJSON *hs = in->flat ? ev : cJSON_GetObjectItemCaseSensitive(g, "hooks");
       cJSON_ArrayForEach(h, hs) {
         const char *c = cJSON_GetStringValue(
-            cJSON_GetObjectItem(h, in->command_key));
+            cJSON_GetObjectItemCaseSensitive(h, in->command_key));
         if (!ours(c, s->agent)) continue;
         found++;
         if (sound && check_line(d, s, ev->string, c, fix) < 0) sound = 0;
@@ -541,11 +541,11 @@ static void instance(doctor_run *d) {
   }
   cJSON *j = tg_json_parse(reply, strlen(reply), NULL, NULL, 0);
   free(reply);
-  const char *pol = cJSON_GetStringValue(cJSON_GetObjectItem(j, "policies"));
-  double pidn = cJSON_GetNumberValue(cJSON_GetObjectItem(j, "pid"));
+  const char *pol = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "policies"));
+  double pidn = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "pid"));
   long pid = pidn >= 2 && pidn < 1e9 ? (long)pidn : 0;
   char mine[PATH_MAX], theirs[PATH_MAX];
-  if (!cJSON_IsTrue(cJSON_GetObjectItem(j, "ok")) || !pol || !pid) {
+  if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok")) || !pol || !pid) {
     fault(d, fix, "the instance on %s gave no status", sock);
   } else if (!realpath(d->dir, mine) ||
              instance_dir(pol, pid, theirs, sizeof theirs) < 0 ||
@@ -558,7 +558,7 @@ static void instance(doctor_run *d) {
           d->dir, pid, what, d->dir);
   } else {
     note(d, "a resident instance (pid %ld) serves %s, generation %.0f", pid,
-         d->dir, cJSON_GetNumberValue(cJSON_GetObjectItem(j, "generation")));
+         d->dir, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "generation")));
   }
   cJSON_Delete(j);
 }

@@ -178,7 +178,7 @@ static tg_runtime *make_runtime(const explain_options *o) {
 /* ---- for people -------------------------------------------------------- */
 
 static const char *str(const cJSON *o, const char *k) {
-  return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 static const char *verdict_color(const char *v) {
@@ -195,7 +195,7 @@ static void print_rule(FILE *f, const cJSON *r, int *n, int color,
   /* numbers are printed as the doubles they are: a cast of a NaN (a
    * missing key) or of a value past INT_MAX would be undefined */
   fprintf(f, "%-24s %5.0f  %-28s ", str(r, "name"),
-          cJSON_GetNumberValue(cJSON_GetObjectItem(r, "priority")),
+          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "priority")),
           str(r, "where"));
   const char *answer = str(r, "answer");
   if (answer) {
@@ -225,8 +225,8 @@ static void print_hooks(FILE *f, const char *title, const cJSON *hooks) {
 }
 
 static void print_decision(FILE *f, const cJSON *j, int color) {
-  const cJSON *d = cJSON_GetObjectItem(j, "decision");
-  int failed = cJSON_IsTrue(cJSON_GetObjectItem(d, "policy_error"));
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "decision");
+  int failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "policy_error"));
   const char *v = failed ? "error" : str(d, "verdict");
   fputs("verdict   ", f);
   cli_sgr(f, color, verdict_color(failed ? "deny" : v));
@@ -243,8 +243,8 @@ static void print_decision(FILE *f, const cJSON *j, int color) {
   if (str(d, "reason")) fprintf(f, ": %s", str(d, "reason"));
   fprintf(f, "\nwhy       %s\n", str(d, "why"));
   if (str(j, "approval")) fprintf(f, "approval  %s\n", str(j, "approval"));
-  const cJSON *val = cJSON_GetObjectItem(j, "validation");
-  if (cJSON_IsTrue(cJSON_GetObjectItem(val, "ok")))
+  const cJSON *val = cJSON_GetObjectItemCaseSensitive(j, "validation");
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(val, "ok")))
     fprintf(f, "schema    %s\n", str(val, "note") ? str(val, "note")
                                                    : "the args match");
   else
@@ -260,7 +260,7 @@ static void put_plain(FILE *f, const char *s) {
 }
 
 static void print_facts(FILE *f, const cJSON *j) {
-  const cJSON *e, *paths = cJSON_GetObjectItem(j, "paths");
+  const cJSON *e, *paths = cJSON_GetObjectItemCaseSensitive(j, "paths");
   const char *label = "paths     ";
   cJSON_ArrayForEach(e, paths) {
     if (str(e, "error"))
@@ -271,15 +271,15 @@ static void print_facts(FILE *f, const cJSON *j) {
     label = "          ";
   }
   label = "commands  ";
-  cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "commands")) {
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "commands")) {
     fputs(label, f);
     const cJSON *w;
     int n = 0;
-    cJSON_ArrayForEach(w, cJSON_GetObjectItem(e, "argv"))
+    cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(e, "argv"))
       if (cJSON_IsString(w)) fprintf(f, "%s%s", n++ ? " " : "", w->valuestring);
     if (!n) fputs("(no command)", f);
     n = 0;
-    cJSON_ArrayForEach(w, cJSON_GetObjectItem(e, "wrappers"))
+    cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(e, "wrappers"))
       if (cJSON_IsString(w))
         fprintf(f, "%s%s", n++ ? " > " : "   (inside ", w->valuestring);
     if (n) fputc(')', f);
@@ -287,14 +287,14 @@ static void print_facts(FILE *f, const cJSON *j) {
     fputc('\n', f);
     label = "          ";
   }
-  if (cJSON_IsTrue(cJSON_GetObjectItem(j, "network")))
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "network")))
     fputs("network   toolgate.lua marks the tool as reaching the network\n", f);
   const cJSON *t;
-  cJSON_ArrayForEach(t, cJSON_GetObjectItem(j, "taints")) {
+  cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(j, "taints")) {
     fputs("taint     would mark session ", f);
     put_plain(f, str(t, "session"));
     fprintf(f, " sensitive (level %.0f): ",
-            cJSON_GetNumberValue(cJSON_GetObjectItem(t, "level")));
+            cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(t, "level")));
     put_plain(f, str(t, "reason"));
     fputs(" — not kept: explain changes nothing\n", f);
   }
@@ -303,40 +303,40 @@ static void print_facts(FILE *f, const cJSON *j) {
 }
 
 static void print_explanation(FILE *f, const cJSON *j, int color) {
-  char *args = tg_json_print(cJSON_GetObjectItem(j, "args"), 0);
-  const cJSON *ti = cJSON_GetObjectItem(j, "tool_info");
+  char *args = tg_json_print(cJSON_GetObjectItemCaseSensitive(j, "args"), 0);
+  const cJSON *ti = cJSON_GetObjectItemCaseSensitive(j, "tool_info");
   fprintf(f, "explain   %s %s  (generation %.0f, session %s)\n", str(j, "tool"),
           args ? args : "{}",
-          cJSON_GetNumberValue(cJSON_GetObjectItem(j, "generation")),
+          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "generation")),
           str(j, "session"));
   cJSON_free(args);
   if (str(j, "agent"))
     fprintf(f, "agent     %s is %s's tool, with its input: judged as %s\n",
             str(j, "agent_tool"), str(j, "agent"), str(j, "tool"));
   fprintf(f, "tool      %s, %s\n\n", str(ti, "where"),
-          cJSON_IsTrue(cJSON_GetObjectItem(ti, "read_only")) ? "read-only"
+          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ti, "read_only")) ? "read-only"
                                                              : "not read-only");
   fputs("rules, in evaluation order:\n", f);
   int n = 0;
   const cJSON *r;
-  const char *decider = str(cJSON_GetObjectItem(j, "decision"), "rule");
-  cJSON_ArrayForEach(r, cJSON_GetObjectItem(j, "rules"))
+  const char *decider = str(cJSON_GetObjectItemCaseSensitive(j, "decision"), "rule");
+  cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "rules"))
     print_rule(f, r, &n, color, decider);
-  if (!cJSON_GetArraySize(cJSON_GetObjectItem(j, "rules"))) fputs("  none\n", f);
+  if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "rules"))) fputs("  none\n", f);
   fputc('\n', f);
   print_decision(f, j, color);
   print_facts(f, j);
   fputc('\n', f);
-  int run = cJSON_IsTrue(cJSON_GetObjectItem(j, "hooks_run"));
+  int run = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "hooks_run"));
   print_hooks(f, run ? "pre-hooks, in run order:"
                      : "pre-hooks (would not run: the call ends at the rules):",
-              cJSON_GetObjectItem(j, "pre_hooks"));
+              cJSON_GetObjectItemCaseSensitive(j, "pre_hooks"));
   print_hooks(f, run ? "post-hooks, in run order:"
                      : "post-hooks (would not run: the call ends at the rules):",
-              cJSON_GetObjectItem(j, "post_hooks"));
+              cJSON_GetObjectItemCaseSensitive(j, "post_hooks"));
   const cJSON *note;
   fputc('\n', f);
-  cJSON_ArrayForEach(note, cJSON_GetObjectItem(j, "notes"))
+  cJSON_ArrayForEach(note, cJSON_GetObjectItemCaseSensitive(j, "notes"))
     fprintf(f, "note: %s\n", note->valuestring);
 }
 
@@ -387,29 +387,29 @@ static void print_json_value(FILE *f, const char *label, const cJSON *v) {
  * (print_explanation), what answering it did, the answer. */
 static void print_event(FILE *f, const cJSON *j, int color) {
   fprintf(f, "agent     %s%s, %s", str(j, "agent"),
-          cJSON_IsTrue(cJSON_GetObjectItem(j, "agent_detected")) ? " (detected)" : "",
+          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "agent_detected")) ? " (detected)" : "",
           str(j, "event") ? str(j, "event") : "(an event that cannot be read)");
   if (str(j, "agent_tool")) fprintf(f, " of %s", str(j, "agent_tool"));
   fputc('\n', f);
   if (str(j, "event_error")) fprintf(f, "event     %s\n", str(j, "event_error"));
   if (str(j, "mapping_error"))
     fprintf(f, "mapping   cannot be mapped: %s\n", str(j, "mapping_error"));
-  const cJSON *call = cJSON_GetObjectItem(j, "call"), *e;
+  const cJSON *call = cJSON_GetObjectItemCaseSensitive(j, "call"), *e;
   if (call) {
     fprintf(f, "mapped    %s (%s)", str(call, "tool"),
-            cJSON_IsTrue(cJSON_GetObjectItem(call, "read_only")) ? "read-only"
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "read_only")) ? "read-only"
                                                                  : "not read-only");
     const char *sep = "; rules may also name it ";
-    cJSON_ArrayForEach(e, cJSON_GetObjectItem(call, "names")) {
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(call, "names")) {
       if (!cJSON_IsString(e) || !strcmp(e->valuestring, str(call, "tool")))
         continue;
       fprintf(f, "%s%s", sep, e->valuestring);
       sep = ", ";
     }
     fputc('\n', f);
-    print_json_value(f, "args      ", cJSON_GetObjectItem(call, "args"));
+    print_json_value(f, "args      ", cJSON_GetObjectItemCaseSensitive(call, "args"));
     const char *label = "paths     ";
-    cJSON_ArrayForEach(e, cJSON_GetObjectItem(call, "paths")) {
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(call, "paths")) {
       if (str(e, "error"))
         fprintf(f, "%s%s: cannot tell where it leads: %s\n", label,
                 str(e, "written"), str(e, "error"));
@@ -418,42 +418,42 @@ static void print_event(FILE *f, const cJSON *j, int color) {
       label = "          ";
     }
   }
-  const cJSON *x = cJSON_GetObjectItem(j, "explain");
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "explain");
   if (x) {
     fputc('\n', f);
     print_explanation(f, x, color);
   } else if (str(j, "explain_error")) {
     fprintf(f, "rules     cannot be explained: %s\n", str(j, "explain_error"));
   }
-  const cJSON *t = cJSON_GetObjectItem(j, "judged");
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "judged");
   fputs("\nanswering it (as `toolgate hook` does):\n", f);
   if (str(t, "fail_safe"))
     fprintf(f, "  nothing could judge it: %s\n", str(t, "fail_safe"));
-  if (cJSON_IsTrue(cJSON_GetObjectItem(t, "rewritten"))) {
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "rewritten"))) {
     fprintf(f, "  the pre-hooks rewrote it to %s ", str(t, "tool"));
-    print_json_value(f, "", cJSON_GetObjectItem(t, "args"));
+    print_json_value(f, "", cJSON_GetObjectItemCaseSensitive(t, "args"));
   } else if (t && !str(t, "fail_safe")) {
-    const cJSON *oc = cJSON_GetObjectItem(t, "outcome");
-    const cJSON *oe = cJSON_GetObjectItem(oc, "error");
+    const cJSON *oc = cJSON_GetObjectItemCaseSensitive(t, "outcome");
+    const cJSON *oe = cJSON_GetObjectItemCaseSensitive(oc, "error");
     if (str(oe, "phase") && strcmp(str(oe, "phase"), "PRE_HOOK"))
       fprintf(f, "  ended %s at %s: %s\n", str(oc, "status"), str(oe, "phase"),
               str(oe, "message") ? str(oe, "message") : "");
     else
       fputs("  the pre-hooks left it as it is\n", f);
   }
-  if (cJSON_GetObjectItem(t, "short_result"))
+  if (cJSON_GetObjectItemCaseSensitive(t, "short_result"))
     print_json_value(f, "  a pre-hook answered for the tool: ",
-                     cJSON_GetObjectItem(t, "short_result"));
-  cJSON_ArrayForEach(e, cJSON_GetObjectItem(t, "context_calls"))
+                     cJSON_GetObjectItemCaseSensitive(t, "short_result"));
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(t, "context_calls"))
     print_json_value(f, "  would run for the model's context (not run): ", e);
-  const cJSON *a = cJSON_GetObjectItem(j, "answer");
-  const cJSON *out = cJSON_GetObjectItem(a, "output");
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "answer");
+  const cJSON *out = cJSON_GetObjectItemCaseSensitive(a, "output");
   fprintf(f, "\nthe agent gets: exit code %.0f, ",
-          cJSON_GetNumberValue(cJSON_GetObjectItem(a, "exit_code")));
+          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "exit_code")));
   if (cJSON_IsNull(out) || !out) fputs("no output (its own permission flow)\n", f);
   else print_json_value(f, "output ", out);
-  const cJSON *upd = cJSON_GetObjectItem(
-      cJSON_GetObjectItem(out, "hookSpecificOutput"), "updatedInput");
+  const cJSON *upd = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(out, "hookSpecificOutput"), "updatedInput");
   if (upd) print_json_value(f, "updatedInput ", upd);
   if (str(a, "message")) fprintf(f, "stderr: %s", str(a, "message"));
 }

@@ -173,7 +173,7 @@ static void print_row(log_run *r, const cJSON *rec) {
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(rec, "decision");
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(rec, "agent");
   const char *status = table_str(rec, "status");
-  const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItem(d, "verdict"));
+  const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "verdict"));
   char when[20], tool[160], agent[96], by[64];
   table_cell(stdout, table_time((int64_t)table_num(rec, "ts", 0), when), 19);
   fputs("  ", stdout);
@@ -198,7 +198,7 @@ static void print_row(log_run *r, const cJSON *rec) {
    * verdict (left to the agent, or seen after the agent ran it): none; an
    * agent told otherwise (Codex cannot ask: a deny): both */
   const char *word = verdict ? tg_decision_word(verdict, cJSON_GetStringValue(
-                                   cJSON_GetObjectItem(cJSON_GetObjectItem(
+                                   cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
                                        rec, "error"), "code")))
                              : "-";
   const char *told = table_str(a, "answer");

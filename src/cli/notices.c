@@ -6,7 +6,7 @@
 #include "kit/output.h"
 
 static const char *str(const cJSON *o, const char *k) {
-  return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 static const char *color_of(const char *level) {

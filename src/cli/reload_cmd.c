@@ -77,7 +77,7 @@ static int parse_reload_options(int argc, char **argv, const char **dir,
 static int report(const char *line, int json, int several) {
   char bad[300] = "";
   cJSON *r = tg_json_parse(line, strlen(line), NULL, bad, sizeof bad);
-  const cJSON *ok = cJSON_GetObjectItem(r, "ok");
+  const cJSON *ok = cJSON_GetObjectItemCaseSensitive(r, "ok");
   if (!cJSON_IsBool(ok)) {
     cli_error("reload: the instance sent a reply that is not understood: %s",
               r ? line : bad); /* the parser's reason when it is not JSON */
@@ -88,11 +88,11 @@ static int report(const char *line, int json, int several) {
   /* The reply is the instance's word, not ours: a field may be missing or
    * of another type, and is then said to be missing rather than printed
    * as "(null)" or "nan". */
-  const cJSON *gen = cJSON_GetObjectItem(r, "generation");
-  const cJSON *files = cJSON_GetObjectItem(r, "files");
-  const cJSON *ms = cJSON_GetObjectItem(r, "duration_ms");
-  const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(r, "error"));
-  const cJSON *pid = cJSON_GetObjectItem(r, "pid");
+  const cJSON *gen = cJSON_GetObjectItemCaseSensitive(r, "generation");
+  const cJSON *files = cJSON_GetObjectItemCaseSensitive(r, "files");
+  const cJSON *ms = cJSON_GetObjectItemCaseSensitive(r, "duration_ms");
+  const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "error"));
+  const cJSON *pid = cJSON_GetObjectItemCaseSensitive(r, "pid");
   char who[48] = "";
   if (several && cJSON_IsNumber(pid))
     snprintf(who, sizeof who, "pid %.0f: ", pid->valuedouble);

@@ -150,40 +150,40 @@ static tg_runtime *make_runtime(const route_options *o) {
 /* ---- for people -------------------------------------------------------- */
 
 static const char *str(const cJSON *o, const char *k) {
-  return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 static const char *or_none(const char *s) { return s ? s : "(none)"; }
 
 static void print_decision(FILE *f, const cJSON *d, uint64_t gen, int color) {
-  char *ctx = tg_json_print(cJSON_GetObjectItem(d, "context"), 0);
+  char *ctx = tg_json_print(cJSON_GetObjectItemCaseSensitive(d, "context"), 0);
   fprintf(f, "route     requested %s, task_weight %s, context %s  "
              "(generation %llu, session %s)\n",
           or_none(str(d, "requested_model")), or_none(str(d, "task_weight")),
           ctx ? ctx : "{}", (unsigned long long)gen, str(d, "session"));
   free(ctx);
-  const cJSON *b = cJSON_GetObjectItem(d, "baseline");
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(d, "baseline");
   fprintf(f, "baseline  %s: %s\n", or_none(str(b, "selected_model")),
           str(b, "reason"));
-  const cJSON *hooks = cJSON_GetObjectItem(d, "hooks"), *h;
+  const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(d, "hooks"), *h;
   fprintf(f, "\nrouting hooks: %.0f ran, %d changed the decision\n",
-          cJSON_GetNumberValue(cJSON_GetObjectItem(d, "hooks_run")),
+          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(d, "hooks_run")),
           cJSON_GetArraySize(hooks));
   int n = 0;
   cJSON_ArrayForEach(h, hooks)
     fprintf(f, "  %-3d%-30s %s -> %s: %s\n", ++n, str(h, "where"),
             or_none(str(h, "from")), str(h, "to"), str(h, "reason"));
-  cJSON_ArrayForEach(h, cJSON_GetObjectItem(d, "errors")) {
+  cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(d, "errors")) {
     fputs("  -  ", f);
     cli_sgr(f, color, "31");
     fprintf(f, "%-30s error, skipped: %s\n", str(h, "where"), str(h, "error"));
     cli_sgr(f, color, "0");
   }
-  const cJSON *fb = cJSON_GetObjectItem(d, "fallback");
+  const cJSON *fb = cJSON_GetObjectItemCaseSensitive(d, "fallback");
   if (fb)
     fprintf(f, "\nfallback  %s -> %s: %s\n", str(fb, "from"),
             or_none(str(fb, "to")), str(fb, "reason"));
-  int up = cJSON_IsTrue(cJSON_GetObjectItem(d, "available"));
+  int up = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "available"));
   fputs("\nmodel     ", f);
   cli_sgr(f, color, up ? "32" : "31");
   cli_sgr(f, color, "1");

@@ -101,11 +101,11 @@ static int parse_test_options(test_options *o, int argc, char **argv) {
 }
 
 static const char *str(const cJSON *o, const char *k) {
-  return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 static int num(const cJSON *o, const char *k) {
-  return (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, k));
+  return (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 /* s with control characters as spaces: a policy's reason is its own text. */
@@ -116,7 +116,7 @@ static void put_plain(FILE *f, const char *s) {
 /* What the case's tg.taint did (in this run's memory only). */
 static void print_taints(FILE *f, const cJSON *c) {
   const cJSON *t;
-  cJSON_ArrayForEach(t, cJSON_GetObjectItem(c, "taints")) {
+  cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(c, "taints")) {
     fputs("      tainted session ", f);
     put_plain(f, str(t, "session"));
     fprintf(f, " (level %d): ", num(t, "level"));
@@ -126,20 +126,20 @@ static void print_taints(FILE *f, const cJSON *c) {
 }
 
 static void print_case(FILE *f, const cJSON *c, int color) {
-  int ok = cJSON_IsTrue(cJSON_GetObjectItem(c, "passed"));
+  int ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
   cli_sgr(f, color, ok ? "32" : "1;31");
   fputs(ok ? "PASS" : "FAIL", f);
   cli_sgr(f, color, "0");
   fprintf(f, "  %s  %s\n", str(c, "where"), str(c, "name"));
   print_taints(f, c);
   const cJSON *why;
-  cJSON_ArrayForEach(why, cJSON_GetObjectItem(c, "failures"))
+  cJSON_ArrayForEach(why, cJSON_GetObjectItemCaseSensitive(c, "failures"))
     fprintf(f, "      %s\n", cJSON_IsString(why) ? why->valuestring : "?");
 }
 
 static void print_report(FILE *f, const cJSON *r, int color) {
   const cJSON *c;
-  cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "cases")) print_case(f, c, color);
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "cases")) print_case(f, c, color);
   int failed = num(r, "failed"), filtered = num(r, "filtered");
   fputc('\n', f);
   cli_sgr(f, color, failed ? "1;31" : "1;32");

@@ -81,11 +81,11 @@ static void stamp(void) {
 }
 
 static double num(const cJSON *o, const char *k) {
-  return cJSON_GetNumberValue(cJSON_GetObjectItem(o, k));
+  return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 static const char *text(const cJSON *o, const char *k) {
-  const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+  const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
   return s ? s : "";
 }
 
@@ -117,7 +117,7 @@ static void on_event(tg_runtime *rt, const tg_event *ev, void *ud) {
 
 static void print_start(watch_run *w) {
   cJSON *d = tg_runtime_describe(w->rt);
-  int files = cJSON_GetArraySize(cJSON_GetObjectItem(d, "files"));
+  int files = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "files"));
   cJSON_Delete(d);
   const char *sock = tg_runtime_control_path(w->rt);
   if (w->json) {

@@ -23,18 +23,18 @@ void tg__control_hook(tg_runtime *rt, tg_conn *c, const cJSON *head,
                       const char *body, size_t len) {
   tg_hook_request req;
   memset(&req, 0, sizeof req);
-  req.agent = cJSON_GetStringValue(cJSON_GetObjectItem(head, "agent"));
-  req.on_error = cJSON_GetStringValue(cJSON_GetObjectItem(head, "on_error"));
+  req.agent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(head, "agent"));
+  req.on_error = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(head, "on_error"));
   req.toolgate_defaults =
-      cJSON_IsTrue(cJSON_GetObjectItem(head, "toolgate_defaults"));
-  const cJSON *dl = cJSON_GetObjectItem(head, "deadline_ms");
+      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(head, "toolgate_defaults"));
+  const cJSON *dl = cJSON_GetObjectItemCaseSensitive(head, "deadline_ms");
   if (cJSON_IsNumber(dl) && dl->valuedouble >= 1 && dl->valuedouble < 864e5)
     req.deadline_ms = (uint64_t)dl->valuedouble;
-  const cJSON *turn = cJSON_GetObjectItem(head, "turn");
+  const cJSON *turn = cJSON_GetObjectItemCaseSensitive(head, "turn");
   if (cJSON_IsNumber(turn) && turn->valuedouble >= 0 &&
       turn->valuedouble < 9e15)
     req.turn = (int64_t)turn->valuedouble;
-  req.event_name = cJSON_GetStringValue(cJSON_GetObjectItem(head, "event"));
+  req.event_name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(head, "event"));
   req.event = body;
   req.event_len = len;
   char err[TG_ERRMSG] = "";
@@ -57,16 +57,16 @@ static int read_reply(const char *path, const char *r, size_t n,
   char msg[300];
   cJSON *h = tg_json_parse(r, (size_t)(nl - r), NULL, msg, sizeof msg);
   if (!h) return reply_error(path, msg, err);
-  if (!cJSON_IsTrue(cJSON_GetObjectItem(h, "ok"))) {
-    const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(h, "error"));
+  if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(h, "ok"))) {
+    const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "error"));
     tg__errf(err, TG_ERRMSG, "the instance on '%s' refused the event: %s",
              path, e ? e : "(no reason given)");
     cJSON_Delete(h);
     return -EPROTO;
   }
-  double code = cJSON_GetNumberValue(cJSON_GetObjectItem(h, "exit_code"));
-  double no = cJSON_GetNumberValue(cJSON_GetObjectItem(h, "stdout_bytes"));
-  double ne = cJSON_GetNumberValue(cJSON_GetObjectItem(h, "stderr_bytes"));
+  double code = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(h, "exit_code"));
+  double no = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(h, "stdout_bytes"));
+  double ne = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(h, "stderr_bytes"));
   cJSON_Delete(h);
   size_t rest = n - (size_t)(nl + 1 - r);
   if (!(code == 0 || code == 2) || !(no >= 0 && ne >= 0) ||

@@ -501,7 +501,7 @@ static cJSON *do_status(tg_runtime *rt) {
 
 /* The answer to a request without a body. Takes req. */
 static cJSON *answer(tg_runtime *rt, cJSON *req) {
-  const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItem(req, "cmd"));
+  const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "cmd"));
   char msg[300];
   cJSON *out;
   if (!cmd) {
@@ -544,7 +544,7 @@ static void body_complete(tg_conn *c) {
 /* A request line that announces `bytes` of body (hook): keeps the line,
  * takes what came after it, and reads the rest. */
 static void begin_body(tg_conn *c, cJSON *req, const char *rest, size_t n) {
-  const cJSON *b = cJSON_GetObjectItem(req, "bytes");
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(req, "bytes");
   double want = cJSON_IsNumber(b) ? b->valuedouble : -1;
   if (want < 0 || want > TG_HOOK_MAX_EVENT || want != (double)(size_t)want) {
     char msg[200];
@@ -599,7 +599,7 @@ static void request_line(tg_conn *c, const char *line, size_t len,
     reply(c, error_reply(rt, why));
     return;
   }
-  const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItem(req, "cmd"));
+  const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req, "cmd"));
   if (cmd && !strcmp(cmd, "hook")) {
     begin_body(c, req, rest, nrest);
     return;

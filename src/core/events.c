@@ -96,7 +96,7 @@ cJSON *tg__event_data(tg_core *core, void *origin) {
 static void tell(tg_core *core, const tg_listener *l, cJSON *ev, uint64_t seq,
                  const char *type) {
   tg_listener own = *l;
-  const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "call_id"));
+  const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "call_id"));
   tg_event view = {seq, type, id, ev};
   if (own.on_event) own.on_event(core->rt, &view, own.ud);
   if (own.on_progress && strcmp(type, "progress") == 0)
@@ -110,9 +110,9 @@ static void dispatch(tg_core *core) {
     tg_queued_event *q = b->head;
     b->head = q->next;
     if (!b->head) b->tail = NULL;
-    cJSON *type = cJSON_GetObjectItem(q->ev, "type");
-    cJSON *cid = cJSON_GetObjectItem(q->ev, "call_id");
-    cJSON *seq = cJSON_GetObjectItem(q->ev, "seq");
+    cJSON *type = cJSON_GetObjectItemCaseSensitive(q->ev, "type");
+    cJSON *cid = cJSON_GetObjectItemCaseSensitive(q->ev, "call_id");
+    cJSON *seq = cJSON_GetObjectItemCaseSensitive(q->ev, "seq");
     tg_event view = {(uint64_t)seq->valuedouble, type->valuestring,
                      cJSON_IsString(cid) ? cid->valuestring : NULL, q->ev};
     /* Subscribers may unsubscribe while we loop: walk by index. */

@@ -71,7 +71,7 @@ static cJSON *take(tg_notices *s, size_t i) {
 }
 
 static int64_t expiry(const cJSON *n) {
-  const cJSON *e = cJSON_GetObjectItem(n, "expires_at");
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(n, "expires_at");
   return cJSON_IsNumber(e) ? (int64_t)e->valuedouble : 0;
 }
 
@@ -203,7 +203,7 @@ int64_t tg__notify(tg_core *core, const tg_notification *n,
 int tg__notify_dismiss(tg_core *core, int64_t id) {
   tg_notices *s = core->notices;
   for (size_t i = 0; s && i < s->n; i++) {
-    const cJSON *v = cJSON_GetObjectItem(s->list[i], "id");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->list[i], "id");
     if ((int64_t)v->valuedouble != id) continue;
     tell(core, "dismissed", take(s, i));
     arm(core);

@@ -139,7 +139,7 @@ static cJSON *status_of(const char *sock, int *none) {
   }
   cJSON *j = tg_json_parse(reply, strlen(reply), NULL, NULL, 0);
   free(reply);
-  if (!cJSON_IsTrue(cJSON_GetObjectItem(j, "ok"))) {
+  if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok"))) {
     cJSON_Delete(j);
     cli_error("daemon: the instance on %s gave no status", sock);
     return NULL;
@@ -185,17 +185,17 @@ static int daemon_status(const char *dir, const char *sock, int json) {
   }
   double idle = socket_idle_ms(sock);
   if (idle >= 0) cJSON_AddNumberToObject(j, "idle_ms", (double)(long long)idle);
-  pid_t pid = (pid_t)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "pid"));
+  pid_t pid = (pid_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "pid"));
   cJSON_AddBoolToObject(j, "daemon", is_daemon(pid));
   cJSON_AddStringToObject(j, "socket", sock);
   if (json) {
     cli_print_json_line(stdout, j);
   } else {
-    const char *pol = cJSON_GetStringValue(cJSON_GetObjectItem(j, "policies"));
+    const char *pol = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "policies"));
     printf("%s %ld serves %s: generation %.0f, idle for %.0f s (no hook "
            "answered since) (socket %s)\n", is_daemon(pid) ? "daemon" : "instance",
            (long)pid, pol ? pol : dir,
-           cJSON_GetNumberValue(cJSON_GetObjectItem(j, "generation")),
+           cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "generation")),
            idle >= 0 ? idle / 1000 : 0, sock);
   }
   cJSON_Delete(j);
@@ -210,7 +210,7 @@ static int daemon_stop(const char *dir, const char *sock) {
     printf("no resident instance serves %s: nothing to stop\n", dir);
     return CLI_EXIT_OK;
   }
-  pid_t pid = (pid_t)cJSON_GetNumberValue(cJSON_GetObjectItem(j, "pid"));
+  pid_t pid = (pid_t)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "pid"));
   cJSON_Delete(j);
   if (pid <= 1 || !is_daemon(pid)) {
     cli_error("daemon stop: the instance serving %s (pid %ld) is not a "

@@ -200,7 +200,7 @@ static cJSON *read_settings(const char *file, int *exists) {
 /* A command an install of this agent wrote. */
 static int ours(const install_run *r, const cJSON *h) {
   const char *c = cJSON_GetStringValue(
-      cJSON_GetObjectItem(h, r->d->install.command_key));
+      cJSON_GetObjectItemCaseSensitive(h, r->d->install.command_key));
   char mark[64];
   snprintf(mark, sizeof mark, " hook %s", r->agent);
   return c && strstr(c, "toolgate") && strstr(c, mark);
@@ -225,7 +225,7 @@ static int shape_ok(const install_run *r, const cJSON *hooks,
     }
     const cJSON *group;
     cJSON_ArrayForEach(group, ev) {
-      const cJSON *hs = cJSON_GetObjectItem(group, "hooks");
+      const cJSON *hs = cJSON_GetObjectItemCaseSensitive(group, "hooks");
       if (r->d->install.flat && !cJSON_IsObject(group)) {
         cli_error("hook install: an entry of hooks.%s in '%s' is not an "
                   "object; left as it is", ev->string, file);
@@ -254,7 +254,7 @@ static int remove_from(const install_run *r, const char *event, cJSON *hs,
       cJSON *c = cJSON_DetachItemViaPointer(hs, h);
       char line[PATH_MAX * 3 + 64];
       snprintf(line, sizeof line, "%s: %s", event, cJSON_GetStringValue(
-          cJSON_GetObjectItem(c, r->d->install.command_key)));
+          cJSON_GetObjectItemCaseSensitive(c, r->d->install.command_key)));
       cJSON_AddItemToArray(removed, cJSON_CreateString(line));
       cJSON_Delete(c);
       here++;
@@ -279,7 +279,7 @@ static int remove_ours(const install_run *r, cJSON *hooks, cJSON *removed) {
       cJSON *group = ev->child;
       while (group) {
         cJSON *next = group->next;
-        cJSON *hs = cJSON_GetObjectItem(group, "hooks");
+        cJSON *hs = cJSON_GetObjectItemCaseSensitive(group, "hooks");
         int here = remove_from(r, ev->string, hs, removed);
         if (here && cJSON_GetArraySize(hs) == 0) {
           cJSON_Delete(cJSON_DetachItemViaPointer(ev, group));
@@ -297,15 +297,15 @@ static int remove_ours(const install_run *r, cJSON *hooks, cJSON *removed) {
 
 static int add_ours(install_run *r, cJSON *settings, cJSON *added) {
   const tg_dialect_install *in = &r->d->install;
-  if (in->top && !cJSON_GetObjectItem(settings, "hooks")) {
+  if (in->top && !cJSON_GetObjectItemCaseSensitive(settings, "hooks")) {
     /* the keys the agent's file must hold, first, when it holds none */
     cJSON *top = cJSON_Parse(in->top), *k;
     cJSON_ArrayForEach(k, top)
-      if (!cJSON_GetObjectItem(settings, k->string))
+      if (!cJSON_GetObjectItemCaseSensitive(settings, k->string))
         cJSON_AddItemToObject(settings, k->string, cJSON_Duplicate(k, 1));
     cJSON_Delete(top);
   }
-  cJSON *hooks = cJSON_GetObjectItem(settings, "hooks");
+  cJSON *hooks = cJSON_GetObjectItemCaseSensitive(settings, "hooks");
   if (!hooks) hooks = cJSON_AddObjectToObject(settings, "hooks");
   for (const tg_dialect_hook *e = in->hooks; e->event; e++) {
     char cmd[sizeof r->prog + sizeof r->args + 4096];
@@ -317,7 +317,7 @@ static int add_ours(install_run *r, cJSON *settings, cJSON *added) {
       cli_error("hook install: the hook command is too long");
       return -1;
     }
-    cJSON *list = cJSON_GetObjectItem(hooks, e->event);
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(hooks, e->event);
     if (!list) list = cJSON_AddArrayToObject(hooks, e->event);
     cJSON *h = cJSON_CreateObject();
     cJSON_AddStringToObject(h, "type", "command");
@@ -416,14 +416,14 @@ static void print_list(const char *sign, const cJSON *list) {
 static int check_installed(install_run *r, const cJSON *settings) {
   /* ours is the last entry of the pre-tool event (add_ours appends) */
   const tg_dialect_install *in = &r->d->install;
-  const cJSON *groups = cJSON_GetObjectItem(
-      cJSON_GetObjectItem(settings, "hooks"), in->check_event_name);
+  const cJSON *groups = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(settings, "hooks"), in->check_event_name);
   const cJSON *last = NULL, *g;
   cJSON_ArrayForEach(g, groups) last = g;
   const cJSON *h = in->flat ? last : cJSON_GetArrayItem(
-      cJSON_GetObjectItem(last, "hooks"), 0);
+      cJSON_GetObjectItemCaseSensitive(last, "hooks"), 0);
   const char *line = cJSON_GetStringValue(
-      cJSON_GetObjectItem(h, in->command_key));
+      cJSON_GetObjectItemCaseSensitive(h, in->command_key));
   char cwd[PATH_MAX];
   if (!line || !getcwd(cwd, sizeof cwd)) return CLI_EXIT_OK;
   hook_line_result res;
@@ -514,7 +514,7 @@ int hook_install(int argc, char **argv, int uninstall) {
   int exists;
   cJSON *settings = read_settings(r.file, &exists);
   if (!settings) return CLI_EXIT_USAGE;
-  cJSON *hooks = cJSON_GetObjectItem(settings, "hooks");
+  cJSON *hooks = cJSON_GetObjectItemCaseSensitive(settings, "hooks");
   if (!shape_ok(&r, hooks, r.file)) {
     cJSON_Delete(settings);
     return CLI_EXIT_USAGE;
@@ -522,7 +522,7 @@ int hook_install(int argc, char **argv, int uninstall) {
   cJSON *removed = cJSON_CreateArray(), *added = cJSON_CreateArray();
   int n = remove_ours(&r, hooks, removed);
   if (uninstall && hooks && !hooks->child && n)
-    cJSON_DeleteItemFromObject(settings, "hooks"); /* we left it empty */
+    cJSON_DeleteItemFromObjectCaseSensitive(settings, "hooks"); /* we left it empty */
   if (!uninstall && add_ours(&r, settings, added) < 0) {
     cJSON_Delete(removed);
     cJSON_Delete(added);

@@ -54,7 +54,7 @@ static const char *status_color(const char *status) {
 }
 
 static const char *text_of(const cJSON *obj, const char *key) {
-  const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(obj, key));
+  const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, key));
   return s ? s : "";
 }
 
@@ -71,7 +71,7 @@ static void print_status(FILE *f, const cJSON *o, int color) {
 /* A value that fits on a line goes after the label; a longer one below it,
  * unindented, so it can be copied as it is. */
 static void print_result(FILE *f, const cJSON *o, int color) {
-  const cJSON *r = cJSON_GetObjectItem(o, "result");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "result");
   int ok = strcmp(text_of(o, "status"), "ok") == 0;
   if (!r || cJSON_IsNull(r)) {
     if (ok) {
@@ -94,30 +94,30 @@ static void print_result(FILE *f, const cJSON *o, int color) {
   }
   fputs(text, f);
   if (!*text || text[strlen(text) - 1] != '\n') fputc('\n', f);
-  if (cJSON_IsTrue(cJSON_GetObjectItem(o, "truncated")))
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "truncated")))
     fprintf(f, "%*s(cut by the tool's result limit)\n", LABEL_WIDTH, "");
   free(s);
 }
 
 static void print_error(FILE *f, const cJSON *o, int color) {
-  const cJSON *e = cJSON_GetObjectItem(o, "error");
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
   if (!cJSON_IsObject(e)) return;
   label(f, color, "error");
   cli_sgr(f, color, "1");
   fprintf(f, "%s %s", text_of(e, "phase"), text_of(e, "code"));
   cli_sgr(f, color, "0");
   fprintf(f, ": %s\n", text_of(e, "message"));
-  const char *sugg = cJSON_GetStringValue(cJSON_GetObjectItem(e, "suggestion"));
+  const char *sugg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "suggestion"));
   if (sugg) fprintf(f, "%*ssuggestion: %s\n", LABEL_WIDTH, "", sugg);
-  if (cJSON_IsTrue(cJSON_GetObjectItem(e, "retryable")))
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "retryable")))
     fprintf(f, "%*s(retryable)\n", LABEL_WIDTH, "");
 }
 
 static void print_decision(FILE *f, const cJSON *o, int color) {
-  const cJSON *d = cJSON_GetObjectItem(o, "decision");
-  const char *rule = cJSON_GetStringValue(cJSON_GetObjectItem(d, "rule"));
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "decision");
+  const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "rule"));
   const char *code = cJSON_GetStringValue(
-      cJSON_GetObjectItem(cJSON_GetObjectItem(o, "error"), "code"));
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "error"), "code"));
   const char *word = tg_decision_word(text_of(d, "verdict"), code);
   label(f, color, "decision");
   fputs(word, f);
@@ -129,8 +129,8 @@ static void print_decision(FILE *f, const cJSON *o, int color) {
 
 static void print_attempts(FILE *f, const cJSON *o, int color) {
   /* printed as the double it is, not cast (see explain_cmd.c) */
-  double attempts = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "attempts"));
-  double ms = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "duration_ms"));
+  double attempts = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "attempts"));
+  double ms = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "duration_ms"));
   label(f, color, "attempts");
   fprintf(f, "%.0f\n", attempts);
   label(f, color, "duration");

@@ -95,12 +95,12 @@ typedef struct {
 
 /* An ElicitResult ({action, content?}) as an answer. */
 static void read_answer(const cJSON *r, user_answer *a) {
-  const char *action = cJSON_GetStringValue(cJSON_GetObjectItem(r, "action"));
-  const cJSON *content = cJSON_GetObjectItem(r, "content");
-  const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(content, "decision"));
+  const char *action = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "action"));
+  const cJSON *content = cJSON_GetObjectItemCaseSensitive(r, "content");
+  const char *d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(content, "decision"));
   a->answer = TG_ANSWER_REJECT;
   a->scope = TG_SCOPE_TOOL;
-  a->guidance = cJSON_GetStringValue(cJSON_GetObjectItem(content, "guidance"));
+  a->guidance = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(content, "guidance"));
   if (action && !strcmp(action, "accept") && d) {
     if (!strcmp(d, "approve")) a->answer = TG_ANSWER_APPROVE;
     if (!strcmp(d, "always_args") || !strcmp(d, "always_tool"))
@@ -131,7 +131,7 @@ static void on_elicit_answer(mcp_session *ss, const cJSON *result,
   c->elicit = NULL;
   c->approval_id = 0;
   if (error) {
-    const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, "message"));
     char why[512];
     snprintf(why, sizeof why, "the client could not ask the user (%s)",
              m ? m : "it answered elicitation/create with an error");
@@ -203,7 +203,7 @@ int mcp_read_input_response(mcp_session *ss, const mcp_req *req,
   else if (in && !cJSON_IsObject(in))
     bad = "tools/call: params.inputResponses must be an object";
   else if (a && (!cJSON_IsObject(a) ||
-                 !cJSON_IsString(cJSON_GetObjectItem(a, "action"))))
+                 !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(a, "action"))))
     bad = "tools/call: params.inputResponses.approval must be the user's "
           "ElicitResult ({\"action\": ..., \"content\": ...})";
   if (bad) {

@@ -97,17 +97,17 @@ void gw_fwds_free(mcp_gateway *gw) {
 
 static const char *first_text(const cJSON *result) {
   const cJSON *c;
-  cJSON_ArrayForEach(c, cJSON_GetObjectItem(result, "content")) {
-    const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(c, "text"));
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(result, "content")) {
+    const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "text"));
     if (t) return t;
   }
   return NULL;
 }
 
 static void upstream_error(gw_fwd *f, const char *server, const cJSON *error) {
-  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+  const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, "message"));
   char msg[1024];
-  if (cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(error, "data"), "down"))) {
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(error, "data"), "down"))) {
     snprintf(msg, sizeof msg, "upstream server '%s' went away during the call "
              "(%s); it is being restarted: try again shortly", server,
              m ? m : "?");
@@ -115,7 +115,7 @@ static void upstream_error(gw_fwd *f, const char *server, const cJSON *error) {
   }
   snprintf(msg, sizeof msg, "upstream server '%s' answered tools/call with "
            "error %.0f: %.800s", server,
-           cJSON_GetNumberValue(cJSON_GetObjectItem(error, "code")),
+           cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(error, "code")),
            m ? m : "(no message)");
   finish_error(f, "UPSTREAM_ERROR", msg, 0, NULL);
 }
@@ -128,9 +128,9 @@ static void on_answer(mcp_upstream *u, const cJSON *result, const cJSON *error,
   gw_fwd *f = ud;
   f->id = 0;
   if (error) return upstream_error(f, up_name(u), error);
-  const char *rt = cJSON_GetStringValue(cJSON_GetObjectItem(result, "resultType"));
+  const char *rt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "resultType"));
   if (rt && !strcmp(rt, "input_required")) return ask_user(f, result);
-  if (!cJSON_IsObject(result) || !cJSON_IsArray(cJSON_GetObjectItem(result, "content"))) {
+  if (!cJSON_IsObject(result) || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(result, "content"))) {
     char msg[300];
     snprintf(msg, sizeof msg, "upstream server '%s' answered tools/call with "
              "something that is not a tool result%s%s", up_name(u),
@@ -140,8 +140,8 @@ static void on_answer(mcp_upstream *u, const cJSON *result, const cJSON *error,
   cJSON *r = up_take_result(u); /* kept as it came, not copied */
   if (!r) r = cJSON_Duplicate(result, 1);
   if (!r) return finish_error(f, "NOMEM", "out of memory", 0, NULL);
-  cJSON_DeleteItemFromObject(r, "resultType"); /* the era of its link, not ours */
-  if (cJSON_IsTrue(cJSON_GetObjectItem(r, "isError"))) {
+  cJSON_DeleteItemFromObjectCaseSensitive(r, "resultType"); /* the era of its link, not ours */
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "isError"))) {
     const char *t = first_text(r);
     char msg[1024];
     snprintf(msg, sizeof msg, "%.1000s", t ? t : "the upstream tool failed");
@@ -179,8 +179,8 @@ static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
   const char *server = up_name(f->tool->up);
   const cJSON *q;
   cJSON_ArrayForEach(q, requests) {
-    const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(q, "method"));
-    const cJSON *params = cJSON_GetObjectItem(q, "params");
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "method"));
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(q, "params");
     if (!m || !cJSON_IsObject(params) ||
         (strcmp(m, "elicitation/create") && strcmp(m, "sampling/createMessage") &&
          strcmp(m, "roots/list"))) {
@@ -219,8 +219,8 @@ static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
 
 static void ask_user(gw_fwd *f, const cJSON *result) {
   const char *server = up_name(f->tool->up);
-  const cJSON *requests = cJSON_GetObjectItem(result, "inputRequests");
-  const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(result, "requestState"));
+  const cJSON *requests = cJSON_GetObjectItemCaseSensitive(result, "inputRequests");
+  const char *state = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "requestState"));
   /* the client of the call's session would be the one to ask: with one
    * session (stdio), it is the one that can be asked (pose) */
   char why[300];
@@ -336,16 +336,16 @@ void gw_tool_cancel(tg_exec *ex, void *ud) {
  * events), and to the client at once (tools.c), not at the runtime's
  * next heartbeat — a call shorter than that would show none. */
 void gw_progress(mcp_gateway *gw, mcp_upstream *u, const cJSON *p) {
-  const cJSON *token = cJSON_GetObjectItem(p, "progressToken");
-  const cJSON *total = cJSON_GetObjectItem(p, "total");
-  const cJSON *v = cJSON_GetObjectItem(p, "progress");
+  const cJSON *token = cJSON_GetObjectItemCaseSensitive(p, "progressToken");
+  const cJSON *total = cJSON_GetObjectItemCaseSensitive(p, "total");
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "progress");
   if (!cJSON_IsNumber(token) || !cJSON_IsNumber(v)) return;
   for (gw_fwd *f = gw->fwds; f; f = f->next) {
     if (f->token != token->valuedouble || f->tool->up != u) continue;
     f->tool->reports_progress = 1;
     tg_exec_progress(f->ex, v->valuedouble,
                      cJSON_IsNumber(total) ? total->valuedouble : -1,
-                     cJSON_GetStringValue(cJSON_GetObjectItem(p, "message")));
+                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "message")));
     mcp_call_own_progress(gw->s, tg_exec_call_id(f->ex), p);
     return;
   }

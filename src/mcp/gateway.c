@@ -75,7 +75,7 @@ static int src_reports_progress(void *ud, const char *tool) {
 /* The upstream's Tool, renamed. */
 static cJSON *src_describe(void *ud, const cJSON *described) {
   const char *name =
-      cJSON_GetStringValue(cJSON_GetObjectItem(described, "name"));
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(described, "name"));
   const gw_tool *t = name ? tool_named(ud, name) : NULL;
   return t ? cJSON_Duplicate(t->def, 1) : NULL;
 }
@@ -85,7 +85,7 @@ static int bare(const mcp_upstream *u) { return up_conf(u)->bare; }
 static int lists_prompt(const mcp_upstream *u, const char *name) {
   const cJSON *p;
   cJSON_ArrayForEach(p, up_prompts(u)) {
-    const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(p, "name"));
+    const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "name"));
     if (n && !strcmp(name, n)) return 1;
   }
   return 0;
@@ -145,8 +145,8 @@ static int register_tool(mcp_gateway *gw, gw_tool *t) {
   tg_tool_def d;
   memset(&d, 0, sizeof d);
   d.name = t->name;
-  d.description = cJSON_GetStringValue(cJSON_GetObjectItem(t->def, "description"));
-  d.schema = cJSON_GetObjectItem(t->def, "inputSchema");
+  d.description = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t->def, "description"));
+  d.schema = cJSON_GetObjectItemCaseSensitive(t->def, "inputSchema");
   d.read_only = read_only(c, t->orig);
   d.timeout_ms = c->timeout_ms;
   d.start = gw_tool_start;
@@ -189,15 +189,15 @@ static gw_tool *new_tool(mcp_gateway *gw, mcp_upstream *u, const char *orig,
 
 /* One tool of the upstream's list: kept (renamed) and registered once. */
 static void take_tool(mcp_gateway *gw, mcp_upstream *u, const cJSON *def) {
-  const char *orig = cJSON_GetStringValue(cJSON_GetObjectItem(def, "name"));
+  const char *orig = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(def, "name"));
   char name[MAX_TOOL_NAME * 2 + 64];
   if (!orig || !valid_tool_name(orig)) {
     mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: a tool with a name "
              "that is not [A-Za-z0-9_.-]{1,128} is not offered", up_name(u));
     return;
   }
-  const cJSON *exe = cJSON_GetObjectItem(def, "execution");
-  const char *task = cJSON_GetStringValue(cJSON_GetObjectItem(exe, "taskSupport"));
+  const cJSON *exe = cJSON_GetObjectItemCaseSensitive(def, "execution");
+  const char *task = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(exe, "taskSupport"));
   if (task && !strcmp(task, "required")) {
     mcp_logf(gw->s->log, MCP_LOG_NOTICE, "upstream %s: tool %s is not offered: "
              "it runs only as a task, which toolgate does not pass on",
@@ -223,10 +223,10 @@ static void take_tool(mcp_gateway *gw, mcp_upstream *u, const cJSON *def) {
   if (!t && !(t = new_tool(gw, u, orig, name))) return;
   cJSON_Delete(t->def);
   t->def = cJSON_Duplicate(def, 1);
-  cJSON_ReplaceItemInObject(t->def, "name", cJSON_CreateString(name));
-  cJSON_DeleteItemFromObject(t->def, "execution"); /* toolgate calls it plainly */
-  if (!cJSON_IsObject(cJSON_GetObjectItem(t->def, "inputSchema"))) {
-    cJSON_DeleteItemFromObject(t->def, "inputSchema");
+  cJSON_ReplaceItemInObjectCaseSensitive(t->def, "name", cJSON_CreateString(name));
+  cJSON_DeleteItemFromObjectCaseSensitive(t->def, "execution"); /* toolgate calls it plainly */
+  if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(t->def, "inputSchema"))) {
+    cJSON_DeleteItemFromObjectCaseSensitive(t->def, "inputSchema");
     cJSON_AddItemToObject(t->def, "inputSchema", cJSON_Parse("{\"type\":\"object\"}"));
   }
   if (fresh) t->registered = register_tool(gw, t) == 0;
@@ -290,7 +290,7 @@ static void resubscribe(mcp_gateway *gw, mcp_upstream *u);
  * run: tasks (its tools are called plainly, as toolgate's client calls
  * toolgate's). */
 static void say_unrelayed(mcp_gateway *gw, mcp_upstream *u) {
-  if (cJSON_GetObjectItem(up_caps(u), "tasks"))
+  if (cJSON_GetObjectItemCaseSensitive(up_caps(u), "tasks"))
     mcp_logf(gw->s->log, MCP_LOG_NOTICE, "upstream %s offers tasks: toolgate "
              "does not pass them on (the capability is not offered to the "
              "client; its tools are called without a task, and one that "
@@ -359,9 +359,9 @@ cJSON *gw_log_params(int level, const char *logger, const cJSON *data) {
  * it came. Our log has it already (upstream.c), behind the same rate
  * limit. */
 static void relay_log(mcp_gateway *gw, mcp_upstream *u, const cJSON *params) {
-  const char *level = cJSON_GetStringValue(cJSON_GetObjectItem(params, "level"));
-  const char *logger = cJSON_GetStringValue(cJSON_GetObjectItem(params, "logger"));
-  const cJSON *data = cJSON_GetObjectItem(params, "data");
+  const char *level = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "level"));
+  const char *logger = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "logger"));
+  const cJSON *data = cJSON_GetObjectItemCaseSensitive(params, "data");
   int l = mcp_log_level_of(level);
   if (l < 0) l = MCP_LOG_INFO; /* a level it made up: said as info */
   char name[MAX_LOGGER * 2 + 2];
@@ -394,7 +394,7 @@ static int same_stream(const gw_sub *a, const gw_sub *b) {
  * subscribed to a resource of its that covers the uri, once each. An
  * upstream speaks only for resources it lists, not for another's. */
 static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params) {
-  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(params, "uri"));
+  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "uri"));
   if (!uri) return;
   for (gw_sub *x = gw->subs; x; x = x->next) {
     if (!covers(x->uri, uri) || owner_of_uri(gw, x->uri) != u) continue;
@@ -404,7 +404,7 @@ static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params)
     if (told || (!x->listen && !x->ss->initialized)) continue;
     cJSON *p = x->listen ? mcp_listen_params(x->listen) : cJSON_CreateObject();
     cJSON_AddStringToObject(p, "uri", uri);
-    const cJSON *title = cJSON_GetObjectItem(params, "title");
+    const cJSON *title = cJSON_GetObjectItemCaseSensitive(params, "title");
     if (cJSON_IsString(title)) cJSON_AddStringToObject(p, "title", title->valuestring);
     mcp_notify(x->ss, x->listen, "notifications/resources/updated", p);
   }
@@ -424,7 +424,7 @@ static void on_notification(mcp_upstream *u, const char *method,
   if (!strcmp(method, "notifications/resources/updated"))
     return relay_updated(gw, u, params);
   if (strcmp(method, "notifications/cancelled")) return;
-  const cJSON *id = cJSON_GetObjectItem(params, "requestId");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "requestId");
   for (gw_relay *r = gw->relays; r && id; r = r->next)
     if (r->up == u && tg_json_equal(r->id, id)) { /* it withdrew its question */
       withdraw_relay(gw, r, "the upstream server withdrew it");
@@ -453,7 +453,7 @@ static void refuse_relay(mcp_upstream *u, const cJSON *id, const char *why) {
 
 cJSON *gw_question(const mcp_upstream *u, const cJSON *params) {
   cJSON *p = cJSON_Duplicate(params, 1);
-  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(params, "message"));
+  const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "message"));
   char *msg = malloc(strlen(m ? m : "") + strlen(up_name(u)) + 4);
   if (!p || !msg) {
     cJSON_Delete(p);
@@ -461,7 +461,7 @@ cJSON *gw_question(const mcp_upstream *u, const cJSON *params) {
     return NULL;
   }
   sprintf(msg, "[%s] %s", up_name(u), m ? m : "");
-  cJSON_DeleteItemFromObject(p, "message");
+  cJSON_DeleteItemFromObjectCaseSensitive(p, "message");
   cJSON_AddStringToObject(p, "message", msg);
   free(msg);
   return p;
@@ -578,14 +578,14 @@ static cJSON *gather(mcp_gateway *gw, const cJSON *(*list)(const mcp_upstream *)
     const cJSON *it;
     cJSON_ArrayForEach(it, list(gw->ups[i])) {
       cJSON *c = cJSON_Duplicate(it, 1);
-      const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(it, "name"));
+      const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "name"));
       if (rename && n && !bare(gw->ups[i])) {
         size_t size = strlen(up_name(gw->ups[i])) + strlen(gw->s->opt.separator) +
                       strlen(n) + 1;
         char *full = malloc(size);
         if (full) {
           full_name(gw, gw->ups[i], n, full, size);
-          cJSON_ReplaceItemInObject(c, "name", cJSON_CreateString(full));
+          cJSON_ReplaceItemInObjectCaseSensitive(c, "name", cJSON_CreateString(full));
           free(full);
         }
       }
@@ -598,7 +598,7 @@ static cJSON *gather(mcp_gateway *gw, const cJSON *(*list)(const mcp_upstream *)
 /* A CompleteResult as the revisions say: completion.values, at most 100
  * strings (a client refuses more, and the whole answer with them). */
 static int completion_ok(const cJSON *result) {
-  const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(result, "completion"), "values");
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(result, "completion"), "values");
   const cJSON *it;
   if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > 100) return 0;
   cJSON_ArrayForEach(it, v) if (!cJSON_IsString(it)) return 0;
@@ -622,11 +622,11 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
   gw_pass *p = ud;
   unlink_pass(p->gw, p);
   mcp_req req = {p->id, NULL, NULL, p->stateless, NULL};
-  const char *rt = cJSON_GetStringValue(cJSON_GetObjectItem(result, "resultType"));
+  const char *rt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "resultType"));
   if (!session_alive(p->gw->s, p->ss)) {
     /* the client has gone meanwhile: nothing to answer */
   } else if (error) {
-    const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, "message"));
     char msg[600];
     snprintf(msg, sizeof msg, "upstream server '%s': %.500s", up_name(u), m ? m : "error");
     mcp_reply_error(p->ss, p->id, jrpc_error_code(error, JRPC_INTERNAL_ERROR),
@@ -647,7 +647,7 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
     mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, msg, NULL);
   } else {
     cJSON *r = cJSON_Duplicate(result, 1);
-    cJSON_DeleteItemFromObject(r, "resultType");
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "resultType");
     if (p->cacheable) mcp_cacheable(&req, r, 0, "private");
     mcp_reply(p->ss, &req, r);
   }
@@ -719,7 +719,7 @@ static void quoted(char *out, size_t size, const char *text) {
 
 static void get_prompt(mcp_session *ss, const mcp_req *req) {
   mcp_server *s = ss->s;
-  const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "name"));
+  const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req->params, "name"));
   const char *orig = NULL;
   mcp_upstream *u = by_prefix(s->gw, name, &orig);
   mcp_upstream *down = name ? not_up(s->gw, u) : NULL;
@@ -733,7 +733,7 @@ static void get_prompt(mcp_session *ss, const mcp_req *req) {
   }
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "name", orig);
-  const cJSON *args = cJSON_GetObjectItem(req->params, "arguments");
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(req->params, "arguments");
   if (cJSON_IsObject(args)) cJSON_AddItemToObject(p, "arguments", cJSON_Duplicate(args, 1));
   pass(ss, req, u, "prompts/get", p, what);
 }
@@ -741,11 +741,11 @@ static void get_prompt(mcp_session *ss, const mcp_req *req) {
 static int lists_uri(const mcp_upstream *u, const char *uri) {
   const cJSON *r;
   cJSON_ArrayForEach(r, up_resources(u)) {
-    const char *x = cJSON_GetStringValue(cJSON_GetObjectItem(r, "uri"));
+    const char *x = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "uri"));
     if (x && !strcmp(x, uri)) return 1;
   }
   cJSON_ArrayForEach(r, up_templates(u)) { /* the part before the first '{' */
-    const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(r, "uriTemplate"));
+    const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "uriTemplate"));
     size_t n = t ? strcspn(t, "{") : 0;
     if (n && !strncmp(t, uri, n)) return 1;
   }
@@ -760,7 +760,7 @@ static mcp_upstream *owner_of_uri(mcp_gateway *gw, const char *uri) {
 
 static void read_resource(mcp_session *ss, const mcp_req *req) {
   mcp_server *s = ss->s;
-  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "uri"));
+  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req->params, "uri"));
   mcp_upstream *u = owner_of_uri(s->gw, uri);
   char what[210];
   quoted(what, sizeof what, uri);
@@ -779,20 +779,20 @@ static void read_resource(mcp_session *ss, const mcp_req *req) {
 /* Does the upstream declare capability cap (and, when sub is given,
  * cap.sub true)? */
 static int declares(const mcp_upstream *u, const char *cap, const char *sub) {
-  const cJSON *c = cJSON_GetObjectItem(up_caps(u), cap);
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(up_caps(u), cap);
   if (!cJSON_IsObject(c)) return 0;
-  return !sub || cJSON_IsTrue(cJSON_GetObjectItem(c, sub));
+  return !sub || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, sub));
 }
 
 /* completion/complete: at the upstream of the prompt (its own name) or of
  * the resource (template), the rest as the client sent it. */
 static void complete(mcp_session *ss, const mcp_req *req) {
   mcp_gateway *gw = ss->s->gw;
-  const cJSON *ref = cJSON_GetObjectItem(req->params, "ref");
-  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(ref, "type"));
-  const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(ref, "name"));
-  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(ref, "uri"));
-  const cJSON *arg = cJSON_GetObjectItem(req->params, "argument");
+  const cJSON *ref = cJSON_GetObjectItemCaseSensitive(req->params, "ref");
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "type"));
+  const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "name"));
+  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "uri"));
+  const cJSON *arg = cJSON_GetObjectItemCaseSensitive(req->params, "argument");
   const char *orig = NULL;
   mcp_upstream *u = NULL;
   if (!type || !cJSON_IsObject(arg)) {
@@ -822,10 +822,10 @@ static void complete(mcp_session *ss, const mcp_req *req) {
     return;
   }
   cJSON *p = cJSON_Duplicate(req->params, 1);
-  cJSON_DeleteItemFromObject(p, "_meta"); /* the client's era, not ours */
+  cJSON_DeleteItemFromObjectCaseSensitive(p, "_meta"); /* the client's era, not ours */
   if (orig) {
-    cJSON *r = cJSON_GetObjectItem(p, "ref");
-    cJSON_ReplaceItemInObject(r, "name", cJSON_CreateString(orig));
+    cJSON *r = cJSON_GetObjectItemCaseSensitive(p, "ref");
+    cJSON_ReplaceItemInObjectCaseSensitive(r, "name", cJSON_CreateString(orig));
   }
   pass(ss, req, u, "completion/complete", p, what);
 }
@@ -862,7 +862,7 @@ static int subscribed(const mcp_gateway *gw, const char *uri) {
  * subscriptions/listen, which toolgate does not offer. */
 static void subscribe(mcp_session *ss, const mcp_req *req, int on) {
   mcp_gateway *gw = ss->s->gw;
-  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItem(req->params, "uri"));
+  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req->params, "uri"));
   mcp_upstream *u = owner_of_uri(gw, uri);
   const char *bad = NULL;
   char what[210];
@@ -918,7 +918,7 @@ static void upstream_subscribed(mcp_upstream *u, const cJSON *result,
                                 const cJSON *error, void *ud) {
   mcp_gateway *gw = ud;
   (void)result;
-  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+  const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, "message"));
   if (error)
     mcp_logf(gw->s->log, MCP_LOG_WARNING, "upstream %s: a resource "
              "subscription failed: %.300s", up_name(u), m ? m : "?");
@@ -1017,7 +1017,7 @@ static void level_told(mcp_upstream *u, const cJSON *result,
                        const cJSON *error, void *ud) {
   mcp_gateway *gw = ud;
   (void)result;
-  const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+  const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, "message"));
   if (error)
     mcp_logf(gw->s->log, MCP_LOG_DEBUG, "upstream %s: logging/setLevel "
              "failed: %.300s", up_name(u), m ? m : "?");

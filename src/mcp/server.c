@@ -71,7 +71,7 @@ int mcp_can_elicit(const mcp_req *req) {
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(req->caps, "elicitation");
   if (!cJSON_IsObject(e)) return 0;
   /* 2025-11-25: {} or {form: {}} offer forms; {url: {}} alone does not */
-  return !cJSON_GetArraySize(e) || cJSON_IsObject(cJSON_GetObjectItem(e, "form"));
+  return !cJSON_GetArraySize(e) || cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(e, "form"));
 }
 
 mcp_session *mcp_server_asker(mcp_server *s) {
@@ -83,7 +83,7 @@ mcp_session *mcp_server_asker_with(mcp_server *s, const char *capability) {
     mcp_req session = {NULL, NULL, NULL, 0, ss->caps};
     if (!ss->initialized) continue;
     if (!strcmp(capability, "elicitation") ? mcp_can_elicit(&session)
-        : cJSON_IsObject(cJSON_GetObjectItem(ss->caps, capability)))
+        : cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(ss->caps, capability)))
       return ss;
   }
   return NULL;
@@ -121,7 +121,7 @@ static const char *negotiate(const char *asked) {
 static void remember_client(mcp_session *ss, const cJSON *params) {
   const cJSON *caps = cJSON_GetObjectItemCaseSensitive(params, "capabilities");
   const cJSON *info = cJSON_GetObjectItemCaseSensitive(params, "clientInfo");
-  const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(info, "name"));
+  const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(info, "name"));
   cJSON_Delete(ss->caps);
   ss->caps = cJSON_IsObject(caps) ? cJSON_Duplicate(caps, 1)
                                          : cJSON_CreateObject();
@@ -353,10 +353,10 @@ static int hold(mcp_session *ss, const jrpc_msg *m, cJSON *msg) {
 
 /* notifications/cancelled for a request still held: it is dropped. */
 static int drop_held(mcp_session *ss, const jrpc_msg *m) {
-  const cJSON *id = cJSON_GetObjectItem(m->params, "requestId");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(m->params, "requestId");
   cJSON *it;
   cJSON_ArrayForEach(it, ss->held)
-    if (id && tg_json_equal(cJSON_GetObjectItem(it, "id"), id)) {
+    if (id && tg_json_equal(cJSON_GetObjectItemCaseSensitive(it, "id"), id)) {
       cJSON_Delete(cJSON_DetachItemViaPointer(ss->held, it));
       return 1;
     }
@@ -395,14 +395,14 @@ void mcp_release_held(mcp_server *s) {
 /* ---- reloads -------------------------------------------------------------- */
 
 static const char *num_text(const cJSON *o, const char *k, char buf[32]) {
-  return tg_json_number_text(cJSON_GetNumberValue(cJSON_GetObjectItem(o, k)),
+  return tg_json_number_text(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, k)),
                              buf);
 }
 
 static void on_runtime_event(tg_runtime *rt, const tg_event *ev, void *ud) {
   mcp_server *s = ud;
   const char *trigger =
-      cJSON_GetStringValue(cJSON_GetObjectItem(ev->data, "trigger"));
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->data, "trigger"));
   char g[32], f[32];
   if (!strcmp(ev->type, "policy_loaded")) {
     mcp_log_client(s, MCP_LOG_INFO, "policies loaded: generation %s, %s "
@@ -410,12 +410,12 @@ static void on_runtime_event(tg_runtime *rt, const tg_event *ev, void *ud) {
                    num_text(ev->data, "files", f), trigger ? trigger : "api");
     mcp_tools_maybe_changed(s);
   } else if (!strcmp(ev->type, "policy_error")) {
-    const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(ev->data, "error"));
+    const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->data, "error"));
     mcp_log_client(s, MCP_LOG_ERROR, "policy reload failed (%s): %s; "
                    "generation %s stays", trigger ? trigger : "api",
                    e ? e : "?", num_text(ev->data, "generation", g));
   } else if (!strcmp(ev->type, "handler_error")) {
-    const char *e = cJSON_GetStringValue(cJSON_GetObjectItem(ev->data, "error"));
+    const char *e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->data, "error"));
     mcp_log_client(s, MCP_LOG_ERROR, "policy handler failed: %s", e ? e : "?");
   }
 }

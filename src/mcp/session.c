@@ -135,7 +135,7 @@ static void name_server(cJSON *result) {
 void mcp_reply(mcp_session *ss, const mcp_req *req, cJSON *result) {
   if (!result) result = cJSON_CreateObject();
   if (req->stateless && result) {
-    if (!cJSON_HasObjectItem(result, "resultType"))
+    if (!cJSON_GetObjectItemCaseSensitive(result, "resultType"))
       cJSON_AddStringToObject(result, "resultType", "complete");
     name_server(result);
   }

@@ -45,12 +45,12 @@ void mcp_tools_remove_source(mcp_server *s, const mcp_tool_source *src) {
 static cJSON *runtime_tool(void *ud, const cJSON *t) {
   (void)ud;
   cJSON *o = cJSON_CreateObject();
-  const cJSON *schema = cJSON_GetObjectItem(t, "schema");
-  const char *desc = cJSON_GetStringValue(cJSON_GetObjectItem(t, "description"));
-  cJSON_AddStringToObject(o, "name", cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")));
+  const cJSON *schema = cJSON_GetObjectItemCaseSensitive(t, "schema");
+  const char *desc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "description"));
+  cJSON_AddStringToObject(o, "name", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name")));
   if (desc) cJSON_AddStringToObject(o, "description", desc);
   /* inputSchema is always an object schema: a tool with none takes any */
-  const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(schema, "type"));
+  const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(schema, "type"));
   if (schema && type && !strcmp(type, "object"))
     cJSON_AddItemToObject(o, "inputSchema", cJSON_Duplicate(schema, 1));
   else
@@ -58,7 +58,7 @@ static cJSON *runtime_tool(void *ud, const cJSON *t) {
                           cJSON_Parse("{\"type\":\"object\"}"));
   cJSON *ann = cJSON_AddObjectToObject(o, "annotations");
   cJSON_AddBoolToObject(ann, "readOnlyHint",
-                        cJSON_IsTrue(cJSON_GetObjectItem(t, "read_only")));
+                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "read_only")));
   return o;
 }
 
@@ -95,8 +95,8 @@ int mcp_tool_hidden(const mcp_server *s, const char *name) {
 
 static int by_name(const void *a, const void *b) {
   const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
-  return strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(x, "name")),
-                cJSON_GetStringValue(cJSON_GetObjectItem(y, "name")));
+  return strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "name")),
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(y, "name")));
 }
 
 /* Sorts the array's items by "name", in place. */
@@ -119,9 +119,9 @@ static cJSON *build_list(mcp_server *s) {
   cJSON *d = tg_runtime_describe(s->rt);
   cJSON *list = cJSON_CreateArray();
   const cJSON *t;
-  cJSON_ArrayForEach(t, cJSON_GetObjectItem(d, "tools")) {
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
-    const char *group = cJSON_GetStringValue(cJSON_GetObjectItem(t, "group"));
+  cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(d, "tools")) {
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
+    const char *group = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "group"));
     if (!name || mcp_tool_hidden(s, name)) continue;
     const mcp_tool_source *src = source_of(s, name);
     if (src->offered && !src->offered(src->ud, name)) continue;
@@ -136,7 +136,7 @@ static cJSON *build_list(mcp_server *s) {
     cJSON_Delete(list);
     list = hooked;
   }
-  cJSON_ArrayForEach(t, list) cJSON_DeleteItemFromObject((cJSON *)t, "server");
+  cJSON_ArrayForEach(t, list) cJSON_DeleteItemFromObjectCaseSensitive((cJSON *)t, "server");
   return list;
 }
 
@@ -155,7 +155,7 @@ const cJSON *mcp_tool_list(mcp_server *s) {
 int mcp_tool_exposed(mcp_server *s, const char *name) {
   const cJSON *t;
   cJSON_ArrayForEach(t, mcp_tool_list(s))
-    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")), name))
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name")), name))
       return 1;
   return 0;
 }
@@ -279,7 +279,7 @@ void mcp_cancelled(mcp_session *ss, const cJSON *params) {
     mcp_logf(s->log, MCP_LOG_DEBUG, "cancel of a request not in flight");
     return;
   }
-  const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(params, "reason"));
+  const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "reason"));
   mcp_logf(s->log, MCP_LOG_INFO, "the client cancelled %s (%s)%s%s",
            c->call_id, c->tool, why ? ": " : "", why ? why : "");
   c->cancelled = 1;
@@ -299,12 +299,12 @@ static void add_text(cJSON *content, const char *text) {
 /* toolgate's facts about the outcome, in _meta (machines; the agent reads
  * the text). */
 static void add_outcome_meta(cJSON *r, const tg_outcome *o) {
-  cJSON *meta = cJSON_GetObjectItem(r, "_meta");
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(r, "_meta");
   if (!cJSON_IsObject(meta)) {
-    cJSON_DeleteItemFromObject(r, "_meta");
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "_meta");
     meta = cJSON_AddObjectToObject(r, "_meta");
   }
-  cJSON_DeleteItemFromObject(meta, MCP_META_OUTCOME);
+  cJSON_DeleteItemFromObjectCaseSensitive(meta, MCP_META_OUTCOME);
   cJSON *m = cJSON_CreateObject();
   if (!m || !cJSON_AddItemToObjectCS(meta, MCP_META_OUTCOME, m)) {
     cJSON_Delete(m);
@@ -328,7 +328,7 @@ static void add_outcome_meta(cJSON *r, const tg_outcome *o) {
 
 /* A CallToolResult an upstream server gave: one with a content array. */
 static int is_tool_result(const cJSON *r) {
-  return cJSON_IsObject(r) && cJSON_IsArray(cJSON_GetObjectItem(r, "content"));
+  return cJSON_IsObject(r) && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(r, "content"));
 }
 
 /* The upstream's result as it came, for the answer only: its members
@@ -372,8 +372,8 @@ static cJSON *ok_result(const mcp_call *c, const tg_outcome *o) {
 static cJSON *error_result(const mcp_call *c, const tg_outcome *o) {
   int upstream = c->passes_results && is_tool_result(o->result);
   cJSON *r = upstream ? cJSON_Duplicate(o->result, 1) : cJSON_CreateObject();
-  cJSON_DeleteItemFromObject(r, "structuredContent");
-  cJSON *content = cJSON_GetObjectItem(r, "content");
+  cJSON_DeleteItemFromObjectCaseSensitive(r, "structuredContent");
+  cJSON *content = cJSON_GetObjectItemCaseSensitive(r, "content");
   if (!content) content = cJSON_AddArrayToObject(r, "content");
   char head[4096];
   snprintf(head, sizeof head, "%s%s%s", o->error.message ? o->error.message : "",
@@ -395,7 +395,7 @@ static cJSON *error_result(const mcp_call *c, const tg_outcome *o) {
     }
     free(p);
   }
-  cJSON_DeleteItemFromObject(r, "isError");
+  cJSON_DeleteItemFromObjectCaseSensitive(r, "isError");
   cJSON_AddTrueToObject(r, "isError");
   return r;
 }
@@ -487,13 +487,13 @@ static void on_progress(tg_runtime *rt, const tg_event *ev, void *ud) {
   if (!c->ss || c->cancelled || c->answered || !c->progress_token ||
       c->own_progress)
     return;
-  const cJSON *cur = cJSON_GetObjectItem(ev->data, "current");
-  const cJSON *total = cJSON_GetObjectItem(ev->data, "total");
+  const cJSON *cur = cJSON_GetObjectItemCaseSensitive(ev->data, "current");
+  const cJSON *total = cJSON_GetObjectItemCaseSensitive(ev->data, "total");
   double v = cJSON_IsNumber(cur)
                  ? cur->valuedouble
-                 : cJSON_GetNumberValue(cJSON_GetObjectItem(ev->data, "elapsed_ms")) / 1000.0;
+                 : cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ev->data, "elapsed_ms")) / 1000.0;
   if (!(v > c->last_progress)) return;
-  const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(ev->data, "message"));
+  const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev->data, "message"));
   send_progress(c, v, cJSON_IsNumber(cur) ? total : NULL, msg);
 }
 
@@ -521,11 +521,11 @@ void mcp_call_own_progress(mcp_server *s, const char *call_id,
   if (!c) return;
   c->own_progress = 1;
   if (c->cancelled || c->answered || !c->progress_token) return;
-  const cJSON *v = cJSON_GetObjectItem(params, "progress");
-  const cJSON *total = cJSON_GetObjectItem(params, "total");
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, "progress");
+  const cJSON *total = cJSON_GetObjectItemCaseSensitive(params, "total");
   if (!cJSON_IsNumber(v) || !(v->valuedouble > c->last_progress)) return;
   send_progress(c, v->valuedouble, total,
-                cJSON_GetStringValue(cJSON_GetObjectItem(params, "message")));
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "message")));
 }
 
 /* ---- tools/call ------------------------------------------------------------------ */

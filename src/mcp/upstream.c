@@ -159,9 +159,9 @@ static cJSON *our_caps(void) {
 static cJSON *with_era(mcp_upstream *u, cJSON *params) {
   if (!u->stateless && u->state != UP_PROBING) return params; /* the probe too */
   if (!params) params = cJSON_CreateObject();
-  cJSON *meta = cJSON_GetObjectItem(params, "_meta");
+  cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
   if (!cJSON_IsObject(meta)) {
-    cJSON_DeleteItemFromObject(params, "_meta");
+    cJSON_DeleteItemFromObjectCaseSensitive(params, "_meta");
     meta = cJSON_AddObjectToObject(params, "_meta");
   }
   cJSON_AddStringToObject(meta, MCP_META_VERSION, MCP_STATELESS_VERSION);
@@ -279,8 +279,8 @@ static int up_may_log(mcp_upstream *u) {
  * that level), both behind the same rate limit. */
 static void on_log_message(mcp_upstream *u, const cJSON *params) {
   if (!cJSON_IsObject(params) || !up_may_log(u)) return;
-  const char *level = cJSON_GetStringValue(cJSON_GetObjectItem(params, "level"));
-  const cJSON *data = cJSON_GetObjectItem(params, "data");
+  const char *level = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "level"));
+  const cJSON *data = cJSON_GetObjectItemCaseSensitive(params, "data");
   char *text = cJSON_IsString(data) ? NULL : tg_json_print(data, 0);
   int l = mcp_log_level_of(level);
   mcp_logf(u->log, l < 0 ? MCP_LOG_INFO : (mcp_log_level)l, "upstream %s: %.1500s",
@@ -490,8 +490,8 @@ static void list_done(lister *l) {
 static void list_answer(mcp_upstream *u, const cJSON *result,
                         const cJSON *error, void *ud) {
   lister *l = ud;
-  const cJSON *items = cJSON_GetObjectItem(result, l->key);
-  const char *cursor = cJSON_GetStringValue(cJSON_GetObjectItem(result, "nextCursor"));
+  const cJSON *items = cJSON_GetObjectItemCaseSensitive(result, l->key);
+  const char *cursor = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "nextCursor"));
   const cJSON *it;
   if (error || !cJSON_IsArray(items)) {
     mcp_logf(u->log, MCP_LOG_WARNING, "upstream %s: %s failed or gave no %s: "
@@ -527,10 +527,10 @@ static void list_one(mcp_upstream *u, const char *method, const char *key,
  * go out, so that no answer ends it early. */
 static void list_all(mcp_upstream *u, const cJSON *caps) {
   u->listing++;
-  if (cJSON_GetObjectItem(caps, "tools")) list_one(u, "tools/list", "tools", &u->tools);
-  if (cJSON_GetObjectItem(caps, "prompts"))
+  if (cJSON_GetObjectItemCaseSensitive(caps, "tools")) list_one(u, "tools/list", "tools", &u->tools);
+  if (cJSON_GetObjectItemCaseSensitive(caps, "prompts"))
     list_one(u, "prompts/list", "prompts", &u->prompts);
-  if (cJSON_GetObjectItem(caps, "resources")) {
+  if (cJSON_GetObjectItemCaseSensitive(caps, "resources")) {
     list_one(u, "resources/list", "resources", &u->resources);
     list_one(u, "resources/templates/list", "resourceTemplates", &u->templates);
   }
@@ -539,7 +539,7 @@ static void list_all(mcp_upstream *u, const cJSON *caps) {
 
 /* The capabilities it declared, kept for relisting. */
 static cJSON *caps_of(const cJSON *result) {
-  const cJSON *c = cJSON_GetObjectItem(result, "capabilities");
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(result, "capabilities");
   return cJSON_IsObject(c) ? cJSON_Duplicate(c, 1) : cJSON_CreateObject();
 }
 
@@ -561,9 +561,9 @@ static void initialized(mcp_upstream *u, const cJSON *result) {
 
 static void on_initialize(mcp_upstream *u, const cJSON *result,
                           const cJSON *error, void *ud) {
-  const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(result, "protocolVersion"));
+  const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "protocolVersion"));
   if (error || !v) {
-    const char *m = cJSON_GetStringValue(cJSON_GetObjectItem(error, "message"));
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, "message"));
     mcp_logf(u->log, MCP_LOG_ERROR, "upstream %s: initialize failed: %s",
              up_name(u), m ? m : "no protocolVersion in its answer");
     kill_group(u, SIGKILL);
@@ -588,7 +588,7 @@ static void initialize(mcp_upstream *u) {
 
 static int lists_version(const cJSON *result, const char *v) {
   const cJSON *it;
-  cJSON_ArrayForEach(it, cJSON_GetObjectItem(result, "supportedVersions"))
+  cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(result, "supportedVersions"))
     if (cJSON_IsString(it) && !strcmp(it->valuestring, v)) return 1;
   return 0;
 }

@@ -91,9 +91,9 @@ static void handler_failed(tg_generation *g, const char *where,
   cJSON_AddStringToObject(d, "error", m);
   cJSON_AddStringToObject(d, "handler", "on_file_change");
   cJSON_AddStringToObject(d, "glob", glob);
-  cJSON_AddStringToObject(d, "path", cJSON_GetObjectItem(change, "path")->valuestring);
+  cJSON_AddStringToObject(d, "path", cJSON_GetObjectItemCaseSensitive(change, "path")->valuestring);
   lua_pop(L, 1);
-  const cJSON *cid = cJSON_GetObjectItem(change, "call_id");
+  const cJSON *cid = cJSON_GetObjectItemCaseSensitive(change, "call_id");
   tg__emit(g->core, g, "handler_error",
            cJSON_IsString(cid) ? cid->valuestring : NULL, d);
 }

@@ -233,7 +233,7 @@ static void notify(tg_generation *g, const tg_budget *b, int level,
            tg__budget_level_names[level]);
   snprintf(source, sizeof source, "budget %s", b->name);
   tg_notification n = {map[level], title,
-                       cJSON_GetStringValue(cJSON_GetObjectItem(alert, "message")),
+                       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(alert, "message")),
                        0, NULL, NULL, source};
   char err[TG_ERRMSG];
   tg__notify(g->core, &n, err); /* out of memory: the event has told it */

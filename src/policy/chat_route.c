@@ -38,7 +38,7 @@ typedef struct {
 static void push_decision(lua_State *L, const cJSON *d) {
   lua_createtable(L, 0, 6);
   for (int i = 0; decision_keys[i]; i++) {
-    const cJSON *v = cJSON_GetObjectItem(d, decision_keys[i]);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, decision_keys[i]);
     if (!v || cJSON_IsNull(v)) continue;
     if (cJSON_IsString(v)) lua_pushstring(L, v->valuestring);
     else if (tg__json_push(L, v) < 0)
@@ -99,19 +99,19 @@ static void report(tg_generation *g, const tg_chat_fn *f, cJSON *d) {
   snprintf(what, sizeof what, "routing hook defined at %s", f->where);
   tg__chat_error_text(g, what, msg, sizeof msg);
   tg_layer_ctx ctx = {0};
-  ctx.session = cJSON_GetStringValue(cJSON_GetObjectItem(d, "session"));
+  ctx.session = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "session"));
   tg__layer_error(g->core, g, "route_model", f->where, msg, &ctx);
   cJSON *e = cJSON_CreateObject(); /* the decision says it too */
   if (!e) return;
   cJSON_AddStringToObject(e, "where", f->where);
   cJSON_AddStringToObject(e, "error", msg);
-  cJSON_AddItemToArray(cJSON_GetObjectItem(d, "errors"), e);
+  cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(d, "errors"), e);
 }
 
 /* Sets decision[k] to the string v. */
 static void set(cJSON *d, const char *k, const char *v) {
   cJSON *s = cJSON_CreateString(v);
-  if (s) cJSON_ReplaceItemInObject(d, k, s);
+  if (s) cJSON_ReplaceItemInObjectCaseSensitive(d, k, s);
 }
 
 static void note_change(cJSON *d, const tg_chat_fn *f, const char *from,
@@ -123,7 +123,7 @@ static void note_change(cJSON *d, const tg_chat_fn *f, const char *from,
   else cJSON_AddNullToObject(h, "from");
   cJSON_AddStringToObject(h, "to", a->model);
   cJSON_AddStringToObject(h, "reason", a->reason);
-  cJSON_AddItemToArray(cJSON_GetObjectItem(d, "hooks"), h);
+  cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(d, "hooks"), h);
 }
 
 void tg__policy_route(tg_generation *g, cJSON *decision) {
@@ -137,9 +137,9 @@ void tg__policy_route(tg_generation *g, cJSON *decision) {
       report(g, a.f, decision);
       continue;
     }
-    const char *was = cJSON_GetStringValue(cJSON_GetObjectItem(decision,
+    const char *was = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(decision,
                                                                "selected_model"));
-    const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(decision, "reason"));
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(decision, "reason"));
     int moved = !was || strcmp(was, a.model) != 0;
     if (!moved && why && strcmp(why, a.reason) == 0) continue;
     if (!moved && !a.reason[0]) continue; /* it only cleared the reason */

@@ -21,7 +21,7 @@
 static const cJSON *find(const cJSON *list, const char *name) {
   const cJSON *t;
   cJSON_ArrayForEach(t, list) {
-    const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
+    const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
     if (n && !strcmp(n, name)) return t;
   }
   return NULL;
@@ -29,9 +29,9 @@ static const cJSON *find(const cJSON *list, const char *name) {
 
 /* Takes the field from `from` into `to` when it has the right type. */
 static void take(cJSON *to, const cJSON *from, const char *k, int string) {
-  const cJSON *v = cJSON_GetObjectItem(from, k);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, k);
   if (!v || (string ? !cJSON_IsString(v) : !cJSON_IsObject(v))) return;
-  cJSON_DeleteItemFromObject(to, k);
+  cJSON_DeleteItemFromObjectCaseSensitive(to, k);
   cJSON_AddItemToObject(to, k, cJSON_Duplicate(v, 1));
 }
 
@@ -46,7 +46,7 @@ static cJSON *merge(const cJSON *given, const cJSON *got, char *why,
   cJSON *out = cJSON_CreateArray();
   const cJSON *t;
   cJSON_ArrayForEach(t, got) {
-    const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
+    const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "name"));
     const cJSON *orig = n ? find(given, n) : NULL;
     if (!orig || find(out, n)) {
       snprintf(why, len, "it returned %s%.100s%s: a hook may drop tools and "

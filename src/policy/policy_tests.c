@@ -175,20 +175,20 @@ static void read_case(lua_State *L, reading *r, int idx, int i) {
   cJSON_AddNumberToObject(o, "line", line);
   put_json(L, c, "args", o, 1, what);
   put_json(L, c, "event", o, 1, what);
-  const cJSON *ev = cJSON_GetObjectItem(o, "event");
+  const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
   const char *tool = opt_string(L, c, "tool", what);
   if (ev) { /* the agent's hook event: its tool's name is the case's tool
              * (tool_name and tool_input; Copilot CLI's toolName, toolArgs) */
-    const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "tool_name"));
-    const cJSON *in = cJSON_GetObjectItem(ev, "tool_input");
+    const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "tool_name"));
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(ev, "tool_input");
     if (!t) {
-      t = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "toolName"));
-      in = cJSON_GetObjectItem(ev, "toolArgs");
+      t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ev, "toolName"));
+      in = cJSON_GetObjectItemCaseSensitive(ev, "toolArgs");
     }
     if (!t || !*t || !(cJSON_IsObject(in) || cJSON_IsString(in)))
       luaL_error(L, "%s: 'event' must be an agent's hook event with a "
                     "tool_name and a tool_input", what);
-    if (tool || cJSON_GetObjectItem(o, "args"))
+    if (tool || cJSON_GetObjectItemCaseSensitive(o, "args"))
       luaL_error(L, "%s: a case is an event or a tool and args, not both",
                  what);
     tool = t;
@@ -211,11 +211,11 @@ static void read_case(lua_State *L, reading *r, int idx, int i) {
       cJSON_AddBoolToObject(o, flags[k], lua_toboolean(L, -1));
     lua_pop(L, 1);
   }
-  if (cJSON_GetObjectItem(o, "stand_in") &&
-      (cJSON_GetObjectItem(o, "agent") || cJSON_GetObjectItem(o, "event")))
+  if (cJSON_GetObjectItemCaseSensitive(o, "stand_in") &&
+      (cJSON_GetObjectItemCaseSensitive(o, "agent") || cJSON_GetObjectItemCaseSensitive(o, "event")))
     luaL_error(L, "%s: a case is an agent's call (agent) or a stand-in "
                   "(stand_in), not both", what);
-  check_expect(L, cJSON_GetStringValue(cJSON_GetObjectItem(o, "expect")), what);
+  check_expect(L, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "expect")), what);
   put_rule(L, c, o, what);
   put_json(L, c, "metadata", o, 1, what);
   put_json(L, c, "expect_args", o, 1, what);
@@ -224,8 +224,8 @@ static void read_case(lua_State *L, reading *r, int idx, int i) {
   put_error(L, c, o, what);
   check_expects_something(L, c, what);
   for (const cJSON *q = r->cases->child; q && q != o; q = q->next) {
-    const char *qf = cJSON_GetStringValue(cJSON_GetObjectItem(q, "file"));
-    const char *qn = cJSON_GetStringValue(cJSON_GetObjectItem(q, "name"));
+    const char *qf = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "file"));
+    const char *qn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "name"));
     if (qf && qn && !strcmp(qf, r->file) && !strcmp(qn, name))
       luaL_error(L, "%s: another case of this file has the same name", what);
   }

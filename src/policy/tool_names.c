@@ -126,7 +126,7 @@ static void known_load(const tg_generation *g, known_names *k) {
   for (size_t i = 0; i < g->ntools; i++) add_registered(k, g->tools[i]->name);
   const cJSON *d;
   cJSON_ArrayForEach(d, g->core->declared_tools) /* toolgate.lua's servers' */
-    add_name(k, cJSON_GetStringValue(cJSON_GetObjectItem(d, "name")));
+    add_name(k, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d, "name")));
   add_agent_names(g, k);
 }
 

@@ -270,7 +270,7 @@ cJSON *tg__agent_metadata(const char *agent, const cJSON *event,
   if (ev_name) cJSON_AddStringToObject(md, "agent_event", ev_name);
   if (tool) cJSON_AddStringToObject(md, "agent_tool", tool);
   cJSON_AddItemToObject(md, "agent_input",
-                        cJSON_Duplicate(cJSON_GetObjectItem(event, "tool_input"), 1));
+                        cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(event, "tool_input"), 1));
   if (m->paths) cJSON_AddItemToObject(md, "agent_paths", cJSON_Duplicate(m->paths, 1));
   /* the project its approvals are remembered for: the session's folder,
    * by its real path (as `toolgate approvals grant` names it) */

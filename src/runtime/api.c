@@ -72,7 +72,7 @@ static cJSON *explain_agent_call(tg_runtime *rt, const char *agent,
     snprintf(note, sizeof note, "%s is %s's tool: explained as its hook "
              "judges it, the call %s (toolgate explain --event gives the "
              "agent's answer)", req->tool, agent, m.tool);
-    cJSON *notes = cJSON_GetObjectItem(j, "notes");
+    cJSON *notes = cJSON_GetObjectItemCaseSensitive(j, "notes");
     if (notes) cJSON_InsertItemInArray(notes, 0, cJSON_CreateString(note));
   }
   cJSON_Delete(md);

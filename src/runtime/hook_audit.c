@@ -139,15 +139,15 @@ char *tg__hooksvc_permission_link(tg_runtime *rt, const char *session,
   int have_want = input_digest(rt, input, want) == 0;
   /* oldest first: the most recent judged pre-tool record is the last */
   for (int i = cJSON_GetArraySize(recs) - 1; i >= 0 && have_want; i--) {
-    const cJSON *a = cJSON_GetObjectItem(cJSON_GetArrayItem(recs, i), "agent");
-    const char *ev = cJSON_GetStringValue(cJSON_GetObjectItem(a, "event"));
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(recs, i), "agent");
+    const char *ev = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "event"));
     if (!ev || strcmp(ev, "PreToolUse")) continue;
     /* the most recent judged pre-tool record: linked when it is of the
      * same agent, tool and input, else nothing is */
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(a, "name"));
-    const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(a, "tool"));
-    const char *use = cJSON_GetStringValue(cJSON_GetObjectItem(a, "tool_use_id"));
-    const cJSON *in = cJSON_GetObjectItem(a, "input");
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "name"));
+    const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "tool"));
+    const char *use = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "tool_use_id"));
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(a, "input");
     if (name && !strcmp(name, agent) && t && !strcmp(t, tool) && use &&
         in && input_digest(rt, in, got) == 0 &&
         tg_digest_equal(want, got, sizeof want))

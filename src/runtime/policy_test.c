@@ -48,7 +48,7 @@ static void case_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
 }
 
 static const char *str(const cJSON *o, const char *k) {
-  return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+  return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 /* A failure line, printf-style, into the case's list. */
@@ -75,9 +75,9 @@ static void json_text(const cJSON *v, char *buf, size_t len) {
  * the call never reached the rules. */
 static void decision_text(const cJSON *out, const tg_call_seen *f, char *buf,
                           size_t len) {
-  const cJSON *d = cJSON_GetObjectItem(out, "decision");
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(out, "decision");
   const char *v = str(d, "verdict"), *rule = str(d, "rule");
-  const char *word = tg_decision_word(v, str(cJSON_GetObjectItem(out, "error"),
+  const char *word = tg_decision_word(v, str(cJSON_GetObjectItemCaseSensitive(out, "error"),
                                              "code"));
   if (rule && !strcmp(word, "error"))
     snprintf(buf, len, "error: rule '%s' (%s) failed closed%s%s", rule,
@@ -106,10 +106,10 @@ typedef struct {
 /* The verdict and the rule that made it, in one line when either is not
  * what the case expects: "expected allow by rule 'x', got deny by ...". */
 static void check_decision(checking *k) {
-  const cJSON *d = cJSON_GetObjectItem(k->out, "decision");
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(k->out, "decision");
   const char *want = str(k->cs, "expect"), *rule = str(k->cs, "rule");
   const char *got_v = str(d, "verdict"), *got_r = str(d, "rule");
-  int by_default = cJSON_IsFalse(cJSON_GetObjectItem(k->cs, "rule"));
+  int by_default = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(k->cs, "rule"));
   int bad = (want && strcmp(want, got_v ? got_v : "")) ||
             (rule && (!got_r || strcmp(rule, got_r))) ||
             (by_default && got_r);
@@ -142,7 +142,7 @@ static void check_reason(checking *k) {
 /* What the pre-hooks left: the tool and the args. */
 static void check_rewrite(checking *k) {
   const char *tool = str(k->cs, "expect_tool");
-  const cJSON *args = cJSON_GetObjectItem(k->cs, "expect_args");
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(k->cs, "expect_args");
   if (tool && (!k->f->tool || strcmp(tool, k->f->tool)))
     failure(k->fails, "expected the pre-hooks to leave tool '%s', got '%s'",
             tool, k->f->tool ? k->f->tool : "?");
@@ -156,8 +156,8 @@ static void check_rewrite(checking *k) {
 }
 
 static void check_result(checking *k) {
-  const cJSON *want = cJSON_GetObjectItem(k->cs, "expect_result");
-  const cJSON *got = cJSON_GetObjectItem(k->out, "result");
+  const cJSON *want = cJSON_GetObjectItemCaseSensitive(k->cs, "expect_result");
+  const cJSON *got = cJSON_GetObjectItemCaseSensitive(k->out, "result");
   if (want && !tg_json_equal(want, got)) {
     char w[700], g[700];
     json_text(want, w, sizeof w);
@@ -174,16 +174,16 @@ static void check_result(checking *k) {
  * it. */
 static void check_error(checking *k) {
   const char *want = str(k->cs, "expect_error_code");
-  const cJSON *e = cJSON_GetObjectItem(k->out, "error");
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(k->out, "error");
   const char *code = str(e, "code"), *msg = str(e, "message");
-  const char *own = str(cJSON_GetObjectItem(k->cs, "error"), "code");
+  const char *own = str(cJSON_GetObjectItemCaseSensitive(k->cs, "error"), "code");
   if (want && !code)
     failure(k->fails, "expected error %s, but the call ends %s", want,
             str(k->out, "status"));
   else if (want && strcmp(want, code))
     failure(k->fails, "expected error %s, got %s: %s", want, code, msg);
   else if (!want && code && strcmp(code, "DENIED") &&
-           !(cJSON_GetObjectItem(k->cs, "error") &&
+           !(cJSON_GetObjectItemCaseSensitive(k->cs, "error") &&
              !strcmp(code, own ? own : "TOOL_ERROR")))
     failure(k->fails, "the call ends %s with %s %s: %s%s", str(k->out, "status"),
             str(e, "phase"), code, msg, strcmp(code, "UNKNOWN_TOOL") ? ""
@@ -197,9 +197,9 @@ static void check_error(checking *k) {
 static void fill_request(tg_call_request *req, const cJSON *cs) {
   memset(req, 0, sizeof *req);
   req->tool = str(cs, "tool");
-  req->args = cJSON_GetObjectItem(cs, "args"); /* NULL: {} */
+  req->args = cJSON_GetObjectItemCaseSensitive(cs, "args"); /* NULL: {} */
   req->session = str(cs, "session");
-  req->metadata = cJSON_GetObjectItem(cs, "metadata");
+  req->metadata = cJSON_GetObjectItemCaseSensitive(cs, "metadata");
 }
 
 /* A case that is an agent's call: the event it stands for, its mapping
@@ -221,8 +221,8 @@ static void agent_case_clear(agent_case *a) {
  * result, PostToolUse) of its tool and args, in its cwd (the case's, or
  * the runner's). */
 static cJSON *case_event(const cJSON *cs) {
-  return tg__agent_event(str(cs, "tool"), cJSON_GetObjectItem(cs, "args"),
-                         cJSON_GetObjectItem(cs, "result"), str(cs, "cwd"),
+  return tg__agent_event(str(cs, "tool"), cJSON_GetObjectItemCaseSensitive(cs, "args"),
+                         cJSON_GetObjectItemCaseSensitive(cs, "result"), str(cs, "cwd"),
                          str(cs, "session"));
 }
 
@@ -242,22 +242,22 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
                              agent_case *a, char err[TG_ERRMSG]) {
   memset(a, 0, sizeof *a);
   const char *tool = str(cs, "tool"), *agent = str(cs, "agent");
-  if (cJSON_IsTrue(cJSON_GetObjectItem(cs, "stand_in"))) {
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cs, "stand_in"))) {
     how->own_tool = tool;
-    how->own_tool_read_only = cJSON_IsTrue(cJSON_GetObjectItem(cs, "read_only"));
+    how->own_tool_read_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cs, "read_only"));
     return 1;
   }
   const cJSON *d;
   cJSON_ArrayForEach(d, rt->core.declared_tools) /* toolgate.lua declares it */
-    if (!agent && !cJSON_GetObjectItem(cs, "event") &&
+    if (!agent && !cJSON_GetObjectItemCaseSensitive(cs, "event") &&
         !strcmp(tool, str(d, "name") ? str(d, "name") : "") &&
         !tg__chain_find_tool(&rt->chain, rt->chain.gen, tool)) {
       how->own_tool = tool;
-      how->own_tool_read_only = cJSON_IsTrue(cJSON_GetObjectItem(d, "read_only"));
+      how->own_tool_read_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "read_only"));
       return 1;
     }
   char which[64] = "";
-  const cJSON *given = cJSON_GetObjectItem(cs, "event");
+  const cJSON *given = cJSON_GetObjectItemCaseSensitive(cs, "event");
   cJSON *canon = NULL;
   if (rt->case_reader && (given || agent)) {
     /* the agent's name checked, its native event made canonical */
@@ -267,7 +267,7 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
       return -1;
     agent = named;
   } else if (given && !agent) { /* Codex's events carry the turn (turn_id) */
-    agent = cJSON_GetObjectItem(given, "turn_id") ? "codex" : "claude-code";
+    agent = cJSON_GetObjectItemCaseSensitive(given, "turn_id") ? "codex" : "claude-code";
   }
   if (!agent) {
     if (tg__chain_find_tool(&rt->chain, rt->chain.gen, tool)) return 0;
@@ -278,7 +278,7 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
   }
   int raised = 0;
   a->event = canon ? canon : given ? cJSON_Duplicate(given, 1) : case_event(cs);
-  if (given && !canon && !cJSON_GetObjectItem(a->event, "hook_event_name"))
+  if (given && !canon && !cJSON_GetObjectItemCaseSensitive(a->event, "hook_event_name"))
     cJSON_AddStringToObject(a->event, "hook_event_name", "PreToolUse");
   if (tg__agent_map(rt, agent, a->event, &a->m, &raised, err, TG_ERRMSG) < 0) {
     char why[TG_ERRMSG];
@@ -288,7 +288,7 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
   }
   tg__agent_strategy(how, &a->m);
   a->metadata = tg__agent_metadata(agent, a->event, &a->m);
-  const cJSON *own = cJSON_GetObjectItem(cs, "metadata"), *kv;
+  const cJSON *own = cJSON_GetObjectItemCaseSensitive(cs, "metadata"), *kv;
   cJSON_ArrayForEach(kv, own) { /* the case's own metadata as well */
     cJSON_DeleteItemFromObjectCaseSensitive(a->metadata, kv->string);
     cJSON_AddItemToObject(a->metadata, kv->string, cJSON_Duplicate(kv, 1));
@@ -306,22 +306,22 @@ static int agent_or_stand_in(tg_runtime *rt, const cJSON *cs,
 
 /* What the case saw, for the report. */
 static void describe_run(cJSON *o, const cJSON *out, const tg_call_seen *f) {
-  const cJSON *d = cJSON_GetObjectItem(out, "decision");
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(out, "decision");
   cJSON *dec = cJSON_AddObjectToObject(o, "decision");
   cJSON_AddStringToObject(dec, "verdict", str(d, "verdict"));
   if (str(d, "rule")) cJSON_AddStringToObject(dec, "rule", str(d, "rule"));
   else cJSON_AddNullToObject(dec, "rule");
   if (f->rule_where) cJSON_AddStringToObject(dec, "where", f->rule_where);
   if (!strcmp(tg_decision_word(str(d, "verdict"),
-                               str(cJSON_GetObjectItem(out, "error"), "code")),
+                               str(cJSON_GetObjectItemCaseSensitive(out, "error"), "code")),
               "error"))
     cJSON_AddBoolToObject(dec, "policy_error", 1); /* as explain says it */
   if (f->reason) cJSON_AddStringToObject(dec, "reason", f->reason);
   cJSON_AddStringToObject(o, "status", str(out, "status"));
-  cJSON_AddItemToObject(o, "error", cJSON_Duplicate(cJSON_GetObjectItem(out, "error"), 1));
+  cJSON_AddItemToObject(o, "error", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "error"), 1));
   if (f->tool) cJSON_AddStringToObject(o, "tool_run", f->tool);
   if (f->args) cJSON_AddItemToObject(o, "args_run", cJSON_Duplicate(f->args, 1));
-  cJSON_AddItemToObject(o, "result", cJSON_Duplicate(cJSON_GetObjectItem(out, "result"), 1));
+  cJSON_AddItemToObject(o, "result", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(out, "result"), 1));
 }
 
 /* Runs case cs; returns its report {name, file, line, where, tool, passed,
@@ -329,7 +329,7 @@ static void describe_run(cJSON *o, const cJSON *out, const tg_call_seen *f) {
 static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
   cJSON *o = cJSON_CreateObject();
   char where[600];
-  double line = cJSON_GetNumberValue(cJSON_GetObjectItem(cs, "line"));
+  double line = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(cs, "line"));
   if (line > 0) snprintf(where, sizeof where, "%s:%.0f", str(cs, "file"), line);
   else snprintf(where, sizeof where, "%s", str(cs, "file"));
   cJSON_AddStringToObject(o, "name", str(cs, "name"));
@@ -342,16 +342,16 @@ static cJSON *run_case(tg_runtime *rt, tg_policy_tests *t, const cJSON *cs) {
   memset(&how, 0, sizeof how);
   how.tool = TG_TOOL_GIVEN;
   how.ask = TG_ASK_APPROVED;
-  how.result = cJSON_GetObjectItem(cs, "result");
+  how.result = cJSON_GetObjectItemCaseSensitive(cs, "result");
   how.has_result = how.result != NULL;
-  how.error = cJSON_GetObjectItem(cs, "error");
+  how.error = cJSON_GetObjectItemCaseSensitive(cs, "error");
   const tg_call_seen *f = &how.seen;
   tg_call_request req;
   fill_request(&req, cs);
   case_run r = {0, NULL};
   char err[TG_ERRMSG] = "";
   agent_case ac;
-  if (cJSON_IsTrue(cJSON_GetObjectItem(cs, "network")))
+  if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cs, "network")))
     mark_network(rt, str(cs, "tool"));
   cJSON *taints = cJSON_CreateArray(); /* what the case's tg.taint did */
   rt->core.taint_seen = taints;
@@ -407,7 +407,7 @@ static int run_all(tg_runtime *rt, tg_policy_tests *t, const char *run,
     }
     cJSON *o = run_case(rt, t, cs);
     cJSON_AddItemToArray(cases, o);
-    if (cJSON_IsTrue(cJSON_GetObjectItem(o, "passed"))) passed++;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "passed"))) passed++;
     else failed++;
   }
   if (passed + failed == 0 && run) {

@@ -82,9 +82,9 @@ static int check_models(const cJSON *m, char err[TG_ERRMSG]) {
              "fallback}");
     return -EINVAL;
   }
-  const cJSON *r = cJSON_GetObjectItem(m, "routes");
-  const cJSON *d = cJSON_GetObjectItem(m, "default");
-  const cJSON *f = cJSON_GetObjectItem(m, "fallback");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(m, "routes");
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(m, "default");
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(m, "fallback");
   if (check_keys(m, models_keys, "models", err) < 0 ||
       (r && check_routes(r, err) < 0) || (f && check_fallback(f, err) < 0))
     return -EINVAL;
@@ -238,8 +238,8 @@ static void fallback(tg_runtime *rt, cJSON *d) {
   cJSON_AddStringToObject(fb, "reason", why);
   cJSON_AddBoolToObject(d, "available", to != NULL);
   if (!to) return;
-  cJSON_ReplaceItemInObject(d, "reason", cJSON_CreateString(why));
-  cJSON_ReplaceItemInObject(d, "selected_model", cJSON_CreateString(to));
+  cJSON_ReplaceItemInObjectCaseSensitive(d, "reason", cJSON_CreateString(why));
+  cJSON_ReplaceItemInObjectCaseSensitive(d, "selected_model", cJSON_CreateString(to));
 }
 
 static void emit_route(tg_runtime *rt, const cJSON *d) {

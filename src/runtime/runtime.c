@@ -232,7 +232,7 @@ int tg_tool_register(tg_runtime *rt, const tg_tool_def *def,
 
 cJSON *tg_runtime_describe(tg_runtime *rt) {
   cJSON *d = tg__generation_describe(rt->chain.gen);
-  cJSON *tools = cJSON_GetObjectItem(d, "tools");
+  cJSON *tools = cJSON_GetObjectItemCaseSensitive(d, "tools");
   for (size_t i = 0; i < rt->core.nctools; i++)
     cJSON_AddItemToArray(tools, tg__tool_describe(rt->core.ctools[i]));
   return d;

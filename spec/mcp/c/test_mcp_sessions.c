@@ -49,17 +49,17 @@ static void deliver(mem_transport *m, const char *text) {
 
 /* The n-th message sent (0-based) and what it was related to. */
 static const cJSON *sent(const mem_transport *m, int n) {
-  return cJSON_GetObjectItem(cJSON_GetArrayItem(m->sent, n), "msg");
+  return cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(m->sent, n), "msg");
 }
 static const cJSON *related(const mem_transport *m, int n) {
-  return cJSON_GetObjectItem(cJSON_GetArrayItem(m->sent, n), "related");
+  return cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(m->sent, n), "related");
 }
 
 static const cJSON *at(const cJSON *o, const char *path) {
   char buf[256];
   snprintf(buf, sizeof buf, "%s", path);
   for (char *k = strtok(buf, "."); k && o; k = strtok(NULL, "."))
-    o = cJSON_GetObjectItem(o, k);
+    o = cJSON_GetObjectItemCaseSensitive(o, k);
   return o;
 }
 
@@ -179,7 +179,7 @@ TEST(an_approval_is_asked_of_the_calls_own_client) {
   run_until(f.rt, &f.b.nsent, 3);
   ASSERT_NUM_EQ(cJSON_GetNumberValue(related(&f.b, 2)), 7);
   const cJSON *text = cJSON_GetArrayItem(at(sent(&f.b, 2), "result.content"), 0);
-  ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(text, "text")), "ran");
+  ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(text, "text")), "ran");
   teardown(&f);
 }
 

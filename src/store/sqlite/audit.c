@@ -433,15 +433,15 @@ static int is_after(const char *event) {
 
 static void link_one(sqlite3_stmt *after, sqlite3_stmt *before, cJSON *rec) {
   cJSON *a = cJSON_GetObjectItemCaseSensitive(rec, "agent");
-  const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(a, "tool_use_id"));
-  const char *event = cJSON_GetStringValue(cJSON_GetObjectItem(a, "event"));
-  const char *session = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "session"));
+  const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "tool_use_id"));
+  const char *event = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "event"));
+  const char *session = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "session"));
   if (!id || !session) return;
   sqlite3_stmt *st = is_after(event) ? before : after;
   sqlite3_bind_text(st, 1, session, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
   sqlite3_bind_int64(st, 3, (sqlite3_int64)cJSON_GetNumberValue(
-                                cJSON_GetObjectItem(rec, "id")));
+                                cJSON_GetObjectItemCaseSensitive(rec, "id")));
   if (sqlite3_step(st) == SQLITE_ROW) {
     const char *call = col_text(st, 0);
     if (st == before) {

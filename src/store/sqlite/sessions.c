@@ -320,8 +320,8 @@ static int search_half(tg_sqlite *st, const char *sql,
 }
 
 static int by_score(const void *a, const void *b) {
-  double x = cJSON_GetObjectItem(*(cJSON *const *)a, "score")->valuedouble;
-  double y = cJSON_GetObjectItem(*(cJSON *const *)b, "score")->valuedouble;
+  double x = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)a, "score")->valuedouble;
+  double y = cJSON_GetObjectItemCaseSensitive(*(cJSON *const *)b, "score")->valuedouble;
   return x < y ? -1 : x > y;
 }
 

@@ -162,6 +162,15 @@ odd "a NUL after the object" 'not a JSON object ($: text after the JSON value: b
 run doctor
 expect "odd settings gone: good again" 0 "all is well" stdout
 
+# ---- hooks switched off: Claude Code runs none, toolgate's included ---------
+# (https://code.claude.com/docs/en/settings: "disableAllHooks")
+printf '{"disableAllHooks": true}' >"$LOCAL"
+run doctor
+expect "disableAllHooks: a fault" 1 \
+  '.claude/settings.local.json sets "disableAllHooks": true: Claude Code runs no hook' stdout
+expect "disableAllHooks: the fix" 1 '— run: ${EDITOR:-vi} .claude/settings.local.json' stdout
+rm -f "$LOCAL"
+
 # ---- ./toolgate.lua's network marks ---------------------------------------------
 echo 'return { servers = { web = { command = "true", network = true } } }' >"$WORK/toolgate.lua"
 run doctor

@@ -136,6 +136,10 @@ typedef struct {
    * file, written whole from toolgate's plugin (src/hook/plugin.c) with
    * the line of hooks[0] in it */
   int plugin;
+  /* a key of its settings that, true, makes the agent run no hook at all
+   * (Claude Code's "disableAllHooks"), toolgate's included: `toolgate
+   * doctor` says so; NULL: none known */
+  const char *off_switch;
 } tg_dialect_install;
 
 struct tg_dialect {

@@ -45,6 +45,8 @@ const tg_dialect tg__dialect_claude_code = {
     .install = {
         .places = places, .hooks = hooks,
         .project_var = "CLAUDE_PROJECT_DIR",
+        /* https://code.claude.com/docs/en/settings: "disableAllHooks" */
+        .off_switch = "disableAllHooks",
         TG_CLAUDE_SHAPE_INSTALL,
     },
 };

@@ -353,6 +353,15 @@ static void check_settings(doctor_run *d, const settings_place *s) {
   }
   const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(j, "hooks"), *ev;
   const tg_dialect_install *in = &s->d->install;
+  /* hooks switched off here are off wherever toolgate's lines are */
+  if (in->off_switch &&
+      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, in->off_switch))) {
+    char edit[PATH_MAX + 32];
+    snprintf(edit, sizeof edit, "${EDITOR:-vi} %s", s->file);
+    fault(d, edit, "%s sets \"%s\": true: %s runs no hook, toolgate's "
+          "included, so its tool calls are not judged (remove the key)",
+          s->file, in->off_switch, s->d->title);
+  }
   const char *pre = NULL;
   int found = 0, sound = 1;
   cJSON_ArrayForEach(ev, (cJSON_IsObject(hooks) ? hooks : NULL)) {

@@ -293,6 +293,48 @@ describe("Gemini CLI's tools", function()
       agent.map("gemini", event("search_file_content", { pattern = "K" })).names)
   end)
 
+  it("splits an MCP tool by its mcp_context, else keeps its raw name", function()
+    local function mcp(name, ctx)
+      return agent.map("gemini", event(name, { owner = "dev" }, { mcp_context = ctx }))
+    end
+    local m = mcp("mcp_github_create_issue", { server_name = "github", tool_name = "create_issue" })
+    assert.are.same({ "github__create_issue", { owner = "dev" }, false },
+      { m.tool, m.args, m.mapped })
+    assert.are.same({ "mcp_github_create_issue" }, m.names)
+    assert.are.same({ owner = "dev", labels = "x" }, agent.unmap("gemini",
+      event("mcp_github_create_issue", { owner = "dev" },
+        { mcp_context = { server_name = "github", tool_name = "create_issue" } }),
+      "github__create_issue", { owner = "dev", labels = "x" }))
+    -- "_" in the server's or the tool's name: the context tells which
+    assert.are.equal("my-gh__list_open_issues", mcp("mcp_my-gh_list_open_issues",
+      { server_name = "my-gh", tool_name = "list_open_issues" }).tool)
+    assert.are.equal("gh_x__list", mcp("mcp_gh_x_list",
+      { server_name = "gh_x", tool_name = "list" }).tool)
+    -- Gemini's own rewriting of the name: a "." kept, a space as "_", no
+    -- second prefix, a long name's middle as "..."
+    assert.are.equal("gh__a.b c", mcp("mcp_gh_a.b_c", { server_name = "gh", tool_name = "a.b c" }).tool)
+    assert.are.equal("mcp_gh__t", mcp("mcp_gh_t", { server_name = "mcp_gh", tool_name = "t" }).tool)
+    local long = ("x"):rep(80)
+    assert.are.equal("gh__" .. long, mcp("mcp_gh_" .. ("x"):rep(23) .. "..." .. ("x"):rep(30),
+      { server_name = "gh", tool_name = long }).tool)
+    -- fail closed: the raw name when the split is not known
+    for _, c in ipairs {
+      { "mcp_github_delete_repo", nil },                                      -- no context
+      { "mcp_github_delete_repo", { server_name = "github", tool_name = "list_issues" } },
+      { "mcp_github_delete_repo", { server_name = "github_delete", tool_name = "" } },
+      { "mcp_github_delete_repo", { server_name = 7, tool_name = "delete_repo" } },
+      { "mcp_git__hub_delete_repo", { server_name = "git__hub", tool_name = "delete_repo" } },
+      { "mcp_github__delete_repo", { server_name = "github_", tool_name = "delete_repo" } },
+      { "mcp_git.hub_delete_repo", { server_name = "git.hub", tool_name = "delete_repo" } },
+      { "mcp_gh__", { server_name = "gh", tool_name = "\xc3\xa9" } }, -- é: one "_" for Gemini
+    } do
+      local r = mcp(c[1], c[2])
+      assert.are.same({ c[1], false }, { r.tool, r.mapped }, c[1])
+    end
+    -- a name of Gemini's own is never read as an MCP tool's
+    assert.are.equal("glob", mcp("glob", { server_name = "x", tool_name = "glob" }).tool)
+  end)
+
   it("refuses a call whose path fields disagree", function()
     local m, why = agent.map("gemini", event("read_file",
       { file_path = "README.md", absolute_path = CWD .. "/.env" }))

@@ -4,8 +4,8 @@
 -- packages/core/src/tools/definitions/base-declarations.ts): paths are
 -- relative to the project or absolute, and toolgate sees them where they
 -- lead, relative to the session's cwd when inside it. Tools of MCP servers
--- arrive as mcp_<server>_<tool> and keep that name (a server or tool name
--- may hold "_": the split is not known).
+-- arrive as mcp_<server>_<tool> and are toolgate's <server>__<tool> when
+-- the event's mcp_context names them (see MCP tools below).
 local agent = require "toolgate.agent"
 local common = require "toolgate.agents.common"
 
@@ -98,5 +98,68 @@ M.tools.web_fetch = common.own("web_fetch", false)
 M.tools.google_web_search = common.own("web_search", false)
 M.tools.save_memory = common.own("save_memory", false)
 M.tools.write_todos = common.own("todo_write", true)
+
+-- MCP tools. Gemini CLI names one mcp_<server>_<tool>
+-- (https://geminicli.com/docs/tools/mcp-server, "Tool naming and
+-- namespaces"; packages/core/src/tools/mcp-tool.ts generateValidName) and
+-- its hooks get that name as tool_name, with mcp_context {server_name,
+-- tool_name} from its registry (https://geminicli.com/docs/hooks/reference,
+-- BeforeTool; packages/core/src/core/coreToolHookTriggers.ts). The name
+-- alone cannot be split: "_" is the separator and may be in the server's
+-- or the tool's name ("mcp_a_b_c"), a server called "mcp_a" gets no second
+-- prefix, and characters outside [A-Za-z0-9_.:-] become "_". So the call
+-- is toolgate's <server>__<tool> (as Claude Code's mcp__<server>__<tool>:
+-- one rule on github__create_issue covers both and the MCP gateway) only
+-- when mcp_context names a server and tool whose name, made as Gemini
+-- makes it, is the event's tool_name, and the server's name is one
+-- toolgate's own servers could have with "__" read as the first
+-- separator. Otherwise it fails closed: the call stays under its raw name
+-- (mcp_a_b_c), which only a rule naming that covers, and the default asks
+-- about.
+
+-- Gemini CLI's qualified name of a server's tool (generateValidName): the
+-- "mcp_" prefix unless the joined name has it, every other byte outside
+-- [A-Za-z0-9_.:-] as "_" (per byte: a non-ASCII name differs from
+-- Gemini's, which counts UTF-16 units, and stays unsplit), past 63 bytes
+-- its middle as "...".
+local function gemini_name(server, tool)
+  local n = server .. "_" .. tool
+  if n:sub(1, 4) ~= "mcp_" then n = "mcp_" .. n end
+  n = n:gsub("[^A-Za-z0-9_.:%-]", "_")
+  if n:find("^[^A-Za-z_]") then n = "_" .. n end
+  if #n > 63 then n = n:sub(1, 30) .. "..." .. n:sub(-30) end
+  return n
+end
+
+-- toolgate's name of the event's MCP tool, or nil when it cannot be told.
+local function mcp_name(ev)
+  local c = type(ev) == "table" and ev.mcp_context
+  if type(c) ~= "table" then return nil end
+  local s, t = c.server_name, c.tool_name
+  if type(s) ~= "string" or type(t) ~= "string" or t == "" or #t > 128 then return nil end
+  -- a server name of toolgate's (letters, digits, '-', '_'; at most 64)
+  -- without "__" or a last "_": the first "__" of s__t is the separator
+  if #s > 64 or not s:find("^[A-Za-z0-9_-]+$") or s:find("__", 1, true)
+      or s:sub(-1) == "_" then
+    return nil
+  end
+  if gemini_name(s, t) ~= ev.tool_name then return nil end
+  return s .. "__" .. t
+end
+M.mcp_name = mcp_name
+
+-- The entry of an mcp_... tool without one of its own: judged under
+-- toolgate's name when known, else its own; the input as args, and back.
+local mcp_entry = {
+  tool = function(_, ev) return mcp_name(ev) or ev.tool_name end,
+  mcp = true,
+  args = function(input) return input end,
+  input = function(args) return args end,
+}
+setmetatable(M.tools, { __index = function(_, name)
+  if type(name) == "string" and name:sub(1, 4) == "mcp_" and #name > 4 then
+    return mcp_entry
+  end
+end })
 
 return M

@@ -305,7 +305,10 @@ local function entry_for(t, name)
   local e = t.tools[name]
   if e then return e end
   if sub(name, 1, 5) == "mcp__" and #name > 5 then
-    return { tool = sub(name, 6), mcp = true }
+    -- mcp__SERVER__TOOL: the server is what comes before the next "__"
+    -- (call.server, as for the tools of a server toolgate serve fronts)
+    local rest = sub(name, 6)
+    return { tool = rest, mcp = true, server = rest:match("^(.-[^_])__[^_]") }
   end
   return { tool = name, own = true }
 end
@@ -399,7 +402,11 @@ function M.map(name, ev)
     end
     paths = facts
   end
+  local server = e.server
+  if type(server) == "function" then server = server(input, ev) end
+  if type(server) ~= "string" or server == "" then server = nil end
   local out = { tool = tool, args = args, read_only = e.read_only == true,
+    server = server,
     paths = paths, agent_tool = tool_name, mapped = not e.own and not e.mcp,
     names = M.names_of(tool_name, e) }
   if ev.tool_response ~= nil then

@@ -851,6 +851,7 @@ void tg__call_set_strategy(tg_call *c, tg_call_strategy *how) {
   if (how && how->own_tool) { /* an agent's own tool: judged, never run */
     c->own_tool.name = (char *)how->own_tool;
     c->own_tool.read_only = how->own_tool_read_only;
+    c->own_tool.group = (char *)how->own_tool_server;
     c->own_tool.where = (char *)"agent";
     c->own_tool.retry.attempts = 1;
     c->own_tool.run_ref = c->own_tool.retryable_ref = LUA_NOREF;

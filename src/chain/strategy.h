@@ -64,6 +64,7 @@ typedef struct {
    * read_only count. NULL: none. */
   const char *own_tool;
   int own_tool_read_only;
+  const char *own_tool_server; /* an agent's MCP tool's server (call.server) */
   /* The agent's names of the call (NULL-terminated: "Bash", and Codex's
    * "shell"...; NULL: none): while the call's tool is still the one it
    * was mapped to, a rule or hook naming one of them covers it as one

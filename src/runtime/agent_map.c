@@ -108,6 +108,8 @@ static int read_mapped(const policy_state *g, int t, tg_agent_call *m, char *err
     return -1;
   }
   m->tool = tg__strdup(tool);
+  const char *server = tg__rawgetstring(L, t, "server");
+  if (server && *server) m->server = tg__strdup(server);
   tg__rawgetfield(L, t, "read_only");
   m->read_only = lua_toboolean(L, -1);
   lua_pop(L, 1);
@@ -249,6 +251,7 @@ int tg__agent_which(tg_runtime *rt, const char *tool, char *agent,
 
 void tg__agent_call_clear(tg_agent_call *m) {
   free(m->tool);
+  free(m->server);
   for (size_t i = 0; m->names && m->names[i]; i++) free(m->names[i]);
   free(m->names);
   cJSON_Delete(m->args);
@@ -291,6 +294,7 @@ cJSON *tg__agent_metadata(const char *agent, const cJSON *event,
 void tg__agent_strategy(tg_call_strategy *how, const tg_agent_call *m) {
   how->own_tool = m->tool;
   how->own_tool_read_only = m->read_only;
+  how->own_tool_server = m->server;
   how->agent_names = (const char *const *)m->names;
   how->keep_metadata = 1;
 }

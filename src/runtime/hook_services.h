@@ -47,6 +47,7 @@ int tg__hooksvc_policy_pcall(tg_runtime *rt, int nargs, int nres,
 /* The agent's tool call as toolgate's. */
 typedef struct {
   char *tool;
+  char *server;                /* its MCP server (call.server), or NULL */
   cJSON *args;                 /* an object */
   int read_only;
   int mapped;                  /* a table entry (not the tool's own name) */

@@ -152,6 +152,7 @@ M.mcp_name = mcp_name
 -- toolgate's name when known, else its own; the input as args, and back.
 local mcp_entry = {
   tool = function(_, ev) return mcp_name(ev) or ev.tool_name end,
+  server = function(_, ev) return mcp_name(ev) and ev.mcp_context.server_name end,
   mcp = true,
   args = function(input) return input end,
   input = function(args) return args end,

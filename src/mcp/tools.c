@@ -161,7 +161,10 @@ int mcp_tool_exposed(mcp_server *s, const char *name) {
 }
 
 void mcp_tools_maybe_changed(mcp_server *s) {
-  char *text = tg_json_print(mcp_tool_list(s), 0);
+  /* keys sorted: the list comes out of the policies' tg.list_tools hooks
+   * as Lua tables, whose keys a second pass may order otherwise (LuaJIT's
+   * tables do): the same list must give the same digest */
+  char *text = tg_json_print_sorted(mcp_tool_list(s));
   if (!text) return;
   uint8_t d[TG_SHA256_SIZE];
   tg_sha256(text, strlen(text), d);

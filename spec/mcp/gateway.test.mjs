@@ -7,7 +7,8 @@
 // UPSTREAM error naming it — then it comes back.
 import fs from "node:fs";
 import path from "node:path";
-import { ElicitRequestSchema, ToolListChangedNotificationSchema }
+import { ElicitRequestSchema, ToolListChangedNotificationSchema,
+  PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema }
   from "@modelcontextprotocol/sdk/types.js";
 import { run, project, sdkClient, text, outcome, readLog, until, sleep, EVERYTHING, REPO }
   from "./lib.mjs";
@@ -158,6 +159,9 @@ await run("gateway", async (check) => {
   check("the log names the upstream's pid", pid > 0);
   let changed = 0;
   c.setNotificationHandler(ToolListChangedNotificationSchema, () => { changed++; });
+  let otherChanged = 0; // its prompts and resources are the same after it too
+  c.setNotificationHandler(PromptListChangedNotificationSchema, () => { otherChanged++; });
+  c.setNotificationHandler(ResourceListChangedNotificationSchema, () => { otherChanged++; });
   const slow = c.callTool({ name: "everything__trigger-long-running-operation",
     arguments: { duration: 20, steps: 20 } });
   await sleep(300);
@@ -178,6 +182,7 @@ await run("gateway", async (check) => {
   check("its tools did not flap (no list_changed for the same list)", changed === 0,
     { changed, log: readLog(p).split("\n").filter((l) =>
       / ready |list changed|went down|policies loaded/.test(l)) });
+  check("... nor its prompts and resources", otherChanged === 0, otherChanged);
 
   await c.close();
   const clean = await a.stderrClean();

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gateway.h"
+#include "base/sha256.h"
+#include "base/json.h"
 
 #define MAX_TOOL_NAME 128
 #define MAX_TOOLS 1000     /* per upstream: a flood is not registered */
@@ -297,6 +299,40 @@ static void say_unrelayed(mcp_gateway *gw, mcp_upstream *u) {
              "requires a task fails)", up_name(u));
 }
 
+/* The digest of lists a and b (keys sorted: the same lists, the same
+ * digest; an absent list is "null"); 0, or -1 out of memory. */
+static int lists_digest(const cJSON *a, const cJSON *b, uint8_t out[TG_SHA256_SIZE]) {
+  const cJSON *v[2] = {a, b};
+  tg_sha256_ctx c;
+  tg__sha256_init(&c);
+  for (int k = 0; k < 2; k++) {
+    char *t = v[k] ? tg_json_print_sorted(v[k]) : NULL;
+    if (v[k] && !t) return -1;
+    tg__sha256_update(&c, t ? t : "null", strlen(t ? t : "null") + 1);
+    free(t);
+  }
+  tg__sha256_final(&c, out);
+  return 0;
+}
+
+/* Whether the clients are to be told that upstream i's prompts (which =
+ * 0) or resources (1) changed: they did since they were last told, or
+ * always is set; what they are now is remembered. */
+static int lists_changed(mcp_gateway *gw, size_t i, mcp_upstream *u, int which,
+                         int always) {
+  uint8_t d[TG_SHA256_SIZE];
+  if (i >= gw->nups) return 1;
+  gw_lists_seen *seen = &gw->seen[i];
+  uint8_t *kept = which ? seen->resources : seen->prompts;
+  if (lists_digest(which ? up_resources(u) : up_prompts(u),
+                   which ? up_templates(u) : NULL, d) < 0)
+    return 1; /* cannot tell: say so */
+  int changed = !(seen->have & (1 << which)) || !tg_digest_equal(d, kept, sizeof d);
+  memcpy(kept, d, sizeof d);
+  seen->have |= 1 << which;
+  return always || changed;
+}
+
 static void on_listed(mcp_upstream *u, void *ud) {
   mcp_gateway *gw = ud;
   size_t i = gw_index_of(gw, u);
@@ -314,10 +350,14 @@ static void on_listed(mcp_upstream *u, void *ud) {
   sync_tools(gw, u);
   first_done(gw, u);
   mcp_tools_maybe_changed(gw->s);
+  /* its first lists: told only when the client may have listed without
+   * them; later ones when they differ from what it was told */
+  int p = lists_changed(gw, i, u, 0, first && late),
+      r = lists_changed(gw, i, u, 1, first && late);
   if (!first || late) {
-    if (up_prompts(u))
+    if (up_prompts(u) && p)
       mcp_notify_sessions(gw->s, "notifications/prompts/list_changed");
-    if (up_resources(u))
+    if (up_resources(u) && r)
       mcp_notify_sessions(gw->s, "notifications/resources/list_changed");
   }
 }
@@ -1103,13 +1143,16 @@ int mcp_gateway_start(mcp_server *s, char err[TG_ERRMSG]) {
     gw->starts = calloc(n, sizeof *gw->starts);
     gw->first_done = calloc(n, sizeof *gw->first_done);
     gw->listed_start = calloc(n, sizeof *gw->listed_start);
+    gw->seen = calloc(n, sizeof *gw->seen);
   }
-  if (!gw || !gw->ups || !gw->starts || !gw->first_done || !gw->listed_start) {
+  if (!gw || !gw->ups || !gw->starts || !gw->first_done || !gw->listed_start ||
+      !gw->seen) {
     if (gw) {
       free(gw->ups);
       free(gw->starts);
       free(gw->first_done);
       free(gw->listed_start);
+      free(gw->seen);
     }
     free(gw);
     snprintf(err, TG_ERRMSG, "out of memory");
@@ -1180,6 +1223,7 @@ void mcp_gateway_free(mcp_server *s) {
   free(gw->starts);
   free(gw->first_done);
   free(gw->listed_start);
+  free(gw->seen);
   while (gw->subs) {
     gw_sub *x = gw->subs;
     gw->subs = x->next;

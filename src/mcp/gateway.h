@@ -68,6 +68,14 @@ typedef struct gw_pass {
   int completion;          /* completion/complete: its result is checked */
 } gw_pass;
 
+/* The digests of an upstream's prompts and of its resources (with their
+ * templates) as the clients were last told of them: a restart that lists
+ * the same is no list_changed. */
+typedef struct {
+  uint8_t prompts[TG_SHA256_SIZE], resources[TG_SHA256_SIZE];
+  int have;
+} gw_lists_seen;
+
 struct mcp_gateway {
   mcp_server *s;
   mcp_upstream **ups;
@@ -75,6 +83,8 @@ struct mcp_gateway {
   int *first_done;         /* per upstream: its first start is over */
   unsigned *listed_start;  /* per upstream: starts + 1 when that run was
                               first listed (0: never) */
+  gw_lists_seen *seen;     /* per upstream: its prompts and resources as
+                              last told to the clients */
   size_t nups;
   gw_tool **tools;
   size_t ntools;

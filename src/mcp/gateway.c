@@ -31,8 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gateway.h"
-#include "base/sha256.h"
-#include "base/json.h"
 
 #define MAX_TOOL_NAME 128
 #define MAX_TOOLS 1000     /* per upstream: a flood is not registered */
@@ -302,17 +300,21 @@ static void say_unrelayed(mcp_gateway *gw, mcp_upstream *u) {
 /* The digest of lists a and b (keys sorted: the same lists, the same
  * digest; an absent list is "null"); 0, or -1 out of memory. */
 static int lists_digest(const cJSON *a, const cJSON *b, uint8_t out[TG_SHA256_SIZE]) {
-  const cJSON *v[2] = {a, b};
-  tg_sha256_ctx c;
-  tg__sha256_init(&c);
-  for (int k = 0; k < 2; k++) {
-    char *t = v[k] ? tg_json_print_sorted(v[k]) : NULL;
-    if (v[k] && !t) return -1;
-    tg__sha256_update(&c, t ? t : "null", strlen(t ? t : "null") + 1);
-    free(t);
+  char *ta = a ? tg_json_print_sorted(a) : NULL, *tb = b ? tg_json_print_sorted(b) : NULL;
+  const char *sa = ta ? ta : "null", *sb = tb ? tb : "null";
+  size_t na = strlen(sa), nb = strlen(sb);
+  char *both = (!a || ta) && (!b || tb) ? malloc(na + nb + 2) : NULL;
+  if (both) { /* "A\nB": a list's text has no newline */
+    memcpy(both, sa, na);
+    both[na] = '\n';
+    memcpy(both + na + 1, sb, nb + 1);
+    tg_sha256(both, na + nb + 1, out);
   }
-  tg__sha256_final(&c, out);
-  return 0;
+  int rc = both ? 0 : -1;
+  free(ta);
+  free(tb);
+  free(both);
+  return rc;
 }
 
 /* Whether the clients are to be told that upstream i's prompts (which =

@@ -372,64 +372,12 @@ static void audit_committed(tg_audit_rec *rec, int ok) {
   if (c->closer.closing == 0) free(c);
 }
 
-/* ---- masking the record ------------------------------------------------ */
-
-/* What tg__redact_copy(r, v) gives, without its copy of the tree when no
- * mask changes anything (nearly every call: the copy and its freeing were
- * about 4 % of a gateway call's instructions). The strings are masked in
- * the same order (depth first, as tg__redact_tree walks), each once: the
- * originals until one changes, then the copy, made there. */
-static int first_masked(tg_redactor *r, const cJSON *v, int top, long *at,
-                        char **m) {
-  for (; v; v = top ? NULL : v->next) {
-    if (cJSON_IsString(v) && v->valuestring) {
-      if ((*m = tg__redact_str(r, v->valuestring))) return 1;
-      (*at)++;
-    }
-    if (v->child && first_masked(r, v->child, 0, at, m)) return 1;
-  }
-  return 0;
-}
-
-/* The copy's strings from the k-th on: the k-th becomes *m (taken), the
- * rest are masked as they come. */
-static void mask_from(tg_redactor *r, cJSON *v, int top, long *i, long k,
-                      char **m) {
-  for (; v; v = top ? NULL : v->next) {
-    if (cJSON_IsString(v) && v->valuestring) {
-      long at = (*i)++;
-      char *x = NULL;
-      if (at == k) {
-        x = *m;
-        *m = NULL;
-      } else if (at > k) {
-        x = tg__redact_str(r, v->valuestring);
-      }
-      if (x) {
-        free(v->valuestring);
-        v->valuestring = x;
-      }
-    }
-    if (v->child) mask_from(r, v->child, 0, i, k, m);
-  }
-}
-
-static cJSON *masked_copy(tg_redactor *r, const cJSON *v) {
-  long k = 0, i = 0;
-  char *m = NULL;
-  if (!v || !first_masked(r, v, 1, &k, &m)) return NULL;
-  cJSON *c = cJSON_Duplicate(v, 1);
-  if (c) mask_from(r, c, 1, &i, k, &m);
-  free(m); /* not taken: no copy */
-  return c;
-}
-
 /* The call's audit record, pointing into the call (core/sink.h). */
 static void fill_audit(tg_call *c) {
   tg_redactor *r = &c->core->redact;
-  c->red_args = masked_copy(r, c->args);
-  c->red_result = masked_copy(r, c->result);
-  c->red_hooks = masked_copy(r, c->hooks_log);
+  c->red_args = tg__redact_copy(r, c->args);
+  c->red_result = tg__redact_copy(r, c->result);
+  c->red_hooks = tg__redact_copy(r, c->hooks_log);
   c->red_reason = tg__redact_str(r, c->reason);
   const cJSON *parent =
       c->metadata ? cJSON_GetObjectItemCaseSensitive(c->metadata, "parent_call")
@@ -454,7 +402,7 @@ static void fill_audit(tg_call *c) {
   if (c->how && c->how->recording) {
     tg_outcome o = outcome_of(c);
     c->how->recording(c->how->recording_ud, &o, &c->audit);
-    c->red_agent_input = masked_copy(r, c->audit.agent.input);
+    c->red_agent_input = tg__redact_copy(r, c->audit.agent.input);
     if (c->red_agent_input) c->audit.agent.input = c->red_agent_input;
   }
 }

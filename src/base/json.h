@@ -61,6 +61,10 @@ int tg_json_print_append(const struct cJSON *v, char **buf, size_t *len,
  * digest of args, or an approve-always for "these exact args", is taken
  * over). free() it; NULL when out of memory. */
 char *tg_json_print_sorted(const struct cJSON *v);
+/* The SHA-256 of tg_json_print_sorted(v) ("null" for NULL): whether a
+ * value is the same as one seen before, whatever its key order (a list
+ * that came through Lua tables, args). 0, or -1 when out of memory. */
+int tg_json_digest(const struct cJSON *v, unsigned char out[32]);
 
 /* Are a and b the same JSON value? Numbers only when they are the same
  * double (0 and -0 differ), strings byte for byte, objects whatever the

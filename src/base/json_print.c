@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json.h"
+#include "sha256.h"
 
 /* Deeper trees are not printed (no tree toolgate accepts comes near). */
 #define PRINT_MAX_DEPTH 1000
@@ -334,6 +335,14 @@ char *tg_json_print_sorted(const cJSON *v) {
   char *s = sort_keys(copy) == 0 ? tg_json_print(copy, 0) : NULL;
   cJSON_Delete(copy);
   return s;
+}
+
+int tg_json_digest(const cJSON *v, unsigned char out[TG_SHA256_SIZE]) {
+  char *t = v ? tg_json_print_sorted(v) : NULL;
+  if (v && !t) return -1;
+  tg_sha256(t ? t : "null", strlen(t ? t : "null"), out);
+  free(t);
+  return 0;
 }
 
 /* ---- paths -------------------------------------------------------------- */

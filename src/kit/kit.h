@@ -9,7 +9,7 @@
  * list of what a front may use, and the only way a front reaches them:
  *
  *   base/json.h          JSON text: tg_json_parse, tg_json_print(_sorted),
- *                        tg_json_equal, tg_json_number_text
+ *                        tg_json_digest, tg_json_equal, tg_json_number_text
  *   base/glob.h          tg_glob_match, tg_glob_check
  *   base/timeparse.h     tg_time_parse ("10m", "2025-06-01")
  *   base/sha256.h        tg_sha256, tg_hmac_sha256, tg_digest_equal

@@ -297,24 +297,13 @@ static void say_unrelayed(mcp_gateway *gw, mcp_upstream *u) {
              "requires a task fails)", up_name(u));
 }
 
-/* The digest of lists a and b (keys sorted: the same lists, the same
- * digest; an absent list is "null"); 0, or -1 out of memory. */
+/* The digest of lists a and b, either NULL (the same lists, whatever
+ * their key order, the same digest); 0, or -1 out of memory. */
 static int lists_digest(const cJSON *a, const cJSON *b, uint8_t out[TG_SHA256_SIZE]) {
-  char *ta = a ? tg_json_print_sorted(a) : NULL, *tb = b ? tg_json_print_sorted(b) : NULL;
-  const char *sa = ta ? ta : "null", *sb = tb ? tb : "null";
-  size_t na = strlen(sa), nb = strlen(sb);
-  char *both = (!a || ta) && (!b || tb) ? malloc(na + nb + 2) : NULL;
-  if (both) { /* "A\nB": a list's text has no newline */
-    memcpy(both, sa, na);
-    both[na] = '\n';
-    memcpy(both + na + 1, sb, nb + 1);
-    tg_sha256(both, na + nb + 1, out);
-  }
-  int rc = both ? 0 : -1;
-  free(ta);
-  free(tb);
-  free(both);
-  return rc;
+  uint8_t two[2][TG_SHA256_SIZE];
+  if (tg_json_digest(a, two[0]) < 0 || tg_json_digest(b, two[1]) < 0) return -1;
+  tg_sha256(two, sizeof two, out);
+  return 0;
 }
 
 /* Whether the clients are to be told that upstream i's prompts (which =

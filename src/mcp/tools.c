@@ -164,11 +164,8 @@ void mcp_tools_maybe_changed(mcp_server *s) {
   /* keys sorted: the list comes out of the policies' tg.list_tools hooks
    * as Lua tables, whose keys a second pass may order otherwise (LuaJIT's
    * tables do): the same list must give the same digest */
-  char *text = tg_json_print_sorted(mcp_tool_list(s));
-  if (!text) return;
   uint8_t d[TG_SHA256_SIZE];
-  tg_sha256(text, strlen(text), d);
-  free(text);
+  if (tg_json_digest(mcp_tool_list(s), d) < 0) return;
   int changed = s->tools.have_digest && !tg_digest_equal(d, s->tools.digest, sizeof d);
   memcpy(s->tools.digest, d, sizeof d);
   s->tools.have_digest = 1;

@@ -113,12 +113,9 @@ int tg__hooksvc_record_unjudged(tg_runtime *rt, const tg_hooksvc_unjudged *w,
 static int input_digest(tg_runtime *rt, const cJSON *input,
                         uint8_t out[32]) {
   cJSON *red = tg__redact_copy(&rt->core.redact, input);
-  char *text = tg_json_print_sorted(red ? red : input);
+  int rc = tg_json_digest(red ? red : input, out);
   cJSON_Delete(red);
-  if (!text) return -1;
-  tg_sha256(text, strlen(text), out);
-  free(text);
-  return 0;
+  return rc;
 }
 
 /* How many of the session's latest records are looked through for the

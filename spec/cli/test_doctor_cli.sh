@@ -235,22 +235,18 @@ BREW="$WORK/brew"
 mkdir -p "$BREW/Cellar/toolgate/0.1.0/bin" "$BREW/bin" "$WORK/v1" "$WORK/v2" "$WORK/v3"
 cp "$TG" "$BREW/Cellar/toolgate/0.1.0/bin/toolgate"
 ln -s ../Cellar/toolgate/0.1.0/bin/toolgate "$BREW/bin/toolgate"
+names_symlink() { # DIR NAME: DIR's settings name the symlink, not Cellar
+  if grep -qF "$BREW/bin/toolgate" "$1/.claude/settings.json" &&
+     ! grep -qF "Cellar" "$1/.claude/settings.json"; then
+    pass "$2"
+  else
+    fail "$2" "$(cat "$1/.claude/settings.json" 2>&1)"
+  fi
+}
 (cd "$WORK/v1" && PATH="$BREW/bin:$PATH" toolgate hook install claude-code >/dev/null 2>&1)
-if grep -qF "$BREW/bin/toolgate" "$WORK/v1/.claude/settings.json" &&
-   ! grep -qF "Cellar" "$WORK/v1/.claude/settings.json"; then
-  pass "hook install found in PATH through a symlink names the symlink"
-else
-  fail "hook install found in PATH through a symlink names the symlink" \
-    "$(cat "$WORK/v1/.claude/settings.json" 2>&1)"
-fi
+names_symlink "$WORK/v1" "hook install found in PATH through a symlink names the symlink"
 (cd "$WORK/v2" && "$BREW/bin/toolgate" hook install claude-code >/dev/null 2>&1)
-if grep -qF "$BREW/bin/toolgate" "$WORK/v2/.claude/settings.json" &&
-   ! grep -qF "Cellar" "$WORK/v2/.claude/settings.json"; then
-  pass "hook install run by a symlink's path names the symlink"
-else
-  fail "hook install run by a symlink's path names the symlink" \
-    "$(cat "$WORK/v2/.claude/settings.json" 2>&1)"
-fi
+names_symlink "$WORK/v2" "hook install run by a symlink's path names the symlink"
 (cd "$WORK/v3" && "$BREW/Cellar/toolgate/0.1.0/bin/toolgate" hook install claude-code >/dev/null 2>&1)
 grep -qF "Cellar/toolgate/0.1.0/bin/toolgate" "$WORK/v3/.claude/settings.json" \
   && pass "hook install run from the versioned folder names it" \

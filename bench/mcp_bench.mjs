@@ -6,7 +6,10 @@
 // toolgate itself with audit on and off (--no-db). Prints p50/p99 and
 // calls/s for each, what the gateway adds, what the audit costs (ratios
 // taken within each round), the load average, toolgate's CPU per call
-// and its RSS when idle.
+// and its RSS when idle. When bench_relay (bench/bench_relay.c) is built
+// beside toolgate, the same echo through it too: a relay that copies the
+// bytes and does nothing else, the ceiling of any gateway that runs as a
+// process of its own on this machine.
 //   node bench/mcp_bench.mjs PATH/TO/toolgate [calls-per-round] [rounds]
 // Uses the SDK and server-everything from spec/mcp/node_modules (npm ci).
 import fs from "node:fs";
@@ -47,7 +50,10 @@ tg.tool { name = "echo", description = "echoes its message", read_only = true,
   return dir;
 }
 
-// kind: "direct" (server-everything), "gated" (through toolgate serve),
+const relay = path.join(path.dirname(toolgate), "bench_relay");
+
+// kind: "direct" (server-everything), "relay" (through bench_relay),
+// "gated" (through toolgate serve),
 // "lua" (toolgate's local Lua tool, audit on), "lua-noaudit" (--no-db)
 async function connect(kind, dir) {
   const serve = (config, extra) => new StdioClientTransport({ command: toolgate, cwd: dir,
@@ -56,6 +62,8 @@ async function connect(kind, dir) {
   const transport =
     kind === "direct" ? new StdioClientTransport({ command: process.execPath,
       args: [everything, "stdio"], stderr: "ignore" })
+    : kind === "relay" ? new StdioClientTransport({ command: relay,
+      args: [process.execPath, everything, "stdio"], stderr: "ignore" })
     : kind === "gated" ? serve("toolgate.lua", ["--db", path.join(dir, "gated.db")])
     : kind === "lua" ? serve("local.lua", ["--db", path.join(dir, "lua.db")])
     : serve("local.lua", ["--no-db"]);
@@ -113,7 +121,7 @@ function rss(pid) {
 }
 
 const dir = project();
-const KINDS = ["direct", "gated", "lua", "lua-noaudit"];
+const KINDS = ["direct", ...(fs.existsSync(relay) ? ["relay"] : []), "gated", "lua", "lua-noaudit"];
 const conns = {};
 for (const k of KINDS) conns[k] = await connect(k, dir);
 for (const k of KINDS) await sequential(conns[k], 300); // warm-up: JIT, caches
@@ -144,7 +152,8 @@ const col = (rs, key) => med(rs.map((r) => r[key]));
 // ratios within each round, then their median: both sides of a ratio ran
 // seconds apart
 const perRound = (m, a, b, f) => med(results[m][a].map((x, i) => f(x, results[m][b][i])));
-const LABEL = { direct: "server-everything echo, direct", gated: "echo through toolgate serve (audit on)",
+const LABEL = { direct: "server-everything echo, direct",
+  relay: "echo through bench_relay (copies bytes only)", gated: "echo through toolgate serve (audit on)",
   lua: "local Lua tool, audit on", "lua-noaudit": "local Lua tool, audit off (--no-db)" };
 console.log(`${CALLS} calls per round, median of ${ROUNDS} interleaved rounds ` +
   `(node ${process.version}, SDK client); load average ${load} before, ${loadAfter} after:\n`);
@@ -154,12 +163,16 @@ for (const [m, label] of [["seq", "one at a time"], ["conc", `${IN_FLIGHT} in fl
   for (const k of KINDS)
     console.log(`| ${LABEL[k]} | ${label} | ${col(results[m][k], "p50").toFixed(0)} | ` +
       `${col(results[m][k], "p99").toFixed(0)} | ${col(results[m][k], "rate").toFixed(0)} |`);
+const hasRelay = KINDS.includes("relay");
 console.log("\n| calls | gateway: added p50 µs | gateway: throughput kept | " +
+  (hasRelay ? "bench_relay: added p50 µs | bench_relay: throughput kept | " : "") +
   "Lua tool: audit on − off, p50 µs | Lua tool: throughput audit on / off |");
-console.log("|---|---|---|---|---|");
+console.log("|---|---|---|---|---|" + (hasRelay ? "---|---|" : ""));
+const kept = (m, k) => `${(100 * perRound(m, k, "direct", (g, d) => g.rate / d.rate)).toFixed(0)}%`;
+const added = (m, k) => perRound(m, k, "direct", (g, d) => g.p50 - d.p50).toFixed(0);
 for (const [m, label] of [["seq", "one at a time"], ["conc", `${IN_FLIGHT} in flight`]])
-  console.log(`| ${label} | ${perRound(m, "gated", "direct", (g, d) => g.p50 - d.p50).toFixed(0)} | ` +
-    `${(100 * perRound(m, "gated", "direct", (g, d) => g.rate / d.rate)).toFixed(0)}% | ` +
+  console.log(`| ${label} | ${added(m, "gated")} | ${kept(m, "gated")} | ` +
+    (hasRelay ? `${added(m, "relay")} | ${kept(m, "relay")} | ` : "") +
     `${perRound(m, "lua", "lua-noaudit", (a, b) => a.p50 - b.p50).toFixed(0)} | ` +
     `${(100 * perRound(m, "lua", "lua-noaudit", (a, b) => a.rate / b.rate)).toFixed(0)}% |`);
 console.log(`\ntoolgate's own CPU per gateway call (user + system, both modes): ` +

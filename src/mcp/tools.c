@@ -401,7 +401,7 @@ static cJSON *error_result(const mcp_call *c, const tg_outcome *o) {
 }
 
 /* The call failed after its upstream asked the client for what the client
- * had not declared (call_input.c): the 2026-07-28 answer for that is
+ * had not declared (parked.c): the 2026-07-28 answer for that is
  * -32021 with requiredCapabilities, a ClientCapabilities object. */
 static void missing_capability(mcp_call *c) {
   cJSON *data = cJSON_CreateObject();

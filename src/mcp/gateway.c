@@ -16,7 +16,10 @@
  * completed there, as a prompt's arguments are at the prompt's upstream).
  * An upstream's requests of its client (elicitation, sampling, roots) go
  * to our client when it declared that capability, and are refused with
- * the reason when not. Its log messages reach the clients that want their
+ * the reason when not: to a 2025-era client as requests of its session,
+ * to a 2026-07-28 client as the input_required result of the one request
+ * of ours in flight at that upstream (a tools/call, a prompts/get or a
+ * resources/read parks: parked.c). Its log messages reach the clients that want their
  * level, the logger naming the server; its resources/updated the
  * clients that subscribed to the resource.
  *

@@ -14,7 +14,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { run, project, readLog, sdkClient, TOOLGATE } from "./lib.mjs";
+import { run, project, readLog, sdkClient, until, TOOLGATE } from "./lib.mjs";
 
 const V = "2026-07-28";
 
@@ -122,6 +122,8 @@ async function v2Client(p, capabilities, handlers = {}) {
 }
 
 const IR = { allowInputRequired: true };
+const events = (file) => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "")
+  .split("\n").filter(Boolean).map((l) => JSON.parse(l));
 const promptText = (r) => (r?.messages || []).map((m) => m.content?.text).join("\n");
 const settle = (p) => p.then((r) => ({ r }), (e) => ({ e }));
 const accept = (content) => ({ action: "accept", content });
@@ -244,6 +246,30 @@ await run("era2026_pass_inputs", async (check) => {
   check("the v2 SDK's automatic round trip gets the prompt", /context: auto/.test(promptText(a1)), a1);
 
   for (const x of [m, none, auto]) await x.close();
+
+  // ---- the retry does not come while the state is good ---------------------------------
+  const evShort = path.join(p0.dir, "short.jsonl");
+  const TTL = 1500;
+  const ps = project(`return {
+  policies = "policies",
+  mcp = { request_state_ttl_ms = ${TTL} },
+  servers = {
+    prompter = { command = "node", args = { ${JSON.stringify(prompter)}, ${JSON.stringify(evShort)} } },
+  },
+}`);
+  const sh = await v2Client(ps, caps);
+  const s1 = await sh.getPrompt(ctx, IR);
+  check("(a prompt waits on the client: input_required)", s1.resultType === "input_required", s1);
+  const gaveUp = await until(() => events(evShort).some((e) => e.answered === "user_context"), 60000);
+  const late = events(evShort).find((e) => e.answered === "user_context");
+  check("no retry while its state is good: the upstream's request fails, saying why",
+    gaveUp && /in time/.test(late?.m?.error?.message || ""), events(evShort));
+  const s2 = await settle(sh.getPrompt({ ...ctx, requestState: s1.requestState,
+    inputResponses: { user_context: accept({ context: "late" }) } }, IR));
+  check("... and the late retry is refused (expired), not passed on",
+    s2.e && /expired|timed out/.test(String(s2.e.message)) &&
+    events(evShort).filter((e) => e.request === "prompts/get").length === 1, { s2, ev: events(evShort) });
+  await sh.close();
 
   // ---- a 2025-era client: a request of its session, as before --------------------------
   const old = await sdkClient(p, { capabilities: { elicitation: {} } });

@@ -16,7 +16,10 @@
  * completed there, as a prompt's arguments are at the prompt's upstream).
  * An upstream's requests of its client (elicitation, sampling, roots) go
  * to our client when it declared that capability, and are refused with
- * the reason when not. Its log messages reach the clients that want their
+ * the reason when not: to a 2025-era client as requests of its session,
+ * to a 2026-07-28 client as the input_required result of the one request
+ * of ours in flight at that upstream (a tools/call, a prompts/get or a
+ * resources/read parks: parked.c). Its log messages reach the clients that want their
  * level, the logger naming the server; its resources/updated the
  * clients that subscribed to the resource.
  *
@@ -442,7 +445,7 @@ static void relay_updated(mcp_gateway *gw, mcp_upstream *u, const cJSON *params)
 }
 
 static void withdraw_relay(mcp_gateway *gw, gw_relay *r, const char *why) {
-  if (r->call) mcp_call_input_withdraw(r->call, r);
+  if (r->park) mcp_parked_withdraw(r->park, r);
   else mcp_withdraw(r->pending, why);
   drop_relay(gw, r);
 }
@@ -539,24 +542,52 @@ static gw_relay *new_relay(mcp_gateway *gw, mcp_upstream *u, const cJSON *id,
   return r;
 }
 
-/* Its request during a tool call of a 2026-07-28 client: that era has no
- * requests of the client during a call, only the call's input_required
- * result (call_input.c). The upstream's link says not which call asks:
- * with one call forwarded to it, that one does. */
-static void relay_to_call(mcp_gateway *gw, mcp_upstream *u, const cJSON *id,
+/* Its request during a request of a 2026-07-28 client (a tools/call, a
+ * prompts/get, a resources/read): that era has no requests of the client
+ * during a request, only the request's input_required result (parked.c). */
+static void relay_to_park(mcp_gateway *gw, mcp_upstream *u, const cJSON *id,
                           const char *method, const cJSON *params,
-                          const char *call_id) {
+                          mcp_parked *pk) {
   cJSON *p;
   gw_relay *r = new_relay(gw, u, id, method, params, &p);
   if (!r) return;
   char why[300], msg[400];
-  r->call = mcp_call_ask_input(gw->s, call_id, id, method, p, call_answered,
-                               r, why, sizeof why);
-  if (r->call) return;
+  r->park = pk;
+  if (mcp_parked_ask(pk, id, method, p, call_answered, r, why, sizeof why) == 0)
+    return;
   drop_relay(gw, r);
   snprintf(msg, sizeof msg, "toolgate's client (%s era) cannot take %s "
-           "during this tool call: %s", MCP_STATELESS_VERSION, method, why);
+           "during this %s: %s", MCP_STATELESS_VERSION, method,
+           strcmp(pk->method, "tools/call") ? pk->method : "tool call", why);
   refuse_relay(u, id, msg);
+}
+
+/* The client's requests passed to u and waiting on its answer: how many,
+ * and one of them in *one. */
+static size_t passes_at(const mcp_gateway *gw, const mcp_upstream *u,
+                        gw_pass **one) {
+  size_t n = 0;
+  for (gw_pass *p = gw->passes; p; p = p->next)
+    if (p->up == u) {
+      n++;
+      *one = p;
+    }
+  return n;
+}
+
+/* The request of a 2026-07-28 client an upstream's request belongs to, or
+ * NULL. The upstream's link says not which of its requests asks: with one
+ * request of ours at it (a tool call, a prompts/get, ...), that one does. */
+static mcp_parked *park_of(mcp_gateway *gw, mcp_upstream *u, size_t *inflight) {
+  const char *call_id = NULL;
+  gw_pass *pass = NULL;
+  size_t calls = gw_calls_at(gw, u, &call_id);
+  size_t passes = passes_at(gw, u, &pass);
+  *inflight = calls + passes;
+  if (calls + passes != 1) return NULL;
+  if (calls) return mcp_call_is_stateless(gw->s, call_id)
+                        ? mcp_call_park(gw->s, call_id) : NULL;
+  return pass->park.kind ? &pass->park : NULL;
 }
 
 /* Its request of its client, to ours: a question's message says which
@@ -566,22 +597,22 @@ static void on_request(mcp_upstream *u, const cJSON *id, const char *method,
                        const cJSON *params, void *ud) {
   mcp_gateway *gw = ud;
   const char *cap = gw_capability_for(method);
-  const char *call_id = NULL;
-  size_t calls = gw_calls_at(gw, u, &call_id);
+  size_t inflight = 0;
   size_t open = 0;
   for (gw_relay *x = gw->relays; x; x = x->next) open++;
   if (open >= MAX_RELAYS)
     return refuse_relay(u, id, "too many questions are open at the user "
                         "already");
-  if (calls == 1 && mcp_call_is_stateless(gw->s, call_id))
-    return relay_to_call(gw, u, id, method, params, call_id);
+  mcp_parked *pk = park_of(gw, u, &inflight);
+  if (pk) return relay_to_park(gw, u, id, method, params, pk);
   mcp_session *asker = mcp_server_asker_with(gw->s, cap);
-  if (!asker && calls > 1) {
+  if (!asker && inflight > 1) {
     char why[300];
-    snprintf(why, sizeof why, "toolgate cannot relay %s: %zu tool calls are "
-             "in flight at this server, and a %s client can be asked only "
-             "through the call that asks, which toolgate cannot tell",
-             method, calls, MCP_STATELESS_VERSION);
+    snprintf(why, sizeof why, "toolgate cannot relay %s: %zu requests (tool "
+             "calls, prompts, resources) are in flight at this server, and a "
+             "%s client can be asked only through the request that asks, "
+             "which toolgate cannot tell", method, inflight,
+             MCP_STATELESS_VERSION);
     return refuse_relay(u, id, why);
   }
   if (!asker) {
@@ -648,6 +679,16 @@ static void unlink_pass(mcp_gateway *gw, gw_pass *p) {
   if (*pp) *pp = p->next;
 }
 
+/* The pass is done: the upstream's requests still waiting on its client
+ * fail (the upstream has answered, or is told the request is cancelled). */
+static void pass_free(gw_pass *p, const char *why) {
+  mcp_parked_drop(&p->park, why);
+  cJSON_Delete(p->id);
+  cJSON_Delete(p->args);
+  free(p->subject);
+  free(p);
+}
+
 static void on_pass_answer(mcp_upstream *u, const cJSON *result,
                            const cJSON *error, void *ud) {
   gw_pass *p = ud;
@@ -656,6 +697,12 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
   const char *rt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "resultType"));
   if (!session_alive(p->gw->s, p->ss)) {
     /* the client has gone meanwhile: nothing to answer */
+  } else if (p->answered) {
+    /* its request has its input_required: the retry, when it comes, is
+     * a request as any (the state names nothing waiting) */
+    mcp_logf(p->gw->s->log, MCP_LOG_INFO, "upstream %s answered %s %s before "
+             "the client sent it again with the answers: dropped",
+             up_name(u), p->park.method, p->park.subject);
   } else if (error) {
     const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, "message"));
     char msg[600];
@@ -682,8 +729,7 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
     if (p->cacheable) mcp_cacheable(&req, r, 0, "private");
     mcp_reply(p->ss, &req, r);
   }
-  cJSON_Delete(p->id);
-  free(p);
+  pass_free(p, "the upstream has answered the request");
 }
 
 /* Sends method with params (taken) to u; the answer goes to the client.
@@ -692,22 +738,24 @@ static void pass(mcp_session *ss, const mcp_req *req, mcp_upstream *u,
                  const char *method, cJSON *params, const char *what) {
   mcp_gateway *gw = ss->s->gw;
   gw_pass *p = calloc(1, sizeof *p);
-  if (!p || !(p->id = cJSON_Duplicate(req->id, 1))) {
-    free(p);
+  if (p) {
+    p->gw = gw;
+    p->ss = ss;
+    p->up = u;
+    p->stateless = req->stateless;
+    p->cacheable = !strcmp(method, "resources/read");
+    p->completion = !strcmp(method, "completion/complete");
+  }
+  if (!p || !(p->id = cJSON_Duplicate(req->id, 1)) ||
+      gw_pass_park_init(p, req, method) < 0) {
+    if (p) pass_free(p, "out of memory");
     cJSON_Delete(params);
     mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, "out of memory", NULL);
     return;
   }
-  p->gw = gw;
-  p->ss = ss;
-  p->up = u;
-  p->stateless = req->stateless;
-  p->cacheable = !strcmp(method, "resources/read");
-  p->completion = !strcmp(method, "completion/complete");
   p->up_id = up_request(u, method, params, on_pass_answer, p);
   if (p->up_id < 0) {
-    cJSON_Delete(p->id);
-    free(p);
+    pass_free(p, "the upstream is not running");
     gw_reply_unavailable(ss, req, u, what);
     return;
   }
@@ -730,8 +778,7 @@ int mcp_gateway_cancel(mcp_session *ss, const cJSON *id) {
   mcp_logf(gw->s->log, MCP_LOG_INFO, "upstream %s: cancelled request %.0f "
            "(the client cancelled it)", up_name(p->up), p->up_id);
   unlink_pass(gw, p);
-  cJSON_Delete(p->id);
-  free(p);
+  pass_free(p, "the client cancelled the request");
   return 1;
 }
 
@@ -751,6 +798,7 @@ static void quoted(char *out, size_t size, const char *text) {
 static void get_prompt(mcp_session *ss, const mcp_req *req) {
   mcp_server *s = ss->s;
   const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req->params, "name"));
+  if (gw_pass_resume(ss, req, name)) return; /* answers to an upstream's requests */
   const char *orig = NULL;
   mcp_upstream *u = by_prefix(s->gw, name, &orig);
   mcp_upstream *down = name ? not_up(s->gw, u) : NULL;
@@ -792,6 +840,7 @@ static mcp_upstream *owner_of_uri(mcp_gateway *gw, const char *uri) {
 static void read_resource(mcp_session *ss, const mcp_req *req) {
   mcp_server *s = ss->s;
   const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(req->params, "uri"));
+  if (gw_pass_resume(ss, req, uri)) return; /* answers to an upstream's requests */
   mcp_upstream *u = owner_of_uri(s->gw, uri);
   char what[210];
   quoted(what, sizeof what, uri);
@@ -1031,7 +1080,10 @@ void mcp_gateway_listen_gone(mcp_server *s, mcp_session *ss,
 void mcp_gateway_session_gone(mcp_server *s, mcp_session *ss) {
   if (!s->gw) return;
   for (gw_pass *p = s->gw->passes; p; p = p->next)
-    if (p->ss == ss) p->ss = NULL; /* its answer has no one to go to */
+    if (p->ss == ss) { /* its answer has no one to go to */
+      p->ss = NULL;
+      mcp_parked_drop(&p->park, "toolgate's client has gone");
+    }
   gw_sub **pp = &s->gw->subs;
   while (*pp) {
     gw_sub *x = *pp;

@@ -46,8 +46,9 @@ typedef struct gw_relay {
   cJSON *id;               /* its request id */
   mcp_pending *pending;    /* our request to the client (2025 era) */
   struct gw_relay *next;
-  mcp_call *call;          /* or: the 2026-07-28 call it was put to as
-                              input_required (call_input.c; it holds this
+  mcp_parked *park;        /* or: the 2026-07-28 request (a tools/call, a
+                              prompts/get, ...) it was put to as
+                              input_required (parked.c; it holds this
                               relay until it answers); NULL none */
 } gw_relay;
 
@@ -66,6 +67,14 @@ typedef struct gw_pass {
                               ttlMs and cacheScope (the upstream's, else 0
                               and private: toolgate cannot tell) */
   int completion;          /* completion/complete: its result is checked */
+  /* a 2026-07-28 client's prompts/get or resources/read: the upstream's
+   * requests of the client during it are put to the client as its
+   * input_required result (pass_input.c; park.kind NULL: not this one) */
+  mcp_parked park;
+  char *subject;           /* the prompt's name or the URI, as sent */
+  cJSON *args;             /* the prompt's arguments ({} for a resource) */
+  int answered;            /* input_required went out for its id: the
+                              upstream's answer waits for the retry */
 } gw_pass;
 
 /* The digests of an upstream's prompts and of its resources (with their
@@ -98,6 +107,20 @@ struct mcp_gateway {
   uv_timer_t startup;
   int startup_open, settled, stopped;
 };
+
+/* ---- pass_input.c ---- */
+
+/* Sets up the park of a client's request passed to an upstream (method:
+ * "prompts/get", "resources/read"; others do not park), for a
+ * 2026-07-28 request. 0, or -1 when out of memory. */
+int gw_pass_park_init(gw_pass *p, const mcp_req *req, const char *method);
+/* A 2026-07-28 prompts/get or resources/read (subject: its name or URI)
+ * that brings a requestState: the retry of a request waiting on the
+ * client's answers (handled, 1), or of one that has ended meanwhile
+ * (its state redeemed: 0, to be handled as a fresh request), or one
+ * whose state is bad (answered with the error, 1). 0 also when it
+ * brings none. */
+int gw_pass_resume(mcp_session *ss, const mcp_req *req, const char *subject);
 
 /* An upstream's elicitation/create params, for the user: a copy whose
  * message starts "[server] ", so the user knows who asks. NULL: no memory. */

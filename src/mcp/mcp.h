@@ -15,9 +15,11 @@
  *   approval.c  an `ask`: elicitation/create to the client (2025 era), an
  *               input_required result (2026-07-28), or the fallback
  *   reqstate.c  the integrity-protected requestState of input_required
- *   call_input.c an upstream's request during a 2026-07-28 client's call,
- *               put to that client as input_required; the retry that
- *               answers it takes the call over
+ *   parked.c    a 2026-07-28 client's request parked while its upstream's
+ *               requests of the client go to it as input_required; the
+ *               retry that answers them takes the request over
+ *   call_input.c a tools/call that parks;  pass_input.c (gateway.h) a
+ *               prompts/get or resources/read passed to an upstream
  *   listen.c    subscriptions/listen (2026-07-28): list changes and
  *               resource updates on a client's streams
  *   gateway.c   the upstream MCP servers' tools (a tool source),
@@ -100,11 +102,50 @@ struct mcp_pending {
   mcp_pending *next;
 };
 
-/* The client's answer to an upstream's request put to it during a call
- * (call_input.c): its result, or an error when it will not come. */
+/* The client's answer to an upstream's request put to it during a
+ * request (parked.c): its result, or an error when it will not come. */
 typedef void (*mcp_input_fn)(const cJSON *result, const cJSON *error, void *ud);
-/* One such request, waiting (call_input.c). */
+/* One such request, waiting (parked.c). */
 typedef struct mcp_input mcp_input;
+typedef struct mcp_parked mcp_parked;
+
+/* What parks (parked.c): a tools/call (call_input.c), a prompts/get or
+ * resources/read passed to an upstream (pass_input.c). */
+typedef struct {
+  /* may the request still be asked: its client is there, it goes on */
+  int (*open)(const mcp_parked *pk);
+  /* answers the request (its id now) with result (taken) */
+  void (*reply)(mcp_parked *pk, cJSON *result);
+  /* the retry req takes the request over: its id is the one answered
+   * from now on (answers: it brings some; when 0, only the id changes).
+   * 0, or -1 when out of memory */
+  int (*take_over)(mcp_parked *pk, const mcp_req *req, int answers);
+} mcp_parked_kind;
+
+/* A 2026-07-28 client's request whose upstream asks the client for
+ * something (parked.c), part of the request it belongs to. */
+struct mcp_parked {
+  const mcp_parked_kind *kind; /* NULL: this request does not park */
+  mcp_server *s;
+  /* what its requestState is bound to: the request's method, subject
+   * (the tool, prompt name or resource URI) and arguments (the owner's) */
+  const char *method;
+  const char *subject;
+  const cJSON *args;
+  const char *label;     /* its name in the log ("mcp-3", "prompts/get") */
+  uint64_t wait_ms;      /* how long the retry is awaited, then what
+                            waits fails; 0: as long as the request runs */
+  int can_elicit, can_sample, can_roots; /* the capabilities its client
+                            declared (the request's _meta) */
+  const char *missing_cap; /* what was asked of the client that it had
+                            not declared ("sampling", ...); NULL none */
+  int posed;             /* an input_required result is out: the retry
+                            is awaited */
+  mcp_input *inputs;     /* waiting on the client's answers, oldest first */
+  char *state;           /* the requestState the retry must bring */
+  uv_timer_t *timer;     /* the gathering, then the wait on the retry */
+  unsigned keys;         /* keys toolgate made so far */
+};
 
 /* A tools/call in flight. */
 struct mcp_call {
@@ -129,26 +170,19 @@ struct mcp_call {
                             messages of its upstream while it runs; -1 */
   int stateless;         /* a 2026-07-28 request */
   int can_elicit;        /* its client accepts elicitation/create */
-  int can_sample, can_roots; /* ... sampling/createMessage, roots/list */
   int cancelled;         /* notifications/cancelled: nothing more is sent */
   int answered;          /* its answer went out before the call ended
                             (input_required) */
-  const char *missing_cap; /* what its upstream asked of the client and
-                            the 2026-07-28 client had not declared
-                            ("sampling", ...): if the call then fails, it
-                            is answered -32021 naming it; NULL none */
   int preset;            /* the user's answer came with the request (the
                             retry of an input_required): a tg_answer, 0 none */
   tg_always_scope preset_scope;
   char *preset_guidance;
   uint64_t approval_id;  /* an ask waiting on the client's answer */
   mcp_pending *elicit;   /* the elicitation/create it waits on */
-  /* an upstream's requests put to a 2026-07-28 client (call_input.c) */
-  mcp_input *inputs;     /* waiting on the client's answers, oldest first */
-  char *input_state;     /* the requestState the retry must bring */
-  uv_timer_t *input_gather; /* the requests that come together go out
-                            together: posed when it fires; NULL none */
-  unsigned input_keys;   /* keys toolgate made for them so far */
+  /* an upstream's requests put to a 2026-07-28 client (call_input.c):
+   * park.missing_cap, what it asked of the client and the client had not
+   * declared ("sampling", ...), makes a failed call -32021 naming it */
+  mcp_parked park;
 };
 
 /* The client's tools as last listed: names, sorted, and which are hidden. */
@@ -320,27 +354,53 @@ void mcp_calls_flush_progress(mcp_session *ss);
 /* The call of that chain call id, in any session, or NULL. */
 mcp_call *mcp_call_find(mcp_server *s, const char *call_id);
 
+/* ---- parked.c ------------------------------------------------------------ */
+
+/* Sets pk up for a request req of method (a literal), not parked yet;
+ * subject, args and wait_ms are the owner's to set. */
+void mcp_parked_init(mcp_parked *pk, const mcp_parked_kind *kind,
+                     mcp_server *s, const mcp_req *req, const char *method,
+                     const char *label);
+/* The capabilities the client declared in req, as pk's. */
+void mcp_parked_read_caps(mcp_parked *pk, const mcp_req *req);
+/* An upstream's request (its id upstream_id; method, params taken) made
+ * while it runs pk's request: the request is answered input_required
+ * (with the other requests that come with it), and fn gets the client's
+ * answer when it sends the request again (or an error when the request
+ * ends first, or the retry does not come in time). 0, or -1 with why (fn
+ * not called). */
+int mcp_parked_ask(mcp_parked *pk, const cJSON *upstream_id,
+                   const char *method, cJSON *params, mcp_input_fn fn,
+                   void *ud, char *why, size_t len);
+/* The upstream withdrew its request (the one of ud; or toolgate stops)
+ * before fn ran: fn will not be called. */
+void mcp_parked_withdraw(mcp_parked *pk, void *ud);
+/* The request is freed: a request still waiting is answered with an
+ * error (why), through its fn. */
+void mcp_parked_drop(mcp_parked *pk, const char *why);
+/* Is pk's request waiting on the retry that brings state? */
+int mcp_parked_holds(const mcp_parked *pk, const char *state);
+/* The retry req of pk's request (it holds req's requestState), with the
+ * subject and arguments it names: checked, and the answers go on, or the
+ * requests are put again. req is always answered or taken over. */
+void mcp_parked_resume(mcp_parked *pk, mcp_session *ss, const mcp_req *req,
+                       const char *subject, const cJSON *args);
+/* Redeems req's requestState for method, subject and args (NULL: {}): 0,
+ * or -1 when it answered req with the error (tampered, replayed,
+ * expired, issued for another request). */
+int mcp_parked_redeem(mcp_server *s, mcp_session *ss, const mcp_req *req,
+                      const char *method, const char *subject,
+                      const cJSON *args);
+
 /* ---- call_input.c -------------------------------------------------------- */
 
 /* Is call_id a call of a 2026-07-28 request? */
 int mcp_call_is_stateless(mcp_server *s, const char *call_id);
-/* An upstream's request (its id upstream_id; method, params taken) made
- * while it runs call call_id of a 2026-07-28 client: the call is answered
- * input_required (with the other requests that come with it), and fn gets
- * the client's answer when it sends the call again (or an error when the
- * call ends first). Returns the call (for
- * mcp_call_input_withdraw, good until fn has run), or NULL with why (fn
- * not called). */
-mcp_call *mcp_call_ask_input(mcp_server *s, const char *call_id,
-                             const cJSON *upstream_id, const char *method,
-                             cJSON *params, mcp_input_fn fn, void *ud,
-                             char *why, size_t len);
-/* The upstream withdrew its request (the one of ud; or toolgate stops)
- * before fn ran: fn will not be called. */
-void mcp_call_input_withdraw(mcp_call *c, void *ud);
-/* The call is freed: a request still waiting is answered with an error
- * (why), through its fn. */
-void mcp_call_input_drop(mcp_call *c, const char *why);
+/* Where an upstream's requests during call call_id wait (parked.c), or
+ * NULL when there is no such call. */
+mcp_parked *mcp_call_park(mcp_server *s, const char *call_id);
+/* Sets up the park of a new call (req its request). */
+void mcp_call_park_init(mcp_call *c, const mcp_req *req);
 /* A tools/call that brings the requestState of a call waiting on the
  * client: handled (the answer goes on, or the request is put again) and
  * 1; 0 when it is no such retry. */

@@ -229,7 +229,7 @@ static void unlink_call(mcp_session *ss, mcp_call *c) {
 }
 
 static void call_free(mcp_call *c) {
-  mcp_call_input_drop(c, "the tool call ended before the client answered");
+  mcp_parked_drop(&c->park, "the tool call ended before the client answered");
   cJSON_Delete(c->id);
   cJSON_Delete(c->args);
   cJSON_Delete(c->progress_token);
@@ -401,16 +401,16 @@ static cJSON *error_result(const mcp_call *c, const tg_outcome *o) {
 }
 
 /* The call failed after its upstream asked the client for what the client
- * had not declared (call_input.c): the 2026-07-28 answer for that is
+ * had not declared (parked.c): the 2026-07-28 answer for that is
  * -32021 with requiredCapabilities, a ClientCapabilities object. */
 static void missing_capability(mcp_call *c) {
   cJSON *data = cJSON_CreateObject();
   cJSON_AddObjectToObject(cJSON_AddObjectToObject(data, "requiredCapabilities"),
-                          c->missing_cap);
+                          c->park.missing_cap);
   char msg[300];
   snprintf(msg, sizeof msg, "MissingRequiredClientCapability: tool %s needs "
            "the client's %s capability, which this request's _meta does not "
-           "declare", c->tool, c->missing_cap);
+           "declare", c->tool, c->park.missing_cap);
   mcp_reply_error(c->ss, c->id, MCP_E_MISSING_CAPABILITY, msg, data);
 }
 
@@ -423,7 +423,7 @@ static void on_done(tg_runtime *rt, const tg_outcome *o, void *ud) {
   }
   mcp_server *s = ss->s;
   mcp_approval_drop(c);
-  if (!c->cancelled && !c->answered && c->stateless && c->missing_cap &&
+  if (!c->cancelled && !c->answered && c->stateless && c->park.missing_cap &&
       o->status != TG_STATUS_OK) {
     missing_capability(c);
   } else if (!c->cancelled && !c->answered) {
@@ -548,8 +548,6 @@ static mcp_call *new_call(mcp_session *ss, const mcp_req *req, const char *name,
   c->last_progress = -HUGE_VAL; /* a first notice of 0 is sent too */
   c->stateless = req->stateless;
   c->can_elicit = mcp_can_elicit(req);
-  c->can_sample = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(req->caps, "sampling"));
-  c->can_roots = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(req->caps, "roots"));
   c->log_level = req->stateless
       ? mcp_log_level_of(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(req->params, "_meta"), MCP_META_LOG_LEVEL)))
@@ -564,6 +562,7 @@ static mcp_call *new_call(mcp_session *ss, const mcp_req *req, const char *name,
     call_free(c);
     return NULL;
   }
+  mcp_call_park_init(c, req);
   return c;
 }
 

@@ -10,7 +10,7 @@
 // wants its server to answer `input_required` (SEP-2322), this one does
 // what a server of its era does instead, and asks its client mid-call
 // (elicitation/create, sampling/createMessage, roots/list). toolgate's
-// relay (src/mcp/call_input.c) turns that request into the
+// relay (src/mcp/parked.c) turns that request into the
 // `input_required` result the 2026-07-28 client gets, with toolgate's
 // requestState, and the client's retry into the answer this server
 // awaits. So the scenarios check toolgate's relay, not this file.

@@ -41,11 +41,6 @@ export const EXPECTED = {
   "dns-rebinding-protection":
     "HTTP is the bridge's: supergateway checks neither Host nor Origin and " +
     "answers 200 (the same as in the 2025 run, where the bridge alone fails it too)",
-  "input-required-result-non-tool-request":
-    "toolgate relays an upstream's request as input_required only during " +
-    "tools/call: during prompts/get a 2026-07-28 client cannot be asked, " +
-    "the upstream's elicitation/create is refused, and the fixture's " +
-    "prompt fails with a JSON-RPC error",
   "tasks-lifecycle": TASKS,
   "tasks-capability-negotiation": TASKS,
   "tasks-wire-fields": TASKS,

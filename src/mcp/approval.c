@@ -165,12 +165,13 @@ void mcp_approval_drop(mcp_call *c) {
 
 static void input_required(mcp_server *s, mcp_call *c,
                            const tg_approval_request *r) {
-  char *state = mcp_state_issue(s->states, "tools/call", c->tool, c->args);
+  char *state = mcp_state_issue(s->states, MCP_STATE_APPROVAL, "tools/call",
+                                c->tool, c->args);
   if (!state) return unavailable(s, r->approval_id, "out of memory");
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "resultType", "input_required");
   cJSON *reqs = cJSON_AddObjectToObject(res, "inputRequests");
-  cJSON *q = cJSON_AddObjectToObject(reqs, "approval");
+  cJSON *q = cJSON_AddObjectToObject(reqs, MCP_APPROVAL_KEY);
   cJSON_AddStringToObject(q, "method", "elicitation/create");
   cJSON_AddItemToObject(q, "params", question(r));
   cJSON_AddStringToObject(res, "requestState", state);
@@ -190,7 +191,7 @@ int mcp_read_input_response(mcp_session *ss, const mcp_req *req,
   mcp_server *s = ss->s;
   const cJSON *state = cJSON_GetObjectItemCaseSensitive(req->params, "requestState");
   const cJSON *in = cJSON_GetObjectItemCaseSensitive(req->params, "inputResponses");
-  const cJSON *a = cJSON_GetObjectItemCaseSensitive(in, "approval");
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(in, MCP_APPROVAL_KEY);
   const char *bad = NULL;
   if (!state && !in) return 0;
   if (!req->stateless)
@@ -212,8 +213,24 @@ int mcp_read_input_response(mcp_session *ss, const mcp_req *req,
   }
   char why[512];
   const char *reason = NULL;
-  if (mcp_state_redeem(s->states, state->valuestring, "tools/call", c->tool,
-                       c->args, why, sizeof why, &reason) < 0) {
+  /* A state of the upstream's requests for this very call, which has
+   * ended meanwhile (mcp_call_resume found nothing waiting on it): a call
+   * as any, its inputResponses answers to requests no one waits for —
+   * never an answer to toolgate's own question, which it did not pose. */
+  int rc = mcp_state_redeem(s->states, state->valuestring, MCP_STATE_INPUT,
+                            "tools/call", c->tool, c->args, why, sizeof why,
+                            &reason);
+  if (rc == 0) {
+    mcp_logf(s->log, MCP_LOG_INFO, "tools/call %s: its requestState names a "
+             "call that has ended: run as a new call", c->tool);
+    return 0;
+  }
+  /* tampered, replayed, expired: whatever it was issued for */
+  if (reason && !strcmp(reason, "mismatch"))
+    rc = mcp_state_redeem(s->states, state->valuestring, MCP_STATE_APPROVAL,
+                          "tools/call", c->tool, c->args, why, sizeof why,
+                          &reason);
+  if (rc < 0) {
     cJSON *data = cJSON_CreateObject();
     cJSON_AddStringToObject(data, "reason", reason);
     mcp_logf(s->log, MCP_LOG_WARNING, "tools/call %s refused: %s", c->tool, why);

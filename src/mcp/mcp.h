@@ -445,16 +445,26 @@ cJSON *mcp_listen_params(const cJSON *id);
 
 mcp_states *mcp_states_new(uint64_t ttl_ms, char err[TG_ERRMSG]);
 void mcp_states_free(mcp_states *st);
-/* A new requestState for a tools/call of tool with args (base64url text,
- * malloc'd), or NULL when out of memory. */
-char *mcp_state_issue(mcp_states *st, const char *method, const char *tool,
+/* The key of toolgate's own question (may this call run?) in an
+ * input_required result's inputRequests; a relayed request never gets it. */
+#define MCP_APPROVAL_KEY "approval"
+/* What a requestState answers: toolgate's own approval question, or the
+ * requests an upstream made (relayed). A state of one never redeems as
+ * the other. */
+typedef enum { MCP_STATE_APPROVAL, MCP_STATE_INPUT } mcp_state_purpose;
+/* A new requestState for a request of method on tool (a prompt's name, a
+ * URI) with args, for purpose (base64url text, malloc'd), or NULL when
+ * out of memory. */
+char *mcp_state_issue(mcp_states *st, mcp_state_purpose purpose,
+                      const char *method, const char *tool,
                       const cJSON *args);
 /* Checks a requestState that came back with a retried request: the MAC,
- * the expiry, that it was issued for this method, tool and args, and that
- * it was not used before — then marks it used. 0, or -1 with why (a
+ * the expiry, that it was issued for this purpose, method, tool and args,
+ * and that it was not used before — then marks it used. 0, or -1 with why (a
  * sentence for the client) and reason ("tampered", "expired", "mismatch",
  * "replayed"). */
-int mcp_state_redeem(mcp_states *st, const char *state, const char *method,
+int mcp_state_redeem(mcp_states *st, const char *state,
+                     mcp_state_purpose purpose, const char *method,
                      const char *tool, const cJSON *args, char *why,
                      size_t whylen, const char **reason);
 

@@ -95,10 +95,12 @@ static int key_taken(const mcp_parked *pk, const char *key) {
 
 /* The upstream's id as a key, if it makes a fair one: keys come back in
  * the client's retry, and a client may well keep them as the names of an
- * object's members, so plain ones only, and none an object has already. */
+ * object's members, so plain ones only, and none an object has already —
+ * nor the key of toolgate's own approval question, which an upstream must
+ * not be able to pose (its requestState differs too: reqstate.c). */
 static int key_of_id(const cJSON *id, char *key, size_t len) {
   static const char *const inherited[] = {"__proto__", "constructor",
-                                          "prototype", NULL};
+                                          "prototype", MCP_APPROVAL_KEY, NULL};
   if (cJSON_IsString(id)) {
     size_t n = strlen(id->valuestring);
     if (n == 0 || n > MAX_KEY || n >= len) return 0;
@@ -161,8 +163,8 @@ static void stop_timer(mcp_parked *pk) {
 /* Answers the request (its id now) with input_required for every request
  * waiting, under a new requestState. 0, or -1 when out of memory. */
 static int pose(mcp_parked *pk) {
-  char *state = mcp_state_issue(pk->s->states, pk->method, pk->subject,
-                                pk->args);
+  char *state = mcp_state_issue(pk->s->states, MCP_STATE_INPUT, pk->method,
+                                pk->subject, pk->args);
   if (!state) return -1;
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "resultType", "input_required");
@@ -400,8 +402,9 @@ int mcp_parked_redeem(mcp_server *s, mcp_session *ss, const mcp_req *req,
   cJSON *none = cJSON_IsObject(args) ? NULL : cJSON_CreateObject();
   char why[512];
   const char *reason = NULL;
-  int rc = mcp_state_redeem(s->states, state->valuestring, method, subject,
-                            none ? none : args, why, sizeof why, &reason);
+  int rc = mcp_state_redeem(s->states, state->valuestring, MCP_STATE_INPUT,
+                            method, subject, none ? none : args, why,
+                            sizeof why, &reason);
   cJSON_Delete(none);
   if (rc == 0) return 0;
   cJSON *data = cJSON_CreateObject();

@@ -8,8 +8,15 @@
  *   [0]      format version (1)
  *   [1..8]   expiry, ms of this process's monotonic clock, big-endian
  *   [9..24]  nonce (random): the state's identity, for single use
- *   [25..56] SHA-256 of method NUL tool NUL args (keys sorted): what it
- *            was issued for
+ *   [25..56] SHA-256 of purpose NUL method NUL tool NUL args (keys
+ *            sorted): what it was issued for
+ *
+ * The purpose keeps toolgate's own question apart from the questions it
+ * relays: an approval's state answers "may this call run?", an input
+ * state carries an upstream's requests. Both are retries of the same
+ * method and arguments, so without it a state issued for an upstream's
+ * question (whose key the upstream may name "approval") would redeem as
+ * the user's approval of the call.
  *   [57..88] HMAC-SHA256 of bytes 0..56 under a key made at start-up
  *
  * The key never leaves the process, so a state from another process (or
@@ -127,34 +134,45 @@ static int decode(const char *in, uint8_t *out) {
 
 /* ---- issue and redeem ------------------------------------------------------ */
 
-/* What a state is for: method, tool and args (keys sorted). -1: no memory. */
-static int binding(const char *method, const char *tool, const cJSON *args,
+static const char *purpose_name(mcp_state_purpose purpose) {
+  return purpose == MCP_STATE_APPROVAL ? "approval" : "input";
+}
+
+/* What a state is for: its purpose, method, tool and args (keys sorted).
+ * -1: no memory. */
+static int binding(mcp_state_purpose purpose, const char *method,
+                   const char *tool, const cJSON *args,
                    uint8_t out[TG_SHA256_SIZE]) {
   char *a = tg_json_print_sorted(args);
   if (!a) return -1;
-  size_t nm = strlen(method), nt = strlen(tool), na = strlen(a);
-  char *buf = malloc(nm + nt + na + 2);
+  const char *pu = purpose_name(purpose);
+  size_t np = strlen(pu), nm = strlen(method), nt = strlen(tool),
+         na = strlen(a);
+  char *buf = malloc(np + nm + nt + na + 3);
   if (!buf) {
     free(a);
     return -1;
   }
-  memcpy(buf, method, nm + 1);      /* the NULs keep the parts apart */
-  memcpy(buf + nm + 1, tool, nt + 1);
-  memcpy(buf + nm + nt + 2, a, na);
-  tg_sha256(buf, nm + nt + na + 2, out);
+  /* the NULs keep the parts apart */
+  char *at = memcpy(buf, pu, np + 1);
+  at = memcpy(at + np + 1, method, nm + 1);
+  at = memcpy(at + nm + 1, tool, nt + 1);
+  memcpy(at + nt + 1, a, na);
+  tg_sha256(buf, np + nm + nt + na + 3, out);
   free(buf);
   free(a);
   return 0;
 }
 
-char *mcp_state_issue(mcp_states *st, const char *method, const char *tool,
+char *mcp_state_issue(mcp_states *st, mcp_state_purpose purpose,
+                      const char *method, const char *tool,
                       const cJSON *args) {
   uint8_t b[STATE_BYTES];
   uint64_t expires = now_ms() + st->ttl_ms;
   b[0] = STATE_VERSION;
   for (int i = 0; i < 8; i++) b[1 + i] = (uint8_t)(expires >> (56 - 8 * i));
   if (fill_random(b + 9, NONCE) < 0 ||
-      binding(method, tool, args, b + 9 + NONCE) < 0)
+      binding(purpose, method, tool, args, b + 9 + NONCE) < 0)
     return NULL;
   tg_hmac_sha256(st->key, sizeof st->key, b, BODY, b + BODY);
   char *text = malloc(STATE_TEXT + 1);
@@ -200,7 +218,8 @@ static int refuse(char *why, size_t len, const char **reason, const char *r,
   return -1;
 }
 
-int mcp_state_redeem(mcp_states *st, const char *state, const char *method,
+int mcp_state_redeem(mcp_states *st, const char *state,
+                     mcp_state_purpose purpose, const char *method,
                      const char *tool, const cJSON *args, char *why,
                      size_t whylen, const char **reason) {
   uint8_t b[STATE_BYTES], mac[TG_SHA256_SIZE], want[TG_SHA256_SIZE];
@@ -222,12 +241,13 @@ int mcp_state_redeem(mcp_states *st, const char *state, const char *method,
   if (now >= expires)
     return refuse(why, whylen, reason, "expired", "the question timed out; "
                   "send the call again without it to be asked anew");
-  if (binding(method, tool, args, want) < 0)
+  if (binding(purpose, method, tool, args, want) < 0)
     return refuse(why, whylen, reason, "tampered", "out of memory");
   if (!tg_digest_equal(want, b + 9 + NONCE, sizeof want))
     return refuse(why, whylen, reason, "mismatch", "it was issued for "
-                  "another call (method, tool or arguments differ): the "
-                  "answer covers only the call it was asked for");
+                  "another request (method, tool, arguments, or the kind of "
+                  "question differ): the answer covers only the request it "
+                  "was asked for");
   if (mark_used(st, b + 9, expires, now) < 0)
     return refuse(why, whylen, reason, "busy", "too many answered questions "
                   "are remembered; try again later");

@@ -306,9 +306,18 @@ local function entry_for(t, name)
   if e then return e end
   if sub(name, 1, 5) == "mcp__" and #name > 5 then
     -- mcp__SERVER__TOOL: the server is what comes before the next "__"
-    -- (call.server, as for the tools of a server toolgate serve fronts)
+    -- (call.server, as for the tools of a server toolgate serve fronts),
+    -- as Claude Code itself splits the name for its permission rules. The
+    -- tool's part is the upstream's to choose, so it may well start with
+    -- "_" ("mcp__srv___rm"): the server is still "srv" — a split that
+    -- looked for the last "__" before a letter let such a tool carry
+    -- another server's name, or none, past rules on call.server.
+    -- An agent whose events do not name the server (t.mcp_unnamed: its
+    -- mcp__NAME holds the tool's name alone) sets none: a "__" in NAME
+    -- is the upstream's, not a server's.
     local rest = sub(name, 6)
-    return { tool = rest, mcp = true, server = rest:match("^(.-[^_])__[^_]") }
+    local server = not t.mcp_unnamed and rest:match("^(.-)__") or nil
+    return { tool = rest, mcp = true, server = server ~= "" and server or nil }
   end
   return { tool = name, own = true }
 end

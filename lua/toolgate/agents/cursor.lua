@@ -8,6 +8,9 @@ local common = require "toolgate.agents.common"
 
 local M = agent.table("cursor")
 M.rel = common.rel
+-- Its MCP tools come as MCP:<tool>, without the server (mcp__<tool> to
+-- toolgate): call.server stays unset, whatever the tool's name holds.
+M.mcp_unnamed = true
 
 -- Shell {command, cwd, timeout (ms)}: exec, in the shell's own cwd when it
 -- names one. Its output arrives as {output, exitCode}: post-hooks read it

@@ -100,7 +100,8 @@ typedef struct {
 typedef struct {
   const tg_dialect_place *places;  /* ends with a NULL flag */
   /* the agent's own home folder, when this environment variable names
-   * one (COPILOT_HOME): the in_home places are home_file under it */
+   * one (COPILOT_HOME, CODEX_HOME, GEMINI_CLI_HOME): the in_home places
+   * are home_file under it, and the agent reads no file of HOME's */
   const char *home_var, *home_file;
   const tg_dialect_hook *hooks;    /* ends with a NULL event */
   /* hooks.EVENT is [{"matcher"?, "hooks": [HOOK]}] (grouped), or [HOOK]
@@ -195,7 +196,8 @@ const char *tg__dialect_names(void);
 /* ---- shared by dialects (dialect_common.c) -------------------------------- */
 
 /* Where place pl of install in is, into out: "" and -1 when it is under a
- * HOME that is not set (not absolute). */
+ * HOME that is not set (not absolute), or under the agent's home variable
+ * (home_var) set to a path that is not absolute. */
 int tg__dialect_place_path(const tg_dialect_install *in,
                            const tg_dialect_place *pl, char *out, size_t len);
 /* toolgate's (the canonical) event names and kinds, Claude Code's own:

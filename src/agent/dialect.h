@@ -96,6 +96,24 @@ typedef struct {
   int event_arg;
 } tg_dialect_hook;
 
+/* Whether the agent reads a project's own settings (where a --project
+ * install puts the hooks) in a folder: some read them only in a folder
+ * the user trusts, and ignore them silently elsewhere. */
+typedef enum {
+  TG_PROJECT_READ = 0,         /* read (trusted, or trust is off) */
+  TG_PROJECT_READ_BY_ENV,      /* read by the sessions started with this
+                                  environment only: why says which */
+  TG_PROJECT_IGNORED,          /* not read: the hooks never run */
+  TG_PROJECT_UNKNOWN           /* cannot be told: a file it decides by is
+                                  unreadable or garbled (file) */
+} tg_project_read;
+
+typedef struct {
+  tg_project_read read;
+  char why[4096];              /* what decided it, in plain words */
+  char file[4096];             /* the file to edit to change it; "" none */
+} tg_project_trust;
+
 /* How an install writes the agent's settings. */
 typedef struct {
   const tg_dialect_place *places;  /* ends with a NULL flag */
@@ -141,6 +159,11 @@ typedef struct {
    * (Claude Code's "disableAllHooks"), toolgate's included: `toolgate
    * doctor` says so; NULL: none known */
   const char *off_switch;
+  /* the agent reads the project's settings only in a folder the user
+   * trusts (Gemini CLI's folder trust): whether it reads them in project
+   * (a path), into *out, from the agent's own files and environment;
+   * NULL: it reads them wherever it runs */
+  void (*project_trust)(const char *project, tg_project_trust *out);
 } tg_dialect_install;
 
 struct tg_dialect {
@@ -192,6 +215,10 @@ const tg_dialect *tg__dialect(const char *name);
 const tg_dialect *tg__dialect_at(size_t i);
 /* "claude-code, codex, ..." (static). */
 const char *tg__dialect_names(void);
+
+/* ---- Gemini CLI's folder trust (trust_gemini.c) --------------------------- */
+
+void tg__gemini_project_trust(const char *project, tg_project_trust *out);
 
 /* ---- shared by dialects (dialect_common.c) -------------------------------- */
 

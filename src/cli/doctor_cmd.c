@@ -117,15 +117,19 @@ static void fault(doctor_run *d, const char *run, const char *fmt, ...) {
 /* The first line of s, at most 300 bytes, for a one-line message; what
  * a terminal would take as a control (the text may come from a settings
  * file or a program's stderr) becomes '?'. */
-static void one_line(char *out, size_t len, const char *s) {
+static void line_of(char *out, size_t len, const char *s, size_t max) {
   size_t n = s ? strcspn(s, "\r\n") : 0;
-  if (n > 300) n = 300;
+  if (n > max) n = max;
   if (n >= len) n = len - 1;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     out[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
   }
   out[n] = '\0';
+}
+
+static void one_line(char *out, size_t len, const char *s) {
+  line_of(out, len, s, 300);
 }
 
 /* ---- which agents are installed ----------------------------------------- */
@@ -161,6 +165,7 @@ typedef struct {
   const char *agent, *place; /* place: the install flag for this file */
   const tg_dialect *d;
   char file[PATH_MAX];
+  int in_home;               /* the user's settings, not the project's */
 } settings_place;
 
 /* The file's JSON (NULL: no file, or *bad set with why). */
@@ -333,6 +338,48 @@ static int check_line(doctor_run *d, const settings_place *s,
   return 0;
 }
 
+/* An agent that reads a project's settings only in a folder the user
+ * trusts (Gemini CLI): hooks in a folder it does not trust never run, and
+ * the agent says nothing of it. What cannot be told is a fault too. */
+static void project_trust(doctor_run *d, const settings_place *s) {
+  char cwd[PATH_MAX], why[sizeof ((tg_project_trust *)0)->why], edit[PATH_MAX * 4 + 32], q[PATH_MAX * 4 + 8],
+      user[PATH_MAX * 4 + 96];
+  tg_project_trust t;
+  if (!getcwd(cwd, sizeof cwd)) {
+    fault(d, "cd .", "the folder this runs in cannot be told (%s), so whether "
+          "%s reads %s cannot either", strerror(errno), s->d->title, s->file);
+    return;
+  }
+  s->d->install.project_trust(cwd, &t);
+  line_of(why, sizeof why, t.why, sizeof why); /* paths from files, env */
+  snprintf(user, sizeof user, "toolgate hook install %s --user --policies %s",
+           s->agent, d->qdir);
+  switch (t.read) {
+  case TG_PROJECT_READ:
+    note(d, "%s reads %s in this folder: %s", s->d->title, s->file, why);
+    break;
+  case TG_PROJECT_READ_BY_ENV:
+    info(d, "%s reads %s in this folder only in sessions started with this "
+         "environment: %s", s->d->title, s->file, why);
+    break;
+  case TG_PROJECT_IGNORED:
+    fault(d, user, "%s does not read %s in this folder, so toolgate's hooks "
+          "there never run: %s (trust this folder in %s: run %s here and "
+          "choose \"Trust folder\", or /permissions; or put the hooks in the "
+          "user's settings)", s->d->title, s->file, why, s->d->title,
+          s->d->program);
+    break;
+  case TG_PROJECT_UNKNOWN:
+  default:
+    hook_quote(q, sizeof q, t.file);
+    snprintf(edit, sizeof edit, "${EDITOR:-vi} %s", q);
+    fault(d, t.file[0] ? edit : user, "%s may not read %s in this folder, "
+          "so toolgate's hooks there may never run: %s", s->d->title, s->file,
+          why);
+    break;
+  }
+}
+
 static void check_settings(doctor_run *d, const settings_place *s) {
   char bad[400], fix[PATH_MAX * 4 + 160];
   snprintf(fix, sizeof fix, "toolgate hook install %s %s --policies %s",
@@ -386,6 +433,7 @@ static void check_settings(doctor_run *d, const settings_place *s) {
     return;
   }
   d->hooks_found++;
+  if (!s->in_home && in->project_trust) project_trust(d, s);
   if (sound && !pre) {
     fault(d, fix, "the %s hooks in %s have no %s line: tool calls "
           "are not judged before they run", s->agent, s->file,
@@ -428,16 +476,66 @@ static void check_settings(doctor_run *d, const settings_place *s) {
   cJSON_Delete(j);
 }
 
+/* The file under HOME an agent reads no more when its own home variable
+ * is set (CODEX_HOME, GEMINI_CLI_HOME, COPILOT_HOME): toolgate's hooks
+ * there never run. */
+static void home_elsewhere(doctor_run *d, const tg_dialect *a,
+                           const tg_dialect_place *pl) {
+  const char *var = a->install.home_var;
+  const char *v = var ? getenv(var) : NULL, *home = getenv("HOME");
+  if (!v || !*v || !home || home[0] != '/' || a->install.plugin) return;
+  char file[PATH_MAX], bad[400], shown[320], qf[PATH_MAX * 4 + 8],
+      fix[PATH_MAX * 8 + 128];
+  snprintf(file, sizeof file, "%s/%s", home, pl->file);
+  one_line(shown, sizeof shown, v);
+  if (v[0] != '/') {
+    snprintf(fix, sizeof fix, "export %s=\"$PWD/%s\"", var, shown);
+    fault(d, fix, "%s is %s, not an absolute path: where %s reads its "
+          "user's hooks is not known here", var, shown, a->title);
+    return;
+  }
+  char mine[PATH_MAX];
+  if (tg__dialect_place_path(&a->install, pl, mine, sizeof mine) == 0) {
+    char r1[PATH_MAX], r2[PATH_MAX];
+    if (realpath(mine, r1) && realpath(file, r2) && !strcmp(r1, r2))
+      return; /* the same file by another path */
+  }
+  cJSON *j = read_json(file, bad, sizeof bad);
+  const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(j, "hooks"), *ev, *g,
+              *h;
+  int ours_here = 0;
+  cJSON_ArrayForEach(ev, (cJSON_IsObject(hooks) ? hooks : NULL)) {
+    cJSON_ArrayForEach(g, (cJSON_IsArray(ev) ? ev : NULL)) {
+      const cJSON *hs = a->install.flat ? ev
+                            : cJSON_GetObjectItemCaseSensitive(g, "hooks");
+      cJSON_ArrayForEach(h, hs) ours_here |= ours(cJSON_GetStringValue(
+          cJSON_GetObjectItemCaseSensitive(h, a->install.command_key)),
+          a->name);
+      if (a->install.flat) break;
+    }
+  }
+  cJSON_Delete(j);
+  if (!ours_here) return;
+  hook_quote(qf, sizeof qf, file);
+  snprintf(fix, sizeof fix, "toolgate hook uninstall %s --settings %s && "
+           "toolgate hook install %s --user --policies %s", a->name, qf,
+           a->name, d->qdir);
+  fault(d, fix, "the %s hooks in %s never run: %s is set (%s), so %s reads "
+        "its user's hooks from %s", a->name, file, var, shown, a->title,
+        mine);
+}
+
 static void hooks(doctor_run *d) {
   const tg_dialect *a;
   /* every place each agent's install may write, in the registry's order */
   for (size_t i = 0; (a = tg__dialect_at(i)); i++) {
     for (const tg_dialect_place *pl = a->install.places; pl && pl->flag;
          pl++) {
-      settings_place place = {a->name, pl->flag, a, ""};
+      settings_place place = {a->name, pl->flag, a, "", pl->in_home};
+      if (pl->in_home) home_elsewhere(d, a, pl);
       if (tg__dialect_place_path(&a->install, pl, place.file,
                                  sizeof place.file) < 0)
-        continue; /* under a HOME that is not set */
+        continue; /* under a HOME that is not set (said above) */
       check_settings(d, &place);
     }
   }

@@ -96,23 +96,23 @@ typedef struct {
   int event_arg;
 } tg_dialect_hook;
 
-/* Whether the agent reads a project's own settings (where a --project
- * install puts the hooks) in a folder: some read them only in a folder
- * the user trusts, and ignore them silently elsewhere. */
+/* Whether the agent runs hooks in a folder: some run none (a project's
+ * settings' nor the user's) in a folder the user has not trusted, and say
+ * nothing of it. */
 typedef enum {
-  TG_PROJECT_READ = 0,         /* read (trusted, or trust is off) */
-  TG_PROJECT_READ_BY_ENV,      /* read by the sessions started with this
+  TG_FOLDER_TRUSTED = 0,       /* trusted, or trust is off */
+  TG_FOLDER_TRUSTED_BY_ENV,    /* by the sessions started with this
                                   environment only: why says which */
-  TG_PROJECT_IGNORED,          /* not read: the hooks never run */
-  TG_PROJECT_UNKNOWN           /* cannot be told: a file it decides by is
+  TG_FOLDER_UNTRUSTED,         /* no hook runs here */
+  TG_FOLDER_UNKNOWN            /* cannot be told: a file it decides by is
                                   unreadable or garbled (file) */
-} tg_project_read;
+} tg_folder_trust;
 
 typedef struct {
-  tg_project_read read;
+  tg_folder_trust trust;
   char why[4096];              /* what decided it, in plain words */
   char file[4096];             /* the file to edit to change it; "" none */
-} tg_project_trust;
+} tg_folder_trust_said;
 
 /* How an install writes the agent's settings. */
 typedef struct {
@@ -159,11 +159,10 @@ typedef struct {
    * (Claude Code's "disableAllHooks"), toolgate's included: `toolgate
    * doctor` says so; NULL: none known */
   const char *off_switch;
-  /* the agent reads the project's settings only in a folder the user
-   * trusts (Gemini CLI's folder trust): whether it reads them in project
-   * (a path), into *out, from the agent's own files and environment;
-   * NULL: it reads them wherever it runs */
-  void (*project_trust)(const char *project, tg_project_trust *out);
+  /* the agent runs hooks only in a folder the user trusts (Gemini CLI's
+   * folder trust): whether it trusts folder (a path), into *out, from
+   * the agent's own files and environment; NULL: it runs them anywhere */
+  void (*folder_trust)(const char *folder, tg_folder_trust_said *out);
 } tg_dialect_install;
 
 struct tg_dialect {
@@ -218,7 +217,7 @@ const char *tg__dialect_names(void);
 
 /* ---- Gemini CLI's folder trust (trust_gemini.c) --------------------------- */
 
-void tg__gemini_project_trust(const char *project, tg_project_trust *out);
+void tg__gemini_folder_trust(const char *folder, tg_folder_trust_said *out);
 
 /* ---- shared by dialects (dialect_common.c) -------------------------------- */
 

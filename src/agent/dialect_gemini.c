@@ -177,7 +177,7 @@ const tg_dialect tg__dialect_gemini = {
         .timeout_scale = 1000,
         .check_event = check_event,
         .check_event_name = "BeforeTool",
-        /* .gemini/settings.json is ignored in a folder not trusted */
-        .project_trust = tg__gemini_project_trust,
+        /* no hook runs in a folder not trusted (trust_gemini.c) */
+        .folder_trust = tg__gemini_folder_trust,
     },
 };

@@ -1,9 +1,9 @@
 /*
- * trust_gemini.c — whether Gemini CLI reads a project's own settings,
- * .gemini/settings.json, where `toolgate hook install gemini` puts the
- * hooks. With folder trust on, Gemini CLI reads them only in a folder the
- * user trusts and ignores them silently elsewhere: toolgate's hooks then
- * never run, the worst way for a guard to be off. `toolgate doctor` asks
+ * trust_gemini.c — whether Gemini CLI trusts a folder. With folder trust
+ * on, in a folder the user has not trusted Gemini CLI ignores the
+ * project's .gemini/settings.json, and runs no hook from any settings
+ * file, the user's included: toolgate's hooks then never run, and nothing
+ * says so — the worst way for a guard to be off. `toolgate doctor` asks
  * this, and fails closed: what cannot be read is a fault, never "fine".
  *
  * As Gemini CLI documents it (google-gemini/gemini-cli, docs/cli/
@@ -11,7 +11,11 @@
  * "Workspace settings are ignored: The CLI will not load the
  * .gemini/settings.json file from the project"; and docs/reference/
  * configuration.md), and as its code reads it (packages/core/src/utils/
- * trust.ts, packages/cli/src/config/settings.ts, trustedFolders.ts):
+ * trust.ts, packages/cli/src/config/settings.ts, trustedFolders.ts; and
+ * packages/core/src/hooks/hookRegistry.ts, which registers the merged
+ * settings' hooks only "if (this.config.isTrustedFolder())" — "Project
+ * hooks disabled because the folder is not trusted" — so a --user install
+ * is no way round it):
  *
  *  - GEMINI_CLI_TRUST_WORKSPACE=true trusts the folder for the sessions
  *    started with it (documented for headless runs); =false distrusts it
@@ -69,13 +73,13 @@ static int read_object(const char *file, cJSON **out, char *why, size_t len) {
   *out = NULL;
   int fd = tg__open_regular(file, &kind);
   if (fd == TG_NOT_REGULAR) {
-    snprintf(why, len, "it is %s, not a file", kind ? kind : "not a file");
+    snprintf(why, len, "%s, not a file", kind ? kind : "something else");
     return -1;
   }
   if (fd < 0) {
     /* a symbolic link to nothing is no file to Gemini CLI either */
     if (errno == ENOENT) return 0;
-    snprintf(why, len, "%s", strerror(errno));
+    snprintf(why, len, "unreadable (%s)", strerror(errno));
     return -1;
   }
   if (fstat(fd, &st) < 0 || st.st_size > (off_t)TRUST_FILE_MAX) {
@@ -92,7 +96,7 @@ static int read_object(const char *file, cJSON **out, char *why, size_t len) {
   }
   close(fd);
   if (!b || got != n) {
-    snprintf(why, len, "cannot read it");
+    snprintf(why, len, "unreadable");
     free(b);
     return -1;
   }
@@ -119,7 +123,7 @@ static int gemini_dir(char *out, size_t len) {
 /* security.folderTrust.enabled as the layers say it: 1 on, 0 off, -1
  * unknown (out->file, out->why). *said: the file that decided ("" the
  * default). */
-static int trust_enabled(tg_project_trust *out, char *said, size_t slen) {
+static int trust_enabled(tg_folder_trust_said *out, char *said, size_t slen) {
   char sys[PATH_MAX], user[PATH_MAX], defaults[PATH_MAX], dir[PATH_MAX];
   const char *s = env_set("GEMINI_CLI_SYSTEM_SETTINGS_PATH");
   snprintf(sys, sizeof sys, "%s", s ? s : SYSTEM_SETTINGS);
@@ -213,7 +217,7 @@ static int under(const char *top, const char *folder) {
 }
 
 /* Whether the trusted-folders file trusts project (a real path). */
-static void trust_file(const char *project, tg_project_trust *out) {
+static void trust_file(const char *project, tg_folder_trust_said *out) {
   char file[PATH_MAX], dir[PATH_MAX], why[400];
   const char *envf = env_set("GEMINI_CLI_TRUSTED_FOLDERS_PATH");
   if (envf) {
@@ -221,7 +225,7 @@ static void trust_file(const char *project, tg_project_trust *out) {
   } else if (gemini_dir(dir, sizeof dir) < 0 ||
              snprintf(file, sizeof file, "%s/trustedFolders.json", dir) >=
                  (int)sizeof file) {
-    out->read = TG_PROJECT_UNKNOWN;
+    out->trust = TG_FOLDER_UNKNOWN;
     snprintf(out->why, sizeof out->why, "neither GEMINI_CLI_HOME nor HOME is "
              "set, so Gemini CLI's trusted folders cannot be found");
     return;
@@ -230,13 +234,13 @@ static void trust_file(const char *project, tg_project_trust *out) {
   cJSON *j;
   int r = read_object(file, &j, why, sizeof why);
   if (r < 0) {
-    out->read = TG_PROJECT_UNKNOWN;
+    out->trust = TG_FOLDER_UNKNOWN;
     snprintf(out->why, sizeof out->why, "whether this folder is trusted "
              "cannot be told: %.900s is %.900s", file, why);
     return;
   }
   if (!r) {
-    out->read = TG_PROJECT_IGNORED;
+    out->trust = TG_FOLDER_UNTRUSTED;
     snprintf(out->why, sizeof out->why, "there is no %.900s, so no folder is "
              "trusted yet", file);
     return;
@@ -250,7 +254,7 @@ static void trust_file(const char *project, tg_project_trust *out) {
     int parent = level && !strcmp(level, "TRUST_PARENT");
     if (!level || (!parent && strcmp(level, "TRUST_FOLDER") &&
                    strcmp(level, "DO_NOT_TRUST"))) {
-      out->read = TG_PROJECT_UNKNOWN;
+      out->trust = TG_FOLDER_UNKNOWN;
       snprintf(out->why, sizeof out->why, "whether this folder is trusted "
                "cannot be told: in %.900s, %.200s is not TRUST_FOLDER, "
                "TRUST_PARENT or DO_NOT_TRUST (Gemini CLI refuses to start "
@@ -278,69 +282,57 @@ static void trust_file(const char *project, tg_project_trust *out) {
     }
   }
   if (!found) {
-    out->read = TG_PROJECT_IGNORED;
+    out->trust = TG_FOLDER_UNTRUSTED;
     snprintf(out->why, sizeof out->why, "no rule in %.900s covers this folder",
              file);
   } else if (!strcmp(best_level, "DO_NOT_TRUST")) {
-    out->read = TG_PROJECT_IGNORED;
+    out->trust = TG_FOLDER_UNTRUSTED;
     snprintf(out->why, sizeof out->why, "%.900s marks %.300s DO_NOT_TRUST", file,
              best);
   } else {
-    out->read = TG_PROJECT_READ;
+    out->trust = TG_FOLDER_TRUSTED;
     snprintf(out->why, sizeof out->why, "%.900s trusts it (%.300s: %.900s)", file,
              best, best_level);
   }
   cJSON_Delete(j);
 }
 
-void tg__gemini_project_trust(const char *project, tg_project_trust *out) {
+void tg__gemini_folder_trust(const char *project, tg_folder_trust_said *out) {
   memset(out, 0, sizeof *out);
   const char *env = getenv("GEMINI_CLI_TRUST_WORKSPACE");
   if (env && !strcmp(env, "false")) {
-    out->read = TG_PROJECT_IGNORED;
+    out->trust = TG_FOLDER_UNTRUSTED;
     snprintf(out->why, sizeof out->why, "GEMINI_CLI_TRUST_WORKSPACE=false "
              "distrusts every folder");
     return;
   }
-  char real[PATH_MAX], dir[PATH_MAX], realdir[PATH_MAX];
+  char real[PATH_MAX];
   if (!realpath(project, real)) {
-    out->read = TG_PROJECT_UNKNOWN;
+    out->trust = TG_FOLDER_UNKNOWN;
     snprintf(out->why, sizeof out->why, "the project folder %.300s cannot "
              "be resolved: %.900s", project, strerror(errno));
     return;
   }
-  /* in the home folder itself, .gemini/settings.json is the user's own
-   * settings, read whatever the trust */
-  if (gemini_dir(dir, sizeof dir) == 0) {
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    if (realpath(dir, realdir) && !strcmp(realdir, real)) {
-      out->read = TG_PROJECT_READ;
-      snprintf(out->why, sizeof out->why, "this folder is Gemini CLI's home: "
-               "its .gemini/settings.json is the user's settings");
-      return;
-    }
-  }
   char said[PATH_MAX];
   int on = trust_enabled(out, said, sizeof said);
   if (on < 0) {
-    out->read = TG_PROJECT_UNKNOWN;
+    out->trust = TG_FOLDER_UNKNOWN;
     return;
   }
   if (!on) {
-    out->read = TG_PROJECT_READ;
+    out->trust = TG_FOLDER_TRUSTED;
     snprintf(out->why, sizeof out->why, "folder trust is off (%.900s sets "
              "security.folderTrust.enabled: false)", said);
     return;
   }
   if (env && !strcmp(env, "true")) {
-    out->read = TG_PROJECT_READ_BY_ENV;
+    out->trust = TG_FOLDER_TRUSTED_BY_ENV;
     snprintf(out->why, sizeof out->why, "GEMINI_CLI_TRUST_WORKSPACE=true "
              "trusts it, for the sessions started with it only");
     return;
   }
   trust_file(real, out);
-  if (out->read == TG_PROJECT_IGNORED) {
+  if (out->trust == TG_FOLDER_UNTRUSTED) {
     char tail[sizeof out->why];
     snprintf(tail, sizeof tail, "%s", out->why);
     snprintf(out->why, sizeof out->why, "folder trust is on (%.900s) and %.2000s",

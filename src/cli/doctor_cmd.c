@@ -114,9 +114,9 @@ static void fault(doctor_run *d, const char *run, const char *fmt, ...) {
   if (!d->json) printf("%s — run: %s\n", buf, run);
 }
 
-/* The first line of s, at most 300 bytes, for a one-line message; what
+/* The first line of s, at most max bytes, for a one-line message; what
  * a terminal would take as a control (the text may come from a settings
- * file or a program's stderr) becomes '?'. */
+ * file or a program's stderr) becomes '?'. one_line: at most 300. */
 static void line_of(char *out, size_t len, const char *s, size_t max) {
   size_t n = s ? strcspn(s, "\r\n") : 0;
   if (n > max) n = max;
@@ -165,7 +165,6 @@ typedef struct {
   const char *agent, *place; /* place: the install flag for this file */
   const tg_dialect *d;
   char file[PATH_MAX];
-  int in_home;               /* the user's settings, not the project's */
 } settings_place;
 
 /* The file's JSON (NULL: no file, or *bad set with why). */
@@ -338,44 +337,47 @@ static int check_line(doctor_run *d, const settings_place *s,
   return 0;
 }
 
-/* An agent that reads a project's settings only in a folder the user
- * trusts (Gemini CLI): hooks in a folder it does not trust never run, and
- * the agent says nothing of it. What cannot be told is a fault too. */
-static void project_trust(doctor_run *d, const settings_place *s) {
-  char cwd[PATH_MAX], why[sizeof ((tg_project_trust *)0)->why], edit[PATH_MAX * 4 + 32], q[PATH_MAX * 4 + 8],
-      user[PATH_MAX * 4 + 96];
-  tg_project_trust t;
+/* An agent that runs hooks only in a folder the user trusts (Gemini
+ * CLI): in a folder it does not trust, toolgate's hooks never run, from
+ * the project's settings or the user's, and the agent says nothing of it.
+ * What cannot be told is a fault too. Said once per agent. */
+static void folder_trust(doctor_run *d, const settings_place *s) {
+  static const tg_dialect *said;
+  char cwd[PATH_MAX], why[sizeof ((tg_folder_trust_said *)0)->why],
+      edit[PATH_MAX * 4 + 32], q[PATH_MAX * 4 + 8];
+  tg_folder_trust_said t;
+  if (said == s->d) return;
+  said = s->d;
   if (!getcwd(cwd, sizeof cwd)) {
     fault(d, "cd .", "the folder this runs in cannot be told (%s), so whether "
-          "%s reads %s cannot either", strerror(errno), s->d->title, s->file);
+          "%s runs hooks here cannot either", strerror(errno), s->d->title);
     return;
   }
-  s->d->install.project_trust(cwd, &t);
+  s->d->install.folder_trust(cwd, &t);
   line_of(why, sizeof why, t.why, sizeof why); /* paths from files, env */
-  snprintf(user, sizeof user, "toolgate hook install %s --user --policies %s",
-           s->agent, d->qdir);
-  switch (t.read) {
-  case TG_PROJECT_READ:
-    note(d, "%s reads %s in this folder: %s", s->d->title, s->file, why);
+  switch (t.trust) {
+  case TG_FOLDER_TRUSTED:
+    note(d, "%s trusts this folder, so it runs the hooks in %s: %s",
+         s->d->title, s->file, why);
     break;
-  case TG_PROJECT_READ_BY_ENV:
-    info(d, "%s reads %s in this folder only in sessions started with this "
-         "environment: %s", s->d->title, s->file, why);
+  case TG_FOLDER_TRUSTED_BY_ENV:
+    info(d, "%s trusts this folder only in sessions started with this "
+         "environment: %s", s->d->title, why);
     break;
-  case TG_PROJECT_IGNORED:
-    fault(d, user, "%s does not read %s in this folder, so toolgate's hooks "
-          "there never run: %s (trust this folder in %s: run %s here and "
-          "choose \"Trust folder\", or /permissions; or put the hooks in the "
-          "user's settings)", s->d->title, s->file, why, s->d->title,
-          s->d->program);
+  case TG_FOLDER_UNTRUSTED:
+    fault(d, s->d->program, "%s does not trust this folder, so it runs no "
+          "hook here and toolgate's hooks in %s never run: %s (trust the "
+          "folder: run %s here and choose \"Trust folder\", or /permissions "
+          "in it; hooks in the user's settings do not run here either)",
+          s->d->title, s->file, why, s->d->program);
     break;
-  case TG_PROJECT_UNKNOWN:
+  case TG_FOLDER_UNKNOWN:
   default:
     hook_quote(q, sizeof q, t.file);
     snprintf(edit, sizeof edit, "${EDITOR:-vi} %s", q);
-    fault(d, t.file[0] ? edit : user, "%s may not read %s in this folder, "
-          "so toolgate's hooks there may never run: %s", s->d->title, s->file,
-          why);
+    fault(d, t.file[0] ? edit : s->d->program, "%s may not trust this "
+          "folder, and then toolgate's hooks in %s never run: %s",
+          s->d->title, s->file, why);
     break;
   }
 }
@@ -433,7 +435,7 @@ static void check_settings(doctor_run *d, const settings_place *s) {
     return;
   }
   d->hooks_found++;
-  if (!s->in_home && in->project_trust) project_trust(d, s);
+  if (in->folder_trust) folder_trust(d, s);
   if (sound && !pre) {
     fault(d, fix, "the %s hooks in %s have no %s line: tool calls "
           "are not judged before they run", s->agent, s->file,
@@ -531,7 +533,7 @@ static void hooks(doctor_run *d) {
   for (size_t i = 0; (a = tg__dialect_at(i)); i++) {
     for (const tg_dialect_place *pl = a->install.places; pl && pl->flag;
          pl++) {
-      settings_place place = {a->name, pl->flag, a, "", pl->in_home};
+      settings_place place = {a->name, pl->flag, a, ""};
       if (pl->in_home) home_elsewhere(d, a, pl);
       if (tg__dialect_place_path(&a->install, pl, place.file,
                                  sizeof place.file) < 0)

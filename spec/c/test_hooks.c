@@ -1925,6 +1925,17 @@ TEST(install_codex_user_hooks_go_to_codex_home) {
   ASSERT_INT_EQ(r.code, 0);
   ran_free(&r);
   ASSERT_TRUE(file_exists(home, ".codex/hooks.json"));
+  /* Gemini CLI's user settings are under GEMINI_CLI_HOME the same way
+   * (its docs/reference/configuration.md, GEMINI_CLI_HOME) */
+  setenv("GEMINI_CLI_HOME", ch, 1);
+  const char *gem[] = {"install", "gemini", "--user", "--dry-run", NULL};
+  r = install_in(tmp, gem);
+  unsetenv("GEMINI_CLI_HOME");
+  ASSERT_INT_EQ(r.code, 0);
+  char want[PATH_MAX + 64];
+  snprintf(want, sizeof want, "would write %s/.gemini/settings.json", ch);
+  ASSERT_CONTAINS(r.out, want);
+  ran_free(&r);
   free(ch);
   free(home);
   remove_tree(tmp);

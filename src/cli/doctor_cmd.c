@@ -501,7 +501,7 @@ static void home_elsewhere(doctor_run *d, const tg_dialect *a,
           "user's hooks is not known here", var, shown, a->title);
     return;
   }
-  char mine[PATH_MAX];
+  char mine[PATH_MAX] = "";
   if (tg__dialect_place_path(&a->install, pl, mine, sizeof mine) == 0) {
     char r1[PATH_MAX], r2[PATH_MAX];
     if (realpath(mine, r1) && realpath(file, r2) && !strcmp(r1, r2))

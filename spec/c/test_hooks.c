@@ -1892,6 +1892,55 @@ TEST(install_codex_for_the_user_and_dry_run) {
   remove_tree(tmp);
 }
 
+/* Codex reads its user layer from CODEX_HOME when that is set (its
+ * environment-variables page: "the root for Codex state, including
+ * config"; its hooks page: hooks sit "next to active config layers"):
+ * --user writes there, never into ~/.codex, which Codex would not read;
+ * a relative CODEX_HOME is refused rather than guessed. */
+TEST(install_codex_user_hooks_go_to_codex_home) {
+  char *tmp = temp_dir();
+  make_subdir(tmp, "policies");
+  char *home = path_join(tmp, "home"), *ch = path_join(tmp, "codex-home");
+  ASSERT_OK(mkdir(home, 0755));
+  ASSERT_OK(mkdir(ch, 0755));
+  setenv("HOME", home, 1);
+  setenv("CODEX_HOME", ch, 1);
+  const char *args[] = {"install", "codex", "--user", NULL};
+  ran r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  ASSERT_FALSE(file_exists(home, ".codex/hooks.json"));
+  char *t = file_text(ch, "hooks.json");
+  ASSERT_INT_EQ(count_of(t, " hook codex --policies "), 6);
+  free(t);
+  setenv("CODEX_HOME", "codex-home", 1);
+  r = install_in(tmp, args);
+  ASSERT_INT_EQ(r.code, 2);
+  ASSERT_CONTAINS(r.out, "CODEX_HOME is not an absolute path");
+  ran_free(&r);
+  ASSERT_FALSE(file_exists(home, ".codex/hooks.json"));
+  setenv("CODEX_HOME", "", 1); /* empty: not set, as Codex takes it */
+  r = install_in(tmp, args);
+  unsetenv("CODEX_HOME");
+  ASSERT_INT_EQ(r.code, 0);
+  ran_free(&r);
+  ASSERT_TRUE(file_exists(home, ".codex/hooks.json"));
+  /* Gemini CLI's user settings are under GEMINI_CLI_HOME the same way
+   * (its docs/reference/configuration.md, GEMINI_CLI_HOME) */
+  setenv("GEMINI_CLI_HOME", ch, 1);
+  const char *gem[] = {"install", "gemini", "--user", "--dry-run", NULL};
+  r = install_in(tmp, gem);
+  unsetenv("GEMINI_CLI_HOME");
+  ASSERT_INT_EQ(r.code, 0);
+  char want[PATH_MAX + 64];
+  snprintf(want, sizeof want, "would write %s/.gemini/settings.json", ch);
+  ASSERT_CONTAINS(r.out, want);
+  ran_free(&r);
+  free(ch);
+  free(home);
+  remove_tree(tmp);
+}
+
 TEST(install_writes_through_a_symlink) {
   char *tmp = temp_dir();
   make_subdir(tmp, "policies");
@@ -2702,6 +2751,7 @@ TEST_MAIN(TEST_ENTRY(claude_code_fixtures_in_process_and_resident),
           TEST_ENTRY(install_writes_the_agents_own_key_not_one_of_another_case),
           TEST_ENTRY(install_refuses_a_malformed_file_and_leaves_it),
           TEST_ENTRY(install_codex_for_the_user_and_dry_run),
+          TEST_ENTRY(install_codex_user_hooks_go_to_codex_home),
           TEST_ENTRY(install_writes_through_a_symlink),
           TEST_ENTRY(an_installed_hook_whose_binary_is_gone_blocks),
           TEST_ENTRY(installed_gemini_and_copilot_hooks_block_when_the_binary_is_gone),

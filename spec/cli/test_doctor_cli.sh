@@ -15,6 +15,17 @@
 
 export HOME="$WORK/home" XDG_RUNTIME_DIR="$WORK/run"
 mkdir -p "$HOME" "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+# the agents' own homes and Gemini CLI's system settings: this test's own
+# (none of the machine's /etc/gemini-cli is read)
+unset CODEX_HOME COPILOT_HOME GEMINI_CLI_HOME GEMINI_CLI_TRUST_WORKSPACE \
+  GEMINI_CLI_TRUSTED_FOLDERS_PATH GEMINI_CLI_SYSTEM_DEFAULTS_PATH
+export GEMINI_CLI_SYSTEM_SETTINGS_PATH="$WORK/gemini-system/settings.json"
+# Gemini CLI reads a project's .gemini/settings.json only in a folder the
+# user trusts (folder trust is on by default): the good set-up trusts it
+mkdir -p "$HOME/.gemini"
+TRUSTED="$HOME/.gemini/trustedFolders.json"
+printf '{"%s": "TRUST_FOLDER"}' "$WORK" >"$TRUSTED"
+cp "$TRUSTED" "$WORK/trusted.good"
 SETTINGS="$WORK/.claude/settings.json"
 
 # wait_for FD TEXT: reads FD's lines until one contains TEXT (60 s bound)
@@ -47,6 +58,8 @@ expect "a good set-up: Claude Code's line answers" 0 \
   "ok: the claude-code hook in .claude/settings.json answers" stdout
 expect "a good set-up: Codex's line answers" 0 \
   "ok: the codex hook in .codex/hooks.json answers" stdout
+expect "a good set-up: Gemini CLI trusts the folder" 0 \
+  "ok: Gemini CLI trusts this folder, so it runs the hooks in .gemini/settings.json: $TRUSTED trusts it ($WORK: TRUST_FOLDER)" stdout
 run doctor --json
 json_ok "--json: ok, no fault" 'objs[0]["ok"] is True and objs[0]["faults"] == []'
 SOCK=$(python3 -c 'import json,sys,re
@@ -170,6 +183,157 @@ expect "disableAllHooks: a fault" 1 \
   '.claude/settings.local.json sets "disableAllHooks": true: Claude Code runs no hook' stdout
 expect "disableAllHooks: the fix" 1 '— run: ${EDITOR:-vi} .claude/settings.local.json' stdout
 rm -f "$LOCAL"
+
+# ---- Gemini CLI's folder trust ---------------------------------------------
+# google-gemini/gemini-cli docs/cli/trusted-folders.md: in a folder not
+# trusted "The CLI will not load the .gemini/settings.json file from the
+# project", and packages/core/src/hooks/hookRegistry.ts registers no hook
+# of any settings file there (the user's neither); trustedFolders.json maps a path to TRUST_FOLDER, TRUST_PARENT
+# (its parent) or DO_NOT_TRUST, the longest rule winning
+# (packages/core/src/utils/trust.ts); security.folderTrust.enabled is on
+# by default (docs/reference/configuration.md), the system settings over
+# the user's; GEMINI_CLI_TRUSTED_FOLDERS_PATH and GEMINI_CLI_TRUST_WORKSPACE
+# are in that reference's environment variables.
+IGNORED="Gemini CLI does not trust this folder, so it runs no hook here and toolgate's hooks in .gemini/settings.json never run"
+UNKNOWN="Gemini CLI may not trust this folder, and then toolgate's hooks in .gemini/settings.json never run"
+# no_fault NAME: doctor says all is well, and nothing of Gemini's trust
+no_fault() {
+  run doctor
+  expect "$1: all is well" 0 "all is well" stdout
+  if grep -qF "Gemini CLI does not trust" "$WORK/stdout" ||
+     grep -qF "Gemini CLI may not trust" "$WORK/stdout"; then
+    fail "$1: no trust fault" "$(cat "$WORK/stdout")"
+  else
+    pass "$1: no trust fault"
+  fi
+}
+rm -f "$TRUSTED"
+run doctor
+expect "gemini, no trusted folders: a fault" 1 \
+  "$IGNORED: folder trust is on (Gemini CLI's default) and there is no $TRUSTED, so no folder is trusted yet" stdout
+expect "gemini, not trusted: says how to trust it" 1 \
+  'run gemini here and choose "Trust folder", or /permissions in it; hooks in the user' stdout
+expect "gemini, not trusted: the fix" 1 "— run: gemini" stdout
+# the user's hooks do not run there either, and it is said once
+run hook install gemini --user
+expect "gemini --user too" 0
+run doctor
+[ "$(grep -c "Gemini CLI does not trust" "$WORK/stdout")" = 1 ] &&
+  pass "gemini, project and user hooks: said once" ||
+  fail "gemini, project and user hooks: said once" "$(cat "$WORK/stdout")"
+run hook uninstall gemini
+expect "gemini, the project's hooks out" 0
+run doctor
+expect "gemini, only the user's hooks: a fault all the same" 1 \
+  "Gemini CLI does not trust this folder, so it runs no hook here and toolgate's hooks in $HOME/.gemini/settings.json never run" stdout
+cp "$WORK/trusted.good" "$TRUSTED"
+no_fault "gemini, the user's hooks in a trusted folder"
+run hook uninstall gemini --user
+run hook install gemini
+expect "gemini, back in the project" 0
+rm -f "$TRUSTED"
+printf '{"%s": "TRUST_FOLDER", "%s": "DO_NOT_TRUST"}' "$(dirname "$WORK")" "$WORK" >"$TRUSTED"
+run doctor
+expect "gemini, the longer DO_NOT_TRUST wins" 1 "$IGNORED: folder trust is on (Gemini CLI's default) and $TRUSTED marks $WORK DO_NOT_TRUST" stdout
+printf '{"%s": "DO_NOT_TRUST", "%s/sub": "TRUST_PARENT"}' "$(dirname "$WORK")" "$WORK" >"$TRUSTED"
+no_fault "gemini, TRUST_PARENT of a folder inside trusts this one"
+printf '{"%s/sub": "TRUST_FOLDER"}' "$WORK" >"$TRUSTED"
+run doctor
+expect "gemini, a folder inside trusted is not this one" 1 "$IGNORED: folder trust is on (Gemini CLI's default) and no rule in $TRUSTED covers this folder" stdout
+ln -s "$WORK" "$WORK/home/link"
+printf '{"%s/home/link": "TRUST_FOLDER"}' "$WORK" >"$TRUSTED"
+no_fault "gemini, a rule naming the folder through a symlink"
+rm -f "$WORK/home/link"
+# hostile bytes: whether it is trusted cannot be told, a fault each
+printf '{"%s": "trust_folder"}' "$WORK" >"$TRUSTED"
+run doctor
+expect "gemini, a trust level in another case: cannot be told" 1 \
+  "$UNKNOWN: whether this folder is trusted cannot be told: in $TRUSTED, $WORK is not TRUST_FOLDER" stdout
+expect "gemini, cannot be told: the fix edits the file" 1 "— run: \${EDITOR:-vi} $TRUSTED" stdout
+printf '{"%s": "TRUST_FOLDER", "%s": "TRUST_FOLDER"}' "$WORK" "$WORK" >"$TRUSTED"
+run doctor
+expect "gemini, a key twice: cannot be told" 1 "$UNKNOWN: whether this folder is trusted cannot be told: $TRUSTED is not a JSON object" stdout
+printf '// mine\n{"%s": "TRUST_FOLDER"' "$WORK" >"$TRUSTED"
+run doctor
+expect "gemini, garbled: cannot be told" 1 "$UNKNOWN: whether this folder is trusted cannot be told: $TRUSTED is not a JSON object" stdout
+rm -f "$TRUSTED"; mkfifo "$TRUSTED"
+run doctor
+expect "gemini, a FIFO: cannot be told, no hang" 1 "$UNKNOWN: whether this folder is trusted cannot be told: $TRUSTED is a FIFO, not a file" stdout
+rm -f "$TRUSTED"; head -c $((20 * 1024 * 1024)) /dev/zero | tr '\0' ' ' >"$TRUSTED"
+run doctor
+expect "gemini, 20 MB: cannot be told" 1 "$UNKNOWN: whether this folder is trusted cannot be told: $TRUSTED is more than 16 MiB" stdout
+rm -f "$TRUSTED"; ln -s "$WORK/trusted.good" "$TRUSTED"
+no_fault "gemini, trustedFolders.json a symlink to a good file"
+rm -f "$TRUSTED"
+# where the file is: GEMINI_CLI_TRUSTED_FOLDERS_PATH
+export GEMINI_CLI_TRUSTED_FOLDERS_PATH="$WORK/trust-elsewhere.json"
+cp "$WORK/trusted.good" "$GEMINI_CLI_TRUSTED_FOLDERS_PATH"
+no_fault "gemini, GEMINI_CLI_TRUSTED_FOLDERS_PATH names a file that trusts it"
+unset GEMINI_CLI_TRUSTED_FOLDERS_PATH
+run doctor
+expect "gemini, ... and without it, HOME's file (none) decides" 1 "$IGNORED" stdout
+# folder trust off: the user's settings, the system's over them
+printf '{"security": {"folderTrust": {"enabled": false}}}' >"$HOME/.gemini/settings.json"
+no_fault "gemini, folder trust off in the user's settings"
+mkdir -p "$WORK/gemini-system"
+printf '{"security": {"folderTrust": {"enabled": true}}}' >"$GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+run doctor
+expect "gemini, the system settings turn it on over the user's" 1 \
+  "$IGNORED: folder trust is on ($GEMINI_CLI_SYSTEM_SETTINGS_PATH) and there is no $TRUSTED" stdout
+rm -f "$GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+printf '{"Security": {"folderTrust": {"enabled": false}}}' >"$HOME/.gemini/settings.json"
+run doctor
+expect "gemini, a key in another case turns nothing off" 1 \
+  "$IGNORED: folder trust is on (Gemini CLI's default)" stdout
+printf '{"security": {"folderTrust": {"enabled": false}}' >"$HOME/.gemini/settings.json"
+run doctor
+expect "gemini, garbled user settings: cannot be told" 1 \
+  "$UNKNOWN: whether Gemini CLI's folder trust is on cannot be told: $HOME/.gemini/settings.json is not a JSON object" stdout
+rm -f "$HOME/.gemini/settings.json"
+# the environment: =true trusts the sessions started with it (a note),
+# =false distrusts even a trusted folder
+GEMINI_CLI_TRUST_WORKSPACE=true run doctor
+expect "gemini, GEMINI_CLI_TRUST_WORKSPACE=true: no fault" 0 \
+  "note: Gemini CLI trusts this folder only in sessions started with this environment: GEMINI_CLI_TRUST_WORKSPACE=true" stdout
+cp "$WORK/trusted.good" "$TRUSTED"
+GEMINI_CLI_TRUST_WORKSPACE=false run doctor
+expect "gemini, GEMINI_CLI_TRUST_WORKSPACE=false: a fault" 1 \
+  "$IGNORED: GEMINI_CLI_TRUST_WORKSPACE=false distrusts every folder" stdout
+no_fault "gemini, trusted again"
+
+# ---- an agent's own home: CODEX_HOME ----------------------------------------
+# Codex reads its user hooks beside its user config, in $CODEX_HOME
+# (default ~/.codex): developers.openai.com/codex/hooks ("Where Codex looks
+# for hooks") and /codex/environment-variables (CODEX_HOME).
+run hook install codex --user
+expect "codex --user without CODEX_HOME: ~/.codex" 0
+[ -f "$HOME/.codex/hooks.json" ] && pass "codex --user wrote ~/.codex/hooks.json" ||
+  fail "codex --user wrote ~/.codex/hooks.json" "no file"
+run doctor
+expect "codex in ~/.codex, no CODEX_HOME: no fault" 0 \
+  "ok: the codex hook in $HOME/.codex/hooks.json answers" stdout
+mkdir -p "$WORK/codex-home"
+export CODEX_HOME="$WORK/codex-home"
+run doctor
+expect "CODEX_HOME elsewhere: the hooks in ~/.codex never run" 1 \
+  "the codex hooks in $HOME/.codex/hooks.json never run: CODEX_HOME is set ($WORK/codex-home), so Codex reads its user's hooks from $WORK/codex-home/hooks.json" stdout
+expect "CODEX_HOME elsewhere: the fix" 1 \
+  "— run: toolgate hook uninstall codex --settings $HOME/.codex/hooks.json && toolgate hook install codex --user --policies policies" stdout
+run hook uninstall codex --settings "$HOME/.codex/hooks.json"
+expect "uninstall from ~/.codex" 0
+run hook install codex --user
+expect "codex --user with CODEX_HOME" 0
+run doctor
+expect "CODEX_HOME: its hooks answer, no fault" 0 \
+  "ok: the codex hook in $WORK/codex-home/hooks.json answers" stdout
+export CODEX_HOME=codex-home
+run doctor
+expect "CODEX_HOME relative: a fault" 1 \
+  "CODEX_HOME is codex-home, not an absolute path: where Codex reads its user's hooks is not known here" stdout
+unset CODEX_HOME
+rm -rf "$WORK/codex-home" "$HOME/.codex"
+run doctor
+expect "CODEX_HOME gone: all is well" 0 "all is well" stdout
 
 # ---- ./toolgate.lua's network marks ---------------------------------------------
 echo 'return { servers = { web = { command = "true", network = true } } }' >"$WORK/toolgate.lua"

@@ -96,11 +96,30 @@ typedef struct {
   int event_arg;
 } tg_dialect_hook;
 
+/* Whether the agent runs hooks in a folder: some run none (a project's
+ * settings' nor the user's) in a folder the user has not trusted, and say
+ * nothing of it. */
+typedef enum {
+  TG_FOLDER_TRUSTED = 0,       /* trusted, or trust is off */
+  TG_FOLDER_TRUSTED_BY_ENV,    /* by the sessions started with this
+                                  environment only: why says which */
+  TG_FOLDER_UNTRUSTED,         /* no hook runs here */
+  TG_FOLDER_UNKNOWN            /* cannot be told: a file it decides by is
+                                  unreadable or garbled (file) */
+} tg_folder_trust;
+
+typedef struct {
+  tg_folder_trust trust;
+  char why[4096];              /* what decided it, in plain words */
+  char file[4096];             /* the file to edit to change it; "" none */
+} tg_folder_trust_said;
+
 /* How an install writes the agent's settings. */
 typedef struct {
   const tg_dialect_place *places;  /* ends with a NULL flag */
   /* the agent's own home folder, when this environment variable names
-   * one (COPILOT_HOME): the in_home places are home_file under it */
+   * one (COPILOT_HOME, CODEX_HOME, GEMINI_CLI_HOME): the in_home places
+   * are home_file under it, and the agent reads no file of HOME's */
   const char *home_var, *home_file;
   const tg_dialect_hook *hooks;    /* ends with a NULL event */
   /* hooks.EVENT is [{"matcher"?, "hooks": [HOOK]}] (grouped), or [HOOK]
@@ -140,6 +159,10 @@ typedef struct {
    * (Claude Code's "disableAllHooks"), toolgate's included: `toolgate
    * doctor` says so; NULL: none known */
   const char *off_switch;
+  /* the agent runs hooks only in a folder the user trusts (Gemini CLI's
+   * folder trust): whether it trusts folder (a path), into *out, from
+   * the agent's own files and environment; NULL: it runs them anywhere */
+  void (*folder_trust)(const char *folder, tg_folder_trust_said *out);
 } tg_dialect_install;
 
 struct tg_dialect {
@@ -192,10 +215,15 @@ const tg_dialect *tg__dialect_at(size_t i);
 /* "claude-code, codex, ..." (static). */
 const char *tg__dialect_names(void);
 
+/* ---- Gemini CLI's folder trust (trust_gemini.c) --------------------------- */
+
+void tg__gemini_folder_trust(const char *folder, tg_folder_trust_said *out);
+
 /* ---- shared by dialects (dialect_common.c) -------------------------------- */
 
 /* Where place pl of install in is, into out: "" and -1 when it is under a
- * HOME that is not set (not absolute). */
+ * HOME that is not set (not absolute), or under the agent's home variable
+ * (home_var) set to a path that is not absolute. */
 int tg__dialect_place_path(const tg_dialect_install *in,
                            const tg_dialect_place *pl, char *out, size_t len);
 /* toolgate's (the canonical) event names and kinds, Claude Code's own:

@@ -9,9 +9,17 @@
  * there leaves the prompt to the user. Exit 2 with the reason on stderr
  * blocks; the installed line turns any other failure into it.
  *
- *   settings  .codex/hooks.json (--project), ~/.codex/hooks.json (--user),
+ *   settings  .codex/hooks.json (--project), $CODEX_HOME/hooks.json
+ *             (--user; ~/.codex/hooks.json when CODEX_HOME is not set),
  *             Claude Code's JSON shape; Codex sends tool events only for
  *             its shell (as Bash), apply_patch and MCP tools
+ *
+ * Codex reads hooks "next to active config layers" (its hooks page, "Where
+ * Codex looks for hooks"), and its user layer is CODEX_HOME, default
+ * ~/.codex (https://developers.openai.com/codex/environment-variables:
+ * "Sets the root for Codex state, including config"): with CODEX_HOME
+ * set, ~/.codex/hooks.json is never read. A project's .codex/ layer is
+ * read only in a project Codex trusts, whatever CODEX_HOME says.
  */
 #include "dialect.h"
 
@@ -44,6 +52,7 @@ const tg_dialect tg__dialect_codex = {
     .ask_degraded = "a Codex hook cannot ask",
     .install = {
         .places = places, .hooks = hooks,
+        .home_var = "CODEX_HOME", .home_file = "hooks.json",
         TG_CLAUDE_SHAPE_INSTALL,
     },
 };

@@ -148,7 +148,11 @@ int tg__dialect_place_path(const tg_dialect_install *in,
     snprintf(out, len, "%s", pl->file);
     return 0;
   }
-  if (v && v[0] == '/' && in->home_file) {
+  /* the agent's home, when its variable names one: a relative one is
+   * from the agent's own working folder, not known here (and HOME's file
+   * is then not the one it reads) */
+  if (v && *v && in->home_file) {
+    if (v[0] != '/') return -1;
     snprintf(out, len, "%s/%s", v, in->home_file);
     return 0;
   }

@@ -29,7 +29,9 @@
  * for AfterAgent (whose exit 2 means "retry the turn") and the sessions.
  *
  * Settings: .gemini/settings.json (--project), ~/.gemini/settings.json
- * (--user), {"hooks": {EVENT: [{"matcher", "hooks": [{"type": "command",
+ * (--user; $GEMINI_CLI_HOME/.gemini/settings.json when that is set: "the
+ * root directory for Gemini CLI's user-level configuration", its
+ * docs/reference/configuration.md), {"hooks": {EVENT: [{"matcher", "hooks": [{"type": "command",
  * "command", "timeout" (ms)}]}]}}; "*" matches every tool. The policies
  * are named by absolute path: Gemini replaces $GEMINI_PROJECT_DIR (and
  * $CLAUDE_PROJECT_DIR) in a command with the quoted path before the shell
@@ -170,9 +172,12 @@ const tg_dialect tg__dialect_gemini = {
                     "are allow and deny)",
     .install = {
         .places = places, .hooks = hooks,
+        .home_var = "GEMINI_CLI_HOME", .home_file = ".gemini/settings.json",
         TG_DIALECT_EXIT_2_COMMAND,
         .timeout_scale = 1000,
         .check_event = check_event,
         .check_event_name = "BeforeTool",
+        /* no hook runs in a folder not trusted (trust_gemini.c) */
+        .folder_trust = tg__gemini_folder_trust,
     },
 };

@@ -39,14 +39,19 @@ const char cmd_doctor_usage[] =
     "  - the toolgate hook lines in each agent's settings (Claude Code:\n"
     "    .claude/settings.json, .claude/settings.local.json,\n"
     "    ~/.claude/settings.json; Codex: .codex/hooks.json,\n"
-    "    ~/.codex/hooks.json; Gemini CLI: .gemini/settings.json,\n"
-    "    ~/.gemini/settings.json; Copilot CLI: .github/hooks/toolgate.json,\n"
+    "    $CODEX_HOME/hooks.json or ~/.codex/hooks.json; Gemini CLI:\n"
+    "    .gemini/settings.json, ~/.gemini/settings.json (under\n"
+    "    $GEMINI_CLI_HOME when set); Copilot CLI: .github/hooks/toolgate.json,\n"
     "    ~/.copilot/hooks/toolgate.json; Cursor: .cursor/hooks.json,\n"
     "    ~/.cursor/hooks.json; OpenCode: the line in toolgate's plugin,\n"
     "    .opencode/plugins/toolgate.js, ~/.config/opencode/plugins/\n"
     "    toolgate.js): each must be the fail-closed line\n"
     "    an install writes and name an existing toolgate by absolute path,\n"
     "    and the pre-tool line must answer when run once on a harmless event;\n"
+    "  - hooks the agent will not run: left under HOME while CODEX_HOME,\n"
+    "    GEMINI_CLI_HOME or COPILOT_HOME sends the agent elsewhere; Gemini\n"
+    "    CLI's in a folder it does not trust (trustedFolders.json), or\n"
+    "    whose trust cannot be told;\n"
     "  - whether the policies in DIR load (as 'toolgate check'), and\n"
     "    ./toolgate.lua when there is one (the MCP tools it marks as\n"
     "    reaching the network: a sensitive session's calls of them are\n"
@@ -114,18 +119,22 @@ static void fault(doctor_run *d, const char *run, const char *fmt, ...) {
   if (!d->json) printf("%s — run: %s\n", buf, run);
 }
 
-/* The first line of s, at most 300 bytes, for a one-line message; what
+/* The first line of s, at most max bytes, for a one-line message; what
  * a terminal would take as a control (the text may come from a settings
- * file or a program's stderr) becomes '?'. */
-static void one_line(char *out, size_t len, const char *s) {
+ * file or a program's stderr) becomes '?'. one_line: at most 300. */
+static void line_of(char *out, size_t len, const char *s, size_t max) {
   size_t n = s ? strcspn(s, "\r\n") : 0;
-  if (n > 300) n = 300;
+  if (n > max) n = max;
   if (n >= len) n = len - 1;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     out[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
   }
   out[n] = '\0';
+}
+
+static void one_line(char *out, size_t len, const char *s) {
+  line_of(out, len, s, 300);
 }
 
 /* ---- which agents are installed ----------------------------------------- */
@@ -333,6 +342,51 @@ static int check_line(doctor_run *d, const settings_place *s,
   return 0;
 }
 
+/* An agent that runs hooks only in a folder the user trusts (Gemini
+ * CLI): in a folder it does not trust, toolgate's hooks never run, from
+ * the project's settings or the user's, and the agent says nothing of it.
+ * What cannot be told is a fault too. Said once per agent. */
+static void folder_trust(doctor_run *d, const settings_place *s) {
+  static const tg_dialect *said;
+  char cwd[PATH_MAX], why[sizeof ((tg_folder_trust_said *)0)->why],
+      edit[PATH_MAX * 4 + 32], q[PATH_MAX * 4 + 8];
+  tg_folder_trust_said t;
+  if (said == s->d) return;
+  said = s->d;
+  if (!getcwd(cwd, sizeof cwd)) {
+    fault(d, "cd .", "the folder this runs in cannot be told (%s), so whether "
+          "%s runs hooks here cannot either", strerror(errno), s->d->title);
+    return;
+  }
+  s->d->install.folder_trust(cwd, &t);
+  line_of(why, sizeof why, t.why, sizeof why); /* paths from files, env */
+  switch (t.trust) {
+  case TG_FOLDER_TRUSTED:
+    note(d, "%s trusts this folder, so it runs the hooks in %s: %s",
+         s->d->title, s->file, why);
+    break;
+  case TG_FOLDER_TRUSTED_BY_ENV:
+    info(d, "%s trusts this folder only in sessions started with this "
+         "environment: %s", s->d->title, why);
+    break;
+  case TG_FOLDER_UNTRUSTED:
+    fault(d, s->d->program, "%s does not trust this folder, so it runs no "
+          "hook here and toolgate's hooks in %s never run: %s (trust the "
+          "folder: run %s here and choose \"Trust folder\", or /permissions "
+          "in it; hooks in the user's settings do not run here either)",
+          s->d->title, s->file, why, s->d->program);
+    break;
+  case TG_FOLDER_UNKNOWN:
+  default:
+    hook_quote(q, sizeof q, t.file);
+    snprintf(edit, sizeof edit, "${EDITOR:-vi} %s", q);
+    fault(d, t.file[0] ? edit : s->d->program, "%s may not trust this "
+          "folder, and then toolgate's hooks in %s never run: %s",
+          s->d->title, s->file, why);
+    break;
+  }
+}
+
 static void check_settings(doctor_run *d, const settings_place *s) {
   char bad[400], fix[PATH_MAX * 4 + 160];
   snprintf(fix, sizeof fix, "toolgate hook install %s %s --policies %s",
@@ -386,6 +440,7 @@ static void check_settings(doctor_run *d, const settings_place *s) {
     return;
   }
   d->hooks_found++;
+  if (in->folder_trust) folder_trust(d, s);
   if (sound && !pre) {
     fault(d, fix, "the %s hooks in %s have no %s line: tool calls "
           "are not judged before they run", s->agent, s->file,
@@ -428,6 +483,55 @@ static void check_settings(doctor_run *d, const settings_place *s) {
   cJSON_Delete(j);
 }
 
+/* The file under HOME an agent reads no more when its own home variable
+ * is set (CODEX_HOME, GEMINI_CLI_HOME, COPILOT_HOME): toolgate's hooks
+ * there never run. */
+static void home_elsewhere(doctor_run *d, const tg_dialect *a,
+                           const tg_dialect_place *pl) {
+  const char *var = a->install.home_var;
+  const char *v = var ? getenv(var) : NULL, *home = getenv("HOME");
+  if (!v || !*v || !home || home[0] != '/' || a->install.plugin) return;
+  char file[PATH_MAX], bad[400], shown[320], qf[PATH_MAX * 4 + 8],
+      fix[PATH_MAX * 8 + 128];
+  snprintf(file, sizeof file, "%s/%s", home, pl->file);
+  one_line(shown, sizeof shown, v);
+  if (v[0] != '/') {
+    snprintf(fix, sizeof fix, "export %s=\"$PWD/%s\"", var, shown);
+    fault(d, fix, "%s is %s, not an absolute path: where %s reads its "
+          "user's hooks is not known here", var, shown, a->title);
+    return;
+  }
+  char mine[PATH_MAX] = "";
+  if (tg__dialect_place_path(&a->install, pl, mine, sizeof mine) == 0) {
+    char r1[PATH_MAX], r2[PATH_MAX];
+    if (realpath(mine, r1) && realpath(file, r2) && !strcmp(r1, r2))
+      return; /* the same file by another path */
+  }
+  cJSON *j = read_json(file, bad, sizeof bad);
+  const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(j, "hooks"), *ev, *g,
+              *h;
+  int ours_here = 0;
+  cJSON_ArrayForEach(ev, (cJSON_IsObject(hooks) ? hooks : NULL)) {
+    cJSON_ArrayForEach(g, (cJSON_IsArray(ev) ? ev : NULL)) {
+      const cJSON *hs = a->install.flat ? ev
+                            : cJSON_GetObjectItemCaseSensitive(g, "hooks");
+      cJSON_ArrayForEach(h, hs) ours_here |= ours(cJSON_GetStringValue(
+          cJSON_GetObjectItemCaseSensitive(h, a->install.command_key)),
+          a->name);
+      if (a->install.flat) break;
+    }
+  }
+  cJSON_Delete(j);
+  if (!ours_here) return;
+  hook_quote(qf, sizeof qf, file);
+  snprintf(fix, sizeof fix, "toolgate hook uninstall %s --settings %s && "
+           "toolgate hook install %s --user --policies %s", a->name, qf,
+           a->name, d->qdir);
+  fault(d, fix, "the %s hooks in %s never run: %s is set (%s), so %s reads "
+        "its user's hooks from %s", a->name, file, var, shown, a->title,
+        mine);
+}
+
 static void hooks(doctor_run *d) {
   const tg_dialect *a;
   /* every place each agent's install may write, in the registry's order */
@@ -435,9 +539,10 @@ static void hooks(doctor_run *d) {
     for (const tg_dialect_place *pl = a->install.places; pl && pl->flag;
          pl++) {
       settings_place place = {a->name, pl->flag, a, ""};
+      if (pl->in_home) home_elsewhere(d, a, pl);
       if (tg__dialect_place_path(&a->install, pl, place.file,
                                  sizeof place.file) < 0)
-        continue; /* under a HOME that is not set */
+        continue; /* under a HOME that is not set (said above) */
       check_settings(d, &place);
     }
   }

@@ -5,7 +5,8 @@
  * the agent's dialect's (agent/dialect.h: install); for Claude Code,
  * ~/.claude/settings.json (--user), .claude/settings.json (--project, the
  * default), .claude/settings.local.json (--local); for Codex,
- * ~/.codex/hooks.json (--user), .codex/hooks.json (--project).
+ * $CODEX_HOME/hooks.json (--user; ~/.codex/hooks.json without CODEX_HOME),
+ * .codex/hooks.json (--project).
  *
  * Grouped files keep {"hooks": {EVENT: [{"matcher"?, "hooks": [{"type":
  * "command", "command", "timeout"}]}]}}; flat ones {"hooks": {EVENT:
@@ -81,7 +82,13 @@ static int settings_file(install_run *r) {
     return -1;
   }
   if (tg__dialect_place_path(&r->d->install, at, r->file, sizeof r->file) < 0) {
-    cli_error("hook install: --user needs HOME");
+    const char *var = r->d->install.home_var;
+    if (var && getenv(var) && *getenv(var))
+      cli_error("hook install: %s is not an absolute path, so where %s reads "
+                "its user hooks is not known here (set it to one)", var,
+                r->d->title);
+    else
+      cli_error("hook install: --user needs HOME");
     return -1;
   }
   return 0;

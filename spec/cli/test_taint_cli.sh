@@ -289,5 +289,16 @@ expect "explain --event, a database that cannot be read: an error, not an allow"
   "the session's stored taint cannot be read"
 if [ -s "$WORK/stdout" ]; then fail "explain --event, unreadable database: no answer shown" "$OUT"
 else pass "explain --event, unreadable database: no answer shown"; fi
+cp "$DB" "$WORK/older.db"
+python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("PRAGMA user_version=7"); c.commit()' \
+  "$WORK/older.db"
+chmod 600 "$WORK/older.db"
+run explain --event ev_curl_leak.json --agent claude --policies policies --db "$WORK/older.db"
+expect "explain --event, a database of an older schema: an error" 2 \
+  "schema version 7, of an older toolgate, and is only read here"
+v=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' \
+  "$WORK/older.db")
+if [ "$v" = 7 ]; then pass "explain --event left the older database as it was"
+else fail "explain --event left the older database as it was" "user_version $v"; fi
 
 finish

@@ -540,7 +540,7 @@ static int open_taint_source(const explain_options *o,
              "no session tainted", path);
     return 0;
   }
-  src->store = tg_store_open(path, 0, err);
+  src->store = tg_store_open_read(path, err);
   if (!src->store) {
     cli_error("explain: %s (the session's stored taint cannot be read, so "
               "what the hook would answer cannot be told)", err);

@@ -3,6 +3,8 @@
  * runtime (front_api.h: tg_runtime_taint, _taint_of, _untaint), for the
  * Lua module's rt:taint, rt:session_taint and rt:untaint. The same store
  * as the policies' tg.taint (core/taint.h): the database, or memory.
+ * And a taint read from a database copied into a runtime without one
+ * (tg__runtime_taint_seed), for explain --event.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -2,8 +2,8 @@
  * test_store.c — storage through the public API: the database
  * file (created 0600 in WAL mode, schema by user_version, upgraded from a
  * version 1 fixture, refused when newer, corrupt, locked, unwritable or
- * another program's), the audit record of a call and its commit before
- * done, completeness after kill -9, remembered approvals across runtimes
+ * another program's; opened read-only: nothing written), the audit
+ * record of a call and its commit before done, completeness after kill -9, remembered approvals across runtimes
  * (scopes, places, expiry, revoke) and no secret of theirs in the file,
  * its WAL or the list (sealed args, refused patterns, a version 4 file
  * sealed by the upgrade), the file private however its path is reached
@@ -296,6 +296,44 @@ TEST(newer_schema_is_refused_naming_both_versions) {
   ASSERT_TRUE(!tg_store_open(path, 0, err));
   ASSERT_CONTAINS(err, newer);
   ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), v); /* untouched */
+  free(path);
+  remove_tree(dir);
+}
+
+/* A store only read (explain --event's look at a session's taint): what
+ * is there is read; nothing is created, upgraded or written. */
+TEST(a_store_opened_read_only_reads_and_writes_nothing) {
+  char *dir = temp_dir(), *path = db_in(dir, "ro.db");
+  char err[TG_ERRMSG] = "", older[64];
+  tg_store_close(tg_store_open(path, 1, err));
+  sql_exec(path, "INSERT INTO taints (session, level, reason, call_id, tool,"
+                 " ts) VALUES ('s1', 2, 'it read .env', 'hook-1', 'Read', 5)");
+  tg_store *st = tg_store_open_read(path, err);
+  if (!st) TG_FAIL("tg_store_open_read: %s", err);
+  cJSON *t = tg_store_taint(st, "s1", err);
+  ASSERT_TRUE(cJSON_IsObject(t));
+  ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "tool")), "Read");
+  ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "call")), "hook-1");
+  cJSON_Delete(t);
+  t = tg_store_taint(st, "s2", err);
+  ASSERT_TRUE(cJSON_IsNull(t));
+  cJSON_Delete(t);
+  ASSERT_TRUE(tg_store_taint_clear(st, "s1", err) < 0); /* a write fails */
+  tg_store_close(st);
+  ASSERT_INT_EQ(sql_int(path, "SELECT count(*) FROM taints"), 1);
+  /* a missing file is an error, and is not made */
+  char *missing = db_in(dir, "missing.db");
+  ASSERT_TRUE(!tg_store_open_read(missing, err));
+  ASSERT_CONTAINS(err, missing);
+  struct stat s;
+  ASSERT_TRUE(stat(missing, &s) < 0);
+  /* an older schema is refused, not upgraded */
+  snprintf(older, sizeof older, "PRAGMA user_version=%d", TG_DB_SCHEMA_VERSION - 1);
+  sql_exec(path, older);
+  ASSERT_TRUE(!tg_store_open_read(path, err));
+  ASSERT_CONTAINS(err, "older toolgate");
+  ASSERT_INT_EQ(sql_int(path, "PRAGMA user_version"), TG_DB_SCHEMA_VERSION - 1);
+  free(missing);
   free(path);
   remove_tree(dir);
 }
@@ -1644,6 +1682,7 @@ TEST_MAIN(TEST_ENTRY(schema_created_in_a_new_private_wal_file),
           TEST_ENTRY(fixture_v1_matches_schema_step_1),
           TEST_ENTRY(version_1_file_is_upgraded_in_place_keeping_its_calls),
           TEST_ENTRY(newer_schema_is_refused_naming_both_versions),
+          TEST_ENTRY(a_store_opened_read_only_reads_and_writes_nothing),
           TEST_ENTRY(corrupt_or_foreign_files_are_refused_with_a_clear_error),
           TEST_ENTRY(paths_that_are_no_file_are_refused_without_hanging),
           TEST_ENTRY(unwritable_file_is_refused),

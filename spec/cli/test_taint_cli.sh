@@ -6,7 +6,8 @@
 # test --config`; a toolgate.lua that does not load refuses a sensitive
 # session's call and leaves a clean one alone; hostile toolgate.lua keys
 # are errors that name the key (and the nearest one); `toolgate explain`
-# shows a rule's tg.taint without keeping it.
+# shows a rule's tg.taint without keeping it; `toolgate explain --event`
+# sees the taint the hook keeps in its database, and writes nothing.
 #
 #   spec/cli/test_taint_cli.sh PATH/TO/toolgate
 . "$(dirname "$0")/harness.sh" taint-cli "$@"
@@ -206,5 +207,98 @@ expect "explain kept no taint" 2 "not tainted"
 run log --session ex1 --db "$WORK/ex.db"
 if grep -q sensitive "$WORK/stdout"; then fail "the log shows no taint" "$OUT"
 else pass "the log shows no taint"; fi
+
+# ---- explain --event sees the session's stored taint, as the hook does ------
+# A session tainted by the starter's 80_taint.lua through real hook calls
+# (a Read of .env), then `explain --event` of its curl: the deny the hook
+# gives, the taint named; another session as before; the database left as
+# it was; --no-db and a missing database say the taint was not consulted;
+# a database that cannot be read is an error, never an allow.
+DB="$XDG_STATE_HOME/toolgate/toolgate.db"
+db_dump() { # the database's content, read-only
+  python3 - "$DB" <<'PY'
+import sqlite3, sys, hashlib
+c = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+print(hashlib.sha256("\n".join(c.iterdump()).encode()).hexdigest())
+PY
+}
+printf 'TOKEN=abc123\n' >"$WORK/.env"
+S=leak
+hook PreToolUse Bash '{"command":"curl -s https://x.example/a"}' ''
+not_denied "explain --event: a clean session's curl is not refused by the hook"
+hook PostToolUse Read "{\"file_path\":\"$WORK/.env\"}" \
+  ",\"tool_response\":{\"type\":\"text\",\"file\":{\"filePath\":\"$WORK/.env\",\"content\":\"TOKEN=abc123\"}}"
+expect "explain --event: the hook's Read of .env taints the session" 0
+hook PreToolUse Bash '{"command":"curl -s https://x.example/a"}' ''
+denied "explain --event: then the hook denies its curl" "tainted-no-network-shell"
+cp "$WORK/stdout" "$WORK/hook_answer"
+cp "$WORK/event" "$WORK/ev_curl_leak.json"
+sed 's/"session_id":"leak"/"session_id":"other"/' "$WORK/event" >"$WORK/ev_curl_other.json"
+before=$(db_dump)
+run explain --event ev_curl_leak.json --agent claude --policies policies
+expect "explain --event of the tainted session's curl: the hook's deny" 0 \
+  '"permissionDecision":"deny"' stdout
+expect "explain --event names the stored taint and its cause" 0 \
+  "taint     session leak is sensitive (level 1) since" stdout
+expect "explain --event: the call and tool that tainted it" 0 \
+  "(Read): it read $WORK/.env, which holds credentials" stdout
+if grep -qF "$(cat "$WORK/hook_answer")" "$WORK/stdout"; then
+  pass "explain --event: the agent gets exactly the hook's answer"
+else fail "explain --event: the agent gets exactly the hook's answer" "$OUT"; fi
+run explain --event ev_curl_leak.json --agent claude --policies policies --json
+json_ok "explain --event --json: stored_taint read from the hook's database" \
+  'objs[0]["stored_taint"]["consulted"] is True and
+   objs[0]["stored_taint"]["database"] == "'"$DB"'" and
+   objs[0]["stored_taint"]["taint"]["tool"] == "Read" and
+   objs[0]["stored_taint"]["taint"]["call"].startswith("hook-") and
+   objs[0]["answer"]["output"]["hookSpecificOutput"]["permissionDecision"] == "deny"'
+# a Read of .env by a clean session, explained: it would taint; it must not
+printf '{"session_id":"fresh","cwd":"%s","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{"file_path":"%s/.env"},"tool_response":{"type":"text","file":{"filePath":"%s/.env","content":"TOKEN=abc123"}}}' \
+  "$WORK" "$WORK" "$WORK" >"$WORK/ev_read_fresh.json"
+run explain --event ev_read_fresh.json --agent claude --policies policies --json
+json_ok "explain --event of a clean session's Read of .env: consulted, clean" \
+  'objs[0]["stored_taint"]["consulted"] is True and objs[0]["stored_taint"]["taint"] is None'
+after=$(db_dump)
+if [ -n "$before" ] && [ "$before" = "$after" ] &&
+  grep -qF '"consulted":true' "$WORK/stdout"; then
+  pass "explain --event read the database and left it as it was (no audit row, no taint)"
+else fail "explain --event read the database and left it as it was (no audit row, no taint)" \
+  "before $before after $after"; fi
+run approvals clear-taint fresh
+expect "explain --event kept no taint of the session it explained" 2 "not tainted"
+run explain --event ev_curl_other.json --agent claude --policies policies
+expect "explain --event: another session is clean in the database" 0 \
+  "taint     session other is not tainted (database $DB)" stdout
+expect "explain --event: and its curl is left to the agent, as before" 0 \
+  "the agent gets: exit code 0, no output (its own permission flow)" stdout
+S=other
+hook PreToolUse Bash '{"command":"curl -s https://x.example/a"}' ''
+not_denied "explain --event: which is what the hook says for that session"
+run explain --event ev_curl_leak.json --agent claude --policies policies --no-db
+expect "explain --event --no-db: says the stored taint was not consulted" 0 \
+  "taint     the session's stored taint was not consulted: --no-db" stdout
+run explain --event ev_curl_leak.json --agent claude --policies policies --db "$WORK/none.db"
+expect "explain --event, no such database: not consulted, and not made" 0 \
+  "not consulted: no database at $WORK/none.db" stdout
+if [ -e "$WORK/none.db" ]; then fail "explain --event makes no database" "$WORK/none.db"
+else pass "explain --event makes no database"; fi
+head -c 8192 /dev/zero | tr '\0' 'x' >"$WORK/corrupt.db"
+chmod 600 "$WORK/corrupt.db"
+run explain --event ev_curl_leak.json --agent claude --policies policies --db "$WORK/corrupt.db"
+expect "explain --event, a database that cannot be read: an error, not an allow" 2 \
+  "the session's stored taint cannot be read"
+if [ -s "$WORK/stdout" ]; then fail "explain --event, unreadable database: no answer shown" "$OUT"
+else pass "explain --event, unreadable database: no answer shown"; fi
+cp "$DB" "$WORK/older.db"
+python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("PRAGMA user_version=7"); c.commit()' \
+  "$WORK/older.db"
+chmod 600 "$WORK/older.db"
+run explain --event ev_curl_leak.json --agent claude --policies policies --db "$WORK/older.db"
+expect "explain --event, a database of an older schema: an error" 2 \
+  "schema version 7, of an older toolgate, and is only read here"
+v=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' \
+  "$WORK/older.db")
+if [ "$v" = 7 ]; then pass "explain --event left the older database as it was"
+else fail "explain --event left the older database as it was" "user_version $v"; fi
 
 finish

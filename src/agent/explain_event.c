@@ -8,6 +8,9 @@
  * through answer.c, with what the chain saw traced (the pre-hooks'
  * rewrite) and the tools a policy asks to run for the model's context
  * listed instead of run. So what it shows is what the agent would get.
+ * The runtime records nothing (no database); the session's taint the
+ * hook would find in its database is read by the caller's connection
+ * and made the runtime's own first (tg__hook_explain_stored).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -129,8 +132,67 @@ static void explain_mapped(tg_runtime *rt, const char *agent, cJSON *ev,
   tg__agent_call_clear(&m);
 }
 
+/* The taint `toolgate hook` would find for the event's session (its
+ * session_id, else the runtime's session, as the chain keys it), read
+ * from src, made the runtime's own and said in out.stored_taint. 0, or
+ * -1 with err when the database cannot be read. */
+static int stored_taint(tg_runtime *rt, const tg_hook_taint_source *src,
+                        const cJSON *ev, cJSON *out, char err[TG_ERRMSG]) {
+  const char *session = str(ev, "session_id");
+  char why[TG_ERRMSG] = "";
+  cJSON *o = cJSON_AddObjectToObject(out, "stored_taint");
+  if (!o) {
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return -1;
+  }
+  if (!session) session = tg__runtime_session(rt);
+  cJSON_AddStringToObject(o, "session", session);
+  if (src->store && tg__hooksvc_session_check(session, why) < 0) {
+    /* the hook refuses the event before any taint is read */
+    cJSON_AddBoolToObject(o, "consulted", 0);
+    cJSON_AddStringToObject(o, "why", "the event's session_id is not one "
+                            "the hook takes");
+    return 0;
+  }
+  if (!src->store) {
+    cJSON_AddBoolToObject(o, "consulted", 0);
+    cJSON_AddStringToObject(o, "why", src->not_read ? src->not_read
+                                                    : "no database");
+    return 0;
+  }
+  cJSON *t = tg_store_taint(src->store, session, why);
+  if (!t) {
+    tg__errf(err, TG_ERRMSG, "the stored taint of session %s cannot be "
+             "read, so what the hook would answer cannot be told: %s",
+             session, why);
+    return -1;
+  }
+  cJSON_AddBoolToObject(o, "consulted", 1);
+  cJSON_AddStringToObject(o, "database", src->path ? src->path : "");
+  cJSON_AddItemToObject(o, "taint", t);
+  if (cJSON_IsNull(t)) return 0;
+  tg_taint k;
+  const cJSON *level = cJSON_GetObjectItemCaseSensitive(t, "level");
+  tg__taint_fill(&k, (int)cJSON_GetNumberValue(level), str(t, "reason"),
+                 str(t, "call"), str(t, "tool"),
+                 (int64_t)cJSON_GetNumberValue(
+                     cJSON_GetObjectItemCaseSensitive(t, "at")));
+  if (tg__runtime_taint_seed(rt, session, &k, why) < 0) {
+    tg__errf(err, TG_ERRMSG, "session %s: its stored taint cannot be "
+             "applied: %s", session, why);
+    return -1;
+  }
+  return 0;
+}
+
 cJSON *tg_hook_explain(tg_runtime *rt, const tg_hook_request *req,
                        char err[TG_ERRMSG]) {
+  return tg__hook_explain_stored(rt, req, NULL, err);
+}
+
+cJSON *tg__hook_explain_stored(tg_runtime *rt, const tg_hook_request *req,
+                               const tg_hook_taint_source *src,
+                               char err[TG_ERRMSG]) {
   if (!rt || !req) {
     tg__errf(err, TG_ERRMSG, "explain needs a runtime and a request");
     return NULL;
@@ -163,6 +225,11 @@ cJSON *tg_hook_explain(tg_runtime *rt, const tg_hook_request *req,
     cJSON_AddStringToObject(out, "event", str(ev, "hook_event_name"));
     if (str(ev, "tool_name"))
       cJSON_AddStringToObject(out, "agent_tool", str(ev, "tool_name"));
+    if (src && stored_taint(rt, src, ev, out, err) < 0) {
+      cJSON_Delete(ev);
+      cJSON_Delete(out);
+      return NULL;
+    }
     if (tg__hook_judged(tg__hook_event_kind(str(ev, "hook_event_name"))))
       explain_mapped(rt, agent, ev, out);
   }

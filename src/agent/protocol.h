@@ -74,6 +74,29 @@ int tg__hook_answer_traced(tg_runtime *rt, const tg_hook_request *req,
                            cJSON *event, cJSON *trace, tg_hook_done_cb done,
                            void *ud, char err[TG_ERRMSG]);
 
+/* ---- explain_event.c ---------------------------------------------------- */
+
+/* Where `toolgate explain --event` reads the event's session's taint
+ * from: the database `toolgate hook` would keep it in, opened by the
+ * caller (explain's runtime has none: it records nothing), or why it was
+ * not consulted. */
+typedef struct {
+  tg_store *store;          /* NULL: not consulted, see not_read */
+  const char *path;         /* the database's file, as shown */
+  const char *not_read;     /* why not (--no-db, no such file) */
+} tg_hook_taint_source;
+
+/* tg_hook_explain with the session's stored taint (src, not NULL) made
+ * the runtime's own before anything judges (tg__runtime_taint_seed; the
+ * runtime keeps taints in memory), and said under "stored_taint":
+ * {consulted, database, session, taint (tg_store_taint's: null when
+ * clean), why (when not consulted)}. A database that cannot be read is
+ * an error (NULL with err): the hook would not answer what explain
+ * says. */
+cJSON *tg__hook_explain_stored(tg_runtime *rt, const tg_hook_request *req,
+                               const tg_hook_taint_source *src,
+                               char err[TG_ERRMSG]);
+
 /* What `say` tells the agent, in one word, after the agent's limits (as
  * tg__hook_render puts it): "allow", "deny", "ask", "block", "output" (an
  * MCP tool's new output), "context" (only context for the model; also

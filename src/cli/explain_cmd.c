@@ -17,6 +17,7 @@
 #include "toolgate.h"
 #include "kit/kit.h"
 #include "args_json.h"
+#include "table.h"
 #include "commands.h"
 #include "kit/options.h"
 #include "kit/output.h"
@@ -45,8 +46,11 @@ const char cmd_explain_usage[] =
     "`toolgate hook` would answer, from the same code: the pre-hooks run\n"
     "(their rewrite is shown, and the agent's updatedInput), the tools a\n"
     "policy asks to run for the model's context are listed, not run, and\n"
-    "the exact output and exit code the agent would get. Nothing is\n"
-    "recorded (no database).\n"
+    "the exact output and exit code the agent would get. The session's\n"
+    "taint is read from the database the hook would keep it in (--db, else\n"
+    "the default; not with --no-db), as the hook sees it; nothing is\n"
+    "recorded (no audit, no new taint) and no remembered approval is\n"
+    "looked up.\n"
     "\n"
     "options:\n"
     "  --event FILE|-      explain the agent's hook event in FILE (-: stdin)\n"
@@ -65,7 +69,8 @@ const char cmd_explain_usage[] =
     "                      deny or allow\n"
     SANDBOX_OPT_USAGE
     DB_OPT_USAGE
-    "                      (the database holds the remembered approvals)\n"
+    "                      (the database holds the remembered approvals;\n"
+    "                      with --event, the session's taint, read only)\n"
     "\n"
     "exit status: 0 explained (whatever the verdict); 2 usage or\n"
     "configuration error: bad JSON, unknown tool, a policy that does not\n"
@@ -383,6 +388,48 @@ static void print_json_value(FILE *f, const char *label, const cJSON *v) {
   cJSON_free(t);
 }
 
+/* The session's taint as the hook would find it in its database: the
+ * cause of a deny the rules give below, or why it was not looked up. */
+static void print_stored_taint(FILE *f, const cJSON *s) {
+  if (!s) return;
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "taint");
+  fputs("taint     ", f);
+  if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "consulted"))) {
+    fputs("the session's stored taint was not consulted: ", f);
+    put_plain(f, str(s, "why"));
+    fputc('\n', f);
+    return;
+  }
+  fputs("session ", f);
+  put_plain(f, str(s, "session"));
+  if (!cJSON_IsObject(t)) {
+    fprintf(f, " is not tainted (database %s)\n", str(s, "database"));
+    return;
+  }
+  char when[20];
+  fprintf(f, " is sensitive (level %.0f) since %s",
+          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(t, "level")),
+          table_time((int64_t)cJSON_GetNumberValue(
+                         cJSON_GetObjectItemCaseSensitive(t, "at")), when));
+  if (str(t, "call") || str(t, "tool")) {
+    fputs(", by ", f);
+    if (str(t, "call")) {
+      fputs("call ", f);
+      put_plain(f, str(t, "call"));
+    }
+    if (str(t, "tool")) {
+      fputs(str(t, "call") ? " (" : "", f);
+      put_plain(f, str(t, "tool"));
+      fputs(str(t, "call") ? ")" : "", f);
+    }
+  }
+  fputs(": ", f);
+  put_plain(f, str(t, "reason"));
+  fprintf(f, "\n          (as the hook finds it in %s; the rules below see "
+          "it; `toolgate approvals clear-taint` clears it)\n",
+          str(s, "database"));
+}
+
 /* The agent's event explained, for people: the mapped call, the rules
  * (print_explanation), what answering it did, the answer. */
 static void print_event(FILE *f, const cJSON *j, int color) {
@@ -392,6 +439,7 @@ static void print_event(FILE *f, const cJSON *j, int color) {
   if (str(j, "agent_tool")) fprintf(f, " of %s", str(j, "agent_tool"));
   fputc('\n', f);
   if (str(j, "event_error")) fprintf(f, "event     %s\n", str(j, "event_error"));
+  print_stored_taint(f, cJSON_GetObjectItemCaseSensitive(j, "stored_taint"));
   if (str(j, "mapping_error"))
     fprintf(f, "mapping   cannot be mapped: %s\n", str(j, "mapping_error"));
   const cJSON *call = cJSON_GetObjectItemCaseSensitive(j, "call"), *e;
@@ -458,10 +506,60 @@ static void print_event(FILE *f, const cJSON *j, int color) {
   if (str(a, "message")) fprintf(f, "stderr: %s", str(a, "message"));
 }
 
+/* The database `toolgate hook` with the same --db / --no-db would keep the
+ * session's taint in (--db PATH, else the default one), opened without
+ * creating it, for the taint only: explain's runtime has none and records
+ * nothing. src->store NULL with src->not_read when it is not consulted;
+ * -1 with a message when it is there and cannot be read (locked,
+ * corrupt): then nothing can tell what the hook would answer. */
+static int open_taint_source(const explain_options *o,
+                             tg_hook_taint_source *src, char *path,
+                             size_t len, char *why, size_t wlen) {
+  char err[TG_ERRMSG] = "";
+  struct stat st;
+  memset(src, 0, sizeof src[0]);
+  src->not_read = why;
+  if (o->db.no_db) {
+    snprintf(why, wlen, "--no-db (the hook so run keeps no "
+             "taint from one call to the next)");
+    return 0;
+  }
+  if (o->db.db) snprintf(path, len, "%s", o->db.db);
+  else if (tg_db_default_path(path, len, err) < 0) {
+    snprintf(why, wlen, "no database: %s", err);
+    return 0;
+  }
+  src->path = path;
+  if (!strcmp(path, ":memory:")) {
+    snprintf(why, wlen, "the database is private to each run (:memory:): "
+             "it starts with no taint");
+    return 0;
+  }
+  if (stat(path, &st) < 0 && errno == ENOENT) {
+    snprintf(why, wlen, "no database at %s: the hook would start one, with "
+             "no session tainted", path);
+    return 0;
+  }
+  src->store = tg_store_open_read(path, err);
+  if (!src->store) {
+    cli_error("explain: %s (the session's stored taint cannot be read, so "
+              "what the hook would answer cannot be told)", err);
+    return -1;
+  }
+  return 0;
+}
+
 static int explain_event(tg_runtime *rt, const explain_options *o) {
   size_t len = 0;
+  char path[4096], why[4096 + TG_ERRMSG];
+  tg_hook_taint_source src;
+  if (open_taint_source(o, &src, path, sizeof path, why, sizeof why) < 0)
+    return CLI_EXIT_USAGE;
   char *text = read_event(o->event, &len), err[TG_ERRMSG] = "";
-  if (!text) return CLI_EXIT_USAGE;
+  if (!text) {
+    tg_store_close(src.store);
+    return CLI_EXIT_USAGE;
+  }
   tg_hook_request req;
   memset(&req, 0, sizeof req);
   req.agent = o->agent;
@@ -470,7 +568,8 @@ static int explain_event(tg_runtime *rt, const explain_options *o) {
   req.event_len = len;
   req.on_error = o->on_error;
   req.toolgate_defaults = o->toolgate_defaults;
-  cJSON *j = tg_hook_explain(rt, &req, err);
+  cJSON *j = tg__hook_explain_stored(rt, &req, &src, err);
+  tg_store_close(src.store);
   int code = CLI_EXIT_OK;
   if (!j) {
     cli_error("explain: %s", err);

@@ -95,6 +95,14 @@ int tg__taint_read(tg_core *core, const char *session, tg_taint *out,
   return 1;
 }
 
+int tg__taint_seed(tg_core *core, const char *session, const tg_taint *t) {
+  tg_session_state *s = tg__session_state(core, session, 1);
+  if (!s || (!s->taint && !(s->taint = calloc(1, sizeof *s->taint))))
+    return -ENOMEM;
+  *s->taint = *t;
+  return 0;
+}
+
 int tg__taint_forget(tg_core *core, const char *session) {
   tg_session_state *s = session ? tg__session_state(core, session, 0) : NULL;
   if (!s || !s->taint || s->taint->level < 1) return -ENOENT;

@@ -47,6 +47,13 @@ int tg__taint_raise(struct tg_core *core, const char *session,
 int tg__taint_read(struct tg_core *core, const char *session, tg_taint *out,
                    char err[TG_ERRMSG]);
 
+/* Puts t as the session's taint in this runtime's memory, as it is (its
+ * cause, its time), telling nobody: a taint kept elsewhere, copied into a
+ * runtime without storage so that its policies see it (explain --event
+ * reads the database's). 0, or -ENOMEM. */
+int tg__taint_seed(struct tg_core *core, const char *session,
+                   const tg_taint *t);
+
 /* Clears the session's taint kept in this runtime's memory (storage
  * off): 0, -ENOENT when it has none. With storage on, the store clears
  * it (store_api.h: tg_store_taint_clear). */

@@ -53,6 +53,15 @@ int tg_runtime_taint_of(tg_runtime *rt, const char *session,
                         tg_taint *out, char err[TG_ERRMSG]);
 int tg_runtime_untaint(tg_runtime *rt, const char *session,
                        char err[TG_ERRMSG]);
+/* A taint read from a database (tg_store_taint), made this runtime's own
+ * when it keeps taints in memory (storage off): its policies then see the
+ * session as the runtime that keeps that database would, cause and time
+ * as stored, nothing told or recorded. -EINVAL with err when the runtime
+ * has a database of its own or the session id is bad. */
+int tg__runtime_taint_seed(tg_runtime *rt, const char *session,
+                           const tg_taint *t, char err[TG_ERRMSG]);
+/* The session a call without one belongs to (tg_config.session). */
+const char *tg__runtime_session(const tg_runtime *rt);
 
 /* ---- how a decision is named ------------------------------------------
  * A rule that failed (it raised, or answered with something that is no

@@ -3,6 +3,8 @@
  * runtime (front_api.h: tg_runtime_taint, _taint_of, _untaint), for the
  * Lua module's rt:taint, rt:session_taint and rt:untaint. The same store
  * as the policies' tg.taint (core/taint.h): the database, or memory.
+ * And a taint read from a database copied into a runtime without one
+ * (tg__runtime_taint_seed), for explain --event.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -54,4 +56,28 @@ int tg_runtime_untaint(tg_runtime *rt, const char *session,
   int rc = tg__taint_forget(&rt->core, session);
   if (rc == -ENOENT) snprintf(err, TG_ERRMSG, "session %s is not tainted", session);
   return rc;
+}
+
+int tg__runtime_taint_seed(tg_runtime *rt, const char *session,
+                           const tg_taint *t, char err[TG_ERRMSG]) {
+  if (rt->store) {
+    snprintf(err, TG_ERRMSG, "this runtime keeps its taints in its database");
+    return -EINVAL;
+  }
+  if (!session || !*session || strlen(session) >= TG_SESSION_ID_MAX ||
+      t->level < 1 || t->level > TG_TAINT_LEVEL_MAX) {
+    snprintf(err, TG_ERRMSG, "a taint needs a session id of 1 to %d bytes "
+             "and a level from 1 to %d", TG_SESSION_ID_MAX - 1,
+             TG_TAINT_LEVEL_MAX);
+    return -EINVAL;
+  }
+  if (tg__taint_seed(&rt->core, session, t) < 0) {
+    snprintf(err, TG_ERRMSG, "out of memory");
+    return -ENOMEM;
+  }
+  return 0;
+}
+
+const char *tg__runtime_session(const tg_runtime *rt) {
+  return rt->core.cfg.session;
 }

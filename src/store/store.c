@@ -51,6 +51,10 @@ tg_store *tg_store_open(const char *path, int create, char err[TG_ERRMSG]) {
   return open_store(path, create, NULL, NULL, err);
 }
 
+tg_store *tg_store_open_read(const char *path, char err[TG_ERRMSG]) {
+  return open_store(path, TG_STORE_OPEN_READ, NULL, NULL, err);
+}
+
 void tg_store_close(tg_store *st) {
   if (st && !st->core) st->be->close(st); /* a runtime's is the runtime's */
 }

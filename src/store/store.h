@@ -48,6 +48,9 @@
 
 typedef struct tg_store_backend tg_store_backend;
 
+/* open's create for a store only read (tg_store_open_read). */
+#define TG_STORE_OPEN_READ (-1)
+
 /* What every store starts with; a backend's own struct embeds it first. */
 struct tg_store {
   const tg_store_backend *be;
@@ -92,7 +95,10 @@ struct tg_store_backend {
   int (*claims)(const char *path);
   /* Opens path (create: made when missing), its schema brought up to
    * date. core: a runtime's store (queues, callbacks on core->loop; caps
-   * then given), or NULL. NULL with err naming the database. */
+   * then given), or NULL. create TG_STORE_OPEN_READ (core NULL): an
+   * existing file, only read — nothing created, upgraded or written (an
+   * older schema refused), its write functions failing. NULL with err
+   * naming the database. */
   tg_store *(*open)(const char *path, int create, tg_core *core,
                     const tg_audit_caps *caps, char err[TG_ERRMSG]);
   /* A runtime's: runs the loop until everything queued is answered. */

@@ -56,6 +56,12 @@ typedef struct tg_store tg_store;
  * (unless sticky, like /tmp) are refused; a file of ours others may read
  * is made 0600. */
 tg_store *tg_store_open(const char *path, int create, char err[TG_ERRMSG]);
+/* Opens the database at path (NULL: the default), which must exist, for
+ * reading only: nothing is created, upgraded or written, whatever is
+ * called on it (a write fails). A database of an older schema is refused
+ * (the next toolgate that writes it upgrades it). For a reader beside
+ * the runtimes that write it: explain --event reads a session's taint. */
+tg_store *tg_store_open_read(const char *path, char err[TG_ERRMSG]);
 /* Closes a store from tg_store_open (not a runtime's). Safe with NULL. */
 void tg_store_close(tg_store *st);
 /* The file's path (":memory:" for a private one). */

@@ -34,7 +34,8 @@ static tg_sqlite *sq_new(char *path, int create, int shared,
   }
   st->base.be = &tg__sqlite_backend;
   st->base.path = path;
-  st->db = tg__db_open(path, create, shared, err);
+  st->db = create == TG_STORE_OPEN_READ ? tg__db_open_read(path, err)
+                                        : tg__db_open(path, create, shared, err);
   if (!st->db) {
     sq_free(st);
     return NULL;
@@ -50,7 +51,12 @@ static tg_sqlite *sq_new(char *path, int create, int shared,
 
 static tg_store *sq_open(const char *path, int create, tg_core *core,
                          const tg_audit_caps *caps, char err[TG_ERRMSG]) {
-  char *p = tg__db_resolve(path, create, err);
+  if (create == TG_STORE_OPEN_READ && core) {
+    tg__errf(err, TG_ERRMSG, "a runtime's database is written: it is not "
+             "opened read-only");
+    return NULL;
+  }
+  char *p = tg__db_resolve(path, create > 0, err);
   if (!p) return NULL;
   int memory = core && tg__db_is_memory(p);
   tg_sqlite *st = sq_new(p, create, memory, err);

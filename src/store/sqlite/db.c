@@ -6,6 +6,9 @@
  * crash of the process; a power loss may take the commits since the last
  * checkpoint (docs/storage.md).
  *
+ * A reader beside the runtimes (explain --event's look at a session's
+ * taint) opens it read-only: nothing created, switched or upgraded.
+ *
  * Whatever is wrong with the file is said at open, naming it: missing, not
  * a regular file, not private (db_private.c), unwritable, not a database,
  * corrupt, locked, someone else's, or from a newer toolgate (schema.c).
@@ -205,6 +208,38 @@ sqlite3 *tg__db_open(const char *path, int create, int shared,
   }
   if (configure(db, path, memory, err) < 0 ||
       tg__schema_ensure(db, path, TG_DB_SCHEMA_VERSION, err) < 0) {
+    sqlite3_close(db);
+    return NULL;
+  }
+  return db;
+}
+
+sqlite3 *tg__db_open_read(const char *path, char err[TG_ERRMSG]) {
+  char v[32];
+  if (tg__db_is_memory(path)) {
+    tg__errf(err, TG_ERRMSG, "database %s: a private one has nothing to "
+             "read", path);
+    return NULL;
+  }
+  if (tg__db_private(path, 0, err) < 0) return NULL;
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                      NULL) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot open it", err);
+    sqlite3_close(db);
+    return NULL;
+  }
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, TG_DB_BUSY_MS);
+  /* the first read: a corrupt header, another kind of file, a lock */
+  if (pragma_text(db, "PRAGMA schema_version", v, sizeof v) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot read it", err);
+    sqlite3_close(db);
+    return NULL;
+  }
+  if (tg__schema_current(db, path, err) < 0 ||
+      tg__db_exec(db, "PRAGMA query_only=1", NULL, 0) != SQLITE_OK) {
+    if (!*err) tg__db_error(db, path, "cannot set it up", err);
     sqlite3_close(db);
     return NULL;
   }

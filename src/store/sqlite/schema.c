@@ -330,6 +330,22 @@ static int upgrade(sqlite3 *db, const char *path, int target,
   return 0;
 }
 
+int tg__schema_current(sqlite3 *db, const char *path, char err[TG_ERRMSG]) {
+  int v = tg__schema_version(db), app = 0;
+  if (v < 0 || int_pragma(db, "PRAGMA application_id", &app) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot read its schema version", err);
+    return -1;
+  }
+  if (foreign(db, path, app, v, err)) return -1;
+  if (v > TG_DB_SCHEMA_VERSION) return newer(path, v, err);
+  if (v == TG_DB_SCHEMA_VERSION) return 0;
+  tg__errf(err, TG_ERRMSG, "database %s: it has schema version %d, of an "
+           "older toolgate, and is only read here: the hook's next call, or "
+           "`toolgate log`, upgrades it to version %d", path, v,
+           TG_DB_SCHEMA_VERSION);
+  return -1;
+}
+
 int tg__schema_ensure(sqlite3 *db, const char *path, int target,
                       char err[TG_ERRMSG]) {
   int v = tg__schema_version(db), app = 0;

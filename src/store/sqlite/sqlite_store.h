@@ -66,6 +66,13 @@ char *tg__db_resolve(const char *path, int create, char err[TG_ERRMSG]);
  * (":memory:"). NULL with "database PATH: what is wrong" in err. */
 sqlite3 *tg__db_open(const char *path, int create, int shared,
                      char err[TG_ERRMSG]);
+/* Opens path, which must exist, for reading only: nothing is created,
+ * switched, upgraded or written (query_only), for a reader beside the
+ * runtimes that write it (explain --event reads a session's taint). A
+ * database of an older schema is refused (the next toolgate that writes
+ * it upgrades it), as are a newer one and someone else's. NULL with
+ * "database PATH: what is wrong" in err. */
+sqlite3 *tg__db_open_read(const char *path, char err[TG_ERRMSG]);
 int tg__db_is_memory(const char *path);
 /* db_private.c: path is a private file of ours (made 0600 when missing
  * and create), in a folder nobody else can swap it in, with the -wal and
@@ -85,6 +92,10 @@ int tg__db_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
 int tg__schema_ensure(sqlite3 *db, const char *path, int target,
                       char err[TG_ERRMSG]);
 int tg__schema_version(sqlite3 *db);
+/* For a database only read: 0 when its schema is this toolgate's version;
+ * -1 with err for an older one (never upgraded here), a newer one, or
+ * another program's. */
+int tg__schema_current(sqlite3 *db, const char *path, char err[TG_ERRMSG]);
 
 /* ---- audit.c ---------------------------------------------------------- */
 

@@ -118,13 +118,17 @@ M.tools.write_todos = common.own("todo_write", true)
 -- about.
 
 -- Gemini CLI's qualified name of a server's tool (generateValidName): the
--- "mcp_" prefix unless the joined name has it, every other byte outside
--- [A-Za-z0-9_.:-] as "_" (per byte: a non-ASCII name differs from
--- Gemini's, which counts UTF-16 units, and stays unsplit), past 63 bytes
--- its middle as "...".
+-- "mcp_" prefix unless the joined name has it, every other character
+-- outside [A-Za-z0-9_.:-] as "_" — per UTF-16 unit, as JavaScript strings
+-- count: a character past U+FFFF (four bytes of UTF-8) is two, any other
+-- one; a byte that is not UTF-8 stays one "_" and the name then differs
+-- from Gemini's (unsplit) — past 63 its middle as "...".
 local function gemini_name(server, tool)
   local n = server .. "_" .. tool
   if n:sub(1, 4) ~= "mcp_" then n = "mcp_" .. n end
+  n = n:gsub("[\240-\244][\128-\191][\128-\191][\128-\191]", "__")
+  n = n:gsub("[\194-\223][\128-\191]", "_")
+  n = n:gsub("[\224-\239][\128-\191][\128-\191]", "_")
   n = n:gsub("[^A-Za-z0-9_.:%-]", "_")
   if n:find("^[^A-Za-z_]") then n = "_" .. n end
   if #n > 63 then n = n:sub(1, 30) .. "..." .. n:sub(-30) end

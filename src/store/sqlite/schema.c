@@ -301,18 +301,29 @@ static int newer(const char *path, int v, char err[TG_ERRMSG]) {
   return -1;
 }
 
+/* The schema version of a database this toolgate can read (*v): 0; or -1
+ * with err when it cannot be read, is not toolgate's, or is a newer
+ * toolgate's. */
+static int readable_version(sqlite3 *db, const char *path, int *v,
+                            char err[TG_ERRMSG]) {
+  int app = 0;
+  *v = tg__schema_version(db);
+  if (*v < 0 || int_pragma(db, "PRAGMA application_id", &app) != SQLITE_OK) {
+    tg__db_error(db, path, "cannot read its schema version", err);
+    return -1;
+  }
+  if (foreign(db, path, app, *v, err)) return -1;
+  if (*v > TG_DB_SCHEMA_VERSION) return newer(path, *v, err);
+  return 0;
+}
+
 /* Inside the write transaction: the version is read again there, so two
  * processes upgrading at once do it once. */
 static int upgrade(sqlite3 *db, const char *path, int target,
                    char err[TG_ERRMSG]) {
   char why[400] = "", sql[64];
-  int v = tg__schema_version(db), app = 0;
-  if (v < 0 || int_pragma(db, "PRAGMA application_id", &app) != SQLITE_OK) {
-    tg__db_error(db, path, "cannot read its schema version", err);
-    return -1;
-  }
-  if (foreign(db, path, app, v, err)) return -1;
-  if (v > TG_DB_SCHEMA_VERSION) return newer(path, v, err);
+  int v;
+  if (readable_version(db, path, &v, err) < 0) return -1;
   for (int k = v + 1; k <= target; k++) {
     if (tg__db_exec(db, steps[k], why, sizeof why) != SQLITE_OK ||
         (step_code[k] && step_code[k](db, why, sizeof why) < 0)) {
@@ -331,13 +342,8 @@ static int upgrade(sqlite3 *db, const char *path, int target,
 }
 
 int tg__schema_current(sqlite3 *db, const char *path, char err[TG_ERRMSG]) {
-  int v = tg__schema_version(db), app = 0;
-  if (v < 0 || int_pragma(db, "PRAGMA application_id", &app) != SQLITE_OK) {
-    tg__db_error(db, path, "cannot read its schema version", err);
-    return -1;
-  }
-  if (foreign(db, path, app, v, err)) return -1;
-  if (v > TG_DB_SCHEMA_VERSION) return newer(path, v, err);
+  int v;
+  if (readable_version(db, path, &v, err) < 0) return -1;
   if (v == TG_DB_SCHEMA_VERSION) return 0;
   tg__errf(err, TG_ERRMSG, "database %s: it has schema version %d, of an "
            "older toolgate, and is only read here: the hook's next call, or "

@@ -314,6 +314,10 @@ describe("Gemini CLI's tools", function()
     -- second prefix, a long name's middle as "..."
     assert.are.equal("gh__a.b c", mcp("mcp_gh_a.b_c", { server_name = "gh", tool_name = "a.b c" }).tool)
     assert.are.equal("mcp_gh__t", mcp("mcp_gh_t", { server_name = "mcp_gh", tool_name = "t" }).tool)
+    -- one "_" per UTF-16 unit, as Gemini's JavaScript counts: é one, 🚀 two
+    assert.are.equal("gh__\xc3\xa9", mcp("mcp_gh__", { server_name = "gh", tool_name = "\xc3\xa9" }).tool)
+    assert.are.equal("gh__\xf0\x9f\x9a\x80", mcp("mcp_gh___",
+      { server_name = "gh", tool_name = "\xf0\x9f\x9a\x80" }).tool)
     local long = ("x"):rep(80)
     assert.are.equal("gh__" .. long, mcp("mcp_gh_" .. ("x"):rep(23) .. "..." .. ("x"):rep(30),
       { server_name = "gh", tool_name = long }).tool)
@@ -326,7 +330,7 @@ describe("Gemini CLI's tools", function()
       { "mcp_git__hub_delete_repo", { server_name = "git__hub", tool_name = "delete_repo" } },
       { "mcp_github__delete_repo", { server_name = "github_", tool_name = "delete_repo" } },
       { "mcp_git.hub_delete_repo", { server_name = "git.hub", tool_name = "delete_repo" } },
-      { "mcp_gh__", { server_name = "gh", tool_name = "\xc3\xa9" } }, -- é: one "_" for Gemini
+      { "mcp_gh___", { server_name = "gh", tool_name = "\xc3\xa9" } }, -- é is one "_", not two
     } do
       local r = mcp(c[1], c[2])
       assert.are.same({ c[1], false }, { r.tool, r.mapped }, c[1])

@@ -121,8 +121,8 @@ M.tools.write_todos = common.own("todo_write", true)
 -- "mcp_" prefix unless the joined name has it, every other character
 -- outside [A-Za-z0-9_.:-] as "_" — per UTF-16 unit, as JavaScript strings
 -- count: a character past U+FFFF (four bytes of UTF-8) is two, any other
--- one; a byte that is not UTF-8 stays one "_" and the name then differs
--- from Gemini's (unsplit) — past 63 its middle as "...".
+-- one, and so is a byte that is not UTF-8 (Gemini's text would hold a
+-- U+FFFD there) — past 63 its middle as "...".
 local function gemini_name(server, tool)
   local n = server .. "_" .. tool
   if n:sub(1, 4) ~= "mcp_" then n = "mcp_" .. n end

@@ -308,6 +308,37 @@ json_ok "the copied example's config: its policies and its database are in the c
   "objs[0]['policies'] == '$RWORK/gw/policies' and objs[0]['db'] == '$RWORK/gw/toolgate.db'" \
   "$WORK/stdout.line"
 
+# ---- a gateway whose server is toolgate serve, in the gateway's folder -----------------
+
+# Run where the gateway starts it, the server would find ./toolgate.lua —
+# the gateway's — and start the gateway's servers again, without end.
+mkdir -p "$WORK/loop/policies"
+cat >"$WORK/loop/toolgate.lua" <<EOF
+return { policies = "policies",
+  servers = { inner = { command = "$TG", args = { "serve", "--policies", "policies", "--no-db" } } } }
+EOF
+RLOOP=$(cd "$WORK/loop" && pwd -P)/toolgate.lua
+(cd "$WORK/loop" && TOOLGATE_GATEWAY_CONFIGS="$RLOOP" "$TG" serve --config toolgate.lua --no-db \
+  </dev/null >"$WORK/stdout" 2>"$WORK/stderr")
+RC=$? ERR=$(cat "$WORK/stderr")
+expect "serve refuses a config named outright that started it (a gateway's own)" 2 \
+  "is the config of a toolgate gateway that started this one"
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"ping"}' |
+  (cd "$WORK/loop" && TOOLGATE_GATEWAY_CONFIGS="$RLOOP" "$TG" serve --policies policies \
+     --no-db --log-level info >"$WORK/stdout" 2>"$WORK/stderr")
+RC=$? ERR=$(cat "$WORK/stderr")
+expect "./toolgate.lua found so is passed over, said in the log" 0 \
+  "is the config of the toolgate gateway that started this one as its server: not read"
+grep -q "upstream inner" "$WORK/stderr" &&
+  fail "... and its servers are not started" "$(head -c 1500 "$WORK/stderr")" ||
+  pass "... and its servers are not started"
+deep=$(printf '/g%d/toolgate.lua\n' 1 2 3 4 5 6 7 8)
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"ping"}' |
+  (cd "$WORK/loop" && TOOLGATE_GATEWAY_CONFIGS="$deep" "$TG" serve --config toolgate.lua \
+     --no-db >"$WORK/stdout" 2>"$WORK/stderr")
+RC=$? ERR=$(cat "$WORK/stderr")
+expect "gateways nested 8 deep: taken for a loop of configs" 2 "nested 8 deep"
+
 # no server left a crash or sanitizer report on its stderr
 reports=$(grep -lE 'Sanitizer|runtime error|Segmentation' "$WORK"/*.err 2>/dev/null)
 [ -z "$reports" ] && pass "no server reported a crash or a sanitizer error" ||

@@ -112,6 +112,7 @@ typedef struct {
   const char *roots[2];
   uv_timer_t wind_down;      /* bounds the wait for calls and upstreams */
   int late;                  /* it fired */
+  int skipped_parent;        /* ./toolgate.lua was the starting gateway's */
 } serve_run;
 
 /* ---- options over the config ----------------------------------------------- */
@@ -151,18 +152,86 @@ static int exists(const char *path) {
   return stat(path, &st) == 0;
 }
 
+/* toolgate serve as a server of a toolgate gateway (chaining) runs where
+ * the gateway starts it — by default in the gateway's config folder, so
+ * it would find ./toolgate.lua, the gateway's, and start its servers: the
+ * same toolgate again, without end (a process per second until a limit
+ * of the machine stops them all). So a gateway tells its servers which
+ * configs started them (GATEWAY_CONFIGS: their real paths, one a line),
+ * and a serve never runs one of those: ./toolgate.lua found so is passed
+ * over (said in the log), one named with --config is an error. */
+#define GATEWAY_CONFIGS "TOOLGATE_GATEWAY_CONFIGS"
+#define GATEWAY_DEPTH_MAX 8
+
+/* Is the config at path (a real path) one of the gateways' above this
+ * one? -1 with the error said when they are nested too deep. */
+static int started_by(const char *real, const char *chain) {
+  int depth = 0;
+  for (const char *p = chain; p && *p;) {
+    size_t n = strcspn(p, "\n");
+    if (n == strlen(real) && !strncmp(p, real, n)) return 1;
+    depth++;
+    p += n + (p[n] == '\n');
+  }
+  if (depth >= GATEWAY_DEPTH_MAX) {
+    cli_error("serve: toolgate gateways are nested %d deep here (each a "
+              "server of the one above): that many is taken for a loop "
+              "of configs; give each its own toolgate.lua", depth);
+    return -1;
+  }
+  return 0;
+}
+
+/* Adds this serve's config to the chain its servers inherit. */
+static int pass_chain_on(const char *real, const char *chain) {
+  size_t n = (chain ? strlen(chain) + 1 : 0) + strlen(real) + 1;
+  char *v = malloc(n);
+  if (!v) return -1;
+  snprintf(v, n, "%s%s%s", chain ? chain : "", chain ? "\n" : "", real);
+  int rc = setenv(GATEWAY_CONFIGS, v, 1);
+  free(v);
+  return rc;
+}
+
 static int load_config(serve_run *r) {
   char err[1024];
   const char *path = r->opt.config;
+  const char *chain = getenv(GATEWAY_CONFIGS);
   if (!path && exists(DEFAULT_CONFIG)) path = DEFAULT_CONFIG;
+  char *real = path ? realpath(path, NULL) : NULL;
+  int loop = real ? started_by(real, chain) : 0;
+  if (loop < 0) {
+    free(real);
+    return -1;
+  }
+  if (loop && !r->opt.config) {
+    r->skipped_parent = 1; /* said once the log is open */
+    free(real);
+    real = NULL;
+    path = NULL;
+  } else if (loop) {
+    cli_error("serve: %s is the config of a toolgate gateway that started "
+              "this one as its server: its servers would start this toolgate "
+              "again, without end; give this server a toolgate.lua of its "
+              "own, or none (--policies DIR)", path);
+    free(real);
+    return -1;
+  }
   if (!path) {
     mcp_config_empty(&r->conf);
     return 0;
   }
   if (mcp_config_load(path, &r->conf, err, sizeof err) < 0) {
     cli_error("serve: %s", err);
+    free(real);
     return -1;
   }
+  if (real && r->conf.nservers && pass_chain_on(real, chain) < 0) {
+    cli_error("serve: out of memory");
+    free(real);
+    return -1;
+  }
+  free(real);
   return 0;
 }
 
@@ -264,6 +333,10 @@ static int make_runtime(serve_run *r) {
   cfg.db = c->db;
   cfg.db_off = c->db_off;
   cfg.project = c->project;
+  if (r->skipped_parent)
+    mcp_logf(r->log, MCP_LOG_NOTICE, "./%s is the config of the toolgate "
+             "gateway that started this one as its server: not read (its "
+             "servers would start this toolgate again)", DEFAULT_CONFIG);
   if (!cfg.policies_dir)
     mcp_logf(r->log, MCP_LOG_NOTICE, "no policies folder: running with the "
              "built-in defaults (no rules, no policy tools%s; a call no rule "

@@ -129,6 +129,31 @@ export async function sdkClient(p, { capabilities = {}, args = [], name = "spec"
   return { client, transport, seen, errors, pid: transport.pid, stderrClean };
 }
 
+// ---- the v2 SDK's client (the 2026-07-28 era) ---------------------------------------
+
+// A v2 SDK client (@modelcontextprotocol/client) on `toolgate serve` in
+// project p; mode: its versionNegotiation mode ({ pin: "2026-07-28" },
+// "auto" or "legacy"); inputRequired: its option of that name (e.g.
+// { autoFulfill: false } to see input_required results by hand). Each
+// client gets a control socket of its own: two `serve` may not share one.
+let v2Clients = 0;
+export async function v2Client(p, { mode = { pin: "2026-07-28" }, capabilities = {},
+                                    inputRequired, name = "v2-spec" } = {}) {
+  const { Client: V2 } = await import("@modelcontextprotocol/client");
+  const { StdioClientTransport: V2Stdio } = await import("@modelcontextprotocol/client/stdio");
+  const transport = new V2Stdio({
+    command: TOOLGATE,
+    args: ["serve", "--log", p.log, "--log-level", "debug", "--socket", `${p.socket}.${v2Clients++}`],
+    cwd: p.dir, env: { ...process.env }, stderr: "pipe",
+  });
+  const client = new V2({ name, version: "1.0.0" },
+    { capabilities, versionNegotiation: { mode }, ...(inputRequired ? { inputRequired } : {}) });
+  const errLog = fs.createWriteStream(path.join(p.dir, "stderr.txt"), { flags: "a" });
+  await client.connect(transport);
+  transport.stderr?.on("data", (d) => errLog.write(d));
+  return client;
+}
+
 // ---- raw JSON-RPC ---------------------------------------------------------------------
 
 // `toolgate serve` with our own hands on its stdin: send() writes one

@@ -41,11 +41,14 @@ struct gw_fwd {
   gw_fwd *next;
 };
 
-/* One question of an input_required, open at the client. */
+/* One question of an input_required, open at the client: a request of a
+ * 2025-era client's session, or, for a 2026-07-28 client, in its call's
+ * own input_required result (the call parks: parked.c). */
 typedef struct gw_ask {
   gw_fwd *f;
-  char *key;               /* its key in inputRequests */
-  mcp_pending *pending;
+  char *key;               /* its key in the upstream's inputRequests */
+  mcp_pending *pending;    /* asked in a session, or */
+  mcp_parked *park;        /* asked through the call's result */
   struct gw_ask *next;
 } gw_ask;
 
@@ -62,7 +65,8 @@ static void drop_asks(gw_fwd *f, const char *why) {
   while (f->asks) {
     gw_ask *a = f->asks;
     f->asks = a->next;
-    mcp_withdraw(a->pending, why);
+    if (a->park) mcp_parked_withdraw(a->park, a);
+    else mcp_withdraw(a->pending, why);
     free(a->key);
     free(a);
   }
@@ -171,12 +175,23 @@ static void on_user_answer(mcp_session *ss, const cJSON *result,
   if (!f->asks) send_round(f, f->args);
 }
 
+/* The same, for a question put through a 2026-07-28 client's call. */
+static void on_parked_answer(const cJSON *result, const cJSON *error,
+                             void *ud) {
+  on_user_answer(NULL, result, error, ud);
+}
+
 /* The upstream's input requests, to our client: questions to the user
  * (elicitation/create, the message naming the server), sampling and
- * roots as they came, each to a client that declared the capability.
- * 0, or -1 with why. */
+ * roots as they came, each to a client that declared the capability —
+ * a 2026-07-28 client through its call's input_required result (keyed
+ * as parked.c keys, the answers mapped back to the upstream's keys here),
+ * which its retry answers. 0, or -1 with why. */
 static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
   const char *server = up_name(f->tool->up);
+  const char *call_id = tg_exec_call_id(f->ex);
+  mcp_parked *park = mcp_call_is_stateless(f->gw->s, call_id)
+                         ? mcp_call_park(f->gw->s, call_id) : NULL;
   const cJSON *q;
   cJSON_ArrayForEach(q, requests) {
     const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "method"));
@@ -190,8 +205,8 @@ static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
       return -1;
     }
     const char *cap = gw_capability_for(m);
-    mcp_session *asker = mcp_server_asker_with(f->gw->s, cap);
-    if (!asker) {
+    mcp_session *asker = park ? NULL : mcp_server_asker_with(f->gw->s, cap);
+    if (!park && !asker) {
       snprintf(why, len, "upstream server '%s' asks for input (%s), and this "
                "MCP client cannot give it (no %s capability)", server, m, cap);
       return -1;
@@ -200,12 +215,34 @@ static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
     cJSON *p = strcmp(cap, "elicitation") ? cJSON_Duplicate(params, 1)
                                           : gw_question(f->tool->up, params);
     if (!a || !p || !(a->key = strdup(q->string))) {
+      if (a) free(a->key);
       free(a);
       cJSON_Delete(p);
       snprintf(why, len, "out of memory");
       return -1;
     }
     a->f = f;
+    if (park) {
+      char inner[200] = "out of memory";
+      cJSON *key = cJSON_CreateString(q->string); /* p is taken, either way */
+      int rc = key ? mcp_parked_ask(park, key, m, p, on_parked_answer, a,
+                                    inner, sizeof inner)
+                   : -1;
+      if (!key) cJSON_Delete(p);
+      cJSON_Delete(key);
+      if (rc < 0) {
+        snprintf(why, len, "upstream server '%s' asks for input (%s), and "
+                 "toolgate cannot put it to the client: %.150s", server, m,
+                 inner);
+        free(a->key);
+        free(a);
+        return -1;
+      }
+      a->park = park;
+      a->next = f->asks;
+      f->asks = a;
+      continue;
+    }
     a->next = f->asks;
     f->asks = a;
     a->pending = mcp_ask_client(asker, NULL, m, p, on_user_answer, a);

@@ -153,8 +153,8 @@ static int exists(const char *path) {
 }
 
 /* toolgate serve as a server of a toolgate gateway (chaining) runs where
- * the gateway starts it — by default in the gateway's config folder, so
- * it would find ./toolgate.lua, the gateway's, and start its servers: the
+ * the gateway starts it — by default in the gateway's own folder, often
+ * its config's, so it would find ./toolgate.lua, the gateway's, and start its servers: the
  * same toolgate again, without end (a process per second until a limit
  * of the machine stops them all). So a gateway tells its servers which
  * configs started them (GATEWAY_CONFIGS: their real paths, one a line),

@@ -154,9 +154,9 @@ static int exists(const char *path) {
 
 /* toolgate serve as a server of a toolgate gateway (chaining) runs where
  * the gateway starts it — by default in the gateway's own folder, often
- * its config's, so it would find ./toolgate.lua, the gateway's, and start its servers: the
- * same toolgate again, without end (a process per second until a limit
- * of the machine stops them all). So a gateway tells its servers which
+ * its config's, so it would find ./toolgate.lua, the gateway's, and start
+ * its servers: the same toolgate again, without end (a process per
+ * second until a limit of the machine stops them all). So a gateway tells its servers which
  * configs started them (GATEWAY_CONFIGS: their real paths, one a line),
  * and a serve never runs one of those: ./toolgate.lua found so is passed
  * over (said in the log), one named with --config is an error. */

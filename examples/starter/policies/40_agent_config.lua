@@ -1,8 +1,10 @@
 -- The agent may not change its own guard-rails: the policies folder, the
 -- agent's settings (where its hooks and permissions are: .claude/
 -- settings*.json, .codex/, .gemini/settings*.json, .github/hooks/,
--- .copilot/, .cursor/hooks.json, OpenCode's plugins and opencode.json)
--- and toolgate's state (remembered approvals).
+-- .copilot/, .cursor/hooks.json, OpenCode's plugins and opencode.json),
+-- toolgate's state (remembered approvals) and a toolgate.lua (it says
+-- which MCP servers reach the network, read by the hooks for
+-- 80_taint.lua, and which servers a gateway starts).
 -- Reading them is fine; writing is denied through every tool — Edit,
 -- Write, apply_patch, and the shell (`> .claude/settings.json`, `sed -i`,
 -- `cp`, `mv`, `rm`, `tee`, `chmod` ...: any command but a reader naming
@@ -21,7 +23,7 @@ local PROTECTED = {
   "/%.gemini/settings[^/]*%.json$", "/%.github/hooks/", "/%.copilot/",
   "/%.cursor/hooks%.json$", "/%.cursor/hooks/", "/%.opencode/plugins?/",
   "/%.config/opencode/", "/opencode%.jsonc?$",
-  "/%.local/state/toolgate/", "/%.config/toolgate/",
+  "/%.local/state/toolgate/", "/%.config/toolgate/", "/toolgate%.lua$",
 }
 
 -- path as written (cwd: the agent's, for a relative one) or resolved.

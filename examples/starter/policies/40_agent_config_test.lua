@@ -31,6 +31,10 @@ return {
     "agent-config-files"),
   case("Write toolgate's state is denied", write("/home/u/.local/state/toolgate/toolgate.db"),
     "deny", "agent-config-files"),
+  case("Write toolgate.lua is denied (its network marks guard the taint)",
+    write("toolgate.lua"), "deny", "agent-config-files"),
+  case("sed -i on a toolgate.lua is denied", sh("sed -i s/network/x/ sub/toolgate.lua"), "deny",
+    "agent-config-shell"),
   case("a patch of a policy is denied", { tool = "apply_patch",
     args = { patch = "--- " .. POLICIES .. "/10_shell.lua\n+++ " .. POLICIES
       .. "/10_shell.lua\n@@ -1 +1 @@\n-a\n+b\n" } },

@@ -8,34 +8,14 @@
 // and the methods the revision removed (-32601), the per-request log level.
 import fs from "node:fs";
 import path from "node:path";
-import { Client, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY }
-  from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { run, project, rawServer, outcome, until, readLog, TOOLGATE, EVERYTHING } from "./lib.mjs";
+import { PROTOCOL_VERSION_META_KEY } from "@modelcontextprotocol/client";
+import { run, project, v2Client, rawServer, outcome, until, readLog, EVERYTHING } from "./lib.mjs";
 
 const V = "2026-07-28";
 const CONFIG = `return {
   policies = "policies",
   servers = { everything = { command = "node", args = { ${JSON.stringify(EVERYTHING)}, "stdio" } } },
 }`;
-
-// A v2 client on `toolgate serve` in project p; mode: the SDK's
-// versionNegotiation mode ({ pin: V }, "auto" or "legacy").
-// Each client has its own control socket: two `serve` may not share one.
-let clients = 0;
-async function v2Client(p, { mode = { pin: V }, capabilities = {}, inputRequired } = {}) {
-  const transport = new StdioClientTransport({
-    command: TOOLGATE,
-    args: ["serve", "--log", p.log, "--log-level", "debug", "--socket", `${p.socket}.${clients++}`],
-    cwd: p.dir, env: { ...process.env }, stderr: "pipe",
-  });
-  const client = new Client({ name: "v2-spec", version: "1.0.0" },
-    { capabilities, versionNegotiation: { mode }, ...(inputRequired ? { inputRequired } : {}) });
-  const errLog = fs.createWriteStream(path.join(p.dir, "stderr.txt"), { flags: "a" });
-  await client.connect(transport);
-  transport.stderr?.on("data", (d) => errLog.write(d));
-  return client;
-}
 
 const sorry = (e) => ({ code: e?.code, message: String(e?.message || e), data: e?.data });
 

@@ -11,9 +11,7 @@
 // Upstream: server-everything (a 2025-era server) behind the gateway.
 import fs from "node:fs";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { run, project, readLog, TOOLGATE, EVERYTHING } from "./lib.mjs";
+import { run, project, v2Client, readLog, EVERYTHING } from "./lib.mjs";
 
 const V = "2026-07-28";
 const CONFIG = `return {
@@ -21,21 +19,6 @@ const CONFIG = `return {
   servers = { everything = { command = "node", args = { ${JSON.stringify(EVERYTHING)}, "stdio" },
                              read_only = { "trigger-*", "echo" } } },
 }`;
-
-let clients = 0;
-async function v2Client(p, { capabilities = {}, inputRequired } = {}) {
-  const transport = new StdioClientTransport({
-    command: TOOLGATE,
-    args: ["serve", "--log", p.log, "--log-level", "debug", "--socket", `${p.socket}.${clients++}`],
-    cwd: p.dir, env: { ...process.env }, stderr: "pipe",
-  });
-  const client = new Client({ name: "v2-relay", version: "1.0.0" },
-    { capabilities, versionNegotiation: { mode: { pin: V } }, ...(inputRequired ? { inputRequired } : {}) });
-  const errLog = fs.createWriteStream(path.join(p.dir, "stderr.txt"), { flags: "a" });
-  await client.connect(transport);
-  transport.stderr?.on("data", (d) => errLog.write(d));
-  return client;
-}
 
 const textOf = (r) => (r?.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 

@@ -14,15 +14,15 @@
  * the user (elicitation/create input requests), or the client's model
  * or roots (sampling/createMessage, roots/list), and wants the call sent
  * again with the answers and its requestState. The requests go to our
- * client (a session that declared the capability), and the call goes
- * again with the answers — at most MAX_ROUNDS times.
+ * client (a session that declared the capability, or the call's own
+ * input_required result), and the call goes again with the answers
+ * (upstream_ask.c, which prompts/get and resources/read share).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gateway.h"
-
-#define MAX_ROUNDS 8
 
 struct gw_fwd {
   mcp_gateway *gw;
@@ -33,24 +33,10 @@ struct gw_fwd {
   cJSON *args;             /* kept for another round: a 2026-07-28 upstream
                               only (NULL: the first round's are the start
                               function's) */
-  int rounds;
-  /* the user's answers being gathered for the next round */
-  char *state;             /* the upstream's requestState */
-  cJSON *answers;          /* inputResponses so far */
-  struct gw_ask *asks;     /* questions still open at the client */
+  gw_inputs inputs;        /* the user's answers being gathered for the
+                              next round (upstream_ask.c) */
   gw_fwd *next;
 };
-
-/* One question of an input_required, open at the client: a request of a
- * 2025-era client's session, or, for a 2026-07-28 client, in its call's
- * own input_required result (the call parks: parked.c). */
-typedef struct gw_ask {
-  gw_fwd *f;
-  char *key;               /* its key in the upstream's inputRequests */
-  mcp_pending *pending;    /* asked in a session, or */
-  mcp_parked *park;        /* asked through the call's result */
-  struct gw_ask *next;
-} gw_ask;
 
 /* ---- the list of forwards ------------------------------------------------------- */
 
@@ -60,23 +46,9 @@ static void unlink_fwd(mcp_gateway *gw, gw_fwd *f) {
   if (*pp) *pp = f->next;
 }
 
-/* Withdraws the questions still open at the client. */
-static void drop_asks(gw_fwd *f, const char *why) {
-  while (f->asks) {
-    gw_ask *a = f->asks;
-    f->asks = a->next;
-    if (a->park) mcp_parked_withdraw(a->park, a);
-    else mcp_withdraw(a->pending, why);
-    free(a->key);
-    free(a);
-  }
-}
-
 static void fwd_free(gw_fwd *f) {
-  drop_asks(f, "the tool call ended");
+  gw_inputs_drop(&f->inputs, "the tool call ended");
   cJSON_Delete(f->args);
-  cJSON_Delete(f->answers);
-  free(f->state);
   free(f);
 }
 
@@ -159,125 +131,26 @@ static void on_answer(mcp_upstream *u, const cJSON *result, const cJSON *error,
 
 /* ---- input_required: the user answers, the call goes again ------------------------ */
 
-static void on_user_answer(mcp_session *ss, const cJSON *result,
-                           const cJSON *error, void *ud) {
-  (void)ss;
-  gw_ask *a = ud;
-  gw_fwd *f = a->f;
-  gw_ask **pp = &f->asks;
-  while (*pp && *pp != a) pp = &(*pp)->next;
-  if (*pp) *pp = a->next;
-  if (result) cJSON_AddItemToObject(f->answers, a->key, cJSON_Duplicate(result, 1));
-  else cJSON_AddItemToObject(f->answers, a->key,
-                             cJSON_Parse("{\"action\":\"cancel\"}"));
-  free(a->key);
-  free(a);
-  if (!f->asks) send_round(f, f->args);
-}
-
-/* The same, for a question put through a 2026-07-28 client's call. */
-static void on_parked_answer(const cJSON *result, const cJSON *error,
-                             void *ud) {
-  on_user_answer(NULL, result, error, ud);
-}
-
-/* The upstream's input requests, to our client: questions to the user
- * (elicitation/create, the message naming the server), sampling and
- * roots as they came, each to a client that declared the capability —
- * a 2026-07-28 client through its call's input_required result (keyed
- * as parked.c keys, the answers mapped back to the upstream's keys here),
- * which its retry answers. 0, or -1 with why. */
-static int pose(gw_fwd *f, const cJSON *requests, char *why, size_t len) {
-  const char *server = up_name(f->tool->up);
+/* The upstream's requests, to our client: a 2026-07-28 client through
+ * its call's input_required result, else a session that declared the
+ * capability (with one session, stdio, the call's own). */
+static void ask_user(gw_fwd *f, const cJSON *result) {
   const char *call_id = tg_exec_call_id(f->ex);
   mcp_parked *park = mcp_call_is_stateless(f->gw->s, call_id)
                          ? mcp_call_park(f->gw->s, call_id) : NULL;
-  const cJSON *q;
-  cJSON_ArrayForEach(q, requests) {
-    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "method"));
-    const cJSON *params = cJSON_GetObjectItemCaseSensitive(q, "params");
-    if (!m || !cJSON_IsObject(params) ||
-        (strcmp(m, "elicitation/create") && strcmp(m, "sampling/createMessage") &&
-         strcmp(m, "roots/list"))) {
-      snprintf(why, len, "upstream server '%s' asks for input toolgate cannot "
-               "relay (%.60s): elicitation/create, sampling/createMessage and "
-               "roots/list are", server, m ? m : "?");
-      return -1;
-    }
-    const char *cap = gw_capability_for(m);
-    mcp_session *asker = park ? NULL : mcp_server_asker_with(f->gw->s, cap);
-    if (!park && !asker) {
-      snprintf(why, len, "upstream server '%s' asks for input (%s), and this "
-               "MCP client cannot give it (no %s capability)", server, m, cap);
-      return -1;
-    }
-    gw_ask *a = calloc(1, sizeof *a);
-    cJSON *p = strcmp(cap, "elicitation") ? cJSON_Duplicate(params, 1)
-                                          : gw_question(f->tool->up, params);
-    if (!a || !p || !(a->key = strdup(q->string))) {
-      if (a) free(a->key);
-      free(a);
-      cJSON_Delete(p);
-      snprintf(why, len, "out of memory");
-      return -1;
-    }
-    a->f = f;
-    if (park) {
-      char inner[200] = "out of memory";
-      cJSON *key = cJSON_CreateString(q->string); /* p is taken, either way */
-      int rc = key ? mcp_parked_ask(park, key, m, p, on_parked_answer, a,
-                                    inner, sizeof inner)
-                   : -1;
-      if (!key) cJSON_Delete(p);
-      cJSON_Delete(key);
-      if (rc < 0) {
-        snprintf(why, len, "upstream server '%s' asks for input (%s), and "
-                 "toolgate cannot put it to the client: %.150s", server, m,
-                 inner);
-        free(a->key);
-        free(a);
-        return -1;
-      }
-      a->park = park;
-      a->next = f->asks;
-      f->asks = a;
-      continue;
-    }
-    a->next = f->asks;
-    f->asks = a;
-    a->pending = mcp_ask_client(asker, NULL, m, p, on_user_answer, a);
-    if (!a->pending) {
-      snprintf(why, len, "the client's stream is closed");
-      return -1;
-    }
+  char why[400];
+  if (!f->args) {
+    snprintf(why, sizeof why, "upstream server '%s' answered input_required "
+             "though it speaks the 2025 era", up_name(f->tool->up));
+    return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
   }
-  return 0;
+  if (gw_inputs_ask(&f->inputs, result, park, NULL, why, sizeof why) < 0)
+    finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
 }
 
-static void ask_user(gw_fwd *f, const cJSON *result) {
-  const char *server = up_name(f->tool->up);
-  const cJSON *requests = cJSON_GetObjectItemCaseSensitive(result, "inputRequests");
-  const char *state = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "requestState"));
-  /* the client of the call's session would be the one to ask: with one
-   * session (stdio), it is the one that can be asked (pose) */
-  char why[300];
-  if (!cJSON_IsObject(requests) || !requests->child || !f->args) {
-    snprintf(why, sizeof why, "upstream server '%s' answered input_required "
-             "%s", server, f->args ? "without inputRequests"
-                                   : "though it speaks the 2025 era");
-    return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
-  }
-  if (++f->rounds > MAX_ROUNDS) {
-    snprintf(why, sizeof why, "upstream server '%s' asks the user for input, "
-             "and has done so too many times for one call", server);
-    return finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
-  }
-  free(f->state);
-  cJSON_Delete(f->answers);
-  f->state = state ? strdup(state) : NULL;
-  f->answers = cJSON_CreateObject();
-  if (pose(f, requests, why, sizeof why) < 0)
-    finish_error(f, "UPSTREAM_ERROR", why, 0, NULL);
+static void inputs_ready(gw_inputs *in) {
+  gw_fwd *f = (gw_fwd *)((char *)in - offsetof(gw_fwd, inputs));
+  send_round(f, f->args);
 }
 
 /* ---- sending --------------------------------------------------------------------- */
@@ -299,11 +172,7 @@ static void send_round(gw_fwd *f, const cJSON *args) {
     cJSON_AddItemToObjectCS(meta, "progressToken", cJSON_CreateNumber(f->token));
   else
     cJSON_Delete(meta);
-  if (f->answers) {
-    cJSON_AddItemToObject(p, "inputResponses", f->answers);
-    f->answers = NULL;
-    if (f->state) cJSON_AddStringToObject(p, "requestState", f->state);
-  }
+  gw_inputs_take(&f->inputs, p);
   f->id = up_request(t->up, "tools/call", p, on_answer, f);
   if (f->id < 0) {
     char msg[300];
@@ -338,6 +207,8 @@ void gw_tool_start(tg_exec *ex, const cJSON *args, void *ud) {
   f->ex = ex;
   f->tool = t;
   f->token = ++gw->next_token;
+  f->inputs = (gw_inputs){gw, t->up, "tools/call", inputs_ready, 0, NULL, NULL,
+                          NULL};
   f->next = gw->fwds;
   gw->fwds = f;
   send_round(f, args);

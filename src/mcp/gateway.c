@@ -30,6 +30,7 @@
  * up on a request after 10 s); with none, the client is answered at once
  * and told list_changed when an upstream has listed.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -682,17 +683,43 @@ static void unlink_pass(mcp_gateway *gw, gw_pass *p) {
 /* The pass is done: the upstream's requests still waiting on its client
  * fail (the upstream has answered, or is told the request is cancelled). */
 static void pass_free(gw_pass *p, const char *why) {
+  gw_inputs_drop(&p->inputs, why); /* before the park: none answers now */
   mcp_parked_drop(&p->park, why);
   cJSON_Delete(p->id);
   cJSON_Delete(p->args);
+  cJSON_Delete(p->params);
   free(p->subject);
   free(p);
+}
+
+/* The upstream's input_required answer: its requests go to the client
+ * (upstream_ask.c), the pass waits on the answers. 0, or -1 with why. */
+static int pass_asks(gw_pass *p, mcp_upstream *u, const cJSON *result,
+                     char *why, size_t len) {
+  if (!p->inputs.method) {
+    snprintf(why, len, "upstream server '%s' answered with resultType "
+             "'input_required', which toolgate passes on only for "
+             "tools/call, prompts/get and resources/read", up_name(u));
+    return -1;
+  }
+  if (!p->params) {
+    snprintf(why, len, "upstream server '%s' answered input_required though "
+             "it speaks the 2025 era", up_name(u));
+    return -1;
+  }
+  if (gw_inputs_ask(&p->inputs, result, p->park.kind ? &p->park : NULL, p->ss,
+                    why, len) < 0) {
+    gw_inputs_drop(&p->inputs, "the request failed");
+    return -1;
+  }
+  return 0;
 }
 
 static void on_pass_answer(mcp_upstream *u, const cJSON *result,
                            const cJSON *error, void *ud) {
   gw_pass *p = ud;
   unlink_pass(p->gw, p);
+  p->up_id = 0;
   mcp_req req = {p->id, NULL, NULL, p->stateless, NULL};
   const char *rt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "resultType"));
   if (!session_alive(p->gw->s, p->ss)) {
@@ -709,19 +736,32 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
     snprintf(msg, sizeof msg, "upstream server '%s': %.500s", up_name(u), m ? m : "error");
     mcp_reply_error(p->ss, p->id, jrpc_error_code(error, JRPC_INTERNAL_ERROR),
                     msg, NULL);
+  } else if (p->completion && rt && !strcmp(rt, "input_required")) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "upstream server '%s' answered "
+             "completion/complete with resultType 'input_required', which "
+             "toolgate passes on only for tools/call, prompts/get and "
+             "resources/read", up_name(u));
+    mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, msg, NULL);
   } else if (p->completion && !completion_ok(result)) {
     char msg[300];
     snprintf(msg, sizeof msg, "upstream server '%s' answered "
              "completion/complete with something that is not a completion "
              "({values: at most 100 strings, ...})", up_name(u));
     mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, msg, NULL);
+  } else if (rt && !strcmp(rt, "input_required")) {
+    char why[400];
+    if (pass_asks(p, u, result, why, sizeof why) == 0) {
+      p->next = p->gw->passes; /* waits on the client's answers */
+      p->gw->passes = p;
+      return;
+    }
+    mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, why, NULL);
   } else if (rt && strcmp(rt, "complete")) {
-    /* input_required (or a kind to come): passed off as complete it would
-     * mislead; toolgate puts an upstream's questions only for tools/call */
+    /* a kind to come: passed off as complete it would mislead */
     char msg[300];
     snprintf(msg, sizeof msg, "upstream server '%s' answered with resultType "
-             "'%.40s', which toolgate passes on only for tools/call",
-             up_name(u), rt);
+             "'%.40s', which toolgate does not know", up_name(u), rt);
     mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, msg, NULL);
   } else {
     cJSON *r = cJSON_Duplicate(result, 1);
@@ -730,6 +770,32 @@ static void on_pass_answer(mcp_upstream *u, const cJSON *result,
     mcp_reply(p->ss, &req, r);
   }
   pass_free(p, "the upstream has answered the request");
+}
+
+/* Every answer the upstream asked for is in: the same request goes again
+ * with them and its requestState, and the pass waits on the answer. */
+static void pass_again(gw_inputs *in) {
+  gw_pass *p = (gw_pass *)((char *)in - offsetof(gw_pass, inputs));
+  mcp_gateway *gw = p->gw;
+  cJSON *params = cJSON_Duplicate(p->params, 1);
+  if (params) gw_inputs_take(&p->inputs, params);
+  if (params && (!p->ss || gw->stopped)) {
+    cJSON_Delete(params);
+    params = NULL;
+  }
+  p->up_id = params ? up_request(p->up, in->method, params, on_pass_answer, p)
+                    : -1;
+  if (p->up_id > 0) return;
+  p->up_id = 0;
+  unlink_pass(gw, p);
+  if (p->ss && !p->answered && session_alive(gw->s, p->ss)) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "upstream server '%s' cannot take %s again with "
+             "the answers (it is not running); try again shortly",
+             up_name(p->up), in->method);
+    mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, msg, NULL);
+  }
+  pass_free(p, "the upstream is not running");
 }
 
 /* Sends method with params (taken) to u; the answer goes to the client.
@@ -753,6 +819,16 @@ static void pass(mcp_session *ss, const mcp_req *req, mcp_upstream *u,
     mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, "out of memory", NULL);
     return;
   }
+  const char *again = !strcmp(method, "prompts/get")      ? "prompts/get"
+                      : !strcmp(method, "resources/read") ? "resources/read"
+                                                          : NULL;
+  p->inputs = (gw_inputs){gw, u, again, pass_again, 0, NULL, NULL, NULL};
+  if (again && up_stateless(u) && !(p->params = cJSON_Duplicate(params, 1))) {
+    pass_free(p, "out of memory");
+    cJSON_Delete(params);
+    mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, "out of memory", NULL);
+    return;
+  }
   p->up_id = up_request(u, method, params, on_pass_answer, p);
   if (p->up_id < 0) {
     pass_free(p, "the upstream is not running");
@@ -768,6 +844,11 @@ int mcp_gateway_cancel(mcp_session *ss, const cJSON *id) {
   gw_pass *p = gw && id ? gw->passes : NULL;
   while (p && !(p->ss == ss && tg_json_equal(p->id, id))) p = p->next;
   if (!p) return 0;
+  unlink_pass(gw, p);
+  if (!p->up_id) { /* none open at the upstream: the client's answers were */
+    pass_free(p, "the client cancelled the request");
+    return 1;
+  }
   /* the upstream is told with its own id for the request; its answer, if
    * it comes still, is dropped */
   up_forget(p->up, p->up_id);
@@ -777,7 +858,6 @@ int mcp_gateway_cancel(mcp_session *ss, const cJSON *id) {
   up_notify(p->up, "notifications/cancelled", n);
   mcp_logf(gw->s->log, MCP_LOG_INFO, "upstream %s: cancelled request %.0f "
            "(the client cancelled it)", up_name(p->up), p->up_id);
-  unlink_pass(gw, p);
   pass_free(p, "the client cancelled the request");
   return 1;
 }
@@ -1079,11 +1159,21 @@ void mcp_gateway_listen_gone(mcp_server *s, mcp_session *ss,
 
 void mcp_gateway_session_gone(mcp_server *s, mcp_session *ss) {
   if (!s->gw) return;
-  for (gw_pass *p = s->gw->passes; p; p = p->next)
-    if (p->ss == ss) { /* its answer has no one to go to */
-      p->ss = NULL;
-      mcp_parked_drop(&p->park, "toolgate's client has gone");
+  for (gw_pass **pp = &s->gw->passes; *pp;) {
+    gw_pass *p = *pp;
+    if (p->ss != ss) {
+      pp = &p->next;
+      continue;
     }
+    p->ss = NULL; /* its answer has no one to go to */
+    if (!p->up_id) { /* waiting on that client's answers: over */
+      *pp = p->next;
+      pass_free(p, "toolgate's client has gone");
+      continue;
+    }
+    mcp_parked_drop(&p->park, "toolgate's client has gone");
+    pp = &p->next;
+  }
   gw_sub **pp = &s->gw->subs;
   while (*pp) {
     gw_sub *x = *pp;
@@ -1233,6 +1323,20 @@ void mcp_gateway_stop(mcp_server *s) {
   gw->stopped = 1;
   settle(gw);
   while (gw->relays) withdraw_relay(gw, gw->relays, "toolgate is stopping");
+  /* a pass waiting on its client's answers has nothing at the upstream
+   * to end it: it ends here */
+  for (gw_pass **pp = &gw->passes; *pp;) {
+    gw_pass *p = *pp;
+    if (p->up_id) {
+      pp = &p->next;
+      continue;
+    }
+    *pp = p->next;
+    if (p->ss && !p->answered && session_alive(s, p->ss))
+      mcp_reply_error(p->ss, p->id, JRPC_INTERNAL_ERROR, "toolgate is "
+                      "stopping", NULL);
+    pass_free(p, "toolgate is stopping");
+  }
   for (size_t i = 0; i < gw->nups; i++) up_stop(gw->ups[i]);
 }
 
@@ -1255,6 +1359,11 @@ void mcp_gateway_free(mcp_server *s) {
   mcp_gateway_stop(s);
   for (size_t i = 0; i < gw->nups; i++) up_free(gw->ups[i]);
   gw_fwds_free(gw); /* answered by up_free's fail_all already; to be sure */
+  while (gw->passes) { /* the same */
+    gw_pass *p = gw->passes;
+    gw->passes = p->next;
+    pass_free(p, "toolgate is stopping");
+  }
   for (size_t i = 0; i < gw->ntools; i++) {
     free(gw->tools[i]->name);
     free(gw->tools[i]->orig);

@@ -1,9 +1,10 @@
 /*
  * gateway.h — what the gateway's two files share: gateway.c (the
  * upstreams, their tools in the runtime, prompts, resources, relayed
- * questions, start-up) and forward.c (a tools/call forwarded to an
- * upstream: progress, cancel, and the input an upstream of the 2026-07-28
- * era asks for).
+ * questions, start-up), forward.c (a tools/call forwarded to an
+ * upstream: progress, cancel), pass_input.c (a passed request that parks)
+ * and upstream_ask.c (the input an upstream of the 2026-07-28 era asks
+ * for, for a tools/call, a prompts/get or a resources/read).
  */
 #ifndef TOOLGATE_MCP_GATEWAY_H
 #define TOOLGATE_MCP_GATEWAY_H
@@ -32,6 +33,22 @@ typedef struct gw_sub {
   char *uri;
   struct gw_sub *next;
 } gw_sub;
+
+/* The input an upstream of the 2026-07-28 era asked for in an
+ * input_required answer to one of our requests, being gathered from the
+ * client for the next round (upstream_ask.c). */
+typedef struct gw_inputs {
+  mcp_gateway *gw;
+  mcp_upstream *up;
+  const char *method;      /* our request at the upstream (a literal);
+                              NULL: one that may not ask */
+  void (*ready)(struct gw_inputs *in); /* every answer is in: send the
+                                          request again (gw_inputs_take) */
+  int rounds;
+  char *state;             /* the upstream's requestState, or NULL */
+  cJSON *answers;          /* inputResponses so far */
+  struct gw_ask *asks;     /* questions still open at the client */
+} gw_inputs;
 
 /* A tools/call attempt forwarded, waiting for the upstream's answer (or,
  * for a 2026-07-28 upstream that asked for input, for the user's). */
@@ -75,6 +92,11 @@ typedef struct gw_pass {
   cJSON *args;             /* the prompt's arguments ({} for a resource) */
   int answered;            /* input_required went out for its id: the
                               upstream's answer waits for the retry */
+  cJSON *params;           /* a prompts/get's or resources/read's params
+                              at a 2026-07-28 upstream, kept for another
+                              round; NULL: none */
+  gw_inputs inputs;        /* what that upstream asked for (up_id 0 while
+                              the client answers) */
 } gw_pass;
 
 /* The digests of an upstream's prompts and of its resources (with their
@@ -121,6 +143,22 @@ int gw_pass_park_init(gw_pass *p, const mcp_req *req, const char *method);
  * whose state is bad (answered with the error, 1). 0 also when it
  * brings none. */
 int gw_pass_resume(mcp_session *ss, const mcp_req *req, const char *subject);
+
+/* ---- upstream_ask.c ---- */
+
+/* The upstream's input_required answer (result) to in's request: its
+ * requests go to the client — through park (a 2026-07-28 client's
+ * request), else to prefer (the session whose request it is) or, with
+ * none, the session that declared the capability — and in->ready runs
+ * when every answer is in. 0, or -1 with why (then gw_inputs_drop). */
+int gw_inputs_ask(gw_inputs *in, const cJSON *result, mcp_parked *park,
+                  mcp_session *prefer, char *why, size_t len);
+/* Moves the answers and the upstream's requestState into params (the
+ * next round's); nothing when none were gathered. */
+void gw_inputs_take(gw_inputs *in, cJSON *params);
+/* Withdraws the questions still open at the client and frees what was
+ * gathered (the request ends, or asks anew). */
+void gw_inputs_drop(gw_inputs *in, const char *why);
 
 /* An upstream's elicitation/create params, for the user: a copy whose
  * message starts "[server] ", so the user knows who asks. NULL: no memory. */

@@ -42,9 +42,12 @@ const handlers = {
     }
     if (p.name === "badstate") return asks({ q: question("?") }, 42);
     if (p.name === "odd") return asks({ q: { method: "tools/call", params: { name: "x" } } }, "s");
+    if (p.name === "many") return asks(Object.fromEntries(Array.from({ length: 17 },
+      (_, i) => ["k" + i, question("?")])), "s");
     if (p.name === "endless") return asks({ ["k" + (++n)]: question("again?") }, "st-" + n);
     throw { code: -32602, message: "Unknown prompt" };
   },
+  "completion/complete"() { return asks({ q: question("?") }, "s"); },
   "resources/read"(p) {
     if (!p.inputResponses) return asks({ consent: question("Show the memo?") }, "st-consent-" + (++n));
     return { resultType: "complete", contents: [{ uri: p.uri, mimeType: "text/plain",
@@ -56,10 +59,10 @@ readline.createInterface({ input: process.stdin }).on("line", (l) => {
   try { m = JSON.parse(l); } catch { return; }
   if (m.method === "server/discover")
     return out({ jsonrpc: "2.0", id: m.id, result: { supportedVersions: ["2026-07-28"],
-      capabilities: { prompts: {}, resources: {} }, serverInfo: { name: "ask26", version: "1" } } });
+      capabilities: { prompts: {}, resources: {}, completions: {} }, serverInfo: { name: "ask26", version: "1" } } });
   if (m.method === "prompts/list")
     return out({ jsonrpc: "2.0", id: m.id, result: { resultType: "complete", prompts: [
-      { name: "ctx" }, { name: "badstate" }, { name: "odd" }, { name: "endless" }] } });
+      { name: "ctx" }, { name: "badstate" }, { name: "many" }, { name: "odd" }, { name: "endless" }] } });
   if (m.method === "resources/list")
     return out({ jsonrpc: "2.0", id: m.id, result: { resultType: "complete",
       resources: [{ uri: "memo://x", name: "x" }] } });
@@ -147,6 +150,13 @@ await run("era2026_pass_upstream", async (check) => {
   const odd = await settle(hand.getPrompt({ name: "ask26__odd" }, IR));
   check("an inputRequest toolgate cannot relay (tools/call): a clear error",
     odd.e && /cannot relay \(tools\/call\)/.test(String(odd.e.message)), odd);
+  const many = await settle(hand.getPrompt({ name: "ask26__many" }, IR));
+  check("too many inputRequests (17): a clear error, nothing asked",
+    many.e && /at most 16 inputRequests/.test(String(many.e.message)), many);
+  const comp = await settle(hand.complete({ ref: { type: "ref/prompt", name: "ask26__ctx" },
+    argument: { name: "topic", value: "c" } }));
+  check("completion/complete still refuses input_required, saying so",
+    comp.e && /completion\/complete with resultType 'input_required'/.test(String(comp.e.message)), comp);
   await hand.close();
 
   // ---- the v2 SDK's automatic round trip ----------------------------------------------

@@ -283,8 +283,11 @@ cJSON *tg__hook_explain_stored(tg_runtime *rt, const tg_hook_request *req,
     cJSON_AddStringToObject(out, "event", str(ev, "hook_event_name"));
     if (str(ev, "tool_name"))
       cJSON_AddStringToObject(out, "agent_tool", str(ev, "tool_name"));
+    tg_hook_event kind = tg__hook_event_kind(str(ev, "hook_event_name"));
+    int asks = kind == TG_HOOK_EV_PRE || kind == TG_HOOK_EV_PERMISSION;
     if (src && (stored_taint(rt, src, ev, out, err) < 0 ||
-                stored_approvals(rt, src, ev, out, err) < 0)) {
+                /* only a call about to run is looked up */
+                (asks && stored_approvals(rt, src, ev, out, err) < 0))) {
       cJSON_Delete(ev);
       cJSON_Delete(out);
       return NULL;

@@ -91,7 +91,8 @@ typedef struct {
  * runtime keeps taints in memory), and said under "stored_taint":
  * {consulted, database, session, taint (tg_store_taint's: null when
  * clean), why (when not consulted)}; and with src's remembered approvals
- * looked up by the chain while it judges (tg__runtime_read_approvals),
+ * looked up by the chain while it judges an event of a call about to
+ * run (PreToolUse and its kin; tg__runtime_read_approvals),
  * said under "approvals": {consulted, database, answered_by (the one
  * that allowed the call, as tg_store_approvals lists it; null: none),
  * why (when not consulted)}. A database that cannot be read is an error

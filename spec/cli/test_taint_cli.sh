@@ -286,7 +286,7 @@ head -c 8192 /dev/zero | tr '\0' 'x' >"$WORK/corrupt.db"
 chmod 600 "$WORK/corrupt.db"
 run explain --event ev_curl_leak.json --agent claude --policies policies --db "$WORK/corrupt.db"
 expect "explain --event, a database that cannot be read: an error, not an allow" 2 \
-  "the session's stored taint cannot be read"
+  "the remembered approvals cannot be read"
 if [ -s "$WORK/stdout" ]; then fail "explain --event, unreadable database: no answer shown" "$OUT"
 else pass "explain --event, unreadable database: no answer shown"; fi
 cp "$DB" "$WORK/older.db"

@@ -10,7 +10,9 @@
  * listed instead of run. So what it shows is what the agent would get.
  * The runtime records nothing (no database); the session's taint the
  * hook would find in its database is read by the caller's connection
- * and made the runtime's own first (tg__hook_explain_stored).
+ * and made the runtime's own first, and the remembered approvals there
+ * are looked up by the chain as the hook's would be (tg__hook_explain_
+ * stored): the one that answered is named.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -124,6 +126,9 @@ static void explain_mapped(tg_runtime *rt, const char *agent, cJSON *ev,
     req.args = m.args;
     req.session = str(ev, "session_id");
     req.metadata = tg__agent_metadata(agent, ev, &m);
+    /* the project remembered approvals are matched in, as answer.c's */
+    req.project = str(req.metadata, "agent_project")
+                      ? str(req.metadata, "agent_project") : "";
     cJSON *x = tg__hooksvc_explain(rt, &req, &how, err);
     if (x) cJSON_AddItemToObject(out, "explain", x);
     else cJSON_AddStringToObject(out, "explain_error", err);
@@ -136,7 +141,7 @@ static void explain_mapped(tg_runtime *rt, const char *agent, cJSON *ev,
  * session_id, else the runtime's session, as the chain keys it), read
  * from src, made the runtime's own and said in out.stored_taint. 0, or
  * -1 with err when the database cannot be read. */
-static int stored_taint(tg_runtime *rt, const tg_hook_taint_source *src,
+static int stored_taint(tg_runtime *rt, const tg_hook_stored *src,
                         const cJSON *ev, cJSON *out, char err[TG_ERRMSG]) {
   const char *session = str(ev, "session_id");
   char why[TG_ERRMSG] = "";
@@ -185,13 +190,66 @@ static int stored_taint(tg_runtime *rt, const tg_hook_taint_source *src,
   return 0;
 }
 
+/* The remembered approvals the hook would look the call up in: src's
+ * database, made the runtime's lookup (tg__runtime_read_approvals), and
+ * said in out.approvals {consulted, database | why}. 0, or -1 with err. */
+static int stored_approvals(tg_runtime *rt, const tg_hook_stored *src,
+                            const cJSON *ev, cJSON *out, char err[TG_ERRMSG]) {
+  const char *session = str(ev, "session_id");
+  char why[TG_ERRMSG] = "";
+  cJSON *o = cJSON_AddObjectToObject(out, "approvals");
+  if (!o) {
+    tg__errf(err, TG_ERRMSG, "out of memory");
+    return -1;
+  }
+  if (!src->store || (session && tg__hooksvc_session_check(session, why) < 0)) {
+    cJSON_AddBoolToObject(o, "consulted", 0);
+    cJSON_AddStringToObject(o, "why", !src->store
+        ? (src->not_read ? src->not_read : "no database")
+        : "the event's session_id is not one the hook takes");
+    return 0;
+  }
+  if (tg__runtime_read_approvals(rt, src->store, err) < 0) return -1;
+  cJSON_AddBoolToObject(o, "consulted", 1);
+  cJSON_AddStringToObject(o, "database", src->path ? src->path : "");
+  return 0;
+}
+
+/* The approval that allowed the call (the answer's trace says a
+ * remembered one did: hit is its id), as `toolgate approvals list` shows
+ * it, into out.approvals.answered_by (null: none did). */
+static void approval_answered(const tg_hook_stored *src, const cJSON *trace,
+                              int64_t hit, cJSON *out) {
+  cJSON *o = cJSON_GetObjectItemCaseSensitive(out, "approvals");
+  if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "consulted"))) return;
+  cJSON *by = NULL, *e;
+  if (hit > 0 &&
+      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(trace, "remembered"))) {
+    char why[TG_ERRMSG];
+    cJSON *all = tg_store_approvals(src->store, 0, why);
+    cJSON_ArrayForEach(e, all) {
+      if ((int64_t)cJSON_GetNumberValue(
+              cJSON_GetObjectItemCaseSensitive(e, "id")) == hit) {
+        by = cJSON_Duplicate(e, 1);
+        break;
+      }
+    }
+    cJSON_Delete(all);
+    if (!by) { /* in force when read, gone since: its id still says it */
+      by = cJSON_CreateObject();
+      cJSON_AddNumberToObject(by, "id", (double)hit);
+    }
+  }
+  cJSON_AddItemToObject(o, "answered_by", by ? by : cJSON_CreateNull());
+}
+
 cJSON *tg_hook_explain(tg_runtime *rt, const tg_hook_request *req,
                        char err[TG_ERRMSG]) {
   return tg__hook_explain_stored(rt, req, NULL, err);
 }
 
 cJSON *tg__hook_explain_stored(tg_runtime *rt, const tg_hook_request *req,
-                               const tg_hook_taint_source *src,
+                               const tg_hook_stored *src,
                                char err[TG_ERRMSG]) {
   if (!rt || !req) {
     tg__errf(err, TG_ERRMSG, "explain needs a runtime and a request");
@@ -225,7 +283,11 @@ cJSON *tg__hook_explain_stored(tg_runtime *rt, const tg_hook_request *req,
     cJSON_AddStringToObject(out, "event", str(ev, "hook_event_name"));
     if (str(ev, "tool_name"))
       cJSON_AddStringToObject(out, "agent_tool", str(ev, "tool_name"));
-    if (src && stored_taint(rt, src, ev, out, err) < 0) {
+    tg_hook_event kind = tg__hook_event_kind(str(ev, "hook_event_name"));
+    int asks = kind == TG_HOOK_EV_PRE || kind == TG_HOOK_EV_PERMISSION;
+    if (src && (stored_taint(rt, src, ev, out, err) < 0 ||
+                /* only a call about to run is looked up */
+                (asks && stored_approvals(rt, src, ev, out, err) < 0))) {
       cJSON_Delete(ev);
       cJSON_Delete(out);
       return NULL;
@@ -239,10 +301,16 @@ cJSON *tg__hook_explain_stored(tg_runtime *rt, const tg_hook_request *req,
   r.agent = agent;
   answered a = {0, 0, NULL, NULL};
   cJSON *trace = cJSON_CreateObject();
+  (void)tg__runtime_read_approval_hit(rt); /* the dry run's: the answer's next */
   int rc = ev ? tg__hook_answer_traced(rt, &r, ev, trace, got_answer, &a, err)
               : tg_hook_answer(rt, &r, got_answer, &a, err);
   while (rc == 0 && !a.done)
     if (tg_runtime_run(rt, TG_RUN_ONCE) == 0 && !a.done) break;
+  if (src) {
+    approval_answered(src, trace, tg__runtime_read_approval_hit(rt), out);
+    char ignored[TG_ERRMSG];
+    tg__runtime_read_approvals(rt, NULL, ignored); /* src is the caller's */
+  }
   if (rc < 0 || !a.done) {
     if (rc == 0) tg__errf(err, TG_ERRMSG, "the hook answer did not come");
     cJSON_Delete(trace);

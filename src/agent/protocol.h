@@ -77,24 +77,28 @@ int tg__hook_answer_traced(tg_runtime *rt, const tg_hook_request *req,
 /* ---- explain_event.c ---------------------------------------------------- */
 
 /* Where `toolgate explain --event` reads the event's session's taint
- * from: the database `toolgate hook` would keep it in, opened by the
- * caller (explain's runtime has none: it records nothing), or why it was
- * not consulted. */
+ * and the remembered approvals from: the database `toolgate hook` would
+ * keep them in, opened read-only by the caller (explain's runtime has
+ * none: it records nothing), or why it was not consulted. */
 typedef struct {
   tg_store *store;          /* NULL: not consulted, see not_read */
   const char *path;         /* the database's file, as shown */
   const char *not_read;     /* why not (--no-db, no such file) */
-} tg_hook_taint_source;
+} tg_hook_stored;
 
 /* tg_hook_explain with the session's stored taint (src, not NULL) made
  * the runtime's own before anything judges (tg__runtime_taint_seed; the
  * runtime keeps taints in memory), and said under "stored_taint":
  * {consulted, database, session, taint (tg_store_taint's: null when
- * clean), why (when not consulted)}. A database that cannot be read is
- * an error (NULL with err): the hook would not answer what explain
- * says. */
+ * clean), why (when not consulted)}; and with src's remembered approvals
+ * looked up by the chain while it judges an event of a call about to
+ * run (PreToolUse and its kin; tg__runtime_read_approvals),
+ * said under "approvals": {consulted, database, answered_by (the one
+ * that allowed the call, as tg_store_approvals lists it; null: none),
+ * why (when not consulted)}. A database that cannot be read is an error
+ * (NULL with err): the hook would not answer what explain says. */
 cJSON *tg__hook_explain_stored(tg_runtime *rt, const tg_hook_request *req,
-                               const tg_hook_taint_source *src,
+                               const tg_hook_stored *src,
                                char err[TG_ERRMSG]);
 
 /* What `say` tells the agent, in one word, after the agent's limits (as

@@ -47,10 +47,10 @@ const char cmd_explain_usage[] =
     "(their rewrite is shown, and the agent's updatedInput), the tools a\n"
     "policy asks to run for the model's context are listed, not run, and\n"
     "the exact output and exit code the agent would get. The session's\n"
-    "taint is read from the database the hook would keep it in (--db, else\n"
-    "the default; not with --no-db), as the hook sees it; nothing is\n"
-    "recorded (no audit, no new taint) and no remembered approval is\n"
-    "looked up.\n"
+    "taint and the remembered approvals are read from the database the\n"
+    "hook would keep them in (--db, else the default; not with --no-db),\n"
+    "as the hook sees them, and the approval that allows the call is\n"
+    "named; nothing is recorded (no audit, no new taint, no approval).\n"
     "\n"
     "options:\n"
     "  --event FILE|-      explain the agent's hook event in FILE (-: stdin)\n"
@@ -430,6 +430,59 @@ static void print_stored_taint(FILE *f, const cJSON *s) {
           str(s, "database"));
 }
 
+/* The remembered approvals as the hook would look the call up in them:
+ * the one that allowed it (scope, tool, when granted, id), none, or why
+ * they were not consulted. */
+static void print_approvals(FILE *f, const cJSON *s) {
+  if (!s) return;
+  fputs("approvals ", f);
+  if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "consulted"))) {
+    fputs("remembered approvals were not consulted: ", f);
+    put_plain(f, str(s, "why"));
+    fputc('\n', f);
+    return;
+  }
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(s, "answered_by");
+  if (!cJSON_IsObject(a)) {
+    fprintf(f, "none in %s covers the call\n", str(s, "database"));
+    return;
+  }
+  char when[20];
+  const cJSON *created = cJSON_GetObjectItemCaseSensitive(a, "created");
+  fprintf(f, "the call is allowed by remembered approval %.0f",
+          cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "id")));
+  if (str(a, "tool")) {
+    const char *scope = str(a, "scope") ? str(a, "scope") : "";
+    fputs(!strcmp(scope, "tool") ? ": all calls of " : ": calls of ", f);
+    put_plain(f, str(a, "tool"));
+    if (!strcmp(scope, "pattern")) {
+      fputs(" where ", f);
+      put_plain(f, str(a, "arg") ? str(a, "arg") : "?");
+      fputs(" matches ", f);
+      put_plain(f, str(a, "glob") ? str(a, "glob") : "?");
+    } else if (!strcmp(scope, "args")) {
+      char *t = tg_json_print(cJSON_GetObjectItemCaseSensitive(a, "args"), 0);
+      fputs(" with the args ", f);
+      put_plain(f, t ? t : "(masked)");
+      cJSON_free(t);
+    }
+    fputs(", for ", f);
+    put_plain(f, str(a, "where") ? str(a, "where") : "?");
+    fputc(' ', f);
+    put_plain(f, str(a, "session") ? str(a, "session")
+                 : str(a, "project") ? str(a, "project") : "?");
+  }
+  if (cJSON_IsNumber(created))
+    fprintf(f, ", granted %s",
+            table_time((int64_t)cJSON_GetNumberValue(created), when));
+  if (str(a, "by")) {
+    fputs(" by ", f);
+    put_plain(f, str(a, "by"));
+  }
+  fprintf(f, "\n          (as the hook finds it in %s; `toolgate approvals "
+          "revoke ID` ends it)\n", str(s, "database"));
+}
+
 /* The agent's event explained, for people: the mapped call, the rules
  * (print_explanation), what answering it did, the answer. */
 static void print_event(FILE *f, const cJSON *j, int color) {
@@ -440,6 +493,7 @@ static void print_event(FILE *f, const cJSON *j, int color) {
   fputc('\n', f);
   if (str(j, "event_error")) fprintf(f, "event     %s\n", str(j, "event_error"));
   print_stored_taint(f, cJSON_GetObjectItemCaseSensitive(j, "stored_taint"));
+  print_approvals(f, cJSON_GetObjectItemCaseSensitive(j, "approvals"));
   if (str(j, "mapping_error"))
     fprintf(f, "mapping   cannot be mapped: %s\n", str(j, "mapping_error"));
   const cJSON *call = cJSON_GetObjectItemCaseSensitive(j, "call"), *e;
@@ -507,21 +561,21 @@ static void print_event(FILE *f, const cJSON *j, int color) {
 }
 
 /* The database `toolgate hook` with the same --db / --no-db would keep the
- * session's taint in (--db PATH, else the default one), opened without
- * creating it, for the taint only: explain's runtime has none and records
- * nothing. src->store NULL with src->not_read when it is not consulted;
+ * session's taint and the remembered approvals in (--db PATH, else the
+ * default one), opened read-only, for them only: explain's runtime has
+ * none and records nothing. src->store NULL with src->not_read when it is not consulted;
  * -1 with a message when it is there and cannot be read (locked,
  * corrupt): then nothing can tell what the hook would answer. */
-static int open_taint_source(const explain_options *o,
-                             tg_hook_taint_source *src, char *path,
+static int open_stored_source(const explain_options *o,
+                             tg_hook_stored *src, char *path,
                              size_t len, char *why, size_t wlen) {
   char err[TG_ERRMSG] = "";
   struct stat st;
   memset(src, 0, sizeof src[0]);
   src->not_read = why;
   if (o->db.no_db) {
-    snprintf(why, wlen, "--no-db (the hook so run keeps no "
-             "taint from one call to the next)");
+    snprintf(why, wlen, "--no-db (the hook so run keeps no taint from "
+             "one call to the next and remembers no approval)");
     return 0;
   }
   if (o->db.db) snprintf(path, len, "%s", o->db.db);
@@ -532,18 +586,19 @@ static int open_taint_source(const explain_options *o,
   src->path = path;
   if (!strcmp(path, ":memory:")) {
     snprintf(why, wlen, "the database is private to each run (:memory:): "
-             "it starts with no taint");
+             "it starts with no taint and no approval");
     return 0;
   }
   if (stat(path, &st) < 0 && errno == ENOENT) {
     snprintf(why, wlen, "no database at %s: the hook would start one, with "
-             "no session tainted", path);
+             "no session tainted and no approval remembered", path);
     return 0;
   }
   src->store = tg_store_open_read(path, err);
   if (!src->store) {
-    cli_error("explain: %s (the session's stored taint cannot be read, so "
-              "what the hook would answer cannot be told)", err);
+    cli_error("explain: %s (the session's stored taint and the remembered "
+              "approvals cannot be read, so what the hook would answer "
+              "cannot be told)", err);
     return -1;
   }
   return 0;
@@ -552,8 +607,8 @@ static int open_taint_source(const explain_options *o,
 static int explain_event(tg_runtime *rt, const explain_options *o) {
   size_t len = 0;
   char path[4096], why[4096 + TG_ERRMSG];
-  tg_hook_taint_source src;
-  if (open_taint_source(o, &src, path, sizeof path, why, sizeof why) < 0)
+  tg_hook_stored src;
+  if (open_stored_source(o, &src, path, sizeof path, why, sizeof why) < 0)
     return CLI_EXIT_USAGE;
   char *text = read_event(o->event, &len), err[TG_ERRMSG] = "";
   if (!text) {

@@ -60,6 +60,16 @@ int tg_runtime_untaint(tg_runtime *rt, const char *session,
  * has a database of its own or the session id is bad. */
 int tg__runtime_taint_seed(tg_runtime *rt, const char *session,
                            const tg_taint *t, char err[TG_ERRMSG]);
+/* The remembered approvals of st (a database only read, the caller's,
+ * open while the runtime uses it; NULL: none again) looked up by this
+ * runtime, which has no database, as the runtime on st would: an ask
+ * they cover is allowed; nothing is stored, counted or audited. -EINVAL
+ * with err when the runtime has a database of its own. */
+int tg__runtime_read_approvals(tg_runtime *rt, tg_store *st,
+                               char err[TG_ERRMSG]);
+/* The id of the approval of st that last covered a call (0: none since
+ * the last time asked), and forgets it. */
+int64_t tg__runtime_read_approval_hit(tg_runtime *rt);
 /* The session a call without one belongs to (tg_config.session). */
 const char *tg__runtime_session(const tg_runtime *rt);
 

@@ -43,6 +43,10 @@ struct tg_runtime {
   struct tg_store *store;
   char *db;
   char *project;
+  /* Without one: the approvals of a database only read, looked up as
+   * the store's (read_approvals.c); NULL: none. The caller's. */
+  struct tg_store *read_approvals;
+  int64_t read_approval_hit; /* the id that last covered a call; 0 */
   /* model routing (route.c) */
   cJSON *models;             /* tg_runtime_set_models' copy; NULL: none */
   cJSON *unavailable;        /* {model: until_ms} (tg_model_unavailable) */

@@ -97,8 +97,9 @@ struct tg_store_backend {
    * date. core: a runtime's store (queues, callbacks on core->loop; caps
    * then given), or NULL. create TG_STORE_OPEN_READ (core NULL): an
    * existing file, only read — nothing created, upgraded or written (an
-   * older schema refused), its write functions failing. NULL with err
-   * naming the database. */
+   * older schema refused), its write functions failing, approval_find
+   * answering from the approvals in force at open. NULL with err naming
+   * the database. */
   tg_store *(*open)(const char *path, int create, tg_core *core,
                     const tg_audit_caps *caps, char err[TG_ERRMSG]);
   /* A runtime's: runs the loop until everything queued is answered. */
@@ -117,7 +118,8 @@ struct tg_store_backend {
   /* ---- approvals (args sealed: args_digest, args_preview; never
    *      args_key) ---- */
   /* On the loop, no I/O: is q covered by an approval in force? 1 with its
-   * id, else 0. q->digest_key is set by the caller. */
+   * id, else 0. q->digest_key is set by the caller. A runtime's store and
+   * one only read answer it; a caller's other store answers 0. */
   int (*approval_find)(tg_store *st, tg_approval_query *q, int64_t *id);
   /* Queues a (a runtime's store): 0, then stored(arg, id) on the loop
    * (id 0: not stored); -1 when it cannot be queued (no callback). */

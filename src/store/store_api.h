@@ -60,7 +60,8 @@ tg_store *tg_store_open(const char *path, int create, char err[TG_ERRMSG]);
  * reading only: nothing is created, upgraded or written, whatever is
  * called on it (a write fails). A database of an older schema is refused
  * (the next toolgate that writes it upgrades it). For a reader beside
- * the runtimes that write it: explain --event reads a session's taint. */
+ * the runtimes that write it: explain --event reads a session's taint
+ * and looks calls up in the approvals in force when it was opened. */
 tg_store *tg_store_open_read(const char *path, char err[TG_ERRMSG]);
 /* Closes a store from tg_store_open (not a runtime's). Safe with NULL. */
 void tg_store_close(tg_store *st);

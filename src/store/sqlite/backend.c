@@ -60,6 +60,18 @@ static tg_store *sq_open(const char *path, int create, tg_core *core,
   if (!p) return NULL;
   int memory = core && tg__db_is_memory(p);
   tg_sqlite *st = sq_new(p, create, memory, err);
+  if (st && create == TG_STORE_OPEN_READ) {
+    /* a store only read answers approval_find too (explain --event asks
+     * it as the hook's runtime would): the approvals in force now, read
+     * once — nothing here changes them */
+    st->snap = tg__snap_load(st->db, now_ms());
+    if (!st->snap) {
+      tg__errf(err, TG_ERRMSG, "database %s: its approvals cannot be read: "
+               "%s", st->base.path, sqlite3_errmsg(st->db));
+      sq_free(st);
+      return NULL;
+    }
+  }
   if (!st || !core) return st ? &st->base : NULL;
   st->base.core = core;
   /* the loop's connection only reads: writes are the writer's */

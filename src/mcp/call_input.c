@@ -29,14 +29,9 @@ static mcp_call *call_of(const mcp_parked *pk) {
   return (mcp_call *)((char *)pk - offsetof(mcp_call, park));
 }
 
-int mcp_call_is_stateless(mcp_server *s, const char *call_id) {
-  mcp_call *c = mcp_call_find(s, call_id);
-  return c && c->stateless;
-}
-
 mcp_parked *mcp_call_park(mcp_server *s, const char *call_id) {
   mcp_call *c = mcp_call_find(s, call_id);
-  return c ? &c->park : NULL;
+  return c && c->stateless ? &c->park : NULL;
 }
 
 static int call_open(const mcp_parked *pk) {

@@ -135,9 +135,7 @@ static void on_answer(mcp_upstream *u, const cJSON *result, const cJSON *error,
  * its call's input_required result, else a session that declared the
  * capability (with one session, stdio, the call's own). */
 static void ask_user(gw_fwd *f, const cJSON *result) {
-  const char *call_id = tg_exec_call_id(f->ex);
-  mcp_parked *park = mcp_call_is_stateless(f->gw->s, call_id)
-                         ? mcp_call_park(f->gw->s, call_id) : NULL;
+  mcp_parked *park = mcp_call_park(f->gw->s, tg_exec_call_id(f->ex));
   char why[400];
   if (!f->args) {
     snprintf(why, sizeof why, "upstream server '%s' answered input_required "

@@ -586,8 +586,7 @@ static mcp_parked *park_of(mcp_gateway *gw, mcp_upstream *u, size_t *inflight) {
   size_t passes = passes_at(gw, u, &pass);
   *inflight = calls + passes;
   if (calls + passes != 1) return NULL;
-  if (calls) return mcp_call_is_stateless(gw->s, call_id)
-                        ? mcp_call_park(gw->s, call_id) : NULL;
+  if (calls) return mcp_call_park(gw->s, call_id);
   return pass->park.kind ? &pass->park : NULL;
 }
 
@@ -819,9 +818,7 @@ static void pass(mcp_session *ss, const mcp_req *req, mcp_upstream *u,
     mcp_reply_error(ss, req->id, JRPC_INTERNAL_ERROR, "out of memory", NULL);
     return;
   }
-  const char *again = !strcmp(method, "prompts/get")      ? "prompts/get"
-                      : !strcmp(method, "resources/read") ? "resources/read"
-                                                          : NULL;
+  const char *again = gw_pass_asking_method(method);
   p->inputs = (gw_inputs){gw, u, again, pass_again, 0, NULL, NULL, NULL};
   if (again && up_stateless(u) && !(p->params = cJSON_Duplicate(params, 1))) {
     pass_free(p, "out of memory");

@@ -132,6 +132,12 @@ struct mcp_gateway {
 
 /* ---- pass_input.c ---- */
 
+/* method as a literal when a request of it passed to an upstream may be
+ * asked for input and sent again (it parks for a 2026-07-28 client, and
+ * takes a 2026-07-28 upstream's input_required): "prompts/get",
+ * "resources/read"; else NULL. */
+const char *gw_pass_asking_method(const char *method);
+
 /* Sets up the park of a client's request passed to an upstream (method:
  * "prompts/get", "resources/read"; others do not park), for a
  * 2026-07-28 request. 0, or -1 when out of memory. */

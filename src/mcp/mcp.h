@@ -394,10 +394,9 @@ int mcp_parked_redeem(mcp_server *s, mcp_session *ss, const mcp_req *req,
 
 /* ---- call_input.c -------------------------------------------------------- */
 
-/* Is call_id a call of a 2026-07-28 request? */
-int mcp_call_is_stateless(mcp_server *s, const char *call_id);
 /* Where an upstream's requests during call call_id wait (parked.c), or
- * NULL when there is no such call. */
+ * NULL when there is no such call or it is not of a 2026-07-28 request
+ * (a 2025-era client is asked in its session). */
 mcp_parked *mcp_call_park(mcp_server *s, const char *call_id);
 /* Sets up the park of a new call (req its request). */
 void mcp_call_park_init(mcp_call *c, const mcp_req *req);

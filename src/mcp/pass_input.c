@@ -58,8 +58,7 @@ static int pass_take_over(mcp_parked *pk, const mcp_req *req, int answers) {
 static const mcp_parked_kind pass_kind = {pass_open, pass_reply,
                                           pass_take_over};
 
-/* The method as a literal (the park keeps it), or NULL: it does not park. */
-static const char *parking_method(const char *method) {
+const char *gw_pass_asking_method(const char *method) {
   if (!strcmp(method, "prompts/get")) return "prompts/get";
   if (!strcmp(method, "resources/read")) return "resources/read";
   return NULL;
@@ -77,7 +76,7 @@ static const char *subject_of(const char *method, const cJSON *params,
 }
 
 int gw_pass_park_init(gw_pass *p, const mcp_req *req, const char *method) {
-  const char *m = parking_method(method);
+  const char *m = gw_pass_asking_method(method);
   if (!req->stateless || !m) return 0;
   const cJSON *args;
   const char *subject = subject_of(m, req->params, &args);
@@ -95,7 +94,7 @@ int gw_pass_park_init(gw_pass *p, const mcp_req *req, const char *method) {
 int gw_pass_resume(mcp_session *ss, const mcp_req *req, const char *subject) {
   mcp_gateway *gw = ss->s->gw;
   const cJSON *state = cJSON_GetObjectItemCaseSensitive(req->params, "requestState");
-  const char *m = parking_method(req->method);
+  const char *m = gw_pass_asking_method(req->method);
   if (!req->stateless || !state || !m || !subject) return 0;
   const cJSON *a = cJSON_GetObjectItemCaseSensitive(req->params, "arguments");
   if (!strcmp(m, "prompts/get") && a && !cJSON_IsObject(a) && !cJSON_IsNull(a)) {

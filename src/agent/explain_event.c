@@ -137,6 +137,17 @@ static void explain_mapped(tg_runtime *rt, const char *agent, cJSON *ev,
   tg__agent_call_clear(&m);
 }
 
+/* Why src's database is not read for session (NULL: it is), as the hook
+ * would not: there is none, or the hook refuses the event's session_id
+ * before it reads anything. */
+static const char *unread(const tg_hook_stored *src, const char *session) {
+  char why[TG_ERRMSG];
+  if (!src->store) return src->not_read ? src->not_read : "no database";
+  if (session && tg__hooksvc_session_check(session, why) < 0)
+    return "the event's session_id is not one the hook takes";
+  return NULL;
+}
+
 /* The taint `toolgate hook` would find for the event's session (its
  * session_id, else the runtime's session, as the chain keys it), read
  * from src, made the runtime's own and said in out.stored_taint. 0, or
@@ -152,17 +163,10 @@ static int stored_taint(tg_runtime *rt, const tg_hook_stored *src,
   }
   if (!session) session = tg__runtime_session(rt);
   cJSON_AddStringToObject(o, "session", session);
-  if (src->store && tg__hooksvc_session_check(session, why) < 0) {
-    /* the hook refuses the event before any taint is read */
+  const char *not_read = unread(src, session);
+  if (not_read) {
     cJSON_AddBoolToObject(o, "consulted", 0);
-    cJSON_AddStringToObject(o, "why", "the event's session_id is not one "
-                            "the hook takes");
-    return 0;
-  }
-  if (!src->store) {
-    cJSON_AddBoolToObject(o, "consulted", 0);
-    cJSON_AddStringToObject(o, "why", src->not_read ? src->not_read
-                                                    : "no database");
+    cJSON_AddStringToObject(o, "why", not_read);
     return 0;
   }
   cJSON *t = tg_store_taint(src->store, session, why);
@@ -195,18 +199,15 @@ static int stored_taint(tg_runtime *rt, const tg_hook_stored *src,
  * said in out.approvals {consulted, database | why}. 0, or -1 with err. */
 static int stored_approvals(tg_runtime *rt, const tg_hook_stored *src,
                             const cJSON *ev, cJSON *out, char err[TG_ERRMSG]) {
-  const char *session = str(ev, "session_id");
-  char why[TG_ERRMSG] = "";
   cJSON *o = cJSON_AddObjectToObject(out, "approvals");
   if (!o) {
     tg__errf(err, TG_ERRMSG, "out of memory");
     return -1;
   }
-  if (!src->store || (session && tg__hooksvc_session_check(session, why) < 0)) {
+  const char *not_read = unread(src, str(ev, "session_id"));
+  if (not_read) {
     cJSON_AddBoolToObject(o, "consulted", 0);
-    cJSON_AddStringToObject(o, "why", !src->store
-        ? (src->not_read ? src->not_read : "no database")
-        : "the event's session_id is not one the hook takes");
+    cJSON_AddStringToObject(o, "why", not_read);
     return 0;
   }
   if (tg__runtime_read_approvals(rt, src->store, err) < 0) return -1;
